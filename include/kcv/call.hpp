@@ -1,0 +1,48 @@
+// File: include/kcv/call.hpp
+// What one candidate call produced, as audited by an executor: the outputs (bits, in fresh
+// buffers that were poisoned with a per-call random sentinel), whether the call returned,
+// crashed, timed out or threw, and the tolerance-free buffer facts (inputs unchanged, guard
+// bands and padding intact, every output element written). A misbehaving candidate is data.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kcv/contract.hpp"
+#include "kcv/tensor.hpp"
+
+namespace kcv {
+
+enum class CallStatus {
+  kOk,
+  kKernelError,  // the kernel returned non-zero
+  kException,    // the kernel threw (in-process C++ candidates)
+  kCrash,        // the process running the kernel died (signal)
+  kTimeout,
+  kBadOutput,    // outputs of the wrong number, shape or dtype
+};
+std::string_view call_status_name(CallStatus s);
+
+struct CallRecord {
+  CallStatus status = CallStatus::kOk;
+  std::string message;
+  LaunchConfig launch;
+  std::vector<HostTensor> outputs;     // contiguous, with guard bands, as the candidate left them
+  bool inputs_unchanged = true;        // every input byte (elements and padding) as before
+  int64_t first_mutated_input_elem = -1;
+  int mutated_input = -1;
+  bool guards_intact = true;           // output guard bands untouched
+  int64_t first_guard_violation = -1;  // byte offset relative to storage begin (negative: front)
+  bool all_written = true;             // no output element still holds the sentinel
+  int64_t first_unwritten = -1;
+  int unwritten_output = -1;
+  uint64_t sentinel = 0;               // the poison pattern of this call
+};
+
+/// All calls made for one probe.
+struct ProbeOutcome {
+  std::vector<CallRecord> calls;
+};
+
+}  // namespace kcv

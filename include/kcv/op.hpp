@@ -1,0 +1,83 @@
+// File: include/kcv/op.hpp
+// The trusted oracle's view of an operator: its signature (tensors as lists of size symbols, so
+// shape plans can vary sizes by name), and an fp64 reference that also returns, per output
+// element, the derived error bound tau (from the inputs and the contract, never the candidate)
+// and the value a conforming implementation in the declared types would produce (for the
+// bits-lost statistic of PRC-01/02). Oracle code never sees candidate outputs.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "kcv/contract.hpp"
+#include "kcv/tensor.hpp"
+#include "kcv/tolerance.hpp"
+
+namespace kcv {
+
+enum class ValueDomain { kAny, kPositive, kNonZero };
+
+struct TensorSig {
+  std::string name;
+  std::vector<std::string> dims;  // size symbols, e.g. {"M", "N"}
+  ValueDomain domain = ValueDomain::kAny;
+};
+
+enum class OpClass { kElementwise, kReduction, kNormalization, kMatmul, kScan, kConvolution };
+
+struct OpSignature {
+  std::string name;
+  std::string summary;
+  OpClass op_class = OpClass::kElementwise;
+  std::vector<TensorSig> inputs;
+  std::vector<TensorSig> outputs;
+  std::map<std::string, int64_t> reference_sizes;
+  std::map<std::string, double> default_params;
+  std::string reduction_dim;   // the summed size symbol; empty when nothing is summed
+  bool index_output = false;   // outputs are indices (argmax): compared exactly
+  bool uses_minmax = false;    // NaN semantics of max/min depend on the profile
+  bool uses_exp = false;       // exp-based: EXC-02 probes with subnormal results apply
+};
+
+struct OracleOutput {
+  DType dtype = DType::kF32;     // the output dtype the candidate must produce
+  Shape shape;
+  std::vector<double> value;     // fp64 reference under the profile, row-major
+  std::vector<double> tau;       // per-element absolute bound (0 where exactness is required)
+  std::vector<double> declared;  // simulated conforming result in declared types; may be empty
+  std::vector<double> n_terms;   // reduction length per element (1 for elementwise)
+};
+
+struct OracleResult {
+  std::vector<OracleOutput> outputs;
+  bool escalated = false;  // some element was recomputed with MPFR
+};
+
+class Op {
+ public:
+  virtual ~Op() = default;
+  virtual const OpSignature& signature() const = 0;
+  /// @pre inputs have the signature's shapes for one size assignment; any layout and dtype.
+  /// @post one OracleOutput per signature output, shapes from the same size assignment.
+  virtual OracleResult evaluate(std::span<const HostTensor> inputs, const Contract& contract) const = 0;
+  /// Recompute one output element with MPFR (correctly rounded to fp64); nullopt when the op
+  /// has no MPFR path. Used when an observed error lies within 2x of its bound.
+  virtual std::optional<double> evaluate_exact(std::span<const HostTensor> inputs,
+                                               const Contract& contract, int output,
+                                               int64_t index) const;
+};
+
+const Op* find_op(std::string_view name);
+std::vector<const Op*> all_ops();
+Shape shape_of(const TensorSig& sig, const std::map<std::string, int64_t>& sizes);
+/// Op defaults overridden by the contract's params.
+std::map<std::string, double> merged_params(const OpSignature& sig, const Contract& contract);
+/// Input dtypes of a contract resolved against the signature (f32 default).
+std::vector<DType> input_dtypes(const OpSignature& sig, const Contract& contract);
+/// Output dtypes resolved (index outputs: i64; otherwise the first input's dtype).
+std::vector<DType> output_dtypes(const OpSignature& sig, const Contract& contract);
+
+}  // namespace kcv

@@ -1,0 +1,88 @@
+// File: include/kcv/probe.hpp
+// A probe is everything needed to regenerate one test input set bit for bit: gate, seed, size
+// assignment, per-input dtype/layout/value distribution, injected special values, and how the
+// candidate is to be called (repetitions, address shifts, launch configurations, concurrency).
+// Probes serialize to one-line JSON tokens so `kcv replay` can rebuild them exactly.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "kcv/contract.hpp"
+#include "kcv/expected.hpp"
+#include "kcv/gate_id.hpp"
+#include "kcv/tensor.hpp"
+
+namespace kcv {
+
+enum class Distribution {
+  kNormal,        // N(0, 1)
+  kUniform01,     // [0, 1): nonzero mean, errors follow partial sums
+  kHeavyTail,     // lognormal(0, 2) with random sign
+  kCancellation,  // pairs x, -x(1 + delta)
+  kWideRange,     // random sign, exponents spread over +-20 (base 2)
+  kNearOverflow,  // magnitudes near the dtype's largest finite value
+  kSubnormal,     // random subnormal bit patterns of the dtype (and of fp32 for 16-bit types)
+  kLowBits,       // values exact in the dtype but not in any narrower format (PRC-01)
+  kPositive,      // uniform [0.5, 2)
+  kSmallIndex,    // small integers in [0, 8) for integer inputs
+};
+
+enum class Special { kNaN, kPosInf, kNegInf, kPosZero, kNegZero, kSubnormal, kHuge };
+
+struct Injection {
+  int input = 0;
+  int64_t index = 0;  // logical row-major element
+  Special value = Special::kNaN;
+  bool operator==(const Injection&) const = default;
+};
+
+enum class LayoutKind {
+  kContiguous,
+  kTransposed,  // last two dims stored transposed (column-major matrix)
+  kSliced,      // every `step`-th element of the last dim of a larger tensor
+  kBroadcast,   // dim 0 has stride 0 (one row repeated)
+  kOffset,      // storage offset of `offset` elements
+  kPaddedRows,  // row stride = row length + pad
+};
+
+struct Layout {
+  LayoutKind kind = LayoutKind::kContiguous;
+  int64_t step = 2;
+  int64_t offset = 0;
+  int64_t pad = 0;
+  bool operator==(const Layout&) const = default;
+};
+
+struct InputSpec {
+  DType dtype = DType::kF32;
+  Distribution dist = Distribution::kNormal;
+  Layout layout;
+};
+
+struct Probe {
+  GateId gate = GateId::kCmp01;
+  std::string label;                       // human description: "tile+1 N=257 normal"
+  uint64_t seed = 0;
+  std::map<std::string, int64_t> sizes;    // size assignment for the op signature
+  std::vector<InputSpec> inputs;           // one per op input
+  std::vector<Injection> injections;
+  int repetitions = 1;                     // calls with the same inputs (ORD-02: K >= 8)
+  bool shift_addresses = false;            // each repetition at a different address/alignment
+  std::vector<LaunchConfig> launch_configs;  // ORD-03: one call per config; empty = default
+  int concurrency = 1;                     // calls running at once on separate buffers
+  bool randomize_guards = false;           // RES-01: guard contents differ between calls
+  bool operator==(const Probe&) const = default;
+};
+
+std::string_view distribution_name(Distribution d);
+std::string_view layout_name(LayoutKind k);
+std::string_view special_name(Special s);
+
+/// One-line JSON, stable field order.
+std::string probe_to_token(const Probe& p);
+Expected<Probe> probe_from_token(std::string_view token);
+
+}  // namespace kcv

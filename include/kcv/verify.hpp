@@ -1,0 +1,56 @@
+// File: include/kcv/verify.hpp
+// The pipeline of DESIGN.md §2: plan probes per gate, generate inputs, run the oracle, run the
+// candidate through an executor, judge, escalate borderline elements to MPFR, shrink failures to
+// a minimal probe and attach a replay line.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kcv/candidate.hpp"
+#include "kcv/executor.hpp"
+#include "kcv/gate.hpp"
+#include "kcv/resource.hpp"
+
+namespace kcv {
+
+struct VerifyOptions {
+  uint64_t seed = 0x6b6376;                 // "kcv"
+  std::vector<GateId> gates;                // empty: all twelve
+  std::optional<ProfileId> profile;         // override the contract's declared profile
+  bool shrink = true;
+  bool include_large = true;                // the >= 2^20 element shapes
+  std::optional<ResourceReport> resources;  // RES-02; else from the candidate's device code
+  std::string replay_candidate;             // how `kcv replay` names the candidate (path[:kernel])
+  std::function<void(std::string_view)> progress;  // one line per gate; may be empty
+};
+
+struct VerifyReport {
+  std::string kernel;
+  std::string op;
+  Contract contract;  // with the effective profile
+  uint64_t seed = 0;
+  int generator_version = 0;
+  std::string executor;
+  std::vector<GateResult> results;  // in kAllGates order
+  std::vector<std::string> replay_lines;  // one per failing gate
+
+  bool passed() const;  // no fail and no error
+};
+
+Expected<VerifyReport> verify(Candidate& candidate, Executor& executor, const VerifyOptions& options);
+
+/// Runs one probe and judges it (used by verify, shrinking and replay).
+GateResult run_probe(Candidate& candidate, Executor& executor, const Probe& probe);
+
+/// Shrinks a failing probe: smaller sizes, fewer injections, simpler layouts, while the gate
+/// still fails. Bounded and deterministic.
+Probe shrink_probe(Candidate& candidate, Executor& executor, const Probe& failing);
+
+/// `kcv replay --candidate <c> --probe '<token>'`
+std::string replay_line(const std::string& candidate_ref, const Probe& probe);
+
+}  // namespace kcv

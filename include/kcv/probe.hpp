@@ -28,6 +28,8 @@ enum class Distribution {
   kLowBits,       // values exact in the dtype but not in any narrower format (PRC-01)
   kPositive,      // uniform [0.5, 2)
   kSmallIndex,    // small integers in [0, 8) for integer inputs
+  kExpUnderflow,  // uniform [-103, -88]: fp32 exp results are subnormal (EXC-02)
+  kTiny,          // random sign, magnitudes in [2^-70, 2^-60]: products underflow (EXC-02)
 };
 
 enum class Special { kNaN, kPosInf, kNegInf, kPosZero, kNegZero, kSubnormal, kHuge };

@@ -31,6 +31,7 @@ struct CallOptions {
   bool randomize_guards = false;   // fill input guards/padding with random bits (RES-01)
   uint64_t guard_seed = 0;
   int timeout_ms = 10000;
+  bool plain_buffers = false;      // replica mode: zero guards and zero-initialised outputs
 };
 
 class Executor {

@@ -62,6 +62,7 @@ struct InputSpec {
   DType dtype = DType::kF32;
   Distribution dist = Distribution::kNormal;
   Layout layout;
+  bool operator==(const InputSpec&) const = default;
 };
 
 struct Probe {

@@ -43,14 +43,21 @@ struct VerifyReport {
 
 Expected<VerifyReport> verify(Candidate& candidate, Executor& executor, const VerifyOptions& options);
 
-/// Runs one probe and judges it (used by verify, shrinking and replay).
-GateResult run_probe(Candidate& candidate, Executor& executor, const Probe& probe);
+/// The candidate's contract with the profile override applied (what every gate judges against).
+Contract effective_contract(const Candidate& candidate, std::optional<ProfileId> profile);
 
-/// Shrinks a failing probe: smaller sizes, fewer injections, simpler layouts, while the gate
-/// still fails. Bounded and deterministic.
-Probe shrink_probe(Candidate& candidate, Executor& executor, const Probe& failing);
+/// Runs one probe and judges it (used by verify, shrinking and replay). RES-02 probes are not
+/// run this way (see verify). @pre probe.gate != GateId::kRes02
+GateResult run_probe(Candidate& candidate, Executor& executor, const Probe& probe,
+                     const Contract& contract);
 
-/// `kcv replay --candidate <c> --probe '<token>'`
-std::string replay_line(const std::string& candidate_ref, const Probe& probe);
+/// Shrinks a failing probe: smaller sizes, fewer injections, simpler layouts and distributions,
+/// fewer launch configurations, while the gate still fails. Bounded and deterministic.
+Probe shrink_probe(Candidate& candidate, Executor& executor, const Probe& failing,
+                   const Contract& contract);
+
+/// `kcv replay --candidate <c> [--profile P] --probe '<token>'`: one shell-safe line.
+std::string replay_line(const std::string& candidate_ref, const Probe& probe,
+                        std::optional<ProfileId> profile);
 
 }  // namespace kcv

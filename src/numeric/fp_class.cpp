@@ -1,0 +1,149 @@
+// File: src/numeric/fp_class.cpp
+// Classification, ULP distance and format limits, read from bit patterns (never from the FPU,
+// whose DAZ mode would misreport subnormals). ULP distance maps sign-magnitude patterns onto a
+// line where -0 and +0 coincide, so crossing zero counts the subnormal steps on both sides.
+#include <cmath>
+#include <limits>
+
+#include "kcv/dtype.hpp"
+#include "numeric/float_format.hpp"
+
+namespace kcv {
+namespace {
+
+using numeric::FloatFormat;
+using numeric::format_of;
+
+int64_t int_value(DType t, uint64_t bits) {
+  switch (t) {
+    case DType::kI32: return static_cast<int32_t>(static_cast<uint32_t>(bits));
+    case DType::kI64: return static_cast<int64_t>(bits);
+    default: return (bits & 0xFF) != 0 ? 1 : 0;
+  }
+}
+
+// |a - b| without overflow for any pair of int64 values.
+uint64_t abs_diff(int64_t a, int64_t b) {
+  return a >= b ? static_cast<uint64_t>(a) - static_cast<uint64_t>(b)
+                : static_cast<uint64_t>(b) - static_cast<uint64_t>(a);
+}
+
+}  // namespace
+
+std::string_view fp_class_name(FpClass c) {
+  switch (c) {
+    case FpClass::kZero: return "zero";
+    case FpClass::kSubnormal: return "subnormal";
+    case FpClass::kNormal: return "normal";
+    case FpClass::kPosInf: return "+inf";
+    case FpClass::kNegInf: return "-inf";
+    case FpClass::kNaN: return "nan";
+  }
+  return "?";
+}
+
+FpClass classify(DType t, uint64_t bits) {
+  if (!is_floating(t)) {
+    return int_value(t, bits) == 0 ? FpClass::kZero : FpClass::kNormal;
+  }
+  const FloatFormat f = format_of(t);
+  const uint64_t exp = bits & f.exp_mask();
+  const uint64_t mant = bits & f.mant_mask();
+  if (exp == f.exp_mask()) {
+    if (mant != 0) {
+      return FpClass::kNaN;
+    }
+    return (bits & f.sign_mask()) != 0 ? FpClass::kNegInf : FpClass::kPosInf;
+  }
+  if (exp == 0) {
+    return mant == 0 ? FpClass::kZero : FpClass::kSubnormal;
+  }
+  return FpClass::kNormal;
+}
+
+bool is_nonfinite(FpClass c) {
+  return c == FpClass::kNaN || c == FpClass::kPosInf || c == FpClass::kNegInf;
+}
+
+uint64_t ulp_distance(DType t, uint64_t a_bits, uint64_t b_bits) {
+  if (!is_floating(t)) {
+    return abs_diff(int_value(t, a_bits), int_value(t, b_bits));
+  }
+  if (classify(t, a_bits) == FpClass::kNaN || classify(t, b_bits) == FpClass::kNaN) {
+    return std::numeric_limits<uint64_t>::max();
+  }
+  const FloatFormat f = format_of(t);
+  const uint64_t magnitude = f.exp_mask() | f.mant_mask();
+  const uint64_t ma = a_bits & magnitude;
+  const uint64_t mb = b_bits & magnitude;
+  const bool na = (a_bits & f.sign_mask()) != 0;
+  const bool nb = (b_bits & f.sign_mask()) != 0;
+  if (na == nb) {
+    return ma >= mb ? ma - mb : mb - ma;
+  }
+  return ma + mb;  // opposite signs: steps down to zero on one side, up on the other
+}
+
+double ulp_of(DType t, double x) {
+  if (!is_floating(t)) {
+    return 1.0;
+  }
+  const double ax = std::fabs(x);
+  if (std::isnan(x) || std::isinf(x)) {
+    return std::numeric_limits<double>::quiet_NaN();
+  }
+  if (ax < min_normal(t)) {
+    return min_subnormal(t);
+  }
+  int e = 0;
+  std::frexp(ax, &e);  // ax = m * 2^e, m in [0.5, 1)
+  return std::ldexp(1.0, e - significand_bits(t));
+}
+
+bool is_tie(DType t, double x) {
+  if (t == DType::kF64 || !std::isfinite(x)) {
+    return false;  // every finite double is representable in fp64
+  }
+  const double ax = std::fabs(x);
+  if (!is_floating(t)) {
+    const double fl = std::floor(ax);
+    return ax - fl == 0.5 && ax < 9007199254740992.0;
+  }
+  if (ax >= max_finite(t)) {
+    return false;  // no finite neighbour above
+  }
+  const double q = ulp_of(t, ax);
+  int qe = 0;
+  std::frexp(q, &qe);
+  const double scaled = std::ldexp(ax, 1 - qe);  // ax / q, exact
+  const double fl = std::floor(scaled);
+  return scaled - fl == 0.5;
+}
+
+double min_normal(DType t) {
+  if (!is_floating(t)) {
+    return 1.0;
+  }
+  return std::ldexp(1.0, format_of(t).emin());
+}
+
+double min_subnormal(DType t) {
+  if (!is_floating(t)) {
+    return 1.0;
+  }
+  const FloatFormat f = format_of(t);
+  return std::ldexp(1.0, f.emin() - f.mant_bits);
+}
+
+double max_finite(DType t) {
+  switch (t) {
+    case DType::kI32: return static_cast<double>(std::numeric_limits<int32_t>::max());
+    case DType::kI64: return static_cast<double>(std::numeric_limits<int64_t>::max());
+    case DType::kBool: return 1.0;
+    default: break;
+  }
+  const FloatFormat f = format_of(t);
+  return std::ldexp(2.0 - std::ldexp(1.0, -f.mant_bits), f.emax());
+}
+
+}  // namespace kcv

@@ -33,6 +33,11 @@ struct Profile {
   double ulp_exp_per_abs_x;
   double ulp_transcendental;  // erf, tanh, log, sigmoid's exp: library budget
   std::string_view summary;
+  // Added by the contract module (after the original fields, so positional initializers of the
+  // fields above keep their meaning):
+  bool flush_libm_inputs;  // sqrt/erf/tanh read subnormal arguments as zero (Triton reflect-ftz)
+  bool tf32_conv;          // fp32 convolutions may use TF32 inputs (cuDNN allow_tf32, tl.dot)
+  std::string_view source; // where the values come from (research note sections)
 };
 
 const Profile& profile(ProfileId id);

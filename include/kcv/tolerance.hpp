@@ -21,7 +21,20 @@ struct PrecisionModel {
   double c = 4;       // confidence constant of the probabilistic bound
   bool deterministic_bound = false;  // strict: gamma_{N-1} * sum|p|
   const Profile* profile = nullptr;
+  // Added by the contract module: the types behind the three roundoffs, for absolute floors
+  // (subnormal spacing, FTZ) and for the declared-type simulation.
+  DType out_dtype = DType::kF32;
+  DType acc_dtype = DType::kF32;
+  DType compute_dtype = DType::kF32;
 };
+
+/// The compute type of a contract: the first input's dtype widened to at least fp32 (16-bit
+/// inputs are computed in fp32; products of 16-bit values are exact there).
+DType compute_dtype(const Contract& c);
+
+/// Absolute error of `ulps` ulps of the compute type at a result of magnitude |y|: one ulp is at
+/// most 2*u_c*|y| for normal y and the subnormal spacing below, so ulps*(2u_c|y| + min_sub_c).
+double ulp_error(const PrecisionModel& m, double y, double ulps);
 
 /// Model for output `output` of a contract (dtypes resolved against the op's defaults).
 PrecisionModel precision_model(const Contract& c, DType output_dtype);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "kcv/verify.hpp"
@@ -11,6 +12,9 @@
 namespace kcv {
 
 inline constexpr int kReportSchemaVersion = 1;
+
+/// The kcv release ("0.1.0"), as written into reports and printed by `kcv --version`.
+std::string_view kcv_version();
 
 std::string render_table(const VerifyReport& r, bool color = false);
 std::string render_json(const std::vector<VerifyReport>& reports);

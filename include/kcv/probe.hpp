@@ -83,6 +83,14 @@ struct Probe {
 std::string_view distribution_name(Distribution d);
 std::string_view layout_name(LayoutKind k);
 std::string_view special_name(Special s);
+/// Inverses of the three name functions; the error names the unknown value.
+Expected<Distribution> parse_distribution(std::string_view name);
+Expected<LayoutKind> parse_layout_kind(std::string_view name);
+Expected<Special> parse_special(std::string_view name);
+/// Every enum value, in declaration order (for plans, tests and help texts).
+std::vector<Distribution> all_distributions();
+std::vector<LayoutKind> all_layout_kinds();
+std::vector<Special> all_specials();
 
 /// One-line JSON, stable field order.
 std::string probe_to_token(const Probe& p);

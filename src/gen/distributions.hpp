@@ -1,0 +1,23 @@
+// File: src/gen/distributions.hpp
+// One value of a Distribution for one element, from a CounterRng at the element's logical
+// index. Values are fp64 before rounding to the input dtype; the dtype is needed for the
+// distributions defined relative to the format (near-overflow, subnormal, low bits).
+#pragma once
+
+#include <cstdint>
+
+#include "kcv/op.hpp"
+#include "kcv/probe.hpp"
+#include "kcv/rng.hpp"
+
+namespace kcv::gen {
+
+/// Draws 0 and 1 of (index) are used; kCancellation pairs elements 2p and 2p+1 and draws both
+/// from index 2p.
+double draw_value(Distribution dist, DType dtype, const CounterRng& rng, uint64_t index);
+
+/// Maps a drawn value into the signature's value domain (kPositive: |x|; kNonZero: |x| >= 0.5,
+/// sign kept). NaN and infinities pass through unchanged.
+double apply_domain(ValueDomain domain, double x);
+
+}  // namespace kcv::gen

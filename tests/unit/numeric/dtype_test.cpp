@@ -9,6 +9,10 @@
 #include <cstring>
 #include <limits>
 
+#if defined(__SSE2__)
+#include <xmmintrin.h>
+#endif
+
 #include "kcv/dtype.hpp"
 
 namespace kcv {
@@ -96,6 +100,9 @@ void check_all_16bit_ties(DType t, double (*value)(uint32_t), uint32_t max_finit
     ASSERT_EQ(encode(t, -mid), even | 0x8000u) << b;
     ASSERT_EQ(encode(t, mid + hair), b + 1) << b;
     ASSERT_EQ(encode(t, mid - hair), b) << b;
+    ASSERT_EQ(t == DType::kF16 ? f32_to_f16_bits(static_cast<float>(mid))  // mid is exact in fp32
+                               : f32_to_bf16_bits(static_cast<float>(mid)),
+              even) << b;
     ASSERT_TRUE(is_tie(t, mid)) << b;
     ASSERT_FALSE(is_tie(t, lo)) << b;
   }
@@ -193,6 +200,24 @@ TEST(DTypeSubnormal, BoundariesOfF16AndBF16) {
   EXPECT_EQ(encode(DType::kBF16, std::ldexp(1.0, -126)), 0x0080u);
   EXPECT_EQ(f16_bits_to_f32(1), std::ldexp(1.0f, -24));
 }
+
+#if defined(__SSE2__)
+TEST(DTypeSubnormal, ConversionsIgnoreFlushToZeroModes) {
+  const unsigned saved = _mm_getcsr();
+  _mm_setcsr(saved | 0x8040u);  // FTZ (bit 15) and DAZ (bit 6)
+  const uint64_t sub32 = encode(DType::kF32, std::ldexp(3.0, -149));
+  const double back = decode(DType::kF32, 3);
+  const uint16_t sub16 = f32_to_f16_bits(f32_from_bits(0x33C00000u));  // 1.5 * 2^-24 -> tie, even 2
+  const float wide = f16_bits_to_f32(1);
+  const FpClass cls = classify(DType::kF32, 1);
+  _mm_setcsr(saved);
+  EXPECT_EQ(sub32, 3u);
+  EXPECT_EQ(back, std::ldexp(3.0, -149));
+  EXPECT_EQ(sub16, 2u);
+  EXPECT_EQ(f32_bits(wide), 0x33800000u);
+  EXPECT_EQ(cls, FpClass::kSubnormal);
+}
+#endif
 
 TEST(DTypeNaN, KeepsTopPayloadBitsAndSetsQuietBit) {
   const uint64_t snan64 = 0xFFF5555500000000ull;  // signalling, negative, payload in top bits

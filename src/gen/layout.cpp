@@ -3,6 +3,8 @@
 // and filling such a view from row-major values. Storage shared by several logical elements
 // (broadcast, stride 0) keeps the value of the first logical element that maps to it, so every
 // row of a broadcast view equals row 0 and reads back consistently by logical index.
+// Layout::offset applies to every kind (padded rows behind an odd offset is a useful mix);
+// kOffset is the contiguous layout that exists to carry it.
 #include <vector>
 
 #include "kcv/generate.hpp"
@@ -96,7 +98,7 @@ std::vector<Layout> layout_plan(const Shape& shape) {
 
 HostTensor make_with_layout(DType dtype, const Shape& shape, const Layout& layout,
                             const std::vector<double>& values) {
-  const int64_t offset = layout.kind == LayoutKind::kOffset && layout.offset > 0 ? layout.offset : 0;
+  const int64_t offset = layout.offset > 0 ? layout.offset : 0;  // honoured for every kind
   HostTensor t(dtype, shape, layout_strides(shape, layout), offset);
   std::vector<bool> written(static_cast<std::size_t>(t.storage_elems()), false);
   const int64_t n = t.numel();

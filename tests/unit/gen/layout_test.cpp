@@ -67,6 +67,17 @@ TEST(Layouts, SlicedAndPaddedLeaveUncoveredStorage) {
   EXPECT_GT(static_cast<int64_t>(covered.size()), 8);
 }
 
+TEST(Layouts, OffsetCombinesWithOtherKinds) {
+  const std::vector<double> values = ramp(6);
+  const HostTensor t = make_with_layout(DType::kF32, {2, 3}, Layout{LayoutKind::kPaddedRows, 2, 5, 3}, values);
+  EXPECT_EQ(t.storage_offset(), 5);
+  EXPECT_EQ(t.strides(), (std::vector<int64_t>{6, 1}));
+  EXPECT_EQ(t.storage_index(3), 11);
+  for (int64_t i = 0; i < 6; ++i) {
+    EXPECT_EQ(t.value_at(i), round_to(DType::kF32, values[static_cast<std::size_t>(i)]));
+  }
+}
+
 TEST(LayoutPlan, OffersEveryNonContiguousKindForMatrices) {
   const auto plan = layout_plan({4, 8});
   std::vector<LayoutKind> kinds;

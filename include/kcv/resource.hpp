@@ -21,20 +21,33 @@ struct KernelResources {
   int64_t spill_store_bytes = 0;
   int64_t spill_load_bytes = 0;
   int64_t stack_bytes = 0;
-  int64_t shared_bytes = 0;        // static shared memory
+  int64_t shared_bytes = 0;        // static shared memory (cuobjdump's SHARED: includes the
+                                   // 1 KiB system reservation it shows on sm_90+ for some kernels)
   int64_t constant_bytes = 0;
   int64_t max_threads = 0;         // .maxntid / __launch_bounds__, 0 if unknown
   std::vector<int64_t> tmem_alloc_columns;  // every tcgen05.alloc request with a static count
   int64_t tmem_deallocs = 0;
   bool tmem_dynamic_alloc = false;  // an alloc whose column count is not a constant
+  int64_t tmem_relinquishes = 0;    // tcgen05.relinquish_alloc_permit instructions
 };
+
+/// Which tool's output a report came from; it decides which KernelResources fields are known:
+///  kPtxasLog:  registers, spills, stack, shared, constant (cmem, when ptxas prints it).
+///  kCuobjdump: registers, stack, shared, constant; spill counts are NOT known (left 0).
+///  kPtx:       shared (declared), max_threads (.maxntid/.reqntid), TMEM; registers, spills
+///              and stack are NOT known (left 0).
+enum class ResourceFormat { kPtxasLog, kCuobjdump, kPtx };
 
 struct ResourceReport {
   std::string source;  // file or description
+  ResourceFormat format = ResourceFormat::kPtxasLog;
   std::vector<KernelResources> kernels;
 };
 
-/// Architecture limits used when a contract declares no budget.
+/// Architecture limits used when a contract declares no budget. sm_90/sm_90a: 227 KiB opt-in
+/// shared memory per block, 255 registers, 1024 threads, no TMEM (tmem_columns 0);
+/// sm_100/sm_100a (and the other sm_10x): the same plus 512 TMEM columns. An arch kcv does not
+/// know gets the defaults below (the largest limits), so it never causes a false failure.
 struct ArchLimits {
   int64_t max_registers_per_thread = 255;
   int64_t max_shared_per_block = 232448;  // sm_90 opt-in: 227 KiB

@@ -1,0 +1,88 @@
+// File: tests/unit/exec/buffer_audit_test.cpp
+// The shared buffer audit without a kernel: prepared inputs keep the caller's layout and get
+// guard patterns in their guards and padding; the audit reports exact positions (elements for
+// inputs, bytes for output guards, negative in front of storage).
+#include <gtest/gtest.h>
+
+#include "exec/buffer_audit.hpp"
+#include "exec/sentinel.hpp"
+
+namespace kcv::exec {
+namespace {
+
+HostTensor padded_input() {
+  HostTensor t(DType::kF32, {2, 3}, {5, 1}, 2);  // rows of 3 in rows of 5, behind 2 elements
+  for (int64_t i = 0; i < 6; ++i) t.set_value_at(i, static_cast<double>(i));
+  return t;
+}
+
+TEST(BufferAudit, CopiesInputsWithTheirLayoutAndGuardsTheirPadding) {
+  const CallBuffers b = prepare_buffers({padded_input()}, {}, CallOptions{});
+  const HostTensor& t = b.inputs[0];
+  EXPECT_EQ(t.strides(), (std::vector<int64_t>{5, 1}));
+  EXPECT_EQ(t.storage_offset(), 2);
+  for (int64_t i = 0; i < 6; ++i) EXPECT_EQ(t.value_at(i), static_cast<double>(i));
+  const std::vector<bool> covered = t.covered_storage();
+  const auto* storage = reinterpret_cast<const uint32_t*>(t.raw().data() + t.raw_storage_begin());
+  for (std::size_t j = 0; j < covered.size(); ++j) {
+    if (!covered[j]) {
+      EXPECT_EQ(storage[j], input_guard_bits(DType::kF32)) << "padding " << j;
+    }
+  }
+  EXPECT_EQ(b.input_views[0].strides[0], 5);
+}
+
+TEST(BufferAudit, RandomGuardsDependOnTheSeedAndSpareTheElements) {
+  CallOptions a, c;
+  a.randomize_guards = c.randomize_guards = true;
+  a.guard_seed = 1;
+  c.guard_seed = 2;
+  const CallBuffers ba = prepare_buffers({padded_input()}, {}, a);
+  const CallBuffers bc = prepare_buffers({padded_input()}, {}, c);
+  EXPECT_NE(ba.inputs_before[0], bc.inputs_before[0]);
+  for (int64_t i = 0; i < 6; ++i) EXPECT_EQ(ba.inputs[0].bits_at(i), bc.inputs[0].bits_at(i));
+}
+
+TEST(BufferAudit, PoisonsEveryOutputByteWithTheSentinel) {
+  CallOptions o;
+  o.sentinel_seed = 3;
+  const CallBuffers b = prepare_buffers({}, {{DType::kF16, {5}}}, o);
+  const uint64_t s = sentinel_bits(DType::kF16, 3);
+  const auto raw = b.outputs[0].raw();
+  ASSERT_EQ(raw.size(), (5 + 2 * kGuardElems) * 2u);
+  for (std::size_t j = 0; j < raw.size(); ++j) EXPECT_EQ(static_cast<uint64_t>(raw[j]), (s >> (8 * (j % 2))) & 0xFF) << j;
+  EXPECT_EQ(b.sentinel, s);
+}
+
+TEST(BufferAudit, ReportsAFrontGuardWriteAsANegativeByteOffset) {
+  CallBuffers b = prepare_buffers({}, {{DType::kF32, {4}}}, CallOptions{});
+  b.outputs[0].raw()[b.outputs[0].raw_storage_begin() - 1] = std::byte{0};
+  for (int64_t i = 0; i < 4; ++i) b.outputs[0].set_value_at(i, 1.0);
+  CallRecord rec;
+  audit_buffers(b, rec);
+  EXPECT_FALSE(rec.guards_intact);
+  EXPECT_EQ(rec.first_guard_violation, -1);
+  EXPECT_TRUE(rec.all_written);
+}
+
+TEST(BufferAudit, ReportsAnInputGuardWriteAsANegativeElement) {
+  CallBuffers b = prepare_buffers({padded_input()}, {}, CallOptions{});
+  b.inputs[0].raw()[b.inputs[0].raw_storage_begin() - 3] = std::byte{0};  // inside element -1
+  CallRecord rec;
+  audit_buffers(b, rec);
+  EXPECT_FALSE(rec.inputs_unchanged);
+  EXPECT_EQ(rec.mutated_input, 0);
+  EXPECT_EQ(rec.first_mutated_input_elem, -1);
+}
+
+TEST(BufferAudit, ChecksDeclaredOutputsAgainstTheOp) {
+  Contract c;
+  c.op = "argmax";
+  EXPECT_EQ(check_declared_outputs(c, {{DType::kI64, {4}}}), std::nullopt);  // nothing declared
+  c.output_dtypes = {DType::kI64, DType::kF32};
+  EXPECT_EQ(check_declared_outputs(c, {{DType::kI64, {4}}}),
+            std::optional<std::string>("the kernel's contract declares 2 outputs; op 'argmax' has 1"));
+}
+
+}  // namespace
+}  // namespace kcv::exec

@@ -80,4 +80,12 @@ std::vector<DType> input_dtypes(const OpSignature& sig, const Contract& contract
 /// Output dtypes resolved (index outputs: i64; otherwise the first input's dtype).
 std::vector<DType> output_dtypes(const OpSignature& sig, const Contract& contract);
 
+// Added by the oracle module:
+/// Size symbols bound from the inputs' shapes; an error naming the tensor and symbol when a
+/// rank differs from the signature or one symbol gets two sizes.
+Expected<std::map<std::string, int64_t>> bind_sizes(const OpSignature& sig,
+                                                    std::span<const HostTensor> inputs);
+/// Names of all ops, in registry order (for messages: "unknown op 'x' (known: ...)").
+std::vector<std::string> op_names();
+
 }  // namespace kcv

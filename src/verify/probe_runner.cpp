@@ -31,7 +31,8 @@ CallOptions call_options(const Probe& probe, const Contract& contract, const OpS
   opts.launch = launch;
   opts.params = merged_params(sig, contract);
   opts.sentinel_seed = mix_seed(probe.seed, 2 * call_index);
-  opts.address_shift = probe.shift_addresses ? repetition * 8 + 4 : 0;
+  // Element-aligned for every dtype, but different addresses and 16/32/64-byte alignments.
+  opts.address_shift = probe.shift_addresses ? repetition * 16 + 16 : 0;
   opts.randomize_guards = probe.randomize_guards;
   opts.guard_seed = mix_seed(probe.seed, 2 * call_index + 1);
   return opts;

@@ -1,0 +1,104 @@
+// File: src/gates/compare.cpp
+// Element ratios and their distribution. Quantiles are nearest-rank on a copy (nth_element), so
+// a ratio of inf is simply the largest value; ties for the worst element keep the first index,
+// which makes evidence deterministic.
+#include "gates/compare.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace kcv::gates {
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+double nearest_rank(std::vector<double>& v, double q) {
+  const auto n = static_cast<double>(v.size());
+  auto k = static_cast<std::size_t>(std::ceil(q * n));
+  k = std::clamp<std::size_t>(k, 1, v.size()) - 1;
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(k), v.end());
+  return v[k];
+}
+
+}  // namespace
+
+double element_ratio(DType out_dtype, double candidate, double oracle, double tau) {
+  if (!std::isfinite(oracle) || std::isnan(tau)) return kNaN;
+  if (!std::isfinite(candidate)) return kInf;
+  const double err = std::fabs(candidate - oracle);
+  if (tau == 0) return err == 0 ? 0.0 : kInf;
+  return err / effective_tau(out_dtype, oracle, tau);
+}
+
+double effective_tau(DType out_dtype, double oracle, double tau) {
+  if (!(tau > 0) || !std::isfinite(oracle) || !is_floating(out_dtype)) return tau;
+  return std::max(tau, 0.5 * ulp_of(out_dtype, oracle));
+}
+
+std::vector<double> ratio_quantiles(std::vector<double> ratios) {
+  if (ratios.empty()) return {};
+  std::vector<double> q;
+  for (double p : {0.5, 0.9, 0.99}) q.push_back(nearest_rank(ratios, p));
+  q.push_back(*std::max_element(ratios.begin(), ratios.end()));
+  return q;
+}
+
+namespace {
+
+void compare_into(const OracleOutput& o, const HostTensor& got, int output, Comparison& c,
+                  std::vector<double>& ratios) {
+  const auto n = static_cast<int64_t>(o.value.size());
+  for (int64_t i = 0; i < n; ++i) {
+    const double y = o.value[i];
+    const double x = got.value_at(i);
+    const double r = element_ratio(o.dtype, x, y, o.tau[i]);
+    if (std::isnan(r)) continue;
+    ++c.judged;
+    ratios.push_back(r);
+    if (r > 1) ++c.violations;
+    if (!std::isfinite(x)) ++c.nonfinite;
+    if (c.worst_index < 0 || r > c.worst_ratio) {
+      c.worst_output = output;
+      c.worst_index = i;
+      c.worst_ratio = r;
+      c.candidate = x;
+      c.oracle = y;
+      c.tau = o.tau[i];
+    }
+  }
+}
+
+}  // namespace
+
+Comparison compare_output(const OracleOutput& oracle, const HostTensor& candidate, int output) {
+  Comparison c;
+  std::vector<double> ratios;
+  compare_into(oracle, candidate, output, c, ratios);
+  c.quantiles = ratio_quantiles(std::move(ratios));
+  return c;
+}
+
+Comparison compare_call(const OracleResult& oracle, const CallRecord& call) {
+  Comparison c;
+  std::vector<double> ratios;
+  for (std::size_t o = 0; o < oracle.outputs.size(); ++o) {
+    compare_into(oracle.outputs[o], call.outputs[o], static_cast<int>(o), c, ratios);
+  }
+  c.quantiles = ratio_quantiles(std::move(ratios));
+  return c;
+}
+
+bool outputs_match(const OracleResult& oracle, const CallRecord& call) {
+  if (call.outputs.size() != oracle.outputs.size()) return false;
+  for (std::size_t o = 0; o < oracle.outputs.size(); ++o) {
+    const auto& want = oracle.outputs[o];
+    if (call.outputs[o].numel() != static_cast<int64_t>(want.value.size())) return false;
+    if (call.outputs[o].dtype() != want.dtype) return false;
+  }
+  return true;
+}
+
+}  // namespace kcv::gates

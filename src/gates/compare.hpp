@@ -1,0 +1,49 @@
+// File: src/gates/compare.hpp
+// The one element-wise comparison every numeric gate shares: ratio_i = |ŷ_i − y*_i| / tau_i over
+// the elements whose oracle value is finite. A non-finite candidate where the oracle is finite
+// has ratio inf; tau == 0 demands exact equality (ratio 0 or inf); a NaN tau or a non-finite
+// oracle value is not judged here (the mask belongs to EXC-01). The final-rounding term of tau is
+// floored at half an ulp of the output type at y*: for normal y* that is ≤ u_out·|y*| and changes
+// nothing, in the subnormal range it is the real rounding error of the best representable answer.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "kcv/call.hpp"
+#include "kcv/op.hpp"
+
+namespace kcv::gates {
+
+/// ratio of one element (see the file comment); NaN when the element is not judged.
+double element_ratio(DType out_dtype, double candidate, double oracle, double tau);
+/// tau with its final-rounding part floored at half an ulp of out_dtype at `oracle`; tau itself
+/// when tau <= 0, NaN, or the oracle value is not finite.
+double effective_tau(DType out_dtype, double oracle, double tau);
+
+struct Comparison {
+  int64_t judged = 0;       // elements with a ratio
+  int64_t violations = 0;   // ratio > 1 (non-finite candidates included)
+  int64_t nonfinite = 0;    // candidate NaN/Inf where the oracle is finite
+  int worst_output = 0;
+  int64_t worst_index = -1;  // -1: nothing judged
+  double worst_ratio = 0;
+  double candidate = 0;
+  double oracle = 0;
+  double tau = 0;
+  std::vector<double> quantiles;  // p50, p90, p99, max of the ratios (empty: nothing judged)
+};
+
+/// p50, p90, p99 and max of `ratios` (nearest rank); empty input gives an empty result.
+std::vector<double> ratio_quantiles(std::vector<double> ratios);
+
+/// @pre candidate has oracle.value.size() elements.
+Comparison compare_output(const OracleOutput& oracle, const HostTensor& candidate, int output);
+/// All outputs of one call; the worst element over all of them.
+/// @pre outputs_match(oracle, call)
+Comparison compare_call(const OracleResult& oracle, const CallRecord& call);
+
+/// True when the call returned one tensor per oracle output, of its dtype and element count.
+bool outputs_match(const OracleResult& oracle, const CallRecord& call);
+
+}  // namespace kcv::gates

@@ -1,0 +1,337 @@
+// File: src/gates/exc.cpp
+// EXC family (research note §4): the NaN/+Inf/−Inf mask of every output equals the oracle's
+// under the declared profile (EXC-01), and subnormals are kept or flushed as the profile says
+// (EXC-02). Injections sit where kernels go wrong: first/middle/last elements, the partial last
+// tile, inside one reduction line, both operands of a binary op at once, fully −Inf softmax rows,
+// and near-overflow values only for ops where every correct evaluation order agrees on the class.
+// EXC-01 also holds finite-in-both elements to tau: a masked softmax that treats −Inf as 0 keeps
+// the mask and gets the values wrong.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <limits>
+#include <optional>
+#include <set>
+#include <utility>
+
+#include "gates/families.hpp"
+#include "gates/judge_common.hpp"
+#include "gates/plan_common.hpp"
+
+namespace kcv::gates {
+
+namespace {
+
+constexpr int64_t kMaskedRowLength = 37;  // short rows keep a fully −Inf row's injection list small
+
+/// Adds an injection unless that element of that input already has one.
+void inject(Probe& p, int input, int64_t index, Special s) {
+  if (index < 0) return;
+  for (const Injection& inj : p.injections) {
+    if (inj.input == input && inj.index == index) return;
+  }
+  p.injections.push_back(Injection{input, index, s});
+}
+
+/// first, middle, last, and the last element of row 1 (in the partial last tile of a tail shape).
+std::vector<int64_t> spread_positions(int64_t numel, int64_t row) {
+  std::set<int64_t> at = {0, numel / 2, numel - 1};
+  at.insert(numel >= 2 * row ? 2 * row - 1 : row - 1);
+  std::erase_if(at, [&](int64_t i) { return i < 0 || i >= numel; });
+  return {at.begin(), at.end()};
+}
+
+void add_position_probes(const OpSignature& sig, const Contract& c, const Sizes& s, std::vector<Probe>& out) {
+  const int64_t numel0 = input_numel(sig, 0, s);
+  const int64_t row = s.at(innermost_dim(sig));
+  for (Special sp : {Special::kNaN, Special::kPosInf, Special::kNegInf}) {
+    Probe p = make_probe(sig, c, s, Distribution::kNormal,
+                         fmt::format("{} at first/middle/last/tail of {}", special_name(sp), sig.inputs[0].name));
+    for (int64_t i : spread_positions(numel0, row)) inject(p, 0, i, sp);
+    out.push_back(std::move(p));
+  }
+}
+
+void add_operand_probes(const OpSignature& sig, const Contract& c, const Sizes& s, std::vector<Probe>& out) {
+  using Pair = std::pair<std::optional<Special>, std::optional<Special>>;
+  const std::array<Pair, 6> pairs = {{{Special::kNaN, Special::kNaN},
+                                      {Special::kPosInf, Special::kNegInf},
+                                      {Special::kNaN, std::nullopt},
+                                      {std::nullopt, Special::kNaN},
+                                      {Special::kPosZero, Special::kPosInf},
+                                      {Special::kNegInf, Special::kNegInf}}};
+  for (std::size_t j = 1; j < sig.inputs.size(); ++j) {
+    const int64_t n = input_numel(sig, j, s);
+    Probe p = make_probe(sig, c, s, Distribution::kNormal, "");
+    if (same_dims(sig, 0, j)) {  // both operands of a binary op at the same index
+      p.label = fmt::format("specials in {} and {} at the same index", sig.inputs[0].name, sig.inputs[j].name);
+      for (std::size_t k = 0; k < pairs.size(); ++k) {
+        const int64_t at = n * static_cast<int64_t>(k) / static_cast<int64_t>(pairs.size());
+        if (pairs[k].first) inject(p, 0, at, *pairs[k].first);
+        if (pairs[k].second) inject(p, static_cast<int>(j), at, *pairs[k].second);
+      }
+    } else {
+      p.label = fmt::format("NaN/+Inf/-Inf in {}", sig.inputs[j].name);
+      inject(p, static_cast<int>(j), 0, Special::kNaN);
+      inject(p, static_cast<int>(j), n / 2, Special::kNegInf);
+      inject(p, static_cast<int>(j), n - 1, Special::kPosInf);
+    }
+    out.push_back(std::move(p));
+  }
+}
+
+/// The first input that carries the reduction dim (matmul: a; conv: x).
+int reduced_input(const OpSignature& sig) {
+  for (std::size_t j = 0; j < sig.inputs.size(); ++j) {
+    const auto& d = sig.inputs[j].dims;
+    if (std::find(d.begin(), d.end(), sig.reduction_dim) != d.end()) return static_cast<int>(j);
+  }
+  return -1;
+}
+
+void add_line_probes(const OpSignature& sig, const Contract& c, const Sizes& s, std::vector<Probe>& out) {
+  const int j = reduced_input(sig);
+  if (j < 0) return;
+  const auto ju = static_cast<std::size_t>(j);
+  const std::string& red = sig.reduction_dim;
+  const int64_t len = s.at(red);
+  const auto at = [&](int64_t line, int64_t k) { return line_index(sig, ju, s, red, line, k); };
+  const bool two_lines = line_count(sig, ju, s, red) >= 2;
+
+  Probe nan = make_probe(sig, c, s, Distribution::kNormal, fmt::format("NaN inside one {} line", red));
+  inject(nan, j, at(0, len / 3), Special::kNaN);
+  out.push_back(std::move(nan));
+  if (len >= 2) {
+    Probe both = make_probe(sig, c, s, Distribution::kNormal, fmt::format("+Inf and -Inf in one {} line", red));
+    inject(both, j, at(two_lines ? 1 : 0, len >= 3 ? 1 : 0), Special::kPosInf);
+    inject(both, j, at(two_lines ? 1 : 0, len - (len >= 3 ? 2 : 1)), Special::kNegInf);
+    out.push_back(std::move(both));
+  }
+  if (two_lines) {
+    Probe split = make_probe(sig, c, s, Distribution::kNormal, fmt::format("+Inf in one {} line, -Inf in the next", red));
+    inject(split, j, at(0, len / 2), Special::kPosInf);
+    inject(split, j, at(1, len / 2), Special::kNegInf);
+    out.push_back(std::move(split));
+  }
+}
+
+void add_masked_row_probe(const OpSignature& sig, const Contract& c, Sizes s, std::vector<Probe>& out) {
+  const std::string& red = sig.reduction_dim;
+  if (!is_fixed(c, red)) s[red] = std::min<int64_t>(s[red], kMaskedRowLength);
+  const int64_t len = s.at(red);
+  Probe p = make_probe(sig, c, s, Distribution::kNormal, fmt::format("fully -Inf {} line; one finite in the next", red));
+  for (int64_t k = 0; k < len; ++k) inject(p, 0, line_index(sig, 0, s, red, 0, k), Special::kNegInf);
+  if (line_count(sig, 0, s, red) >= 2) {
+    for (int64_t k = 0; k < len; ++k) {
+      if (k != len / 2) inject(p, 0, line_index(sig, 0, s, red, 1, k), Special::kNegInf);
+    }
+  }
+  out.push_back(std::move(p));
+}
+
+void add_overflow_probe(const OpSignature& sig, const Contract& c, const Sizes& s, std::vector<Probe>& out) {
+  Probe p = make_probe(sig, c, s, Distribution::kNormal, "near-overflow values");
+  if (huge_safe_elementwise(sig)) {
+    const int64_t n = input_numel(sig, 0, s);
+    inject(p, 0, 0, Special::kHuge);
+    inject(p, 0, n / 2, Special::kHuge);
+    if (sig.inputs.size() >= 2 && same_dims(sig, 0, 1)) {
+      inject(p, 0, n - 1, Special::kHuge);
+      inject(p, 1, n - 1, Special::kHuge);
+    }
+  } else if (huge_safe_reduction(sig)) {
+    const std::string& red = sig.reduction_dim;
+    const int64_t len = s.at(red);
+    inject(p, 0, line_index(sig, 0, s, red, 0, len / 2), Special::kHuge);
+    if (two_huge_safe(sig) && line_count(sig, 0, s, red) >= 2 && len >= 2) {
+      inject(p, 0, line_index(sig, 0, s, red, 1, 0), Special::kHuge);
+      inject(p, 0, line_index(sig, 0, s, red, 1, len - 1), Special::kHuge);
+    }
+  } else {
+    return;
+  }
+  out.push_back(std::move(p));
+}
+
+bool softmax_like(const OpSignature& sig) { return sig.uses_exp && !sig.reduction_dim.empty(); }
+
+}  // namespace
+
+std::vector<Probe> plan_exc01(const OpSignature& sig, const Contract& contract, uint64_t seed) {
+  if (sig.inputs.empty()) return {};
+  const Sizes s = tail_sizes(sig, contract);
+  std::vector<Probe> probes;
+  add_position_probes(sig, contract, s, probes);
+  add_operand_probes(sig, contract, s, probes);
+  if (!sig.reduction_dim.empty()) add_line_probes(sig, contract, s, probes);
+  if (softmax_like(sig)) add_masked_row_probe(sig, contract, s, probes);
+  add_overflow_probe(sig, contract, s, probes);
+  return number_probes(std::move(probes), GateId::kExc01, seed);
+}
+
+std::vector<Probe> plan_exc02(const OpSignature& sig, const Contract& contract, uint64_t seed) {
+  if (!exc02_not_applicable(sig, contract).empty()) return {};
+  const Sizes s = reference_sizes(sig, contract);
+  std::vector<Probe> probes;
+  probes.push_back(make_probe(sig, contract, s, Distribution::kSubnormal, "subnormal inputs"));
+  if (sig.inputs.size() >= 2) {
+    Probe p = make_probe(sig, contract, s, Distribution::kNormal,
+                         fmt::format("subnormal {}, normal other inputs", sig.inputs[0].name));
+    p.inputs[0].dist = Distribution::kSubnormal;
+    probes.push_back(std::move(p));
+  }
+  const bool products = sig.name == "mul" || sig.op_class == OpClass::kMatmul ||
+                        sig.op_class == OpClass::kConvolution;
+  if (products) probes.push_back(make_probe(sig, contract, s, Distribution::kTiny, "underflowing products"));
+  if (sig.uses_exp) {
+    Probe p = make_probe(sig, contract, s, Distribution::kNormal, "exp results in the subnormal range");
+    p.inputs[0].dist = Distribution::kExpUnderflow;
+    probes.push_back(std::move(p));
+  }
+  return number_probes(std::move(probes), GateId::kExc02, seed);
+}
+
+namespace {
+
+enum class Mask { kFinite, kNaN, kPosInf, kNegInf };
+
+Mask mask_of_value(double x) {
+  if (std::isnan(x)) return Mask::kNaN;
+  if (std::isinf(x)) return x > 0 ? Mask::kPosInf : Mask::kNegInf;
+  return Mask::kFinite;
+}
+
+std::string_view mask_name(Mask m) {
+  constexpr std::array<std::string_view, 4> kNames = {"finite", "NaN", "+Inf", "-Inf"};
+  return kNames[static_cast<std::size_t>(m)];
+}
+
+struct MaskCheck {
+  int64_t mismatches = 0;
+  std::size_t call = 0;
+  int output = 0;
+  int64_t index = -1;
+  double candidate = 0, oracle = 0;
+};
+
+/// Class mismatches over every call (index outputs: any value difference counts).
+MaskCheck check_masks(const JudgeInput& in) {
+  MaskCheck m;
+  for (std::size_t k = 0; k < in.outcome.calls.size(); ++k) {
+    for (std::size_t o = 0; o < in.oracle.outputs.size(); ++o) {
+      const OracleOutput& want = in.oracle.outputs[o];
+      const HostTensor& got = in.outcome.calls[k].outputs[o];
+      const bool exact = !is_floating(want.dtype);
+      for (std::size_t i = 0; i < want.value.size(); ++i) {
+        const double x = got.value_at(static_cast<int64_t>(i));
+        const double y = want.value[i];
+        const bool differs = exact ? x != y : mask_of_value(x) != mask_of_value(y);
+        if (!differs) continue;
+        if (m.mismatches++ == 0) m = MaskCheck{1, k, static_cast<int>(o), static_cast<int64_t>(i), x, y};
+      }
+    }
+  }
+  return m;
+}
+
+}  // namespace
+
+GateResult judge_exc01(const JudgeInput& in) {
+  if (auto screened = screen_calls(in)) return *screened;
+  const MaskCheck m = check_masks(in);
+  if (m.mismatches > 0) {
+    Evidence e;
+    e.output = m.output;
+    e.worst_index = m.index;
+    e.candidate_value = m.candidate;
+    e.oracle_value = m.oracle;
+    e.worst_ratio = std::numeric_limits<double>::infinity();
+    e.violations = m.mismatches;
+    e.summary = fmt::format("call {}: {} is {} ({}) where the oracle is {} ({}); {} element(s) differ "
+                            "in class", m.call, element_name(in.sig, m.output, m.index),
+                            mask_name(mask_of_value(m.candidate)), show(m.candidate),
+                            mask_name(mask_of_value(m.oracle)), show(m.oracle), m.mismatches);
+    return make_result(in, Verdict::kFail, std::move(e));
+  }
+  const WorstCall w = compare_all_calls(in);
+  Evidence e = comparison_evidence(in, w.comparison);
+  e.violations = w.violations;
+  e.summary = fmt::format("non-finite mask equal to the oracle's; finite values: {}",
+                          comparison_summary(in, w.comparison));
+  return make_result(in, w.violations == 0 ? Verdict::kPass : Verdict::kFail, std::move(e));
+}
+
+namespace {
+
+struct SubnormalCheck {
+  int64_t flushed = 0;   // zero where the oracle is a nonzero subnormal (non-FTZ)
+  int64_t kept = 0;      // nonzero subnormal where the oracle flushed to zero (FTZ)
+  int64_t other = 0;     // any other element outside tau
+  Comparison worst;      // the worst violating element
+};
+
+void note(SubnormalCheck& s, int output, int64_t i, double x, double y, double tau, double ratio) {
+  Comparison& w = s.worst;
+  if (w.worst_index >= 0 && !(ratio > w.worst_ratio)) return;
+  w.worst_output = output;
+  w.worst_index = i;
+  w.worst_ratio = ratio;
+  w.candidate = x;
+  w.oracle = y;
+  w.tau = tau;
+}
+
+void check_subnormal_output(const OracleOutput& want, const HostTensor& got, int output, bool ftz,
+                            SubnormalCheck& s) {
+  const double tiny = min_normal(want.dtype);
+  for (std::size_t i = 0; i < want.value.size(); ++i) {
+    const auto idx = static_cast<int64_t>(i);
+    const double x = got.value_at(idx);
+    const double y = want.value[i];
+    const double ratio = element_ratio(want.dtype, x, y, want.tau[i]);
+    const bool kept = ftz && y == 0 && classify(want.dtype, got.bits_at(idx)) == FpClass::kSubnormal;
+    if (std::isnan(ratio) || (ratio <= 1 && !kept)) continue;
+    if (kept) {
+      ++s.kept;
+    } else if (!ftz && x == 0 && y != 0 && std::fabs(y) < tiny) {
+      ++s.flushed;
+    } else {
+      ++s.other;
+    }
+    note(s, output, idx, x, y, want.tau[i], kept ? std::numeric_limits<double>::infinity() : ratio);
+  }
+}
+
+}  // namespace
+
+GateResult judge_exc02(const JudgeInput& in) {
+  if (auto screened = screen_calls(in)) return *screened;
+  const bool ftz = profile(in.contract.profile).flush_subnormals;
+  SubnormalCheck s;
+  for (const CallRecord& call : in.outcome.calls) {
+    for (std::size_t o = 0; o < in.oracle.outputs.size(); ++o) {
+      if (!is_floating(in.oracle.outputs[o].dtype)) continue;
+      check_subnormal_output(in.oracle.outputs[o], call.outputs[o], static_cast<int>(o), ftz, s);
+    }
+  }
+  const int64_t bad = s.flushed + s.kept + s.other;
+  if (bad == 0) {
+    const WorstCall w = compare_all_calls(in);
+    Evidence e = comparison_evidence(in, w.comparison);
+    e.summary = fmt::format("subnormals handled as {} requires; {}", profile(in.contract.profile).name,
+                            comparison_summary(in, w.comparison));
+    return make_result(in, Verdict::kPass, std::move(e));
+  }
+  Evidence e = comparison_evidence(in, s.worst);
+  e.violations = bad;
+  e.summary = fmt::format("{} subnormal result(s) flushed to zero, {} subnormal(s) kept where {} "
+                          "flushes, {} other element(s) outside tau; worst {}: candidate {} vs oracle {} "
+                          "(tau {})", s.flushed, s.kept, profile(in.contract.profile).name, s.other,
+                          element_name(in.sig, s.worst.worst_output, s.worst.worst_index),
+                          show(s.worst.candidate), show(s.worst.oracle), show(s.worst.tau));
+  return make_result(in, Verdict::kFail, std::move(e));
+}
+
+}  // namespace kcv::gates

@@ -1,0 +1,162 @@
+// File: src/gates/judge_common.cpp
+// Call screening, evidence text and the shared numeric judge. A misbehaving candidate is data:
+// every non-ok status becomes a kFail with that status and the executor's message, never an Error.
+#include "gates/judge_common.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <limits>
+
+namespace kcv::gates {
+
+GateResult make_result(const JudgeInput& in, Verdict v, Evidence e) {
+  GateResult r;
+  r.gate = in.probe.gate;
+  r.verdict = v;
+  if (e.probe_label.empty()) e.probe_label = in.probe.label;
+  r.evidence = std::move(e);
+  r.probes_run = 1;
+  if (v == Verdict::kFail) r.failing_probe = in.probe;
+  return r;
+}
+
+GateResult error_result(const JudgeInput& in, std::string reason) {
+  Evidence e;
+  e.summary = reason;
+  GateResult r = make_result(in, Verdict::kError, std::move(e));
+  r.reason = std::move(reason);
+  return r;
+}
+
+std::string show(double x) { return fmt::format("{:.9g}", x); }
+
+std::string element_name(const OpSignature& sig, int output, int64_t index) {
+  const auto o = static_cast<std::size_t>(output);
+  if (o < sig.outputs.size() && !sig.outputs[o].name.empty()) {
+    return fmt::format("{}[{}]", sig.outputs[o].name, index);
+  }
+  return fmt::format("out{}[{}]", output, index);
+}
+
+std::string_view status_word(CallStatus s) {
+  switch (s) {
+    case CallStatus::kOk: return "ok";
+    case CallStatus::kKernelError: return "kernel_error";
+    case CallStatus::kException: return "exception";
+    case CallStatus::kCrash: return "crash";
+    case CallStatus::kTimeout: return "timeout";
+    case CallStatus::kBadOutput: return "bad_output";
+  }
+  return "unknown";
+}
+
+namespace {
+
+GateResult call_failure(const JudgeInput& in, std::size_t k, std::string what) {
+  Evidence e;
+  e.summary = fmt::format("call {} of {}: {}", k, in.outcome.calls.size(), what);
+  e.worst_ratio = std::numeric_limits<double>::infinity();
+  e.violations = 1;
+  return make_result(in, Verdict::kFail, std::move(e));
+}
+
+std::optional<std::string> oracle_problem(const OracleResult& oracle) {
+  if (oracle.outputs.empty()) return std::string("the oracle produced no output");
+  for (std::size_t o = 0; o < oracle.outputs.size(); ++o) {
+    const auto& out = oracle.outputs[o];
+    if (out.tau.size() != out.value.size() || numel(out.shape) != static_cast<int64_t>(out.value.size())) {
+      return fmt::format("oracle output {} is inconsistent: {} values, {} bounds, shape of {} elements",
+                         o, out.value.size(), out.tau.size(), numel(out.shape));
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<GateResult> screen_calls(const JudgeInput& in) {
+  if (auto why = oracle_problem(in.oracle)) return error_result(in, *why);
+  if (in.outcome.calls.empty()) return error_result(in, "the executor recorded no call for this probe");
+  for (std::size_t k = 0; k < in.outcome.calls.size(); ++k) {
+    const CallRecord& call = in.outcome.calls[k];
+    if (call.status != CallStatus::kOk) {
+      const std::string msg = call.message.empty() ? "" : ": " + call.message;
+      return call_failure(in, k, fmt::format("status {}{}", status_word(call.status), msg));
+    }
+    if (!outputs_match(in.oracle, call)) {
+      return call_failure(in, k, fmt::format("returned {} output(s) that do not match the oracle's "
+                                             "{} in count, dtype or element count",
+                                             call.outputs.size(), in.oracle.outputs.size()));
+    }
+  }
+  return std::nullopt;
+}
+
+Evidence comparison_evidence(const JudgeInput& in, const Comparison& c) {
+  Evidence e;
+  e.probe_label = in.probe.label;
+  e.output = c.worst_output;
+  e.worst_index = c.worst_index;
+  e.candidate_value = c.candidate;
+  e.oracle_value = c.oracle;
+  e.worst_ratio = c.worst_ratio;
+  e.ratio_quantiles = c.quantiles;
+  e.violations = c.violations;
+  return e;
+}
+
+std::string comparison_summary(const JudgeInput& in, const Comparison& c) {
+  if (c.worst_index < 0) return "no finite oracle element to compare";
+  const std::string where = element_name(in.sig, c.worst_output, c.worst_index);
+  const std::string worst = fmt::format("{}: candidate {} vs oracle {} (tau {}, ratio {})", where,
+                                        show(c.candidate), show(c.oracle), show(c.tau),
+                                        show(c.worst_ratio));
+  if (c.violations == 0) return fmt::format("all {} elements within the bound; tightest {}", c.judged, worst);
+  std::string s = fmt::format("{} of {} elements over the bound", c.violations, c.judged);
+  if (c.nonfinite > 0) s += fmt::format(" ({} non-finite where the oracle is finite)", c.nonfinite);
+  return s + "; worst " + worst;
+}
+
+WorstCall compare_all_calls(const JudgeInput& in) {
+  WorstCall w;
+  for (std::size_t k = 0; k < in.outcome.calls.size(); ++k) {
+    Comparison c = compare_call(in.oracle, in.outcome.calls[k]);
+    w.violations += c.violations;
+    const bool worse = c.worst_index >= 0 &&
+                       (w.comparison.worst_index < 0 || c.worst_ratio > w.comparison.worst_ratio);
+    if (k == 0 || worse) {
+      w.comparison = std::move(c);
+      w.call = static_cast<int>(k);
+    }
+  }
+  return w;
+}
+
+BitwiseDifference first_bitwise_difference(const ProbeOutcome& outcome) {
+  BitwiseDifference d;
+  const CallRecord& base = outcome.calls.front();
+  for (std::size_t k = 1; k < outcome.calls.size(); ++k) {
+    for (std::size_t o = 0; o < base.outputs.size(); ++o) {
+      const HostTensor& a = base.outputs[o];
+      const HostTensor& b = outcome.calls[k].outputs[o];
+      for (int64_t i = 0; i < a.numel(); ++i) {
+        if (a.bits_at(i) == b.bits_at(i)) continue;
+        if (d.count++ == 0) d = BitwiseDifference{1, k, static_cast<int>(o), i};
+      }
+    }
+  }
+  return d;
+}
+
+GateResult judge_numeric(const JudgeInput& in) {
+  if (auto screened = screen_calls(in)) return *screened;
+  const WorstCall w = compare_all_calls(in);
+  Evidence e = comparison_evidence(in, w.comparison);
+  e.violations = w.violations;
+  e.summary = comparison_summary(in, w.comparison);
+  if (in.outcome.calls.size() > 1) e.summary = fmt::format("call {}: {}", w.call, e.summary);
+  return make_result(in, w.violations == 0 ? Verdict::kPass : Verdict::kFail, std::move(e));
+}
+
+}  // namespace kcv::gates

@@ -1,0 +1,233 @@
+// File: src/gates/prc.cpp
+// PRC family (research note §4, §6.5): storage/conversion precision (PRC-01) and accumulation
+// precision (PRC-02), both decided by the bits-lost statistic
+//   bits = log2(RMS_i(ŷ_i − y*_i) / RMS_i(d_i − y*_i)),
+// where d is the oracle's simulation of a conforming implementation in the declared types. The
+// statistic is an RMS over all outputs, so unlike a max-threshold test it does not depend on how
+// many outputs are checked; fp16 vs fp32 accumulation differs by ~13 bits, bf16 by ~16. RMS(d) is
+// floored at u_out·RMS(|y*|)/4 (a quarter of the output's unit roundoff, below the RMS of a
+// correct rounding) so that exact declared results do not divide by zero. PRC-01 also checks
+// conversion ties bitwise: at an exact tie, truncation errs by exactly half an ulp, which the
+// bound admits; only the bits tell RN-even from truncation or round-away.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <limits>
+#include <optional>
+#include <string_view>
+
+#include "gates/families.hpp"
+#include "gates/judge_common.hpp"
+#include "gates/plan_common.hpp"
+
+namespace kcv::gates {
+
+namespace {
+
+constexpr std::array<int64_t, 3> kPrc02Lengths = {256, 2048, 8192};
+constexpr int64_t kPrc02MinOutputs = 32;  // an RMS over >= 32 outputs: F(32,32) > 16 is ~1e-13
+constexpr double kTf32UlpBudget = 16384;  // 2^(24-11+1): one TF32 input rounding, in fp32 ulps
+/// Relative slack for "tau is only the final rounding": tau and rounding_bound are the same fp64
+/// formula, possibly summed in a different order.
+constexpr double kSameBoundSlack = 0x1p-40;
+
+bool named(const OpSignature& sig, std::initializer_list<std::string_view> names) {
+  return std::find(names.begin(), names.end(), sig.name) != names.end();
+}
+
+}  // namespace
+
+double op_ulp_budget(const OpSignature& sig, const Contract& contract, double max_abs_x) {
+  const Profile& p = profile(contract.profile);
+  double b = 0;
+  if (named(sig, {"div", "softmax", "layernorm", "rmsnorm", "mean", "sigmoid"})) b += p.ulp_div;
+  if (named(sig, {"sqrt", "layernorm", "rmsnorm"})) b += p.ulp_sqrt;
+  if (named(sig, {"gelu", "gelu_tanh", "log_softmax", "sigmoid"})) b += p.ulp_transcendental;
+  if (sig.uses_exp && sig.name != "sigmoid") {
+    // Softmax-like ops take exp of x − max, up to twice the largest input magnitude.
+    b += exp_ulp_budget(p, sig.reduction_dim.empty() ? max_abs_x : 2 * max_abs_x);
+  }
+  const bool f32 = compute_dtype(contract) == DType::kF32;
+  if (f32 && ((p.tf32_dot && sig.op_class == OpClass::kMatmul) ||
+              (p.tf32_conv && sig.op_class == OpClass::kConvolution))) {
+    b += kTf32UlpBudget;
+  }
+  return b;
+}
+
+double prc01_bits_threshold(double ulp_budget) { return 2.0 + std::log2(1.0 + ulp_budget); }
+
+std::vector<Probe> plan_prc01(const OpSignature& sig, const Contract& contract, uint64_t seed) {
+  if (!prc01_not_applicable(sig, contract).empty()) return {};
+  const Distribution d = Distribution::kLowBits;
+  std::vector<Probe> probes;
+  probes.push_back(make_probe(sig, contract, reference_sizes(sig, contract), d, "reference low-bits"));
+  probes.push_back(make_probe(sig, contract, tail_sizes(sig, contract), d, "tile+1 low-bits"));
+  probes.push_back(make_probe(sig, contract, reference_sizes(sig, contract), d, "reference low-bits #2"));
+  return number_probes(std::move(probes), GateId::kPrc01, seed);
+}
+
+std::vector<Probe> plan_prc02(const OpSignature& sig, const Contract& contract, uint64_t seed) {
+  if (!prc02_not_applicable(sig, contract).empty()) return {};
+  const std::string& red = sig.reduction_dim;
+  std::vector<int64_t> lengths(kPrc02Lengths.begin(), kPrc02Lengths.end());
+  if (is_fixed(contract, red)) lengths = {reference_sizes(sig, contract)[red]};
+  std::vector<Probe> probes;
+  for (int64_t k : lengths) {
+    Sizes s = reference_sizes(sig, contract);
+    s[red] = k;
+    s = spread_outputs(sig, contract, s, red, kPrc02MinOutputs);
+    for (Distribution d : {Distribution::kNormal, Distribution::kUniform01}) {
+      probes.push_back(make_probe(sig, contract, s, d, fmt::format("{}={} {}", red, k, distribution_name(d))));
+    }
+  }
+  return number_probes(std::move(probes), GateId::kPrc02, seed);
+}
+
+namespace {
+
+struct BitsLost {
+  double bits = 0;
+  double rms_e = 0;
+  double rms_d = 0;
+  int64_t n = 0;
+};
+
+/// The statistic for one output; `declared` empty means "the correctly rounded y*".
+BitsLost bits_lost(const OracleOutput& want, const HostTensor& got) {
+  const bool sim = want.declared.size() == want.value.size();
+  double se = 0, sd = 0, sy = 0;
+  BitsLost b;
+  for (std::size_t i = 0; i < want.value.size(); ++i) {
+    const double y = want.value[i];
+    const double x = got.value_at(static_cast<int64_t>(i));
+    const double d = sim ? want.declared[i] : round_to(want.dtype, y);
+    if (!std::isfinite(y) || !std::isfinite(x) || !std::isfinite(d)) continue;
+    se += (x - y) * (x - y);
+    sd += (d - y) * (d - y);
+    sy += y * y;
+    ++b.n;
+  }
+  if (b.n == 0) return b;
+  const auto n = static_cast<double>(b.n);
+  b.rms_e = std::sqrt(se / n);
+  b.rms_d = std::max(std::sqrt(sd / n), unit_roundoff(want.dtype) * std::sqrt(sy / n) / 4);
+  const double floor_bits = -static_cast<double>(significand_bits(want.dtype));
+  if (b.rms_e == 0) {
+    b.bits = floor_bits;
+  } else {
+    b.bits = b.rms_d == 0 ? std::numeric_limits<double>::infinity()
+                          : std::max(floor_bits, std::log2(b.rms_e / b.rms_d));
+  }
+  return b;
+}
+
+struct TieCheck {
+  int64_t ties = 0;
+  int64_t wrong = 0;
+  Comparison first;  // the first wrongly rounded tie
+};
+
+void check_ties(const OracleOutput& want, const HostTensor& got, int output, const Contract& contract,
+                TieCheck& t) {
+  const PrecisionModel m = precision_model(contract, want.dtype);
+  const bool ftz = m.profile != nullptr && m.profile->flush_subnormals;
+  for (std::size_t i = 0; i < want.value.size(); ++i) {
+    const double y = want.value[i];
+    const double tau = want.tau[i];
+    if (!std::isfinite(y) || !(tau > 0) || !is_tie(want.dtype, y)) continue;
+    if (tau > rounding_bound(m, y, 0) * (1 + kSameBoundSlack)) continue;  // not a single rounding
+    if (ftz && std::fabs(y) < min_normal(want.dtype)) continue;
+    ++t.ties;
+    const auto idx = static_cast<int64_t>(i);
+    if (got.bits_at(idx) == encode(want.dtype, y)) continue;
+    if (t.wrong++ == 0) {
+      t.first.worst_output = output;
+      t.first.worst_index = idx;
+      t.first.candidate = got.value_at(idx);
+      t.first.oracle = y;
+      t.first.tau = tau;
+      t.first.worst_ratio = std::numeric_limits<double>::infinity();
+    }
+  }
+}
+
+double max_abs_input(const std::vector<HostTensor>& inputs) {
+  double m = 0;
+  for (const HostTensor& t : inputs) {
+    if (!is_floating(t.dtype())) continue;
+    for (double x : t.to_f64()) {
+      if (std::isfinite(x)) m = std::max(m, std::fabs(x));
+    }
+  }
+  return m;
+}
+
+std::optional<std::string> missing_simulation(const JudgeInput& in) {
+  if (in.sig.reduction_dim.empty()) return std::nullopt;  // elementwise: d = round(y*) suffices
+  for (const OracleOutput& o : in.oracle.outputs) {
+    if (is_floating(o.dtype) && o.declared.size() != o.value.size()) {
+      return fmt::format("the oracle gives no declared-type simulation for '{}' (needed for the "
+                         "bits-lost statistic of a reduction)", in.sig.name);
+    }
+  }
+  return std::nullopt;
+}
+
+/// Worst bits lost over every call and floating output.
+BitsLost worst_bits(const JudgeInput& in) {
+  BitsLost worst;
+  bool any = false;
+  for (const CallRecord& call : in.outcome.calls) {
+    for (std::size_t o = 0; o < in.oracle.outputs.size(); ++o) {
+      if (!is_floating(in.oracle.outputs[o].dtype)) continue;
+      const BitsLost b = bits_lost(in.oracle.outputs[o], call.outputs[o]);
+      if (b.n > 0 && (!any || b.bits > worst.bits)) worst = b;
+      any = any || b.n > 0;
+    }
+  }
+  return worst;
+}
+
+GateResult judge_bits(const JudgeInput& in, double threshold, bool ties) {
+  if (auto screened = screen_calls(in)) return *screened;
+  if (auto why = missing_simulation(in)) return error_result(in, *why);
+  const BitsLost b = worst_bits(in);
+  TieCheck t;
+  for (const CallRecord& call : in.outcome.calls) {
+    for (std::size_t o = 0; ties && o < in.oracle.outputs.size(); ++o) {
+      if (is_floating(in.oracle.outputs[o].dtype)) {
+        check_ties(in.oracle.outputs[o], call.outputs[o], static_cast<int>(o), in.contract, t);
+      }
+    }
+  }
+  const WorstCall w = compare_all_calls(in);
+  Evidence e = comparison_evidence(in, t.wrong > 0 ? t.first : w.comparison);
+  e.ratio_quantiles = w.comparison.quantiles;
+  e.bits_lost = b.bits;
+  e.violations = t.wrong + (b.bits > threshold ? 1 : 0);
+  e.summary = fmt::format("{:.2f} bits lost against the declared types (limit {:.2f}; RMS error {} vs "
+                          "declared {} over {} elements)", b.bits, threshold, show(b.rms_e), show(b.rms_d), b.n);
+  if (ties) {
+    e.summary += fmt::format("; {} of {} exact ties not rounded to nearest-even", t.wrong, t.ties);
+    if (t.wrong > 0) {
+      e.summary += fmt::format(" (first {}: candidate {}, RN-even {})",
+                               element_name(in.sig, t.first.worst_output, t.first.worst_index),
+                               show(t.first.candidate), show(round_to(in.oracle.outputs[static_cast<std::size_t>(t.first.worst_output)].dtype, t.first.oracle)));
+    }
+  }
+  return make_result(in, e.violations == 0 ? Verdict::kPass : Verdict::kFail, std::move(e));
+}
+
+}  // namespace
+
+GateResult judge_prc01(const JudgeInput& in) {
+  const double budget = op_ulp_budget(in.sig, in.contract, max_abs_input(in.inputs));
+  return judge_bits(in, prc01_bits_threshold(budget), /*ties=*/true);
+}
+
+GateResult judge_prc02(const JudgeInput& in) { return judge_bits(in, kPrc02BitsThreshold, /*ties=*/false); }
+
+}  // namespace kcv::gates

@@ -126,11 +126,11 @@ TEST(PrcThresholds, FollowTheProfileBudget) {
   EXPECT_EQ(gates::op_ulp_budget(div, strict, 1.0), profile(ProfileId::kStrict).ulp_div);
   EXPECT_EQ(gates::op_ulp_budget(div, fast, 1.0), profile(ProfileId::kFastMath).ulp_div);
   EXPECT_EQ(gates::op_ulp_budget(testing::synthetic_sig("add"), fast, 1.0), 0.0);
-  OpSignature mm = testing::synthetic_sig("matmul");
-  mm.op_class = OpClass::kMatmul;
-  Contract triton;
-  triton.profile = ProfileId::kTritonDefault;
-  EXPECT_GT(gates::op_ulp_budget(mm, triton, 1.0), gates::op_ulp_budget(mm, strict, 1.0));
+  OpSignature exp = testing::synthetic_sig("exp");
+  exp.uses_exp = true;
+  const Profile& fm = profile(ProfileId::kFastMath);
+  EXPECT_EQ(gates::op_ulp_budget(exp, fast, 10.0), exp_ulp_budget(fm, 10.0));
+  EXPECT_GT(gates::op_ulp_budget(exp, fast, 80.0), gates::op_ulp_budget(exp, fast, 10.0));
 }
 
 }  // namespace

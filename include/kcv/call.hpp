@@ -30,12 +30,12 @@ struct CallRecord {
   LaunchConfig launch;
   std::vector<HostTensor> outputs;     // contiguous, with guard bands, as the candidate left them
   bool inputs_unchanged = true;        // every input byte (elements and padding) as before
-  int64_t first_mutated_input_elem = -1;
+  int64_t first_mutated_input_elem = -1;  // elements from storage element 0 (negative: front guard)
   int mutated_input = -1;
   bool guards_intact = true;           // output guard bands untouched
   int64_t first_guard_violation = -1;  // byte offset relative to storage begin (negative: front)
   bool all_written = true;             // no output element still holds the sentinel
-  int64_t first_unwritten = -1;
+  int64_t first_unwritten = -1;         // logical row-major index into outputs[unwritten_output]
   int unwritten_output = -1;
   uint64_t sentinel = 0;               // the poison pattern of this call
 };

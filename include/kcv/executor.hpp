@@ -30,7 +30,7 @@ struct CallOptions {
   int64_t address_shift = 0;       // bytes added before each buffer
   bool randomize_guards = false;   // fill input guards/padding with random bits (RES-01)
   uint64_t guard_seed = 0;
-  int timeout_ms = 10000;
+  int timeout_ms = 10000;          // forked executor; <= 0: no deadline
   bool plain_buffers = false;      // replica mode: zero guards and zero-initialised outputs
 };
 

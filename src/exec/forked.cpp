@@ -4,11 +4,11 @@
 // child reports through a MAP_SHARED region created before fork (status, message, and the raw
 // bytes of every buffer as the kernel left them) and leaves with _exit(0), running no atexit
 // handlers or destructors of kcv's state. The parent polls waitpid against a deadline: past it
-// the child is SIGKILLed (kTimeout); death by a signal is kCrash with the signal's name; a
-// child that exits before its calls returned (the kernel called exit) is kCrash too. Crash
-// signals are reset to their default action in the child, so a sanitizer runtime's handler
-// cannot turn a segfault into an ordinary exit. Calls that returned before a crash or timeout
-// of another concurrent call keep their results.
+// the child is SIGKILLed (kTimeout; timeout_ms <= 0 means no deadline); death by a signal is
+// kCrash with the signal's name; a child that exits before its calls returned (the kernel
+// called exit) is kCrash too. Crash signals are reset to their default action in the child, so
+// a sanitizer runtime's handler cannot turn a segfault into an ordinary exit. Calls that
+// returned before a crash or timeout of another concurrent call keep their results.
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -76,7 +76,7 @@ ChildEnd wait_with_deadline(pid_t pid, int timeout_ms) {
   while (true) {
     const pid_t r = waitpid(pid, &end.wait_status, WNOHANG);
     if (r == pid || (r < 0 && errno != EINTR)) return end;
-    if (Clock::now() >= deadline) {
+    if (timeout_ms > 0 && Clock::now() >= deadline) {
       kill(pid, SIGKILL);
       while (waitpid(pid, &end.wait_status, 0) < 0 && errno == EINTR) {
       }

@@ -6,6 +6,7 @@
 #include "resource/ptx_module.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <regex>
 
 #include "resource/text_scan.hpp"
@@ -79,19 +80,30 @@ std::vector<std::string> split_operands(std::string_view s) {
   return ops;
 }
 
+bool identifier_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '$'; }
+
+// Drops a leading "label:" (but not the "::" of an opcode like cta_group::1) and "@%p" / "@!%p".
+std::string_view strip_label_and_guard(std::string_view s) {
+  std::size_t i = 0;
+  while (i < s.size() && identifier_char(s[i])) ++i;
+  if (i > 0 && i < s.size() && s[i] == ':' && (i + 1 == s.size() || s[i + 1] != ':')) s = trim(s.substr(i + 1));
+  if (!s.empty() && s[0] == '@') {
+    const std::size_t sp = s.find_first_of(" \t\r\n");
+    s = sp == std::string_view::npos ? std::string_view{} : trim(s.substr(sp));
+  }
+  return s;
+}
+
 PtxStatement make_statement(std::string_view raw, std::size_t line) {
-  static const std::regex kLabel(R"(^[$\w]+:(?!:)\s*)");
-  static const std::regex kPredicate(R"(^@!?%?[$\w]+\s+)");
-  std::string s(trim(raw));
-  while (!s.empty() && (s[0] == '{' || s[0] == '}')) s = std::string(trim(s.substr(1)));
-  s = std::regex_replace(s, kLabel, "", std::regex_constants::format_first_only);
-  s = std::regex_replace(s, kPredicate, "", std::regex_constants::format_first_only);
+  std::string_view s = trim(raw);
+  while (!s.empty() && (s[0] == '{' || s[0] == '}')) s = trim(s.substr(1));
+  s = strip_label_and_guard(s);
   PtxStatement st;
-  st.text = s;
+  st.text = std::string(s);
   st.line = line;
-  const std::size_t sp = s.find_first_of(" \t\n");
-  st.opcode = s.substr(0, sp);
-  if (sp != std::string::npos) st.operands = split_operands(std::string_view(s).substr(sp));
+  const std::size_t sp = s.find_first_of(" \t\r\n");
+  st.opcode = std::string(s.substr(0, sp));
+  if (sp != std::string_view::npos) st.operands = split_operands(s.substr(sp));
   return st;
 }
 

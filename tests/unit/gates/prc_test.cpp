@@ -63,6 +63,24 @@ TEST(Prc01Judge, TiesMustRoundToNearestEven) {
   EXPECT_NE(truncated.evidence.summary.find("1 of 1 exact ties"), std::string::npos) << truncated.evidence.summary;
 }
 
+TEST(Prc01Judge, TiesOfANarrowOutputComputedInFp32AreChecked) {
+  // bf16 add computed in fp32: the oracle's bound adds half an fp32 ulp for the double rounding;
+  // a bf16 tie (9 significant bits) is exact in fp32, so RN-even is still the only right answer.
+  const double tie = 1.0 + 3 * 0x1p-8;  // between 1 + 2^-7 (odd) and 1 + 2^-6 (even) in bf16
+  ASSERT_TRUE(is_tie(DType::kBF16, tie));
+  Synthetic s;
+  s.contract.input_dtypes = {DType::kBF16, DType::kBF16};
+  s.contract.output_dtypes = {DType::kBF16};
+  const PrecisionModel m = precision_model(s.contract, DType::kBF16);
+  ASSERT_LT(m.u_c, m.u_out);
+  s.with_oracle(DType::kBF16, {tie}, {rounding_bound(m, tie, 0.5)});
+  Synthetic truncated = s;
+  s.with_call(testing::call_of(DType::kBF16, {1.0 + 0x1p-6}));
+  EXPECT_EQ(s.judge(GateId::kPrc01).verdict, Verdict::kPass) << s.judge(GateId::kPrc01).evidence.summary;
+  truncated.with_call(testing::call_of(DType::kBF16, {1.0 + 0x1p-7}));
+  EXPECT_EQ(truncated.judge(GateId::kPrc01).verdict, Verdict::kFail);
+}
+
 TEST(Prc01Judge, TieCheckSkipsBoundsWiderThanOneRounding) {
   const double tie = 1.0 + 3 * 0x1p-24;
   Synthetic s;

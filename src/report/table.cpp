@@ -44,8 +44,9 @@ std::string result_line(const VerifyReport& r) {
     errors += g.verdict == Verdict::kError;
     na += g.verdict == Verdict::kNotApplicable;
   }
-  return fmt::format("result: {} ({} gates: {} failed, {} errors, {} not applicable)",
-                     r.passed() ? "PASS" : "FAIL", r.results.size(), fails, errors, na);
+  return fmt::format("result: {} ({} gate{}: {} failed, {} errors, {} not applicable)",
+                     r.passed() ? "PASS" : "FAIL", r.results.size(), r.results.size() == 1 ? "" : "s",
+                     fails, errors, na);
 }
 
 }  // namespace

@@ -1,0 +1,107 @@
+// File: src/cli/cmd_verify.cpp
+// `kcv verify`: load kernels from a user's shared library, run the gates, print the table,
+// write JSON/JUnit reports, exit 0 (all passed) or 1. --kernel takes a name or a glob
+// ("control.*"), so one command can verify a whole library; every matched kernel is verified
+// and reported, and the exit code covers them all.
+#include <fnmatch.h>
+#include <unistd.h>
+
+#include <cstdio>
+
+#include <fmt/format.h>
+
+#include "cli/cli_error.hpp"
+#include "cli/common.hpp"
+#include "cli/tools.hpp"
+#include "kcv/report.hpp"
+#include "kcv/verify.hpp"
+
+namespace kcv::cli {
+namespace {
+
+bool is_glob(const std::string& s) { return s.find_first_of("*?[") != std::string::npos; }
+
+/// The kernel names to verify: the --kernel name itself, or every kernel matching its glob.
+std::vector<std::string> pick_kernels(const CliOptions& o, const std::string& path) {
+  if (!is_glob(o.kernel)) return {o.kernel};
+  std::vector<std::string> names;
+  for (const auto& [name, op] : unwrap(list_library_kernels(path))) {
+    if (fnmatch(o.kernel.c_str(), name.c_str(), 0) != 0) continue;
+    if (!o.op.empty() && op != o.op) continue;
+    names.push_back(name);
+  }
+  if (names.empty()) usage_error(fmt::format("--kernel: no kernel in '{}' matches '{}'", o.candidate, o.kernel));
+  return names;
+}
+
+ExitStatus list_kernels(const std::string& path) {
+  for (const auto& [name, op] : unwrap(list_library_kernels(path))) {
+    fmt::print("{:<40} {}\n", name, op);
+  }
+  return ExitStatus::kSuccess;
+}
+
+VerifyOptions verify_options(const CliOptions& o) {
+  VerifyOptions v;
+  v.seed = o.seed;
+  v.gates = parse_gate_list(o.gates);
+  v.profile = parse_profile_flag(o.profile);
+  v.shrink = !o.no_shrink;
+  v.include_large = !o.no_large;
+  if (!o.resources_path.empty()) v.resources = unwrap(load_resource_report(o.resources_path));
+  if (is_terminal(STDERR_FILENO)) {
+    v.progress = [](std::string_view line) { fmt::print(stderr, "\r\033[K{}", line); };
+  }
+  return v;
+}
+
+VerifyReport verify_one(const CliOptions& o, const std::string& path, const std::string& kernel,
+                        VerifyOptions options, Executor& executor) {
+  std::unique_ptr<Candidate> candidate = unwrap(load_shared_library_candidate(path, kernel, o.op));
+  options.replay_candidate = path + ":" + candidate->name();
+  VerifyReport report = unwrap(verify(*candidate, executor, options));
+  if (options.progress) fmt::print(stderr, "\r\033[K");
+  return report;
+}
+
+}  // namespace
+
+void configure_verify(CLI::App& cmd, CliOptions& o) {
+  cmd.add_option("--candidate", o.candidate, "shared library exporting kcv_kernels (kcv_kernel.h)")->required();
+  cmd.add_option("--kernel", o.kernel, "kernel name or glob (e.g. 'control.*'); default: by --op, or the only kernel");
+  cmd.add_option("--op", o.op, "pick the kernel implementing this op (see `kcv ops`)");
+  cmd.add_option("--profile", o.profile, "override the contract's semantic profile (strict, cuda-default, fast-math, triton-default, pytorch-eager)");
+  cmd.add_option("--gates", o.gates, "comma-separated gates to run (default: all twelve)");
+  cmd.add_option("--seed", o.seed, "seed of every generated input (decimal or 0x hex)")->capture_default_str();
+  cmd.add_flag("--no-shrink", o.no_shrink, "report the first failing probe without shrinking it");
+  cmd.add_flag("--no-large", o.no_large, "skip the large (>= 2^20 elements) shapes");
+  cmd.add_option("--executor", o.executor, "forked (each call in a child process) or in-process")->capture_default_str();
+  cmd.add_option("--json", o.json_path, "write the JSON report (docs/report_schema.md) to FILE");
+  cmd.add_option("--junit", o.junit_path, "write a JUnit XML report to FILE");
+  cmd.add_option("--resources", o.resources_path, "ptxas -v log, cuobjdump output or PTX for RES-02");
+  cmd.add_flag("--list", o.list, "list the library's kernels and exit");
+  cmd.add_flag("--color", o.color, "colour the verdicts (ANSI)");
+}
+
+ExitStatus run_verify(const CliOptions& o) {
+  const std::string path = loadable_path(o.candidate);
+  if (o.list) return list_kernels(path);
+  check_op(o.op);
+  const VerifyOptions options = verify_options(o);
+  std::unique_ptr<Executor> executor = make_executor(o.executor);
+  std::vector<VerifyReport> reports;
+  for (const std::string& kernel : pick_kernels(o, path)) {
+    reports.push_back(verify_one(o, path, kernel, options, *executor));
+    if (reports.size() > 1) fmt::print("\n");
+    fmt::print("{}", render_table(reports.back(), o.color));
+    std::fflush(stdout);
+  }
+  if (!o.json_path.empty()) write_text_file(o.json_path, render_json(reports), "--json");
+  if (!o.junit_path.empty()) write_text_file(o.junit_path, render_junit(reports), "--junit");
+  for (const VerifyReport& r : reports) {
+    if (!r.passed()) return ExitStatus::kGateFailed;
+  }
+  return ExitStatus::kSuccess;
+}
+
+}  // namespace kcv::cli

@@ -1,0 +1,60 @@
+// File: src/cli/tools.hpp
+// The table of subcommands (ninja's kTools[]): each tool has a name, a one-line summary, a
+// function that declares its flags on a CLI11 subcommand, and a function that runs it. `kcv
+// --help` is generated from this table, so adding a command is adding a row.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "cli/exit_status.hpp"
+
+namespace kcv::cli {
+
+/// Every flag of every command; each tool binds the ones it uses.
+struct CliOptions {
+  std::string candidate;   // verify: LIB; replay: LIB[:KERNEL]
+  std::string kernel;      // a name or a glob (control.*)
+  std::string op;
+  std::string profile;
+  std::string gates;       // comma-separated gate codes
+  std::string executor = "forked";
+  std::string json_path;
+  std::string junit_path;
+  std::string resources_path;
+  std::string probe;       // replay: the probe token
+  std::string gate;        // explain
+  uint64_t seed = 0;       // set from VerifyOptions' default when the table is built
+  bool no_shrink = false;
+  bool no_large = false;
+  bool list = false;
+  bool color = false;
+  bool quick = false;
+};
+
+struct Tool {
+  const char* name;
+  const char* summary;
+  void (*configure)(CLI::App& cmd, CliOptions& o);
+  ExitStatus (*run)(const CliOptions& o);
+};
+
+void configure_verify(CLI::App& cmd, CliOptions& o);
+ExitStatus run_verify(const CliOptions& o);
+void configure_replay(CLI::App& cmd, CliOptions& o);
+ExitStatus run_replay(const CliOptions& o);
+void configure_calibrate(CLI::App& cmd, CliOptions& o);
+ExitStatus run_calibrate(const CliOptions& o);
+void configure_gates(CLI::App& cmd, CliOptions& o);
+ExitStatus run_gates(const CliOptions& o);
+void configure_explain(CLI::App& cmd, CliOptions& o);
+ExitStatus run_explain(const CliOptions& o);
+void configure_ops(CLI::App& cmd, CliOptions& o);
+ExitStatus run_ops(const CliOptions& o);
+
+/// Parses argv against kTools and runs the chosen tool; every failure becomes an exit status.
+int run_cli(int argc, char** argv);
+
+}  // namespace kcv::cli

@@ -96,9 +96,14 @@ void audit_unwritten(const CallBuffers& b, CallRecord& rec) {
   }
 }
 
+std::string dtype_text(int32_t code) {
+  const bool known = code >= static_cast<int32_t>(DType::kF64) && code <= static_cast<int32_t>(DType::kBool);
+  return known ? std::string(dtype_name(static_cast<DType>(code))) : fmt::format("dtype code {}", code);
+}
+
 std::string view_text(const kcv_tensor& v) {
   std::vector<int64_t> shape(v.shape, v.shape + std::max(v.ndim, 0));
-  return fmt::format("dtype {} shape [{}]", v.dtype, fmt::join(shape, ", "));
+  return fmt::format("{} [{}]", dtype_text(v.dtype), fmt::join(shape, ", "));
 }
 
 bool same_view(const kcv_tensor& a, const kcv_tensor& b) {
@@ -150,7 +155,7 @@ std::optional<std::string> check_output_views(const CallBuffers& b) {
                        "op's shape and dtype and the kernel must fill them in place",
                        k, view_text(b.output_views_made[k]),
                        rank_ok && now.shape == b.output_views_made[k].shape ? view_text(now)
-                                                                            : fmt::format("dtype {} ndim {}", now.dtype, now.ndim));
+                                                                            : fmt::format("{} ndim {}", dtype_text(now.dtype), now.ndim));
   }
   return std::nullopt;
 }

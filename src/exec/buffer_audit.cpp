@@ -5,11 +5,11 @@
 // difference is reported; the flags say whether there was any.
 #include "exec/buffer_audit.hpp"
 
-#include <algorithm>
-#include <cstring>
-
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cstring>
 
 #include "exec/sentinel.hpp"
 #include "kcv/rng.hpp"
@@ -36,9 +36,12 @@ void fill_random(HostTensor& t, uint64_t seed, uint64_t stream) {
 HostTensor copy_input(const HostTensor& src, std::size_t index, const CallOptions& o) {
   HostTensor t(src.dtype(), src.shape(), src.strides(), src.storage_offset(),
                std::max(src.guard_elems(), kGuardElems), o.address_shift);
-  if (o.plain_buffers) t.fill_raw(0);
-  else if (o.randomize_guards) fill_random(t, o.guard_seed, kGuardStreamBase + index);
-  else t.fill_raw(input_guard_bits(src.dtype()));
+  if (o.plain_buffers)
+    t.fill_raw(0);
+  else if (o.randomize_guards)
+    fill_random(t, o.guard_seed, kGuardStreamBase + index);
+  else
+    t.fill_raw(input_guard_bits(src.dtype()));
   const int64_t n = src.numel();
   for (int64_t i = 0; i < n; ++i) t.set_bits_at(i, src.bits_at(i));
   return t;
@@ -68,7 +71,8 @@ void audit_output_guards(const CallBuffers& b, CallRecord& rec) {
     const HostTensor& t = b.outputs[k];
     const auto raw = t.raw();
     const std::size_t begin = t.raw_storage_begin();
-    const std::size_t end = begin + static_cast<std::size_t>(t.storage_elems()) * dtype_size(t.dtype());
+    const std::size_t end =
+        begin + static_cast<std::size_t>(t.storage_elems()) * dtype_size(t.dtype());
     for (std::size_t j = 0; j < raw.size(); ++j) {
       if (j == begin) j = end;
       if (j >= raw.size()) break;
@@ -97,8 +101,10 @@ void audit_unwritten(const CallBuffers& b, CallRecord& rec) {
 }
 
 std::string dtype_text(int32_t code) {
-  const bool known = code >= static_cast<int32_t>(DType::kF64) && code <= static_cast<int32_t>(DType::kBool);
-  return known ? std::string(dtype_name(static_cast<DType>(code))) : fmt::format("dtype code {}", code);
+  const bool known =
+      code >= static_cast<int32_t>(DType::kF64) && code <= static_cast<int32_t>(DType::kBool);
+  return known ? std::string(dtype_name(static_cast<DType>(code)))
+               : fmt::format("dtype code {}", code);
 }
 
 std::string view_text(const kcv_tensor& v) {
@@ -114,17 +120,19 @@ bool same_view(const kcv_tensor& a, const kcv_tensor& b) {
 
 }  // namespace
 
-CallBuffers prepare_buffers(const std::vector<HostTensor>& inputs, const std::vector<OutputSpec>& outputs,
-                            const CallOptions& options) {
+CallBuffers prepare_buffers(const std::vector<HostTensor>& inputs,
+                            const std::vector<OutputSpec>& outputs, const CallOptions& options) {
   CallBuffers b;
   b.plain = options.plain_buffers;
   b.inputs.reserve(inputs.size());
-  for (std::size_t k = 0; k < inputs.size(); ++k) b.inputs.push_back(copy_input(inputs[k], k, options));
+  for (std::size_t k = 0; k < inputs.size(); ++k)
+    b.inputs.push_back(copy_input(inputs[k], k, options));
   b.outputs.reserve(outputs.size());
   for (const OutputSpec& spec : outputs) {
     // One seed, one sentinel per dtype: outputs of different dtypes each get a valid pattern.
     b.output_sentinels.push_back(b.plain ? 0 : sentinel_bits(spec.dtype, options.sentinel_seed));
-    b.outputs.emplace_back(spec.dtype, spec.shape, std::vector<int64_t>{}, 0, kGuardElems, options.address_shift);
+    b.outputs.emplace_back(spec.dtype, spec.shape, std::vector<int64_t>{}, 0, kGuardElems,
+                           options.address_shift);
     b.outputs.back().fill_raw(b.output_sentinels.back());
   }
   b.sentinel = b.output_sentinels.empty() ? 0 : b.output_sentinels.front();
@@ -144,28 +152,31 @@ void audit_buffers(const CallBuffers& b, CallRecord& rec) {
 
 std::optional<std::string> check_output_views(const CallBuffers& b) {
   if (b.output_views.size() != b.output_views_made.size()) {
-    return fmt::format("the kernel changed the number of outputs from {} to {}", b.output_views_made.size(),
-                       b.output_views.size());
+    return fmt::format("the kernel changed the number of outputs from {} to {}",
+                       b.output_views_made.size(), b.output_views.size());
   }
   for (std::size_t k = 0; k < b.output_views.size(); ++k) {
     if (same_view(b.output_views[k], b.output_views_made[k])) continue;
     const kcv_tensor& now = b.output_views[k];
     const bool rank_ok = now.ndim >= 0 && now.ndim <= b.output_views_made[k].ndim;
-    return fmt::format("output {}: the kernel rewrote its view ({} -> {}); kcv allocates outputs with the "
-                       "op's shape and dtype and the kernel must fill them in place",
-                       k, view_text(b.output_views_made[k]),
-                       rank_ok && now.shape == b.output_views_made[k].shape ? view_text(now)
-                                                                            : fmt::format("{} ndim {}", dtype_text(now.dtype), now.ndim));
+    return fmt::format(
+        "output {}: the kernel rewrote its view ({} -> {}); kcv allocates outputs with the "
+        "op's shape and dtype and the kernel must fill them in place",
+        k, view_text(b.output_views_made[k]),
+        rank_ok && now.shape == b.output_views_made[k].shape
+            ? view_text(now)
+            : fmt::format("{} ndim {}", dtype_text(now.dtype), now.ndim));
   }
   return std::nullopt;
 }
 
-std::optional<std::string> check_declared_outputs(const Contract& contract, const std::vector<OutputSpec>& outputs) {
+std::optional<std::string> check_declared_outputs(const Contract& contract,
+                                                  const std::vector<OutputSpec>& outputs) {
   const std::vector<DType>& declared = contract.output_dtypes;
   if (declared.empty()) return std::nullopt;
   if (declared.size() != outputs.size()) {
-    return fmt::format("the kernel's contract declares {} outputs; op '{}' has {}", declared.size(), contract.op,
-                       outputs.size());
+    return fmt::format("the kernel's contract declares {} outputs; op '{}' has {}", declared.size(),
+                       contract.op, outputs.size());
   }
   for (std::size_t k = 0; k < declared.size(); ++k) {
     if (declared[k] != outputs[k].dtype) {

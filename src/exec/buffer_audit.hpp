@@ -30,13 +30,13 @@ struct CallBuffers {
   std::vector<kcv_tensor> input_views;
   std::vector<kcv_tensor> output_views;       // handed to the kernel (it may scribble on them)
   std::vector<kcv_tensor> output_views_made;  // as kcv made them
-  std::vector<uint64_t> output_sentinels;  // per output (sentinel_bits of its dtype)
-  uint64_t sentinel = 0;                   // the first output's, for CallRecord::sentinel
+  std::vector<uint64_t> output_sentinels;     // per output (sentinel_bits of its dtype)
+  uint64_t sentinel = 0;                      // the first output's, for CallRecord::sentinel
   bool plain = false;
 };
 
-CallBuffers prepare_buffers(const std::vector<HostTensor>& inputs, const std::vector<OutputSpec>& outputs,
-                            const CallOptions& options);
+CallBuffers prepare_buffers(const std::vector<HostTensor>& inputs,
+                            const std::vector<OutputSpec>& outputs, const CallOptions& options);
 
 /// Fills the audit fields of `rec` (inputs_unchanged ... first_unwritten) from the buffers.
 void audit_buffers(const CallBuffers& b, CallRecord& rec);
@@ -46,7 +46,8 @@ std::optional<std::string> check_output_views(const CallBuffers& b);
 
 /// A message when the candidate's contract declares outputs that differ from what the op
 /// requires (number or dtype); such a kernel is not called.
-std::optional<std::string> check_declared_outputs(const Contract& contract, const std::vector<OutputSpec>& outputs);
+std::optional<std::string> check_declared_outputs(const Contract& contract,
+                                                  const std::vector<OutputSpec>& outputs);
 
 /// Bytes of every input and output raw buffer, in order: inputs, then outputs.
 std::vector<std::span<std::byte>> raw_buffers(CallBuffers& b);

@@ -4,11 +4,11 @@
 // the directory the descriptor came from, so a library can name files that ship beside it.
 // call() turns the C++ call into the C ABI's kcv_call: params as parallel name/value arrays,
 // the launch hints, and an error buffer the kernel may fill.
-#include <array>
-#include <filesystem>
-
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+
+#include <array>
+#include <filesystem>
 
 #include "exec/descriptor_candidate.hpp"
 #include "kcv/op.hpp"
@@ -21,10 +21,14 @@ constexpr int32_t kErrorCapacity = 1024;
 
 class DescriptorCandidate final : public Candidate {
  public:
-  DescriptorCandidate(const kcv_kernel& k, Contract contract, std::optional<std::string> device_code,
-                      std::shared_ptr<void> keep_alive)
-      : name_(k.name), op_(k.op), run_(k.run), contract_(std::move(contract)),
-        device_code_(std::move(device_code)), keep_alive_(std::move(keep_alive)) {}
+  DescriptorCandidate(const kcv_kernel& k, Contract contract,
+                      std::optional<std::string> device_code, std::shared_ptr<void> keep_alive)
+      : name_(k.name),
+        op_(k.op),
+        run_(k.run),
+        contract_(std::move(contract)),
+        device_code_(std::move(device_code)),
+        keep_alive_(std::move(keep_alive)) {}
 
   const std::string& name() const override { return name_; }
   const std::string& op() const override { return op_; }
@@ -41,9 +45,9 @@ class DescriptorCandidate final : public Candidate {
       values.push_back(value);
     }
     std::array<char, kErrorCapacity> error{};
-    const kcv_call call{KCV_KERNEL_ABI_VERSION, launch.block, launch.threads,
-                        static_cast<int32_t>(names.size()), names.data(), values.data(),
-                        error.data(), kErrorCapacity};
+    const kcv_call call{
+        KCV_KERNEL_ABI_VERSION, launch.block,  launch.threads, static_cast<int32_t>(names.size()),
+        names.data(),           values.data(), error.data(),   kErrorCapacity};
     const int rc = run_(inputs.data(), static_cast<int32_t>(inputs.size()), outputs.data(),
                         static_cast<int32_t>(outputs.size()), &call);
     error.back() = '\0';
@@ -68,19 +72,21 @@ Status check_descriptor(const kcv_kernel& k) {
     return make_error(ErrorCode::kCandidate, fmt::format("kernel '{}' names no op", k.name));
   }
   if (k.run == nullptr) {
-    return make_error(ErrorCode::kCandidate, fmt::format("kernel '{}' has no run function", k.name));
+    return make_error(ErrorCode::kCandidate,
+                      fmt::format("kernel '{}' has no run function", k.name));
   }
   if (find_op(k.op) == nullptr) {
     std::vector<std::string> known;
     for (const Op* op : all_ops()) known.push_back(op->signature().name);
     return make_error(ErrorCode::kInvalidArgument,
-                      fmt::format("kernel '{}' implements unknown op '{}'; known ops: {}", k.name, k.op,
-                                  fmt::join(known, ", ")));
+                      fmt::format("kernel '{}' implements unknown op '{}'; known ops: {}", k.name,
+                                  k.op, fmt::join(known, ", ")));
   }
   return {};
 }
 
-std::optional<std::string> resolve_device_code(const char* device_code, const std::string& base_dir) {
+std::optional<std::string> resolve_device_code(const char* device_code,
+                                               const std::string& base_dir) {
   if (device_code == nullptr || *device_code == '\0') return std::nullopt;
   const std::filesystem::path p(device_code);
   if (p.is_absolute() || base_dir.empty()) return p.string();
@@ -89,13 +95,15 @@ std::optional<std::string> resolve_device_code(const char* device_code, const st
 
 }  // namespace
 
-Expected<std::unique_ptr<Candidate>> make_descriptor_candidate(const kcv_kernel& k, const std::string& base_dir,
+Expected<std::unique_ptr<Candidate>> make_descriptor_candidate(const kcv_kernel& k,
+                                                               const std::string& base_dir,
                                                                std::shared_ptr<void> keep_alive) {
   if (Status s = check_descriptor(k); !s) return s.error();
   const std::string_view json = k.contract_json != nullptr ? k.contract_json : "{}";
   auto contract = parse_contract(json, k.op);
   if (!contract) {
-    return make_error(contract.error().code, fmt::format("kernel '{}': {}", k.name, contract.error().message),
+    return make_error(contract.error().code,
+                      fmt::format("kernel '{}': {}", k.name, contract.error().message),
                       contract.error().context);
   }
   std::unique_ptr<Candidate> c = std::make_unique<DescriptorCandidate>(

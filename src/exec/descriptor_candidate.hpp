@@ -11,7 +11,8 @@
 
 namespace kcv::exec {
 
-Expected<std::unique_ptr<Candidate>> make_descriptor_candidate(const kcv_kernel& k, const std::string& base_dir,
+Expected<std::unique_ptr<Candidate>> make_descriptor_candidate(const kcv_kernel& k,
+                                                               const std::string& base_dir,
                                                                std::shared_ptr<void> keep_alive);
 
 }  // namespace kcv::exec

@@ -9,6 +9,7 @@
 // called exit) is kCrash too. Crash signals are reset to their default action in the child, so
 // a sanitizer runtime's handler cannot turn a segfault into an ordinary exit. Calls that
 // returned before a crash or timeout of another concurrent call keep their results.
+#include <fmt/format.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -19,8 +20,6 @@
 #include <cstring>
 #include <system_error>
 #include <thread>
-
-#include <fmt/format.h>
 
 #include "exec/invoke.hpp"
 #include "exec/shared_region.hpp"
@@ -39,12 +38,13 @@ void reset_crash_signals() {
   for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTRAP}) signal(sig, SIG_DFL);
 }
 
-void run_slot(Candidate& candidate, exec::CallBuffers& b, const CallOptions& o, exec::SharedRegion& region,
-              std::size_t slot) {
+void run_slot(Candidate& candidate, exec::CallBuffers& b, const CallOptions& o,
+              exec::SharedRegion& region, std::size_t slot) {
   region.publish(slot, exec::SlotState::kRunning);
   const exec::KernelOutcome outcome = exec::invoke_kernel(candidate, b, o);
   const std::vector<std::span<std::byte>> raws = exec::raw_buffers(b);
-  for (std::size_t k = 0; k < raws.size(); ++k) std::memcpy(region.buffer(slot, k).data(), raws[k].data(), raws[k].size());
+  for (std::size_t k = 0; k < raws.size(); ++k)
+    std::memcpy(region.buffer(slot, k).data(), raws[k].data(), raws[k].size());
   region.header(slot).status = static_cast<int32_t>(outcome.status);
   region.set_message(slot, outcome.message);
   region.publish(slot, exec::SlotState::kReturned);
@@ -63,7 +63,8 @@ void run_slot(Candidate& candidate, exec::CallBuffers& b, const CallOptions& o, 
       threads.emplace_back([&, i] { run_slot(candidate, buffers[i], options[i], region, i); });
     }
   } catch (const std::system_error&) {  // no more threads: the rest run here, one by one
-    for (std::size_t i = threads.size(); i < buffers.size(); ++i) run_slot(candidate, buffers[i], options[i], region, i);
+    for (std::size_t i = threads.size(); i < buffers.size(); ++i)
+      run_slot(candidate, buffers[i], options[i], region, i);
   }
   for (std::thread& t : threads) t.join();
   _exit(0);
@@ -95,41 +96,51 @@ std::string signal_text(int sig) {
 }
 
 exec::KernelOutcome unfinished_outcome(const ChildEnd& end, int timeout_ms, std::size_t calls) {
-  const std::string others = calls > 1 ? fmt::format(" (one process ran all {} concurrent calls)", calls) : "";
+  const std::string others =
+      calls > 1 ? fmt::format(" (one process ran all {} concurrent calls)", calls) : "";
   if (end.timed_out) {
-    return {CallStatus::kTimeout, fmt::format("no result within {} ms; the kernel process was killed{}", timeout_ms, others)};
+    return {
+        CallStatus::kTimeout,
+        fmt::format("no result within {} ms; the kernel process was killed{}", timeout_ms, others)};
   }
   if (WIFSIGNALED(end.wait_status)) {
-    return {CallStatus::kCrash, fmt::format("the kernel process died of {}{}", signal_text(WTERMSIG(end.wait_status)), others)};
+    return {CallStatus::kCrash, fmt::format("the kernel process died of {}{}",
+                                            signal_text(WTERMSIG(end.wait_status)), others)};
   }
-  return {CallStatus::kCrash, fmt::format("the kernel process exited with code {} before the call returned{}",
-                                          WIFEXITED(end.wait_status) ? WEXITSTATUS(end.wait_status) : -1, others)};
+  return {CallStatus::kCrash,
+          fmt::format("the kernel process exited with code {} before the call returned{}",
+                      WIFEXITED(end.wait_status) ? WEXITSTATUS(end.wait_status) : -1, others)};
 }
 
 class ForkedExecutor final : public Executor {
  public:
   std::string_view name() const override { return "forked"; }
 
-  CallRecord run(Candidate& candidate, const std::vector<HostTensor>& inputs, const std::vector<OutputSpec>& outputs,
-                 const CallOptions& options) override {
+  CallRecord run(Candidate& candidate, const std::vector<HostTensor>& inputs,
+                 const std::vector<OutputSpec>& outputs, const CallOptions& options) override {
     return std::move(run_all(candidate, inputs, outputs, {options}).front());
   }
 
-  std::vector<CallRecord> run_concurrently(Candidate& candidate, const std::vector<HostTensor>& inputs,
+  std::vector<CallRecord> run_concurrently(Candidate& candidate,
+                                           const std::vector<HostTensor>& inputs,
                                            const std::vector<OutputSpec>& outputs,
                                            const std::vector<CallOptions>& options) override {
     return run_all(candidate, inputs, outputs, options);
   }
 
  private:
-  static std::vector<CallRecord> run_all(Candidate& candidate, const std::vector<HostTensor>& inputs,
-                                  const std::vector<OutputSpec>& outputs, const std::vector<CallOptions>& options) {
+  static std::vector<CallRecord> run_all(Candidate& candidate,
+                                         const std::vector<HostTensor>& inputs,
+                                         const std::vector<OutputSpec>& outputs,
+                                         const std::vector<CallOptions>& options) {
     std::vector<exec::CallBuffers> buffers;
-    for (const CallOptions& o : options) buffers.push_back(exec::prepare_buffers(inputs, outputs, o));
+    for (const CallOptions& o : options)
+      buffers.push_back(exec::prepare_buffers(inputs, outputs, o));
     std::vector<CallRecord> records;
     if (auto bad = exec::check_declared_outputs(candidate.contract(), outputs)) {
       for (std::size_t i = 0; i < options.size(); ++i) {
-        records.push_back(exec::finish_record(std::move(buffers[i]), options[i], {CallStatus::kBadOutput, *bad}, false));
+        records.push_back(exec::finish_record(std::move(buffers[i]), options[i],
+                                              {CallStatus::kBadOutput, *bad}, false));
       }
       return records;
     }
@@ -151,22 +162,25 @@ class ForkedExecutor final : public Executor {
   }
 
   static ChildEnd fork_and_wait(Candidate& candidate, std::vector<exec::CallBuffers>& buffers,
-                                const std::vector<CallOptions>& options, exec::SharedRegion& region, int timeout_ms) {
+                                const std::vector<CallOptions>& options, exec::SharedRegion& region,
+                                int timeout_ms) {
     std::fflush(nullptr);  // or buffered output would be written twice, once by the child
     const pid_t pid = fork();
-    if (pid < 0) throw std::system_error(errno, std::generic_category(), "fork for the kernel process");
+    if (pid < 0)
+      throw std::system_error(errno, std::generic_category(), "fork for the kernel process");
     if (pid == 0) child_main(candidate, buffers, options, region);
     return wait_with_deadline(pid, timeout_ms);
   }
 
   // The call's record: from the region when it returned, else `unfinished` (no audit).
-  static CallRecord collect(exec::SharedRegion& region, std::size_t slot, exec::CallBuffers& b, const CallOptions& o,
-                            exec::KernelOutcome unfinished) {
+  static CallRecord collect(exec::SharedRegion& region, std::size_t slot, exec::CallBuffers& b,
+                            const CallOptions& o, exec::KernelOutcome unfinished) {
     if (region.state(slot) != exec::SlotState::kReturned) {
       return exec::finish_record(std::move(b), o, std::move(unfinished), false);
     }
     const std::vector<std::span<std::byte>> raws = exec::raw_buffers(b);
-    for (std::size_t k = 0; k < raws.size(); ++k) std::memcpy(raws[k].data(), region.buffer(slot, k).data(), raws[k].size());
+    for (std::size_t k = 0; k < raws.size(); ++k)
+      std::memcpy(raws[k].data(), region.buffer(slot, k).data(), raws[k].size());
     const auto& h = region.header(slot);
     exec::KernelOutcome outcome{static_cast<CallStatus>(h.status), std::string(h.message)};
     return exec::finish_record(std::move(b), o, std::move(outcome), true);

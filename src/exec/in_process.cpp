@@ -14,8 +14,8 @@ class InProcessExecutor final : public Executor {
  public:
   std::string_view name() const override { return "in-process"; }
 
-  CallRecord run(Candidate& candidate, const std::vector<HostTensor>& inputs, const std::vector<OutputSpec>& outputs,
-                 const CallOptions& options) override {
+  CallRecord run(Candidate& candidate, const std::vector<HostTensor>& inputs,
+                 const std::vector<OutputSpec>& outputs, const CallOptions& options) override {
     exec::CallBuffers b = exec::prepare_buffers(inputs, outputs, options);
     if (auto bad = exec::check_declared_outputs(candidate.contract(), outputs)) {
       return exec::finish_record(std::move(b), options, {CallStatus::kBadOutput, *bad}, false);
@@ -24,7 +24,8 @@ class InProcessExecutor final : public Executor {
     return exec::finish_record(std::move(b), options, std::move(outcome), true);
   }
 
-  std::vector<CallRecord> run_concurrently(Candidate& candidate, const std::vector<HostTensor>& inputs,
+  std::vector<CallRecord> run_concurrently(Candidate& candidate,
+                                           const std::vector<HostTensor>& inputs,
                                            const std::vector<OutputSpec>& outputs,
                                            const std::vector<CallOptions>& options) override {
     std::vector<CallRecord> records;
@@ -36,15 +37,18 @@ class InProcessExecutor final : public Executor {
       return records;
     }
     std::vector<exec::CallBuffers> buffers;
-    for (const CallOptions& o : options) buffers.push_back(exec::prepare_buffers(inputs, outputs, o));
+    for (const CallOptions& o : options)
+      buffers.push_back(exec::prepare_buffers(inputs, outputs, o));
     std::vector<exec::KernelOutcome> outcomes(options.size());
     std::vector<std::thread> threads;
     for (std::size_t i = 0; i < options.size(); ++i) {
-      threads.emplace_back([&, i] { outcomes[i] = exec::invoke_kernel(candidate, buffers[i], options[i]); });
+      threads.emplace_back(
+          [&, i] { outcomes[i] = exec::invoke_kernel(candidate, buffers[i], options[i]); });
     }
     for (std::thread& t : threads) t.join();
     for (std::size_t i = 0; i < options.size(); ++i) {
-      records.push_back(exec::finish_record(std::move(buffers[i]), options[i], std::move(outcomes[i]), true));
+      records.push_back(
+          exec::finish_record(std::move(buffers[i]), options[i], std::move(outcomes[i]), true));
     }
     return records;
   }
@@ -52,6 +56,8 @@ class InProcessExecutor final : public Executor {
 
 }  // namespace
 
-std::unique_ptr<Executor> make_in_process_executor() { return std::make_unique<InProcessExecutor>(); }
+std::unique_ptr<Executor> make_in_process_executor() {
+  return std::make_unique<InProcessExecutor>();
+}
 
 }  // namespace kcv

@@ -2,16 +2,18 @@
 // The shared call-and-record steps of the executors.
 #include "exec/invoke.hpp"
 
-#include <exception>
-
 #include <fmt/format.h>
+
+#include <exception>
 
 namespace kcv::exec {
 
-KernelOutcome invoke_kernel(Candidate& candidate, CallBuffers& buffers, const CallOptions& options) noexcept {
+KernelOutcome invoke_kernel(Candidate& candidate, CallBuffers& buffers,
+                            const CallOptions& options) noexcept {
   try {
     std::string message;
-    const int rc = candidate.call(buffers.input_views, buffers.output_views, options.params, options.launch, &message);
+    const int rc = candidate.call(buffers.input_views, buffers.output_views, options.params,
+                                  options.launch, &message);
     if (rc != 0) {
       return {CallStatus::kKernelError,
               message.empty() ? fmt::format("the kernel returned {}", rc)
@@ -26,7 +28,8 @@ KernelOutcome invoke_kernel(Candidate& candidate, CallBuffers& buffers, const Ca
   return {};
 }
 
-CallRecord finish_record(CallBuffers&& buffers, const CallOptions& options, KernelOutcome outcome, bool returned) {
+CallRecord finish_record(CallBuffers&& buffers, const CallOptions& options, KernelOutcome outcome,
+                         bool returned) {
   CallRecord rec;
   rec.status = outcome.status;
   rec.message = std::move(outcome.message);

@@ -15,9 +15,11 @@ struct KernelOutcome {
   std::string message;
 };
 
-KernelOutcome invoke_kernel(Candidate& candidate, CallBuffers& buffers, const CallOptions& options) noexcept;
+KernelOutcome invoke_kernel(Candidate& candidate, CallBuffers& buffers,
+                            const CallOptions& options) noexcept;
 
 /// A record with launch, sentinel and outputs filled and, when the call returned, the audit.
-CallRecord finish_record(CallBuffers&& buffers, const CallOptions& options, KernelOutcome outcome, bool returned);
+CallRecord finish_record(CallBuffers&& buffers, const CallOptions& options, KernelOutcome outcome,
+                         bool returned);
 
 }  // namespace kcv::exec

@@ -19,7 +19,8 @@ constexpr uint64_t kSentinelStream = 0x53454E54494E454Cull;  // "SENTINEL"
 // A signalling NaN of a format with `mantissa_bits` (quiet bit = the top one) and sign bit `sign`.
 uint64_t signalling_nan(uint64_t random, int mantissa_bits, int total_bits) {
   const uint64_t payload_mask = (uint64_t{1} << (mantissa_bits - 1)) - 1;  // below the quiet bit
-  const uint64_t exponent = ((uint64_t{1} << (total_bits - 1 - mantissa_bits)) - 1) << mantissa_bits;
+  const uint64_t exponent = ((uint64_t{1} << (total_bits - 1 - mantissa_bits)) - 1)
+                            << mantissa_bits;
   const uint64_t sign = (random >> 63) << (total_bits - 1);
   return sign | exponent | (random & payload_mask) | 1;  // | 1: payload nonzero (else infinity)
 }
@@ -36,13 +37,20 @@ uint64_t large_magnitude(uint64_t random, int bits) {
 uint64_t sentinel_bits(DType t, uint64_t seed) {
   const uint64_t r = CounterRng(seed, kSentinelStream).bits(0);
   switch (t) {
-    case DType::kF64: return signalling_nan(r, 52, 64);
-    case DType::kF32: return signalling_nan(r, 23, 32);
-    case DType::kF16: return signalling_nan(r, 10, 16);
-    case DType::kBF16: return signalling_nan(r, 7, 16);
-    case DType::kI32: return large_magnitude(r, 32);
-    case DType::kI64: return large_magnitude(r, 64);
-    case DType::kBool: return (r & 0x7Full) | 0x80ull;
+    case DType::kF64:
+      return signalling_nan(r, 52, 64);
+    case DType::kF32:
+      return signalling_nan(r, 23, 32);
+    case DType::kF16:
+      return signalling_nan(r, 10, 16);
+    case DType::kBF16:
+      return signalling_nan(r, 7, 16);
+    case DType::kI32:
+      return large_magnitude(r, 32);
+    case DType::kI64:
+      return large_magnitude(r, 64);
+    case DType::kBool:
+      return (r & 0x7Full) | 0x80ull;
   }
   return r;
 }
@@ -51,13 +59,20 @@ namespace exec {
 
 uint64_t input_guard_bits(DType t) {
   switch (t) {
-    case DType::kF64: return 0x7FF4A5A5A5A5A5A5ull;
-    case DType::kF32: return 0x7FA5A5A5ull;
-    case DType::kF16: return 0x7D25ull;
-    case DType::kBF16: return 0x7FA5ull;
-    case DType::kI32: return 0xA5A5A5A5ull;
-    case DType::kI64: return 0xA5A5A5A5A5A5A5A5ull;
-    case DType::kBool: return 0xA5ull;
+    case DType::kF64:
+      return 0x7FF4A5A5A5A5A5A5ull;
+    case DType::kF32:
+      return 0x7FA5A5A5ull;
+    case DType::kF16:
+      return 0x7D25ull;
+    case DType::kBF16:
+      return 0x7FA5ull;
+    case DType::kI32:
+      return 0xA5A5A5A5ull;
+    case DType::kI64:
+      return 0xA5A5A5A5A5A5A5A5ull;
+    case DType::kBool:
+      return 0xA5ull;
   }
   return 0;
 }

@@ -34,7 +34,8 @@ SharedRegion::SharedRegion(const std::vector<std::vector<std::size_t>>& buffer_s
   }
   size_ = std::max<std::size_t>(at, kAlign);
   void* p = mmap(nullptr, size_, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-  if (p == MAP_FAILED) throw std::system_error(errno, std::generic_category(), "mmap of the executor's shared region");
+  if (p == MAP_FAILED)
+    throw std::system_error(errno, std::generic_category(), "mmap of the executor's shared region");
   base_ = static_cast<std::byte*>(p);  // anonymous pages are zero: every slot kNotStarted
 }
 

@@ -39,7 +39,8 @@ Status parse_usage_line(KernelResources& k, std::size_t no, std::string_view lin
     const std::size_t sp = rest.find_first_of(" \t");
     const std::string_view token = rest.substr(0, sp);
     if (!apply_pair(k, token)) {
-      return line_error(kParser, no, line, "unrecognised resource item '" + std::string(token) + "'");
+      return line_error(kParser, no, line,
+                        "unrecognised resource item '" + std::string(token) + "'");
     }
     rest = sp == std::string_view::npos ? std::string_view{} : resource::trim(rest.substr(sp));
   }
@@ -71,7 +72,8 @@ Expected<ResourceReport> parse_cuobjdump_resource_usage(std::string_view text) {
     }
   }
   if (expect_usage) {
-    return line_error(kParser, lines.size(), lines.back(), "a Function line without its usage line");
+    return line_error(kParser, lines.size(), lines.back(),
+                      "a Function line without its usage line");
   }
   if (report.kernels.empty()) {
     return make_error(ErrorCode::kParse,

@@ -23,7 +23,9 @@ using resource::PtxStatement;
 
 bool is_alloc(const PtxStatement& s) { return s.opcode.starts_with("tcgen05.alloc"); }
 bool is_dealloc(const PtxStatement& s) { return s.opcode.starts_with("tcgen05.dealloc"); }
-bool is_relinquish(const PtxStatement& s) { return s.opcode.starts_with("tcgen05.relinquish_alloc_permit"); }
+bool is_relinquish(const PtxStatement& s) {
+  return s.opcode.starts_with("tcgen05.relinquish_alloc_permit");
+}
 
 // Does this statement write `reg` (its first operand, scalar or inside a vector `{...}`)?
 bool defines(const PtxStatement& s, const std::string& reg) {
@@ -34,7 +36,8 @@ bool defines(const PtxStatement& s, const std::string& reg) {
   const std::string& dst = s.operands.front();
   if (dst == reg) return true;
   if (dst.empty() || dst.front() != '{') return false;
-  for (std::string_view piece : resource::split(std::string_view(dst).substr(1, dst.size() - 2), ',')) {
+  for (std::string_view piece :
+       resource::split(std::string_view(dst).substr(1, dst.size() - 2), ',')) {
     if (piece == reg) return true;
   }
   return false;
@@ -51,13 +54,16 @@ std::optional<int64_t> constant_value(const PtxFunction& f, const std::string& o
     if (def != nullptr) return std::nullopt;  // assigned more than once
     def = &s;
   }
-  if (def == nullptr || !std::regex_match(def->opcode, kMov) || def->operands.size() != 2) return std::nullopt;
+  if (def == nullptr || !std::regex_match(def->opcode, kMov) || def->operands.size() != 2)
+    return std::nullopt;
   return resource::parse_ptx_integer(def->operands[1]);
 }
 
 bool names(const std::string& body, const std::string& var) {
   for (std::size_t at = body.find(var); at != std::string::npos; at = body.find(var, at + 1)) {
-    const auto word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '$'; };
+    const auto word = [](char c) {
+      return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '$';
+    };
     const bool left_ok = at == 0 || !word(body[at - 1]);
     const bool right_ok = at + var.size() >= body.size() || !word(body[at + var.size()]);
     if (left_ok && right_ok) return true;
@@ -80,8 +86,10 @@ Expected<KernelResources> analyse(const PtxFunction& f, const resource::PtxModul
         return resource::line_error("PTX", s.line, s.text, "tcgen05.alloc needs [dst], ncols");
       }
       auto cols = constant_value(f, s.operands[1]);
-      if (cols) k.tmem_alloc_columns.push_back(*cols);
-      else k.tmem_dynamic_alloc = true;
+      if (cols)
+        k.tmem_alloc_columns.push_back(*cols);
+      else
+        k.tmem_dynamic_alloc = true;
     }
     k.tmem_deallocs += is_dealloc(s) ? 1 : 0;
     k.tmem_relinquishes += is_relinquish(s) ? 1 : 0;
@@ -111,7 +119,8 @@ Expected<ResourceReport> parse_ptx(std::string_view text) {
   }
   if (std::none_of(module->functions.begin(), module->functions.end(),
                    [](const PtxFunction& f) { return f.entry; })) {
-    return make_error(ErrorCode::kParse, "no .entry function: not PTX, or PTX without kernels", "PTX");
+    return make_error(ErrorCode::kParse, "no .entry function: not PTX, or PTX without kernels",
+                      "PTX");
   }
   return report;
 }

@@ -43,8 +43,9 @@ class LineIndex {
     }
   }
   std::size_t line_of(std::size_t offset) const {
-    return 1 + static_cast<std::size_t>(std::lower_bound(newlines_.begin(), newlines_.end(), offset) -
-                                        newlines_.begin());
+    return 1 +
+           static_cast<std::size_t>(std::lower_bound(newlines_.begin(), newlines_.end(), offset) -
+                                    newlines_.begin());
   }
 
  private:
@@ -80,13 +81,16 @@ std::vector<std::string> split_operands(std::string_view s) {
   return ops;
 }
 
-bool identifier_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '$'; }
+bool identifier_char(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '$';
+}
 
 // Drops a leading "label:" (but not the "::" of an opcode like cta_group::1) and "@%p" / "@!%p".
 std::string_view strip_label_and_guard(std::string_view s) {
   std::size_t i = 0;
   while (i < s.size() && identifier_char(s[i])) ++i;
-  if (i > 0 && i < s.size() && s[i] == ':' && (i + 1 == s.size() || s[i + 1] != ':')) s = trim(s.substr(i + 1));
+  if (i > 0 && i < s.size() && s[i] == ':' && (i + 1 == s.size() || s[i + 1] != ':'))
+    s = trim(s.substr(i + 1));
   if (!s.empty() && s[0] == '@') {
     const std::size_t sp = s.find_first_of(" \t\r\n");
     s = sp == std::string_view::npos ? std::string_view{} : trim(s.substr(sp));
@@ -115,7 +119,8 @@ std::vector<PtxStatement> split_statements(std::string_view text, const LineInde
     if (text[i] != ';') continue;
     const std::string_view raw = text.substr(start, i - start);
     const std::size_t lead = raw.find_first_not_of(" \t\r\n{}");
-    PtxStatement st = make_statement(raw, lines.line_of(start + (lead == std::string_view::npos ? 0 : lead)));
+    PtxStatement st =
+        make_statement(raw, lines.line_of(start + (lead == std::string_view::npos ? 0 : lead)));
     if (!st.opcode.empty()) out.push_back(std::move(st));
     start = i + 1;
   }
@@ -123,7 +128,8 @@ std::vector<PtxStatement> split_statements(std::string_view text, const LineInde
 }
 
 int64_t thread_bound(const std::string& header, const char* directive) {
-  const std::regex re(std::string(R"(\.)") + directive + R"(\s+(\d+)(?:\s*,\s*(\d+))?(?:\s*,\s*(\d+))?)");
+  const std::regex re(std::string(R"(\.)") + directive +
+                      R"(\s+(\d+)(?:\s*,\s*(\d+))?(?:\s*,\s*(\d+))?)");
   std::smatch m;
   if (!std::regex_search(header, m, re)) return 0;
   int64_t product = 1;
@@ -144,8 +150,8 @@ struct HeaderScan {
   std::size_t name_begin = 0, name_end = 0, stop = 0;  // stop: the '{' or ';' after the header
 };
 
-Expected<HeaderScan> scan_header(std::string_view t, const LineIndex& lines, std::size_t after_keyword,
-                                 bool is_func) {
+Expected<HeaderScan> scan_header(std::string_view t, const LineIndex& lines,
+                                 std::size_t after_keyword, bool is_func) {
   HeaderScan h;
   std::size_t i = t.find_first_not_of(" \t\r\n", after_keyword);
   if (is_func && i != std::string_view::npos && t[i] == '(') {  // return parameters
@@ -180,7 +186,8 @@ Status scan_functions(std::string_view t, const LineIndex& lines, std::string& o
     const bool is_func = m[1] == "func";
     auto h = scan_header(t, lines, kw + static_cast<std::size_t>(m.length(0)), is_func);
     if (!h) return h.error();
-    const std::size_t line_begin = t.rfind('\n', kw) == std::string_view::npos ? 0 : t.rfind('\n', kw) + 1;
+    const std::size_t line_begin =
+        t.rfind('\n', kw) == std::string_view::npos ? 0 : t.rfind('\n', kw) + 1;
     if (t[h->stop] == ';') {  // a prototype
       blank(outside, line_begin, h->stop + 1);
       pos = h->stop + 1;
@@ -188,7 +195,8 @@ Status scan_functions(std::string_view t, const LineIndex& lines, std::string& o
     }
     const std::size_t body_end = match_close(t, h->stop);
     if (body_end == std::string_view::npos) {
-      return line_error(kParser, lines.line_of(h->stop), "{", "function body without its closing '}'");
+      return line_error(kParser, lines.line_of(h->stop), "{",
+                        "function body without its closing '}'");
     }
     PtxFunction f;
     f.name = std::string(t.substr(h->name_begin, h->name_end - h->name_begin));
@@ -214,13 +222,16 @@ Expected<PtxSharedVar> parse_shared_decl(const PtxStatement& s) {
   const std::size_t at = s.text.find(".shared");
   std::smatch m;
   const std::string decl = s.text.substr(at == std::string::npos ? 0 : at);
-  if (!std::regex_search(decl, m, kDecl)) return line_error(kParser, s.line, s.text, "unrecognised .shared declaration");
+  if (!std::regex_search(decl, m, kDecl))
+    return line_error(kParser, s.line, s.text, "unrecognised .shared declaration");
   static const std::vector<std::pair<std::string, int64_t>> kSizes = {
-      {"b8", 1},  {"u8", 1},  {"s8", 1},  {"b16", 2}, {"u16", 2},   {"s16", 2},    {"f16", 2},
-      {"bf16", 2}, {"b32", 4}, {"u32", 4}, {"s32", 4}, {"f32", 4},  {"f16x2", 4},  {"bf16x2", 4},
-      {"b64", 8}, {"u64", 8}, {"s64", 8}, {"f64", 8}, {"b128", 16}};
-  const auto it = std::find_if(kSizes.begin(), kSizes.end(), [&](const auto& p) { return p.first == m[2].str(); });
-  if (it == kSizes.end()) return line_error(kParser, s.line, s.text, "unknown .shared element type ." + m[2].str());
+      {"b8", 1},   {"u8", 1},  {"s8", 1},  {"b16", 2}, {"u16", 2},  {"s16", 2},   {"f16", 2},
+      {"bf16", 2}, {"b32", 4}, {"u32", 4}, {"s32", 4}, {"f32", 4},  {"f16x2", 4}, {"bf16x2", 4},
+      {"b64", 8},  {"u64", 8}, {"s64", 8}, {"f64", 8}, {"b128", 16}};
+  const auto it = std::find_if(kSizes.begin(), kSizes.end(),
+                               [&](const auto& p) { return p.first == m[2].str(); });
+  if (it == kSizes.end())
+    return line_error(kParser, s.line, s.text, "unknown .shared element type ." + m[2].str());
   PtxSharedVar v{m[3].str(), it->second * (m[1].matched ? *parse_count(m[1].str()) : 1)};
   const std::string dims = m[4].str();
   for (std::sregex_iterator d(dims.begin(), dims.end(), kDim), e; d != e; ++d) {

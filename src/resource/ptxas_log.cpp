@@ -25,7 +25,7 @@ constexpr std::string_view kParser = "ptxas log";
 struct LogState {
   ResourceReport report;
   std::map<std::pair<std::string, std::string>, std::size_t> index;  // (name, arch) -> kernel
-  int current = -1;      // entry compiled now
+  int current = -1;                                                  // entry compiled now
   bool in_entry = false;  // the latest context line names the current entry
 };
 
@@ -64,7 +64,8 @@ Status parse_used(LogState& st, std::size_t no, std::string_view line, std::stri
   static const std::regex kUsed(R"(Used (\d+) registers(.*))");
   const std::string s(rest);
   std::smatch m;
-  if (!std::regex_match(s, m, kUsed)) return line_error(kParser, no, line, "unrecognised 'Used' line");
+  if (!std::regex_match(s, m, kUsed))
+    return line_error(kParser, no, line, "unrecognised 'Used' line");
   if (st.current < 0 || !st.in_entry) return {};  // a non-entry function's usage
   KernelResources& k = st.report.kernels[static_cast<std::size_t>(st.current)];
   k.registers = *parse_count(m[1].str());
@@ -83,7 +84,8 @@ Status parse_frame(LogState& st, std::size_t no, std::string_view line) {
       R"((\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads)");
   const std::string s(resource::trim(line));
   std::smatch m;
-  if (!std::regex_match(s, m, kFrame)) return line_error(kParser, no, line, "unrecognised stack frame line");
+  if (!std::regex_match(s, m, kFrame))
+    return line_error(kParser, no, line, "unrecognised stack frame line");
   if (st.current < 0 || !st.in_entry) return {};
   KernelResources& k = st.report.kernels[static_cast<std::size_t>(st.current)];
   k.stack_bytes = *parse_count(m[1].str());
@@ -118,7 +120,8 @@ Expected<ResourceReport> parse_ptxas_log(std::string_view text) {
     const std::string_view line = lines[i];
     const std::string_view t = resource::trim(line);
     if (resource::starts_with(t, "ptxas error") || resource::starts_with(t, "ptxas fatal")) {
-      return line_error(kParser, i + 1, line, "ptxas reported an error; the log describes no compiled code");
+      return line_error(kParser, i + 1, line,
+                        "ptxas reported an error; the log describes no compiled code");
     }
     Status s;
     if (resource::starts_with(t, "ptxas info")) {

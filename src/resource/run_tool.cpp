@@ -3,8 +3,9 @@
 // device code") end up in the error message kcv prints.
 #include "resource/run_tool.hpp"
 
-#include <spawn.h>
 #include <fcntl.h>
+#include <fmt/format.h>
+#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -12,8 +13,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-
-#include <fmt/format.h>
 
 extern char** environ;
 
@@ -25,8 +24,10 @@ std::string read_all(int fd) {
   char buf[4096];
   while (true) {
     const ssize_t n = read(fd, buf, sizeof buf);
-    if (n > 0) out.append(buf, static_cast<std::size_t>(n));
-    else if (n == 0 || errno != EINTR) break;
+    if (n > 0)
+      out.append(buf, static_cast<std::size_t>(n));
+    else if (n == 0 || errno != EINTR)
+      break;
   }
   return out;
 }
@@ -40,7 +41,8 @@ bool executable(const std::filesystem::path& p) {
 
 Expected<ToolResult> run_tool(const std::vector<std::string>& argv) {
   int fds[2];
-  if (pipe2(fds, O_CLOEXEC) != 0) return make_error(ErrorCode::kIo, std::string("pipe: ") + std::strerror(errno));
+  if (pipe2(fds, O_CLOEXEC) != 0)
+    return make_error(ErrorCode::kIo, std::string("pipe: ") + std::strerror(errno));
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addclose(&actions, fds[0]);

@@ -2,9 +2,9 @@
 // Implementation of the shared text helpers of the resource parsers.
 #include "resource/text_scan.hpp"
 
-#include <charconv>
-
 #include <fmt/format.h>
+
+#include <charconv>
 
 namespace kcv::resource {
 

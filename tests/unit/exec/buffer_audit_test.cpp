@@ -2,9 +2,10 @@
 // The shared buffer audit without a kernel: prepared inputs keep the caller's layout and get
 // guard patterns in their guards and padding; the audit reports exact positions (elements for
 // inputs, bytes for output guards, negative in front of storage).
+#include "exec/buffer_audit.hpp"
+
 #include <gtest/gtest.h>
 
-#include "exec/buffer_audit.hpp"
 #include "exec/sentinel.hpp"
 
 namespace kcv::exec {
@@ -50,7 +51,8 @@ TEST(BufferAudit, PoisonsEveryOutputByteWithTheSentinel) {
   const uint64_t s = sentinel_bits(DType::kF16, 3);
   const auto raw = b.outputs[0].raw();
   ASSERT_EQ(raw.size(), (5 + 2 * kGuardElems) * 2u);
-  for (std::size_t j = 0; j < raw.size(); ++j) EXPECT_EQ(static_cast<uint64_t>(raw[j]), (s >> (8 * (j % 2))) & 0xFF) << j;
+  for (std::size_t j = 0; j < raw.size(); ++j)
+    EXPECT_EQ(static_cast<uint64_t>(raw[j]), (s >> (8 * (j % 2))) & 0xFF) << j;
   EXPECT_EQ(b.sentinel, s);
 }
 
@@ -80,8 +82,9 @@ TEST(BufferAudit, ChecksDeclaredOutputsAgainstTheOp) {
   c.op = "argmax";
   EXPECT_EQ(check_declared_outputs(c, {{DType::kI64, {4}}}), std::nullopt);  // nothing declared
   c.output_dtypes = {DType::kI64, DType::kF32};
-  EXPECT_EQ(check_declared_outputs(c, {{DType::kI64, {4}}}),
-            std::optional<std::string>("the kernel's contract declares 2 outputs; op 'argmax' has 1"));
+  EXPECT_EQ(
+      check_declared_outputs(c, {{DType::kI64, {4}}}),
+      std::optional<std::string>("the kernel's contract declares 2 outputs; op 'argmax' has 1"));
 }
 
 }  // namespace

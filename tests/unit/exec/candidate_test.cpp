@@ -1,13 +1,13 @@
 // File: tests/unit/exec/candidate_test.cpp
 // make_candidate: descriptor validation, contract parsing (defaults when absent, errors naming
 // the kernel and field), device_code resolution, and the kcv_call a kernel receives.
+#include "kcv/candidate.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cstring>
 #include <string>
 #include <vector>
-
-#include "kcv/candidate.hpp"
 
 namespace kcv {
 namespace {
@@ -20,7 +20,8 @@ struct Seen {
 };
 Seen g_seen;
 
-int recording_kernel(const kcv_tensor*, int32_t n_in, kcv_tensor*, int32_t n_out, const kcv_call* call) {
+int recording_kernel(const kcv_tensor*, int32_t n_in, kcv_tensor*, int32_t n_out,
+                     const kcv_call* call) {
   g_seen = Seen{call->abi_version, call->block, call->threads, n_in, n_out, {}, {}};
   for (int32_t i = 0; i < call->n_params; ++i) {
     g_seen.names.emplace_back(call->param_names[i]);
@@ -75,8 +76,9 @@ TEST(MakeCandidate, RejectsAnUnknownOpListingTheKnownOnes) {
 }
 
 TEST(MakeCandidate, RejectsIncompleteDescriptors) {
-  EXPECT_EQ(make_candidate(kcv_kernel{nullptr, "add", nullptr, recording_kernel, nullptr}).error().code,
-            ErrorCode::kCandidate);
+  EXPECT_EQ(
+      make_candidate(kcv_kernel{nullptr, "add", nullptr, recording_kernel, nullptr}).error().code,
+      ErrorCode::kCandidate);
   EXPECT_EQ(make_candidate(kcv_kernel{"k", "", nullptr, recording_kernel, nullptr}).error().code,
             ErrorCode::kCandidate);
   auto no_run = make_candidate(kcv_kernel{"k", "add", nullptr, nullptr, nullptr});

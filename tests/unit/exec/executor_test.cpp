@@ -3,6 +3,8 @@
 // each break the contract one way. Every test asserts the exact CallStatus and audit flags; the
 // crash, hang and exit kernels run only under the forked executor, and kcv must carry on after
 // them (the test process itself makes the next call).
+#include "kcv/executor.hpp"
+
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -11,7 +13,6 @@
 
 #include "fixtures/fixture_paths.hpp"
 #include "kcv/candidate.hpp"
-#include "kcv/executor.hpp"
 
 namespace kcv {
 namespace {
@@ -22,7 +23,8 @@ const Shape kShape = {4, 8};
 constexpr int64_t kN = 32;
 
 std::unique_ptr<Candidate> load(const std::string& kernel) {
-  const std::string lib = fixture_path(kernel == "good_add" ? "libkcv_fixture_good.so" : "libkcv_fixture_misbehaving.so");
+  const std::string lib = fixture_path(kernel == "good_add" ? "libkcv_fixture_good.so"
+                                                            : "libkcv_fixture_misbehaving.so");
   auto c = load_shared_library_candidate(lib, kernel, "");
   EXPECT_TRUE(c.has_value()) << (c ? "" : c.error().to_string());
   return c ? std::move(*c) : nullptr;
@@ -63,7 +65,8 @@ void expect_clean_audit(const CallRecord& r) {
 
 void expect_sums(const CallRecord& r, int64_t count) {
   ASSERT_EQ(r.outputs.size(), 1u);
-  for (int64_t i = 0; i < count; ++i) EXPECT_EQ(r.outputs[0].value_at(i), 3.0 * static_cast<double>(i) + 0.25) << i;
+  for (int64_t i = 0; i < count; ++i)
+    EXPECT_EQ(r.outputs[0].value_at(i), 3.0 * static_cast<double>(i) + 0.25) << i;
 }
 
 class BothExecutors : public ::testing::TestWithParam<std::string> {
@@ -100,7 +103,8 @@ TEST_P(BothExecutors, GoodKernelReadsPaddedAndBroadcastInputsByStride) {
   }
   const CallRecord r = executor()->run(*c, {x, y}, kOut, options());
   EXPECT_EQ(r.status, CallStatus::kOk) << r.message;
-  for (int64_t i = 0; i < kN; ++i) EXPECT_EQ(r.outputs[0].value_at(i), x.value_at(i) + y.value_at(i)) << i;
+  for (int64_t i = 0; i < kN; ++i)
+    EXPECT_EQ(r.outputs[0].value_at(i), x.value_at(i) + y.value_at(i)) << i;
   expect_clean_audit(r);
 }
 
@@ -118,7 +122,8 @@ TEST_P(BothExecutors, ReportsAWriteOnePastTheOutput) {
   const CallRecord r = run("add_write_past_end");
   EXPECT_EQ(r.status, CallStatus::kOk);
   EXPECT_FALSE(r.guards_intact);
-  EXPECT_EQ(r.first_guard_violation, kN * static_cast<int64_t>(sizeof(float)));  // byte just past storage
+  EXPECT_EQ(r.first_guard_violation,
+            kN * static_cast<int64_t>(sizeof(float)));  // byte just past storage
   EXPECT_TRUE(r.inputs_unchanged);
   EXPECT_TRUE(r.all_written);
 }
@@ -139,13 +144,15 @@ TEST_P(BothExecutors, AnOverreadPullsTheGuardPatternIntoTheResult) {
   EXPECT_EQ(fixed.status, CallStatus::kOk);
   expect_clean_audit(fixed);  // a read leaves no trace in the buffers...
   expect_sums(fixed, kN - 1);
-  EXPECT_TRUE(std::isnan(fixed.outputs[0].value_at(kN - 1)));  // ...but the NaN guard reaches the output
+  EXPECT_TRUE(
+      std::isnan(fixed.outputs[0].value_at(kN - 1)));  // ...but the NaN guard reaches the output
   CallOptions a = options(), b = options();
   a.randomize_guards = b.randomize_guards = true;
   a.guard_seed = 1;
   b.guard_seed = 2;
   const CallRecord ra = run("add_read_past_end", a), rb = run("add_read_past_end", b);
-  EXPECT_NE(ra.outputs[0].bits_at(kN - 1), rb.outputs[0].bits_at(kN - 1));  // and differs with the guards
+  EXPECT_NE(ra.outputs[0].bits_at(kN - 1),
+            rb.outputs[0].bits_at(kN - 1));  // and differs with the guards
   EXPECT_EQ(ra.outputs[0].bits_at(0), rb.outputs[0].bits_at(0));
 }
 
@@ -164,7 +171,8 @@ TEST_P(BothExecutors, ReportsAnException) {
 TEST_P(BothExecutors, ReportsARewrittenOutputView) {
   const CallRecord r = run("add_bad_shape");
   EXPECT_EQ(r.status, CallStatus::kBadOutput);
-  EXPECT_NE(r.message.find("output 0: the kernel rewrote its view"), std::string::npos) << r.message;
+  EXPECT_NE(r.message.find("output 0: the kernel rewrote its view"), std::string::npos)
+      << r.message;
   EXPECT_NE(r.message.find("(f32 [4, 8] -> f32 [4])"), std::string::npos) << r.message;
 }
 
@@ -200,7 +208,8 @@ TEST_P(BothExecutors, RunsCallsConcurrentlyOnSeparateBuffers) {
   ASSERT_NE(c, nullptr);
   std::vector<CallOptions> opts;
   for (uint64_t s = 1; s <= 4; ++s) opts.push_back(options(s));
-  const std::vector<CallRecord> records = executor()->run_concurrently(*c, add_inputs(), kOut, opts);
+  const std::vector<CallRecord> records =
+      executor()->run_concurrently(*c, add_inputs(), kOut, opts);
   ASSERT_EQ(records.size(), 4u);
   for (std::size_t i = 0; i < records.size(); ++i) {
     EXPECT_EQ(records[i].status, CallStatus::kOk) << i;
@@ -213,7 +222,8 @@ TEST_P(BothExecutors, RunsCallsConcurrentlyOnSeparateBuffers) {
 TEST_P(BothExecutors, ConcurrentAuditsStayPerCall) {
   auto c = load("add_skip_last");
   ASSERT_NE(c, nullptr);
-  const std::vector<CallRecord> records = executor()->run_concurrently(*c, add_inputs(), kOut, {options(1), options(2)});
+  const std::vector<CallRecord> records =
+      executor()->run_concurrently(*c, add_inputs(), kOut, {options(1), options(2)});
   ASSERT_EQ(records.size(), 2u);
   for (const CallRecord& r : records) {
     EXPECT_EQ(r.status, CallStatus::kOk);
@@ -222,7 +232,9 @@ TEST_P(BothExecutors, ConcurrentAuditsStayPerCall) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Executors, BothExecutors, ::testing::Values("in-process", "forked"),
-                         [](const auto& info) { return info.param == "forked" ? "Forked" : "InProcess"; });
+                         [](const auto& info) {
+                           return info.param == "forked" ? "Forked" : "InProcess";
+                         });
 
 TEST(ForkedExecutor, TurnsASegfaultIntoACrashRecordAndCarriesOn) {
   auto bad = load("add_segfault");
@@ -246,7 +258,8 @@ TEST(ForkedExecutor, KillsAHangAtTheDeadline) {
   EXPECT_EQ(r.status, CallStatus::kTimeout);
   EXPECT_NE(r.message.find("300 ms"), std::string::npos) << r.message;
   EXPECT_GE(elapsed, std::chrono::milliseconds(300));
-  EXPECT_LT(elapsed, std::chrono::milliseconds(CallOptions{}.timeout_ms));  // our deadline, not the default
+  EXPECT_LT(elapsed,
+            std::chrono::milliseconds(CallOptions{}.timeout_ms));  // our deadline, not the default
 }
 
 TEST(ForkedExecutor, TreatsAnExitBeforeReturningAsACrash) {
@@ -260,7 +273,8 @@ TEST(ForkedExecutor, TreatsAnExitBeforeReturningAsACrash) {
 TEST(ForkedExecutor, FailsEveryUnfinishedConcurrentCallWhenTheProcessDies) {
   auto c = load("add_segfault");
   ASSERT_NE(c, nullptr);
-  const auto records = make_forked_executor()->run_concurrently(*c, add_inputs(), kOut, {options(1), options(2), options(3)});
+  const auto records = make_forked_executor()->run_concurrently(
+      *c, add_inputs(), kOut, {options(1), options(2), options(3)});
   ASSERT_EQ(records.size(), 3u);
   for (const CallRecord& r : records) {
     EXPECT_EQ(r.status, CallStatus::kCrash);
@@ -271,7 +285,8 @@ TEST(ForkedExecutor, FailsEveryUnfinishedConcurrentCallWhenTheProcessDies) {
 TEST(InProcessExecutor, CatchesExceptionsOnEveryConcurrentThread) {
   auto c = load("add_throw");
   ASSERT_NE(c, nullptr);
-  const auto records = make_in_process_executor()->run_concurrently(*c, add_inputs(), kOut, {options(1), options(2)});
+  const auto records = make_in_process_executor()->run_concurrently(*c, add_inputs(), kOut,
+                                                                    {options(1), options(2)});
   ASSERT_EQ(records.size(), 2u);
   for (const CallRecord& r : records) EXPECT_EQ(r.status, CallStatus::kException);
 }

@@ -18,10 +18,14 @@ constexpr uint64_t kSeeds = 256;
 // The quiet bit is the top mantissa bit: 51, 22, 9 and 6 for f64, f32, f16, bf16.
 uint64_t quiet_bit(DType t) {
   switch (t) {
-    case DType::kF64: return uint64_t{1} << 51;
-    case DType::kF32: return uint64_t{1} << 22;
-    case DType::kF16: return uint64_t{1} << 9;
-    default: return uint64_t{1} << 6;
+    case DType::kF64:
+      return uint64_t{1} << 51;
+    case DType::kF32:
+      return uint64_t{1} << 22;
+    case DType::kF16:
+      return uint64_t{1} << 9;
+    default:
+      return uint64_t{1} << 6;
   }
 }
 
@@ -56,7 +60,8 @@ TEST(Sentinel, ArithmeticNeverReturnsTheSentinel) {
 }
 
 TEST(Sentinel, ChangesWithTheSeed) {
-  for (DType t : {DType::kF64, DType::kF32, DType::kF16, DType::kBF16, DType::kI32, DType::kI64, DType::kBool}) {
+  for (DType t : {DType::kF64, DType::kF32, DType::kF16, DType::kBF16, DType::kI32, DType::kI64,
+                  DType::kBool}) {
     std::set<uint64_t> seen;
     for (uint64_t seed = 0; seed < kSeeds; ++seed) seen.insert(sentinel_bits(t, seed));
     EXPECT_GT(seen.size(), 1u) << dtype_name(t);

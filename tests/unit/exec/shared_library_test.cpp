@@ -2,9 +2,8 @@
 // Loading kernels from the fixture shared libraries (tests/fixtures/kernels): choosing a kernel
 // by name or op, and the error for every way a library can be unusable.
 #include <dlfcn.h>
-#include <unistd.h>
-
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -43,7 +42,8 @@ TEST(SharedLibrary, ResolvesDeviceCodeNextToTheLibrary) {
 TEST(SharedLibrary, ListsEveryKernelWithItsOp) {
   auto list = list_library_kernels(kTwo);
   ASSERT_TRUE(list.has_value()) << list.error().to_string();
-  const std::vector<std::pair<std::string, std::string>> expected = {{"add_forward", "add"}, {"mul_forward", "mul"}};
+  const std::vector<std::pair<std::string, std::string>> expected = {{"add_forward", "add"},
+                                                                     {"mul_forward", "mul"}};
   EXPECT_EQ(*list, expected);
 }
 
@@ -60,7 +60,8 @@ TEST(SharedLibrary, RefusesToGuessBetweenSeveralKernels) {
   auto c = load_shared_library_candidate(kTwo, "", "");
   ASSERT_FALSE(c.has_value());
   EXPECT_EQ(c.error().code, ErrorCode::kInvalidArgument);
-  EXPECT_NE(c.error().message.find("add_forward (add), mul_forward (mul)"), std::string::npos) << error_of(c);
+  EXPECT_NE(c.error().message.find("add_forward (add), mul_forward (mul)"), std::string::npos)
+      << error_of(c);
   EXPECT_NE(c.error().message.find("--kernel"), std::string::npos) << error_of(c);
 }
 
@@ -75,14 +76,17 @@ TEST(SharedLibrary, NamesTheAvailableKernelsForAnUnknownNameOrOp) {
   auto name = load_shared_library_candidate(kTwo, "div_forward", "");
   ASSERT_FALSE(name.has_value());
   EXPECT_EQ(name.error().code, ErrorCode::kNotFound);
-  EXPECT_NE(name.error().message.find("no kernel named 'div_forward'"), std::string::npos) << error_of(name);
+  EXPECT_NE(name.error().message.find("no kernel named 'div_forward'"), std::string::npos)
+      << error_of(name);
   EXPECT_NE(name.error().message.find("mul_forward (mul)"), std::string::npos) << error_of(name);
   auto op = load_shared_library_candidate(kTwo, "", "softmax");
   ASSERT_FALSE(op.has_value());
-  EXPECT_NE(op.error().message.find("no kernel for op 'softmax'"), std::string::npos) << error_of(op);
+  EXPECT_NE(op.error().message.find("no kernel for op 'softmax'"), std::string::npos)
+      << error_of(op);
   auto mismatch = load_shared_library_candidate(kTwo, "mul_forward", "add");
   ASSERT_FALSE(mismatch.has_value());
-  EXPECT_NE(mismatch.error().message.find("implements op 'mul', not 'add'"), std::string::npos) << error_of(mismatch);
+  EXPECT_NE(mismatch.error().message.find("implements op 'mul', not 'add'"), std::string::npos)
+      << error_of(mismatch);
 }
 
 TEST(SharedLibrary, ReportsAMissingFile) {
@@ -93,21 +97,25 @@ TEST(SharedLibrary, ReportsAMissingFile) {
 }
 
 TEST(SharedLibrary, PassesOnTheLoadersComplaintAboutANonLibrary) {
-  const auto path = std::filesystem::temp_directory_path() / ("kcv_not_a_library_" + std::to_string(getpid()) + ".so");
+  const auto path = std::filesystem::temp_directory_path() /
+                    ("kcv_not_a_library_" + std::to_string(getpid()) + ".so");
   std::ofstream(path) << "this is not an ELF file\n";
   auto c = load_shared_library_candidate(path.string(), "", "");
   std::filesystem::remove(path);
   ASSERT_FALSE(c.has_value());
   EXPECT_EQ(c.error().code, ErrorCode::kCandidate);
-  EXPECT_NE(c.error().message.find("cannot load as a shared library"), std::string::npos) << error_of(c);
-  EXPECT_NE(c.error().message.find(path.string()), std::string::npos) << error_of(c);  // dlerror names the file
+  EXPECT_NE(c.error().message.find("cannot load as a shared library"), std::string::npos)
+      << error_of(c);
+  EXPECT_NE(c.error().message.find(path.string()), std::string::npos)
+      << error_of(c);  // dlerror names the file
 }
 
 TEST(SharedLibrary, PointsALibraryWithoutTheEntryPointAtTheHeader) {
   const std::string path = fixture_path("libkcv_fixture_no_symbol.so");
   auto c = load_shared_library_candidate(path, "", "");
   ASSERT_FALSE(c.has_value());
-  EXPECT_EQ(c.error().message, "library " + path + " does not export kcv_kernels; see include/kcv/kcv_kernel.h");
+  EXPECT_EQ(c.error().message,
+            "library " + path + " does not export kcv_kernels; see include/kcv/kcv_kernel.h");
 }
 
 TEST(SharedLibrary, RejectsAnEmptyKernelTable) {

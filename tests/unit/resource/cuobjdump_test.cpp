@@ -70,7 +70,8 @@ TEST(CuobjdumpUsage, RejectsAFunctionWithoutItsUsageLine) {
 }
 
 TEST(CuobjdumpUsage, RejectsOutputWithoutFunctions) {
-  auto r = parse_cuobjdump_resource_usage("cuobjdump info    : File 'x' does not contain device code\n");
+  auto r =
+      parse_cuobjdump_resource_usage("cuobjdump info    : File 'x' does not contain device code\n");
   ASSERT_FALSE(r.has_value());
   EXPECT_NE(r.error().message.find("--dump-resource-usage"), std::string::npos);
 }

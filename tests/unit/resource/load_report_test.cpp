@@ -27,8 +27,10 @@ class LoadResourceReport : public ::testing::Test {
     if (const char* v = std::getenv("KCV_CUOBJDUMP")) saved_ = v;
   }
   void TearDown() override {
-    if (saved_) setenv("KCV_CUOBJDUMP", saved_->c_str(), 1);
-    else unsetenv("KCV_CUOBJDUMP");
+    if (saved_)
+      setenv("KCV_CUOBJDUMP", saved_->c_str(), 1);
+    else
+      unsetenv("KCV_CUOBJDUMP");
     std::filesystem::remove_all(dir_);
   }
   std::string write(const std::string& name, const std::string& text) {
@@ -38,8 +40,8 @@ class LoadResourceReport : public ::testing::Test {
   }
   // A stand-in cuobjdump that prints `output` and exits with `code`.
   void fake_cuobjdump(const std::string& output_file, int code) {
-    const std::string script = write("cuobjdump", "#!/bin/sh\ncat '" + output_file + "'\nexit " +
-                                                      std::to_string(code) + "\n");
+    const std::string script = write(
+        "cuobjdump", "#!/bin/sh\ncat '" + output_file + "'\nexit " + std::to_string(code) + "\n");
     std::filesystem::permissions(script, std::filesystem::perms::owner_all);
     setenv("KCV_CUOBJDUMP", script.c_str(), 1);
   }
@@ -56,7 +58,8 @@ TEST_F(LoadResourceReport, RecognisesEachTextFormat) {
   auto dump = load_resource_report(fixture_data_path("register_heavy_sm_90a.cuobjdump.txt"));
   ASSERT_TRUE(dump.has_value()) << dump.error().to_string();
   EXPECT_EQ(dump->format, ResourceFormat::kCuobjdump);
-  auto ptx = load_resource_report(write("k.ptx", ".version 9.0\n.target sm_90a\n.entry k()\n{\nret;\n}\n"));
+  auto ptx = load_resource_report(
+      write("k.ptx", ".version 9.0\n.target sm_90a\n.entry k()\n{\nret;\n}\n"));
   ASSERT_TRUE(ptx.has_value()) << ptx.error().to_string();
   EXPECT_EQ(ptx->format, ResourceFormat::kPtx);
 }
@@ -79,7 +82,9 @@ TEST_F(LoadResourceReport, RejectsTextOfNoKnownFormatNamingTheFile) {
 
 TEST_F(LoadResourceReport, ReadsAnObjectThroughCuobjdump) {
   fake_cuobjdump(fixture_data_path("register_heavy_sm_90a.cuobjdump.txt"), 0);
-  auto r = load_resource_report(write("kernel.o", "\x7f" "ELF not really"));
+  auto r = load_resource_report(write("kernel.o",
+                                      "\x7f"
+                                      "ELF not really"));
   ASSERT_TRUE(r.has_value()) << r.error().to_string();
   ASSERT_EQ(r->kernels.size(), 1u);
   EXPECT_EQ(r->kernels[0].registers, 32);
@@ -87,11 +92,13 @@ TEST_F(LoadResourceReport, ReadsAnObjectThroughCuobjdump) {
 }
 
 TEST_F(LoadResourceReport, PassesOnCuobjdumpsComplaint) {
-  const std::string complaint = write("complaint.txt", "cuobjdump info    : File 'x' does not contain device code\n");
+  const std::string complaint =
+      write("complaint.txt", "cuobjdump info    : File 'x' does not contain device code\n");
   fake_cuobjdump(complaint, 255);
   auto r = load_resource_report(write("kernel.cubin", "garbage"));
   ASSERT_FALSE(r.has_value());
-  EXPECT_NE(r.error().message.find("does not contain device code"), std::string::npos) << r.error().message;
+  EXPECT_NE(r.error().message.find("does not contain device code"), std::string::npos)
+      << r.error().message;
   EXPECT_NE(r.error().message.find("exit 255"), std::string::npos) << r.error().message;
 }
 

@@ -56,20 +56,22 @@ TEST(Ptx, FlagsAColumnCountFromAKernelArgumentAsDynamic) {
 constexpr const char* kHeader = ".version 9.0\n.target sm_100a\n.address_size 64\n";
 
 TEST(Ptx, TreatsARegisterAssignedTwiceAsDynamic) {
-  const std::string ptx = std::string(kHeader) +
-                          ".visible .entry k(\n.param .u32 n\n)\n{\n.reg .b32 %r<4>;\n"
-                          "mov.b32 %r1, 64;\n@%p1 mov.b32 %r1, 1024;\n"
-                          "tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [%r2], %r1;\nret;\n}\n";
+  const std::string ptx =
+      std::string(kHeader) +
+      ".visible .entry k(\n.param .u32 n\n)\n{\n.reg .b32 %r<4>;\n"
+      "mov.b32 %r1, 64;\n@%p1 mov.b32 %r1, 1024;\n"
+      "tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [%r2], %r1;\nret;\n}\n";
   const KernelResources k = only_kernel(ptx);
   EXPECT_TRUE(k.tmem_alloc_columns.empty());
   EXPECT_TRUE(k.tmem_dynamic_alloc);
 }
 
 TEST(Ptx, ReadsHexImmediatesAndVectorDestinations) {
-  const std::string ptx = std::string(kHeader) +
-                          ".entry k()\n{\nld.shared.v2.u32 {%r1, %r3}, [s];\nmov.u32 %r2, 0x100;\n"
-                          "tcgen05.alloc.cta_group::2.sync.aligned.shared::cta.b32 [%r9], %r2;\n"
-                          "tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [%r9], %r3;\n}\n";
+  const std::string ptx =
+      std::string(kHeader) +
+      ".entry k()\n{\nld.shared.v2.u32 {%r1, %r3}, [s];\nmov.u32 %r2, 0x100;\n"
+      "tcgen05.alloc.cta_group::2.sync.aligned.shared::cta.b32 [%r9], %r2;\n"
+      "tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [%r9], %r3;\n}\n";
   const KernelResources k = only_kernel(ptx);
   EXPECT_EQ(k.tmem_alloc_columns, std::vector<int64_t>{256});
   EXPECT_TRUE(k.tmem_dynamic_alloc);  // %r3 comes from a load
@@ -120,8 +122,9 @@ TEST(Ptx, RejectsAnUnterminatedBodyWithItsLine) {
 }
 
 TEST(Ptx, RejectsAnAllocWithoutAColumnOperand) {
-  auto r = parse_ptx(std::string(kHeader) +
-                     ".entry k()\n{\ntcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [%r1];\n}\n");
+  auto r = parse_ptx(
+      std::string(kHeader) +
+      ".entry k()\n{\ntcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [%r1];\n}\n");
   ASSERT_FALSE(r.has_value());
   EXPECT_NE(r.error().message.find("line 6"), std::string::npos) << r.error().message;
 }

@@ -131,7 +131,8 @@ TEST(PtxasLog, ReadsTheLogOfTheInstalledNvccForSm90a) {
 TEST(PtxasLog, ReadsSpillsFromTheInstalledNvccForBothArchs) {
   KCV_REQUIRE_DEVICE_FIXTURES();
   for (const char* arch : {"sm_90a", "sm_100a"}) {
-    const ResourceReport r = parse_file(fixture_path(std::string("register_heavy_") + arch + ".ptxas.log"));
+    const ResourceReport r =
+        parse_file(fixture_path(std::string("register_heavy_") + arch + ".ptxas.log"));
     const KernelResources* k = find(r, "_Z21register_heavy_kernelPfPKfi", arch);
     ASSERT_NE(k, nullptr) << arch;
     EXPECT_EQ(k->registers, 32) << arch;  // -maxrregcount=32

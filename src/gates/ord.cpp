@@ -67,9 +67,15 @@ std::vector<Probe> plan_ord01(const OpSignature& sig, const Contract& contract, 
     s = spread_outputs(sig, contract, s, sig.reduction_dim, large ? 1 : kOrd01MinOutputs);
     if (total_input_numel(sig, s) > kMaxOrdInputElems) continue;
     const std::string prefix = fmt::format("{}={}{}", sig.reduction_dim, n, large ? " large" : "");
-    for (Distribution d : {Distribution::kNormal, Distribution::kUniform01, Distribution::kHeavyTail}) {
+    for (Distribution d : {Distribution::kNormal, Distribution::kUniform01}) {
       probes.push_back(make_probe(sig, contract, s, d, fmt::format("{} {}", prefix, distribution_name(d))));
     }
+    // The zero-mean and nonzero-mean cases bound the error growth at every N; heavy tails and the
+    // huge element test dynamic range, which does not need 2^20 terms (and a tight ratio there
+    // makes the verifier re-derive whole 2^20-term rows in MPFR).
+    if (large) continue;
+    probes.push_back(make_probe(sig, contract, s, Distribution::kHeavyTail,
+                                fmt::format("{} {}", prefix, distribution_name(Distribution::kHeavyTail))));
     probes.push_back(huge_element_probe(sig, contract, s, prefix));
   }
   return number_probes(std::move(probes), GateId::kOrd01, seed);

@@ -122,12 +122,13 @@ GateResult judge_cmp02(const JudgeInput& in) {
   for (std::size_t k = 0; k < in.outcome.calls.size(); ++k) {
     const CallRecord& call = in.outcome.calls[k];
     std::vector<std::string> broke = structural_breaks(in, call);
+    const auto structural = static_cast<int64_t>(broke.size());
     const Comparison c = compare_call(in.oracle, call);
     if (c.violations > 0) broke.push_back("values read by stride wrong: " + comparison_summary(in, c));
     if (broke.empty()) continue;
     Evidence e = comparison_evidence(in, c);
-    if (c.violations == 0) e.worst_ratio = std::numeric_limits<double>::infinity();
-    e.violations = c.violations + static_cast<int64_t>(broke.size()) - (c.violations > 0 ? 1 : 0);
+    if (structural > 0) e.worst_ratio = std::numeric_limits<double>::infinity();
+    e.violations = structural + c.violations;
     e.summary = fmt::format("call {}: {}", k, fmt::join(broke, "; "));
     return make_result(in, Verdict::kFail, std::move(e));
   }

@@ -52,6 +52,13 @@ TEST(Exc01Judge, RejectsWrongFiniteValuesBesideTheMask) {  // masked row treated
   EXPECT_EQ(r.evidence.worst_index, 3);
 }
 
+TEST(Exc01Judge, ProbeWithoutInjectionsJudgesFiniteOutputs) {
+  Synthetic s;
+  s.probe.injections.clear();
+  s.with_oracle(DType::kF32, {1.0, 2.0}, {0x1p-10, 0x1p-9}).with_call(std::vector<double>{1.0, 2.0});
+  EXPECT_EQ(s.judge(GateId::kExc01).verdict, Verdict::kPass);
+}
+
 TEST(Exc01Judge, AllNaNOracleAndCandidatePass) {
   Synthetic s;
   s.with_oracle(DType::kF32, {kNaN, kNaN, kNaN}, {0, 0, 0}).with_call(std::vector<double>{kNaN, kNaN, kNaN});

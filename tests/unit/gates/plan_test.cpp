@@ -153,6 +153,21 @@ TEST(GatePlans, FixedReductionDimIsNeverVaried) {
   }
 }
 
+TEST(GatePlans, EveryExc01ProbeInjectsAndOtherGatesDoNotExceptTheHugeElement) {
+  for (const Op* op : all_ops()) {
+    const OpSignature& sig = op->signature();
+    const Contract c = default_contract(sig);
+    for (const Probe& p : gate_def(GateId::kExc01).plan(sig, c, kSeed)) {
+      EXPECT_FALSE(p.injections.empty()) << sig.name << " " << p.label;
+    }
+    for (GateId id : {GateId::kCmp01, GateId::kCmp02, GateId::kPrc02, GateId::kRes01}) {
+      for (const Probe& p : gate_def(id).plan(sig, c, kSeed)) {
+        EXPECT_TRUE(p.injections.empty()) << sig.name << " " << gate_code(id) << " " << p.label;
+      }
+    }
+  }
+}
+
 TEST(GatePlans, Exc01CoversMaskedSoftmaxRowsAndBinaryOperands) {
   const Op* softmax = find_op("softmax");
   const Op* maximum = find_op("maximum");

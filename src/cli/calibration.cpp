@@ -15,6 +15,8 @@
 
 namespace kcv::cli {
 
+using Json = nlohmann::ordered_json;  // fields in the documented order
+
 std::optional<Verdict> KernelOutcome::intended_verdict() const {
   if (!intended || !report) return std::nullopt;
   for (const GateResult& g : report->results) {
@@ -92,10 +94,10 @@ Tally tally(const std::vector<KernelOutcome>& kernels) {
 std::string outcome_line(const KernelOutcome& k, std::size_t index, std::size_t total,
                          std::size_t name_width) {
   const std::string intended = k.intended ? std::string(gate_code(*k.intended)) : "control";
-  std::string line = fmt::format("[{:>{}}/{}] {:<{}}  {:<8} replica: {:<8} kcv: {:<15} other failing: {:<16} {:.1f}s",
+  std::string line = fmt::format("[{:>{}}/{}] {:<{}}  {:<8} replica: {:<8} kcv: {:<15} {:>6.1f}s  other failing: {}",
                                  index + 1, std::to_string(total).size(), total, k.name, name_width, intended,
-                                 k.replica_accepted ? "accepts" : "rejects", kcv_cell(k),
-                                 gate_list(k.other_failures()), k.seconds);
+                                 k.replica_accepted ? "accepts" : "rejects", kcv_cell(k), k.seconds,
+                                 gate_list(k.other_failures()));
   if (!k.error.empty()) line += "\n    error: " + k.error;
   return line;
 }
@@ -116,24 +118,24 @@ std::string render_calibration_summary(const std::vector<KernelOutcome>& kernels
 
 std::string render_calibration_json(const std::vector<KernelOutcome>& kernels) {
   std::vector<VerifyReport> reports;
-  nlohmann::json rows = nlohmann::json::array();
+  Json rows = Json::array();
   for (const KernelOutcome& k : kernels) {
     if (k.report) reports.push_back(*k.report);
-    nlohmann::json row = {{"kernel", k.name},
+    Json row = {{"kernel", k.name},
                           {"op", k.op},
                           {"role", k.red_team() ? "red_team" : "positive_control"},
-                          {"intended_gate", k.intended ? nlohmann::json(gate_code(*k.intended)) : nlohmann::json(nullptr)},
+                          {"intended_gate", k.intended ? Json(gate_code(*k.intended)) : Json(nullptr)},
                           {"replica_accepted", k.replica_accepted},
                           {"replica_note", k.replica_note},
-                          {"kcv_passed", k.report ? nlohmann::json(k.report->passed()) : nlohmann::json(nullptr)},
+                          {"kcv_passed", k.report ? Json(k.report->passed()) : Json(nullptr)},
                           {"as_expected", k.as_expected()},
-                          {"error", k.error.empty() ? nlohmann::json(nullptr) : nlohmann::json(k.error)},
+                          {"error", k.error.empty() ? Json(nullptr) : Json(k.error)},
                           {"seconds", k.seconds}};
     rows.push_back(row);
   }
-  nlohmann::json doc = nlohmann::json::parse(render_json(reports));
+  Json doc = Json::parse(render_json(reports));
   const Tally t = tally(kernels);
-  nlohmann::json per_gate = nlohmann::json::array();
+  Json per_gate = Json::array();
   for (const auto& [id, g] : t.per_gate) {
     per_gate.push_back({{"gate", gate_code(id)}, {"red_team", g.kernels}, {"replica_accepted", g.replica_accepted},
                         {"kcv_caught", g.caught}});

@@ -13,7 +13,7 @@
 namespace kcv {
 namespace {
 
-using nlohmann::json;
+using json = nlohmann::ordered_json;  // fields in the documented order
 
 json number(double x) {
   if (std::isnan(x)) return "nan";

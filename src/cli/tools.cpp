@@ -39,6 +39,8 @@ int run_cli(int argc, char** argv) {
   app.set_version_flag("--version", std::string(kcv_version()));
   app.require_subcommand(1);
   app.failure_message(failure_message);
+  app.footer("Exit codes: 0 all gates passed, 1 a gate failed (replay: reproduced), 2 bad input, "
+             "3 replay did not reproduce, 4 internal error. See docs/04_cli.md.");
   const Tool* chosen = nullptr;
   for (const Tool& tool : kTools) {
     CLI::App* cmd = app.add_subcommand(tool.name, tool.summary);

@@ -68,6 +68,11 @@ class Op {
   virtual std::optional<double> evaluate_exact(std::span<const HostTensor> inputs,
                                                const Contract& contract, int output,
                                                int64_t index) const;
+  /// evaluate_exact for several elements of one output, sharing the input conversion; one
+  /// entry per index, in order.
+  virtual std::vector<std::optional<double>> evaluate_exact_many(
+      std::span<const HostTensor> inputs, const Contract& contract, int output,
+      std::span<const int64_t> indices) const;
 };
 
 const Op* find_op(std::string_view name);

@@ -28,11 +28,23 @@ struct BundledEntry {
   std::optional<GateId> intended;  // nullopt: positive control
 };
 
+/// A RES-02 red-team kernel is only broken through its device code, which exists only when the
+/// build found nvcc; without it the kernel cannot be judged and is left out, loudly.
+bool lacks_device_code(const kcv_kernel& k, std::optional<GateId> intended) {
+  return intended == GateId::kRes02 && k.device_code == nullptr;
+}
+
 /// The bundled table of examples/bundled.hpp, in its order.
 std::vector<BundledEntry> bundled_entries() {
   std::vector<BundledEntry> entries;
   for (const kcv_kernel& k : kcv_bundled_kernels()) {
-    if (is_redteam_kernel(k) || is_control_kernel(k)) entries.push_back({&k, intended_gate(k.name)});
+    if (!is_redteam_kernel(k) && !is_control_kernel(k)) continue;
+    const std::optional<GateId> intended = intended_gate(k.name);
+    if (lacks_device_code(k, intended)) {
+      fmt::print("skipped {}: no device code (kcv was built without nvcc)\n", k.name);
+      continue;
+    }
+    entries.push_back({&k, intended});
   }
   return entries;
 }

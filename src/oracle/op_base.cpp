@@ -71,14 +71,26 @@ OracleResult TableOp::evaluate(std::span<const HostTensor> inputs, const Contrac
 std::optional<double> TableOp::evaluate_exact(std::span<const HostTensor> inputs,
                                               const Contract& contract, int output,
                                               int64_t index) const {
-  if (!exact_ || output < 0 || output >= static_cast<int>(sig_.outputs.size())) return std::nullopt;
-  auto ctx = make_context(sig_, inputs, contract);
-  if (!ctx) return std::nullopt;
-  const Shape shape = shape_of(sig_.outputs[static_cast<std::size_t>(output)], ctx->sizes);
-  if (index < 0 || index >= numel(shape)) return std::nullopt;
-  auto y = exact_(*ctx, output, index);
-  if (!y) return std::nullopt;
-  return finish_value(*y, ctx->out_dtypes[static_cast<std::size_t>(output)], *ctx->profile);
+  const int64_t one[] = {index};
+  return evaluate_exact_many(inputs, contract, output, one).front();
+}
+
+std::vector<std::optional<double>> TableOp::evaluate_exact_many(
+    std::span<const HostTensor> inputs, const Contract& contract, int output,
+    std::span<const int64_t> indices) const {
+  std::vector<std::optional<double>> out(indices.size());
+  if (!exact_ || output < 0 || output >= static_cast<int>(sig_.outputs.size())) return out;
+  auto ctx = make_context(sig_, inputs, contract);  // once for all indices: it converts every input
+  if (!ctx) return out;
+  const auto o = static_cast<std::size_t>(output);
+  const int64_t n = numel(shape_of(sig_.outputs[o], ctx->sizes));
+  for (std::size_t k = 0; k < indices.size(); ++k) {
+    if (indices[k] < 0 || indices[k] >= n) continue;
+    if (auto y = exact_(*ctx, output, indices[k])) {
+      out[k] = finish_value(*y, ctx->out_dtypes[o], *ctx->profile);
+    }
+  }
+  return out;
 }
 
 TensorSig tensor(std::string name, std::vector<std::string> dims, ValueDomain domain) {

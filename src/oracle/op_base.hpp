@@ -54,6 +54,9 @@ class TableOp final : public Op {
   OracleResult evaluate(std::span<const HostTensor> inputs, const Contract& contract) const override;
   std::optional<double> evaluate_exact(std::span<const HostTensor> inputs, const Contract& contract,
                                        int output, int64_t index) const override;
+  std::vector<std::optional<double>> evaluate_exact_many(
+      std::span<const HostTensor> inputs, const Contract& contract, int output,
+      std::span<const int64_t> indices) const override;
 
  private:
   OpSignature sig_;

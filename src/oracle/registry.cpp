@@ -45,6 +45,15 @@ std::optional<double> Op::evaluate_exact(std::span<const HostTensor>, const Cont
   return std::nullopt;
 }
 
+std::vector<std::optional<double>> Op::evaluate_exact_many(std::span<const HostTensor> inputs,
+                                                           const Contract& contract, int output,
+                                                           std::span<const int64_t> indices) const {
+  std::vector<std::optional<double>> out;
+  out.reserve(indices.size());
+  for (int64_t i : indices) out.push_back(evaluate_exact(inputs, contract, output, i));
+  return out;
+}
+
 const Op* find_op(std::string_view name) {
   for (const auto& op : registry()) {
     if (op->signature().name == name) return op.get();

@@ -5,6 +5,7 @@
 #include "verify/probe_runner.hpp"
 
 #include <cmath>
+#include <set>
 
 #include "kcv/generate.hpp"
 
@@ -73,23 +74,25 @@ bool escalate_borderline(const Op& op, const Contract& contract, ProbeData& data
   bool any = false;
   for (std::size_t o = 0; o < data.oracle.outputs.size(); ++o) {
     OracleOutput& out = data.oracle.outputs[o];
-    int done = 0;
+    std::set<int64_t> borderline;  // over all calls: repeated calls share one recomputation
     for (const CallRecord& call : data.outcome.calls) {
       if (call.status != CallStatus::kOk || o >= call.outputs.size()) continue;
       const HostTensor& got = call.outputs[o];
       if (got.numel() != static_cast<int64_t>(out.value.size())) continue;
-      for (int64_t i = 0; i < got.numel() && done < limit; ++i) {
-        const double y = out.value[i];
-        const double tau = out.tau[i];
-        if (!std::isfinite(y) || tau <= 0) continue;
-        const double ratio = std::fabs(got.value_at(i) - y) / tau;
-        if (ratio < 0.5 || ratio > 2.0) continue;
-        if (auto exact = op.evaluate_exact(data.inputs, contract, static_cast<int>(o), i)) {
-          out.value[i] = *exact;
-          any = true;
-        }
-        ++done;
+      for (int64_t i = 0; i < got.numel() && std::ssize(borderline) < limit; ++i) {
+        const auto k = static_cast<std::size_t>(i);
+        if (!std::isfinite(out.value[k]) || out.tau[k] <= 0) continue;
+        const double ratio = std::fabs(got.value_at(i) - out.value[k]) / out.tau[k];
+        if (ratio >= 0.5 && ratio <= 2.0) borderline.insert(i);
       }
+    }
+    if (borderline.empty()) continue;
+    const std::vector<int64_t> indices(borderline.begin(), borderline.end());
+    const auto exact = op.evaluate_exact_many(data.inputs, contract, static_cast<int>(o), indices);
+    for (std::size_t k = 0; k < indices.size(); ++k) {
+      if (!exact[k]) continue;
+      out.value[static_cast<std::size_t>(indices[k])] = *exact[k];
+      any = true;
     }
   }
   return any;

@@ -86,7 +86,7 @@ class HostTensor {
 
 /// The poison pattern a new HostTensor is filled with (guards, padding and elements): a quiet NaN
 /// with the payload 0xDEAD.. for floating types, 0x5A5A.. for integers, 0x5A for bool.
-uint64_t sentinel_bits(DType dtype);
+uint64_t initial_fill_bits(DType dtype);
 
 /// A tensor built from fp64 values, rounded to dtype, contiguous.
 HostTensor make_tensor(DType dtype, const Shape& shape, const std::vector<double>& values);

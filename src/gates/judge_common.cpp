@@ -39,17 +39,6 @@ std::string element_name(const OpSignature& sig, int output, int64_t index) {
   return fmt::format("out{}[{}]", output, index);
 }
 
-std::string_view status_word(CallStatus s) {
-  switch (s) {
-    case CallStatus::kOk: return "ok";
-    case CallStatus::kKernelError: return "kernel_error";
-    case CallStatus::kException: return "exception";
-    case CallStatus::kCrash: return "crash";
-    case CallStatus::kTimeout: return "timeout";
-    case CallStatus::kBadOutput: return "bad_output";
-  }
-  return "unknown";
-}
 
 namespace {
 
@@ -82,7 +71,7 @@ std::optional<GateResult> screen_calls(const JudgeInput& in) {
     const CallRecord& call = in.outcome.calls[k];
     if (call.status != CallStatus::kOk) {
       const std::string msg = call.message.empty() ? "" : ": " + call.message;
-      return call_failure(in, k, fmt::format("status {}{}", status_word(call.status), msg));
+      return call_failure(in, k, fmt::format("status {}{}", call_status_name(call.status), msg));
     }
     if (!outputs_match(in.oracle, call)) {
       return call_failure(in, k, fmt::format("returned {} output(s) that do not match the oracle's "

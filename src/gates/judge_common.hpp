@@ -23,9 +23,6 @@ GateResult error_result(const JudgeInput& in, std::string reason);
 /// when there is no call or the oracle is inconsistent; nullopt when every call can be judged.
 std::optional<GateResult> screen_calls(const JudgeInput& in);
 
-/// call_status_name()'s words ("crash", "timeout", ...). That function lives in src/exec, after
-/// gates in the link order, so judges carry their own copy of the five words.
-std::string_view status_word(CallStatus s);
 
 /// Shortest exact-enough rendering of a value for evidence ("1.00000012", "inf", "nan").
 std::string show(double x);

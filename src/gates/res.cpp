@@ -210,12 +210,17 @@ void check_tmem(ResourceAudit& a, const KernelResources& k, const Contract& c, c
   }
 }
 
-void audit_kernel(ResourceAudit& a, const KernelResources& k, const Contract& c) {
+void audit_kernel(ResourceAudit& a, const KernelResources& k, const Contract& c, ResourceFormat format) {
   const std::string arch = k.arch.empty() ? c.arch : k.arch;
   const ArchLimits lim = arch_limits(arch);
   const Budgets& b = c.budgets;
   check_limit(a, k, "registers per thread", k.registers, b.registers_per_thread, lim.max_registers_per_thread, arch);
-  if (b.spill_bytes) {
+  if (b.spill_bytes && format != ResourceFormat::kPtxasLog) {
+    // cuobjdump and PTX carry no spill counts: a zero there is unknown, not "no spills".
+    a.undecided.push_back(fmt::format("kernel {}: the contract bounds spills, but {} output has no "
+                                      "spill counts; give a `ptxas -v` log", k.name,
+                                      format == ResourceFormat::kCuobjdump ? "cuobjdump" : "PTX"));
+  } else if (b.spill_bytes) {
     check_limit(a, k, "spill bytes", std::max(k.spill_store_bytes, k.spill_load_bytes), b.spill_bytes,
                 std::nullopt, arch);
   }
@@ -241,7 +246,7 @@ GateResult judge_resources(const ResourceReport& report, const Contract& contrac
   }
   r.probes_run = 1;
   ResourceAudit a;
-  for (const KernelResources& k : report.kernels) audit_kernel(a, k, contract);
+  for (const KernelResources& k : report.kernels) audit_kernel(a, k, contract, report.format);
   r.evidence.worst_ratio = a.worst_ratio;
   r.evidence.violations = static_cast<int64_t>(a.breaks.size());
   if (!a.breaks.empty()) {

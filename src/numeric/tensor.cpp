@@ -41,7 +41,7 @@ std::vector<int64_t> contiguous_strides(const Shape& shape) {
   return strides;
 }
 
-uint64_t sentinel_bits(DType dtype) {
+uint64_t initial_fill_bits(DType dtype) {
   switch (dtype) {
     case DType::kF64: return 0x7FF8DEADBEEFDEADull;
     case DType::kF32: return 0x7FC0DEADull;
@@ -68,7 +68,7 @@ HostTensor::HostTensor(DType dtype, Shape shape, std::vector<int64_t> strides,
   storage_elems_ = storage_offset_ + view_extent(shape_, strides_);
   const auto size = static_cast<int64_t>(dtype_size(dtype_));
   buffer_.resize(static_cast<std::size_t>(address_shift_ + (storage_elems_ + 2 * guard_elems_) * size));
-  fill_raw(sentinel_bits(dtype_));
+  fill_raw(initial_fill_bits(dtype_));
 }
 
 int64_t HostTensor::numel() const { return kcv::numel(shape_); }

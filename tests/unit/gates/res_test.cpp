@@ -60,7 +60,7 @@ TEST(Res01Judge, CrashAndTimeoutFailWithTheirStatus) {
     s.outcome.calls[1].message = "boom";
     const GateResult r = s.judge(GateId::kRes01);
     EXPECT_EQ(r.verdict, Verdict::kFail);
-    EXPECT_NE(r.evidence.summary.find(std::string(gates::status_word(st))), std::string::npos);
+    EXPECT_NE(r.evidence.summary.find(std::string(call_status_name(st))), std::string::npos);
   }
 }
 
@@ -157,6 +157,17 @@ TEST(Res02Judge, SpillsOverBudgetFail) {
   EXPECT_NE(r.evidence.summary.find("24 spill bytes"), std::string::npos) << r.evidence.summary;
   c.budgets.spill_bytes = 24;
   EXPECT_EQ(judge_resources(report_of({k}), c).verdict, Verdict::kPass);
+}
+
+TEST(Res02Judge, SpillBudgetIsUndecidedWithoutAPtxasLog) {
+  Contract c;
+  c.budgets.spill_bytes = 0;
+  for (ResourceFormat f : {ResourceFormat::kCuobjdump, ResourceFormat::kPtx}) {
+    ResourceReport report = report_of({kernel("unknown_spills")});
+    report.format = f;
+    const GateResult r = judge_resources(report, c);
+    EXPECT_EQ(r.verdict, Verdict::kError) << r.evidence.summary;
+  }
 }
 
 TEST(Res02Judge, RegistersAndSharedAgainstBudgetOrArchLimit) {

@@ -19,7 +19,7 @@ TEST(HostTensor, PutsGuardBandsAroundStorageAndPoisonsEverything) {
   EXPECT_EQ(t.raw().size(), static_cast<std::size_t>((6 + 2 * guard) * 4));
   EXPECT_EQ(t.raw_storage_begin(), static_cast<std::size_t>(guard * 4));
   EXPECT_EQ(t.data(), t.raw().data() + guard * 4);
-  const uint64_t sentinel = sentinel_bits(DType::kF32);
+  const uint64_t sentinel = initial_fill_bits(DType::kF32);
   for (std::size_t j = 0; j < t.raw().size(); j += 4) {
     uint32_t word = 0;
     std::memcpy(&word, t.raw().data() + j, 4);
@@ -40,7 +40,7 @@ TEST(HostTensor, WritesStayInsideStorage) {
     uint16_t half = 0;
     std::memcpy(&half, bytes.data() + j, 2);
     if (j < begin || j >= end) {
-      ASSERT_EQ(half, sentinel_bits(DType::kF16)) << j;
+      ASSERT_EQ(half, initial_fill_bits(DType::kF16)) << j;
     }
   }
   EXPECT_EQ(t.to_f64()[14], 14.0);

@@ -1,4 +1,4 @@
-// File: src/exec/call_status.cpp
+// File: src/contract/call_status.cpp
 // Names of CallStatus values, as reports and messages print them.
 #include "kcv/call.hpp"
 

@@ -1,0 +1,72 @@
+// File: include/kcv/worker.hpp
+// The worker executor: the candidate runs in a separate, long-lived worker process that kcv
+// talks to over newline-delimited JSON on the worker's stdin/stdout (docs/06_worker_protocol.md).
+// Tensors travel in fresh shared-memory files (one per call, safetensors layout); kcv keeps its
+// own copy of every buffer and does the whole buffer audit itself, so a worker can lie about
+// nothing but its own outputs. A worker that crashes, hangs past the call's timeout_ms, or
+// breaks the protocol is killed; its calls become kCrash / kTimeout / kBadOutput records with
+// the worker's stderr tail, and the next call starts a new worker (hello and load again).
+// run_concurrently sends all its calls before reading any result: a worker advertising the
+// capability "concurrent_calls" runs them at once on threads (kcv-worker does); otherwise kcv
+// sends them one after the other to the one worker.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kcv/executor.hpp"
+#include "kcv/expected.hpp"
+
+namespace kcv {
+
+inline constexpr int kWorkerProtocolVersion = 1;
+
+/// What the worker loads (the fields of the protocol's load request).
+struct WorkerLoad {
+  std::string kind = "shared_library";  // kcv-worker knows only this kind
+  std::string path;                     // shared library (kind shared_library)
+  std::string kernel;                   // kernel name; empty: by op, or the only kernel
+  std::string op;                       // op to pick the kernel by; may be empty
+  std::string extra_json;               // a JSON object merged into the request (other kinds)
+};
+
+struct WorkerOptions {
+  std::vector<std::string> command;  // argv of the worker; empty: default_worker_command()
+  WorkerLoad load;
+  int64_t memory_limit_bytes = 0;  // RLIMIT_AS of the worker process; 0: no limit
+  int startup_timeout_ms = 30000;  // spawn + hello + load; <= 0: no deadline
+  int shutdown_grace_ms = 1000;    // after the shutdown request, before SIGKILL
+  std::string shm_dir = "/dev/shm";        // where the per-call shared-memory files live
+  std::size_t stderr_tail_bytes = 2048;   // how much of the worker's stderr a record quotes
+};
+
+/// What the worker reported after loading (its hello and load replies).
+struct WorkerKernelInfo {
+  std::string name;
+  std::string op;
+  std::string contract_json;         // as the worker reported it (may be empty)
+  std::optional<std::string> device_code;
+  std::string worker;                // the worker's self-description from hello
+  bool concurrent_calls = false;     // capability from hello
+  int pid = 0;
+};
+
+class WorkerExecutor : public Executor {
+ public:
+  /// Starts the worker now if none is running (spawn, hello, load) and says what it loaded;
+  /// an error names the failing step and quotes the worker's stderr. run() starts one lazily.
+  virtual Expected<WorkerKernelInfo> start() = 0;
+  /// How many worker processes this executor has started (1 + restarts).
+  virtual int workers_started() const = 0;
+};
+
+std::unique_ptr<WorkerExecutor> make_worker_executor(WorkerOptions options);
+
+/// $KCV_WORKER when set, else `kcv-worker` beside the running executable when it exists, else
+/// `kcv-worker` (looked up on PATH).
+std::vector<std::string> default_worker_command();
+
+}  // namespace kcv

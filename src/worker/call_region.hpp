@@ -1,0 +1,47 @@
+// File: src/worker/call_region.hpp
+// The shared memory of one call: a fresh file (0600, O_EXCL) in the shm directory, laid out as
+// a safetensors file whose tensors are the raw guarded buffers as U8 blobs ("input.K",
+// "output.K"; "pad.K" blobs fill alignment gaps so strict safetensors readers accept it). Each
+// raw buffer starts at a 64-byte boundary of the file plus the call's address shift. The
+// orchestrator maps it; the worker maps it by path; the file is unlinked when this object goes,
+// so every call gets new pages and new addresses in the worker.
+#pragma once
+
+#include <cstddef>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "kcv/expected.hpp"
+
+namespace kcv::worker {
+
+struct RegionBuffer {
+  std::string name;
+  std::size_t size = 0;
+};
+
+class CallRegion {
+ public:
+  static Expected<CallRegion> create(const std::string& dir, const std::vector<RegionBuffer>& bufs,
+                                     int64_t address_shift);
+  CallRegion(CallRegion&& other) noexcept;
+  CallRegion& operator=(CallRegion&&) = delete;
+  CallRegion(const CallRegion&) = delete;
+  ~CallRegion();
+
+  const std::string& path() const { return path_; }
+  std::size_t size() const { return size_; }
+  /// Absolute byte range of buffer k in the file.
+  std::size_t begin(std::size_t k) const { return begins_[k]; }
+  std::span<std::byte> buffer(std::size_t k);
+
+ private:
+  CallRegion() = default;
+  std::string path_;
+  std::byte* base_ = nullptr;
+  std::size_t size_ = 0;
+  std::vector<std::size_t> begins_, sizes_;
+};
+
+}  // namespace kcv::worker

@@ -1,0 +1,224 @@
+// File: src/worker/executor.cpp
+// WorkerExecutor: kcv prepares and owns every buffer (src/exec's prepare_buffers), copies the
+// raw bytes into a fresh shared-memory file per call, sends the call, and when the result comes
+// copies the bytes back and runs the same audit as the other executors. The worker only ever
+// sees copies, so a lying worker can corrupt nothing but its own outputs. Calls in flight when
+// the worker dies, hangs or breaks the protocol get kCrash / kTimeout / kBadOutput and the
+// worker is killed; results that arrived before keep their audit.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+#include <optional>
+#include <stdexcept>
+
+#include "worker/protocol.hpp"
+#include "worker/session.hpp"
+
+namespace kcv {
+namespace {
+
+struct Pending {
+  exec::CallBuffers buffers;
+  std::optional<worker::CallRegion> region;
+  std::optional<exec::KernelOutcome> outcome;  // set once the call ended, one way or another
+  bool returned = false;                        // a result arrived: audit the buffers
+};
+
+class WorkerExecutorImpl final : public WorkerExecutor {
+ public:
+  explicit WorkerExecutorImpl(WorkerOptions o) : session_(std::move(o)) {}
+  std::string_view name() const override { return "worker"; }
+  Expected<WorkerKernelInfo> start() override { return session_.ensure_started(); }
+  int workers_started() const override { return session_.started(); }
+
+  CallRecord run(Candidate& candidate, const std::vector<HostTensor>& inputs,
+                 const std::vector<OutputSpec>& outputs, const CallOptions& options) override {
+    return std::move(run_all(candidate, inputs, outputs, {options}).front());
+  }
+  std::vector<CallRecord> run_concurrently(Candidate& candidate,
+                                           const std::vector<HostTensor>& inputs,
+                                           const std::vector<OutputSpec>& outputs,
+                                           const std::vector<CallOptions>& options) override {
+    return run_all(candidate, inputs, outputs, options);
+  }
+
+ private:
+  std::vector<CallRecord> run_all(Candidate& candidate, const std::vector<HostTensor>& inputs,
+                                  const std::vector<OutputSpec>& outputs,
+                                  const std::vector<CallOptions>& options);
+  std::optional<exec::KernelOutcome> refuse(Candidate& candidate,
+                                            const std::vector<OutputSpec>& outputs);
+  void make_region(Pending& p, int64_t address_shift);
+  bool send(Pending& p, uint64_t id, const CallOptions& o);
+  void run_calls(std::vector<Pending>& calls, const std::vector<CallOptions>& options);
+  void collect(const std::vector<Pending*>& calls, const std::vector<uint64_t>& ids,
+               int timeout_ms);
+  void accept(Pending& p, const nlohmann::json& result);
+
+  worker::Session session_;
+  uint64_t next_id_ = 1;
+};
+
+void fail_all(const std::vector<Pending*>& calls, CallStatus status, const std::string& message);
+
+// A reason not to call the kernel at all (wrong declared outputs, no worker, wrong kernel).
+std::optional<exec::KernelOutcome> WorkerExecutorImpl::refuse(
+    Candidate& candidate, const std::vector<OutputSpec>& outputs) {
+  if (auto bad = exec::check_declared_outputs(candidate.contract(), outputs))
+    return exec::KernelOutcome{CallStatus::kBadOutput, *bad};
+  auto info = session_.ensure_started();
+  if (!info) {
+    return exec::KernelOutcome{CallStatus::kCrash,
+                               "the worker could not be started: " + info.error().message};
+  }
+  if (info->name != candidate.name() || info->op != candidate.op()) {
+    return exec::KernelOutcome{
+        CallStatus::kBadOutput,
+        fmt::format("the worker loaded kernel '{}' (op {}), not the candidate '{}' (op {})",
+                    info->name, info->op, candidate.name(), candidate.op())};
+  }
+  return std::nullopt;
+}
+
+void WorkerExecutorImpl::make_region(Pending& p, int64_t address_shift) {
+  auto region = worker::CallRegion::create(session_.options().shm_dir,
+                                           worker::region_layout(p.buffers), address_shift);
+  if (!region) throw std::runtime_error("worker executor: " + region.error().to_string());
+  p.region.emplace(std::move(*region));
+  const auto raws = exec::raw_buffers(p.buffers);
+  for (std::size_t k = 0; k < raws.size(); ++k)
+    std::memcpy(p.region->buffer(k).data(), raws[k].data(), raws[k].size());
+}
+
+bool WorkerExecutorImpl::send(Pending& p, uint64_t id, const CallOptions& o) {
+  return session_.process()->send(worker::call_request(id, *p.region, p.buffers, o));
+}
+
+void fail_all(const std::vector<Pending*>& calls, CallStatus status, const std::string& message) {
+  for (Pending* p : calls) {
+    if (!p->outcome) p->outcome = exec::KernelOutcome{status, message};
+  }
+}
+
+void WorkerExecutorImpl::accept(Pending& p, const nlohmann::json& result) {
+  const auto raws = exec::raw_buffers(p.buffers);
+  for (std::size_t k = 0; k < raws.size(); ++k)
+    std::memcpy(raws[k].data(), p.region->buffer(k).data(), raws[k].size());
+  p.outcome = worker::outcome_of(result);
+  p.returned = true;
+}
+
+// Reads results until every call in `calls` (sent with the same position's id) has an outcome.
+void WorkerExecutorImpl::collect(const std::vector<Pending*>& calls,
+                                 const std::vector<uint64_t>& ids, int timeout_ms) {
+  const auto deadline = timeout_ms > 0
+                            ? worker::Clock::now() + std::chrono::milliseconds(timeout_ms)
+                            : worker::Clock::time_point::max();
+  auto open = [&] {
+    for (const Pending* p : calls)
+      if (!p->outcome) return true;
+    return false;
+  };
+  while (open()) {
+    const worker::ReadResult r = session_.process()->read_line(deadline);
+    if (r.end == worker::ReadEnd::kTimeout) {
+      const std::string why = session_.kill_and_describe();
+      return fail_all(calls, CallStatus::kTimeout,
+                      fmt::format("no result within {} ms; {}", timeout_ms, why));
+    }
+    if (r.end == worker::ReadEnd::kEof) {
+      return fail_all(calls, CallStatus::kCrash,
+                      session_.reap_and_describe() + " before the call returned");
+    }
+    std::string violation;
+    if (r.end == worker::ReadEnd::kTooLong) {
+      violation = "worker protocol violation: a reply line longer than 16 MiB, starting " +
+                  worker::quote(r.line);
+    } else {
+      try {
+        auto reply = worker::parse_reply(r.line, "result");
+        if (!reply) {
+          violation = reply.error().message;
+        } else {
+          const auto it = std::find(ids.begin(), ids.end(), reply->value("id", uint64_t{0}));
+          Pending* p = it == ids.end() ? nullptr : calls[static_cast<std::size_t>(it - ids.begin())];
+          if (p == nullptr || p->outcome)
+            violation = "worker protocol violation: a result for no call in flight: " +
+                        worker::quote(r.line);
+          else
+            accept(*p, *reply);
+        }
+      } catch (const nlohmann::json::exception& e) {
+        violation = fmt::format("worker protocol violation: {} in {}", e.what(), worker::quote(r.line));
+      }
+    }
+    if (!violation.empty()) {
+      const std::string why = session_.kill_and_describe();
+      return fail_all(calls, CallStatus::kBadOutput, fmt::format("{}; {}", violation, why));
+    }
+  }
+}
+
+// All calls at once when the worker runs calls concurrently (one deadline: the longest
+// allowance, as in the forked executor); else one by one, restarting a worker that died.
+void WorkerExecutorImpl::run_calls(std::vector<Pending>& calls,
+                                   const std::vector<CallOptions>& options) {
+  const auto info = session_.ensure_started();
+  if (info && info->concurrent_calls && calls.size() > 1) {
+    std::vector<Pending*> all;
+    std::vector<uint64_t> ids;
+    int timeout_ms = 0;
+    for (std::size_t i = 0; i < calls.size(); ++i) {
+      all.push_back(&calls[i]);
+      ids.push_back(next_id_++);
+      timeout_ms = std::max(timeout_ms, options[i].timeout_ms);
+      if (!send(calls[i], ids.back(), options[i])) break;  // collect() sees the worker's end
+    }
+    return collect(all, ids, timeout_ms);
+  }
+  for (std::size_t i = 0; i < calls.size(); ++i) {
+    const auto running = session_.ensure_started();
+    if (!running) {
+      calls[i].outcome = exec::KernelOutcome{
+          CallStatus::kCrash, "the worker could not be restarted: " + running.error().message};
+      continue;
+    }
+    const uint64_t id = next_id_++;
+    send(calls[i], id, options[i]);
+    collect({&calls[i]}, {id}, options[i].timeout_ms);
+  }
+}
+
+std::vector<CallRecord> WorkerExecutorImpl::run_all(Candidate& candidate,
+                                                    const std::vector<HostTensor>& inputs,
+                                                    const std::vector<OutputSpec>& outputs,
+                                                    const std::vector<CallOptions>& options) {
+  std::vector<Pending> calls(options.size());
+  for (std::size_t i = 0; i < options.size(); ++i)
+    calls[i].buffers = exec::prepare_buffers(inputs, outputs, options[i]);
+  if (!options.empty()) {
+    if (auto no = refuse(candidate, outputs)) {
+      for (Pending& p : calls) p.outcome = *no;
+    } else {
+      for (std::size_t i = 0; i < options.size(); ++i)
+        make_region(calls[i], options[i].address_shift);
+      run_calls(calls, options);
+    }
+  }
+  std::vector<CallRecord> records;
+  for (std::size_t i = 0; i < options.size(); ++i) {
+    exec::KernelOutcome outcome = std::move(*calls[i].outcome);
+    records.push_back(exec::finish_record(std::move(calls[i].buffers), options[i],
+                                          std::move(outcome), calls[i].returned));
+  }
+  return records;
+}
+
+}  // namespace
+
+std::unique_ptr<WorkerExecutor> make_worker_executor(WorkerOptions options) {
+  return std::make_unique<WorkerExecutorImpl>(std::move(options));
+}
+
+}  // namespace kcv

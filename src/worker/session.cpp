@@ -1,0 +1,116 @@
+// File: src/worker/session.cpp
+// Starting a worker is hello then load; a failure at either step (no reply in time, the worker
+// died, a malformed or error reply) kills the worker and becomes an Error naming the step, the
+// worker's end and its stderr tail. A reply whose fields have the wrong JSON types is a
+// protocol violation too (nlohmann's type_error is caught here, at the edge).
+#include "worker/session.hpp"
+
+#include <fmt/format.h>
+#include <sys/wait.h>
+
+#include "worker/protocol.hpp"
+
+namespace kcv::worker {
+namespace {
+
+Clock::time_point deadline_after(int ms) {
+  return ms > 0 ? Clock::now() + std::chrono::milliseconds(ms) : Clock::time_point::max();
+}
+
+}  // namespace
+
+Session::Session(WorkerOptions options) : options_(std::move(options)) {
+  if (options_.command.empty()) options_.command = default_worker_command();
+}
+
+Session::~Session() {
+  if (!proc_ || !proc_->alive()) return;
+  if (proc_->send(shutdown_request())) {
+    proc_->read_line(deadline_after(options_.shutdown_grace_ms));  // "bye", or nothing
+  }
+  proc_->reap(std::chrono::milliseconds(std::max(options_.shutdown_grace_ms, 0)));
+}
+
+Expected<WorkerKernelInfo> Session::ensure_started() {
+  if (proc_ && proc_->alive()) return info_;
+  proc_.reset();
+  return start();
+}
+
+std::string Session::with_stderr(std::string text) {
+  const std::string tail = proc_ ? proc_->stderr_tail() : std::string();
+  if (tail.empty()) return text;
+  return fmt::format("{}; the worker's stderr ended with: {}", text, tail);
+}
+
+std::string Session::kill_and_describe() {
+  if (!proc_) return "no worker";
+  const Exit e = proc_->kill_and_reap();
+  const std::string how = e.killed_by_us ? "killed by kcv" : "ended by " + describe_exit(e.wait_status);
+  return with_stderr(fmt::format("worker pid {} {}", proc_->pid(), how));
+}
+
+std::string Session::reap_and_describe() {
+  if (!proc_) return "no worker";
+  const Exit e = proc_->reap(std::chrono::milliseconds(1000));
+  if (e.killed_by_us)
+    return with_stderr(fmt::format("the worker (pid {}) closed its stdout and was killed",
+                                   proc_->pid()));
+  const std::string how = WIFSIGNALED(e.wait_status) ? "died of " : "exited with ";
+  return with_stderr(fmt::format("the worker process (pid {}) {}{}", proc_->pid(), how,
+                                 describe_exit(e.wait_status)));
+}
+
+Expected<nlohmann::json> Session::request(const std::string& line, std::string_view reply_type,
+                                          Clock::time_point deadline) {
+  if (!proc_->send(line)) return make_error(ErrorCode::kCandidate, reap_and_describe());
+  const ReadResult r = proc_->read_line(deadline);
+  switch (r.end) {
+    case ReadEnd::kLine: {
+      auto reply = parse_reply(r.line, reply_type);
+      if (!reply) return make_error(reply.error().code, with_stderr(reply.error().message));
+      return reply;
+    }
+    case ReadEnd::kEof:
+      return make_error(ErrorCode::kCandidate, reap_and_describe());
+    case ReadEnd::kTimeout:
+      return make_error(ErrorCode::kCandidate, "no reply in time; " + kill_and_describe());
+    case ReadEnd::kTooLong:
+      break;
+  }
+  return make_error(ErrorCode::kParse, "worker protocol violation: a reply line longer than "
+                                       "16 MiB, starting " + quote(r.line));
+}
+
+Expected<WorkerKernelInfo> Session::start() {
+  auto proc = WorkerProcess::spawn(options_.command, options_.memory_limit_bytes,
+                                   options_.stderr_tail_bytes);
+  if (!proc) return proc.error();
+  proc_ = std::move(*proc);
+  ++started_;
+  const auto deadline = deadline_after(options_.startup_timeout_ms);
+  WorkerKernelInfo info;
+  info.pid = proc_->pid();
+  auto fail = [&](std::string_view step, const Error& e) {
+    if (proc_->alive()) proc_->kill_and_reap();
+    return make_error(e.code, fmt::format("worker '{}' {}: {}", options_.command.front(), step,
+                                          e.message));
+  };
+  try {
+    auto hello = request(hello_request(), "hello", deadline);
+    if (!hello) return fail("hello", hello.error());
+    if (Status s = read_hello(*hello, info); !s) return fail("hello", s.error());
+    auto load_line = load_request(options_.load);
+    if (!load_line) return fail("load", load_line.error());
+    auto loaded = request(*load_line, "loaded", deadline);
+    if (!loaded) return fail("load", loaded.error());
+    if (Status s = read_loaded(*loaded, info); !s) return fail("load", s.error());
+  } catch (const nlohmann::json::exception& e) {
+    return fail("startup", make_error(ErrorCode::kParse,
+                                      fmt::format("worker protocol violation: {}", e.what())));
+  }
+  info_ = info;
+  return info_;
+}
+
+}  // namespace kcv::worker

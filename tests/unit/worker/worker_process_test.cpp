@@ -1,0 +1,180 @@
+// File: tests/unit/worker/worker_process_test.cpp
+// The worker as a process that can fail: a segfault is kCrash naming the signal and the next
+// call runs on a restarted worker; a hang is kTimeout after the call's 300 ms; a huge
+// allocation under the worker's memory limit fails inside the kernel (std::bad_alloc) and the
+// worker lives on; a worker that writes garbage, dies at start or does not exist gives a clean
+// record, never a crash of kcv. Fake workers are small shell scripts written per test.
+#include <dirent.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+
+#include "worker_test_util.hpp"
+
+namespace kcv {
+namespace {
+
+using namespace kcv::testing;
+using Clock = std::chrono::steady_clock;
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+// A fake worker: a /bin/sh script with `body`, in a fresh temporary directory.
+std::string fake_worker(const std::string& body) {
+  char dir[] = "/tmp/kcv-fake-worker-XXXXXX";
+  EXPECT_NE(mkdtemp(dir), nullptr);
+  const std::string path = std::string(dir) + "/worker.sh";
+  std::ofstream(path) << "#!/bin/sh\n" << body;
+  chmod(path.c_str(), 0700);
+  return path;
+}
+
+// hello and load answered correctly, so the failure is in the call.
+const std::string kHandshake =
+    "read line; echo '{\"type\":\"hello\",\"protocol\":1}'\n"
+    "read line; echo '{\"type\":\"loaded\",\"name\":\"good_add\",\"op\":\"add\"}'\n"
+    "read line\n";
+
+CallRecord run_with(WorkerExecutor& w, const std::string& kernel, const CallOptions& o) {
+  auto c = load_here(kernel);
+  if (!c) return {};
+  return w.run(*c, add_inputs(), kOut, o);
+}
+
+TEST(WorkerProcess, ASegfaultIsACrashAndTheNextCallRunsOnARestartedWorker) {
+  auto w = make_worker_executor(worker_options("add_moody"));
+  const CallRecord crash = run_with(*w, "add_moody", call_options(1));
+  EXPECT_EQ(crash.status, CallStatus::kCrash);
+  EXPECT_TRUE(contains(crash.message, "SIGSEGV")) << crash.message;
+  EXPECT_EQ(w->workers_started(), 1);
+  const CallRecord next = run_with(*w, "add_moody", call_options());
+  EXPECT_EQ(next.status, CallStatus::kOk) << next.message;
+  expect_sums(next);
+  EXPECT_EQ(w->workers_started(), 2);
+}
+
+TEST(WorkerProcess, ExitingInsideTheKernelIsACrash) {
+  auto w = make_worker_executor(worker_options("add_exit"));
+  const CallRecord r = run_with(*w, "add_exit", call_options());
+  EXPECT_EQ(r.status, CallStatus::kCrash);
+  EXPECT_TRUE(contains(r.message, "exit code 3")) << r.message;
+}
+
+TEST(WorkerProcess, AHangIsATimeoutAndTheWorkerIsReplaced) {
+  auto w = make_worker_executor(worker_options("add_moody"));
+  ASSERT_TRUE(w->start().has_value());  // startup is not part of the call's allowance
+  CallOptions o = call_options(2);
+  o.timeout_ms = 300;
+  const auto t0 = Clock::now();
+  const CallRecord r = run_with(*w, "add_moody", o);
+  const auto waited = Clock::now() - t0;
+  EXPECT_EQ(r.status, CallStatus::kTimeout);
+  EXPECT_TRUE(contains(r.message, "no result within 300 ms")) << r.message;
+  EXPECT_GE(waited, std::chrono::milliseconds(300));
+  EXPECT_EQ(run_with(*w, "add_moody", call_options()).status, CallStatus::kOk);
+  EXPECT_EQ(w->workers_started(), 2);
+}
+
+TEST(WorkerProcess, AHugeAllocationFailsUnderTheMemoryLimitAndTheWorkerLivesOn) {
+  WorkerOptions opt = worker_options("add_moody");
+  opt.memory_limit_bytes = int64_t{512} << 20;  // the kernel asks for 1 GiB
+  auto w = make_worker_executor(opt);
+  const CallRecord r = run_with(*w, "add_moody", call_options(3));
+  EXPECT_EQ(r.status, CallStatus::kException);
+  EXPECT_TRUE(contains(r.message, "bad_alloc")) << r.message;
+  EXPECT_EQ(run_with(*w, "add_moody", call_options()).status, CallStatus::kOk);
+  EXPECT_EQ(w->workers_started(), 1);
+}
+
+TEST(WorkerProcess, AKernelPrintingToStdoutDoesNotBreakTheProtocol) {
+  auto w = make_worker_executor(worker_options("add_moody"));
+  const CallRecord r = run_with(*w, "add_moody", call_options(4));
+  EXPECT_EQ(r.status, CallStatus::kOk) << r.message;
+  expect_sums(r);
+}
+
+TEST(WorkerProcess, GarbageOnStdoutIsABadOutputWithAClearMessage) {
+  WorkerOptions opt = worker_options("good_add");
+  opt.command = {fake_worker(kHandshake + "echo 'this is not json'\nsleep 30\n")};
+  auto w = make_worker_executor(opt);
+  const CallRecord r = run_with(*w, "good_add", call_options());
+  EXPECT_EQ(r.status, CallStatus::kBadOutput);
+  EXPECT_TRUE(contains(r.message, "worker protocol violation: a reply line is not JSON: "
+                                  "'this is not json'"))
+      << r.message;
+  EXPECT_TRUE(contains(r.message, "killed by kcv")) << r.message;
+}
+
+TEST(WorkerProcess, AResultForAnotherCallIsAProtocolViolation) {
+  WorkerOptions opt = worker_options("good_add");
+  opt.command = {fake_worker(kHandshake + "echo '{\"type\":\"result\",\"id\":999,\"status\":\"ok\"}'\n")};
+  const CallRecord r = run_with(*make_worker_executor(opt), "good_add", call_options());
+  EXPECT_EQ(r.status, CallStatus::kBadOutput);
+  EXPECT_TRUE(contains(r.message, "a result for no call in flight")) << r.message;
+}
+
+TEST(WorkerProcess, AWorkerDyingAtStartupQuotesItsStderr) {
+  WorkerOptions opt = worker_options("good_add");
+  opt.command = {fake_worker("echo 'cannot import torch' >&2\nexit 4\n")};
+  auto w = make_worker_executor(opt);
+  auto started = w->start();
+  ASSERT_FALSE(started.has_value());
+  EXPECT_TRUE(contains(started.error().message, "hello")) << started.error().message;
+  EXPECT_TRUE(contains(started.error().message, "exit code 4")) << started.error().message;
+  EXPECT_TRUE(contains(started.error().message, "cannot import torch")) << started.error().message;
+  const CallRecord r = run_with(*w, "good_add", call_options());
+  EXPECT_EQ(r.status, CallStatus::kCrash);
+  EXPECT_TRUE(contains(r.message, "the worker could not be started")) << r.message;
+}
+
+TEST(WorkerProcess, AMissingWorkerProgramIsAClearError) {
+  WorkerOptions opt = worker_options("good_add");
+  opt.command = {"/nonexistent/kcv-worker"};
+  auto started = make_worker_executor(opt)->start();
+  ASSERT_FALSE(started.has_value());
+  EXPECT_TRUE(contains(started.error().message, "cannot run the worker '/nonexistent/kcv-worker'"))
+      << started.error().message;
+}
+
+TEST(WorkerProcess, StartNamesTheKernelTheWorkerLoaded) {
+  auto info = make_worker_executor(worker_options("good_add"))->start();
+  ASSERT_TRUE(info.has_value()) << info.error().to_string();
+  EXPECT_EQ(info->name, "good_add");
+  EXPECT_EQ(info->op, "add");
+  EXPECT_TRUE(info->concurrent_calls);
+  ASSERT_TRUE(info->device_code.has_value());
+  EXPECT_TRUE(contains(*info->device_code, "static_smem_sm_90a.ptxas.log"));
+}
+
+TEST(WorkerProcess, ALoadErrorIsReportedWithTheWorkersMessage) {
+  WorkerOptions opt = worker_options("good_add");
+  opt.load.kernel = "no_such_kernel";
+  auto started = make_worker_executor(opt)->start();
+  ASSERT_FALSE(started.has_value());
+  EXPECT_TRUE(contains(started.error().message, "has no kernel named 'no_such_kernel'"))
+      << started.error().message;
+}
+
+TEST(WorkerProcess, LeavesNoSharedMemoryFilesBehind) {
+  char dir[] = "/tmp/kcv-shm-XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  WorkerOptions opt = worker_options("add_moody");
+  opt.shm_dir = dir;
+  auto w = make_worker_executor(opt);
+  EXPECT_EQ(run_with(*w, "add_moody", call_options()).status, CallStatus::kOk);
+  EXPECT_EQ(run_with(*w, "add_moody", call_options(1)).status, CallStatus::kCrash);
+  DIR* d = opendir(dir);
+  ASSERT_NE(d, nullptr);
+  int entries = 0;
+  while (dirent* e = readdir(d)) entries += e->d_name[0] != '.';
+  closedir(d);
+  EXPECT_EQ(entries, 0);
+  rmdir(dir);
+}
+
+}  // namespace
+}  // namespace kcv

@@ -1,0 +1,315 @@
+// File: include/kcv/audit.hpp
+// The audit's data layer: a streaming reader of corpus rows (JSONL, schema in
+// ../shared/corpora/README.md), deterministic sharding, a resumable SQLite store of per-kernel
+// verdicts, shard merging, and the headline queries of the audit report. Nothing here runs a
+// kernel: the orchestrator (`kcv audit`) feeds rows to workers and writes what comes back.
+//
+// The store's one invariant: a kernel's verdict rows and its final status are written in one
+// transaction, so after any crash, I/O error or kill -9 a kernel is either complete or
+// pending/running (redone on resume). Schema and semantics: docs/07_audit_store.md.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kcv/expected.hpp"
+
+namespace kcv::audit {
+
+// ---------------------------------------------------------------------------------------------
+// Corpus rows
+
+struct CorpusRow {
+  std::string id;  // "<prefix>/<run or gpu>/L<level>/P<problem_id>"
+  std::string corpus;
+  std::string source_repo;
+  std::string source_commit;
+  std::string source_path;
+  int level = 0;
+  int problem_id = 0;
+  std::string problem_name;
+  std::string reference_version;  // v0 | v0.1 | head
+  std::string reference_code;
+  std::string candidate_code;
+  std::string language;  // cuda | triton | cute | tilelang | torch
+  std::optional<std::string> model;
+  std::string original_harness;
+  std::optional<std::string> original_verdict;  // accepted | rejected | compile_error
+  std::optional<double> original_speedup;
+  std::optional<std::string> original_hardware;
+};
+
+/// A line that is not a valid row. `message` names the field ("level: expected an integer").
+struct RowError {
+  std::string file;
+  int64_t line = 0;  // 1-based
+  std::string id;    // empty when the line has no readable id
+  std::string message;
+};
+
+/// Parses one JSONL line; the error message names the offending field.
+Expected<CorpusRow> parse_corpus_row(std::string_view line);
+
+// ---------------------------------------------------------------------------------------------
+// Sharding: row -> shard by FNV-1a (64-bit) of the row id, modulo the shard count.
+
+struct Shard {
+  int index = 0;  // 0-based
+  int count = 1;
+  bool contains(std::string_view key) const;
+};
+
+uint64_t fnv1a64(std::string_view bytes);
+/// "i/n" with 0 <= i < n.
+Expected<Shard> parse_shard(std::string_view text);
+/// The key a row is sharded by: its id, or "<file name>:<line>" for a malformed row without id.
+std::string shard_key(const RowError& e);
+
+struct ReadCounts {
+  int64_t rows = 0;     // valid rows delivered (in this shard)
+  int64_t errors = 0;   // malformed rows delivered (in this shard)
+  int64_t skipped = 0;  // rows of other shards
+};
+
+struct CorpusVisitor {
+  std::function<void(CorpusRow&&)> on_row;
+  std::function<void(RowError&&)> on_error;
+};
+
+/// Streams a JSONL corpus. Blank lines are skipped; a malformed line goes to on_error and
+/// reading continues. Fails only when the file cannot be opened or read.
+Expected<ReadCounts> read_corpus(const std::string& path, const CorpusVisitor& visit,
+                                 const Shard& shard = {});
+
+// ---------------------------------------------------------------------------------------------
+// Store records
+
+enum class KernelStatus {
+  kPending,       // queued, not started
+  kRunning,       // started by some run; redone on resume
+  kOk,            // every probe ran; verdicts say the rest
+  kCrash,         // worker died; verdicts so far are kept
+  kTimeout,
+  kCompileError,
+  kImportError,   // the Python module (reference or candidate) failed to import
+  kMalformed,     // the corpus row itself is bad
+  kError,         // anything else (message says what)
+};
+std::string_view status_name(KernelStatus s);
+Expected<KernelStatus> parse_status(std::string_view name);
+/// Final statuses are never redone by resume.
+bool is_final(KernelStatus s);
+
+/// What the store knows about a kernel before it runs (from the corpus row and the adapter).
+struct KernelInfo {
+  std::string kernel_id;  // corpus row id
+  std::string corpus;
+  int level = 0;
+  int problem_id = 0;
+  std::string problem_name;
+  std::string language;
+  std::string op_class;                          // e.g. "elementwise", "reduction", "matmul"
+  bool determinism_declared = true;              // ORD-02 counts toward the TF floor only if set
+  std::optional<std::string> original_verdict;   // from the corpus row
+};
+
+KernelInfo kernel_info_from(const CorpusRow& row);
+
+struct VerdictRecord {
+  std::string gate;     // "CMP-01"
+  std::string profile;  // "strict"
+  std::string verdict;  // pass | fail | not_applicable | error
+  std::string reason;
+  std::optional<double> worst_ratio;  // null when not measured (or not finite)
+  std::optional<double> bits_lost;
+  std::string evidence_json = "{}";
+  std::string probe_token;  // failing probe, replayable; empty otherwise
+};
+
+/// Everything a finished kernel writes, in one transaction.
+struct KernelOutcome {
+  std::string kernel_id;
+  KernelStatus status = KernelStatus::kOk;
+  std::string message;
+  std::optional<std::string> replica_verdict;  // accepted | rejected (the allclose replica)
+  std::vector<VerdictRecord> verdicts;
+};
+
+struct KernelRow {
+  KernelInfo info;
+  KernelStatus status = KernelStatus::kPending;
+  std::string message;
+  std::optional<std::string> replica_verdict;
+  std::optional<int64_t> run_id;
+  int attempts = 0;
+};
+
+struct FailingProbe {
+  std::string kernel_id;
+  std::string gate;
+  std::string profile;
+  std::string probe_token;
+};
+
+struct RunInfo {
+  std::string kcv_version;
+  std::string generator_version;
+  uint64_t seed = 0;
+  std::vector<std::string> profiles;
+  std::string command_line;
+  std::string shard = "0/1";
+};
+
+// ---------------------------------------------------------------------------------------------
+// The SQLite seam. Every statement the store runs passes through this hook first; a non-zero
+// return is used as the SQLite result code instead of running the statement. Tests use it to
+// fail the N-th write or commit (SQLite's own fault-injection loop); production has none.
+
+enum class SqlOp { kWrite, kCommit };
+using FaultHook = std::function<int(SqlOp op, std::string_view sql)>;
+
+struct StoreOptions {
+  FaultHook fault_hook;      // empty: no faults
+  int busy_timeout_ms = 5000;
+  bool read_only = false;
+};
+
+inline constexpr int kStoreSchemaVersion = 1;
+
+class Store {
+ public:
+  /// Opens (creating when absent) and migrates; WAL mode; user_version = kStoreSchemaVersion.
+  static Expected<Store> open(const std::string& path, StoreOptions options = {});
+  Store(Store&&) noexcept;
+  Store& operator=(Store&&) noexcept;
+  ~Store();
+
+  Expected<int64_t> begin_run(const RunInfo& run);
+  Status finish_run(int64_t run_id);
+
+  /// Adds kernels as pending; existing kernels (any status) are left as they are.
+  Status enqueue(const std::vector<KernelInfo>& kernels);
+  /// Records a malformed corpus row as a final kernel with status `malformed`.
+  Status record_malformed(const RowError& error, std::string_view corpus, int64_t run_id);
+  /// pending -> running (attempts + 1). Informational: running kernels are redone on resume.
+  Status mark_running(std::string_view kernel_id, int64_t run_id);
+  /// Replaces the kernel's verdicts and sets its final status, in one transaction. Failing
+  /// probes (verdict fail with a token) are added to failing_probes. Fails when the kernel is
+  /// unknown or `outcome.status` is not final.
+  Status record(const KernelOutcome& outcome, int64_t run_id);
+
+  /// Kernels still to do (pending or running): those with recorded failing probes first, then
+  /// by kernel id.
+  Expected<std::vector<std::string>> todo() const;
+  Expected<std::optional<KernelRow>> kernel(std::string_view kernel_id) const;
+  Expected<std::vector<KernelRow>> kernels() const;
+  Expected<std::vector<VerdictRecord>> verdicts(std::string_view kernel_id) const;
+  /// Recorded failing probes of a kernel, to re-run first.
+  Expected<std::vector<FailingProbe>> failing_probes(std::string_view kernel_id) const;
+  /// "ok" or SQLite's list of problems.
+  Expected<std::string> integrity_check() const;
+
+  struct Impl;
+  Impl& impl() const { return *impl_; }
+
+ private:
+  explicit Store(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Merge
+
+struct MergeSummary {
+  int64_t runs = 0;             // runs copied
+  int64_t kernels_added = 0;    // new to dest, or final in a source and unfinished in dest
+  int64_t verdicts_added = 0;
+  int64_t verdicts_identical = 0;   // same key, same verdict, already in dest
+  int64_t evidence_differs = 0;     // same key, same verdict, other fields differ (dest kept)
+};
+
+/// Unions shard stores into `dest` (created when absent) in one transaction: all sources or
+/// nothing. A differing verdict (or differing final status) for the same key is an error naming
+/// the key. Each source is recorded in the `merges` table (provenance).
+Expected<MergeSummary> merge(const std::string& dest, const std::vector<std::string>& sources,
+                             const StoreOptions& options = {});
+
+// ---------------------------------------------------------------------------------------------
+// Report queries. Denominators: a kernel counts under a profile when it has at least one pass
+// or fail verdict under that profile ("evaluated"). Kernels are counted, not rows.
+
+struct Rate {
+  int64_t hits = 0;
+  int64_t total = 0;
+  double value() const { return total == 0 ? 0.0 : static_cast<double>(hits) / total; }
+};
+
+struct ProfileHeadline {
+  std::string profile;
+  Rate any_violation;  // any gate fails
+  Rate tf_floor;       // a tolerance-free gate fails (ORD-02 only where determinism declared)
+};
+
+struct GateRate {
+  std::string profile;
+  std::string gate;
+  Rate fail;           // among kernels where the gate applies (pass or fail)
+  int64_t errors = 0;  // kernels with verdict error for this gate
+  int64_t not_applicable = 0;
+};
+
+struct ClassRate {
+  std::string profile;
+  std::string op_class;
+  Rate any_violation;
+  Rate tf_floor;
+};
+
+struct StatusCount {
+  std::string status;
+  int64_t kernels = 0;
+};
+
+/// 2x2 of kcv (any violation under `profile`) against another judge ("replica" or
+/// "original"), per corpus and overall (corpus ""). Kernels without a kcv evaluation or with
+/// no accept/reject verdict from the other judge are `excluded`.
+struct Differential {
+  std::string against;  // "replica" | "original"
+  std::string corpus;   // "" = all corpora
+  int64_t both_accept = 0;
+  int64_t kcv_rejects_other_accepts = 0;  // the rigor gap
+  int64_t kcv_accepts_other_rejects = 0;  // the reverse: every one needs an explanation
+  int64_t both_reject = 0;
+  int64_t excluded = 0;
+};
+
+struct Headline {
+  std::vector<StatusCount> statuses;
+  std::vector<ProfileHeadline> profiles;
+  std::vector<GateRate> gates;
+  std::vector<ClassRate> classes;
+};
+
+/// Gates that count toward the tolerance-free floor (GateDef::tolerance_free).
+std::vector<std::string> tolerance_free_gates();
+
+Expected<Headline> headline(const Store& store);
+Expected<std::vector<Differential>> differential(const Store& store, std::string_view profile,
+                                                 std::string_view against);
+
+struct SampleItem {
+  std::string kernel_id;
+  std::string stratum;  // "<corpus>/<outcome>", outcome: violation | clean | <status>
+};
+
+/// Up to `per_stratum` kernels from each stratum, chosen by a seeded hash of the kernel id
+/// (same seed, same store -> same sample). Outcome is judged under `profile`.
+Expected<std::vector<SampleItem>> hand_audit_sample(const Store& store, std::string_view profile,
+                                                    int per_stratum, uint64_t seed);
+
+}  // namespace kcv::audit

@@ -2,7 +2,8 @@
 // `kcv verify`: load kernels from a user's shared library, run the gates, print the table,
 // write JSON/JUnit reports, exit 0 (all passed) or 1. --kernel takes a name or a glob
 // ("control.*"), so one command can verify a whole library; every matched kernel is verified
-// and reported, and the exit code covers them all.
+// and reported, and the exit code covers them all. --executor worker runs each kernel in its
+// own kcv-worker process (docs/06_worker_protocol.md), started before its gates run.
 #include <fnmatch.h>
 #include <unistd.h>
 
@@ -15,6 +16,7 @@
 #include "cli/tools.hpp"
 #include "kcv/report.hpp"
 #include "kcv/verify.hpp"
+#include "kcv/worker.hpp"
 
 namespace kcv::cli {
 namespace {
@@ -55,10 +57,22 @@ VerifyOptions verify_options(const CliOptions& o) {
   return v;
 }
 
+/// A worker executor serving one kernel of the library; fails when the worker cannot load it.
+std::unique_ptr<Executor> worker_for(const std::string& path, const std::string& kernel) {
+  WorkerOptions w;
+  w.load.path = path;
+  w.load.kernel = kernel;
+  std::unique_ptr<WorkerExecutor> executor = make_worker_executor(std::move(w));
+  unwrap(executor->start());
+  return executor;
+}
+
 VerifyReport verify_one(const CliOptions& o, const std::string& path, const std::string& kernel,
-                        VerifyOptions options, Executor& executor) {
+                        VerifyOptions options, Executor* shared_executor) {
   std::unique_ptr<Candidate> candidate = unwrap(load_shared_library_candidate(path, kernel, o.op));
   options.replay_candidate = path + ":" + candidate->name();
+  std::unique_ptr<Executor> own = shared_executor ? nullptr : worker_for(path, candidate->name());
+  Executor& executor = shared_executor ? *shared_executor : *own;
   VerifyReport report = unwrap(verify(*candidate, executor, options));
   if (options.progress) fmt::print(stderr, "\r\033[K");
   return report;
@@ -75,7 +89,7 @@ void configure_verify(CLI::App& cmd, CliOptions& o) {
   cmd.add_option("--seed", o.seed, "seed of every generated input (decimal or 0x hex)")->capture_default_str();
   cmd.add_flag("--no-shrink", o.no_shrink, "report the first failing probe without shrinking it");
   cmd.add_flag("--no-large", o.no_large, "skip the large (>= 2^20 elements) shapes");
-  cmd.add_option("--executor", o.executor, "forked (each call in a child process) or in-process")->capture_default_str();
+  cmd.add_option("--executor", o.executor, "forked (each call in a child process), in-process, or worker (a kcv-worker process, restarted after a crash)")->capture_default_str();
   cmd.add_option("--json", o.json_path, "write the JSON report (docs/report_schema.md) to FILE");
   cmd.add_option("--junit", o.junit_path, "write a JUnit XML report to FILE");
   cmd.add_option("--resources", o.resources_path, "ptxas -v log, cuobjdump output or PTX for RES-02");
@@ -88,10 +102,11 @@ ExitStatus run_verify(const CliOptions& o) {
   if (o.list) return list_kernels(path);
   check_op(o.op);
   const VerifyOptions options = verify_options(o);
-  std::unique_ptr<Executor> executor = make_executor(o.executor);
+  // One worker per kernel (a worker loads one kernel); the other executors serve them all.
+  std::unique_ptr<Executor> executor = o.executor == "worker" ? nullptr : make_executor(o.executor);
   std::vector<VerifyReport> reports;
   for (const std::string& kernel : pick_kernels(o, path)) {
-    reports.push_back(verify_one(o, path, kernel, options, *executor));
+    reports.push_back(verify_one(o, path, kernel, options, executor.get()));
     if (reports.size() > 1) fmt::print("\n");
     fmt::print("{}", render_table(reports.back(), o.color));
     std::fflush(stdout);

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 
 #include "worker_test_util.hpp"
@@ -23,15 +24,19 @@ bool contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
 }
 
-// A fake worker: a /bin/sh script with `body`, in a fresh temporary directory.
-std::string fake_worker(const std::string& body) {
-  char dir[] = "/tmp/kcv-fake-worker-XXXXXX";
-  EXPECT_NE(mkdtemp(dir), nullptr);
-  const std::string path = std::string(dir) + "/worker.sh";
-  std::ofstream(path) << "#!/bin/sh\n" << body;
-  chmod(path.c_str(), 0700);
-  return path;
-}
+// A fake worker: a /bin/sh script with `body`, in a temporary directory removed afterwards.
+struct FakeWorker {
+  explicit FakeWorker(const std::string& body) {
+    char d[] = "/tmp/kcv-fake-worker-XXXXXX";
+    EXPECT_NE(mkdtemp(d), nullptr);
+    dir = d;
+    path = dir + "/worker.sh";
+    std::ofstream(path) << "#!/bin/sh\n" << body;
+    chmod(path.c_str(), 0700);
+  }
+  ~FakeWorker() { std::filesystem::remove_all(dir); }
+  std::string dir, path;
+};
 
 // hello and load answered correctly, so the failure is in the call.
 const std::string kHandshake =
@@ -99,7 +104,8 @@ TEST(WorkerProcess, AKernelPrintingToStdoutDoesNotBreakTheProtocol) {
 
 TEST(WorkerProcess, GarbageOnStdoutIsABadOutputWithAClearMessage) {
   WorkerOptions opt = worker_options("good_add");
-  opt.command = {fake_worker(kHandshake + "echo 'this is not json'\nsleep 30\n")};
+  const FakeWorker fake(kHandshake + "echo 'this is not json'\nsleep 30\n");
+  opt.command = {fake.path};
   auto w = make_worker_executor(opt);
   const CallRecord r = run_with(*w, "good_add", call_options());
   EXPECT_EQ(r.status, CallStatus::kBadOutput);
@@ -111,7 +117,8 @@ TEST(WorkerProcess, GarbageOnStdoutIsABadOutputWithAClearMessage) {
 
 TEST(WorkerProcess, AResultForAnotherCallIsAProtocolViolation) {
   WorkerOptions opt = worker_options("good_add");
-  opt.command = {fake_worker(kHandshake + "echo '{\"type\":\"result\",\"id\":999,\"status\":\"ok\"}'\n")};
+  const FakeWorker fake(kHandshake + "echo '{\"type\":\"result\",\"id\":999,\"status\":\"ok\"}'\n");
+  opt.command = {fake.path};
   const CallRecord r = run_with(*make_worker_executor(opt), "good_add", call_options());
   EXPECT_EQ(r.status, CallStatus::kBadOutput);
   EXPECT_TRUE(contains(r.message, "a result for no call in flight")) << r.message;
@@ -119,7 +126,8 @@ TEST(WorkerProcess, AResultForAnotherCallIsAProtocolViolation) {
 
 TEST(WorkerProcess, AWorkerDyingAtStartupQuotesItsStderr) {
   WorkerOptions opt = worker_options("good_add");
-  opt.command = {fake_worker("echo 'cannot import torch' >&2\nexit 4\n")};
+  const FakeWorker fake("echo 'cannot import torch' >&2\nexit 4\n");
+  opt.command = {fake.path};
   auto w = make_worker_executor(opt);
   auto started = w->start();
   ASSERT_FALSE(started.has_value());

@@ -66,22 +66,25 @@ inline const std::vector<std::string>& toy_gates() {
   return gates;
 }
 
-/// Every gate of toy_gates() under "strict"; CMP-01 fails (with a probe token) when `fail`.
-inline KernelOutcome toy_outcome(const std::string& id, bool fail = false) {
+/// Every gate of toy_gates() under each profile; CMP-01 fails (with a probe token) when `fail`.
+inline KernelOutcome toy_outcome(const std::string& id, bool fail = false,
+                                 const std::vector<std::string>& profiles = {"strict"}) {
   KernelOutcome o;
   o.kernel_id = id;
   o.status = KernelStatus::kOk;
   o.replica_verdict = "accepted";
+  for (const std::string& profile : profiles) {
   for (const std::string& gate : toy_gates()) {
     VerdictRecord v;
     v.gate = gate;
-    v.profile = "strict";
+    v.profile = profile;
     const bool failing = fail && gate == "CMP-01";
     v.verdict = failing ? "fail" : "pass";
     v.worst_ratio = failing ? 3.0 : 0.25;
     v.evidence_json = fmt::format(R"({{"summary":"{} on {}"}})", gate, id);
     v.probe_token = failing ? fmt::format(R"({{"probe":"{}"}})", id) : "";
     o.verdicts.push_back(v);
+  }
   }
   return o;
 }

@@ -1,0 +1,12 @@
+// File: glr/kernels/member_la.cu
+// The stage kernels of Member::kLinearAttention (gate None, delta rule false): one instantiation of
+// the shared stage templates (pipeline.cuh), in its own translation unit to keep compile units
+// small.
+#include "glr/kernels/pipeline.cuh"
+
+namespace kcv::glr::gpu::detail {
+
+template Status forward_stages<GateKind::kNone, false>(const Params&, cudaStream_t);
+template Status backward_stages<GateKind::kNone, false>(const Params&, cudaStream_t);
+
+}  // namespace kcv::glr::gpu::detail

@@ -30,7 +30,10 @@ cmake -S "$root/glr" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DKCV_CUDA_
   -DKCV_GLR_RESOURCE_USAGE=ON -DCMAKE_CUDA_COMPILER="$nvcc_bin" 2>&1 | tee "$out/configure.log"
 # --resource-usage prints registers, spills, stack and shared memory of every kernel.
 cmake --build "$build" --target glr_check -j16 2>&1 | tee "$out/build.log"
-grep -E "Function properties|registers|spill|Compiling entry" "$out/build.log" > "$out/resources.txt" || true
+demangle=cat
+command -v c++filt > /dev/null && demangle=c++filt
+grep -E "Function properties|registers|spill|Compiling entry" "$out/build.log" | $demangle \
+  > "$out/resources.txt" || true
 
 set +e
 "$build/check/glr_check" --out "$out/glr_check.md" "$@" 2>&1 | tee "$out/glr_check.log"

@@ -24,6 +24,10 @@ constexpr Tool kTools[] = {
     {"gates", "list the twelve gates", configure_gates, run_gates},
     {"explain", "explain one gate in detail", configure_explain, run_explain},
     {"ops", "list the operators the oracle knows, with their signatures", configure_ops, run_ops},
+    {"merge", "merge audit shard stores into one (all or nothing; conflicts name the key)",
+     configure_merge, run_merge},
+    {"corpus-check", "read JSONL corpora: row counts per language and level, every malformed row",
+     configure_corpus_check, run_corpus_check},
 };
 
 std::string failure_message(const CLI::App* /*app*/, const CLI::Error& e) {

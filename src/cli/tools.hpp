@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -26,6 +27,8 @@ struct CliOptions {
   std::string resources_path;
   std::string probe;       // replay: the probe token
   std::string gate;        // explain
+  std::string output;      // merge: OUT.db
+  std::vector<std::string> inputs;  // merge: IN.db...; corpus-check: FILE.jsonl...
   uint64_t seed = 0;       // set from VerifyOptions' default when the table is built
   bool no_shrink = false;
   bool no_large = false;
@@ -53,6 +56,10 @@ void configure_explain(CLI::App& cmd, CliOptions& o);
 ExitStatus run_explain(const CliOptions& o);
 void configure_ops(CLI::App& cmd, CliOptions& o);
 ExitStatus run_ops(const CliOptions& o);
+void configure_merge(CLI::App& cmd, CliOptions& o);
+ExitStatus run_merge(const CliOptions& o);
+void configure_corpus_check(CLI::App& cmd, CliOptions& o);
+ExitStatus run_corpus_check(const CliOptions& o);
 
 /// Parses argv against kTools and runs the chosen tool; every failure becomes an exit status.
 int run_cli(int argc, char** argv);

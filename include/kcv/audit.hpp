@@ -90,15 +90,15 @@ Expected<ReadCounts> read_corpus(const std::string& path, const CorpusVisitor& v
 // Store records
 
 enum class KernelStatus {
-  kPending,       // queued, not started
-  kRunning,       // started by some run; redone on resume
-  kOk,            // every probe ran; verdicts say the rest
-  kCrash,         // worker died; verdicts so far are kept
+  kPending,  // queued, not started
+  kRunning,  // started by some run; redone on resume
+  kOk,       // every probe ran; verdicts say the rest
+  kCrash,    // worker died; verdicts so far are kept
   kTimeout,
   kCompileError,
-  kImportError,   // the Python module (reference or candidate) failed to import
-  kMalformed,     // the corpus row itself is bad
-  kError,         // anything else (message says what)
+  kImportError,  // the Python module (reference or candidate) failed to import
+  kMalformed,    // the corpus row itself is bad
+  kError,        // anything else (message says what)
 };
 std::string_view status_name(KernelStatus s);
 Expected<KernelStatus> parse_status(std::string_view name);
@@ -113,9 +113,9 @@ struct KernelInfo {
   int problem_id = 0;
   std::string problem_name;
   std::string language;
-  std::string op_class;                          // e.g. "elementwise", "reduction", "matmul"
-  bool determinism_declared = true;              // ORD-02 counts toward the TF floor only if set
-  std::optional<std::string> original_verdict;   // from the corpus row
+  std::string op_class;                         // e.g. "elementwise", "reduction", "matmul"
+  bool determinism_declared = true;             // ORD-02 counts toward the TF floor only if set
+  std::optional<std::string> original_verdict;  // from the corpus row
 };
 
 KernelInfo kernel_info_from(const CorpusRow& row);
@@ -174,7 +174,7 @@ enum class SqlOp { kWrite, kCommit };
 using FaultHook = std::function<int(SqlOp op, std::string_view sql)>;
 
 struct StoreOptions {
-  FaultHook fault_hook;      // empty: no faults
+  FaultHook fault_hook;  // empty: no faults
   int busy_timeout_ms = 5000;
   bool read_only = false;
 };
@@ -226,11 +226,11 @@ class Store {
 // Merge
 
 struct MergeSummary {
-  int64_t runs = 0;             // runs copied
-  int64_t kernels_added = 0;    // new to dest, or final in a source and unfinished in dest
+  int64_t runs = 0;           // runs copied
+  int64_t kernels_added = 0;  // new to dest, or final in a source and unfinished in dest
   int64_t verdicts_added = 0;
-  int64_t verdicts_identical = 0;   // same key, same verdict, already in dest
-  int64_t evidence_differs = 0;     // same key, same verdict, other fields differ (dest kept)
+  int64_t verdicts_identical = 0;  // same key, same verdict, already in dest
+  int64_t evidence_differs = 0;    // same key, same verdict, other fields differ (dest kept)
 };
 
 /// Unions shard stores into `dest` (created when absent) in one transaction: all sources or

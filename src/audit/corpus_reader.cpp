@@ -3,18 +3,16 @@
 // in memory). A bad line becomes a RowError and reading goes on; only an unreadable file is an
 // Error. Every line is parsed, then filtered by its id (a malformed line by shard_key), so each
 // malformed row is reported by exactly one shard, like every valid row.
-#include <fstream>
-
 #include <fmt/format.h>
+
+#include <fstream>
 
 #include "kcv/audit.hpp"
 
 namespace kcv::audit {
 namespace {
 
-bool blank(const std::string& line) {
-  return line.find_first_not_of(" \t\r") == std::string::npos;
-}
+bool blank(const std::string& line) { return line.find_first_not_of(" \t\r") == std::string::npos; }
 
 }  // namespace
 
@@ -46,7 +44,8 @@ Expected<ReadCounts> read_corpus(const std::string& path, const CorpusVisitor& v
     ++counts.errors;
     if (visit.on_error) visit.on_error(std::move(e));
   }
-  if (in.bad()) return make_error(ErrorCode::kIo, fmt::format("read failed after line {}", number), path);
+  if (in.bad())
+    return make_error(ErrorCode::kIo, fmt::format("read failed after line {}", number), path);
   return counts;
 }
 

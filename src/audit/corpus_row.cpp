@@ -4,10 +4,10 @@
 // original_hardware may be null. Enumerated fields (language, reference_version,
 // original_verdict) are checked, since the report groups by them. Unknown keys are ignored
 // (a newer corpus may add some). Errors name the field: "level: expected an integer, got string".
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <array>
-
-#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "kcv/audit.hpp"
@@ -17,7 +17,8 @@ namespace {
 
 using nlohmann::json;
 
-constexpr std::array<std::string_view, 5> kLanguages = {"cuda", "triton", "cute", "tilelang", "torch"};
+constexpr std::array<std::string_view, 5> kLanguages = {"cuda", "triton", "cute", "tilelang",
+                                                        "torch"};
 constexpr std::array<std::string_view, 3> kReferenceVersions = {"v0", "v0.1", "head"};
 constexpr std::array<std::string_view, 3> kVerdicts = {"accepted", "rejected", "compile_error"};
 
@@ -41,7 +42,8 @@ Status check_enum(std::string_view name, const std::string& value,
 Status get_string(const json& row, std::string_view name, std::string& out) {
   Expected<const json*> v = field(row, name);
   if (!v) return v.error();
-  if (!(*v)->is_string()) return field_error(name, fmt::format("expected a string, got {}", (*v)->type_name()));
+  if (!(*v)->is_string())
+    return field_error(name, fmt::format("expected a string, got {}", (*v)->type_name()));
   out = (*v)->get<std::string>();
   return {};
 }
@@ -49,9 +51,11 @@ Status get_string(const json& row, std::string_view name, std::string& out) {
 Status get_int(const json& row, std::string_view name, int& out) {
   Expected<const json*> v = field(row, name);
   if (!v) return v.error();
-  if (!(*v)->is_number_integer()) return field_error(name, fmt::format("expected an integer, got {}", (*v)->type_name()));
+  if (!(*v)->is_number_integer())
+    return field_error(name, fmt::format("expected an integer, got {}", (*v)->type_name()));
   const int64_t value = (*v)->get<int64_t>();
-  if (value < 0 || value > 1'000'000) return field_error(name, fmt::format("out of range: {}", value));
+  if (value < 0 || value > 1'000'000)
+    return field_error(name, fmt::format("out of range: {}", value));
   out = static_cast<int>(value);
   return {};
 }
@@ -60,7 +64,8 @@ Status get_opt_string(const json& row, std::string_view name, std::optional<std:
   Expected<const json*> v = field(row, name);
   if (!v) return v.error();
   if ((*v)->is_null()) return {};
-  if (!(*v)->is_string()) return field_error(name, fmt::format("expected a string or null, got {}", (*v)->type_name()));
+  if (!(*v)->is_string())
+    return field_error(name, fmt::format("expected a string or null, got {}", (*v)->type_name()));
   out = (*v)->get<std::string>();
   return {};
 }
@@ -69,18 +74,25 @@ Status get_opt_number(const json& row, std::string_view name, std::optional<doub
   Expected<const json*> v = field(row, name);
   if (!v) return v.error();
   if ((*v)->is_null()) return {};
-  if (!(*v)->is_number()) return field_error(name, fmt::format("expected a number or null, got {}", (*v)->type_name()));
+  if (!(*v)->is_number())
+    return field_error(name, fmt::format("expected a number or null, got {}", (*v)->type_name()));
   out = (*v)->get<double>();
   return {};
 }
 
 Status fill(const json& j, CorpusRow& r) {
   const std::pair<std::string_view, std::string*> strings[] = {
-      {"id", &r.id}, {"corpus", &r.corpus}, {"source_repo", &r.source_repo},
-      {"source_commit", &r.source_commit}, {"source_path", &r.source_path},
-      {"problem_name", &r.problem_name}, {"reference_version", &r.reference_version},
-      {"reference_code", &r.reference_code}, {"candidate_code", &r.candidate_code},
-      {"language", &r.language}, {"original_harness", &r.original_harness}};
+      {"id", &r.id},
+      {"corpus", &r.corpus},
+      {"source_repo", &r.source_repo},
+      {"source_commit", &r.source_commit},
+      {"source_path", &r.source_path},
+      {"problem_name", &r.problem_name},
+      {"reference_version", &r.reference_version},
+      {"reference_code", &r.reference_code},
+      {"candidate_code", &r.candidate_code},
+      {"language", &r.language},
+      {"original_harness", &r.original_harness}};
   for (const auto& [name, out] : strings) {
     if (Status s = get_string(j, name, *out); !s) return s;
   }
@@ -92,7 +104,8 @@ Status fill(const json& j, CorpusRow& r) {
   if (Status s = get_opt_number(j, "original_speedup", r.original_speedup); !s) return s;
   if (Status s = get_opt_string(j, "original_hardware", r.original_hardware); !s) return s;
   if (Status s = check_enum("language", r.language, kLanguages); !s) return s;
-  if (Status s = check_enum("reference_version", r.reference_version, kReferenceVersions); !s) return s;
+  if (Status s = check_enum("reference_version", r.reference_version, kReferenceVersions); !s)
+    return s;
   if (r.original_verdict) return check_enum("original_verdict", *r.original_verdict, kVerdicts);
   return {};
 }
@@ -106,7 +119,9 @@ Expected<CorpusRow> parse_corpus_row(std::string_view line) {
   } catch (const json::parse_error& e) {
     return make_error(ErrorCode::kParse, fmt::format("invalid JSON: {}", e.what()));
   }
-  if (!j.is_object()) return make_error(ErrorCode::kParse, fmt::format("row: expected an object, got {}", j.type_name()));
+  if (!j.is_object())
+    return make_error(ErrorCode::kParse,
+                      fmt::format("row: expected an object, got {}", j.type_name()));
   CorpusRow row;
   Status s = fill(j, row);
   if (!s) {

@@ -5,10 +5,10 @@
 // Kernels kcv did not evaluate, or the other judge gave no verdict on, are counted as excluded.
 // The sample ranks each stratum by FNV-1a of "<seed>:<kernel id>": stable across machines and
 // independent of insertion order, so a reviewer can regenerate it.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <map>
-
-#include <fmt/format.h>
 
 #include "audit/store_impl.hpp"
 
@@ -26,12 +26,13 @@ struct KernelOutcomeRow {
 
 Expected<std::vector<KernelOutcomeRow>> outcomes(const Store& store, std::string_view profile,
                                                  std::string_view other_column) {
-  Expected<sql::Stmt> q = store.impl().db.prepare(fmt::format(
-      "SELECT k.kernel_id, k.corpus, k.status, k.{}, "
-      "EXISTS(SELECT 1 FROM verdicts v WHERE v.kernel_id=k.kernel_id AND v.profile=?1 "
-      "AND v.verdict IN ('pass','fail')), "
-      "EXISTS(SELECT 1 FROM verdicts v WHERE v.kernel_id=k.kernel_id AND v.profile=?1 "
-      "AND v.verdict='fail') FROM kernels k ORDER BY k.kernel_id", other_column));
+  Expected<sql::Stmt> q = store.impl().db.prepare(
+      fmt::format("SELECT k.kernel_id, k.corpus, k.status, k.{}, "
+                  "EXISTS(SELECT 1 FROM verdicts v WHERE v.kernel_id=k.kernel_id AND v.profile=?1 "
+                  "AND v.verdict IN ('pass','fail')), "
+                  "EXISTS(SELECT 1 FROM verdicts v WHERE v.kernel_id=k.kernel_id AND v.profile=?1 "
+                  "AND v.verdict='fail') FROM kernels k ORDER BY k.kernel_id",
+                  other_column));
   if (!q) return q.error();
   q->bind(1, profile);
   std::vector<KernelOutcomeRow> out;
@@ -50,8 +51,10 @@ void tally(Differential& d, const KernelOutcomeRow& k) {
     return;
   }
   const bool other_accepts = *k.other == "accepted";
-  if (other_accepts) ++(k.rejected ? d.kcv_rejects_other_accepts : d.both_accept);
-  else ++(k.rejected ? d.both_reject : d.kcv_accepts_other_rejects);
+  if (other_accepts)
+    ++(k.rejected ? d.kcv_rejects_other_accepts : d.both_accept);
+  else
+    ++(k.rejected ? d.both_reject : d.kcv_accepts_other_rejects);
 }
 
 }  // namespace
@@ -68,7 +71,8 @@ Expected<std::vector<Differential>> differential(const Store& store, std::string
   std::map<std::string, Differential> by_corpus;
   Differential all{std::string(against), ""};
   for (const KernelOutcomeRow& k : *rows) {
-    auto [it, fresh] = by_corpus.try_emplace(k.corpus, Differential{std::string(against), k.corpus});
+    auto [it, fresh] =
+        by_corpus.try_emplace(k.corpus, Differential{std::string(against), k.corpus});
     tally(it->second, k);
     tally(all, k);
   }

@@ -33,8 +33,10 @@ Error conflict(const Source& s, std::string message) {
 }
 
 void bind_run_id(sql::Stmt& ins, int i, const sql::Stmt& row, int col, int64_t offset) {
-  if (row.col_null(col)) ins.bind_null(i);
-  else ins.bind(i, row.col_int(col) + offset);
+  if (row.col_null(col))
+    ins.bind_null(i);
+  else
+    ins.bind(i, row.col_int(col) + offset);
 }
 
 Status copy_runs(Source& s) {
@@ -81,11 +83,14 @@ bool final_name(const std::string& status) {
 Status put_kernel(Source& s, const sql::Stmt& row) {
   Expected<sql::Stmt> ins = s.dest.prepare(fmt::format(
       "INSERT OR REPLACE INTO kernels({}) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,"
-      "?15,?16,?17)", kKernelColumns));
+      "?15,?16,?17)",
+      kKernelColumns));
   if (!ins) return ins.error();
   for (int c = 0; c < kKernelColumnCount; ++c) {
-    if (c == kKernelRunIdColumn) bind_run_id(*ins, c + 1, row, c, s.run_offset);
-    else ins->bind_column(c + 1, row, c);
+    if (c == kKernelRunIdColumn)
+      bind_run_id(*ins, c + 1, row, c, s.run_offset);
+    else
+      ins->bind_column(c + 1, row, c);
   }
   return ins->run();
 }
@@ -122,9 +127,9 @@ Status merge_verdict(Source& s, const sql::Stmt& v) {
   if (!row) return row.error();
   if (*row) {
     if (q->col_text(0) != v.col_text(3)) {
-      return conflict(s, fmt::format("verdict ({}, {}, {}): '{}' in the destination, '{}' here",
-                                     v.col_text(0), v.col_text(1), v.col_text(2), q->col_text(0),
-                                     v.col_text(3)));
+      return conflict(
+          s, fmt::format("verdict ({}, {}, {}): '{}' in the destination, '{}' here", v.col_text(0),
+                         v.col_text(1), v.col_text(2), q->col_text(0), v.col_text(3)));
     }
     const bool same = q->col_text(1) == v.col_text(4) && q->col_int(2) && q->col_int(3) &&
                       q->col_text(4) == v.col_text(7) && q->col_text(5) == v.col_text(8);
@@ -146,7 +151,8 @@ Status copy_verdicts(Source& s) {
   Expected<sql::Stmt> q = s.src.prepare(fmt::format(
       "SELECT v.kernel_id, v.gate, v.profile, v.verdict, v.reason, v.worst_ratio, v.bits_lost, "
       "v.evidence, v.probe_token, v.run_id FROM verdicts v JOIN kernels k USING(kernel_id) "
-      "WHERE k.status IN {} ORDER BY v.kernel_id, v.gate, v.profile", final_status_list()));
+      "WHERE k.status IN {} ORDER BY v.kernel_id, v.gate, v.profile",
+      final_status_list()));
   if (!q) return q.error();
   for (;;) {
     Expected<bool> row = q->step();
@@ -179,7 +185,8 @@ Status copy_failing_probes(Source& s) {
 Status record_provenance(Source& s, const MergeSummary& before) {
   Expected<sql::Stmt> ins = s.dest.prepare(fmt::format(
       "INSERT INTO merges(source, run_offset, kernels_added, verdicts_added, merged_at) "
-      "VALUES(?1,?2,?3,?4,{})", kNowSql));
+      "VALUES(?1,?2,?3,?4,{})",
+      kNowSql));
   if (!ins) return ins.error();
   ins->bind(1, s.path).bind(2, s.run_offset);
   ins->bind(3, s.summary.kernels_added - before.kernels_added);

@@ -43,37 +43,48 @@ Status for_each_row(sql::Db& db, const std::string& sql, Fn&& fn) {
 
 Status fill_statuses(sql::Db& db, Headline& h) {
   return for_each_row(db, "SELECT status, count(*) FROM kernels GROUP BY status ORDER BY status",
-                      [&](const sql::Stmt& q) { h.statuses.push_back({q.col_text(0), q.col_int(1)}); });
+                      [&](const sql::Stmt& q) {
+                        h.statuses.push_back({q.col_text(0), q.col_int(1)});
+                      });
 }
 
 Status fill_profiles(sql::Db& db, Headline& h) {
   return for_each_row(
-      db, per_kernel_cte() + "SELECT profile, sum(any_fail), sum(tf_fail), count(*) FROM per "
-                             "GROUP BY profile ORDER BY profile",
+      db,
+      per_kernel_cte() +
+          "SELECT profile, sum(any_fail), sum(tf_fail), count(*) FROM per "
+          "GROUP BY profile ORDER BY profile",
       [&](const sql::Stmt& q) {
-        h.profiles.push_back({q.col_text(0), {q.col_int(1), q.col_int(3)}, {q.col_int(2), q.col_int(3)}});
+        h.profiles.push_back(
+            {q.col_text(0), {q.col_int(1), q.col_int(3)}, {q.col_int(2), q.col_int(3)}});
       });
 }
 
 Status fill_classes(sql::Db& db, Headline& h) {
-  return for_each_row(
-      db, per_kernel_cte() + "SELECT profile, op_class, sum(any_fail), sum(tf_fail), count(*) "
-                             "FROM per GROUP BY profile, op_class ORDER BY profile, op_class",
-      [&](const sql::Stmt& q) {
-        h.classes.push_back({q.col_text(0), q.col_text(1), {q.col_int(2), q.col_int(4)},
-                             {q.col_int(3), q.col_int(4)}});
-      });
+  return for_each_row(db,
+                      per_kernel_cte() +
+                          "SELECT profile, op_class, sum(any_fail), sum(tf_fail), count(*) "
+                          "FROM per GROUP BY profile, op_class ORDER BY profile, op_class",
+                      [&](const sql::Stmt& q) {
+                        h.classes.push_back({q.col_text(0),
+                                             q.col_text(1),
+                                             {q.col_int(2), q.col_int(4)},
+                                             {q.col_int(3), q.col_int(4)}});
+                      });
 }
 
 Status fill_gates(sql::Db& db, Headline& h) {
-  return for_each_row(
-      db, "SELECT profile, gate, sum(verdict='fail'), sum(verdict IN ('pass','fail')), "
-          "sum(verdict='error'), sum(verdict='not_applicable') FROM verdicts "
-          "GROUP BY profile, gate ORDER BY profile, gate",
-      [&](const sql::Stmt& q) {
-        h.gates.push_back({q.col_text(0), q.col_text(1), {q.col_int(2), q.col_int(3)},
-                           q.col_int(4), q.col_int(5)});
-      });
+  return for_each_row(db,
+                      "SELECT profile, gate, sum(verdict='fail'), sum(verdict IN ('pass','fail')), "
+                      "sum(verdict='error'), sum(verdict='not_applicable') FROM verdicts "
+                      "GROUP BY profile, gate ORDER BY profile, gate",
+                      [&](const sql::Stmt& q) {
+                        h.gates.push_back({q.col_text(0),
+                                           q.col_text(1),
+                                           {q.col_int(2), q.col_int(3)},
+                                           q.col_int(4),
+                                           q.col_int(5)});
+                      });
 }
 
 }  // namespace
@@ -89,7 +100,8 @@ std::vector<std::string> tolerance_free_gates() {
 Expected<Headline> headline(const Store& store) {
   sql::Db& db = store.impl().db;
   Headline h;
-  for (Status (*fill)(sql::Db&, Headline&) : {fill_statuses, fill_profiles, fill_gates, fill_classes}) {
+  for (Status (*fill)(sql::Db&, Headline&) :
+       {fill_statuses, fill_profiles, fill_gates, fill_classes}) {
     if (Status s = fill(db, h); !s) return s.error();
   }
   return h;

@@ -84,7 +84,8 @@ Status create_schema(sql::Db& db) {
   if (!version) return version.error();
   if (*version == kStoreSchemaVersion) return tx.commit();
   if (Status s = db.exec(kSchemaV1); !s) return s;
-  if (Status s = db.exec(fmt::format("PRAGMA user_version = {}", kStoreSchemaVersion)); !s) return s;
+  if (Status s = db.exec(fmt::format("PRAGMA user_version = {}", kStoreSchemaVersion)); !s)
+    return s;
   return tx.commit();
 }
 

@@ -3,9 +3,9 @@
 // spec (offset basis 14695981039346656037, prime 1099511628211), byte-order free and needs no
 // seed, so every machine and every scheduler (Slurm arrays, Ray) splits a corpus identically and
 // the n shards partition it exactly. Shards are 0-based: --shard 0/4 .. --shard 3/4.
-#include <charconv>
-
 #include <fmt/format.h>
+
+#include <charconv>
 
 #include "kcv/audit.hpp"
 

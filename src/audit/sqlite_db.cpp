@@ -78,8 +78,8 @@ std::optional<double> Stmt::col_opt_double(int i) const {
 
 Expected<Db> Db::open(const std::string& path, const StoreOptions& options) {
   sqlite3* raw = nullptr;
-  const int flags = options.read_only ? SQLITE_OPEN_READONLY
-                                      : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
+  const int flags =
+      options.read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
   const int rc = sqlite3_open_v2(path.c_str(), &raw, flags, nullptr);
   Db db(raw, options.fault_hook, path);
   if (rc != SQLITE_OK) return db.error(rc, "open");
@@ -119,10 +119,10 @@ Expected<int64_t> Db::scalar(std::string_view sql) {
 }
 
 Error Db::error(int rc, std::string_view what) const {
-  const char* detail = db_ != nullptr && sqlite3_errcode(db_) == rc ? sqlite3_errmsg(db_)
-                                                                     : sqlite3_errstr(rc);
-  const ErrorCode code = rc == SQLITE_CANTOPEN || rc == SQLITE_NOTADB ? ErrorCode::kNotFound
-                                                                      : ErrorCode::kIo;
+  const char* detail =
+      db_ != nullptr && sqlite3_errcode(db_) == rc ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
+  const ErrorCode code =
+      rc == SQLITE_CANTOPEN || rc == SQLITE_NOTADB ? ErrorCode::kNotFound : ErrorCode::kIo;
   return make_error(code, fmt::format("{}: {}", what, detail), "audit store " + path_);
 }
 

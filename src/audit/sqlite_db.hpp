@@ -6,12 +6,12 @@
 // after a fault always runs (SQLite's own test harness makes the same choice for rollback).
 #pragma once
 
+#include <sqlite3.h>
+
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
-
-#include <sqlite3.h>
 
 #include "kcv/audit.hpp"
 #include "kcv/expected.hpp"

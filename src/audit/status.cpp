@@ -2,10 +2,10 @@
 // Kernel status names: the strings stored in kernels.status (a CHECK constraint lists them),
 // and which of them are final. pending and running are the only unfinished states; resume
 // redoes both, since a running kernel's verdicts were never committed.
+#include <fmt/format.h>
+
 #include <array>
 #include <utility>
-
-#include <fmt/format.h>
 
 #include "audit/store_impl.hpp"
 #include "kcv/audit.hpp"

@@ -26,7 +26,8 @@ Status insert_verdicts(sql::Db& db, const KernelOutcome& outcome, int64_t run_id
   if (!ins) return ins.error();
   Expected<sql::Stmt> probe = db.prepare(fmt::format(
       "INSERT OR IGNORE INTO failing_probes(kernel_id, gate, profile, probe_token, run_id, "
-      "recorded_at) VALUES(?1,?2,?3,?4,?5,{})", kNowSql));
+      "recorded_at) VALUES(?1,?2,?3,?4,?5,{})",
+      kNowSql));
   if (!probe) return probe.error();
   for (const VerdictRecord& v : outcome.verdicts) {
     ins->reset();
@@ -34,8 +35,9 @@ Status insert_verdicts(sql::Db& db, const KernelOutcome& outcome, int64_t run_id
     ins->bind(5, v.reason).bind(6, v.worst_ratio).bind(7, v.bits_lost).bind(8, v.evidence_json);
     ins->bind(9, v.probe_token).bind(10, run_id);
     if (Status s = ins->run(); !s) {
-      return make_error(s.error().code, fmt::format("verdict {}/{}: {}", v.gate, v.profile,
-                                                    s.error().message), outcome.kernel_id);
+      return make_error(s.error().code,
+                        fmt::format("verdict {}/{}: {}", v.gate, v.profile, s.error().message),
+                        outcome.kernel_id);
     }
     if (v.verdict != "fail" || v.probe_token.empty()) continue;
     probe->reset();
@@ -47,9 +49,10 @@ Status insert_verdicts(sql::Db& db, const KernelOutcome& outcome, int64_t run_id
 }
 
 Status update_status(sql::Db& db, const KernelOutcome& outcome, int64_t run_id) {
-  Expected<sql::Stmt> up = db.prepare(fmt::format(
-      "UPDATE kernels SET status=?2, message=?3, replica_verdict=?4, run_id=?5, "
-      "finished_at={} WHERE kernel_id=?1", kNowSql));
+  Expected<sql::Stmt> up = db.prepare(
+      fmt::format("UPDATE kernels SET status=?2, message=?3, replica_verdict=?4, run_id=?5, "
+                  "finished_at={} WHERE kernel_id=?1",
+                  kNowSql));
   if (!up) return up.error();
   up->bind(1, outcome.kernel_id).bind(2, status_name(outcome.status)).bind(3, outcome.message);
   up->bind(4, outcome.replica_verdict).bind(5, run_id);
@@ -87,7 +90,8 @@ Expected<int64_t> Store::begin_run(const RunInfo& run) {
   }
   Expected<sql::Stmt> ins = impl_->db.prepare(fmt::format(
       "INSERT INTO runs(kcv_version, generator_version, seed, profiles, command_line, shard, "
-      "started_at) VALUES(?1,?2,?3,?4,?5,?6,{})", kNowSql));
+      "started_at) VALUES(?1,?2,?3,?4,?5,?6,{})",
+      kNowSql));
   if (!ins) return ins.error();
   ins->bind(1, run.kcv_version).bind(2, run.generator_version);
   ins->bind(3, std::to_string(run.seed)).bind(4, profiles).bind(5, run.command_line);
@@ -110,7 +114,8 @@ Status Store::enqueue(const std::vector<KernelInfo>& kernels) {
   Expected<sql::Stmt> ins = impl_->db.prepare(fmt::format(
       "INSERT OR IGNORE INTO kernels(kernel_id, corpus, level, problem_id, problem_name, "
       "language, op_class, determinism_declared, original_verdict, status, queued_at) "
-      "VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,'pending',{})", kNowSql));
+      "VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,'pending',{})",
+      kNowSql));
   if (!ins) return ins.error();
   for (const KernelInfo& k : kernels) {
     ins->reset();
@@ -128,15 +133,19 @@ Status Store::record_malformed(const RowError& error, std::string_view corpus, i
   info.kernel_id = error.id.empty() ? shard_key(error) : error.id;
   info.corpus = std::string(corpus);
   if (Status s = enqueue({info}); !s) return s;
-  KernelOutcome outcome{info.kernel_id, KernelStatus::kMalformed,
-                        fmt::format("line {}: {}", error.line, error.message), std::nullopt, {}};
+  KernelOutcome outcome{info.kernel_id,
+                        KernelStatus::kMalformed,
+                        fmt::format("line {}: {}", error.line, error.message),
+                        std::nullopt,
+                        {}};
   return record(outcome, run_id);
 }
 
 Status Store::mark_running(std::string_view kernel_id, int64_t run_id) {
   Expected<sql::Stmt> up = impl_->db.prepare(fmt::format(
       "UPDATE kernels SET status='running', attempts=attempts+1, run_id=?2, started_at={} "
-      "WHERE kernel_id=?1 AND status IN ('pending','running')", kNowSql));
+      "WHERE kernel_id=?1 AND status IN ('pending','running')",
+      kNowSql));
   if (!up) return up.error();
   up->bind(1, kernel_id).bind(2, run_id);
   return up->run();

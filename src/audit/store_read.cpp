@@ -75,9 +75,7 @@ Expected<std::optional<KernelRow>> Store::kernel(std::string_view kernel_id) con
   return std::optional<KernelRow>{std::move(rows->front())};
 }
 
-Expected<std::vector<KernelRow>> Store::kernels() const {
-  return query_kernels(impl_->db, "", "");
-}
+Expected<std::vector<KernelRow>> Store::kernels() const { return query_kernels(impl_->db, "", ""); }
 
 Expected<std::vector<VerdictRecord>> Store::verdicts(std::string_view kernel_id) const {
   Expected<sql::Stmt> q = impl_->db.prepare(

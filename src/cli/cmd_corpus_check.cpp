@@ -2,10 +2,10 @@
 // `kcv corpus-check FILE.jsonl...`: reads corpora with the audit's reader and prints, per file,
 // row counts by language and level and every malformed row (line, id, the field at fault).
 // Exit 0 when every row is valid, 1 when some row is malformed, 2 when a file cannot be read.
+#include <fmt/format.h>
+
 #include <map>
 #include <utility>
-
-#include <fmt/format.h>
 
 #include "cli/cli_error.hpp"
 #include "cli/tools.hpp"
@@ -25,14 +25,16 @@ void print_tally(const std::string& path, const audit::ReadCounts& counts, const
     fmt::print("  {:<9} L{}  {:>6}\n", key.first, key.second, n);
   }
   for (const audit::RowError& e : t.errors) {
-    fmt::print("  malformed line {}{}: {}\n", e.line, e.id.empty() ? "" : " (" + e.id + ")", e.message);
+    fmt::print("  malformed line {}{}: {}\n", e.line, e.id.empty() ? "" : " (" + e.id + ")",
+               e.message);
   }
 }
 
 }  // namespace
 
 void configure_corpus_check(CLI::App& cmd, CliOptions& o) {
-  cmd.add_option("files", o.inputs, "JSONL corpora (schema: ../shared/corpora/README.md)")->required();
+  cmd.add_option("files", o.inputs, "JSONL corpora (schema: ../shared/corpora/README.md)")
+      ->required();
 }
 
 ExitStatus run_corpus_check(const CliOptions& o) {
@@ -40,9 +42,11 @@ ExitStatus run_corpus_check(const CliOptions& o) {
   int64_t malformed = 0;
   for (const std::string& path : o.inputs) {
     FileTally t;
-    const audit::ReadCounts counts = unwrap(audit::read_corpus(
-        path, {[&](audit::CorpusRow&& r) { ++t.by_language_level[{r.language, r.level}]; },
-               [&](audit::RowError&& e) { t.errors.push_back(std::move(e)); }}));
+    const audit::ReadCounts counts = unwrap(
+        audit::read_corpus(path, {[&](audit::CorpusRow&& r) {
+                                    ++t.by_language_level[{r.language, r.level}];
+                                  },
+                                  [&](audit::RowError&& e) { t.errors.push_back(std::move(e)); }}));
     print_tally(path, counts, t);
     rows += counts.rows;
     malformed += counts.errors;

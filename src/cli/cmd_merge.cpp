@@ -2,9 +2,9 @@
 // `kcv merge OUT.db IN.db...`: the scale-out half of `kcv audit --shard i/n`. Shards run
 // anywhere (Slurm arrays, Ray); their stores are merged here in one transaction, so a conflict
 // (the same kernel, gate and profile with different verdicts) leaves OUT.db as it was.
-#include <cstdio>
-
 #include <fmt/format.h>
+
+#include <cstdio>
 
 #include "cli/cli_error.hpp"
 #include "cli/tools.hpp"
@@ -19,10 +19,11 @@ void configure_merge(CLI::App& cmd, CliOptions& o) {
 
 ExitStatus run_merge(const CliOptions& o) {
   const audit::MergeSummary m = unwrap(audit::merge(o.output, o.inputs));
-  fmt::print("merged {} store(s) into {}: {} run(s), {} kernel(s) added, {} verdict(s) added, "
-             "{} identical, {} with differing evidence (destination kept)\n",
-             o.inputs.size(), o.output, m.runs, m.kernels_added, m.verdicts_added,
-             m.verdicts_identical, m.evidence_differs);
+  fmt::print(
+      "merged {} store(s) into {}: {} run(s), {} kernel(s) added, {} verdict(s) added, "
+      "{} identical, {} with differing evidence (destination kept)\n",
+      o.inputs.size(), o.output, m.runs, m.kernels_added, m.verdicts_added, m.verdicts_identical,
+      m.evidence_differs);
   return ExitStatus::kSuccess;
 }
 

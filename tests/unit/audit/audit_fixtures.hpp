@@ -4,15 +4,14 @@
 // test can tell a complete kernel from a half-written one.
 #pragma once
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "kcv/audit.hpp"
 
@@ -36,14 +35,24 @@ class ScratchDir {
 };
 
 /// A valid row of the corpus schema, with toy code.
-inline nlohmann::json toy_row(const std::string& id, int level = 1, const std::string& language = "cuda") {
-  return {{"id", id}, {"corpus", "toy"}, {"source_repo", "example/toy"},
+inline nlohmann::json toy_row(const std::string& id, int level = 1,
+                              const std::string& language = "cuda") {
+  return {{"id", id},
+          {"corpus", "toy"},
+          {"source_repo", "example/toy"},
           {"source_commit", "0000000000000000000000000000000000000000"},
-          {"source_path", "toy/" + id + ".py"}, {"level", level}, {"problem_id", 7},
-          {"problem_name", "7_Toy"}, {"reference_version", "v0.1"},
-          {"reference_code", "class Model: pass"}, {"candidate_code", "class ModelNew: pass"},
-          {"language", language}, {"model", nullptr}, {"original_harness", "toy harness"},
-          {"original_verdict", "accepted"}, {"original_speedup", 1.5},
+          {"source_path", "toy/" + id + ".py"},
+          {"level", level},
+          {"problem_id", 7},
+          {"problem_name", "7_Toy"},
+          {"reference_version", "v0.1"},
+          {"reference_code", "class Model: pass"},
+          {"candidate_code", "class ModelNew: pass"},
+          {"language", language},
+          {"model", nullptr},
+          {"original_harness", "toy harness"},
+          {"original_verdict", "accepted"},
+          {"original_speedup", 1.5},
           {"original_hardware", nullptr}};
 }
 
@@ -74,17 +83,17 @@ inline KernelOutcome toy_outcome(const std::string& id, bool fail = false,
   o.status = KernelStatus::kOk;
   o.replica_verdict = "accepted";
   for (const std::string& profile : profiles) {
-  for (const std::string& gate : toy_gates()) {
-    VerdictRecord v;
-    v.gate = gate;
-    v.profile = profile;
-    const bool failing = fail && gate == "CMP-01";
-    v.verdict = failing ? "fail" : "pass";
-    v.worst_ratio = failing ? 3.0 : 0.25;
-    v.evidence_json = fmt::format(R"({{"summary":"{} on {}"}})", gate, id);
-    v.probe_token = failing ? fmt::format(R"({{"probe":"{}"}})", id) : "";
-    o.verdicts.push_back(v);
-  }
+    for (const std::string& gate : toy_gates()) {
+      VerdictRecord v;
+      v.gate = gate;
+      v.profile = profile;
+      const bool failing = fail && gate == "CMP-01";
+      v.verdict = failing ? "fail" : "pass";
+      v.worst_ratio = failing ? 3.0 : 0.25;
+      v.evidence_json = fmt::format(R"({{"summary":"{} on {}"}})", gate, id);
+      v.probe_token = failing ? fmt::format(R"({{"probe":"{}"}})", id) : "";
+      o.verdicts.push_back(v);
+    }
   }
   return o;
 }

@@ -105,8 +105,8 @@ TEST(CorpusReader, ReportsEveryMalformedLineAndKeepsReading) {
   }
   std::vector<std::string> ids;
   std::vector<RowError> errors;
-  Expected<ReadCounts> counts = read_corpus(
-      path, {[&](CorpusRow&& r) { ids.push_back(r.id); }, [&](RowError&& e) { errors.push_back(e); }});
+  Expected<ReadCounts> counts = read_corpus(path, {[&](CorpusRow&& r) { ids.push_back(r.id); },
+                                                   [&](RowError&& e) { errors.push_back(e); }});
   ASSERT_TRUE(counts.has_value()) << counts.error().to_string();
   EXPECT_EQ(counts->rows, 2);
   EXPECT_EQ(counts->errors, 2);
@@ -180,9 +180,9 @@ TEST(RealCorpora, RowCountsMatchStatsAndNoRowIsMalformed) {
     const nlohmann::json stats = nlohmann::json::parse(std::ifstream(stats_path));
     std::map<std::string, int64_t> by_language;
     std::vector<RowError> errors;
-    Expected<ReadCounts> c = read_corpus(
-        entry.path().string(),
-        {[&](CorpusRow&& r) { ++by_language[r.language]; }, [&](RowError&& e) { errors.push_back(e); }});
+    Expected<ReadCounts> c =
+        read_corpus(entry.path().string(), {[&](CorpusRow&& r) { ++by_language[r.language]; },
+                                            [&](RowError&& e) { errors.push_back(e); }});
     ASSERT_TRUE(c.has_value()) << c.error().to_string();
     for (const RowError& e : errors) ADD_FAILURE() << e.file << ":" << e.line << ": " << e.message;
     EXPECT_EQ(c->rows, stats["counts"]["rows"].get<int64_t>()) << entry.path();

@@ -6,7 +6,6 @@
 // verdicts ("no finished verdict lost"), every other kernel is absent, or unfinished with no
 // verdicts ("no half-written kernel"), and resuming completes the audit.
 #include <gtest/gtest.h>
-
 #include <sqlite3.h>
 
 #include <set>
@@ -69,14 +68,16 @@ void expect_consistent(const Store& store, const std::set<std::string>& recorded
   ASSERT_EQ(store.integrity_check().value(), "ok");
   const std::vector<KernelRow> rows = store.kernels().value();
   for (const std::string& id : recorded) {
-    auto it = std::find_if(rows.begin(), rows.end(), [&](const KernelRow& r) { return r.info.kernel_id == id; });
+    auto it = std::find_if(rows.begin(), rows.end(),
+                           [&](const KernelRow& r) { return r.info.kernel_id == id; });
     ASSERT_NE(it, rows.end()) << "finished kernel lost: " << id;
     EXPECT_TRUE(is_final(it->status)) << id;
   }
   for (const KernelRow& row : rows) {
     const size_t verdicts = store.verdicts(row.info.kernel_id).value().size();
     if (is_final(row.status)) {
-      EXPECT_EQ(verdicts, testing::toy_gates().size()) << "half-written kernel " << row.info.kernel_id;
+      EXPECT_EQ(verdicts, testing::toy_gates().size())
+          << "half-written kernel " << row.info.kernel_id;
     } else {
       EXPECT_EQ(verdicts, 0u) << "verdicts of an unfinished kernel " << row.info.kernel_id;
     }
@@ -89,7 +90,8 @@ void resume_and_complete(Store& store) {
   ASSERT_TRUE(store.enqueue(kernels).ok());
   const int64_t run = store.begin_run({}).value();
   const std::vector<std::string> todo = store.todo().value();
-  for (const std::string& id : todo) ASSERT_TRUE(store.record(toy_outcome(id, id == kid(1)), run).ok());
+  for (const std::string& id : todo)
+    ASSERT_TRUE(store.record(toy_outcome(id, id == kid(1)), run).ok());
   EXPECT_TRUE(store.todo().value().empty());
   EXPECT_EQ(store.kernels().value().size(), static_cast<size_t>(kKernels));
   EXPECT_EQ(store.failing_probes(kid(1)).value().size(), 1u);
@@ -104,7 +106,8 @@ void fault_loop(bool persistent) {
     const std::set<std::string> recorded = run_audit(path, faults.hook());
     Expected<Store> store = Store::open(path);
     ASSERT_TRUE(store.has_value()) << "n=" << n << ": " << store.error().to_string();
-    SCOPED_TRACE(::testing::Message() << (persistent ? "persistent" : "transient") << " fault at n=" << n);
+    SCOPED_TRACE(::testing::Message()
+                 << (persistent ? "persistent" : "transient") << " fault at n=" << n);
     expect_consistent(*store, recorded);
     resume_and_complete(*store);
     expect_consistent(*store, recorded);

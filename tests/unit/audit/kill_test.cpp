@@ -24,8 +24,8 @@ using testing::toy_outcome;
 
 constexpr int kKernels = 60;
 // Many verdict rows per kernel widen the window in which a kill lands inside record().
-const std::vector<std::string> kProfiles = {"strict", "cuda-default", "fast-math",
-                                            "triton-default", "pytorch-eager"};
+const std::vector<std::string> kProfiles = {"strict", "cuda-default", "fast-math", "triton-default",
+                                            "pytorch-eager"};
 
 std::vector<KernelInfo> all_kernels() {
   std::vector<KernelInfo> out;
@@ -39,7 +39,9 @@ std::vector<KernelInfo> all_kernels() {
   const int64_t run = store->begin_run({}).value();
   const std::vector<std::string> todo = store->todo().value();
   for (const std::string& id : todo) {
-    if (!store->mark_running(id, run) || !store->record(toy_outcome(id, id.back() == '7', kProfiles), run)) _exit(3);
+    if (!store->mark_running(id, run) ||
+        !store->record(toy_outcome(id, id.back() == '7', kProfiles), run))
+      _exit(3);
     const int32_t index = std::stoi(id.substr(id.size() - 3));
     if (write(report_fd, &index, sizeof index) != sizeof index) _exit(4);
   }
@@ -57,7 +59,8 @@ std::set<std::string> kill_after(const std::string& path, int reports, int delay
   close(fds[1]);
   std::set<std::string> committed;
   int32_t index = 0;
-  while (static_cast<int>(committed.size()) < reports && read(fds[0], &index, sizeof index) == sizeof index) {
+  while (static_cast<int>(committed.size()) < reports &&
+         read(fds[0], &index, sizeof index) == sizeof index) {
     committed.insert(kid(index));
   }
   usleep(static_cast<useconds_t>(delay_us));  // land anywhere inside the next kernel's writes
@@ -75,7 +78,8 @@ TEST(StoreKill, SigkillMidAuditLosesNothingFinished) {
     const std::string path = dir.file("audit.db");
     const int reports = std::uniform_int_distribution<int>(1, kKernels - 10)(rng);
     const int delay_us = std::uniform_int_distribution<int>(0, 3000)(rng);
-    SCOPED_TRACE(::testing::Message() << "killed " << delay_us << " us after " << reports << " commits");
+    SCOPED_TRACE(::testing::Message()
+                 << "killed " << delay_us << " us after " << reports << " commits");
     const std::set<std::string> committed = kill_after(path, reports, delay_us);
     ASSERT_EQ(static_cast<int>(committed.size()), reports);
 
@@ -85,7 +89,8 @@ TEST(StoreKill, SigkillMidAuditLosesNothingFinished) {
     const std::vector<KernelRow> rows = store->kernels().value();
     for (const KernelRow& row : rows) {
       const size_t n = store->verdicts(row.info.kernel_id).value().size();
-      EXPECT_EQ(n, is_final(row.status) ? testing::toy_gates().size() * kProfiles.size() : 0u) << row.info.kernel_id;
+      EXPECT_EQ(n, is_final(row.status) ? testing::toy_gates().size() * kProfiles.size() : 0u)
+          << row.info.kernel_id;
       if (committed.count(row.info.kernel_id) != 0) {
         EXPECT_TRUE(is_final(row.status)) << row.info.kernel_id;
       }

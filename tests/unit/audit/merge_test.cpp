@@ -19,7 +19,8 @@ using testing::toy_outcome;
 // A shard store holding kernels [first, last), all recorded; kernel 3 fails CMP-01.
 void make_shard(const std::string& path, int first, int last, std::string_view shard) {
   Store store = Store::open(path).value();
-  const int64_t run = store.begin_run({"0.1.0", "gen", 7, {"strict"}, "kcv audit", std::string(shard)}).value();
+  const int64_t run =
+      store.begin_run({"0.1.0", "gen", 7, {"strict"}, "kcv audit", std::string(shard)}).value();
   for (int i = first; i < last; ++i) {
     ASSERT_TRUE(store.enqueue({toy_kernel(kid(i))}).ok());
     ASSERT_TRUE(store.record(toy_outcome(kid(i), i == 3), run).ok());
@@ -47,8 +48,9 @@ TEST(Merge, UnionsDisjointShards) {
   EXPECT_EQ(count(all, "SELECT count(DISTINCT run_id) FROM verdicts"), 2);
   EXPECT_EQ(count(all, "SELECT count(*) FROM runs WHERE origin LIKE '%s1.db run 1'"), 1);
   EXPECT_EQ(count(all, "SELECT count(*) FROM merges"), 2);
-  EXPECT_EQ(count(all, "SELECT count(*) FROM verdicts v JOIN runs r USING(run_id) "
-                       "WHERE v.kernel_id='toy/run/L1/P005' AND r.shard='1/2'"),
+  EXPECT_EQ(count(all,
+                  "SELECT count(*) FROM verdicts v JOIN runs r USING(run_id) "
+                  "WHERE v.kernel_id='toy/run/L1/P005' AND r.shard='1/2'"),
             static_cast<int64_t>(testing::toy_gates().size()));
   Store store = Store::open(all).value();
   EXPECT_EQ(store.integrity_check().value(), "ok");
@@ -76,7 +78,8 @@ TEST(Merge, DifferingVerdictIsAnErrorNamingTheKey) {
   Expected<MergeSummary> m = merge(dir.file("all.db"), {dir.file("a.db"), dir.file("b.db")});
   ASSERT_FALSE(m.has_value());
   EXPECT_NE(m.error().message.find("verdict (toy/run/L1/P003, CMP-01, strict): 'fail' in the "
-                                   "destination, 'pass' here"), std::string::npos)
+                                   "destination, 'pass' here"),
+            std::string::npos)
       << m.error().to_string();
   EXPECT_EQ(count(dir.file("all.db"), "SELECT count(*) FROM kernels"), 0);  // all or nothing
 }

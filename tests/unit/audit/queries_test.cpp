@@ -25,23 +25,60 @@ struct Spec {
 // any = a strict verdict fails; tf = a TF gate fails (ORD-02 only when deterministic).
 const std::vector<Spec> kSpecs = {
     // k1: CMP-01 (not TF) fails -> any, not tf. Replica/original accept -> the gap.
-    {"k1", "A", "elementwise", true, "accepted", "accepted", KernelStatus::kOk,
+    {"k1",
+     "A",
+     "elementwise",
+     true,
+     "accepted",
+     "accepted",
+     KernelStatus::kOk,
      {{"CMP-01", "fail"}, {"CMP-02", "pass"}, {"ORD-02", "pass"}, {"EXC-01", "pass"}}},
     // k2: CMP-02 (TF) fails -> any, tf. Gap.
-    {"k2", "A", "reduction", true, "accepted", "accepted", KernelStatus::kOk,
+    {"k2",
+     "A",
+     "reduction",
+     true,
+     "accepted",
+     "accepted",
+     KernelStatus::kOk,
      {{"CMP-01", "pass"}, {"CMP-02", "fail"}}},
     // k3: ORD-02 fails without declared determinism -> any, not tf. Both reject.
-    {"k3", "A", "reduction", false, "rejected", "rejected", KernelStatus::kOk,
+    {"k3",
+     "A",
+     "reduction",
+     false,
+     "rejected",
+     "rejected",
+     KernelStatus::kOk,
      {{"CMP-01", "pass"}, {"ORD-02", "fail"}}},
     // k4: clean; original verdict unknown. Both accept (replica), excluded (original).
-    {"k4", "B", "elementwise", true, std::nullopt, "accepted", KernelStatus::kOk,
+    {"k4",
+     "B",
+     "elementwise",
+     true,
+     std::nullopt,
+     "accepted",
+     KernelStatus::kOk,
      {{"CMP-01", "pass"}, {"EXC-01", "pass"}, {"ORD-02", "not_applicable"}}},
     // k5: clean but rejected by both others -> the reverse case.
-    {"k5", "B", "elementwise", true, "rejected", "rejected", KernelStatus::kOk, {{"CMP-01", "pass"}}},
+    {"k5",
+     "B",
+     "elementwise",
+     true,
+     "rejected",
+     "rejected",
+     KernelStatus::kOk,
+     {{"CMP-01", "pass"}}},
     // k6: crashed, no verdicts -> not evaluated, excluded.
     {"k6", "B", "matmul", true, std::nullopt, std::nullopt, KernelStatus::kCrash, {}},
     // k7: EXC-01 (TF) fails, CMP-01 errors; original compile_error counts as a rejection.
-    {"k7", "B", "matmul", true, "compile_error", "rejected", KernelStatus::kOk,
+    {"k7",
+     "B",
+     "matmul",
+     true,
+     "compile_error",
+     "rejected",
+     KernelStatus::kOk,
      {{"EXC-01", "fail"}, {"CMP-01", "error"}}},
 };
 
@@ -82,9 +119,9 @@ TEST_F(Queries, HeadlineCountsKernelsByProfile) {
   EXPECT_EQ(h.profiles[0].any_violation.hits, 0);
   EXPECT_EQ(h.profiles[0].any_violation.total, 1);
   const ProfileHeadline& strict = h.profiles[1];
-  EXPECT_EQ(strict.any_violation.hits, 4);  // k1 k2 k3 k7
+  EXPECT_EQ(strict.any_violation.hits, 4);   // k1 k2 k3 k7
   EXPECT_EQ(strict.any_violation.total, 6);  // all but k6
-  EXPECT_EQ(strict.tf_floor.hits, 2);       // k2 k7 (k3's ORD-02 is not declared)
+  EXPECT_EQ(strict.tf_floor.hits, 2);        // k2 k7 (k3's ORD-02 is not declared)
   EXPECT_EQ(strict.tf_floor.total, 6);
 }
 
@@ -116,8 +153,8 @@ TEST_F(Queries, PerOpClass) {
   EXPECT_EQ(strict["elementwise"].any_violation.total, 3);
   EXPECT_EQ(strict["elementwise"].tf_floor.hits, 0);
   EXPECT_EQ(strict["reduction"].any_violation.hits, 2);
-  EXPECT_EQ(strict["reduction"].tf_floor.hits, 1);       // k2
-  EXPECT_EQ(strict["matmul"].any_violation.total, 1);    // k7; k6 not evaluated
+  EXPECT_EQ(strict["reduction"].tf_floor.hits, 1);     // k2
+  EXPECT_EQ(strict["matmul"].any_violation.total, 1);  // k7; k6 not evaluated
   EXPECT_EQ(strict["matmul"].tf_floor.hits, 1);
 }
 
@@ -146,14 +183,15 @@ TEST_F(Queries, SampleIsStratifiedAndSeeded) {
   const std::vector<SampleItem> a = hand_audit_sample(*store_, "strict", 2, 99).value();
   std::map<std::string, int> per;
   for (const SampleItem& s : a) ++per[s.stratum];
-  EXPECT_EQ(per, (std::map<std::string, int>{{"A/violation", 2}, {"B/clean", 2}, {"B/crash", 1},
-                                              {"B/violation", 1}}));
+  EXPECT_EQ(per, (std::map<std::string, int>{
+                     {"A/violation", 2}, {"B/clean", 2}, {"B/crash", 1}, {"B/violation", 1}}));
   const std::vector<SampleItem> b = hand_audit_sample(*store_, "strict", 2, 99).value();
   ASSERT_EQ(a.size(), b.size());
   for (size_t i = 0; i < a.size(); ++i) EXPECT_EQ(a[i].kernel_id, b[i].kernel_id);
   // The A/violation pick is the two smallest FNV-1a("99:<id>") among k1 k2 k3.
   std::vector<std::pair<uint64_t, std::string>> ranked;
-  for (const char* id : {"k1", "k2", "k3"}) ranked.emplace_back(fnv1a64(std::string("99:") + id), id);
+  for (const char* id : {"k1", "k2", "k3"})
+    ranked.emplace_back(fnv1a64(std::string("99:") + id), id);
   std::sort(ranked.begin(), ranked.end());
   EXPECT_EQ(a[0].kernel_id, ranked[0].second);
   EXPECT_EQ(a[1].kernel_id, ranked[1].second);

@@ -3,7 +3,6 @@
 // pending and running kernels and skips final ones; a redone kernel replaces its verdicts; a
 // store of a newer schema, or a database that is not a store, is refused.
 #include <gtest/gtest.h>
-
 #include <sqlite3.h>
 
 #include "audit_fixtures.hpp"
@@ -52,7 +51,8 @@ TEST(Store, RoundTripsKernelsAndVerdicts) {
   ASSERT_TRUE(v.has_value());
   ASSERT_EQ(v->size(), outcome.verdicts.size());
   for (const VerdictRecord& want : outcome.verdicts) {
-    auto got = std::find_if(v->begin(), v->end(), [&](const VerdictRecord& r) { return r.gate == want.gate; });
+    auto got = std::find_if(v->begin(), v->end(),
+                            [&](const VerdictRecord& r) { return r.gate == want.gate; });
     ASSERT_NE(got, v->end()) << want.gate;
     EXPECT_EQ(got->verdict, want.verdict);
     EXPECT_EQ(got->worst_ratio, want.worst_ratio);
@@ -129,7 +129,9 @@ TEST(Store, RecordsMalformedRowsAsFinal) {
   ScratchDir dir;
   Store store = open_store(dir.file("a.db"));
   const int64_t run = store.begin_run({}).value();
-  ASSERT_TRUE(store.record_malformed({"/x/toy.jsonl", 9, "", "level: missing required field"}, "toy", run).ok());
+  ASSERT_TRUE(
+      store.record_malformed({"/x/toy.jsonl", 9, "", "level: missing required field"}, "toy", run)
+          .ok());
   Expected<std::optional<KernelRow>> k = store.kernel("toy.jsonl:9");
   ASSERT_TRUE(k.has_value() && k->has_value());
   EXPECT_EQ((*k)->status, KernelStatus::kMalformed);
@@ -159,7 +161,8 @@ TEST(Store, EvidenceMustBeJson) {
   bad.verdicts[2].evidence_json = "{not json";
   Status s = store.record(bad, run);
   ASSERT_FALSE(s.ok());
-  EXPECT_NE(s.error().message.find("verdict EXC-01/strict"), std::string::npos) << s.error().to_string();
+  EXPECT_NE(s.error().message.find("verdict EXC-01/strict"), std::string::npos)
+      << s.error().to_string();
   EXPECT_EQ(store.kernel(kid(1)).value()->status, KernelStatus::kPending);
   EXPECT_TRUE(store.verdicts(kid(1)).value().empty());
 }

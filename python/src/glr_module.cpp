@@ -1,0 +1,291 @@
+// File: python/src/glr_module.cpp
+// The extension module kcv._glr (issue 4 item 4): a thin nanobind layer over two C++ APIs, used by
+// the Python front python/kcv/glr/__init__.py.
+//   * the fp64 chunked reference (include/kcv/glr/chunked.hpp) on host float64 buffers, the CPU
+//     path of kcv.glr: ref_forward / ref_backward take and return flat 1-D numpy arrays in fla's
+//     token-major layout with batch 1 and sequences packed along T (problem.hpp);
+//   * the sm_90a launcher API (include/kcv/glr/gpu.hpp), only when the module was built with the
+//     kernels (has_cuda()): gpu_forward / gpu_backward take raw device pointers as Python ints
+//     (tensor.data_ptr()), the dims, dtype codes, the workspace and the CUDA stream as an int, so
+//     nothing here links libtorch; the caller allocates every tensor and the workspace.
+// Errors from the C++ side become ValueError (bad arguments) or RuntimeError (anything else). The
+// GIL is released while the reference or a launch runs.
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/array.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
+#include <nanobind/stl/vector.h>
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "kcv/expected.hpp"
+#include "kcv/glr/chunked.hpp"
+#include "kcv/glr/member.hpp"
+#include "kcv/glr/problem.hpp"
+#ifdef KCV_GLR_HAVE_CUDA
+#include "kcv/glr/gpu.hpp"
+#endif
+
+namespace nb = nanobind;
+
+namespace {
+
+using kcv::glr::Member;
+using HostArray = nb::ndarray<const double, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
+using NumpyArray = nb::ndarray<nb::numpy, double, nb::ndim<1>>;
+
+[[noreturn]] void raise(const kcv::Error& e) {
+  if (e.code == kcv::ErrorCode::kInvalidArgument) throw std::invalid_argument(e.to_string());
+  throw std::runtime_error(e.to_string());
+}
+
+Member member_of(int code) {
+  if (code < 0 || code >= static_cast<int>(kcv::glr::kAllMembers.size()))
+    throw std::invalid_argument("member: unknown member code " + std::to_string(code));
+  return static_cast<Member>(code);
+}
+
+std::vector<double> to_vector(const std::optional<HostArray>& a) {
+  if (!a) return {};
+  return std::vector<double>(a->data(), a->data() + a->size());
+}
+
+NumpyArray to_numpy(std::vector<double>&& v) {
+  auto* heap = new std::vector<double>(std::move(v));
+  nb::capsule owner(heap, [](void* p) noexcept { delete static_cast<std::vector<double>*>(p); });
+  return NumpyArray(heap->data(), {heap->size()}, owner);
+}
+
+/// dims = (tokens, H, HV, K, V); cu_seqlens empty = one sequence.
+kcv::glr::Problem make_problem(Member member, const std::array<std::int64_t, 5>& dims,
+                               std::vector<std::int64_t> cu_seqlens,
+                               const std::optional<HostArray>& q,
+                               const std::optional<HostArray>& k,
+                               const std::optional<HostArray>& v,
+                               const std::optional<HostArray>& g,
+                               const std::optional<HostArray>& beta,
+                               const std::optional<HostArray>& h0, double scale, bool v_first) {
+  kcv::glr::Problem p;
+  p.shape.tokens = dims[0];
+  p.shape.qk_heads = dims[1];
+  p.shape.v_heads = dims[2];
+  p.shape.key_dim = dims[3];
+  p.shape.value_dim = dims[4];
+  p.shape.cu_seqlens = std::move(cu_seqlens);
+  p.q = to_vector(q);
+  p.k = to_vector(k);
+  p.v = to_vector(v);
+  p.g = to_vector(g);
+  p.beta = to_vector(beta);
+  p.h0 = to_vector(h0);
+  p.scale = scale;
+  p.layout = v_first ? kcv::glr::StateLayout::kVK : kcv::glr::StateLayout::kKV;
+  if (auto st = kcv::glr::validate(member, p); !st) raise(st.error());
+  return p;
+}
+
+std::pair<NumpyArray, NumpyArray> ref_forward(int member_code, std::array<std::int64_t, 5> dims,
+                                              std::vector<std::int64_t> cu_seqlens,
+                                              std::optional<HostArray> q,
+                                              std::optional<HostArray> k,
+                                              std::optional<HostArray> v,
+                                              std::optional<HostArray> g,
+                                              std::optional<HostArray> beta,
+                                              std::optional<HostArray> h0, double scale,
+                                              bool v_first) {
+  const Member member = member_of(member_code);
+  kcv::glr::Problem p =
+      make_problem(member, dims, std::move(cu_seqlens), q, k, v, g, beta, h0, scale, v_first);
+  std::optional<kcv::Expected<kcv::glr::Outputs>> out;
+  {
+    nb::gil_scoped_release release;
+    out.emplace(kcv::glr::chunked_forward(member, p));
+  }
+  if (!*out) raise(out->error());
+  return {to_numpy(std::move((*out)->o)), to_numpy(std::move((*out)->final_state))};
+}
+
+std::vector<NumpyArray> ref_backward(int member_code, std::array<std::int64_t, 5> dims,
+                                     std::vector<std::int64_t> cu_seqlens,
+                                     std::optional<HostArray> q, std::optional<HostArray> k,
+                                     std::optional<HostArray> v, std::optional<HostArray> g,
+                                     std::optional<HostArray> beta, std::optional<HostArray> h0,
+                                     double scale, bool v_first, std::optional<HostArray> d_o,
+                                     std::optional<HostArray> d_final_state) {
+  const Member member = member_of(member_code);
+  kcv::glr::Problem p =
+      make_problem(member, dims, std::move(cu_seqlens), q, k, v, g, beta, h0, scale, v_first);
+  kcv::glr::Cotangents cot;
+  cot.d_o = to_vector(d_o);
+  cot.d_final_state = to_vector(d_final_state);
+  if (auto st = kcv::glr::validate(p, cot); !st) raise(st.error());
+  std::optional<kcv::Expected<kcv::glr::Gradients>> grads;
+  {
+    nb::gil_scoped_release release;
+    grads.emplace(kcv::glr::chunked_backward(member, p, cot));
+  }
+  if (!*grads) raise(grads->error());
+  kcv::glr::Gradients& gr = grads->value();
+  std::vector<NumpyArray> result;
+  result.push_back(to_numpy(std::move(gr.dq)));
+  result.push_back(to_numpy(std::move(gr.dk)));
+  result.push_back(to_numpy(std::move(gr.dv)));
+  result.push_back(to_numpy(std::move(gr.dg)));
+  result.push_back(to_numpy(std::move(gr.dbeta)));
+  result.push_back(to_numpy(std::move(gr.dh0)));
+  return result;
+}
+
+#ifdef KCV_GLR_HAVE_CUDA
+namespace gpu = kcv::glr::gpu;
+
+/// dims = (B, T, H, HV, K, V, N); cfg = (member, v_first, gate fp32?, beta fp32?, index int32?).
+struct Call {
+  gpu::Dims dims;
+  gpu::Config cfg;
+};
+
+Call make_call(int member_code, const std::array<std::int64_t, 7>& d, double scale, bool v_first,
+               bool gate_fp32, bool beta_fp32, bool index_int32) {
+  Call c;
+  c.dims.batch = d[0];
+  c.dims.seq_len = d[1];
+  c.dims.qk_heads = d[2];
+  c.dims.v_heads = d[3];
+  c.dims.key_dim = d[4];
+  c.dims.value_dim = d[5];
+  c.dims.num_seqs = d[6];
+  c.cfg.member = member_of(member_code);
+  c.cfg.scale = static_cast<float>(scale);
+  c.cfg.layout = v_first ? kcv::glr::StateLayout::kVK : kcv::glr::StateLayout::kKV;
+  c.cfg.gate_dtype = gate_fp32 ? gpu::DType::kFloat32 : gpu::DType::kBFloat16;
+  c.cfg.beta_dtype = beta_fp32 ? gpu::DType::kFloat32 : gpu::DType::kBFloat16;
+  c.cfg.cu_seqlens_type = index_int32 ? gpu::IndexType::kInt32 : gpu::IndexType::kInt64;
+  return c;
+}
+
+template <typename T>
+T* ptr(std::uintptr_t p) {
+  return reinterpret_cast<T*>(p);  // NOLINT(performance-no-int-to-ptr)
+}
+
+gpu::Inputs make_inputs(const std::array<std::uintptr_t, 7>& p,
+                        const std::vector<std::int64_t>& cu_host) {
+  gpu::Inputs in;
+  in.q = ptr<const void>(p[0]);
+  in.k = ptr<const void>(p[1]);
+  in.v = ptr<const void>(p[2]);
+  in.g = ptr<const void>(p[3]);
+  in.beta = ptr<const void>(p[4]);
+  in.h0 = ptr<const float>(p[5]);
+  in.cu_seqlens = ptr<const void>(p[6]);
+  in.cu_seqlens_host = cu_host.empty() ? nullptr : cu_host.data();
+  return in;
+}
+
+std::size_t gpu_workspace_bytes(bool backward, int member_code, std::array<std::int64_t, 7> d,
+                                double scale, bool v_first, bool gate_fp32, bool beta_fp32,
+                                bool index_int32) {
+  const Call c = make_call(member_code, d, scale, v_first, gate_fp32, beta_fp32, index_int32);
+  auto bytes = backward ? gpu::backward_workspace_bytes(c.dims, c.cfg)
+                        : gpu::forward_workspace_bytes(c.dims, c.cfg);
+  if (!bytes) raise(bytes.error());
+  return *bytes;
+}
+
+void gpu_forward(int member_code, std::array<std::int64_t, 7> d, double scale, bool v_first,
+                 bool gate_fp32, bool beta_fp32, bool index_int32,
+                 std::array<std::uintptr_t, 7> inputs, std::vector<std::int64_t> cu_host,
+                 std::uintptr_t o, std::uintptr_t final_state, std::uintptr_t workspace,
+                 std::size_t workspace_bytes, std::uintptr_t stream) {
+  const Call c = make_call(member_code, d, scale, v_first, gate_fp32, beta_fp32, index_int32);
+  const gpu::Inputs in = make_inputs(inputs, cu_host);
+  if (auto st = gpu::validate(c.dims, c.cfg, in); !st) raise(st.error());
+  gpu::ForwardOutputs out;
+  out.o = ptr<void>(o);
+  out.final_state = ptr<float>(final_state);
+  kcv::Status st;
+  {
+    nb::gil_scoped_release release;
+    st = gpu::forward(c.dims, c.cfg, in, out, ptr<void>(workspace), workspace_bytes,
+                      ptr<CUstream_st>(stream));
+  }
+  if (!st) raise(st.error());
+}
+
+void gpu_backward(int member_code, std::array<std::int64_t, 7> d, double scale, bool v_first,
+                  bool gate_fp32, bool beta_fp32, bool index_int32,
+                  std::array<std::uintptr_t, 7> inputs, std::vector<std::int64_t> cu_host,
+                  std::uintptr_t d_o, std::uintptr_t d_final_state,
+                  std::array<std::uintptr_t, 6> grads, std::uintptr_t workspace,
+                  std::size_t workspace_bytes, std::uintptr_t stream) {
+  const Call c = make_call(member_code, d, scale, v_first, gate_fp32, beta_fp32, index_int32);
+  const gpu::Inputs in = make_inputs(inputs, cu_host);
+  if (auto st = gpu::validate(c.dims, c.cfg, in); !st) raise(st.error());
+  gpu::Cotangents cot;
+  cot.d_o = ptr<const void>(d_o);
+  cot.d_final_state = ptr<const float>(d_final_state);
+  gpu::Gradients gr;
+  gr.dq = ptr<void>(grads[0]);
+  gr.dk = ptr<void>(grads[1]);
+  gr.dv = ptr<void>(grads[2]);
+  gr.dg = ptr<void>(grads[3]);
+  gr.dbeta = ptr<void>(grads[4]);
+  gr.dh0 = ptr<float>(grads[5]);
+  kcv::Status st;
+  {
+    nb::gil_scoped_release release;
+    st = gpu::backward(c.dims, c.cfg, in, cot, gr, ptr<void>(workspace), workspace_bytes,
+                       ptr<CUstream_st>(stream));
+  }
+  if (!st) raise(st.error());
+}
+#endif
+
+}  // namespace
+
+NB_MODULE(_glr, m) {
+  m.doc() = "kcv GLR native layer: fp64 chunked reference and (if built) the sm_90a kernels";
+#ifdef KCV_GLR_HAVE_CUDA
+  m.def("has_cuda", [] { return true; });
+  m.attr("CHUNK_SIZE") = gpu::kChunkSize;
+  m.attr("MAX_HEAD_DIM") = gpu::kMaxHeadDim;
+  m.def("gpu_workspace_bytes", &gpu_workspace_bytes, nb::arg("backward"), nb::arg("member"),
+        nb::arg("dims"), nb::arg("scale"), nb::arg("v_first"), nb::arg("gate_fp32"),
+        nb::arg("beta_fp32"), nb::arg("index_int32"));
+  m.def("gpu_forward", &gpu_forward, nb::arg("member"), nb::arg("dims"), nb::arg("scale"),
+        nb::arg("v_first"), nb::arg("gate_fp32"), nb::arg("beta_fp32"), nb::arg("index_int32"),
+        nb::arg("inputs"), nb::arg("cu_seqlens_host"), nb::arg("o"), nb::arg("final_state"),
+        nb::arg("workspace"), nb::arg("workspace_bytes"), nb::arg("stream"),
+        "Launch the forward; pointers are ints (0 = absent), dims = (B, T, H, HV, K, V, N), "
+        "inputs = (q, k, v, g, beta, h0, cu_seqlens).");
+  m.def("gpu_backward", &gpu_backward, nb::arg("member"), nb::arg("dims"), nb::arg("scale"),
+        nb::arg("v_first"), nb::arg("gate_fp32"), nb::arg("beta_fp32"), nb::arg("index_int32"),
+        nb::arg("inputs"), nb::arg("cu_seqlens_host"), nb::arg("d_o"), nb::arg("d_final_state"),
+        nb::arg("grads"), nb::arg("workspace"), nb::arg("workspace_bytes"), nb::arg("stream"),
+        "Launch the backward; grads = (dq, dk, dv, dg, dbeta, dh0) pointers.");
+#else
+  m.def("has_cuda", [] { return false; });
+  m.attr("CHUNK_SIZE") = 64;
+  m.attr("MAX_HEAD_DIM") = 128;
+#endif
+  m.def("ref_forward", &ref_forward, nb::arg("member"), nb::arg("dims"), nb::arg("cu_seqlens"),
+        nb::arg("q").none(), nb::arg("k").none(), nb::arg("v").none(), nb::arg("g").none(),
+        nb::arg("beta").none(), nb::arg("h0").none(), nb::arg("scale"), nb::arg("v_first"),
+        "fp64 chunked forward; dims = (tokens, H, HV, K, V); returns (o, final_state).");
+  m.def("ref_backward", &ref_backward, nb::arg("member"), nb::arg("dims"), nb::arg("cu_seqlens"),
+        nb::arg("q").none(), nb::arg("k").none(), nb::arg("v").none(), nb::arg("g").none(),
+        nb::arg("beta").none(), nb::arg("h0").none(), nb::arg("scale"), nb::arg("v_first"),
+        nb::arg("d_o").none(), nb::arg("d_final_state").none(),
+        "fp64 chunked backward; returns [dq, dk, dv, dg, dbeta, dh0] (empty when absent).");
+}

@@ -1,0 +1,110 @@
+"""Shared helpers of the fla comparison scripts (glr/check/verify_vs_fla.py, bench/glr/bench.py):
+fla-like bf16 inputs for each member, the calls into kcv.glr and into fla with the same
+arguments, fla's error metric, and the in-process lifting of fla's Hopper/Triton<3.7.1 guard."""
+
+import os
+
+import torch
+
+MEMBERS = ["gdn", "kda", "gla", "ssd", "la"]
+LIMITS = {"o": 0.005, "ht": 0.005, "dq": 0.008, "dk": 0.008, "dv": 0.008, "dh0": 0.008,
+          "dbeta": 0.02, "dg": 0.02}
+GUARD_NOTE = ("fla v0.5.x refuses the gated backward on Hopper with Triton < 3.7.1 (RuntimeError in "
+              "fla/ops/common/chunk_o.py, fla issue #640: known miscompile). This run set "
+              "fla.ops.common.chunk_o.TRITON_ABOVE_3_7_1 = True in-process to lift the guard, so "
+              "fla's gated backward figures (GDN, SSD/simple GLA, and any path through "
+              "chunk_bwd_dqkwg with g) come from the known-miscompiled path. "
+              "FLA_DISABLE_BACKEND_DISPATCH=1 (pure Triton).")
+
+
+def load_fla():
+    """Imports fla, lifts the guard; returns (module dict of the five ops, a note)."""
+    os.environ.setdefault("FLA_DISABLE_BACKEND_DISPATCH", "1")
+    import fla.ops.common.chunk_o as chunk_o
+    lifted = not chunk_o.TRITON_ABOVE_3_7_1
+    chunk_o.TRITON_ABOVE_3_7_1 = True
+    from fla.ops.gated_delta_rule import chunk_gated_delta_rule
+    from fla.ops.gla import chunk_gla
+    from fla.ops.kda import chunk_kda
+    from fla.ops.linear_attn import chunk_linear_attn
+    from fla.ops.simple_gla import chunk_simple_gla
+    import triton
+    import fla
+    note = (f"fla {getattr(fla, '__version__', '?')}, triton {triton.__version__}, "
+            f"torch {torch.__version__}. ")
+    note += GUARD_NOTE if lifted else "fla's Hopper guard was not active here (nothing lifted)."
+    ops = {"gdn": chunk_gated_delta_rule, "kda": chunk_kda, "gla": chunk_gla,
+           "ssd": chunk_simple_gla, "la": chunk_linear_attn}
+    return ops, note
+
+
+def make_inputs(member, B, T, H, D, seed, device="cuda", cu_seqlens=None, h0=True):
+    """fla-like inputs: l2-normalised q,k (bf16), v bf16, beta = sigmoid (bf16), g = a negative
+    logsigmoid log-decay (fp32), h0 fp32, cotangents do (bf16) and dht (fp32)."""
+    gen = torch.Generator(device=device).manual_seed(seed)
+    r = lambda *s: torch.randn(*s, generator=gen, device=device, dtype=torch.float32)  # noqa
+    bf = torch.bfloat16
+    q = torch.nn.functional.normalize(r(B, T, H, D), dim=-1).to(bf)
+    k = torch.nn.functional.normalize(r(B, T, H, D), dim=-1).to(bf)
+    v = r(B, T, H, D).to(bf)
+    g = beta = None
+    if member in ("gdn", "ssd"):
+        g = torch.nn.functional.logsigmoid(r(B, T, H)) / 16
+    elif member in ("kda", "gla"):
+        g = torch.nn.functional.logsigmoid(r(B, T, H, D)) / 16
+    if member in ("gdn", "kda"):
+        beta = torch.sigmoid(r(B, T, H)).to(bf)
+    N = B if cu_seqlens is None else len(cu_seqlens) - 1
+    s0 = r(N, H, D, D) * 0.1 if h0 else None
+    do = r(B, T, H, D).to(bf)
+    dht = r(N, H, D, D)
+    return dict(q=q, k=k, v=v, g=g, beta=beta, h0=s0, do=do, dht=dht)
+
+
+def call(ops, member, x, cu_seqlens=None):
+    """Calls one implementation (kcv.glr or fla) with fla's keyword arguments."""
+    q, k, v, g, beta, h0 = x["q"], x["k"], x["v"], x["g"], x["beta"], x["h0"]
+    kw = dict(initial_state=h0, output_final_state=True, cu_seqlens=cu_seqlens)
+    if member == "gdn":
+        return ops["gdn"](q, k, v, g, beta, **kw)
+    if member == "kda":
+        return ops["kda"](q, k, v, g, beta, **kw)
+    if member == "gla":
+        return ops["gla"](q, k, v, g, **kw)
+    if member == "ssd":
+        return ops["ssd"](q, k, v, g=g, **kw)
+    return ops["la"](q, k, v, normalize=False, **kw)
+
+
+def kcv_ops():
+    import kcv.glr as glr
+    return {"gdn": glr.chunk_gated_delta_rule, "kda": glr.chunk_kda, "gla": glr.chunk_gla,
+            "ssd": glr.chunk_simple_gla, "la": glr.chunk_linear_attn}
+
+
+def leaves(x):
+    return [n for n in ("q", "k", "v", "g", "beta", "h0") if x[n] is not None]
+
+
+def fwd_bwd(ops, member, x, cu_seqlens=None):
+    """Forward + backward; returns a dict of o, ht and the gradients (detached)."""
+    y = {n: (x[n].detach().clone().requires_grad_() if n in leaves(x) else x[n]) for n in x}
+    o, ht = call(ops, member, y, cu_seqlens)
+    torch.autograd.backward((o, ht), (y["do"].to(o.dtype), y["dht"].to(ht.dtype)))
+    out = {"o": o.detach(), "ht": ht.detach()}
+    for n, gname in (("q", "dq"), ("k", "dk"), ("v", "dv"), ("g", "dg"), ("beta", "dbeta"),
+                     ("h0", "dh0")):
+        if n in leaves(x):
+            out[gname] = y[n].grad.detach()
+    return out
+
+
+def err_ratio(ref, x):
+    """fla's metric: RMS(ref - x) / RMS(ref), in float64."""
+    ref = ref.double().cpu()
+    x = x.double().cpu()
+    den = ref.pow(2).mean().sqrt().item()
+    num = (ref - x).pow(2).mean().sqrt().item()
+    if (ref - x).abs().max().item() <= 1e-6:
+        return 0.0
+    return num / den if den > 0 else float("inf")

@@ -47,13 +47,16 @@ def naive(member, q, k, v, g, beta, s0, scale):
     B, T, H, K = q.shape
     HV, V = v.shape[2], v.shape[3]
     grp = HV // H
-    S = s0.clone() if s0 is not None else torch.zeros(B, HV, K, V, dtype=q.dtype)
-    o = torch.zeros(B, T, HV, V, dtype=q.dtype)
+    # Lists of per-head states and per-token outputs: no in-place writes, so autograd can
+    # differentiate through this loop.
+    S = [s0[:, hv] if s0 is not None else torch.zeros(B, K, V, dtype=q.dtype) for hv in range(HV)]
+    outs = []
     for t in range(T):
+        o_t = []
         for hv in range(HV):
             h = hv // grp
             qt, kt, vt = q[:, t, h], k[:, t, h], v[:, t, hv]
-            St = S[:, hv]
+            St = S[hv]
             if g is not None:
                 decay = g[:, t, hv].exp()
                 St = St * (decay[:, None, None] if g.dim() == 3 else decay[:, :, None])
@@ -63,9 +66,10 @@ def naive(member, q, k, v, g, beta, s0, scale):
             else:
                 delta = vt
             St = St + kt[:, :, None] * delta[:, None, :]
-            S[:, hv] = St
-            o[:, t, hv] = scale * torch.einsum("bk,bkv->bv", qt, St)
-    return o, S
+            S[hv] = St
+            o_t.append(scale * torch.einsum("bk,bkv->bv", qt, St))
+        outs.append(torch.stack(o_t, dim=1))
+    return torch.stack(outs, dim=1), torch.stack(S, dim=1)
 
 
 @pytest.mark.parametrize("member", MEMBERS)

@@ -53,6 +53,11 @@ def _check_shape(name, t, want):
         raise ValueError(f"{name}: expected shape {tuple(want)}, got {tuple(t.shape)}")
 
 
+def _gpu_dims(dims, cu_host):
+    """The launcher counts sequences only with cu_seqlens (num_seqs = 0 for a plain batch)."""
+    return tuple(dims[:6]) + ((dims[6] if cu_host is not None else 0),)
+
+
 def _validate(member, q, k, v, g, beta, initial_state, cu_seqlens, cu_seqlens_cpu, state_v_first):
     """Checks every argument; returns (dims, host cu_seqlens list or None)."""
     _check_tensor("q", q, 4)
@@ -171,6 +176,7 @@ class _GlrFunction(torch.autograd.Function):
             cfg = (scale, v_first, g is not None and g.dtype == torch.float32,
                    beta is not None and beta.dtype == torch.float32,
                    cu_seqlens is not None and cu_seqlens.dtype == torch.int32)
+            dims = _gpu_dims(dims, cu_host)
             nbytes = _glr.gpu_workspace_bytes(False, member, dims, *cfg)
             ws = torch.empty(max(nbytes, 1), dtype=torch.uint8, device=q.device)
             stream = torch.cuda.current_stream(q.device).cuda_stream
@@ -210,6 +216,7 @@ class _GlrFunction(torch.autograd.Function):
             cfg = (scale, v_first, g is not None and g.dtype == torch.float32,
                    beta is not None and beta.dtype == torch.float32,
                    cu_seqlens is not None and cu_seqlens.dtype == torch.int32)
+            dims = _gpu_dims(dims, cu_host)
             nbytes = _glr.gpu_workspace_bytes(True, member, dims, *cfg)
             ws = torch.empty(max(nbytes, 1), dtype=torch.uint8, device=q.device)
             stream = torch.cuda.current_stream(q.device).cuda_stream

@@ -29,10 +29,10 @@ python3 -c "import kcv.glr as g; print('kcv.glr has_cuda =', g.has_cuda())" || {
   > "$out/pytest.log" 2>&1
 echo "pytest: exit $? ($(tail -1 "$out/pytest.log"))"
 
-timeout 240 python3 glr/check/verify_vs_fla.py --out "$out/verify_vs_fla.md" \
+timeout "${VERIFY_S:-240}" python3 glr/check/verify_vs_fla.py --out "$out/verify_vs_fla.md" \
   > "$out/verify.log" 2>&1
 echo "verify_vs_fla: exit $?"
-timeout 200 python3 bench/glr/bench.py --out "$out/bench.md" > "$out/bench.log" 2>&1
+timeout "${BENCH_S:-200}" python3 bench/glr/bench.py --out "$out/bench.md" > "$out/bench.log" 2>&1
 echo "bench: exit $?"
 
 echo; tail -n 25 "$out/verify.log"

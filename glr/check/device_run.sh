@@ -19,7 +19,8 @@ export CUDACXX=${CUDACXX:-$nvcc_bin}
   date -u +%FT%TZ
   nvidia-smi --query-gpu=name,driver_version --format=csv,noheader || true
   python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl
-  time python3 -m pip install -v --no-build-isolation --no-deps --no-index --target /tmp/site .
+  rm -rf /tmp/site/kcv /tmp/site/kcv-*  # --target never replaces an existing package
+  time python3 -m pip install -v --no-build-isolation --no-deps --no-index --upgrade --target /tmp/site .
 } > "$out/install.log" 2>&1
 echo "install: exit $? ($(grep -E 'kcv python:' "$out/install.log" | head -1))"
 python3 -c "import kcv.glr as g; print('kcv.glr has_cuda =', g.has_cuda())" || {

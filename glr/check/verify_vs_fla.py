@@ -37,7 +37,8 @@ def main():
     fla_ops, note = gc.load_fla()
     ours = gc.kcv_ops()
     members = args.members.split(",")
-    varlen = [0, 100, 1100, 1163, args.T]
+    # Skewed lengths at any T (the offsets of T = 2048 scaled down, kept strictly increasing).
+    varlen = sorted({0, *(max(1, min(args.T - 1, c * args.T // 2048)) for c in (100, 1100, 1163)), args.T})
     cases = [("fixed", 1, None), ("varlen", 1, varlen)]
     jobs, rows = [], []
     pool = ThreadPoolExecutor(max_workers=min(16, os.cpu_count() or 4))

@@ -53,6 +53,13 @@ def _check_shape(name, t, want):
         raise ValueError(f"{name}: expected shape {tuple(want)}, got {tuple(t.shape)}")
 
 
+def _gpu_cfg(scale, v_first, g, beta, cu_seqlens):
+    """(scale, v_first, gate fp32?, beta fp32?, cu_seqlens int32?) as the launchers take them."""
+    return (scale, v_first, g is not None and g.dtype == torch.float32,
+            beta is not None and beta.dtype == torch.float32,
+            cu_seqlens is not None and cu_seqlens.dtype == torch.int32)
+
+
 def _gpu_dims(dims, cu_host):
     """The launcher counts sequences only with cu_seqlens (num_seqs = 0 for a plain batch)."""
     return tuple(dims[:6]) + ((dims[6] if cu_host is not None else 0),)
@@ -173,9 +180,7 @@ class _GlrFunction(torch.autograd.Function):
         if q.is_cuda:
             o = torch.empty((B, T, HV, V), dtype=q.dtype, device=q.device)
             ht = torch.empty(state_shape, dtype=torch.float32, device=q.device) if want_state else None
-            cfg = (scale, v_first, g is not None and g.dtype == torch.float32,
-                   beta is not None and beta.dtype == torch.float32,
-                   cu_seqlens is not None and cu_seqlens.dtype == torch.int32)
+            cfg = _gpu_cfg(scale, v_first, g, beta, cu_seqlens)
             dims = _gpu_dims(dims, cu_host)
             nbytes = _glr.gpu_workspace_bytes(False, member, dims, *cfg)
             ws = torch.empty(max(nbytes, 1), dtype=torch.uint8, device=q.device)
@@ -213,9 +218,7 @@ class _GlrFunction(torch.autograd.Function):
             dg = None if g is None else torch.empty_like(g)
             db = None if beta is None else torch.empty_like(beta)
             dh0 = None if h0f is None else torch.empty_like(h0f)
-            cfg = (scale, v_first, g is not None and g.dtype == torch.float32,
-                   beta is not None and beta.dtype == torch.float32,
-                   cu_seqlens is not None and cu_seqlens.dtype == torch.int32)
+            cfg = _gpu_cfg(scale, v_first, g, beta, cu_seqlens)
             dims = _gpu_dims(dims, cu_host)
             nbytes = _glr.gpu_workspace_bytes(True, member, dims, *cfg)
             ws = torch.empty(max(nbytes, 1), dtype=torch.uint8, device=q.device)

@@ -1,0 +1,1 @@
+"""KernelBench support: loading a reference/candidate pair inside a worker (problem.py)."""

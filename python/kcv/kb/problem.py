@@ -1,0 +1,125 @@
+"""Loading a KernelBench pair in a worker (load kind "kernelbench", Interface B of the brief).
+
+Model, get_inputs and get_init_inputs always come from reference_code; ModelNew from
+candidate_code (a get_inputs the candidate redefines is ignored, as KernelBench's pairing rule
+says). Both are executed as fresh modules (kcv.worker.modexec) with the load's "constants"
+applied to their top-level assignments, so the orchestrator can rescale a problem's shapes.
+Both models are built (kcv.worker.kernelbench) under torch.manual_seed(seed); the candidate then receives the
+reference's parameters and buffers wherever names and shapes match, so a different init order
+cannot make a correct kernel look wrong.
+
+The reference role serves the trusted values: mode 0 runs Model in float64 (floating inputs
+cast, integer inputs untouched, TF32 off), mode 1 makes the inputs of a seed, mode 2 runs Model
+at its own precision ("reference32": the eager result the error model calls declared). The
+candidate role serves mode 0 only, on the input views themselves when on the CPU, so in-place
+writes to inputs reach kcv's mutation check. On CUDA the inputs are copied to the device with
+their layout (strides, padding) intact and copied back afterwards when the kernel changed them.
+
+Environment first: TORCH_EXTENSIONS_DIR and TRITON_CACHE_DIR go under cache_dir, and without a
+GPU TRITON_INTERPRET=1, all before torch (and so Triton) is imported by this process.
+"""
+
+import os
+import tempfile
+
+from kcv.worker import modexec
+from kcv.worker.errors import LoadError, load_error
+
+ROLES = ("reference", "candidate")
+DEVICES = ("auto", "cuda", "cpu")
+
+
+def _cuda_possible() -> bool:
+    """False when no CUDA device can be visible to this process (decided without torch)."""
+    if os.environ.get("CUDA_VISIBLE_DEVICES", None) in ("", "-1"):
+        return False
+    return os.path.exists("/dev/nvidiactl")
+
+
+def prepare_environment(cache_dir: str, device: str) -> None:
+    """Compile caches under `cache_dir`; Triton's interpreter when the device will be the CPU."""
+    os.environ["TORCH_EXTENSIONS_DIR"] = os.path.join(cache_dir, "torch_extensions")
+    os.environ["TRITON_CACHE_DIR"] = os.path.join(cache_dir, "triton")
+    if device == "cpu" or (device == "auto" and not _cuda_possible()):
+        os.environ["TRITON_INTERPRET"] = "1"
+
+
+def _fields(req: dict) -> dict:
+    """The load request's fields, checked; LoadError("bad_request: <field>: ...") otherwise."""
+    def bad(field, what):
+        return LoadError(f"bad_request: {field}: {what}")
+
+    role = req.get("role")
+    if role not in ROLES:
+        raise bad("role", f"{role!r} is not one of {list(ROLES)}")
+    out = {"role": role}
+    for key in ("reference_code",) + (("candidate_code",) if role == "candidate" else ()):
+        if not isinstance(req.get(key), str):
+            raise bad(key, "missing or not a string")
+        out[key] = req[key]
+    seed = req.get("seed", 0)
+    if not isinstance(seed, int) or isinstance(seed, bool):
+        raise bad("seed", f"{seed!r} is not an integer")
+    device = req.get("device", "auto")
+    if device not in DEVICES:
+        raise bad("device", f"{device!r} is not one of {list(DEVICES)}")
+    cache_dir = req.get("cache_dir") or os.path.join(tempfile.gettempdir(),
+                                                     f"kcv-cache-{os.getuid()}")
+    if not isinstance(cache_dir, str):
+        raise bad("cache_dir", "not a string")
+    constants = req.get("constants") or {}
+    if not isinstance(constants, dict) or not all(
+            isinstance(v, int) and not isinstance(v, bool) for v in constants.values()):
+        raise bad("constants", "not an object of integers")
+    out.update(seed=seed, device=device, cache_dir=cache_dir, constants=constants,
+               name=req.get("kernel") or ("ModelNew" if role == "candidate" else "Model"),
+               op=req.get("op") or "kernelbench")
+    return out
+
+
+def _exec(code: str, what: str, src_dir: str, constants: dict, *, strict: bool):
+    """The module of `code`; with `strict`, every constant must be a top-level name of it."""
+    try:
+        names = modexec.top_level_names(code)
+    except SyntaxError as e:
+        raise load_error(e, "import_error", what) from None
+    if strict:
+        for key in constants:
+            if key not in names:
+                raise LoadError(f"bad_request: constants.{key}: {what} assigns no module-level "
+                                f"{key}")
+    overrides = {k: v for k, v in constants.items() if k in names}
+    try:
+        return modexec.exec_module(code, what.split("_")[0], src_dir, overrides)
+    except BaseException as e:  # noqa: BLE001 (SystemExit from candidate code is a failure too)
+        raise load_error(e, "import_error", what, no_gpu=not _cuda_possible()) from None
+
+
+def _require(module, names, what: str) -> None:
+    for name in names:
+        if not callable(getattr(module, name, None)):
+            raise LoadError(f"import_error: {what}: defines no {name}")
+
+
+def load(req: dict):
+    """The KernelBenchPair a load request describes; LoadError with the class prefix if not."""
+    f = _fields(req)
+    prepare_environment(f["cache_dir"], f["device"])
+    import torch  # noqa: PLC0415 (deliberately after the environment is set)
+
+    if f["device"] == "cuda" and not torch.cuda.is_available():
+        raise LoadError("bad_request: device: 'cuda' requested but no CUDA device is available")
+    device = "cuda" if f["device"] != "cpu" and torch.cuda.is_available() else "cpu"
+    if device == "cpu":
+        os.environ["TRITON_INTERPRET"] = "1"
+    src_dir = os.path.join(f["cache_dir"], "kb_src")
+    ref = _exec(f["reference_code"], "reference_code", src_dir, f["constants"], strict=True)
+    _require(ref, ("Model", "get_inputs", "get_init_inputs"), "reference_code")
+    cand = None
+    if f["role"] == "candidate":
+        cand = _exec(f["candidate_code"], "candidate_code", src_dir, f["constants"], strict=False)
+        _require(cand, ("ModelNew",), "candidate_code")
+    from kcv.worker.kernelbench import KernelBenchPair  # noqa: PLC0415 (imports torch)
+
+    return KernelBenchPair(f, device, ref, cand)
+

@@ -1,0 +1,73 @@
+"""How the worker words a failure: the exception's last traceback line, and whether it came
+from building native code (torch.utils.cpp_extension, ninja, nvcc, Triton's compiler).
+
+Load failures are error replies whose message starts with a class the orchestrator maps to the
+store's kernel statuses: "import_error:", "compile_error:", "init_error:", "problem_error:" or
+"bad_request:". The full traceback always goes to stderr, whose tail kcv quotes.
+"""
+
+import subprocess
+import sys
+import traceback
+
+_BUILD_FILES = ("torch/utils/cpp_extension.py", "/triton/compiler/", "/triton/runtime/build.py")
+_BUILD_TOOLS = ("ninja", "nvcc", "c++", "g++", "gcc", "clang")
+
+
+class LoadError(Exception):
+    """A load that failed; str() is the whole reply message, class prefix included."""
+
+
+class RequestError(Exception):
+    """A request kcv should not have sent (wrong input count, unknown mode): an error reply."""
+
+
+def last_line(exc: BaseException) -> str:
+    """`ValueError: bad shape`: the last line of the exception's traceback."""
+    lines = traceback.format_exception_only(type(exc), exc)
+    text = "".join(lines).strip().splitlines()
+    return text[-1] if text else type(exc).__name__
+
+
+def _chain(exc: BaseException):
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        yield exc
+        exc = exc.__cause__ or exc.__context__
+
+
+def from_build(exc: BaseException) -> bool:
+    """True when the exception (or one it was raised from) comes from a native build step."""
+    for e in _chain(exc):
+        if isinstance(e, subprocess.CalledProcessError):
+            cmd = e.cmd if isinstance(e.cmd, str) else " ".join(map(str, e.cmd or []))
+            if any(tool in cmd for tool in _BUILD_TOOLS):
+                return True
+        if type(e).__name__ == "CompilationError" and "triton" in type(e).__module__:
+            return True
+        tb = e.__traceback__
+        while tb is not None:
+            if any(f in tb.tb_frame.f_code.co_filename for f in _BUILD_FILES):
+                return True
+            tb = tb.tb_next
+    return False
+
+
+def report(exc: BaseException, where: str) -> None:
+    """Prints the full traceback to stderr under a heading that says where it happened."""
+    print(f"kcv.worker: {where}:", file=sys.stderr)
+    traceback.print_exception(type(exc), exc, exc.__traceback__, file=sys.stderr)
+    sys.stderr.flush()
+
+
+def load_error(exc: BaseException, klass: str, what: str, *, no_gpu: bool = False) -> LoadError:
+    """The LoadError for `exc` raised while doing `what` (e.g. "candidate_code");
+    `klass` is used unless the exception comes from a native build (then compile_error)."""
+    report(exc, f"{klass} in {what}")
+    detail = last_line(exc)
+    if from_build(exc):
+        klass = "compile_error"
+        if no_gpu:
+            detail = f"native build without a GPU (no CUDA device visible): {detail}"
+    return LoadError(f"{klass}: {what}: {detail}")

@@ -1,0 +1,149 @@
+"""A loaded KernelBench pair: the models, the inputs' template, and the three call modes.
+
+Built by kcv.kb.problem.load once the modules are executed (that file says what each role and
+mode means). The candidate role drops the reference Model right after the weight copy, so a
+candidate walking gc.get_objects() finds no reference tensors to overwrite in its process.
+Scalars of get_inputs() (a dim, an eps) are re-made here from the load seed's get_inputs(); calls
+carry only the tensor inputs.
+"""
+
+import torch
+
+from kcv.worker import modexec
+from kcv.worker.devices import copy_back, to_device
+from kcv.worker.errors import LoadError, RequestError, load_error
+from kcv.worker.outputs import BadOutput, flatten, store
+from kcv.worker.views import dtype_name
+
+_sync = torch.cuda.synchronize  # bound before candidate code could replace it
+
+
+def _scalar(value):
+    """The JSON description of a non-tensor input."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return {"kind": "scalar", "value": value}
+    if isinstance(value, (list, tuple)) and all(isinstance(v, (bool, int, float)) for v in value):
+        return {"kind": "scalar", "value": list(value)}
+    return {"kind": "other", "type": type(value).__name__}
+
+
+def copy_weights(source: torch.nn.Module, target: torch.nn.Module) -> tuple:
+    """Copies every parameter and buffer of `source` into the one of `target` with the same name
+    and shape; returns (copied, target's total)."""
+    def named(m):
+        return dict(list(m.named_parameters()) + list(m.named_buffers()))
+
+    have, want = named(source), named(target)
+    copied = 0
+    with torch.no_grad():
+        for name, t in want.items():
+            s = have.get(name)
+            if s is not None and tuple(s.shape) == tuple(t.shape):
+                t.copy_(s)
+                copied += 1
+    return copied, len(want)
+
+
+class KernelBenchPair:
+    """What a kernelbench load made; call() serves the protocol's call requests."""
+
+    def __init__(self, f: dict, device: str, ref, cand):
+        self.role, self.seed, self.device = f["role"], f["seed"], device
+        self.name, self.op = f["name"], f["op"]
+        self.ref = ref
+        self.weights = None
+        if self.role == "reference":
+            torch.backends.cuda.matmul.allow_tf32 = False
+            torch.backends.cudnn.allow_tf32 = False
+            self.model32 = self._build(ref.Model, "reference_code").to(device)
+            self.model64 = self._build(ref.Model, "reference_code").double().to(device)
+        else:
+            model = self._build(ref.Model, "reference_code")
+            candidate = self._build(cand.ModelNew, "candidate_code")
+            self.weights = copy_weights(model, candidate)
+            del model
+            self.model = candidate.to(device)
+        try:
+            torch.manual_seed(self.seed)
+            sample = list(ref.get_inputs())
+        except BaseException as e:  # noqa: BLE001
+            raise load_error(e, "problem_error", "reference_code get_inputs()") from None
+        self.template = [None if isinstance(x, torch.Tensor) else x for x in sample]
+        self.tensor_count = sum(isinstance(x, torch.Tensor) for x in sample)
+        self.problem = self._describe(sample) if self.role == "reference" else None
+
+    def _build(self, cls, what: str) -> torch.nn.Module:
+        try:
+            torch.manual_seed(self.seed)
+            init = self.ref.get_init_inputs()
+            torch.manual_seed(self.seed)
+            return cls(*init)
+        except BaseException as e:  # noqa: BLE001
+            raise load_error(e, "init_error", what) from None
+
+    def _describe(self, sample: list) -> dict:
+        inputs = [{"kind": "tensor", "dtype": dtype_name(x.dtype), "shape": list(x.shape)}
+                  if isinstance(x, torch.Tensor) else _scalar(x) for x in sample]
+        try:
+            args = [x.to(self.device) if isinstance(x, torch.Tensor) else x for x in sample]
+            torch.manual_seed(self.seed)
+            with torch.no_grad():
+                outs = flatten(self.model32(*args))
+        except BadOutput as e:
+            raise LoadError(f"problem_error: reference_code Model: {e}") from None
+        except BaseException as e:  # noqa: BLE001
+            raise load_error(e, "problem_error", "reference_code Model.forward") from None
+        return {"inputs": inputs,
+                "outputs": [{"dtype": dtype_name(t.dtype), "shape": list(t.shape)} for t in outs],
+                "constants": modexec.int_constants(self.ref)}
+
+    def loaded_fields(self) -> dict:
+        out = {"role": self.role, "device": self.device, "seed": self.seed,
+               "torch": torch.__version__}
+        if self.weights is not None:
+            out["weights_copied"], out["weights_total"] = self.weights
+        if self.problem is not None:
+            out["problem"] = self.problem
+        return out
+
+    def _args(self, tensors: list) -> list:
+        if len(tensors) != self.tensor_count:
+            raise RequestError(f"inputs: expected {self.tensor_count} tensor(s) (those of "
+                               f"get_inputs), got {len(tensors)}")
+        it = iter(tensors)
+        return [next(it) if slot is None else slot for slot in self.template]
+
+    def _forward(self, model, args):
+        torch.manual_seed(self.seed)
+        with torch.no_grad():
+            result = model(*args)
+        if self.device == "cuda":
+            _sync()  # the whole device: work left on side streams is finished too
+        return result
+
+    def call(self, mode: int, inputs: list, outputs: list, params: dict) -> None:
+        if mode != 0 and self.role != "reference":
+            raise RequestError(f"params.mode: mode {mode} needs the reference role")
+        if mode == 0 and self.role == "candidate":
+            moved = [to_device(t, self.device) for t in inputs]
+            result = self._forward(self.model, self._args(moved))
+            store(result, outputs, convert=False)
+            for view, m in zip(inputs, moved):
+                copy_back(view, m)
+        elif mode == 0:
+            cast = [t.to(self.device, torch.float64) if t.is_floating_point() else
+                    t.to(self.device) for t in inputs]
+            store(self._forward(self.model64, self._args(cast)), outputs, convert=True)
+        elif mode == 1:
+            seed = params.get("seed")
+            if not isinstance(seed, (int, float)) or seed != int(seed):
+                raise RequestError("params.seed: missing or not an integer")
+            torch.manual_seed(int(seed))
+            made = [x for x in self.ref.get_inputs() if isinstance(x, torch.Tensor)]
+            store(made, outputs, convert=False)
+        elif mode == 2:
+            args = self._args([t.to(self.device, copy=True) for t in inputs])
+            store(self._forward(self.model32, args), outputs, convert=True)
+        else:
+            raise RequestError(f"params.mode: {mode} is not 0 (run), 1 (inputs) or "
+                               "2 (reference32)")

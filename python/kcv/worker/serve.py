@@ -1,0 +1,110 @@
+"""The request loop of the Python worker (docs/06_worker_protocol.md §2).
+
+hello, load, call, shutdown; one reply line per request, calls answered one at a time (the
+worker does not advertise concurrent_calls: it runs calls sequentially, so kcv sends them one
+after the other). A load may come again and replaces what was loaded, but candidate code can
+change the whole process (patch torch, leave threads), so kcv starts one worker per candidate.
+The worker ends with os._exit after "bye" or at end of input: a candidate's non-daemon threads
+or atexit handlers cannot keep it alive.
+"""
+
+import json
+import os
+import platform
+import sys
+
+from kcv.worker.channel import Channel, clip
+from kcv.worker.errors import LoadError, last_line, report
+
+PROTOCOL = 1
+LOAD_KINDS = ("kernelbench", "pickle")
+
+
+def _load(req: dict):
+    kind = req.get("kind")
+    if kind == "kernelbench":
+        from kcv.kb import problem  # noqa: PLC0415 (torch is imported only when needed)
+
+        return problem.load(req)
+    if kind == "pickle":
+        from kcv.worker import pickled  # noqa: PLC0415
+
+        return pickled.load(req)
+    raise LoadError(f"bad_request: kind: {kind!r} is not one of {list(LOAD_KINDS)}")
+
+
+class Server:
+    def __init__(self, channel: Channel):
+        self.channel = channel
+        self.loaded = None
+
+    def error(self, message: str, **extra) -> None:
+        self.channel.send({"type": "error", **extra, "message": clip(message)})
+
+    def handle(self, line: str) -> bool:
+        """Answers one request line; False after shutdown."""
+        try:
+            req = json.loads(line)
+        except ValueError:
+            req = None
+        if not isinstance(req, dict) or not isinstance(req.get("type"), str):
+            self.error('a request is not a JSON object with a string "type"')
+            return True
+        kind = req["type"]
+        if kind == "shutdown":
+            self.channel.send({"type": "bye"})
+            return False
+        if kind == "hello":
+            self.hello(req)
+        elif kind == "load":
+            self.load(req)
+        elif kind == "call":
+            self.call(req)
+        else:
+            self.error(f"unknown request type '{kind}'")
+        return True
+
+    def hello(self, req: dict) -> None:
+        version = req.get("protocol")
+        if version != PROTOCOL:
+            self.error(f"protocol {version} requested; kcv.worker speaks {PROTOCOL}")
+            return
+        self.channel.send({
+            "type": "hello", "protocol": PROTOCOL, "pid": os.getpid(),
+            "worker": f"kcv.worker (Python {platform.python_version()}, torch models)",
+            "capabilities": {"load_kinds": list(LOAD_KINDS), "concurrent_calls": False}})
+
+    def load(self, req: dict) -> None:
+        self.loaded = None
+        try:
+            loaded = _load(req)
+        except LoadError as e:
+            self.error(str(e))
+            return
+        except BaseException as e:  # noqa: BLE001 (a bug of ours or a hostile import: say which)
+            report(e, "load failed")
+            self.error(f"error: load: {last_line(e)}")
+            return
+        self.loaded = loaded
+        self.channel.send({"type": "loaded", "name": loaded.name, "op": loaded.op,
+                           "contract": None, **loaded.loaded_fields()})
+
+    def call(self, req: dict) -> None:
+        if self.loaded is None:
+            self.error("call before a successful load", id=req.get("id"))
+            return
+        from kcv.worker.calls import serve_call  # noqa: PLC0415 (imports torch)
+
+        self.channel.send(serve_call(self.loaded, req))
+
+
+def main(channel: Channel) -> int:
+    import faulthandler  # noqa: PLC0415
+
+    faulthandler.enable(file=sys.stderr)  # a crash leaves its Python stack in the stderr tail
+    server = Server(channel)
+    for line in channel.requests():
+        if not server.handle(line):
+            break
+    sys.stderr.flush()
+    os._exit(0)

@@ -1,6 +1,9 @@
-"""Shared helpers of the fla comparison scripts (glr/check/verify_vs_fla.py, bench/glr/bench.py):
-fla-like bf16 inputs for each member, the calls into kcv.glr and into fla with the same
-arguments, fla's error metric, and the in-process lifting of fla's Hopper/Triton<3.7.1 guard."""
+"""Shared helpers of the fla comparison scripts (glr/check/gates_vs_fla.py, bench/glr/bench.py):
+fla-like bf16 inputs for each member (GVA and K != V included), the calls into kcv.glr and into
+fla with the same arguments, fla's error metric, the in-process lifting of fla's
+Hopper/Triton<3.7.1 guard, and an optional "first fitting config" mode for fla's autotuner
+(accuracy runs only: it skips Triton's benchmarking of every config, which is what made the
+earlier device runs time out; the benchmark keeps fla's full autotuning)."""
 
 import os
 
@@ -17,9 +20,61 @@ GUARD_NOTE = ("fla v0.5.x refuses the gated backward on Hopper with Triton < 3.7
               "FLA_DISABLE_BACKEND_DISPATCH=1 (pure Triton).")
 
 
-def load_fla():
-    """Imports fla, lifts the guard; returns (module dict of the five ops, a note)."""
+def first_fit_autotune():
+    """Makes every Triton autotuner (fla's included) run the first of its configs that compiles
+    and fits the GPU instead of benchmarking all of them: one compile per kernel specialization.
+    Results of a correct kernel do not depend on the config beyond rounding order. Returns a
+    note for the report."""
+    from triton.runtime.autotuner import Autotuner
+    if getattr(Autotuner, "_kcv_first_fit", False):
+        return FIRST_FIT_NOTE
+    errors = []
+    try:
+        from triton.runtime.errors import OutOfResources
+        errors.append(OutOfResources)
+    except ImportError:
+        pass
+    try:
+        from triton.compiler.errors import CompileTimeAssertionFailure
+        errors.append(CompileTimeAssertionFailure)
+    except ImportError:
+        pass
+    try:
+        from triton.runtime.errors import PTXASError
+        errors.append(PTXASError)
+    except ImportError:
+        pass
+    skip = tuple(errors) or (RuntimeError,)
+    original = Autotuner.run
+
+    def run(self, *args, **kwargs):
+        configs = self.configs
+        last = None
+        for cfg in list(configs):
+            self.configs = [cfg]
+            try:
+                return original(self, *args, **kwargs)
+            except skip as e:  # this config does not fit: try the next one
+                last = e
+            finally:
+                self.configs = configs
+        raise last
+
+    Autotuner.run = run
+    Autotuner._kcv_first_fit = True
+    return FIRST_FIT_NOTE
+
+
+FIRST_FIT_NOTE = ("fla's Triton autotuners ran in first-fit mode for this accuracy run (the first "
+                  "config of each kernel that compiles and fits, no benchmarking of the others), "
+                  "so fla's figures come from one valid config per kernel, not its fastest one.")
+
+
+def load_fla(first_fit=False):
+    """Imports fla, lifts the guard; returns (module dict of the five ops, a note). first_fit:
+    see first_fit_autotune (set before the first fla kernel runs)."""
     os.environ.setdefault("FLA_DISABLE_BACKEND_DISPATCH", "1")
+    fit_note = first_fit_autotune() if first_fit else ""
     import fla.ops.common.chunk_o as chunk_o
     lifted = not chunk_o.TRITON_ABOVE_3_7_1
     chunk_o.TRITON_ABOVE_3_7_1 = True
@@ -33,32 +88,40 @@ def load_fla():
     note = (f"fla {getattr(fla, '__version__', '?')}, triton {triton.__version__}, "
             f"torch {torch.__version__}. ")
     note += GUARD_NOTE if lifted else "fla's Hopper guard was not active here (nothing lifted)."
+    if fit_note:
+        note += " " + fit_note
     ops = {"gdn": chunk_gated_delta_rule, "kda": chunk_kda, "gla": chunk_gla,
            "ssd": chunk_simple_gla, "la": chunk_linear_attn}
     return ops, note
 
 
-def make_inputs(member, B, T, H, D, seed, device="cuda", cu_seqlens=None, h0=True):
-    """fla-like inputs: l2-normalised q,k (bf16), v bf16, beta = sigmoid (bf16), g = a negative
-    logsigmoid log-decay (fp32), h0 fp32, cotangents do (bf16) and dht (fp32)."""
-    gen = torch.Generator(device=device).manual_seed(seed)
-    r = lambda *s: torch.randn(*s, generator=gen, device=device, dtype=torch.float32)  # noqa
+def make_inputs(member, B, T, H, D, seed, device="cuda", cu_seqlens=None, h0=True, HV=None,
+                V=None):
+    """fla-like inputs: l2-normalised q,k (bf16) [B,T,H,D], v bf16 [B,T,HV,V], beta = sigmoid
+    (bf16), g = a negative logsigmoid log-decay (fp32), h0 fp32 [N,HV,D,V], cotangents do (bf16)
+    and dht (fp32). HV (value heads, GVA) defaults to H and V to D. The draws are made on the
+    CPU, so every device gets the same inputs for a seed."""
+    HV = H if HV is None else HV
+    V = D if V is None else V
+    gen = torch.Generator().manual_seed(seed)
+    r = lambda *s: torch.randn(*s, generator=gen, dtype=torch.float32)  # noqa
     bf = torch.bfloat16
     q = torch.nn.functional.normalize(r(B, T, H, D), dim=-1).to(bf)
     k = torch.nn.functional.normalize(r(B, T, H, D), dim=-1).to(bf)
-    v = r(B, T, H, D).to(bf)
+    v = r(B, T, HV, V).to(bf)
     g = beta = None
     if member in ("gdn", "ssd"):
-        g = torch.nn.functional.logsigmoid(r(B, T, H)) / 16
+        g = torch.nn.functional.logsigmoid(r(B, T, HV)) / 16
     elif member in ("kda", "gla"):
-        g = torch.nn.functional.logsigmoid(r(B, T, H, D)) / 16
+        g = torch.nn.functional.logsigmoid(r(B, T, HV, D)) / 16
     if member in ("gdn", "kda"):
-        beta = torch.sigmoid(r(B, T, H)).to(bf)
+        beta = torch.sigmoid(r(B, T, HV)).to(bf)
     N = B if cu_seqlens is None else len(cu_seqlens) - 1
-    s0 = r(N, H, D, D) * 0.1 if h0 else None
-    do = r(B, T, H, D).to(bf)
-    dht = r(N, H, D, D)
-    return dict(q=q, k=k, v=v, g=g, beta=beta, h0=s0, do=do, dht=dht)
+    s0 = r(N, HV, D, V) * 0.1 if h0 else None
+    do = r(B, T, HV, V).to(bf)
+    dht = r(N, HV, D, V)
+    x = dict(q=q, k=k, v=v, g=g, beta=beta, h0=s0, do=do, dht=dht)
+    return {n: (None if t is None else t.to(device)) for n, t in x.items()}
 
 
 def call(ops, member, x, cu_seqlens=None):

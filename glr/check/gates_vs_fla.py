@@ -1,0 +1,429 @@
+"""Verification of kcv.glr's sm_90a kernels through kcv's gates, with fla v0.5 beside (issue 4
+item 5). For every member (gdn, kda, gla, ssd, la) and every case of the shape set (T in {1, 63,
+64, 65, 1000, 8192}, D in {64, 100, 128}, GVA, varlen), on the same bf16 inputs:
+
+- CMP-01: ours against the fp64 chunked reference (kcv.glr on CPU float64 copies of the inputs,
+  itself checked against the token-serial oracle to 1e-10 in CI), every element of o, ht, dq, dk,
+  dv, dg, dbeta, dh0 within tau of error_model.py;
+- ORD-02: --runs calls of forward + backward, bitwise identical outputs and gradients;
+- fla's metric (relative RMS against the same reference, fla's limits) for ours and for fla;
+- EXC-01, once per member: a NaN in v at one token of one sequence and value head (varlen, GVA);
+  the NaN mask of every output and gradient must equal the token-serial oracle's
+  (token_serial.py), finite elements within tau. Excluded: dk (delta rule), dg and dbeta inside
+  the poisoned token's 64-token chunk, which every chunked algorithm (ours, fla's, the fp64
+  chunked reference) computes from sums over the whole chunk;
+- the resource report of every kernel (cuobjdump -res-usage of the installed kcv/_glr module).
+
+The members run in parallel worker processes (--jobs), each printing one line per case as it
+finishes; the parent writes the markdown report (--out) and exits 1 when a gate or fla's metric
+fails for ours. --device cpu runs end to end without a GPU: 'ours' is then kcv.glr's CPU path
+(fp64, cast to the output dtypes) and fla is skipped.
+
+  PYTHONPATH=/tmp/site python3 glr/check/gates_vs_fla.py --out verification.md
+  python3 glr/check/gates_vs_fla.py --device cpu --cases t1-d64-b2,t65-d64-gva --out /tmp/v.md
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+# name, B, T, H (q/k heads), HV (value heads), K, V, varlen lengths (None: fixed length)
+CASES = [
+    ("t1-d64-b2", 2, 1, 2, 2, 64, 64, None),
+    ("t63-d100", 1, 63, 2, 2, 100, 100, None),
+    ("t64-d128-b2", 2, 64, 2, 2, 128, 128, None),
+    ("t65-d64-gva", 1, 65, 2, 4, 64, 64, None),
+    ("t1000-d100", 1, 1000, 2, 2, 100, 100, None),
+    ("varlen-d128-gva", 1, None, 2, 4, 128, 128, [1, 150, 7, 64, 3, 1000, 65, 257]),
+    ("t8192-d128", 1, 8192, 2, 2, 128, 128, None),
+]
+# The NaN probe: varlen GVA, NaN in v at token NAN_TOKEN of sequence NAN_SEQ, value head NAN_HEAD.
+NAN_CASE = ("nan-varlen-gva", 1, None, 2, 4, 64, 64, [100, 200, 90])
+NAN_SEQ, NAN_TOKEN, NAN_HEAD = 1, 70, 1
+OUTPUTS = ("o", "ht", "dq", "dk", "dv", "dg", "dbeta", "dh0")
+SEED = 7
+
+
+def cu_of(lengths):
+    cu = [0]
+    for n in lengths:
+        cu.append(cu[-1] + n)
+    return cu
+
+
+# --------------------------------------------------------------------------- one member (worker)
+
+
+def _log(member, text):
+    print(f"[{member}] {text}", flush=True)
+
+
+def _summ(d):
+    """The few fields of a judge result the report needs."""
+    return {k: d.get(k) for k in ("verdict", "summary", "worst_ratio", "output", "worst_index",
+                                  "violations", "reason")}
+
+
+def _reference(member, x, cu):
+    """fp64 chunked reference on CPU float64 copies (kcv._glr releases the GIL)."""
+    import torch
+    import glr_cases as gc
+    cpu = {n: (None if t is None else t.detach().double().cpu()) for n, t in x.items()}
+    cu_t = None if cu is None else torch.tensor(cu, dtype=torch.int64)
+    return gc.fwd_bwd(gc.kcv_ops(), member, cpu, cu_t)
+
+
+def _dims(case):
+    name, B, T, H, HV, K, V, lengths = case
+    cu = None if lengths is None else cu_of(lengths)
+    T = T if cu is None else cu[-1]
+    L = T if cu is None else max(lengths)
+    return name, B, T, H, HV, K, V, cu, L
+
+
+def _output_dtype(name):
+    import error_model as em
+    return em.OUT_DTYPE[name]
+
+
+def _run_case(member, case, ours, fla_ops, device, runs, pool, state):
+    import torch
+    import error_model as em
+    import gate_judge as gj
+    import glr_cases as gc
+    name, B, T, H, HV, K, V, cu, L = _dims(case)
+    x = gc.make_inputs(member, B, T, H, K, seed=SEED, device=device, cu_seqlens=cu, HV=HV, V=V)
+    ref_future = pool.submit(_reference, member, x, cu)
+    cu_dev = None if cu is None else torch.tensor(cu, dtype=torch.int64, device=device)
+    row = {"case": name, "shape": f"B{B} T{T} H{H}/{HV} K{K} V{V}" +
+           (f" cu={cu}" if cu is not None else "")}
+    t0 = time.time()
+    calls = []
+    for _ in range(runs):
+        y = gc.fwd_bwd(ours, member, x, cu_dev)
+        calls.append({n: y[n] for n in OUTPUTS if n in y})
+    if device == "cuda":
+        torch.cuda.synchronize()
+    row["ours_s"] = time.time() - t0
+    theirs, row["fla_error"] = None, None
+    if fla_ops is not None:
+        t1 = time.time()
+        try:
+            theirs = gc.fwd_bwd(fla_ops, member, x, cu_dev)
+            torch.cuda.synchronize()
+            bad = [n for n in calls[0] if n in theirs and theirs[n].shape != calls[0][n].shape]
+            if bad:
+                raise ValueError(f"fla returned {bad[0]} of shape {tuple(theirs[bad[0]].shape)}, "
+                                 f"ours {tuple(calls[0][bad[0]].shape)}")
+        except Exception as e:  # noqa: BLE001 - record fla's failure, keep going
+            theirs, row["fla_error"] = None, f"{type(e).__name__}: {str(e).splitlines()[0][:160]}"
+        row["fla_s"] = time.time() - t1
+        if not state.get("fla_first_done"):
+            state["fla_first_done"] = True
+            _log(member, f"first fla call (compiles its kernels): {row['fla_s']:.1f} s")
+    t2 = time.time()
+    ref = ref_future.result()
+    row["ref_wait_s"] = time.time() - t2
+    G = em.max_chunk_log_decay(x["g"], cu)
+    row["model"] = em.describe(L, K, V, G)
+    names = [n for n in OUTPUTS if n in ref]
+    taus = {n: em.tau(ref[n], n, L=L, K=K, V=V, G=G, cu=None if n in em.STATE_OUTPUTS else cu)
+            for n in names}
+    oracle = [gj.oracle_entry(_output_dtype(n), ref[n], taus[n]) for n in names]
+    inputs = [(n, gj.to_array(x[n])) for n in ("q", "k", "v", "g", "beta", "h0", "do", "dht")
+              if x[n] is not None]
+    arrays = [[gj.to_array(c[n]) for n in names] for c in calls]
+    cmp = gj.judge("CMP-01", arrays[:1], oracle, inputs, label=f"{member} {name}")
+    cmp["output_name"] = names[cmp["output"]] if cmp.get("output") is not None else None
+    row["cmp01"] = _summ(cmp) | {"output_name": cmp["output_name"]}
+    # worst tau-ratio per output (for the table)
+    row["ratio"] = {}
+    for i, n in enumerate(names):
+        r = gj.judge("CMP-01", [arrays[0][i:i + 1]], oracle[i:i + 1], [], label=n)
+        row["ratio"][n] = r.get("worst_ratio")
+    ordr = gj.judge("ORD-02", arrays, oracle, inputs, label=f"{member} {name} x{runs}")
+    row["ord02"] = _summ(ordr) | {"runs": runs}
+    row["metric"] = {}
+    for n in names:
+        e_ours = gc.err_ratio(ref[n], calls[0][n])
+        e_fla = None
+        if theirs is not None and n in theirs:
+            e_fla = gc.err_ratio(ref[n], theirs[n])
+        row["metric"][n] = {"ours": e_ours, "fla": e_fla, "limit": gc.LIMITS[n],
+                            "ok": e_ours <= gc.LIMITS[n]}
+    return row
+
+
+def _token_ranges(mask_tok):
+    """[T] bool -> 'a..b' runs."""
+    idx = mask_tok.nonzero().flatten().tolist()
+    if not idx:
+        return "-"
+    runs, start, prev = [], idx[0], idx[0]
+    for i in idx[1:]:
+        if i != prev + 1:
+            runs.append((start, prev))
+            start = i
+        prev = i
+    runs.append((start, prev))
+    return ",".join(f"{a}..{b}" if a != b else f"{a}" for a, b in runs)
+
+
+def _nan_where(t, name, cu):
+    """Where a per-token tensor is NaN: 'seq s head h: tokens a..b' (tokens within the sequence);
+    for states: the (seq, head) slices with a NaN."""
+    import torch
+    import error_model as em
+    t = t.detach().cpu()
+    nan = torch.isnan(t.double())
+    parts = []
+    if name in em.STATE_OUTPUTS:
+        for s in range(t.shape[0]):
+            for h in range(t.shape[1]):
+                if nan[s, h].any():
+                    parts.append(f"seq {s} head {h}")
+        return "; ".join(parts) or "none"
+    per_tok = nan.reshape(nan.shape[0], nan.shape[1], nan.shape[2], -1).any(-1)[0]  # [T, heads]
+    for s in range(len(cu) - 1):
+        for h in range(per_tok.shape[1]):
+            m = per_tok[cu[s]:cu[s + 1], h]
+            if m.any():
+                parts.append(f"seq {s} head {h}: tokens {_token_ranges(m)}")
+    return "; ".join(parts) or "none"
+
+
+def _nan_probe(member, ours, device):
+    """EXC-01 with one NaN token (see the module comment)."""
+    import torch
+    import error_model as em
+    import gate_judge as gj
+    import glr_cases as gc
+    import token_serial as ts
+    name, B, T, H, HV, K, V, cu, L = _dims(NAN_CASE)
+    x = gc.make_inputs(member, B, T, H, K, seed=SEED + 1, device=device, cu_seqlens=cu, HV=HV, V=V)
+    t_star = cu[NAN_SEQ] + NAN_TOKEN
+    x["v"][0, t_star, NAN_HEAD, :] = float("nan")
+    cu_dev = torch.tensor(cu, dtype=torch.int64, device=device)
+    mine = gc.fwd_bwd(ours, member, x, cu_dev)
+    ref = ts.fwd_bwd(x, cu)
+    G = em.max_chunk_log_decay(x["g"], cu)
+    delta = member in ("gdn", "kda")
+    chunk0 = cu[NAN_SEQ] + NAN_TOKEN // em.CHUNK * em.CHUNK
+    chunk1 = min(chunk0 + em.CHUNK, cu[NAN_SEQ + 1])
+    windowed = {n: NAN_HEAD for n in ("dg", "dbeta") if n in ref}
+    if delta:
+        windowed["dk"] = NAN_HEAD // (HV // H)
+    names = [n for n in OUTPUTS if n in ref]
+    oracle, cand, detail, excluded = [], [], {}, 0
+    for n in names:
+        r, c = ref[n], mine[n].detach().cpu()
+        keep = torch.ones(r.shape, dtype=torch.bool)
+        if n in windowed:
+            keep[0, chunk0:chunk1, windowed[n]] = False
+            excluded += int((~keep).sum())
+        tau = em.tau(r, n, L=L, K=K, V=V, G=G, cu=None if n in em.STATE_OUTPUTS else cu)
+        oracle.append(gj.oracle_entry(_output_dtype(n), r[keep], tau[keep]))
+        cand.append(gj.to_array(c[keep]))
+        detail[n] = {"ours": _nan_where(c, n, cu), "oracle": _nan_where(r, n, cu)}
+    inputs = [(n, gj.to_array(x[n])) for n in ("q", "k", "v", "g", "beta", "h0", "do", "dht")
+              if x[n] is not None]
+    res = gj.judge("EXC-01", [cand], oracle, inputs, label=f"{member} NaN in v")
+    out = _summ(res)
+    out["output_name"] = names[res["output"]] if res.get("output") is not None else None
+    return {"case": name, "shape": f"B1 T{T} H{H}/{HV} K{K} V{V} cu={cu}",
+            "poison": f"v[seq {NAN_SEQ}, token {NAN_TOKEN}, head {NAN_HEAD}] = NaN",
+            "window": ("nothing" if not windowed else
+                       f"{', '.join(sorted(windowed))} at tokens {chunk0 - cu[NAN_SEQ]}.."
+                       f"{chunk1 - cu[NAN_SEQ] - 1} of sequence {NAN_SEQ} (the poisoned token's "
+                       f"chunk), poisoned head: {excluded} elements"),
+            "exc01": out, "where": detail}
+
+
+def worker(args):
+    import torch
+    import glr_cases as gc
+    member = args.worker
+    torch.set_num_threads(max(1, args.torch_threads))
+    device = args.device
+    result = {"member": member, "rows": [], "errors": []}
+    fla_ops = None
+    if device == "cuda" and args.fla != "off":
+        t0 = time.time()
+        try:
+            fla_ops, result["fla_note"] = gc.load_fla(first_fit=args.fla == "first-fit")
+        except Exception as e:  # noqa: BLE001
+            result["fla_note"] = f"fla not available: {type(e).__name__}: {e}"
+        _log(member, f"fla import: {time.time() - t0:.1f} s")
+    else:
+        result["fla_note"] = "fla not run (--device cpu or --fla off)"
+    ours = gc.kcv_ops()
+    state = {}
+    wanted = args.cases.split(",") if args.cases else None
+    with ThreadPoolExecutor(max_workers=max(1, args.ref_threads)) as pool:
+        for case in CASES:
+            if wanted and case[0] not in wanted:
+                continue
+            t0 = time.time()
+            try:
+                row = _run_case(member, case, ours, fla_ops, device, args.runs, pool, state)
+            except Exception as e:  # noqa: BLE001 - one broken case must not hide the others
+                import traceback
+                result["errors"].append(f"{case[0]}: {type(e).__name__}: {e}")
+                _log(member, f"{case[0]}: ERROR {type(e).__name__}: {e}\n"
+                     + traceback.format_exc(limit=3))
+                continue
+            result["rows"].append(row)
+            worst = max(row["metric"].items(), key=lambda kv: kv[1]["ours"] / kv[1]["limit"])
+            fla_fig = "-" if worst[1]["fla"] is None else f"{worst[1]['fla']:.2e}"
+            timing = f"{time.time() - t0:.1f} s; ours {row['ours_s']:.2f} s"
+            if "fla_s" in row:
+                timing += f", fla {row['fla_s']:.1f} s"
+            timing += f", waited {row['ref_wait_s']:.1f} s for the reference"
+            _log(member, f"{row['case']}: CMP-01 {row['cmp01']['verdict']} (worst tau-ratio "
+                 f"{row['cmp01']['worst_ratio']:.3g} in {row['cmp01']['output_name']}), ORD-02 "
+                 f"{row['ord02']['verdict']}, fla metric worst {worst[0]}: ours "
+                 f"{worst[1]['ours']:.2e}, fla {fla_fig}"
+                 + (f"; fla error: {row['fla_error']}" if row["fla_error"] else "")
+                 + f" [{timing}]")
+    if not args.cases or NAN_CASE[0] in args.cases.split(","):
+        t0 = time.time()
+        try:
+            result["nan"] = _nan_probe(member, ours, device)
+            _log(member, f"NaN probe: EXC-01 {result['nan']['exc01']['verdict']} "
+                 f"({result['nan']['exc01']['summary'][:160]}) [{time.time() - t0:.1f} s]")
+        except Exception as e:  # noqa: BLE001
+            result["errors"].append(f"nan probe: {type(e).__name__}: {e}")
+            _log(member, f"NaN probe: ERROR {type(e).__name__}: {e}")
+    with open(args.result, "w") as f:
+        json.dump(result, f, default=float)
+    return 0
+
+
+# --------------------------------------------------------------------------- parent
+
+
+def _relay(proc, sink):
+    for line in proc.stdout:
+        sys.stdout.write(line)
+        sys.stdout.flush()
+        sink.append(line)
+
+
+def environment(device):
+    import torch
+    env = {"python": sys.version.split()[0], "torch": torch.__version__}
+    try:
+        import triton
+        env["triton"] = triton.__version__
+    except ImportError:
+        env["triton"] = "-"
+    try:
+        import importlib.metadata as md
+        env["fla"] = md.version("fla-core")
+    except Exception:  # noqa: BLE001
+        env["fla"] = "-"
+    env["device"] = torch.cuda.get_device_name() if device == "cuda" else "CPU (no GPU)"
+    try:
+        import kcv._glr as g
+        env["kcv._glr"] = g.__file__
+        env["has_cuda"] = bool(g.has_cuda())
+    except Exception as e:  # noqa: BLE001
+        env["kcv._glr"] = f"not importable: {e}"
+    try:
+        out = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version",
+                              "--format=csv,noheader"], capture_output=True, text=True, timeout=20)
+        env["nvidia-smi"] = out.stdout.strip() or "-"
+    except Exception:  # noqa: BLE001
+        env["nvidia-smi"] = "-"
+    import gate_judge as gj
+    env["judge"] = gj.judge_name()
+    return env
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", default="verification.md")
+    ap.add_argument("--json", default=None, help="also write the raw results here")
+    ap.add_argument("--device", choices=("cuda", "cpu"), default="cuda")
+    ap.add_argument("--members", default="gdn,kda,gla,ssd,la")
+    ap.add_argument("--cases", default="", help="comma list of case names (default: all + NaN)")
+    ap.add_argument("--runs", type=int, default=10, help="ORD-02 repetitions")
+    ap.add_argument("--fla", choices=("first-fit", "full", "off"), default="first-fit",
+                    help="fla's autotuning (first-fit: one config per kernel, no benchmarking)")
+    ap.add_argument("--jobs", type=int, default=5, help="member processes at once")
+    ap.add_argument("--ref-threads", type=int, default=3, help="reference threads per member")
+    ap.add_argument("--torch-threads", type=int, default=1)
+    ap.add_argument("--resources", default="auto",
+                    help="cuobjdump -res-usage text, or 'auto' (run cuobjdump on kcv/_glr), "
+                         "or 'off'")
+    ap.add_argument("--command", default=None, help="the command line to print in the report")
+    ap.add_argument("--worker", default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--result", default=None, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.worker:
+        return worker(args)
+
+    import verification_report as vr
+    t_start = time.time()
+    env = environment(args.device)
+    print("environment: " + json.dumps(env), flush=True)
+    members = args.members.split(",")
+    tmp = tempfile.mkdtemp(prefix="gates_vs_fla_")
+    procs, threads, logs, results = [], [], {}, {}
+    pending = list(members)
+    running = []
+    while pending or running:
+        while pending and len(running) < args.jobs:
+            m = pending.pop(0)
+            cmd = [sys.executable, "-u", os.path.abspath(__file__), "--worker", m, "--result",
+                   os.path.join(tmp, f"{m}.json"), "--device", args.device, "--runs",
+                   str(args.runs), "--fla", args.fla, "--ref-threads", str(args.ref_threads),
+                   "--torch-threads", str(args.torch_threads)]
+            if args.cases:
+                cmd += ["--cases", args.cases]
+            p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                 bufsize=1)
+            logs[m] = []
+            th = threading.Thread(target=_relay, args=(p, logs[m]), daemon=True)
+            th.start()
+            running.append((m, p, th))
+            procs.append(p)
+            threads.append(th)
+        time.sleep(0.2)
+        for item in list(running):
+            m, p, th = item
+            if p.poll() is not None:
+                th.join()
+                running.remove(item)
+                path = os.path.join(tmp, f"{m}.json")
+                if os.path.exists(path):
+                    with open(path) as f:
+                        results[m] = json.load(f)
+                else:
+                    results[m] = {"member": m, "rows": [], "errors": [
+                        f"worker exited with status {p.returncode} and no result; last lines: "
+                        + " | ".join(s.strip() for s in logs[m][-3:])]}
+    resources = vr.resource_rows(args.resources, env) if args.resources != "off" else None
+    command = args.command or "python3 " + " ".join([os.path.relpath(__file__)] + sys.argv[1:])
+    text, failures = vr.render(env, command, [results[m] for m in members if m in results],
+                               resources, time.time() - t_start, args)
+    with open(args.out, "w") as f:
+        f.write(text)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"env": env, "results": results, "resources": resources}, f, default=float)
+    print(f"\nreport: {args.out}; {failures} failure(s); {time.time() - t_start:.0f} s", flush=True)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

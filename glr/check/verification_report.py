@@ -1,0 +1,214 @@
+"""The markdown report of gates_vs_fla.py (docs/glr/verification.md): command, environment,
+judge and error model, a summary, one table per member with fla's figures beside ours, the NaN
+probe, and the resource report of every kernel (cuobjdump -res-usage of kcv/_glr)."""
+
+import os
+import re
+import shutil
+import subprocess
+
+OUTPUTS = ("o", "ht", "dq", "dk", "dv", "dg", "dbeta", "dh0")
+SM90_MAX_REGS = 255
+
+
+def _fmt(x, spec=".1e"):
+    return "-" if x is None else format(x, spec)
+
+
+def _demangle(names):
+    if not names or shutil.which("c++filt") is None:
+        return names
+    out = subprocess.run(["c++filt"], input="\n".join(names), capture_output=True, text=True)
+    got = out.stdout.splitlines()
+    return got if len(got) == len(names) else names
+
+
+def _short(name):
+    name = re.sub(r"kcv::glr::gpu::(detail::)?", "", name)
+    name = name.replace("(anonymous namespace)::", "")
+    name = name.replace("__nv_bfloat16", "bf16")
+    return name
+
+
+def parse_res_usage(text):
+    """[(kernel, reg, stack, shared, local)] from `cuobjdump -res-usage` output."""
+    rows, fn = [], None
+    for line in text.splitlines():
+        m = re.match(r"\s*Function (\S+):", line)
+        if m:
+            fn = m.group(1)
+            continue
+        m = re.search(r"REG:(\d+) STACK:(\d+) SHARED:(\d+) LOCAL:(\d+)", line)
+        if m and fn:
+            rows.append([fn] + [int(v) for v in m.groups()])
+            fn = None
+    names = _demangle([r[0] for r in rows])
+    seen, out = set(), []
+    for r, n in zip(rows, names):
+        key = (n, *r[1:])
+        if key not in seen:  # the same kernel may appear once per fatbin entry
+            seen.add(key)
+            out.append((_short(n), *r[1:]))
+    return sorted(out)
+
+
+def resource_rows(spec, env):
+    """spec: 'auto' (cuobjdump on the installed kcv/_glr) or a file holding cuobjdump output."""
+    try:
+        if spec != "auto":
+            with open(spec) as f:
+                return {"source": spec, "rows": parse_res_usage(f.read())}
+        so = env.get("kcv._glr", "")
+        tool = shutil.which("cuobjdump") or "/usr/local/cuda/bin/cuobjdump"
+        if not os.path.exists(so) or not os.path.exists(tool):
+            return {"source": f"not available (cuobjdump {tool}, module {so})", "rows": []}
+        out = subprocess.run([tool, "-res-usage", so], capture_output=True, text=True,
+                             timeout=120)
+        return {"source": f"cuobjdump -res-usage {os.path.basename(so)}",
+                "rows": parse_res_usage(out.stdout)}
+    except Exception as e:  # noqa: BLE001
+        return {"source": f"failed: {type(e).__name__}: {e}", "rows": []}
+
+
+def _verdict(d):
+    if not d:
+        return "-"
+    v = d.get("verdict", "?")
+    return v.upper() if v in ("pass", "fail") else v
+
+
+def render(env, command, results, resources, elapsed, args):
+    """Returns (markdown text, number of failures of ours)."""
+    import error_model as em
+    failures = 0
+    L = ["# kcv.glr through kcv's gates, with fla beside", "",
+         "Command (repository root):", "", f"    {command}", "",
+         "## Environment", "", "| | |", "|---|---|"]
+    for k, v in env.items():
+        L.append(f"| {k} | {v} |")
+    notes = sorted({r.get("fla_note", "") for r in results if r.get("fla_note")})
+    L += ["", f"Run time {elapsed:.0f} s; ORD-02 over {args.runs} runs; "
+          f"members in {args.jobs} parallel processes; fla autotuning: {args.fla}.", ""]
+    L += [f"fla: {n}" for n in notes] + [""]
+    L += ["## What is judged", "",
+          "Every case runs forward + backward on the same bf16 inputs (q, k l2-normalised, v, "
+          "beta = sigmoid in bf16; g = logsigmoid/16 and h0 in fp32; cotangents do bf16, dht "
+          "fp32) through kcv.glr (ours) and fla. The oracle is kcv's fp64 chunked reference on "
+          "float64 copies of those inputs (matched against the token-serial fp64 oracle to 1e-10 "
+          "relative in CI).", "",
+          f"- **CMP-01** (judge: {env.get('judge')}): every element of o, ht, dq, dk, dv, dg, "
+          "dbeta, dh0 within tau of the oracle. tau = u_out·|y*| + c·u_f32·(sqrt(N) + G)·S with "
+          f"c = {em.C_CONF:g} (kcv's confidence constant), u_out the output dtype's unit roundoff "
+          "(bf16 2^-8, fp32 2^-24), N = L + K + V + 64 the accumulation depth (L the longest "
+          "sequence), G the largest |chunk-local cumulative log-decay|, S = 2·RMS(y*) over the "
+          "element's (sequence, head) slice (kcv's S = ||p||_2 + |Σp| for terms of random sign). "
+          "Derived in glr/check/error_model.py; not fitted to any result. Cell: worst "
+          "|ours − y*|/tau (≤ 1 passes).",
+          f"- **ORD-02**: {args.runs} calls of forward + backward, every output and gradient "
+          "bitwise identical.",
+          "- **EXC-01**: one NaN in v (one token, one value head, varlen with GVA); the NaN mask "
+          "of every output and gradient equals that of the token-serial fp64 oracle "
+          "(glr/check/token_serial.py) and finite elements are within tau. The chunked reference "
+          "is not used for the mask: its intra-chunk products poison o from the chunk start "
+          "(0·NaN), the recurrence only from the NaN token on. Not judged: dk (delta rule), dg "
+          "and dbeta inside the poisoned token's 64-token chunk, which every chunked algorithm "
+          "(ours, fla's, the fp64 chunked reference) forms from sums over the whole chunk.",
+          "- **fla's metric**: RMS(x − y*)/RMS(y*) (0 when max |x − y*| ≤ 1e-6), limits o, ht "
+          "0.005; dq, dk, dv, dh0 0.008; dg, dbeta 0.02. Cells: ours / fla; `!` marks ours over "
+          "the limit.", ""]
+    # summary
+    L += ["## Summary", "",
+          "| member | cases | CMP-01 | ORD-02 | EXC-01 | fla metric (ours) | fla ran | errors |",
+          "|---|---|---|---|---|---|---|---|"]
+    for r in results:
+        rows = r.get("rows", [])
+        cmp_ok = sum(_verdict(x["cmp01"]) == "PASS" for x in rows)
+        ord_ok = sum(_verdict(x["ord02"]) == "PASS" for x in rows)
+        met_ok = sum(all(m["ok"] for m in x["metric"].values()) for x in rows)
+        fla_ok = sum(x.get("fla_error") is None and any(m["fla"] is not None
+                                                        for m in x["metric"].values())
+                     for x in rows)
+        exc = _verdict(r.get("nan", {}).get("exc01"))
+        failures += (len(rows) - cmp_ok) + (len(rows) - ord_ok) + (len(rows) - met_ok)
+        failures += (exc != "PASS") + len(r.get("errors", []))
+        L.append(f"| {r['member']} | {len(rows)} | {cmp_ok}/{len(rows)} | {ord_ok}/{len(rows)} | "
+                 f"{exc} | {met_ok}/{len(rows)} | {fla_ok}/{len(rows)} | "
+                 f"{len(r.get('errors', []))} |")
+    L.append("")
+    for r in results:
+        m = r["member"]
+        rows = r.get("rows", [])
+        names = [n for n in OUTPUTS if any(n in x["metric"] for x in rows)]
+        L += [f"## {m}", "",
+              "fla's metric, ours / fla (limit in the header):", "",
+              "| case | shape | CMP-01 | ORD-02 | " +
+              " | ".join(f"{n} ({rows[0]['metric'][n]['limit'] if rows else ''})"
+                         for n in names) + " |",
+              "|---|---|---|---|" + "---|" * len(names)]
+        for x in rows:
+            cells = []
+            for n in names:
+                e = x["metric"].get(n)
+                if e is None:
+                    cells.append("-")
+                    continue
+                bang = "" if e["ok"] else " !"
+                cells.append(f"{_fmt(e['ours'])}{bang} / {_fmt(e['fla'])}")
+            c = x["cmp01"]
+            cmp_cell = f"{_verdict(c)} {_fmt(c.get('worst_ratio'), '.2f')} ({c.get('output_name')})"
+            L.append(f"| {x['case']} | {x['shape']} | {cmp_cell} | {_verdict(x['ord02'])} | "
+                     + " | ".join(cells) + " |")
+        L += ["", "CMP-01, worst |ours − y*| / tau per output:", "",
+              "| case | " + " | ".join(names) + " | model |",
+              "|---|" + "---|" * len(names) + "---|"]
+        for x in rows:
+            L.append(f"| {x['case']} | " +
+                     " | ".join(_fmt(x["ratio"].get(n), ".3f") for n in names) +
+                     f" | {x.get('model', '')} |")
+        fla_err = [(x["case"], x["fla_error"]) for x in rows if x.get("fla_error")]
+        if fla_err:
+            L += ["", "fla did not run on:"] + [f"- {c}: {e}" for c, e in fla_err]
+        if r.get("errors"):
+            L += ["", "Errors (ours or the harness):"] + [f"- {e}" for e in r["errors"]]
+        judged = [x for x in rows if _verdict(x["cmp01"]) != "PASS"]
+        for x in judged:
+            L += ["", f"CMP-01 evidence, {x['case']}: {x['cmp01'].get('summary')}"]
+        for x in rows:
+            if _verdict(x["ord02"]) != "PASS":
+                L += ["", f"ORD-02 evidence, {x['case']}: {x['ord02'].get('summary')}"]
+        L.append("")
+    # NaN probe
+    L += ["## NaN propagation (EXC-01)", ""]
+    for r in results:
+        nan = r.get("nan")
+        if not nan:
+            continue
+        e = nan["exc01"]
+        L += [f"**{r['member']}**: {_verdict(e)}: {e.get('summary')}  ",
+              f"{nan['shape']}; {nan['poison']}; not judged: {nan['window']}", "",
+              "| output | NaN in ours | NaN in the token-serial oracle |", "|---|---|---|"]
+        for n, w in nan["where"].items():
+            L.append(f"| {n} | {w['ours']} | {w['oracle']} |")
+        L.append("")
+    # resources
+    L += ["## Resources of every kernel", ""]
+    if resources is None:
+        L += ["(not collected: --resources off)", ""]
+    else:
+        rows = resources["rows"]
+        L += [f"Source: {resources['source']}. REG registers per thread, STACK and LOCAL bytes "
+              "per thread (LOCAL > 0 would mean spills or local arrays), SHARED static shared "
+              "memory in bytes (the stages' dynamic shared memory is set at launch and is not in "
+              f"this table). sm_90 limit: {SM90_MAX_REGS} registers.", ""]
+        if rows:
+            worst_reg = max(x[1] for x in rows)
+            spills = sum(x[4] > 0 or x[2] > 0 for x in rows)
+            L += [f"{len(rows)} kernels; at most {worst_reg} registers; {spills} with stack or "
+                  "local memory.", "",
+                  "| kernel | REG | STACK | SHARED | LOCAL |", "|---|---|---|---|---|"]
+            for name, reg, stack, shared, local in rows:
+                L.append(f"| `{name}` | {reg} | {stack} | {shared} | {local} |")
+        L.append("")
+    L += [f"**{failures} failure(s) of ours** (gates, fla's metric and errors counted per case).",
+          ""]
+    return "\n".join(L), failures

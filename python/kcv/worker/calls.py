@@ -7,10 +7,11 @@ SystemExit included. A request kcv should not have sent (a view outside its regi
 input count, an unknown mode) gets an error reply instead, which kcv treats as a broken worker.
 
 The mapping is closed before the reply is written (kcv.worker.shm: later access through a kept
-view faults). The previous call's tensor objects are kept until this call's are made, so a
-result cached by id() cannot see the same id twice in a row either.
+view faults). The tensor objects of the last 64 calls are kept alive (their memory is gone,
+they are never read), so a result cached by id() cannot see a repeated id within 64 calls.
 """
 
+import collections
 import sys
 
 import torch
@@ -21,7 +22,8 @@ from kcv.worker.outputs import BadOutput
 from kcv.worker.shm import CallFile
 from kcv.worker.views import make_view
 
-_previous = []  # the last call's view objects (see above)
+_KEEP_CALLS = 64
+_previous = collections.deque(maxlen=_KEEP_CALLS)  # recent calls' view objects (see above)
 
 
 def _mode(params: dict) -> int:
@@ -51,7 +53,6 @@ def _run(loaded, req: dict, inputs: list, outputs: list) -> dict:
 
 def serve_call(loaded, req: dict) -> dict:
     """The reply to one call request."""
-    global _previous
     reply = {"type": "result", "id": req.get("id")}
     try:
         shm = req.get("shm")
@@ -67,7 +68,7 @@ def serve_call(loaded, req: dict) -> dict:
             raise RequestError("inputs/outputs: not JSON arrays")
         inputs = [make_view(base, d) for d in lists[0]]
         outputs = [make_view(base, d) for d in lists[1]]
-        _previous = inputs + outputs
+        _previous.append(inputs + outputs)
         reply.update(_run(loaded, req, inputs, outputs))
     except BadOutput as e:
         reply.update(status="bad_output", message=clip(str(e)))

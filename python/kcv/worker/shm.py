@@ -6,9 +6,9 @@ an input or output view would then keep the pages alive past the call. Here clos
 mapping, atomically (MAP_FIXED), by an inaccessible anonymous reservation of the same range, so
  - a late write through a kept view (a deferred thread, a cached tensor) faults: the worker dies
    of SIGSEGV and kcv records a crash instead of silently accepting the work;
- - the next call cannot be mapped at the same address (the reservation is released only once the
-   next file is mapped), and a random-sized reservation taken just before each mapping moves it
-   further, so results cached by data_ptr() never see the same pointer twice in a row.
+ - every file is mapped at a random address (a hint drawn from 64 TiB of address space, which
+   the kernel honours when the range is free), and never at the previous call's (that range stays
+   reserved until the next file is mapped): results cached by data_ptr() do not hit again.
 Linux only (the constants below are those of x86-64 and aarch64).
 """
 
@@ -19,6 +19,7 @@ import random
 PROT_NONE, PROT_READ, PROT_WRITE = 0, 1, 2
 MAP_SHARED, MAP_PRIVATE, MAP_FIXED, MAP_ANONYMOUS, MAP_NORESERVE = 0x01, 0x02, 0x10, 0x20, 0x4000
 PAGE = os.sysconf("SC_PAGE_SIZE")
+_HINT_LOW, _HINT_HIGH = 1 << 40, 1 << 46  # below the usual mmap base, above heap and binary
 
 _libc = ctypes.CDLL(None, use_errno=True)
 _libc.mmap.restype = ctypes.c_void_p
@@ -68,12 +69,8 @@ class CallFile:
             have = os.fstat(fd).st_size
             if have < size:
                 raise ValueError(f"shm.size: {size} bytes, but '{path}' has only {have}")
-            pad_size = PAGE * random.randint(1, 1024)
-            pad = _reserve(pad_size)
-            try:
-                self.addr = _mmap(None, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd)
-            finally:
-                _libc.munmap(pad, pad_size)
+            hint = random.randrange(_HINT_LOW, _HINT_HIGH) // PAGE * PAGE
+            self.addr = _mmap(hint, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd)
         finally:
             os.close(fd)
         self.size = size

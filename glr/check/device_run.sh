@@ -1,40 +1,97 @@
 #!/usr/bin/env bash
 # File: glr/check/device_run.sh
-# One-shot driver on the H200 (issue 4 items 4-6): installs fla from .whl/ and kcv (this checkout,
-# built with the sm_90a kernels) into /tmp/site, runs the Python tests, verify_vs_fla.py and
-# bench/glr/bench.py, writing under $OUT (default ./device_out): install.log, pytest.log,
-# verify_vs_fla.md, verify.log, bench.md, bench.log; the short tables are printed last.
-# Run from the repository root (the .whl folder must be carried):  bash glr/check/device_run.sh
+# One-shot driver on the H200 (issue 4 items 5-6): installs fla (.whl/) and kcv (this checkout,
+# built with the sm_90a kernels) into /tmp/site, then runs the steps named in STEPS, each under
+# its own time limit, writing every log under $OUT (default ./device_out):
+#
+#   install  install.log (skipped when /tmp/site holds a kcv built from identical sources)
+#   pytest   pytest.log of PYTEST_PATH (default python/tests) (PYTEST_S, default 120 s)
+#   verify   verification.md, verify.log, verify.json    (VERIFY_S, default 330 s)
+#            glr/check/gates_vs_fla.py: kcv's gates + fla's metric, resources
+#   bench    bench_<shape>.md, bench_<shape>.log         (BENCH_S per shape, default 280 s)
+#            bench/glr/bench.py for each shape in BENCH_SHAPE (1 = B1·T8192·H32·D128,
+#            2 = B4·T4096·H16·D128; default "1")
+#
+# Run from the repository root with .whl/ (and .debs/ for kcv._core) carried:
+#   STEPS="install pytest verify" bash glr/check/device_run.sh
+#   STEPS="install bench" BENCH_SHAPE="1 2" bash glr/check/device_run.sh
+# Triton's cache lives in /tmp/triton-cache, so a second call on the same warm machine reuses
+# every kernel fla compiled in the first.
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 out=${OUT:-$root/device_out}
+steps=" ${STEPS:-install pytest verify bench} "
 mkdir -p "$out"
 cd "$root"
 export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
+export PYTHONUNBUFFERED=1
 export CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-16}
 export FLA_DISABLE_BACKEND_DISPATCH=1
+export TRITON_CACHE_DIR=${TRITON_CACHE_DIR:-/tmp/triton-cache}
 nvcc_bin=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
 export CUDACXX=${CUDACXX:-$nvcc_bin}
-{
-  date -u +%FT%TZ
-  nvidia-smi --query-gpu=name,driver_version --format=csv,noheader || true
-  python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl
-  rm -rf /tmp/site/kcv /tmp/site/kcv-*  # --target never replaces an existing package
-  time python3 -m pip install -v --no-build-isolation --no-deps --no-index --upgrade --target /tmp/site .
-} > "$out/install.log" 2>&1
-echo "install: exit $? ($(grep -E 'kcv python:' "$out/install.log" | head -1))"
+export PATH=$PATH:$(dirname "$nvcc_bin")
+t0=$(date +%s)
+stamp() { echo "[$(( $(date +%s) - t0 )) s] $*"; }
+
+# The sources kcv is built from; equal hashes mean the installed kcv is this checkout's.
+tree_hash=$(find CMakeLists.txt pyproject.toml cmake include src glr python -type f \
+  \( -name '*.cpp' -o -name '*.hpp' -o -name '*.cu' -o -name '*.cuh' -o -name '*.h' \
+  -o -name '*.py' -o -name '*.txt' -o -name '*.cmake' -o -name '*.toml' \) 2>/dev/null \
+  | LC_ALL=C sort | xargs md5sum 2>/dev/null | md5sum | cut -c1-16)
+
+if [[ $steps == *" install "* ]]; then
+  if [[ -f /tmp/site/kcv/.tree_hash && $(cat /tmp/site/kcv/.tree_hash) == "$tree_hash" ]]; then
+    stamp "install: kcv in /tmp/site is already built from these sources ($tree_hash); skipped"
+  else
+    {
+      date -u +%FT%TZ
+      nvidia-smi --query-gpu=name,driver_version --format=csv,noheader || true
+      python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl
+      rm -rf /tmp/site/kcv /tmp/site/kcv-* /tmp/site/bin/kcv*  # --target never replaces
+      # ================= INSTALL kcv (lead: edit this block) ===============================
+      # Built from the repository root (pyproject.toml); the Debian headers kcv._core needs
+      # come from the carried .debs/ (scripts/device-deps sets CMAKE_PREFIX_PATH). With
+      # KCV_GLR_RESOURCE_USAGE=ON ptxas prints every kernel's registers/spills into this log.
+      if [[ -f scripts/device-deps ]]; then source scripts/device-deps; fi
+      time python3 -m pip install -v --no-build-isolation --no-deps --no-index --upgrade \
+        --target /tmp/site --config-settings=cmake.define.KCV_GLR_RESOURCE_USAGE=ON .
+      # ================= end of INSTALL kcv ================================================
+      echo "$tree_hash" > /tmp/site/kcv/.tree_hash
+    } > "$out/install.log" 2>&1
+    stamp "install: exit $? ($(grep -E 'kcv python:' "$out/install.log" | head -2 | tr '\n' ' '))"
+  fi
+fi
 python3 -c "import kcv.glr as g; print('kcv.glr has_cuda =', g.has_cuda())" || {
   tail -40 "$out/install.log"; exit 1; }
+python3 -c "import kcv._core as c; print('kcv._core', c.version)" 2>/dev/null \
+  || echo "kcv._core not importable: gates_vs_fla.py falls back to its Python mirror of the judges"
 
-(cd /tmp && timeout 120 python3 -m pytest -q -p no:cacheprovider "$root/python/tests") \
-  > "$out/pytest.log" 2>&1
-echo "pytest: exit $? ($(tail -1 "$out/pytest.log"))"
+if [[ $steps == *" pytest "* ]]; then
+  (cd /tmp && timeout "${PYTEST_S:-120}" python3 -m pytest -q -p no:cacheprovider \
+    "$root/${PYTEST_PATH:-python/tests}") > "$out/pytest.log" 2>&1
+  stamp "pytest: exit $? ($(tail -1 "$out/pytest.log"))"
+fi
 
-timeout "${VERIFY_S:-240}" python3 glr/check/verify_vs_fla.py --out "$out/verify_vs_fla.md" \
-  > "$out/verify.log" 2>&1
-echo "verify_vs_fla: exit $?"
-timeout "${BENCH_S:-200}" python3 bench/glr/bench.py --out "$out/bench.md" > "$out/bench.log" 2>&1
-echo "bench: exit $?"
+if [[ $steps == *" verify "* ]]; then
+  so=$(python3 -c "import kcv._glr as g; print(g.__file__)")
+  cuobjdump -res-usage "$so" > "$out/resources_raw.txt" 2>&1 || true
+  timeout "${VERIFY_S:-330}" python3 glr/check/gates_vs_fla.py --out "$out/verification.md" \
+    --json "$out/verify.json" --resources "$out/resources_raw.txt" \
+    --command "STEPS=\"${STEPS:-install pytest verify bench}\" OUT=\$OUT bash glr/check/device_run.sh" \
+    ${VERIFY_ARGS:-} > "$out/verify.log" 2>&1
+  stamp "verify: exit $? (0 all pass, 1 a failure, 124 time limit)"
+fi
 
-echo; tail -n 25 "$out/verify.log"
-echo; tail -n 20 "$out/bench.log"
+if [[ $steps == *" bench "* ]]; then
+  for shape in ${BENCH_SHAPE:-1}; do
+    timeout "${BENCH_S:-280}" python3 bench/glr/bench.py --shape "$shape" \
+      --out "$out/bench_$shape.md" ${BENCH_ARGS:-} > "$out/bench_$shape.log" 2>&1
+    stamp "bench shape $shape: exit $?"
+  done
+fi
+
+echo
+[[ -f $out/verify.log ]] && { grep -E "^\[|report:" "$out/verify.log" | tail -n 45; echo; }
+for f in "$out"/bench_*.md; do [[ -f $f ]] && { grep -E "^\|" "$f"; echo; }; done
+exit 0

@@ -1,9 +1,15 @@
 """Shared helpers of the fla comparison scripts (glr/check/gates_vs_fla.py, bench/glr/bench.py):
 fla-like bf16 inputs for each member (GVA and K != V included), the calls into kcv.glr and into
 fla with the same arguments, fla's error metric, the in-process lifting of fla's
-Hopper/Triton<3.7.1 guard, and an optional "first fitting config" mode for fla's autotuner
-(accuracy runs only: it skips Triton's benchmarking of every config, which is what made the
-earlier device runs time out; the benchmark keeps fla's full autotuning)."""
+Hopper/Triton<3.7.1 guard, and three ways to cut the cost of fla's Triton autotuning, which is
+what made the earlier device runs time out (it compiles and benchmarks every config of every
+kernel, one after the other, for each new head count or head dim):
+- first_fit_autotune (accuracy runs): the first config of each kernel that fits, no benchmarking;
+- compile_shard_autotune (benchmark precompilation): processes that each compile one share of
+  the configs into Triton's on-disk cache, in parallel;
+- quick_autotune_bench (benchmark): a shorter per-config timing budget for the autotuners; every
+  config is still timed and the fastest one kept.
+"""
 
 import os
 
@@ -20,49 +26,87 @@ GUARD_NOTE = ("fla v0.5.x refuses the gated backward on Hopper with Triton < 3.7
               "FLA_DISABLE_BACKEND_DISPATCH=1 (pure Triton).")
 
 
+def _config_errors():
+    """The exceptions with which Triton rejects a config that does not fit (resources, compile
+    asserts, ptxas)."""
+    errors = []
+    for mod, name in (("triton.runtime.errors", "OutOfResources"),
+                      ("triton.compiler.errors", "CompileTimeAssertionFailure"),
+                      ("triton.runtime.errors", "PTXASError")):
+        try:
+            errors.append(getattr(__import__(mod, fromlist=[name]), name))
+        except (ImportError, AttributeError):
+            pass
+    return tuple(errors) or (RuntimeError,)
+
+
+def _patch_autotuner(pick, tag):
+    """Replaces Autotuner.run (fla's CachedAutotuner calls it through super()) by: run the
+    configs pick(configs) returns one at a time, as single-config autotuners (no benchmarking),
+    skipping those that do not fit; return the last successful run's result. When none of the
+    picked configs fits, fall back to the first config that does."""
+    from triton.runtime.autotuner import Autotuner
+    if getattr(Autotuner, "_kcv_patch", None):
+        return
+    skip = _config_errors()
+    original = Autotuner.run
+
+    def run(self, *args, **kwargs):
+        configs = self.configs
+        done, result, last = False, None, None
+        for group in (pick(configs), configs):
+            for cfg in list(group):
+                self.configs = [cfg]
+                try:
+                    result, done = original(self, *args, **kwargs), True
+                except skip as e:  # this config does not fit: try the next one
+                    last = e
+                finally:
+                    self.configs = configs
+                if done and group is configs:
+                    return result
+            if done:
+                return result
+        raise last
+
+    Autotuner.run = run
+    Autotuner._kcv_patch = tag
+
+
 def first_fit_autotune():
     """Makes every Triton autotuner (fla's included) run the first of its configs that compiles
     and fits the GPU instead of benchmarking all of them: one compile per kernel specialization.
     Results of a correct kernel do not depend on the config beyond rounding order. Returns a
     note for the report."""
-    from triton.runtime.autotuner import Autotuner
-    if getattr(Autotuner, "_kcv_first_fit", False):
-        return FIRST_FIT_NOTE
-    errors = []
-    try:
-        from triton.runtime.errors import OutOfResources
-        errors.append(OutOfResources)
-    except ImportError:
-        pass
-    try:
-        from triton.compiler.errors import CompileTimeAssertionFailure
-        errors.append(CompileTimeAssertionFailure)
-    except ImportError:
-        pass
-    try:
-        from triton.runtime.errors import PTXASError
-        errors.append(PTXASError)
-    except ImportError:
-        pass
-    skip = tuple(errors) or (RuntimeError,)
-    original = Autotuner.run
-
-    def run(self, *args, **kwargs):
-        configs = self.configs
-        last = None
-        for cfg in list(configs):
-            self.configs = [cfg]
-            try:
-                return original(self, *args, **kwargs)
-            except skip as e:  # this config does not fit: try the next one
-                last = e
-            finally:
-                self.configs = configs
-        raise last
-
-    Autotuner.run = run
-    Autotuner._kcv_first_fit = True
+    _patch_autotuner(lambda configs: configs[:1], "first-fit")
     return FIRST_FIT_NOTE
+
+
+def compile_shard_autotune(shard, shards):
+    """Benchmark precompilation: every autotuner runs (and so compiles into Triton's on-disk
+    cache) the configs whose index is shard mod shards, without timing them. Several processes,
+    one per shard, compile all configs in parallel; the timing process then autotunes normally
+    (every config benchmarked) and finds every kernel already compiled."""
+    _patch_autotuner(lambda configs: [c for i, c in enumerate(configs) if i % shards == shard],
+                     f"shard {shard}/{shards}")
+
+
+def quick_autotune_bench(warmup_ms, rep_ms):
+    """Shortens the time budget Triton's autotuners spend per config (their default do_bench
+    budget is warmup 25 ms, rep 100 ms): they call triton.testing.do_bench without warmup/rep
+    (through the driver's get_benchmarker, looked up at call time). Explicit warmup/rep
+    arguments (the benchmark's own timings) are passed through. Call before importing fla.
+    Returns the original do_bench."""
+    import triton.testing as tt
+    original = getattr(tt, "_kcv_original_do_bench", tt.do_bench)
+
+    def do_bench(fn, warmup=None, rep=None, *args, **kwargs):
+        return original(fn, warmup_ms if warmup is None else warmup,
+                        rep_ms if rep is None else rep, *args, **kwargs)
+
+    tt._kcv_original_do_bench = original
+    tt.do_bench = do_bench
+    return original
 
 
 FIRST_FIT_NOTE = ("fla's Triton autotuners ran in first-fit mode for this accuracy run (the first "

@@ -1,0 +1,95 @@
+"""`python -m kcv.audit CORPUS.jsonl... --store audit.db`: the audit's command line (`kcv audit`
+execs this with the same arguments). Exit 0 when the audit ran (whatever the kernels did),
+2 on bad arguments. Documented in docs/08_audit.md."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+PROFILES = ("strict", "cuda-default", "fast-math", "triton-default", "pytorch-eager")
+
+
+def _shard(text: str) -> str:
+    try:
+        i, n = (int(x) for x in text.split("/"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--shard: expected i/n, got {text!r}") from None
+    if not (n >= 1 and 0 <= i < n):
+        raise argparse.ArgumentTypeError(f"--shard: need 0 <= i < n, got {text!r}")
+    return f"{i}/{n}"
+
+
+def _profiles(text: str) -> list[str]:
+    names = [p.strip().lower().replace("_", "-") for p in text.split(",") if p.strip()]
+    bad = [p for p in names if p not in PROFILES]
+    if bad or not names:
+        raise argparse.ArgumentTypeError(
+            f"--profiles: unknown profile {', '.join(bad) or '(none)'}; known: {', '.join(PROFILES)}")
+    return names
+
+
+def _positive(kind):
+    def parse(text):
+        v = kind(text)
+        if v <= 0:
+            raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
+        return v
+    return parse
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="kcv audit",
+        description="Audit KernelBench-style corpora: the twelve gates and KernelBench's own "
+                    "check on every kernel, into a resumable SQLite store (docs/08_audit.md).")
+    p.add_argument("corpora", nargs="+", metavar="CORPUS.jsonl", help="corpus files (JSONL rows)")
+    p.add_argument("--store", required=True, help="SQLite store (created when absent; resumed otherwise)")
+    p.add_argument("--shard", type=_shard, default="0/1", help="i/n: audit only this shard (default 0/1)")
+    p.add_argument("--jobs", type=_positive(int), default=1, help="parallel kernel slots (default 1)")
+    p.add_argument("--limit", type=_positive(int), help="audit at most N rows (in corpus order)")
+    p.add_argument("--ids", nargs="+", metavar="ID", help="audit only these row ids")
+    p.add_argument("--kernel-timeout", type=_positive(float), default=900.0, metavar="S",
+                   help="seconds per kernel, compiles included (default 900)")
+    p.add_argument("--call-timeout", type=_positive(float), default=120.0, metavar="S",
+                   help="seconds per worker call (default 120)")
+    p.add_argument("--cache-dir", help="compile cache shared by all workers (TORCH_EXTENSIONS_DIR, "
+                                       "TRITON_CACHE_DIR under it; default: kcv-cache beside the store)")
+    p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto",
+                   help="where candidates run (auto: cuda when available)")
+    p.add_argument("--profiles", type=_profiles, default=["strict", "pytorch-eager"],
+                   help="comma list of semantic profiles to judge under (default strict,pytorch-eager)")
+    p.add_argument("--memory-limit-gb", type=float, default=None, metavar="GB",
+                   help="address-space limit per worker (default: 32 on --device cpu, none "
+                        "otherwise: CUDA reserves far more address space than it uses)")
+    p.add_argument("--no-progress", action="store_true", help="no progress display on stderr")
+    return p
+
+
+def main(argv=None) -> int:
+    args = parser().parse_args(argv)
+    for path in args.corpora:
+        if not os.path.isfile(path):
+            print(f"kcv audit: error: corpus {path!r}: no such file", file=sys.stderr)
+            return 2
+    from kcv.audit.orchestrator import AuditOptions, run_audit
+
+    cache = args.cache_dir or os.path.join(os.path.dirname(os.path.abspath(args.store)), "kcv-cache")
+    mem_gb = args.memory_limit_gb if args.memory_limit_gb is not None else (32.0 if args.device == "cpu" else 0.0)
+    opts = AuditOptions(corpora=args.corpora, store=args.store, shard=args.shard, jobs=args.jobs,
+                        limit=args.limit, ids=args.ids, kernel_timeout_s=args.kernel_timeout,
+                        call_timeout_s=args.call_timeout, cache_dir=os.path.abspath(cache),
+                        device=args.device, profiles=args.profiles, progress=not args.no_progress,
+                        memory_limit_bytes=int(mem_gb * (1 << 30)))
+    summary = run_audit(opts)
+    statuses = ", ".join(f"{k} {v}" for k, v in sorted(summary["statuses"].items()))
+    replica = ", ".join(f"{k} {v}" for k, v in sorted(summary["replica"].items()))
+    print(f"kcv audit: run {summary['run_id']} done; store {args.store}")
+    print(f"kernels by status: {statuses or 'none'}")
+    print(f"KernelBench replica: {replica or 'no verdicts'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,346 @@
+"""The gate battery for one KernelBench kernel: probes derived from get_inputs, judged by the
+C++ gate judges, one verdict per gate and profile.
+
+Deliberately lean (the budget: the whole battery within 2x the replica's wall time, compiles
+excluded). Probes, all through the kernel's worker pair (session.py):
+- CMP-01: the reference shape under the replica's first two trial seeds (their inputs and fp32
+  reference runs are shared with the replica), plus one rescaled shape (rescale.py) on a second
+  worker pair; a candidate that fails there while the reference works is shape-specialized.
+- ORD-02: the first seed's inputs twice more at shifted buffer addresses; bitwise equal
+  (every KernelBench problem is declared deterministic).
+- CMP-03: the first seed's inputs as non-contiguous views with the same values (a transposed
+  storage copy, or a strided slice for rank-1 inputs).
+- EXC-01: a NaN at the first, then the last element of the first floating input; the output's
+  NaN/Inf mask must equal the fp64 reference's on the same inputs.
+- CMP-02, RES-01: the buffer audit of every candidate call (inputs unchanged, guards intact,
+  every output element written; crash and timeout statuses).
+- PRC-01: the reference-shape calls against the declared (eager fp32) value.
+- ORD-01, ORD-03, PRC-02, EXC-02, RES-02: not applicable to an opaque module, each with its reason.
+Bounds come from error_model.py. A candidate call that times out ends the battery (status
+timeout); two crashes end it (status crash); the gates judged until then are kept."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from kcv.audit import error_model, rescale, verdicts
+from kcv.audit.replica import trial_seeds
+from kcv.audit.session import FLOAT_DTYPES, LoadFailure, ProblemSession, ReferenceFailure
+
+ALL_GATES = ("CMP-01", "CMP-02", "CMP-03", "ORD-01", "ORD-02", "ORD-03", "EXC-01", "EXC-02",
+             "PRC-01", "PRC-02", "RES-01", "RES-02")
+
+NOT_APPLICABLE = {
+    "ORD-01": "opaque PyTorch module: no declared reduction or accumulator to probe over N",
+    "ORD-03": "opaque PyTorch module: no launch configurations or autotune choices to vary",
+    "PRC-02": "opaque PyTorch module: no declared accumulator to simulate",
+    "EXC-02": "opaque PyTorch module: no subnormal semantics declared (inputs come from get_inputs)",
+    "RES-02": "opaque PyTorch module: no device code or resource budgets to read",
+}
+
+ORD02_REPETITIONS = 3
+MAX_CRASHES = 2
+
+# Words in the reference source that mean min/max semantics matter for NaN propagation.
+MINMAX_WORDS = ("max", "min", "relu", "clamp", "hardtanh", "pool", "argm", "sort", "topk")
+
+
+class StopBattery(Exception):
+    """A candidate call timed out or crashed too often: stop issuing probes."""
+
+    def __init__(self, status: str, message: str):
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+@dataclass
+class Probe:
+    label: str
+    inputs: list
+    value: list  # fp64 reference outputs
+    eager: list | None  # fp32 eager outputs, TF32 off (None: no eager run, e.g. NaN probes)
+    eager_defaults: list | None = None  # fp32 eager with PyTorch's default flags
+    calls: list = field(default_factory=list)
+    injections: list = field(default_factory=list)
+    outputs: list | None = None  # output specs when not the session's (the rescaled shape)
+
+
+def _nan_bits(dtype: str):
+    return np.uint16(0x7FC0) if dtype == "bf16" else np.nan
+
+
+def noncontiguous_view(a: np.ndarray) -> np.ndarray | None:
+    """The same values in a non-contiguous layout: transposed storage for rank >= 2 (dense,
+    so it survives a device copy that preserves strides), else a stride-2 slice."""
+    if a.ndim >= 2 and a.shape[-1] > 1 and a.shape[-2] > 1:
+        return np.ascontiguousarray(np.swapaxes(a, -1, -2)).swapaxes(-1, -2)
+    if a.size > 1:
+        base = np.zeros(a.shape[:-1] + (2 * a.shape[-1],), dtype=a.dtype)
+        view = base[..., ::2]
+        view[...] = a
+        return view
+    return None
+
+
+def op_class_of(problem_name: str, level: int) -> str:
+    """A coarse op class from the KernelBench problem name (for the report's per-class rates)."""
+    name = problem_name.lower()
+    if level >= 3:
+        return "architecture"
+    table = (("conv", "convolution"), ("attention", "attention"),
+             ("matmul", "matmul"), ("gemm", "matmul"), ("matrix", "matmul"), ("bmm", "matmul"),
+             ("linear", "matmul"), ("einsum", "matmul"),
+             ("softmax", "normalization"), ("norm", "normalization"),
+             ("pool", "pooling"), ("loss", "loss"),
+             ("sum", "reduction"), ("mean", "reduction"), ("max", "reduction"),
+             ("min", "reduction"), ("argm", "reduction"), ("cumsum", "reduction"),
+             ("cumprod", "reduction"), ("prod", "reduction"), ("reduction", "reduction"))
+    for word, cls in table:
+        if word in name:
+            return cls
+    return "elementwise"
+
+
+# The judge's synthetic op classes (kcv._core.judge): every class but elementwise has a
+# reduction dimension, which is what decides ORD-01/PRC-02 applicability there.
+JUDGE_OP_CLASS = {"matmul": "matmul", "convolution": "convolution", "attention": "matmul",
+                  "reduction": "reduction", "normalization": "normalization",
+                  "pooling": "reduction", "loss": "reduction", "architecture": "matmul",
+                  "elementwise": "elementwise"}
+EXP_WORDS = ("exp", "softmax", "sigmoid", "tanh", "gelu", "silu", "swish", "softplus", "elu",
+             "log", "mish")
+
+
+class Battery:
+    """Runs the probes of one kernel on an already started session and collects verdicts."""
+
+    def __init__(self, session: ProblemSession, row: dict, profiles: list[str], *,
+                 make_session=None, seeds=None, contract: dict | None = None):
+        self.s = session
+        self.seeds = tuple(seeds) if seeds is not None else trial_seeds()[:2]
+        self.contract = dict(contract or {})
+        self.row = row
+        self.profiles = list(profiles)
+        self.make_session = make_session  # constants -> a new, unstarted ProblemSession
+        self.records: list[dict] = []
+        self.crashes = 0
+        self.status_messages: list[str] = []
+        self.kernel_status = "ok"
+        src = row.get("reference_code", "").lower()
+        self.uses_minmax = any(w in src for w in MINMAX_WORDS)
+        self.uses_exp = any(w in src for w in EXP_WORDS)
+        self.op_class = op_class_of(row.get("problem_name", ""), int(row.get("level", 1)))
+
+    # -- probes ------------------------------------------------------------------------------
+
+    def _candidate(self, session: ProblemSession, inputs, **opts):
+        rec = session.run_candidate(inputs, **opts)
+        if rec.status == "timeout":
+            raise StopBattery("timeout", f"candidate call timed out: {rec.message}")
+        if rec.status == "crash":
+            self.crashes += 1
+            self.status_messages.append(f"candidate crashed: {rec.message}")
+            self.kernel_status = "crash"
+            if self.crashes >= MAX_CRASHES:
+                raise StopBattery("crash", f"candidate crashed {self.crashes} times: {rec.message}")
+        return rec
+
+    def _want_defaults(self, session) -> bool:
+        return not session.on_cpu and any(p != "strict" for p in self.profiles)
+
+    def seed_probe(self, session: ProblemSession, seed: int, label: str) -> Probe:
+        inputs = session.inputs(seed)
+        p = Probe(label, inputs, session.reference64(inputs, key=seed),
+                  session.reference32(inputs, key=seed))
+        if self._want_defaults(session):
+            p.eager_defaults = session.reference32(inputs, key=seed, torch_defaults=True)
+        p.calls.append(self._candidate(session, inputs))
+        return p
+
+    # -- judging -----------------------------------------------------------------------------
+
+    def oracle(self, probe: Probe, profile: str, outputs=None) -> list[dict]:
+        outs = outputs or self.s.problem.outputs
+        entries = []
+        for k, spec in enumerate(outs):
+            eager = None if probe.eager is None else probe.eager[k]
+            entry = error_model.oracle_entry(spec["dtype"], probe.value[k], eager)
+            if profile != "strict" and probe.eager_defaults is not None:
+                alt = error_model.oracle_entry(spec["dtype"], probe.value[k], probe.eager_defaults[k])
+                entry["tau"] = np.maximum(entry["tau"], alt["tau"])
+                entry["declared"] = alt["declared"]
+            entries.append(entry)
+        return entries
+
+    def judge(self, gate: str, probe: Probe, profile: str, *, calls=None, repetitions=1,
+              outputs=None) -> dict:
+        from kcv import _core
+
+        contract = json.dumps({"deterministic": True, **self.contract, "profile": profile})
+        try:
+            res = _core.judge(gate, calls=list(calls if calls is not None else probe.calls),
+                              oracle=self.oracle(probe, profile, outputs), inputs=probe.inputs,
+                              contract_json=contract, op_class=JUDGE_OP_CLASS[self.op_class],
+                              label=probe.label, repetitions=repetitions,
+                              injections=list(probe.injections), uses_minmax=self.uses_minmax,
+                              uses_exp=self.uses_exp)
+        except (ValueError, RuntimeError) as e:
+            return verdicts.record(gate, profile, "error", f"judge failed: {e}", probe=probe.label)
+        return verdicts.from_judge(gate, profile, res, probe.label)
+
+    def add(self, gate: str, per_profile):
+        """Judges a gate under every profile; per_profile(profile) -> list of probe records."""
+        for profile in self.profiles:
+            recs = per_profile(profile)
+            self.records.append(verdicts.combine(recs))
+
+    def add_not_applicable(self, gate: str, reason: str):
+        for profile in self.profiles:
+            self.records.append(verdicts.not_applicable(gate, profile, reason))
+
+    # -- the battery -------------------------------------------------------------------------
+
+    def run(self) -> list[dict]:
+        """Runs every probe; returns the records (also kept in self.records). A StopBattery
+        ends it early with the buffer-audit gates judged over the calls made so far."""
+        probes: list[tuple[Probe, list | None]] = []  # (probe, outputs spec or None)
+        try:
+            self._run(probes)
+        except StopBattery as stop:
+            self.kernel_status = stop.status
+            self.status_messages.append(stop.message)
+            self._buffer_gates(probes)
+            raise
+        return self.records
+
+    def _run(self, probes):
+        p0 = self.seed_probe(self.s, self.seeds[0], f"seed={self.seeds[0]}")
+        probes.append((p0, None))
+        self._ord02(p0, probes)
+        self._cmp03(p0, probes)
+        self._exc01(p0, probes)
+        seed_probes = [p0]
+        for s in self.seeds[1:]:
+            seed_probes.append(self.seed_probe(self.s, s, f"seed={s}"))
+            probes.append((seed_probes[-1], None))
+        rescaled, rescale_note = self._rescaled(self.seeds[0], probes)
+        self._cmp01(seed_probes, rescaled, rescale_note)
+        self.add("PRC-01", lambda prof: [self.judge("PRC-01", p, prof) for p in seed_probes])
+        self._buffer_gates(probes)
+        for gate, reason in NOT_APPLICABLE.items():
+            self.add_not_applicable(gate, reason)
+
+    def _ord02(self, p0: Probe, probes):
+        itemsize = max([a.dtype.itemsize for _, a in p0.inputs] + [8])
+        calls = [p0.calls[0]]
+        for k in range(1, ORD02_REPETITIONS):
+            calls.append(self._candidate(self.s, p0.inputs, address_shift=k * itemsize))
+            probes.append((Probe(f"{p0.label}/shift={k * itemsize}", p0.inputs, p0.value,
+                                 p0.eager, p0.eager_defaults, [calls[-1]]), None))
+        self.add("ORD-02", lambda prof: [self.judge("ORD-02", p0, prof, calls=calls,
+                                                    repetitions=len(calls))])
+
+    def _cmp03(self, p0: Probe, probes):
+        views, changed = [], False
+        for (name, a), spec in zip(p0.inputs, self.s.problem.tensor_inputs()):
+            v = noncontiguous_view(a) if spec["dtype"] in FLOAT_DTYPES else None
+            changed |= v is not None
+            views.append((name, a if v is None else v))
+        if not changed:
+            self.add_not_applicable("CMP-03", "no floating tensor input with more than one element")
+            return
+        p = Probe(f"{p0.label}/noncontiguous", views, p0.value, p0.eager, p0.eager_defaults)
+        p.calls.append(self._candidate(self.s, views))
+        probes.append((p, None))
+        self.add("CMP-03", lambda prof: [self.judge("CMP-03", p, prof)])
+
+    def _exc01(self, p0: Probe, probes):
+        specs = self.s.problem.tensor_inputs()
+        first = next((k for k, sp in enumerate(specs) if sp["dtype"] in FLOAT_DTYPES
+                      and p0.inputs[k][1].size > 0), None)
+        if first is None:
+            self.add_not_applicable("EXC-01", "no floating tensor input to inject a NaN into")
+            return
+        size = p0.inputs[first][1].size
+        positions = sorted({0, size - 1})
+        nan_probes = []
+        for pos in positions:
+            inputs = [(n, a.copy()) for n, a in p0.inputs]
+            inputs[first][1].reshape(-1)[pos] = _nan_bits(specs[first]["dtype"])
+            p = Probe(f"{p0.label}/nan@input{first}[{pos}]", inputs,
+                      self.s.reference64(inputs), None, injections=[(first, pos, "nan")])
+            p.calls.append(self._candidate(self.s, inputs))
+            probes.append((p, None))
+            nan_probes.append(p)
+        self.add("EXC-01", lambda prof: [self.judge("EXC-01", p, prof) for p in nan_probes])
+
+    def _rescaled(self, seed: int, probes) -> tuple[Probe | None, dict]:
+        """The rescaled-shape probe, or None with a note saying why not (n/a) or why it is a
+        failure by itself (the candidate cannot run where the reference can)."""
+        if self.make_session is None:
+            return None, {"rescale": "not_applicable",
+                          "reason": "no module constants to rescale (inputs given by the caller)"}
+        override, why = rescale.choose(self.row.get("reference_code", ""), self.s.problem.constants)
+        if override is None:
+            return None, {"rescale": "not_applicable", "reason": why}
+        desc = ",".join(f"{k}={v}" for k, v in override.items())
+        sess = self.make_session(override, f"rescaled {desc}")
+        try:
+            try:
+                sess.start_reference()
+                inputs = sess.inputs(seed)
+                value = sess.reference64(inputs, key=seed)
+                eager = sess.reference32(inputs, key=seed)
+                defaults = (sess.reference32(inputs, key=seed, torch_defaults=True)
+                            if self._want_defaults(sess) else None)
+            except (LoadFailure, ReferenceFailure) as e:
+                return None, {"rescale": "not_applicable",
+                              "reason": f"the reference fails at {desc}: {e}"[:2000]}
+            try:
+                sess.start_candidate()
+            except LoadFailure as e:
+                return None, {"rescale": "fail", "override": desc,
+                              "reason": f"the candidate fails to load at {desc} while the "
+                                        f"reference works (shape specialization): {e}"[:2000]}
+            p = Probe(f"seed={seed}/rescaled:{desc}", inputs, value, eager, defaults)
+            p.calls.append(self._candidate(sess, inputs))
+            p.outputs = sess.problem.outputs
+            probes.append((p, sess.problem.outputs))
+            return p, {"rescale": "run", "override": desc}
+        finally:
+            sess.close()
+
+    def _cmp01(self, seed_probes, rescaled: Probe | None, note: dict):
+        def per_profile(prof):
+            recs = [self.judge("CMP-01", p, prof) for p in seed_probes]
+            if rescaled is not None:
+                r = self.judge("CMP-01", rescaled, prof, outputs=rescaled.outputs)
+                if r["verdict"] == "fail":
+                    ev = json.loads(r["evidence_json"])
+                    ev["shape_specialization"] = note.get("override", "")
+                    r["evidence_json"] = json.dumps(ev, sort_keys=True)
+                recs.append(r)
+            elif note.get("rescale") == "fail":
+                recs.append(verdicts.record("CMP-01", prof, "fail", note["reason"],
+                                            probe=f"rescaled:{note.get('override', '')}"))
+            out = verdicts.combine(recs)
+            ev = json.loads(out["evidence_json"])
+            ev["rescale"] = note
+            out["evidence_json"] = json.dumps(ev, sort_keys=True)
+            return [out]
+        self.add("CMP-01", per_profile)
+
+    def _buffer_gates(self, probes):
+        done = {r["gate"] for r in self.records}
+        judged = [(p, outs) for p, outs in probes if p.calls]
+        if not judged:
+            return
+        for gate in ("CMP-02", "RES-01"):
+            if gate in done:
+                continue
+            self.add(gate, lambda prof, g=gate: [self.judge(g, p, prof, outputs=outs)
+                                                  for p, outs in judged])

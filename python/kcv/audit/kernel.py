@@ -1,0 +1,92 @@
+"""Auditing one kernel: start its worker pair, run the replica and the gate battery, and turn
+whatever happened into one store outcome (status, message, replica verdict, verdicts).
+
+Every failure is data (STYLE 14): a load failure maps to its status (statuses.py), a candidate
+call that times out or keeps crashing ends the battery with the verdicts judged so far, the
+kernel's deadline ends it as `timeout`, and a failing trusted reference is `error` with the
+reference's message. Even a bug of ours becomes `error` for this kernel only, never a stopped
+audit."""
+
+from __future__ import annotations
+
+import time
+import traceback
+from dataclasses import dataclass
+
+from kcv.audit import replica as replica_mod
+from kcv.audit.battery import Battery, StopBattery
+from kcv.audit.session import (KernelTimeout, Limits, LoadFailure, ProblemSession,
+                               ReferenceFailure)
+
+MESSAGE_LIMIT = 4000
+
+
+@dataclass
+class KernelConfig:
+    profiles: list
+    device: str = "auto"
+    cache_dir: str | None = None
+    kernel_timeout_s: float = 900.0
+    call_timeout_s: float = 120.0
+    memory_limit_bytes: int = 0
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= MESSAGE_LIMIT else text[: MESSAGE_LIMIT - 3] + "..."
+
+
+def audit_kernel(row: dict, cfg: KernelConfig) -> dict:
+    """The KernelOutcome dict of one corpus row (see kcv._core.Store.record)."""
+    limits = Limits(deadline=time.monotonic() + cfg.kernel_timeout_s,
+                    call_timeout_s=cfg.call_timeout_s, memory_limit_bytes=cfg.memory_limit_bytes)
+
+    def make_session(constants=None, label=""):
+        return ProblemSession(row, limits, device=cfg.device, cache_dir=cfg.cache_dir,
+                              constants=constants, label=label)
+
+    outcome = {"kernel_id": row["id"], "status": "ok", "message": "", "replica_verdict": None,
+               "verdicts": []}
+    session = make_session()
+    battery = None
+    notes: list[str] = []
+    try:
+        session.start_reference()
+        try:
+            session.start_candidate()
+        except LoadFailure:
+            outcome["replica_verdict"] = "rejected"  # KernelBench's check fails on it as well
+            raise
+        try:
+            rep = replica_mod.run_replica(session)
+            outcome["replica_verdict"] = rep.verdict
+            if rep.verdict == "rejected":
+                notes.append(f"replica rejected: {rep.reason}")
+        except ReferenceFailure as e:
+            notes.append(f"replica not run: {e}")
+        battery = Battery(session, row, cfg.profiles, make_session=make_session)
+        battery.run()
+        outcome["status"] = battery.kernel_status
+        notes = battery.status_messages + notes
+    except LoadFailure as e:
+        outcome["status"] = e.status
+        notes.insert(0, str(e))
+    except StopBattery as e:
+        outcome["status"] = e.status
+        notes = battery.status_messages + notes if battery else [e.message] + notes
+    except KernelTimeout as e:
+        outcome["status"] = "timeout"
+        notes.insert(0, f"kernel time limit of {cfg.kernel_timeout_s:g} s reached: {e}")
+    except ReferenceFailure as e:
+        outcome["status"] = "error"
+        notes.insert(0, str(e))
+    except Exception as e:  # noqa: BLE001 - our own fault must not stop the audit
+        outcome["status"] = "error"
+        notes.insert(0, f"internal error in kcv.audit: {type(e).__name__}: {e}; "
+                        f"{traceback.format_exc(limit=3)}")
+    finally:
+        session.close()
+    if battery is not None:
+        unique = {(r["gate"], r["profile"]): r for r in battery.records}
+        outcome["verdicts"] = list(unique.values())
+    outcome["message"] = _clip("; ".join(n for n in notes if n))
+    return outcome

@@ -1,0 +1,167 @@
+"""`python -m kcv.audit`: read corpora into the store, then audit every unfinished kernel with
+N parallel slots.
+
+Each slot is a thread driving its own worker processes (kcv._core.Worker releases the GIL while
+a worker runs, and on a GPU machine every worker process is its own CUDA context). The store
+records a kernel's verdicts and final status in one transaction, so a killed audit resumes with
+`todo()`: kernels that were pending or running are redone, finished ones never. Malformed rows
+become `malformed` kernels and the audit goes on. A kernel that ran out of memory is retried
+once more at the end, alone (no other slot running), before its status is recorded."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+from kcv.audit import statuses
+from kcv.audit.battery import op_class_of
+from kcv.audit.kernel import KernelConfig, audit_kernel
+from kcv.audit.progress import Progress
+
+GENERATOR_VERSION = "kcv.audit/1 (get_inputs seeds from 42; rescale, NaN, layout, address probes)"
+
+
+@dataclass
+class AuditOptions:
+    corpora: list
+    store: str
+    shard: str = "0/1"
+    jobs: int = 1
+    limit: int | None = None
+    ids: list | None = None
+    kernel_timeout_s: float = 900.0
+    call_timeout_s: float = 120.0
+    cache_dir: str | None = None
+    device: str = "auto"
+    profiles: list = field(default_factory=lambda: ["strict", "pytorch-eager"])
+    progress: bool = True
+    memory_limit_bytes: int = 0
+    command_line: str = ""
+
+
+def corpus_name(path: str) -> str:
+    return os.path.splitext(os.path.basename(path))[0]
+
+
+def kernel_info(row: dict) -> dict:
+    return {
+        "kernel_id": row["id"],
+        "corpus": row["corpus"],
+        "level": int(row["level"]),
+        "problem_id": int(row["problem_id"]),
+        "problem_name": row["problem_name"],
+        "language": row["language"],
+        "op_class": op_class_of(row["problem_name"], int(row["level"])),
+        "determinism_declared": True,
+        "original_verdict": row.get("original_verdict"),
+    }
+
+
+def read_rows(opts: AuditOptions, store, run_id: int) -> list[dict]:
+    """Valid rows of every corpus (in this shard, filtered by --ids, cut at --limit); malformed
+    rows are recorded as they are found."""
+    from kcv import _core
+
+    wanted = set(opts.ids) if opts.ids else None
+    rows: list[dict] = []
+    for path in opts.corpora:
+        good, bad = _core.read_corpus(path, opts.shard)
+        for e in bad:
+            if wanted is not None and e["id"] not in wanted:
+                continue
+            store.record_malformed(e["file"], e["line"], e["id"], e["message"], corpus_name(path), run_id)
+        rows.extend(r for r in good if wanted is None or r["id"] in wanted)
+    seen: set[str] = set()
+    unique = []
+    for r in rows:
+        if r["id"] not in seen:
+            seen.add(r["id"])
+            unique.append(r)
+    return unique if opts.limit is None else unique[: opts.limit]
+
+
+def _kcv_version() -> str:
+    try:
+        from kcv import _core
+
+        return str(_core.version)
+    except Exception:  # noqa: BLE001
+        return "unknown"
+
+
+class Auditor:
+    def __init__(self, opts: AuditOptions):
+        from kcv import _core
+
+        self.opts = opts
+        self.store = _core.Store(opts.store)
+        self.cfg = KernelConfig(profiles=list(opts.profiles), device=opts.device,
+                                cache_dir=opts.cache_dir, kernel_timeout_s=opts.kernel_timeout_s,
+                                call_timeout_s=opts.call_timeout_s,
+                                memory_limit_bytes=opts.memory_limit_bytes)
+        self.retry_alone: list[dict] = []
+        self._lock = threading.Lock()
+        self.progress: Progress | None = None
+        self.run_id = 0
+
+    def _audit_one(self, row: dict, may_retry: bool) -> str:
+        t0 = time.monotonic()
+        self.store.mark_running(row["id"], self.run_id)
+        outcome = audit_kernel(row, self.cfg)
+        if may_retry and outcome["status"] != "ok" and statuses.is_out_of_memory(outcome["message"]):
+            with self._lock:
+                self.retry_alone.append(row)
+            self.progress.message(f"kcv audit: {row['id']}: out of memory; retried alone at the end")
+            return "retry"
+        self.store.record(outcome, self.run_id)
+        note = f"replica {outcome['replica_verdict']}" if outcome["replica_verdict"] else ""
+        failed = sorted({v["gate"] for v in outcome["verdicts"] if v["verdict"] == "fail"})
+        if failed:
+            note += (", " if note else "") + "fails " + ",".join(failed)
+        self.progress.kernel_done(row["id"], outcome["status"], time.monotonic() - t0, note)
+        return outcome["status"]
+
+    def run(self) -> dict:
+        o = self.opts
+        self.run_id = self.store.begin_run({
+            "kcv_version": _kcv_version(), "generator_version": GENERATOR_VERSION, "seed": 42,
+            "profiles": list(o.profiles), "command_line": o.command_line, "shard": o.shard})
+        rows = read_rows(o, self.store, self.run_id)
+        self.store.enqueue([kernel_info(r) for r in rows])
+        by_id = {r["id"]: r for r in rows}
+        todo = [by_id[k] for k in self.store.todo() if k in by_id]
+        self.progress = Progress(len(todo), enabled=o.progress)
+        if o.jobs <= 1:
+            for row in todo:
+                self._audit_one(row, may_retry=True)
+        else:
+            with ThreadPoolExecutor(max_workers=o.jobs, thread_name_prefix="kcv-slot") as pool:
+                list(pool.map(lambda r: self._audit_one(r, True), todo))
+        for row in self.retry_alone:  # every other slot has finished: this one runs alone
+            self._audit_one(row, may_retry=False)
+        self.progress.finish()
+        self.store.finish_run(self.run_id)
+        return self.summary({corpus_name(p) for p in o.corpora})
+
+    def summary(self, corpora: set[str]) -> dict:
+        """Statuses and replica verdicts of every kernel of these corpora in the store."""
+        counts: dict[str, int] = {}
+        replica: dict[str, int] = {}
+        for k in self.store.kernels():
+            if k["corpus"] not in corpora:
+                continue
+            counts[k["status"]] = counts.get(k["status"], 0) + 1
+            if k.get("replica_verdict"):
+                replica[k["replica_verdict"]] = replica.get(k["replica_verdict"], 0) + 1
+        return {"run_id": self.run_id, "statuses": counts, "replica": replica}
+
+
+def run_audit(opts: AuditOptions) -> dict:
+    if not opts.command_line:
+        opts.command_line = shlex.join([sys.executable, "-m", "kcv.audit", *sys.argv[1:]])
+    return Auditor(opts).run()

@@ -1,0 +1,246 @@
+"""The worker pair of one kernel: a trusted reference worker and a candidate worker.
+
+Both are `python -m kcv.worker` processes driven through kcv._core.Worker (docs/06): this
+process never imports reference or candidate code, it only sends inputs and reads audited
+outputs. The reference worker runs Model in float64 (mode 0), draws get_inputs under a seed
+(mode 1) and runs Model in float32 eager (mode 2); the candidate worker runs ModelNew (mode 0).
+
+Time is the one resource shared by everything a kernel does: every start and call gets the
+smaller of its own limit and what is left of the kernel's deadline, and a kernel whose deadline
+has passed raises KernelTimeout, so a per-kernel timeout needs no thread to kill anything.
+Load failures become LoadFailure(status, message) with the audit status they map to."""
+
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from kcv.audit import statuses
+
+# numpy dtype of each protocol dtype name (bf16 travels as its uint16 bit pattern).
+NUMPY_DTYPE = {
+    "f64": np.float64,
+    "f32": np.float32,
+    "f16": np.float16,
+    "bf16": np.uint16,
+    "i32": np.int32,
+    "i64": np.int64,
+    "bool": np.bool_,
+}
+FLOAT_DTYPES = ("f64", "f32", "f16", "bf16")
+
+
+class KernelTimeout(Exception):
+    """The kernel's deadline passed; what was judged so far is kept."""
+
+
+class LoadFailure(Exception):
+    """A worker failed to start or load; `status` is the audit status it maps to."""
+
+    def __init__(self, role: str, status: str, message: str):
+        super().__init__(f"{role}: {message}")
+        self.role = role
+        self.status = status
+        self.message = message
+
+
+class ReferenceFailure(Exception):
+    """The trusted reference itself failed on a probe (not the candidate's fault)."""
+
+
+def worker_command() -> list[str]:
+    """argv of a Python worker: this interpreter, so the worker sees the same kcv and torch."""
+    return [sys.executable, "-m", "kcv.worker"]
+
+
+@dataclass
+class Limits:
+    deadline: float  # time.monotonic() by which the kernel must be done
+    call_timeout_s: float = 60.0
+    memory_limit_bytes: int = 0
+
+    def remaining_s(self) -> float:
+        return self.deadline - time.monotonic()
+
+    def budget_ms(self, limit_s: float) -> int:
+        left = self.remaining_s()
+        if left <= 0:
+            raise KernelTimeout("the kernel's time limit ran out")
+        return max(1, int(1000 * min(limit_s, left)))
+
+
+@dataclass
+class Problem:
+    """What the reference worker's load reply says about the problem (Interface B)."""
+
+    inputs: list[dict]  # {"kind": "tensor", "dtype", "shape"} | {"kind": "scalar", "value"}
+    outputs: list[dict]  # {"dtype", "shape"}
+    constants: dict = field(default_factory=dict)
+
+    @staticmethod
+    def from_reply(reply: dict) -> "Problem":
+        p = reply.get("problem")
+        if not isinstance(p, dict):
+            raise ValueError("the reference worker's load reply has no 'problem' object")
+        return Problem(inputs=list(p.get("inputs", [])), outputs=list(p.get("outputs", [])),
+                       constants=dict(p.get("constants", {}) or {}))
+
+    def tensor_inputs(self) -> list[dict]:
+        return [i for i in self.inputs if i.get("kind") == "tensor"]
+
+
+def kernelbench_load(row: dict, role: str, *, device: str, cache_dir: str | None,
+                     constants: dict | None = None, seed: int = 42) -> dict:
+    load = {"kind": "kernelbench", "role": role, "reference_code": row["reference_code"],
+            "seed": seed, "device": device}
+    if role == "candidate":
+        load["candidate_code"] = row["candidate_code"]
+    if cache_dir:
+        load["cache_dir"] = cache_dir
+    if constants:
+        load["constants"] = dict(constants)
+    return load
+
+
+def output_spec(name: str, dtype: str, shape) -> tuple:
+    """Worker.run's output description: (dtype, shape); `name` only documents the call site."""
+    del name
+    return (dtype, tuple(int(s) for s in shape))
+
+
+def run_call(worker, inputs, outputs, *, timeout_ms: int, mode: int, extra_params=None, **opts):
+    """One Worker.run with the audit's params convention (params["mode"])."""
+    params = {"mode": float(mode)}
+    params.update(extra_params or {})
+    return worker.run(inputs, outputs, params=params, timeout_ms=timeout_ms, **opts)
+
+
+class ProblemSession:
+    """The two workers of one kernel at one set of module constants (the reference shape, or
+    a rescaled one), with memoised inputs and reference values per seed."""
+
+    def __init__(self, row: dict, limits: Limits, *, device: str = "auto",
+                 cache_dir: str | None = None, constants: dict | None = None, label: str = ""):
+        self.row = row
+        self.limits = limits
+        self.device = device
+        self.cache_dir = cache_dir
+        self.constants = constants
+        self.label = label or "reference shape"
+        self.reference = None
+        self.candidate = None
+        self.problem: Problem | None = None
+        self.on_cpu = device == "cpu"
+        self._inputs: dict[int, list] = {}
+        self._ref64: dict[int, list] = {}
+        self._ref32: dict[tuple, list] = {}
+
+    # -- starting ----------------------------------------------------------------------------
+
+    def _start(self, role: str):
+        from kcv import _core
+
+        load = kernelbench_load(self.row, role, device=self.device, cache_dir=self.cache_dir,
+                                constants=self.constants)
+        try:
+            startup_ms = self.limits.budget_ms(self.limits.remaining_s())
+        except KernelTimeout:
+            raise
+        worker = _core.Worker(worker_command(), load, name=f"{role}:{self.row['id']}",
+                              memory_limit_bytes=self.limits.memory_limit_bytes,
+                              startup_timeout_ms=startup_ms)
+        try:
+            info = worker.start()
+        except RuntimeError as e:
+            worker.close()
+            msg = str(e)
+            if self.limits.remaining_s() <= 0:
+                raise KernelTimeout(f"{role} worker did not load in time: {msg}") from e
+            raise LoadFailure(role, statuses.status_of_load_error(msg), msg) from e
+        return worker, info
+
+    def start_reference(self) -> Problem:
+        self.reference, info = self._start("reference")
+        reply = info.get("reply") or {}
+        if str(reply.get("device", "")).startswith("cpu"):
+            self.on_cpu = True
+        try:
+            self.problem = Problem.from_reply(info.get("reply") or {})
+        except ValueError as e:
+            raise LoadFailure("reference", "error", str(e)) from e
+        if not self.problem.outputs:
+            raise LoadFailure("reference", "error", "the reference returns no tensor output")
+        return self.problem
+
+    def start_candidate(self):
+        self.candidate, _ = self._start("candidate")
+
+    def close(self):
+        for w in (self.candidate, self.reference):
+            if w is not None:
+                try:
+                    w.close()
+                except Exception:  # noqa: BLE001 - closing must never mask the verdicts
+                    pass
+        self.candidate = self.reference = None
+
+    # -- reference side ----------------------------------------------------------------------
+
+    def _reference_call(self, what: str, inputs, outputs, mode: int, extra=None):
+        rec = run_call(self.reference, inputs, outputs, mode=mode, extra_params=extra,
+                       timeout_ms=self.limits.budget_ms(self.limits.call_timeout_s))
+        if rec.status != "ok":
+            if rec.status == "timeout" and self.limits.remaining_s() <= 0:
+                raise KernelTimeout(f"reference {what}: {rec.message}")
+            raise ReferenceFailure(f"reference {what} ({self.label}): {rec.status}: {rec.message}")
+        return [np.asarray(o) for o in rec.outputs]
+
+    def inputs(self, seed: int) -> list[tuple[str, np.ndarray]]:
+        """get_inputs() under torch.manual_seed(seed), drawn by the reference worker."""
+        if seed not in self._inputs:
+            specs = [output_spec(f"input.{k}", t["dtype"], t["shape"])
+                     for k, t in enumerate(self.problem.tensor_inputs())]
+            arrays = self._reference_call(f"get_inputs(seed={seed})", [], specs, mode=1,
+                                          extra={"seed": float(seed)}) if specs else []
+            self._inputs[seed] = [(f"input.{k}", a) for k, a in enumerate(arrays)]
+        return self._inputs[seed]
+
+    def _f64_specs(self):
+        return [output_spec(f"output.{k}", "f64", o["shape"]) for k, o in enumerate(self.problem.outputs)]
+
+    def reference64(self, inputs, key=None) -> list[np.ndarray]:
+        """Model in float64 on these inputs (the oracle value); memoised under `key`."""
+        if key is not None and key in self._ref64:
+            return self._ref64[key]
+        out = self._reference_call("float64 run", inputs, self._f64_specs(), mode=0)
+        if key is not None:
+            self._ref64[key] = out
+        return out
+
+    def reference32(self, inputs, key=None, torch_defaults: bool = False) -> list[np.ndarray]:
+        """Model in float32 eager on these inputs, as f64 arrays: TF32 off, or PyTorch's
+        default backend flags (cuDNN convolutions may use TF32) with torch_defaults. On the
+        CPU the two are the same run, so it is made once."""
+        if self.on_cpu:
+            torch_defaults = False
+        k = (key, torch_defaults)
+        if key is not None and k in self._ref32:
+            return self._ref32[k]
+        extra = {"torch_defaults": 1.0} if torch_defaults else None
+        out = self._reference_call("float32 run", inputs, self._f64_specs(), mode=2, extra=extra)
+        if key is not None:
+            self._ref32[k] = out
+        return out
+
+    # -- candidate side ----------------------------------------------------------------------
+
+    def output_specs(self):
+        return [output_spec(f"output.{k}", o["dtype"], o["shape"]) for k, o in enumerate(self.problem.outputs)]
+
+    def run_candidate(self, inputs, **opts):
+        """One audited candidate call (mode 0); a CallRecord whatever the candidate does."""
+        return run_call(self.candidate, inputs, self.output_specs(), mode=0,
+                        timeout_ms=self.limits.budget_ms(self.limits.call_timeout_s), **opts)

@@ -95,14 +95,18 @@ def _output_dtype(name):
     return em.OUT_DTYPE[name]
 
 
-def _run_case(member, case, ours, fla_ops, device, runs, pool, state):
+def _case_inputs(member, case, device):
+    import glr_cases as gc
+    name, B, T, H, HV, K, V, cu, L = _dims(case)
+    return gc.make_inputs(member, B, T, H, K, seed=SEED, device=device, cu_seqlens=cu, HV=HV, V=V)
+
+
+def _run_case(member, case, x, ref_future, ours, fla_ops, device, runs, state):
     import torch
     import error_model as em
     import gate_judge as gj
     import glr_cases as gc
     name, B, T, H, HV, K, V, cu, L = _dims(case)
-    x = gc.make_inputs(member, B, T, H, K, seed=SEED, device=device, cu_seqlens=cu, HV=HV, V=V)
-    ref_future = pool.submit(_reference, member, x, cu)
     cu_dev = None if cu is None else torch.tensor(cu, dtype=torch.int64, device=device)
     row = {"case": name, "shape": f"B{B} T{T} H{H}/{HV} K{K} V{V}" +
            (f" cu={cu}" if cu is not None else "")}
@@ -268,13 +272,19 @@ def worker(args):
     ours = gc.kcv_ops()
     state = {}
     wanted = args.cases.split(",") if args.cases else None
+    cases = [c for c in CASES if not wanted or c[0] in wanted]
     with ThreadPoolExecutor(max_workers=max(1, args.ref_threads)) as pool:
-        for case in CASES:
-            if wanted and case[0] not in wanted:
-                continue
+        # Every case's fp64 reference is queued first, the longest first, so the CPU works on
+        # them while the GPU and fla's compiler work through the cases.
+        inputs = {c[0]: _case_inputs(member, c, device) for c in cases}
+        futures = {}
+        for c in sorted(cases, key=lambda c: -_dims(c)[2] * _dims(c)[4] * _dims(c)[5]):
+            futures[c[0]] = pool.submit(_reference, member, inputs[c[0]], _dims(c)[7])
+        for case in cases:
             t0 = time.time()
             try:
-                row = _run_case(member, case, ours, fla_ops, device, args.runs, pool, state)
+                row = _run_case(member, case, inputs[case[0]], futures[case[0]], ours, fla_ops,
+                                device, args.runs, state)
             except Exception as e:  # noqa: BLE001 - one broken case must not hide the others
                 import traceback
                 result["errors"].append(f"{case[0]}: {type(e).__name__}: {e}")

@@ -1,0 +1,30 @@
+// File: src/report/audit_format.cpp
+// How the audit report writes rates and optional values for people. A rate always shows its
+// numerator and denominator next to the percentage: a 50% over 2 kernels and a 50% over 2000
+// are different findings, and the report must not let them look alike.
+#include <fmt/format.h>
+
+#include "report/audit_report_internal.hpp"
+
+namespace kcv::audit_report {
+
+std::string percent_text(const audit::Rate& r) {
+  if (r.total == 0) return "-";
+  return fmt::format("{:.1f}%", 100.0 * r.value());
+}
+
+std::string rate_text(const audit::Rate& r) {
+  return fmt::format("{}/{} ({})", r.hits, r.total, percent_text(r));
+}
+
+std::string opt_text(const std::optional<std::string>& s) { return s ? *s : "-"; }
+
+std::string ratio_text(const std::optional<double>& x) {
+  return x ? fmt::format("{:.3g}", *x) : "-";
+}
+
+audit::Rate rigor_gap(const audit::Differential& d) {
+  return {d.kcv_rejects_other_accepts, d.both_accept + d.kcv_rejects_other_accepts};
+}
+
+}  // namespace kcv::audit_report

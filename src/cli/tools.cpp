@@ -26,8 +26,12 @@ constexpr Tool kTools[] = {
     {"ops", "list the operators the oracle knows, with their signatures", configure_ops, run_ops},
     {"merge", "merge audit shard stores into one (all or nothing; conflicts name the key)",
      configure_merge, run_merge},
+    {"audit", "audit KernelBench-style corpora into a resumable store (runs python -m kcv.audit)",
+     configure_audit, run_audit},
     {"corpus-check", "read JSONL corpora: row counts per language and level, every malformed row",
      configure_corpus_check, run_corpus_check},
+    {"report", "audit report from a store: headline, differentials, figures (--json, --html)",
+     configure_report, run_report},
 };
 
 std::string failure_message(const CLI::App* /*app*/, const CLI::Error& e) {

@@ -29,6 +29,10 @@ struct CliOptions {
   std::string gate;        // explain
   std::string output;      // merge: OUT.db
   std::vector<std::string> inputs;  // merge: IN.db...; corpus-check: FILE.jsonl...
+  std::string store_path;           // report: STORE.db
+  std::string html_path;            // report: --html
+  std::vector<std::string> corpora;  // report: --corpus
+  int sample_per_stratum = 3;       // report
   uint64_t seed = 0;       // set from VerifyOptions' default when the table is built
   bool no_shrink = false;
   bool no_large = false;
@@ -58,8 +62,12 @@ void configure_ops(CLI::App& cmd, CliOptions& o);
 ExitStatus run_ops(const CliOptions& o);
 void configure_merge(CLI::App& cmd, CliOptions& o);
 ExitStatus run_merge(const CliOptions& o);
+void configure_audit(CLI::App& cmd, CliOptions& o);
+ExitStatus run_audit(const CliOptions& o);
 void configure_corpus_check(CLI::App& cmd, CliOptions& o);
 ExitStatus run_corpus_check(const CliOptions& o);
+void configure_report(CLI::App& cmd, CliOptions& o);
+ExitStatus run_report(const CliOptions& o);
 
 /// Parses argv against kTools and runs the chosen tool; every failure becomes an exit status.
 int run_cli(int argc, char** argv);

@@ -1,0 +1,218 @@
+// File: tests/unit/report/audit_report_test.cpp
+// The audit report's model and JSON on the hand-computed store of audit_report_store.hpp: the
+// headline and per-gate rates with their denominators, both 2x2 differentials, the reverse
+// cases one by one, the non-ok kernels, the margin histograms (right-closed log bins), the
+// sample, and the terminal summary. Every expected number is derived in that header.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "kcv/audit_report.hpp"
+#include "unit/audit/audit_fixtures.hpp"
+#include "unit/report/audit_report_store.hpp"
+
+namespace kcv::audit_report {
+namespace {
+
+class AuditReportTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    path_ = dir_.file("report.db");
+    testing::write_report_store(path_);
+    audit::StoreOptions ro;
+    ro.read_only = true;
+    store_.emplace(audit::Store::open(path_, ro).value());
+    Options options;
+    options.sample_per_stratum = 1;
+    options.seed = 5;
+    report_ = build_report(*store_, path_, options).value();
+  }
+  audit::testing::ScratchDir dir_;
+  std::string path_;
+  std::optional<audit::Store> store_;
+  AuditReport report_;
+};
+
+TEST(MarginBin, BinsAreRightClosedDecadeHalves) {
+  const MarginAxis axis;  // 1e-6 .. 1e6 in half decades: 24 bins
+  ASSERT_EQ(axis.bins(), 24);
+  EXPECT_EQ(margin_bin(axis, 0.0), 0);
+  EXPECT_EQ(margin_bin(axis, 1e-6), 0);
+  EXPECT_EQ(margin_bin(axis, 1.0), 12);  // ratio 1 sits on the passing side
+  EXPECT_EQ(margin_bin(axis, 1.0000001), 13);
+  EXPECT_EQ(margin_bin(axis, 3.0), 13);
+  EXPECT_EQ(margin_bin(axis, 0.001), 6);
+  EXPECT_EQ(margin_bin(axis, 1e6), 24);
+  EXPECT_EQ(margin_bin(axis, 2e6), 25);
+  EXPECT_EQ(margin_bin(axis, -1.0), 0);
+}
+
+TEST_F(AuditReportTest, HeadlineRatesCarryTheirDenominators) {
+  EXPECT_EQ(report_.kernels, 10);
+  ASSERT_TRUE(report_.profile_headline.has_value());
+  EXPECT_EQ(report_.profile_headline->any_violation.hits, 4);
+  EXPECT_EQ(report_.profile_headline->any_violation.total, 8);
+  EXPECT_EQ(report_.profile_headline->tf_floor.hits, 2);  // k3's ORD-02 is not declared
+  std::map<std::string, audit::GateRate> gates;
+  for (const audit::GateRate& g : report_.gates) gates[g.gate] = g;
+  ASSERT_EQ(gates.size(), 4u);
+  EXPECT_EQ(gates["CMP-01"].fail.hits, 1);
+  EXPECT_EQ(gates["CMP-01"].fail.total, 7);
+  EXPECT_EQ(gates["CMP-01"].errors, 1);
+  EXPECT_EQ(gates["EXC-01"].fail.total, 3);
+  EXPECT_EQ(gates["ORD-02"].not_applicable, 1);
+}
+
+TEST_F(AuditReportTest, DifferentialsMatchTheHandCount) {
+  ASSERT_EQ(report_.vs_replica.size(), 3u);  // all, A, B
+  const audit::Differential& r = report_.vs_replica[0];
+  EXPECT_EQ(r.both_accept, 3);
+  EXPECT_EQ(r.kcv_rejects_other_accepts, 2);
+  EXPECT_EQ(r.kcv_accepts_other_rejects, 1);
+  EXPECT_EQ(r.both_reject, 2);
+  EXPECT_EQ(r.excluded, 2);
+  const audit::Differential& o = report_.vs_original[0];
+  EXPECT_EQ(o.both_accept, 1);
+  EXPECT_EQ(o.kcv_rejects_other_accepts, 2);
+  EXPECT_EQ(o.kcv_accepts_other_rejects, 2);
+  EXPECT_EQ(o.both_reject, 2);
+  EXPECT_EQ(o.excluded, 3);
+  EXPECT_EQ(rigor_gap(r).hits, 2);
+  EXPECT_EQ(rigor_gap(r).total, 5);
+}
+
+TEST_F(AuditReportTest, EveryReverseCaseIsListedWithWhoRejectedIt) {
+  ASSERT_EQ(report_.reverse_cases.size(), 2u);
+  const ReverseCase& k5 = report_.reverse_cases[0];
+  EXPECT_EQ(k5.kernel_id, "B/k5");
+  EXPECT_EQ(k5.rejected_by, (std::vector<std::string>{"replica", "original"}));
+  ASSERT_EQ(k5.gates.size(), 1u);
+  EXPECT_EQ(k5.gates[0].verdict, "pass");
+  const ReverseCase& k9 = report_.reverse_cases[1];
+  EXPECT_EQ(k9.kernel_id, testing::kMarkupId);
+  EXPECT_EQ(k9.rejected_by, (std::vector<std::string>{"original"}));
+  EXPECT_EQ(k9.replica_verdict, "accepted");
+  // The list agrees with the 2x2 cells it explains.
+  int64_t by_replica = 0, by_original = 0;
+  for (const ReverseCase& c : report_.reverse_cases) {
+    for (const std::string& j : c.rejected_by) ++(j == "replica" ? by_replica : by_original);
+  }
+  EXPECT_EQ(by_replica, report_.vs_replica[0].kcv_accepts_other_rejects);
+  EXPECT_EQ(by_original, report_.vs_original[0].kcv_accepts_other_rejects);
+}
+
+TEST_F(AuditReportTest, ReverseCasesGetHarnessTextFromTheCorpus) {
+  nlohmann::json row = audit::testing::toy_row("B/k5");
+  row["original_harness"] = "allclose(atol=1e-2) FAILED";
+  const std::string corpus = dir_.file("b.jsonl");
+  {
+    std::ofstream out(corpus);
+    out << row.dump() << "\n" << "{not json\n";
+  }
+  Options options;
+  options.corpora = {corpus};
+  const AuditReport r = build_report(*store_, path_, options).value();
+  ASSERT_EQ(r.reverse_cases.size(), 2u);
+  EXPECT_EQ(r.reverse_cases[0].original_harness, "allclose(atol=1e-2) FAILED");
+  EXPECT_FALSE(r.reverse_cases[1].original_harness.has_value());
+  options.corpora = {dir_.file("missing.jsonl")};
+  EXPECT_FALSE(build_report(*store_, path_, options).has_value());
+}
+
+TEST_F(AuditReportTest, NonOkKernelsAreListed) {
+  std::map<std::string, std::string> bad;
+  for (const BadKernel& b : report_.bad_kernels) bad[b.kernel_id] = b.status;
+  EXPECT_EQ(bad, (std::map<std::string, std::string>{
+                     {"B/k10", "malformed"}, {"B/k6", "crash"}, {"B/k8", "timeout"}}));
+}
+
+TEST_F(AuditReportTest, MarginsBinEachGatesWorstRatios) {
+  ASSERT_EQ(report_.margins.size(), 4u);
+  const MarginRow& cmp01 = report_.margins[0];
+  ASSERT_EQ(cmp01.gate, "CMP-01");
+  EXPECT_EQ(cmp01.measured, 7);
+  EXPECT_EQ(cmp01.unmeasured, 0);
+  EXPECT_EQ(cmp01.above_threshold, 1);
+  EXPECT_EQ(cmp01.pass[0], 1);   // 1e-7
+  EXPECT_EQ(cmp01.pass[6], 1);   // 0.001
+  EXPECT_EQ(cmp01.pass[11], 2);  // 0.2, 0.3
+  EXPECT_EQ(cmp01.pass[12], 2);  // 0.5, 1.0
+  EXPECT_EQ(cmp01.fail[13], 1);  // 3.0
+  EXPECT_DOUBLE_EQ(*cmp01.median, 0.3);
+  EXPECT_DOUBLE_EQ(*cmp01.max, 3.0);
+  const MarginRow& exc01 = report_.margins[2];
+  ASSERT_EQ(exc01.gate, "EXC-01");
+  EXPECT_EQ(exc01.measured, 0);
+  EXPECT_EQ(exc01.unmeasured, 3);
+  EXPECT_FALSE(exc01.median.has_value());
+}
+
+TEST_F(AuditReportTest, SampleTakesOnePerStratum) {
+  std::map<std::string, int> per;
+  for (const SampleEntry& e : report_.sample) ++per[e.stratum];
+  EXPECT_EQ(per, (std::map<std::string, int>{{"A/violation", 1},
+                                             {"B/clean", 1},
+                                             {"B/crash", 1},
+                                             {"B/malformed", 1},
+                                             {"B/timeout", 1},
+                                             {"B/violation", 1}}));
+  for (const SampleEntry& e : report_.sample) {
+    if (e.stratum == "B/violation") {
+      EXPECT_EQ(e.failing_gates, (std::vector<std::string>{"EXC-01"}));
+    }
+  }
+}
+
+TEST_F(AuditReportTest, JsonCarriesTheSameNumbers) {
+  const nlohmann::json j = nlohmann::json::parse(render_report_json(report_));
+  EXPECT_EQ(j["schema"], "kcv-audit-report");
+  EXPECT_EQ(j["headline"]["kernels"], 10);
+  EXPECT_EQ(j["headline"]["statuses"]["crash"], 1);
+  EXPECT_EQ(j["headline"]["statuses"]["ok"], 7);
+  const nlohmann::json& strict = j["headline"]["profiles"][1];
+  EXPECT_EQ(strict["profile"], "strict");
+  EXPECT_EQ(strict["any_violation"]["hits"], 4);
+  EXPECT_EQ(strict["any_violation"]["total"], 8);
+  EXPECT_DOUBLE_EQ(strict["tolerance_free_floor"]["value"].get<double>(), 0.25);
+  const nlohmann::json& rep = j["differential"]["replica"][0];
+  EXPECT_TRUE(rep["corpus"].is_null());
+  EXPECT_EQ(rep["kcv_rejects_other_accepts"], 2);
+  EXPECT_EQ(rep["rigor_gap"]["total"], 5);
+  EXPECT_EQ(j["differential"]["original"][0]["excluded"], 3);
+  ASSERT_EQ(j["reverse_cases"].size(), 2u);
+  EXPECT_EQ(j["reverse_cases"][1]["kernel_id"], testing::kMarkupId);
+  EXPECT_TRUE(j["reverse_cases"][0]["original_harness"].is_null());
+  EXPECT_EQ(j["bad_kernels"].size(), 3u);
+  EXPECT_EQ(j["hand_audit_sample"].size(), 6u);
+  const nlohmann::json& cmp01 = j["calibration_margins"]["gates"][0];
+  EXPECT_EQ(cmp01["gate"], "CMP-01");
+  EXPECT_EQ(cmp01["pass"].size(), 26u);
+  EXPECT_EQ(cmp01["fail"][13], 1);
+}
+
+TEST_F(AuditReportTest, TerminalSummaryShowsHeadlineAndReverseCases) {
+  const std::string text = render_report_text(report_);
+  EXPECT_NE(text.find("4/8 (50.0%)"), std::string::npos) << text;
+  EXPECT_NE(text.find("2/8 (25.0%)"), std::string::npos) << text;
+  EXPECT_NE(text.find("reverse cases (kcv accepts, another judge rejects): 2"), std::string::npos);
+  EXPECT_NE(text.find("B/k5  rejected by replica,original"), std::string::npos) << text;
+  EXPECT_NE(text.find("kernels not ok: 3"), std::string::npos);
+  EXPECT_NE(text.find("crash 1"), std::string::npos);
+}
+
+TEST_F(AuditReportTest, UnknownProfileGivesEmptyRatesNotAnError) {
+  Options options;
+  options.profile = "nope";
+  const AuditReport r = build_report(*store_, path_, options).value();
+  EXPECT_FALSE(r.profile_headline.has_value());
+  EXPECT_TRUE(r.gates.empty());
+  EXPECT_TRUE(r.reverse_cases.empty());
+  EXPECT_EQ(r.vs_replica[0].excluded, 10);
+  EXPECT_NE(render_report_text(r).find("no kernel was evaluated under profile nope"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace kcv::audit_report

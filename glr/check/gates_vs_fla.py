@@ -119,7 +119,7 @@ def _run_case(member, case, x, ref_future, ours, fla_ops, device, runs, state):
         torch.cuda.synchronize()
     row["ours_s"] = time.time() - t0
     theirs, row["fla_error"] = None, None
-    if fla_ops is not None:
+    if fla_ops is not None and (not state.get("fla_cases") or name in state["fla_cases"]):
         t1 = time.time()
         try:
             theirs = gc.fwd_bwd(fla_ops, member, x, cu_dev)
@@ -259,6 +259,13 @@ def worker(args):
     torch.set_num_threads(max(1, args.torch_threads))
     device = args.device
     result = {"member": member, "rows": [], "errors": []}
+
+    def save():  # after every step, so a parent that stops us at its deadline keeps the rows
+        tmp = args.result + ".tmp"
+        with open(tmp, "w") as f:
+            json.dump(result, f, default=float)
+        os.replace(tmp, args.result)
+
     fla_ops = None
     if device == "cuda" and args.fla != "off":
         t0 = time.time()
@@ -269,8 +276,9 @@ def worker(args):
         _log(member, f"fla import: {time.time() - t0:.1f} s")
     else:
         result["fla_note"] = "fla not run (--device cpu or --fla off)"
+    save()
     ours = gc.kcv_ops()
-    state = {}
+    state = {"fla_cases": [c for c in args.fla_cases.split(",") if c]}
     wanted = args.cases.split(",") if args.cases else None
     cases = [c for c in CASES if not wanted or c[0] in wanted]
     with ThreadPoolExecutor(max_workers=max(1, args.ref_threads)) as pool:
@@ -292,6 +300,7 @@ def worker(args):
                      + traceback.format_exc(limit=3))
                 continue
             result["rows"].append(row)
+            save()
             worst = max(row["metric"].items(), key=lambda kv: kv[1]["ours"] / kv[1]["limit"])
             fla_fig = "-" if worst[1]["fla"] is None else f"{worst[1]['fla']:.2e}"
             timing = f"{time.time() - t0:.1f} s; ours {row['ours_s']:.2f} s"
@@ -313,8 +322,8 @@ def worker(args):
         except Exception as e:  # noqa: BLE001
             result["errors"].append(f"nan probe: {type(e).__name__}: {e}")
             _log(member, f"NaN probe: ERROR {type(e).__name__}: {e}")
-    with open(args.result, "w") as f:
-        json.dump(result, f, default=float)
+    result["done"] = True
+    save()
     return 0
 
 
@@ -369,6 +378,9 @@ def main():
     ap.add_argument("--runs", type=int, default=10, help="ORD-02 repetitions")
     ap.add_argument("--fla", choices=("first-fit", "full", "off"), default="first-fit",
                     help="fla's autotuning (first-fit: one config per kernel, no benchmarking)")
+    ap.add_argument("--fla-cases", default="", help="run fla only on these cases (default all)")
+    ap.add_argument("--deadline", type=float, default=0,
+                    help="seconds: stop the member processes then and report what they finished")
     ap.add_argument("--jobs", type=int, default=5, help="member processes at once")
     ap.add_argument("--ref-threads", type=int, default=3, help="reference threads per member")
     ap.add_argument("--torch-threads", type=int, default=1)
@@ -390,14 +402,14 @@ def main():
     tmp = tempfile.mkdtemp(prefix="gates_vs_fla_")
     procs, threads, logs, results = [], [], {}, {}
     pending = list(members)
-    running = []
+    running, killed = [], set()
     while pending or running:
         while pending and len(running) < args.jobs:
             m = pending.pop(0)
             cmd = [sys.executable, "-u", os.path.abspath(__file__), "--worker", m, "--result",
                    os.path.join(tmp, f"{m}.json"), "--device", args.device, "--runs",
                    str(args.runs), "--fla", args.fla, "--ref-threads", str(args.ref_threads),
-                   "--torch-threads", str(args.torch_threads)]
+                   "--torch-threads", str(args.torch_threads), "--fla-cases", args.fla_cases]
             if args.cases:
                 cmd += ["--cases", args.cases]
             p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
@@ -409,18 +421,37 @@ def main():
             procs.append(p)
             threads.append(th)
         time.sleep(0.2)
+        late = args.deadline and time.time() - t_start > args.deadline
+        if late:
+            for m, p, th in running:
+                if p.poll() is None and m not in killed:
+                    print(f"[{m}] deadline of {args.deadline:.0f} s reached: stopped", flush=True)
+                    p.kill()
+                    killed.add(m)
+            for m in pending:
+                results[m] = {"member": m, "rows": [], "errors": [
+                    f"not started before the deadline of {args.deadline:.0f} s"]}
+            pending = []
         for item in list(running):
             m, p, th = item
             if p.poll() is not None:
-                th.join()
+                th.join(timeout=5)
                 running.remove(item)
                 path = os.path.join(tmp, f"{m}.json")
                 if os.path.exists(path):
                     with open(path) as f:
                         results[m] = json.load(f)
+                    if not results[m].get("done"):
+                        why = "stopped at the deadline" if m in killed else \
+                            f"exited with status {p.returncode}"
+                        results[m]["errors"].append(
+                            f"{why} after "
+                            f"{len(results[m]['rows'])} case(s); the rest were not reached")
                 else:
+                    why = "stopped at the deadline" if m in killed else \
+                        f"exited with status {p.returncode}"
                     results[m] = {"member": m, "rows": [], "errors": [
-                        f"worker exited with status {p.returncode} and no result; last lines: "
+                        f"worker {why} before its first result; last lines: "
                         + " | ".join(s.strip() for s in logs[m][-3:])]}
     resources = vr.resource_rows(args.resources, env) if args.resources != "off" else None
     command = args.command or "python3 " + " ".join([os.path.relpath(__file__)] + sys.argv[1:])

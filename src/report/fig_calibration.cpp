@@ -43,9 +43,12 @@ void draw_row(svg::Canvas& c, const MarginAxis& axis, const MarginRow& m, double
   }
   c.text(kLeft + kPlot + 8, y + h * 0.45,
          fmt::format("n={} >1: {}", m.measured, m.above_threshold), "start", 10);
+  const std::string unmeasured =
+      m.unmeasured ? fmt::format(" ({} unmeasured)", m.unmeasured) : std::string();
   c.text(kLeft + kPlot + 8, y + h * 0.45 + 12,
-         fmt::format("median {} max {}{}", ratio_text(m.median), ratio_text(m.max),
-                     m.unmeasured ? fmt::format(" ({} unmeasured)", m.unmeasured) : ""),
+         m.measured ? fmt::format("median {} max {}{}", ratio_text(m.median), ratio_text(m.max),
+                                  unmeasured)
+                    : "no worst ratio" + unmeasured,
          "start", 10);
 }
 

@@ -157,6 +157,36 @@ def get_init_inputs():
 
 HALF_CANDIDATE = HALF.replace("class Model(", "class ModelNew(")
 
+# A Triton candidate for ADD: runs in Triton's interpreter when the worker has no GPU.
+ADD_TRITON = '''
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def axpy_kernel(x_ptr, y_ptr, out_ptr, n, coef, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    y = tl.load(y_ptr + offs, mask=mask)
+    tl.store(out_ptr + offs, x + coef * y, mask=mask)
+
+
+class ModelNew(nn.Module):
+    def __init__(self, alpha):
+        super().__init__()
+        self.alpha = alpha
+
+    def forward(self, x, y, scale):
+        x, y = x.contiguous(), y.contiguous()
+        out = torch.empty_like(x)
+        n = x.numel()
+        axpy_kernel[(triton.cdiv(n, 16),)](x, y, out, n, self.alpha * scale, BLOCK=16)
+        return out
+'''
+
 # Candidate whose behaviour is picked by x[0, 0] (one worker covers every bad-output case).
 CHOOSY = '''
 import torch

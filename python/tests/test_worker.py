@@ -207,6 +207,15 @@ def test_candidate_gets_the_reference_weights_by_name_and_shape(worker, cache_di
     torch.testing.assert_close(r.outputs[0], want, rtol=1e-6, atol=1e-7)
 
 
+def test_a_triton_candidate_runs_in_the_interpreter_on_the_cpu(worker, cache_dir):
+    reply = load(worker, cache_dir, "candidate", kb.ADD, kb.ADD_TRITON)
+    assert reply["type"] == "loaded" and reply["triton_interpret"] is True, reply
+    x, y = torch.randn(4, 8), torch.randn(4, 8)
+    r = worker.call([x, y], [(F32, (4, 8))], {"mode": 0})
+    assert r.reply["status"] == "ok", r.reply
+    assert torch.equal(r.outputs[0], x + 1.5 * y)
+
+
 def test_half_precision_views_round_trip(worker, cache_dir):
     load(worker, cache_dir, "candidate", kb.HALF, kb.HALF_CANDIDATE)
     x = torch.randn(4, 4).to(torch.bfloat16)

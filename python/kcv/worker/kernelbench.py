@@ -7,6 +7,8 @@ Scalars of get_inputs() (a dim, an eps) are re-made here from the load seed's ge
 carry only the tensor inputs.
 """
 
+import os
+
 import torch
 
 from kcv.worker import modexec
@@ -99,7 +101,8 @@ class KernelBenchPair:
 
     def loaded_fields(self) -> dict:
         out = {"role": self.role, "device": self.device, "seed": self.seed,
-               "torch": torch.__version__}
+               "torch": torch.__version__,
+               "triton_interpret": os.environ.get("TRITON_INTERPRET") == "1"}
         if self.weights is not None:
             out["weights_copied"], out["weights_total"] = self.weights
         if self.problem is not None:

@@ -49,6 +49,8 @@ CASES = [
 # The NaN probe: varlen GVA, NaN in v at token NAN_TOKEN of sequence NAN_SEQ, value head NAN_HEAD.
 NAN_CASE = ("nan-varlen-gva", 1, None, 2, 4, 64, 64, [100, 200, 90])
 NAN_SEQ, NAN_TOKEN, NAN_HEAD = 1, 70, 1
+# fla v0.5 ops that take the head count from q/k only (no value-head groups).
+FLA_NO_GVA = {"gla": "chunk_gla", "ssd": "chunk_simple_gla", "la": "chunk_linear_attn"}
 OUTPUTS = ("o", "ht", "dq", "dk", "dv", "dg", "dbeta", "dh0")
 SEED = 7
 
@@ -119,7 +121,13 @@ def _run_case(member, case, x, ref_future, ours, fla_ops, device, runs, state):
         torch.cuda.synchronize()
     row["ours_s"] = time.time() - t0
     theirs, row["fla_error"] = None, None
-    if fla_ops is not None and (not state.get("fla_cases") or name in state["fla_cases"]):
+    skip_fla = None
+    if fla_ops is not None and HV != H and member in FLA_NO_GVA:
+        skip_fla = (f"not run: fla's {FLA_NO_GVA[member]} has no GVA (it takes the head count "
+                    "from q/k and would read v, g and the state with the wrong head stride)")
+    row["fla_skipped"] = skip_fla
+    if skip_fla is None and fla_ops is not None and \
+            (not state.get("fla_cases") or name in state["fla_cases"]):
         t1 = time.time()
         try:
             theirs = gc.fwd_bwd(fla_ops, member, x, cu_dev)

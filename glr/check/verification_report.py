@@ -165,7 +165,8 @@ def render(env, command, results, resources, elapsed, args):
             L.append(f"| {x['case']} | " +
                      " | ".join(_fmt(x["ratio"].get(n), ".3f") for n in names) +
                      f" | {x.get('model', '')} |")
-        fla_err = [(x["case"], x["fla_error"]) for x in rows if x.get("fla_error")]
+        fla_err = [(x["case"], x["fla_error"] or x["fla_skipped"]) for x in rows
+                   if x.get("fla_error") or x.get("fla_skipped")]
         if fla_err:
             L += ["", "fla did not run on:"] + [f"- {c}: {e}" for c, e in fla_err]
         if r.get("errors"):

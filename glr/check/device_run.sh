@@ -5,7 +5,8 @@
 # its own time limit, writing every log under $OUT (default ./device_out):
 #
 #   install  install.log (skipped when /tmp/site holds a kcv built from identical sources)
-#   pytest   pytest.log of PYTEST_PATH (default python/tests) (PYTEST_S, default 120 s)
+#   pytest   pytest.log of PYTEST_PATH (default: python/tests and glr/check/test_glr_check.py)
+#            (PYTEST_S, default 120 s)
 #   verify   verification.md, verify.log, verify.json    (VERIFY_S, default 330 s)
 #            glr/check/gates_vs_fla.py: kcv's gates + fla's metric, resources
 #   bench    bench_<shape>.md, bench_<shape>.log         (BENCH_S per shape, default 280 s)
@@ -68,8 +69,10 @@ python3 -c "import kcv._core as c; print('kcv._core', c.version)" 2>/dev/null \
   || echo "kcv._core not importable: gates_vs_fla.py falls back to its Python mirror of the judges"
 
 if [[ $steps == *" pytest "* ]]; then
+  pytest_args=()
+  for p in ${PYTEST_PATH:-python/tests glr/check/test_glr_check.py}; do pytest_args+=("$root/$p"); done
   (cd /tmp && timeout "${PYTEST_S:-120}" python3 -m pytest -q -p no:cacheprovider \
-    "$root/${PYTEST_PATH:-python/tests}") > "$out/pytest.log" 2>&1
+    "${pytest_args[@]}") > "$out/pytest.log" 2>&1
   stamp "pytest: exit $? ($(tail -1 "$out/pytest.log"))"
 fi
 

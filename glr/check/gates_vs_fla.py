@@ -14,8 +14,8 @@ item 5). For every member (gdn, kda, gla, ssd, la) and every case of the shape s
   chunked reference) computes from sums over the whole chunk;
 - the resource report of every kernel (cuobjdump -res-usage of the installed kcv/_glr module).
 
-The members run in parallel worker processes (--jobs), each printing one line per case as it
-finishes; the parent writes the markdown report (--out) and exits 1 when a gate or fla's metric
+Each member runs in --split worker processes (its cases divided by head dim), --jobs at once,
+each printing one line per case as it finishes; the parent writes the markdown report (--out) and exits 1 when a gate or fla's metric
 fails for ours. --device cpu runs end to end without a GPU: 'ours' is then kcv.glr's CPU path
 (fp64, cast to the output dtypes) and fla is skipped.
 
@@ -338,6 +338,43 @@ def worker(args):
 # --------------------------------------------------------------------------- parent
 
 
+# How --split 2 divides a member's cases between two processes: by head dim, so that each
+# process compiles (fla) about half of the member's kernel specializations.
+GROUPS = [["t1-d64-b2", "t63-d100", "t65-d64-gva", "t1000-d100", NAN_CASE[0]],
+          ["t64-d128-b2", "varlen-d128-gva", "t8192-d128"]]
+
+
+def tasks(members, cases_arg, split):
+    """[(member, group index, [case names])]: one worker process each."""
+    wanted = cases_arg.split(",") if cases_arg else [c[0] for c in CASES] + [NAN_CASE[0]]
+    if split <= 1:
+        groups = [wanted]
+    else:
+        groups = [[c for c in g if c in wanted] for g in GROUPS]
+        groups.append([c for c in wanted if not any(c in g for g in GROUPS)])
+    groups = [g for g in groups if g]
+    return [(m, i, g) for i, g in enumerate(groups) for m in members]
+
+
+def merge(members, parts):
+    """One result per member from its processes' results, rows in CASES order."""
+    order = {c[0]: i for i, c in enumerate(CASES)}
+    out = {}
+    for m in members:
+        mine = [parts[k] for k in sorted(parts) if k.rsplit(".", 1)[0] == m]
+        r = {"member": m, "rows": [], "errors": []}
+        for part in mine:
+            r["rows"] += part.get("rows", [])
+            r["errors"] += part.get("errors", [])
+            if part.get("nan"):
+                r["nan"] = part["nan"]
+            if part.get("fla_note") and "fla_note" not in r:
+                r["fla_note"] = part["fla_note"]
+        r["rows"].sort(key=lambda row: order.get(row["case"], 99))
+        out[m] = r
+    return out
+
+
 def _relay(proc, sink):
     for line in proc.stdout:
         sys.stdout.write(line)
@@ -389,8 +426,10 @@ def main():
     ap.add_argument("--fla-cases", default="", help="run fla only on these cases (default all)")
     ap.add_argument("--deadline", type=float, default=0,
                     help="seconds: stop the member processes then and report what they finished")
-    ap.add_argument("--jobs", type=int, default=5, help="member processes at once")
-    ap.add_argument("--ref-threads", type=int, default=3, help="reference threads per member")
+    ap.add_argument("--split", type=int, default=2,
+                    help="processes per member (2: the cases divided by head dim, see GROUPS)")
+    ap.add_argument("--jobs", type=int, default=10, help="worker processes at once")
+    ap.add_argument("--ref-threads", type=int, default=2, help="reference threads per process")
     ap.add_argument("--torch-threads", type=int, default=1)
     ap.add_argument("--resources", default="auto",
                     help="cuobjdump -res-usage text, or 'auto' (run cuobjdump on kcv/_glr), "
@@ -408,62 +447,63 @@ def main():
     print("environment: " + json.dumps(env), flush=True)
     members = args.members.split(",")
     tmp = tempfile.mkdtemp(prefix="gates_vs_fla_")
-    procs, threads, logs, results = [], [], {}, {}
-    pending = list(members)
+    logs, parts = {}, {}
+    pending = tasks(members, args.cases, args.split)
     running, killed = [], set()
     while pending or running:
         while pending and len(running) < args.jobs:
-            m = pending.pop(0)
+            task = pending.pop(0)
+            m, i, group = task
+            key = f"{m}.{i}"
             cmd = [sys.executable, "-u", os.path.abspath(__file__), "--worker", m, "--result",
-                   os.path.join(tmp, f"{m}.json"), "--device", args.device, "--runs",
+                   os.path.join(tmp, f"{key}.json"), "--device", args.device, "--runs",
                    str(args.runs), "--fla", args.fla, "--ref-threads", str(args.ref_threads),
-                   "--torch-threads", str(args.torch_threads), "--fla-cases", args.fla_cases]
-            if args.cases:
-                cmd += ["--cases", args.cases]
+                   "--torch-threads", str(args.torch_threads), "--fla-cases", args.fla_cases,
+                   "--cases", ",".join(group)]
             p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                  bufsize=1)
-            logs[m] = []
-            th = threading.Thread(target=_relay, args=(p, logs[m]), daemon=True)
+            logs[key] = []
+            th = threading.Thread(target=_relay, args=(p, logs[key]), daemon=True)
             th.start()
-            running.append((m, p, th))
-            procs.append(p)
-            threads.append(th)
+            running.append((task, key, p, th))
         time.sleep(0.2)
-        late = args.deadline and time.time() - t_start > args.deadline
-        if late:
-            for m, p, th in running:
-                if p.poll() is None and m not in killed:
-                    print(f"[{m}] deadline of {args.deadline:.0f} s reached: stopped", flush=True)
+        if args.deadline and time.time() - t_start > args.deadline:
+            for task, key, p, th in running:
+                if p.poll() is None and key not in killed:
+                    print(f"[{task[0]}] deadline of {args.deadline:.0f} s reached: stopped "
+                          f"(cases {','.join(task[2])})", flush=True)
                     p.kill()
-                    killed.add(m)
-            for m in pending:
-                results[m] = {"member": m, "rows": [], "errors": [
-                    f"not started before the deadline of {args.deadline:.0f} s"]}
+                    killed.add(key)
+            for task in pending:
+                parts[f"{task[0]}.{task[1]}"] = {"member": task[0], "rows": [], "errors": [
+                    f"cases {','.join(task[2])} not started before the deadline of "
+                    f"{args.deadline:.0f} s"]}
             pending = []
         for item in list(running):
-            m, p, th = item
-            if p.poll() is not None:
-                th.join(timeout=5)
-                running.remove(item)
-                path = os.path.join(tmp, f"{m}.json")
-                if os.path.exists(path):
-                    with open(path) as f:
-                        results[m] = json.load(f)
-                    if not results[m].get("done"):
-                        why = "stopped at the deadline" if m in killed else \
-                            f"exited with status {p.returncode}"
-                        results[m]["errors"].append(
-                            f"{why} after "
-                            f"{len(results[m]['rows'])} case(s); the rest were not reached")
-                else:
-                    why = "stopped at the deadline" if m in killed else \
-                        f"exited with status {p.returncode}"
-                    results[m] = {"member": m, "rows": [], "errors": [
-                        f"worker {why} before its first result; last lines: "
-                        + " | ".join(s.strip() for s in logs[m][-3:])]}
+            task, key, p, th = item
+            if p.poll() is None:
+                continue
+            th.join(timeout=5)
+            running.remove(item)
+            why = "stopped at the deadline" if key in killed else f"exited with status {p.returncode}"
+            path = os.path.join(tmp, f"{key}.json")
+            if os.path.exists(path):
+                with open(path) as f:
+                    parts[key] = json.load(f)
+                if not parts[key].get("done"):
+                    got = {r["case"] for r in parts[key]["rows"]}
+                    missing = [c for c in task[2] if c not in got and c != NAN_CASE[0]]
+                    if NAN_CASE[0] in task[2] and "nan" not in parts[key]:
+                        missing.append(NAN_CASE[0])
+                    parts[key]["errors"].append(f"{why}; not reached: {', '.join(missing)}")
+            else:
+                parts[key] = {"member": task[0], "rows": [], "errors": [
+                    f"worker for {','.join(task[2])} {why} before its first result; last lines: "
+                    + " | ".join(s.strip() for s in logs[key][-3:])]}
+    results = merge(members, parts)
     resources = vr.resource_rows(args.resources, env) if args.resources != "off" else None
     command = args.command or "python3 " + " ".join([os.path.relpath(__file__)] + sys.argv[1:])
-    text, failures = vr.render(env, command, [results[m] for m in members if m in results],
+    text, failures = vr.render(env, command, [results[m] for m in members],
                                resources, time.time() - t_start, args)
     with open(args.out, "w") as f:
         f.write(text)

@@ -88,7 +88,8 @@ def render(env, command, results, resources, elapsed, args):
         L.append(f"| {k} | {v} |")
     notes = sorted({r.get("fla_note", "") for r in results if r.get("fla_note")})
     L += ["", f"Run time {elapsed:.0f} s; ORD-02 over {args.runs} runs; "
-          f"members in {args.jobs} parallel processes; fla autotuning: {args.fla}.", ""]
+          f"{args.split} process(es) per member, {args.jobs} at once; fla autotuning: "
+          f"{args.fla}.", ""]
     L += [f"fla: {n}" for n in notes] + [""]
     L += ["## What is judged", "",
           "Every case runs forward + backward on the same bf16 inputs (q, k l2-normalised, v, "

@@ -15,8 +15,8 @@ item 5). For every member (gdn, kda, gla, ssd, la) and every case of the shape s
 - the resource report of every kernel (cuobjdump -res-usage of the installed kcv/_glr module).
 
 Each member runs in --split worker processes (its cases divided by head dim), --jobs at once,
-each printing one line per case as it finishes; the parent writes the markdown report (--out) and exits 1 when a gate or fla's metric
-fails for ours. --device cpu runs end to end without a GPU: 'ours' is then kcv.glr's CPU path
+each printing one line per case as it finishes; the parent writes the markdown report (--out)
+and exits 1 when a gate or fla's metric fails for ours. --device cpu runs end to end without a GPU: 'ours' is then kcv.glr's CPU path
 (fp64, cast to the output dtypes) and fla is skipped.
 
   PYTHONPATH=/tmp/site python3 glr/check/gates_vs_fla.py --out verification.md

@@ -24,7 +24,9 @@ def main(paths):
                 tails.append(f"{path}: {line}")
             elif line.startswith("# "):
                 if not any(h.startswith("# ") for h in header):
-                    header.append("# kcv.glr vs fla: forward and forward+backward times, bf16")
+                    device = line.rsplit(", ", 1)[-1]
+                    header.append(f"# kcv.glr vs fla: forward and forward+backward times, bf16, "
+                                  f"{device}")
             elif not line.strip():
                 if header and header[-1].strip():
                     header.append("")

@@ -81,10 +81,10 @@ struct MarginAxis {
 
 struct MarginRow {
   std::string gate;
-  std::vector<int64_t> pass;  // per bin, kernels whose verdict is pass; [0] underflow,
-  std::vector<int64_t> fail;  // [1..bins] the bins, [bins+1] overflow (so bins()+2 entries)
-  int64_t measured = 0;       // pass/fail verdicts with a worst_ratio
-  int64_t unmeasured = 0;     // pass/fail verdicts without one (not measured or not finite)
+  std::vector<int64_t> pass;    // per bin, kernels whose verdict is pass; [0] underflow,
+  std::vector<int64_t> fail;    // [1..bins] the bins, [bins+1] overflow (so bins()+2 entries)
+  int64_t measured = 0;         // pass/fail verdicts with a worst_ratio
+  int64_t unmeasured = 0;       // pass/fail verdicts without one (not measured or not finite)
   int64_t above_threshold = 0;  // measured with ratio > 1
   std::optional<double> median;
   std::optional<double> max;
@@ -94,12 +94,12 @@ struct AuditReport {
   std::string store_path;
   Options options;
   int64_t kernels = 0;
-  audit::Headline headline;  // all profiles
+  audit::Headline headline;                                // all profiles
   std::optional<audit::ProfileHeadline> profile_headline;  // the chosen profile, when evaluated
   std::vector<audit::GateRate> gates;                      // the chosen profile's gates
   std::vector<audit::ClassRate> classes;                   // the chosen profile's classes
-  std::vector<audit::Differential> vs_replica;   // [0] all corpora, then per corpus
-  std::vector<audit::Differential> vs_original;  // [0] all corpora, then per corpus
+  std::vector<audit::Differential> vs_replica;             // [0] all corpora, then per corpus
+  std::vector<audit::Differential> vs_original;            // [0] all corpora, then per corpus
   std::vector<ReverseCase> reverse_cases;
   std::vector<SampleEntry> sample;
   std::vector<BadKernel> bad_kernels;

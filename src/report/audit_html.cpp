@@ -15,7 +15,8 @@ namespace {
 
 using svg::escape;
 
-constexpr const char* kCss = R"(body{font-family:sans-serif;margin:2em auto;max-width:1100px;color:#222}
+constexpr const char* kCss =
+    R"(body{font-family:sans-serif;margin:2em auto;max-width:1100px;color:#222}
 h1{font-size:1.5em}h2{font-size:1.2em;margin-top:2em;border-bottom:1px solid #ccc}
 table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding:2px 8px;text-align:left}
 td.n{text-align:right;font-variant-numeric:tabular-nums}figure{margin:1em 0}
@@ -46,11 +47,12 @@ std::string headline_html(const AuditReport& r) {
   out += "</table>\n<h3>Kernel statuses</h3>\n<table>\n" + row({"status", "kernels"}, true);
   for (const audit::StatusCount& s : r.headline.statuses)
     out += row({s.status, std::to_string(s.kernels)});
-  out += fmt::format("</table>\n<h3>Per gate (profile {})</h3>\n<table>\n", escape(r.options.profile)) +
+  out += fmt::format("</table>\n<h3>Per gate (profile {})</h3>\n<table>\n",
+                     escape(r.options.profile)) +
          row({"gate", "fail (among kernels where it applies)", "errors", "not applicable"}, true);
   for (const audit::GateRate& g : r.gates)
-    out += row({g.gate, rate_text(g.fail), std::to_string(g.errors),
-                std::to_string(g.not_applicable)});
+    out += row(
+        {g.gate, rate_text(g.fail), std::to_string(g.errors), std::to_string(g.not_applicable)});
   out += fmt::format("</table>\n<h3>Per op class (profile {})</h3>\n<table>\n",
                      escape(r.options.profile)) +
          row({"op class", "any violation", "tolerance-free floor"}, true);
@@ -88,8 +90,8 @@ std::string reverse_html(const AuditReport& r) {
         "<div class=\"reverse\"><h4>{}</h4>\n<p>corpus {}, op class {}; rejected by {}; original "
         "verdict {}; replica verdict {}; kcv status {}{}</p>\n<table>\n{}{}</table>\n",
         escape(c.kernel_id), escape(c.corpus), escape(c.op_class), escape(by),
-        escape(opt_text(c.original_verdict)), escape(opt_text(c.replica_verdict)),
-        escape(c.status), c.message.empty() ? "" : " (" + escape(c.message) + ")",
+        escape(opt_text(c.original_verdict)), escape(opt_text(c.replica_verdict)), escape(c.status),
+        c.message.empty() ? "" : " (" + escape(c.message) + ")",
         row({"gate", "verdict", "worst ratio", "reason"}, true), gates);
     if (c.original_harness)
       out += "<details><summary>original harness text</summary><pre>" +

@@ -62,8 +62,8 @@ Expected<KernelView> view_of(const audit::Store& store, const audit::KernelRow& 
 void add_kernel(AuditReport& r, const KernelView& v) {
   const audit::KernelRow& k = *v.row;
   if (k.status != audit::KernelStatus::kOk) {
-    r.bad_kernels.push_back({k.info.kernel_id, k.info.corpus,
-                             std::string(audit::status_name(k.status)), k.message});
+    r.bad_kernels.push_back(
+        {k.info.kernel_id, k.info.corpus, std::string(audit::status_name(k.status)), k.message});
   }
   if (!v.evaluated || v.rejected) return;
   ReverseCase c;

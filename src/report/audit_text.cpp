@@ -69,7 +69,8 @@ void reverse_text(std::string& out, const AuditReport& r) {
                        opt_text(c.original_verdict), opt_text(c.replica_verdict));
   }
   if (r.reverse_cases.size() > kListLines)
-    out += fmt::format("  ... {} more (see --json / --html)\n", r.reverse_cases.size() - kListLines);
+    out +=
+        fmt::format("  ... {} more (see --json / --html)\n", r.reverse_cases.size() - kListLines);
 }
 
 void bad_text(std::string& out, const AuditReport& r) {

@@ -34,15 +34,15 @@ void draw_row(svg::Canvas& c, const MarginAxis& axis, const MarginRow& m, double
   for (int i = 0; i < cols; ++i) {
     if (m.pass[i] + m.fail[i] == 0) continue;
     const double hp = h * m.pass[i] / top, hf = h * m.fail[i] / top;
-    const std::string data = svg::attr("class", "bin") + svg::attr("data-gate", m.gate) +
-                             fmt::format(" data-bin=\"{}\" data-pass=\"{}\" data-fail=\"{}\"", i,
-                                         m.pass[i], m.fail[i]);
+    const std::string data =
+        svg::attr("class", "bin") + svg::attr("data-gate", m.gate) +
+        fmt::format(" data-bin=\"{}\" data-pass=\"{}\" data-fail=\"{}\"", i, m.pass[i], m.fail[i]);
     const double x = kLeft + i * colw + 1;
     if (m.pass[i]) c.rect(x, y + h - hp, colw - 2, hp, {"#4477aa"}, data);
     if (m.fail[i]) c.rect(x, y + h - hp - hf, colw - 2, hf, {"#cc3311"}, data);
   }
-  c.text(kLeft + kPlot + 8, y + h * 0.45,
-         fmt::format("n={} >1: {}", m.measured, m.above_threshold), "start", 10);
+  c.text(kLeft + kPlot + 8, y + h * 0.45, fmt::format("n={} >1: {}", m.measured, m.above_threshold),
+         "start", 10);
   const std::string unmeasured =
       m.unmeasured ? fmt::format(" ({} unmeasured)", m.unmeasured) : std::string();
   c.text(kLeft + kPlot + 8, y + h * 0.45 + 12,

@@ -24,11 +24,21 @@ std::string escape(std::string_view text) {
   out.reserve(text.size());
   for (char c : text) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
       default:
         // Control characters other than tab/newline are not allowed in XML 1.0.
         if (static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n' && c != '\r')
@@ -61,14 +71,15 @@ void Canvas::line(double x1, double y1, double x2, double y2, const Style& s,
 void Canvas::text(double x, double y, std::string_view content, std::string_view anchor,
                   double size, std::string_view extra) {
   body_ += fmt::format(
-      "<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"{}\" font-size=\"{:.1f}\"{}>{}</text>\n", x,
-      y, anchor, size, extra, escape(content));
+      "<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"{}\" font-size=\"{:.1f}\"{}>{}</text>\n", x, y,
+      anchor, size, extra, escape(content));
 }
 
 std::string Canvas::finish() const {
   return fmt::format(
       "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {0:.0f} {1:.0f}\" width=\"{0:.0f}\" "
-      "height=\"{1:.0f}\" role=\"img\" font-family=\"sans-serif\">\n<title>{2}</title>\n{3}</svg>\n",
+      "height=\"{1:.0f}\" role=\"img\" "
+      "font-family=\"sans-serif\">\n<title>{2}</title>\n{3}</svg>\n",
       width_, height_, escape(title_), body_);
 }
 

@@ -3,13 +3,14 @@
 // headline and per-gate rates with their denominators, both 2x2 differentials, the reverse
 // cases one by one, the non-ok kernels, the margin histograms (right-closed log bins), the
 // sample, and the terminal summary. Every expected number is derived in that header.
+#include "kcv/audit_report.hpp"
+
 #include <gtest/gtest.h>
 
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "kcv/audit_report.hpp"
 #include "unit/audit/audit_fixtures.hpp"
 #include "unit/report/audit_report_store.hpp"
 
@@ -109,7 +110,8 @@ TEST_F(AuditReportTest, ReverseCasesGetHarnessTextFromTheCorpus) {
   const std::string corpus = dir_.file("b.jsonl");
   {
     std::ofstream out(corpus);
-    out << row.dump() << "\n" << "{not json\n";
+    out << row.dump() << "\n"
+        << "{not json\n";
   }
   Options options;
   options.corpora = {corpus};

@@ -132,7 +132,7 @@ class CallableSession:
         if mod is not None and getattr(mod, "__file__", None):
             paths.insert(0, os.path.dirname(os.path.abspath(mod.__file__)))
         load = {"kind": "pickle", "payload": _payload(candidate), "sys_path": paths,
-                "device": self.device}
+                "device": self.device, "kernel": "candidate"}
         self.candidate = _core.Worker(worker_command(), load, name="candidate",
                                       memory_limit_bytes=self.limits.memory_limit_bytes,
                                       startup_timeout_ms=self.limits.budget_ms(self.limits.remaining_s()))

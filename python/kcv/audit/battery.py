@@ -271,8 +271,10 @@ class Battery:
         for pos in positions:
             inputs = [(n, a.copy()) for n, a in p0.inputs]
             inputs[first][1].reshape(-1)[pos] = _nan_bits(specs[first]["dtype"])
-            p = Probe(f"{p0.label}/nan@input{first}[{pos}]", inputs,
-                      self.s.reference64(inputs), None, injections=[(first, pos, "nan")])
+            # The eager run calibrates tau for the elements the NaN does not reach: the judges
+            # compare those by value as well as the mask.
+            p = Probe(f"{p0.label}/nan@input{first}[{pos}]", inputs, self.s.reference64(inputs),
+                      self.s.reference32(inputs), injections=[(first, pos, "nan")])
             p.calls.append(self._candidate(self.s, inputs))
             probes.append((p, None))
             nan_probes.append(p)
@@ -291,21 +293,22 @@ class Battery:
         sess = self.make_session(override, f"rescaled {desc}")
         try:
             try:
-                sess.start_reference()
+                sess.start_both()
                 inputs = sess.inputs(seed)
                 value = sess.reference64(inputs, key=seed)
                 eager = sess.reference32(inputs, key=seed)
                 defaults = (sess.reference32(inputs, key=seed, torch_defaults=True)
                             if self._want_defaults(sess) else None)
-            except (LoadFailure, ReferenceFailure) as e:
+            except LoadFailure as e:
+                if e.role == "candidate":
+                    return None, {"rescale": "fail", "override": desc,
+                                  "reason": f"the candidate fails to load at {desc} while the "
+                                            f"reference works (shape specialization): {e}"[:2000]}
                 return None, {"rescale": "not_applicable",
                               "reason": f"the reference fails at {desc}: {e}"[:2000]}
-            try:
-                sess.start_candidate()
-            except LoadFailure as e:
-                return None, {"rescale": "fail", "override": desc,
-                              "reason": f"the candidate fails to load at {desc} while the "
-                                        f"reference works (shape specialization): {e}"[:2000]}
+            except ReferenceFailure as e:
+                return None, {"rescale": "not_applicable",
+                              "reason": f"the reference fails at {desc}: {e}"[:2000]}
             p = Probe(f"seed={seed}/rescaled:{desc}", inputs, value, eager, defaults)
             p.calls.append(self._candidate(sess, inputs))
             p.outputs = sess.problem.outputs

@@ -50,11 +50,11 @@ def audit_kernel(row: dict, cfg: KernelConfig) -> dict:
     battery = None
     notes: list[str] = []
     try:
-        session.start_reference()
         try:
-            session.start_candidate()
-        except LoadFailure:
-            outcome["replica_verdict"] = "rejected"  # KernelBench's check fails on it as well
+            session.start_both()
+        except LoadFailure as e:
+            if e.role == "candidate":
+                outcome["replica_verdict"] = "rejected"  # KernelBench's check fails on it too
             raise
         try:
             rep = replica_mod.run_replica(session)

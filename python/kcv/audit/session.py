@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -134,6 +135,7 @@ class ProblemSession:
         self.candidate = None
         self.problem: Problem | None = None
         self.on_cpu = device == "cpu"
+        self._helper = None  # the thread that spawned the candidate worker (start_both)
         self._inputs: dict[int, list] = {}
         self._ref64: dict[int, list] = {}
         self._ref32: dict[tuple, list] = {}
@@ -143,13 +145,12 @@ class ProblemSession:
     def _start(self, role: str):
         from kcv import _core
 
+        name = f"{role}:{self.row['id']}"
         load = kernelbench_load(self.row, role, device=self.device, cache_dir=self.cache_dir,
                                 constants=self.constants)
-        try:
-            startup_ms = self.limits.budget_ms(self.limits.remaining_s())
-        except KernelTimeout:
-            raise
-        worker = _core.Worker(worker_command(), load, name=f"{role}:{self.row['id']}",
+        load["kernel"] = name  # the worker echoes it; the executor checks the echo
+        startup_ms = self.limits.budget_ms(self.limits.remaining_s())
+        worker = _core.Worker(worker_command(), load, name=name,
                               memory_limit_bytes=self.limits.memory_limit_bytes,
                               startup_timeout_ms=startup_ms)
         try:
@@ -178,6 +179,25 @@ class ProblemSession:
     def start_candidate(self):
         self.candidate, _ = self._start("candidate")
 
+    def start_both(self) -> Problem:
+        """Starts both workers at once (a start mostly waits on its worker: imports, compiles;
+        Worker.start releases the GIL). A reference failure wins over a candidate failure.
+        The candidate is spawned on a helper thread that lives until close(): workers die with
+        the thread that spawned them (PR_SET_PDEATHSIG is per thread)."""
+        self._helper = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kcv-start")
+        future = self._helper.submit(self._start, "candidate")
+        try:
+            problem = self.start_reference()
+        finally:
+            try:
+                self.candidate = future.result()[0]
+                candidate_error = None
+            except BaseException as e:  # noqa: BLE001 - re-raised below, after the reference's
+                candidate_error = e
+        if candidate_error is not None:
+            raise candidate_error
+        return problem
+
     def close(self):
         for w in (self.candidate, self.reference):
             if w is not None:
@@ -186,6 +206,9 @@ class ProblemSession:
                 except Exception:  # noqa: BLE001 - closing must never mask the verdicts
                     pass
         self.candidate = self.reference = None
+        if self._helper is not None:
+            self._helper.shutdown(wait=True)
+            self._helper = None
 
     # -- reference side ----------------------------------------------------------------------
 

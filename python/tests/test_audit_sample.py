@@ -1,0 +1,92 @@
+"""End to end on the bundled sample corpus (examples/kernelbench/README.md says what each row
+is): `python -m kcv.audit` in a subprocess on the CPU, then the store is read back. The correct
+candidates pass every applicable gate; each broken one fails the gate it targets while the
+KernelBench replica accepts it; the syntax error and the malformed row get their statuses and
+the audit goes on."""
+
+import json
+import os
+
+import pytest
+
+from audit_helpers import SAMPLE, run_audit
+
+core = pytest.importorskip("kcv._core")
+pytest.importorskip("torch")
+
+PROFILES = ("strict", "pytorch-eager")
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory):
+    path = str(tmp_path_factory.mktemp("audit") / "sample.db")
+    proc = run_audit(SAMPLE, "--store", path, "--device", "cpu", "--jobs", "2", "--no-progress")
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    return core.Store(path)
+
+
+def gates(store, kernel_id, profile="strict"):
+    return {v["gate"]: v for v in store.verdicts(kernel_id) if v["profile"] == profile}
+
+
+def kernel(store, kernel_id):
+    k = store.kernel(kernel_id)
+    assert k is not None, kernel_id
+    return k
+
+
+def test_every_row_is_final(store):
+    ks = {k["kernel_id"]: k["status"] for k in store.kernels()}
+    assert len(ks) == 8
+    assert store.todo() == []
+
+
+@pytest.mark.parametrize("kernel_id", ["sample/cpu/L1/P1", "sample/cpu/L1/P5"])
+def test_correct_candidates_pass_every_applicable_gate(store, kernel_id):
+    k = kernel(store, kernel_id)
+    assert k["status"] == "ok", k["message"]
+    assert k["replica_verdict"] == "accepted"
+    for profile in PROFILES:
+        g = gates(store, kernel_id, profile)
+        assert len(g) == 12
+        bad = {n: (v["verdict"], v["reason"]) for n, v in g.items()
+               if v["verdict"] not in ("pass", "not_applicable")}
+        assert not bad, bad
+        for name in ("CMP-01", "CMP-02", "CMP-03", "ORD-02", "EXC-01", "RES-01"):
+            assert g[name]["verdict"] == "pass", (name, g[name])
+
+
+@pytest.mark.parametrize("kernel_id,gate", [
+    ("sample/cpu/L1/P2", "CMP-01"),  # shape-specialized
+    ("sample/cpu/L1/P3", "CMP-02"),  # mutates its input
+    ("sample/cpu/L1/P4", "EXC-01"),  # drops NaN
+    ("sample/cpu/L1/P6", "CMP-03"),  # stride-blind
+])
+def test_broken_candidates_fail_their_gate_and_pass_the_replica(store, kernel_id, gate):
+    k = kernel(store, kernel_id)
+    assert k["status"] == "ok", k["message"]
+    assert k["replica_verdict"] == "accepted", k["message"]
+    for profile in PROFILES:
+        v = gates(store, kernel_id, profile)[gate]
+        assert v["verdict"] == "fail", v
+        assert v["probe_token"]
+
+
+def test_shape_specialization_is_reported_at_the_rescaled_shape(store):
+    v = gates(store, "sample/cpu/L1/P2")["CMP-01"]
+    ev = json.loads(v["evidence_json"])
+    assert "batch_size=3" in json.dumps(ev)
+
+
+def test_syntax_error_is_an_import_error_and_malformed_row_is_recorded(store):
+    k = kernel(store, "sample/cpu/L1/P7")
+    assert k["status"] == "import_error"
+    assert "SyntaxError" in k["message"] or "syntax" in k["message"].lower()
+    assert store.verdicts("sample/cpu/L1/P7") == []
+    m = kernel(store, "sample/cpu/L1/P8")
+    assert m["status"] == "malformed"
+    assert "level" in m["message"]
+
+
+def test_store_integrity(store):
+    assert store.integrity_check() == "ok"

@@ -1,0 +1,129 @@
+"""Unit tests of kcv.audit's pure parts (no workers): the error model, the replica's allclose
+and seeds, the rescale choice, status mapping, verdict folding and the progress display.
+Expectations are derived from the documented formulas (docs/08_audit.md), not constants."""
+
+import io
+import json
+
+import numpy as np
+import pytest
+
+from kcv.audit import error_model, progress, replica, rescale, statuses, verdicts
+
+
+def test_tau_is_final_rounding_plus_c_times_eager_error():
+    y = np.array([1.0, -2.0, 0.5, 4.0])
+    y32 = y + np.array([0.0, 3e-7, -1e-7, 0.0])
+    u = error_model.unit_roundoff("f32")
+    big_e = max(np.max(np.abs(y32 - y)), u * np.sqrt(np.mean(y**2)))
+    t = error_model.tau(y, y32, "f32")
+    np.testing.assert_allclose(t, u * np.abs(y) + error_model.C_EAGER * big_e, rtol=0, atol=0)
+
+
+def test_eager_error_is_floored_at_rms_roundoff_when_eager_is_exact():
+    y = np.array([3.0, 4.0])
+    u = error_model.unit_roundoff("f32")
+    assert error_model.eager_error(y, y.copy(), "f32") == u * np.sqrt(12.5)
+
+
+def test_silent_bf16_downcast_exceeds_tau_but_a_reordering_does_not():
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal((64, 256)), rng.standard_normal(256)
+    exact = a @ b
+    eager = (a.astype(np.float32) @ b.astype(np.float32)).astype(np.float64)
+    t = error_model.tau(exact, eager, "f32")
+    reordered = (a.astype(np.float32)[:, ::-1] @ b.astype(np.float32)[::-1]).astype(np.float64)
+    assert np.all(np.abs(reordered - exact) <= t)
+    bf16 = lambda x: (x.astype(np.float32).view(np.uint32) & 0xFFFF0000).view(np.float32)  # noqa: E731
+    downcast = (bf16(a) @ bf16(b)).astype(np.float64)
+    assert np.any(np.abs(downcast - exact) > t)
+
+
+def test_integer_outputs_and_nonfinite_references_get_zero_tau():
+    assert not error_model.tau(np.array([1.0, 2.0]), None, "i64").any()
+    t = error_model.tau(np.array([np.nan, np.inf, 1.0]), np.array([np.nan, np.inf, 1.0]), "f32")
+    assert t[0] == 0 and t[1] == 0 and t[2] > 0
+
+
+def test_trial_seeds_follow_kernelbench_draw_from_42():
+    torch = pytest.importorskip("torch")
+    torch.manual_seed(42)
+    expected = tuple(int(torch.randint(0, 2**32 - 1, (1,)).item()) for _ in range(5))
+    torch.manual_seed(7)
+    state = torch.random.get_rng_state()
+    replica.trial_seeds.cache_clear()
+    assert replica.trial_seeds() == expected
+    assert torch.equal(torch.random.get_rng_state(), state)  # the caller's RNG is untouched
+
+
+def test_allclose_uses_candidate_magnitude_and_fails_on_any_nan():
+    ref = np.array([100.0, 1.0], dtype=np.float32)
+    edge = np.float32(100.0) + (np.float32(1e-2) + np.float32(1e-2) * np.float32(100.0))
+    ok, _, _ = replica.allclose_like_torch(ref, np.array([edge * 0.999, 1.0], np.float32), "f32")
+    assert ok
+    ok, why, _ = replica.allclose_like_torch(ref, np.array([100.0, np.nan], np.float32), "f32")
+    assert not ok and "NaN" in why
+    ok, why, _ = replica.allclose_like_torch(np.array([np.nan], np.float32),
+                                             np.array([np.nan], np.float32), "f32")
+    assert not ok
+    ok, _, _ = replica.allclose_like_torch(np.array([np.inf]), np.array([np.inf], np.float32), "f32")
+    assert ok
+
+
+def test_rescale_prefers_batch_constants_that_get_inputs_reads():
+    src = ("M = 8\nbatch_size = 16\nunused = 4\n"
+           "def get_inputs():\n    return [torch.randn(M, batch_size)]\n")
+    assert rescale.choose(src, {"M": 8, "batch_size": 16, "unused": 4}) == ({"batch_size": 3}, "")
+    src2 = "dim = 3\ndef get_inputs():\n    return [torch.randn(dim)]\n"
+    assert rescale.choose(src2, {"dim": 3}) == ({"dim": 5}, "")
+
+
+def test_rescale_not_applicable_names_the_reason():
+    assert "no module-level int" in rescale.choose("def get_inputs():\n  return []\n", {})[1]
+    src = "x = 4\ndef get_inputs():\n    return [torch.randn(2, 2)]\n"
+    assert "uses no module-level int constant" in rescale.choose(src, {"x": 4})[1]
+
+
+@pytest.mark.parametrize("message,status", [
+    ("worker 'python' load: import_error: SyntaxError: invalid syntax", "import_error"),
+    ("load: compile_error: Error building extension 'm'", "compile_error"),
+    ("load: init_error: candidate_code ModelNew(): TypeError", "error"),
+    ("no result within 300 ms; worker pid 4 killed by kcv", "timeout"),
+    ("the worker process (pid 9) died of signal 11 (SIGSEGV)", "crash"),
+    ("something else", "error"),
+])
+def test_load_errors_map_to_store_statuses(message, status):
+    assert statuses.status_of_load_error(message) == status
+
+
+def test_out_of_memory_is_recognised():
+    assert statuses.is_out_of_memory("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate")
+    assert not statuses.is_out_of_memory("ValueError: bad shape")
+
+
+def test_combine_prefers_fail_then_error_then_pass():
+    p = verdicts.record("CMP-01", "strict", "pass", worst_ratio=0.5, probe="a")
+    e = verdicts.record("CMP-01", "strict", "error", "judge failed", probe="b")
+    f = verdicts.record("CMP-01", "strict", "fail", "too far", worst_ratio=9.0, probe="c")
+    assert verdicts.combine([p, e])["verdict"] == "error"
+    out = verdicts.combine([p, e, f])
+    assert out["verdict"] == "fail" and out["probe_token"] == "c"
+    assert json.loads(out["evidence_json"])["probes"] == 3
+
+
+def test_evidence_is_valid_json_with_nonfinite_numbers():
+    r = verdicts.record("EXC-01", "strict", "fail", evidence={"candidate_value": float("nan"),
+                                                             "ratio_quantiles": [1.0, float("inf")]})
+    assert json.loads(r["evidence_json"])["candidate_value"] == "nan"
+
+
+def test_progress_prints_one_line_per_kernel_without_a_terminal():
+    out = io.StringIO()
+    t = [0.0]
+    p = progress.Progress(3, stream=out, clock=lambda: t[0])
+    t[0] = 60.0
+    p.kernel_done("a", "ok", 1.0)
+    p.kernel_done("b", "crash", 2.0)
+    lines = out.getvalue().splitlines()
+    assert len(lines) == 2 and "[2/3]" in lines[1] and "crash 1" in lines[1] and "ok 1" in lines[1]
+    assert "ETA 30s" in lines[1]  # 2 kernels in 60 s, 1 left

@@ -131,7 +131,7 @@ def render(env, command, results, resources, elapsed, args):
                      for x in rows)
         exc = _verdict(r.get("nan", {}).get("exc01"))
         failures += (len(rows) - cmp_ok) + (len(rows) - ord_ok) + (len(rows) - met_ok)
-        failures += (exc != "PASS") + len(r.get("errors", []))
+        failures += (exc not in ("PASS", "-")) + len(r.get("errors", []))
         L.append(f"| {r['member']} | {len(rows)} | {cmp_ok}/{len(rows)} | {ord_ok}/{len(rows)} | "
                  f"{exc} | {met_ok}/{len(rows)} | {fla_ok}/{len(rows)} | "
                  f"{len(r.get('errors', []))} |")

@@ -56,7 +56,15 @@ if [[ $steps == *" install "* ]]; then
       # KCV_GLR_RESOURCE_USAGE=ON ptxas prints every kernel's registers/spills into this log.
       if [[ -f scripts/device-deps ]]; then source scripts/device-deps; fi
       time python3 -m pip install -v --no-build-isolation --no-deps --no-index --upgrade \
-        --target /tmp/site --config-settings=cmake.define.KCV_GLR_RESOURCE_USAGE=ON .
+        --target /tmp/site --config-settings=cmake.define.KCV_GLR_RESOURCE_USAGE=ON . || {
+        # Fallback (not exercised yet): kcv._glr alone from python/ (no core dependencies);
+        # gates_vs_fla.py then judges with its Python mirror and says so in the report.
+        echo "kcv: the root build failed; building kcv._glr alone from python/"
+        time python3 -m pip install -v --no-build-isolation --no-deps --no-index --upgrade \
+          --target /tmp/site --config-settings=cmake.source-dir=python \
+          --config-settings=build.targets=_glr \
+          --config-settings=cmake.define.KCV_GLR_RESOURCE_USAGE=ON .
+      }
       # ================= end of INSTALL kcv ================================================
       echo "$tree_hash" > /tmp/site/kcv/.tree_hash
     } > "$out/install.log" 2>&1

@@ -57,12 +57,12 @@ if [[ $steps == *" install "* ]]; then
       if [[ -f scripts/device-deps ]]; then source scripts/device-deps; fi
       time python3 -m pip install -v --no-build-isolation --no-deps --no-index --upgrade \
         --target /tmp/site --config-settings=cmake.define.KCV_GLR_RESOURCE_USAGE=ON . || {
-        # Fallback (not exercised yet): kcv._glr alone from python/ (no core dependencies);
+        # Fallback (checked on the CPU machine): kcv._glr alone from python/ (no core deps);
         # gates_vs_fla.py then judges with its Python mirror and says so in the report.
         echo "kcv: the root build failed; building kcv._glr alone from python/"
         time python3 -m pip install -v --no-build-isolation --no-deps --no-index --upgrade \
           --target /tmp/site --config-settings=cmake.source-dir=python \
-          --config-settings=build.targets=_glr \
+          --config-settings=build.targets=_glr --config-settings=build-dir=build/py-glr-only \
           --config-settings=cmake.define.KCV_GLR_RESOURCE_USAGE=ON .
       }
       # ================= end of INSTALL kcv ================================================

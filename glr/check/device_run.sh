@@ -41,6 +41,10 @@ tree_hash=$(find CMakeLists.txt pyproject.toml cmake include src glr python -typ
   -o -name '*.py' -o -name '*.txt' -o -name '*.cmake' -o -name '*.toml' \) 2>/dev/null \
   | LC_ALL=C sort | xargs md5sum 2>/dev/null | md5sum | cut -c1-16)
 
+# The carried Debian packages: headers for the build, shared libraries for kcv._core at run time
+# (also when the install step is skipped on a warm machine).
+if [[ -f scripts/device-deps ]]; then source scripts/device-deps > "$out/deps.log" 2>&1; fi
+
 if [[ $steps == *" install "* ]]; then
   if [[ -f /tmp/site/kcv/.tree_hash && $(cat /tmp/site/kcv/.tree_hash) == "$tree_hash" ]]; then
     stamp "install: kcv in /tmp/site is already built from these sources ($tree_hash); skipped"
@@ -52,9 +56,9 @@ if [[ $steps == *" install "* ]]; then
       rm -rf /tmp/site/kcv /tmp/site/kcv-* /tmp/site/bin/kcv*  # --target never replaces
       # ================= INSTALL kcv (lead: edit this block) ===============================
       # Built from the repository root (pyproject.toml); the Debian headers kcv._core needs
-      # come from the carried .debs/ (scripts/device-deps sets CMAKE_PREFIX_PATH). With
-      # KCV_GLR_RESOURCE_USAGE=ON ptxas prints every kernel's registers/spills into this log.
-      if [[ -f scripts/device-deps ]]; then source scripts/device-deps; fi
+      # come from the carried .debs/ (scripts/device-deps, sourced above for every step, sets
+      # CMAKE_PREFIX_PATH and LD_LIBRARY_PATH). With KCV_GLR_RESOURCE_USAGE=ON ptxas prints
+      # every kernel's registers/spills into this log.
       time python3 -m pip install -v --no-build-isolation --no-deps --no-index --upgrade \
         --target /tmp/site --config-settings=cmake.define.KCV_GLR_RESOURCE_USAGE=ON . || {
         # Fallback (checked on the CPU machine): kcv._glr alone from python/ (no core deps);

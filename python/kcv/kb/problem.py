@@ -72,7 +72,8 @@ def _fields(req: dict) -> dict:
             isinstance(v, int) and not isinstance(v, bool) for v in constants.values()):
         raise bad("constants", "not an object of integers")
     out.update(seed=seed, device=device, cache_dir=cache_dir, constants=constants,
-               name=req.get("kernel") or ("ModelNew" if role == "candidate" else "Model"),
+               name=req.get("name") or req.get("kernel") or
+               ("ModelNew" if role == "candidate" else "Model"),
                op=req.get("op") or "kernelbench")
     return out
 

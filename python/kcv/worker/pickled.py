@@ -3,9 +3,9 @@
 Fields: "payload" (base64 of a pickled callable; cloudpickle payloads load too when cloudpickle
 is installed), "sys_path" (directories put in front of sys.path first, so the callable's module
 imports), optionally "device" ("cpu", the default, "cuda" or "auto"), "pass_params" (true: the
-call's params other than "mode" are passed as keyword arguments) and "kernel"/"op" (echoed as
-the loaded name and op). A call is mode 0 only: fn(*inputs) returns a tensor or a tuple of
-tensors that must match the outputs the caller declared exactly (dtype and shape).
+call's params other than "mode" are passed as keyword arguments), "name" (or "kernel") and "op"
+(echoed as the loaded name and op). A call is mode 0 only: fn(*inputs) returns a tensor or a
+tuple of tensors that must match the outputs the caller declared exactly (dtype and shape).
 """
 
 import base64
@@ -47,7 +47,7 @@ def load(req: dict):
     use_cuda = device != "cpu" and torch.cuda.is_available()
     if not use_cuda:
         os.environ["TRITON_INTERPRET"] = "1"
-    name = req.get("kernel") or getattr(fn, "__qualname__", type(fn).__name__)
+    name = req.get("name") or req.get("kernel") or getattr(fn, "__qualname__", type(fn).__name__)
     return PickledCallable(fn, name, req.get("op") or "callable", "cuda" if use_cuda else "cpu",
                            bool(req.get("pass_params", False)))
 

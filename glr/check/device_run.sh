@@ -94,7 +94,7 @@ if [[ $steps == *" verify "* ]]; then
   verify_s=${VERIFY_S:-330}
   timeout "$verify_s" python3 glr/check/gates_vs_fla.py --out "$out/verification.md" \
     --json "$out/verify.json" --resources "$out/resources_raw.txt" --deadline $((verify_s - 40)) \
-    --command "STEPS=\"${STEPS:-install pytest verify bench}\" OUT=\$OUT bash glr/check/device_run.sh" \
+    --command "STEPS=\"${STEPS:-install pytest verify bench}\" VERIFY_S=$verify_s ${VERIFY_ARGS:+VERIFY_ARGS=\"$VERIFY_ARGS\" }OUT=\$OUT bash glr/check/device_run.sh" \
     ${VERIFY_ARGS:-} > "$out/verify.log" 2>&1
   stamp "verify: exit $? (0 all pass, 1 a failure, 124 time limit)"
 fi

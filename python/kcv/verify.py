@@ -132,8 +132,8 @@ class CallableSession:
         if mod is not None and getattr(mod, "__file__", None):
             paths.insert(0, os.path.dirname(os.path.abspath(mod.__file__)))
         load = {"kind": "pickle", "payload": _payload(candidate), "sys_path": paths,
-                "device": self.device, "kernel": "candidate"}
-        self.candidate = _core.Worker(worker_command(), load, name="candidate",
+                "device": self.device, "kernel": "candidate", "op": "callable"}
+        self.candidate = _core.Worker(worker_command(), load, name="candidate", op="callable",
                                       memory_limit_bytes=self.limits.memory_limit_bytes,
                                       startup_timeout_ms=self.limits.budget_ms(self.limits.remaining_s()))
         self.candidate.start()

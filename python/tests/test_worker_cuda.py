@@ -43,8 +43,8 @@ torch::Tensor axpy_cuda(torch::Tensor x, torch::Tensor y, double coef) {
 }
 """
 
-ext = load_inline(name="kcv_test_cuda_axpy", cpp_sources="torch::Tensor axpy_cuda(torch::Tensor x, torch::Tensor y, double coef);",
-                  cuda_sources=SOURCE, functions=["axpy_cuda"], verbose=False)
+DECL = "torch::Tensor axpy_cuda(torch::Tensor x, torch::Tensor y, double coef);"
+ext = load_inline(name="kcv_test_cuda_axpy", cpp_sources=DECL, cuda_sources=SOURCE, functions=["axpy_cuda"], verbose=False)
 
 
 class ModelNew(nn.Module):

@@ -138,7 +138,9 @@ class WorkerClient:
         for (begin, _), (dtype, shape) in zip(regions[len(args) :], outputs):
             n = torch.Size(shape).numel() * torch.empty(0, dtype=dtype).element_size()
             chunk = bytearray(data[begin + GUARD : begin + GUARD + n])
-            t = torch.frombuffer(chunk, dtype=torch.uint8) if n else torch.empty(0, dtype=torch.uint8)
+            t = torch.zeros(0, dtype=torch.uint8)
+            if n:
+                t = torch.frombuffer(chunk, dtype=torch.uint8)
             result.outputs.append(t.view(dtype).reshape(shape).clone())
         return result
 

@@ -4,9 +4,9 @@ Model, get_inputs and get_init_inputs always come from reference_code; ModelNew 
 candidate_code (a get_inputs the candidate redefines is ignored, as KernelBench's pairing rule
 says). Both are executed as fresh modules (kcv.worker.modexec) with the load's "constants"
 applied to their top-level assignments, so the orchestrator can rescale a problem's shapes.
-Both models are built (kcv.worker.kernelbench) under torch.manual_seed(seed); the candidate then receives the
-reference's parameters and buffers wherever names and shapes match, so a different init order
-cannot make a correct kernel look wrong.
+Both models are built (kcv.worker.kernelbench) under torch.manual_seed(seed); the candidate then
+receives the reference's parameters and buffers wherever names and shapes match, so a different
+init order cannot make a correct kernel look wrong.
 
 The reference role serves the trusted values: mode 0 runs Model in float64 (floating inputs
 cast, integer inputs untouched, TF32 off), mode 1 makes the inputs of a seed, mode 2 runs Model

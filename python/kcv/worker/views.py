@@ -52,7 +52,8 @@ def make_view(base: torch.Tensor, desc: dict) -> torch.Tensor:
     if not isinstance(offset, int) or offset < 0:
         raise ValueError(f"{name}.offset: not a non-negative integer")
     if len(strides) != len(shape):
-        raise ValueError(f"{name}.strides: rank {len(strides)} differs from the shape's {len(shape)}")
+        raise ValueError(f"{name}.strides: rank {len(strides)} differs from the shape's "
+                         f"{len(shape)}")
     if any(s < 0 for s in strides) or any(d < 0 for d in shape):
         raise ValueError(f"{name}: negative shape or stride")
     if len(raw) != 2 or not 0 <= raw[0] <= raw[1] <= base.numel():

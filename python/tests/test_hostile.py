@@ -190,6 +190,14 @@ def test_work_finished_after_return_is_not_seen(fleet):
     assert not torch.allclose(call.outputs[0], expected(x, y))
 
 
+def test_a_lazy_tensor_subclass_gives_its_storage_not_its_story(fleet):
+    w = shared(fleet, "lazy_output")
+    x, y = inputs()
+    call = w.call([x, y], [(F32, SHAPE)])
+    assert call.reply["status"] == "ok", call.reply
+    assert torch.count_nonzero(call.outputs[0]) == 0
+
+
 def test_stdout_noise_lands_in_stderr(fleet):
     w = shared(fleet, "stdout_noise")
     x, y = inputs()

@@ -52,6 +52,7 @@ struct WorkerKernelInfo {
   std::string worker;                // the worker's self-description from hello
   bool concurrent_calls = false;     // capability from hello
   int pid = 0;
+  std::string load_reply_json;       // the worker's whole load reply, as JSON text
 };
 
 class WorkerExecutor : public Executor {

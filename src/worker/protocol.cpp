@@ -137,6 +137,7 @@ Status read_loaded(const json& loaded, WorkerKernelInfo& info) {
     return protocol_error("the loaded reply lacks string fields \"name\" and \"op\"");
   info.name = loaded["name"];
   info.op = loaded["op"];
+  info.load_reply_json = loaded.dump();
   if (loaded.contains("contract") && !loaded["contract"].is_null())
     info.contract_json = loaded["contract"].dump();
   if (loaded.contains("device_code") && loaded["device_code"].is_string())

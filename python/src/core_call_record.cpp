@@ -1,0 +1,106 @@
+// File: python/src/core_call_record.cpp
+// kcv._core.CallRecord: one audited candidate call (include/kcv/call.hpp) as the Worker returns
+// it and the judges take it. Outputs convert to new contiguous numpy arrays on every read; the
+// keyword constructor lets Python build synthetic records (tests, replayed results) from arrays.
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
+
+#include <fmt/format.h>
+
+#include <array>
+
+#include "core_common.hpp"
+#include "kcv/call.hpp"
+
+namespace kcv::py {
+namespace {
+
+constexpr std::array<CallStatus, 6> kStatuses = {CallStatus::kOk,    CallStatus::kKernelError,
+                                                 CallStatus::kException, CallStatus::kCrash,
+                                                 CallStatus::kTimeout, CallStatus::kBadOutput};
+
+CallStatus status_from_string(std::string_view name) {
+  for (CallStatus s : kStatuses)
+    if (call_status_name(s) == name) return s;
+  throw nb::value_error(fmt::format("status: unknown call status '{}' (ok, kernel_error, exception, "
+                                    "crash, timeout, bad_output)", name).c_str());
+}
+
+nb::list outputs_of(const CallRecord& r) {
+  nb::list out;
+  for (const HostTensor& t : r.outputs) out.append(array_from_tensor(t));
+  return out;
+}
+
+void set_outputs(CallRecord& r, nb::handle arrays) {
+  std::vector<HostTensor> outputs;
+  std::size_t k = 0;
+  for (nb::handle a : arrays) outputs.push_back(tensor_from_array(a, fmt::format("outputs[{}]", k++)));
+  r.outputs = std::move(outputs);
+}
+
+}  // namespace
+
+void bind_call_record(nb::module_& m) {
+  nb::class_<CallRecord>(m, "CallRecord",
+                         "One audited candidate call: status, outputs and the buffer audit.")
+      .def(
+          "__init__",
+          [](CallRecord* r, const std::string& status, nb::handle outputs, const std::string& message,
+             bool inputs_unchanged, int mutated_input, int64_t first_mutated_input_elem,
+             bool guards_intact, int64_t first_guard_violation, bool all_written,
+             int64_t first_unwritten, int unwritten_output, uint64_t sentinel) {
+            const CallStatus s = status_from_string(status);
+            new (r) CallRecord();
+            r->status = s;
+            r->message = message;
+            r->inputs_unchanged = inputs_unchanged;
+            r->mutated_input = mutated_input;
+            r->first_mutated_input_elem = first_mutated_input_elem;
+            r->guards_intact = guards_intact;
+            r->first_guard_violation = first_guard_violation;
+            r->all_written = all_written;
+            r->first_unwritten = first_unwritten;
+            r->unwritten_output = unwritten_output;
+            r->sentinel = sentinel;
+            set_outputs(*r, outputs);
+          },
+          nb::kw_only(), nb::arg("status") = "ok", nb::arg("outputs") = nb::list(),
+          nb::arg("message") = "", nb::arg("inputs_unchanged") = true, nb::arg("mutated_input") = -1,
+          nb::arg("first_mutated_input_elem") = -1, nb::arg("guards_intact") = true,
+          nb::arg("first_guard_violation") = -1, nb::arg("all_written") = true,
+          nb::arg("first_unwritten") = -1, nb::arg("unwritten_output") = -1,
+          nb::arg("sentinel") = 0)
+      .def_prop_rw(
+          "status", [](const CallRecord& r) { return std::string(call_status_name(r.status)); },
+          [](CallRecord& r, const std::string& s) { r.status = status_from_string(s); })
+      .def_rw("message", &CallRecord::message)
+      .def_prop_rw("outputs", &outputs_of, &set_outputs,
+                   "Contiguous numpy arrays (a new copy on every read; bf16 as uint16 bits).")
+      .def_rw("inputs_unchanged", &CallRecord::inputs_unchanged)
+      .def_rw("mutated_input", &CallRecord::mutated_input)
+      .def_rw("first_mutated_input_elem", &CallRecord::first_mutated_input_elem)
+      .def_rw("guards_intact", &CallRecord::guards_intact)
+      .def_rw("first_guard_violation", &CallRecord::first_guard_violation)
+      .def_rw("all_written", &CallRecord::all_written)
+      .def_rw("first_unwritten", &CallRecord::first_unwritten)
+      .def_rw("unwritten_output", &CallRecord::unwritten_output)
+      .def_rw("sentinel", &CallRecord::sentinel)
+      .def_prop_rw(
+          "launch", [](const CallRecord& r) { return std::make_tuple(r.launch.block, r.launch.threads); },
+          [](CallRecord& r, std::tuple<int32_t, int32_t> l) {
+            r.launch = LaunchConfig{std::get<0>(l), std::get<1>(l)};
+          },
+          "(block, threads) of the call.")
+      .def("__repr__", [](const CallRecord& r) {
+        std::string s = fmt::format("CallRecord(status={}, outputs={}", call_status_name(r.status),
+                                    r.outputs.size());
+        if (!r.inputs_unchanged) s += fmt::format(", mutated_input={}", r.mutated_input);
+        if (!r.guards_intact) s += ", guards_intact=False";
+        if (!r.all_written) s += ", all_written=False";
+        if (!r.message.empty()) s += fmt::format(", message='{}'", r.message.substr(0, 200));
+        return s + ")";
+      });
+}
+
+}  // namespace kcv::py

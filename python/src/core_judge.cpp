@@ -1,0 +1,180 @@
+// File: python/src/core_judge.cpp
+// kcv._core.judge: one gate's C++ judge (src/gates) on calls the orchestrator made. The C++
+// judges expect an op signature and a probe from a gate plan; a KernelBench problem has neither,
+// so this builds a synthetic one: an OpSignature of the given class with one TensorSig per input
+// (dims named by position) and per oracle output, a reduction dimension for every class but
+// elementwise (ORD-01/PRC-02 applicability, PRC's declared-type requirement), and a Probe with
+// the gate, label, repetitions and injections. The contract's input dtypes default to those of
+// `inputs` (they set the compute type of the precision model). Gates whose applicability rule
+// rejects the synthetic op/contract return not_applicable with the rule's reason.
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
+#include <nanobind/stl/vector.h>
+#include <nlohmann/json.hpp>
+
+#include <fmt/format.h>
+
+#include <array>
+#include <cstring>
+
+#include "core_common.hpp"
+#include "kcv/gate.hpp"
+
+namespace kcv::py {
+namespace {
+
+constexpr std::array<std::pair<std::string_view, OpClass>, 6> kClasses = {{
+    {"elementwise", OpClass::kElementwise}, {"reduction", OpClass::kReduction},
+    {"normalization", OpClass::kNormalization}, {"matmul", OpClass::kMatmul},
+    {"scan", OpClass::kScan}, {"convolution", OpClass::kConvolution}}};
+
+OpClass op_class_from(std::string_view name) {
+  for (const auto& [n, c] : kClasses)
+    if (n == name) return c;
+  throw nb::value_error(fmt::format("op_class: unknown class '{}' (elementwise, reduction, "
+                                    "normalization, matmul, scan, convolution)", name).c_str());
+}
+
+TensorSig positional_sig(std::string name, std::size_t rank) {
+  TensorSig t;
+  t.name = std::move(name);
+  for (std::size_t k = 0; k < rank; ++k) t.dims.push_back(fmt::format("d{}", k));
+  return t;
+}
+
+std::vector<double> f64_values(nb::handle values, const std::string& what) {
+  nb::object np = nb::module_::import_("numpy");
+  nb::object a = np.attr("ascontiguousarray")(values, "float64").attr("ravel")();
+  nb::dict iface = nb::cast<nb::dict>(a.attr("__array_interface__"));
+  const auto n = nb::cast<std::size_t>(a.attr("size"));
+  std::vector<double> out(n);
+  const auto ptr = nb::cast<uintptr_t>(nb::cast<nb::tuple>(iface["data"])[0]);
+  if (n > 0) std::memcpy(out.data(), reinterpret_cast<const void*>(ptr), n * sizeof(double));
+  (void)what;
+  return out;
+}
+
+OracleResult oracle_from(nb::handle entries) {
+  OracleResult r;
+  std::size_t o = 0;
+  for (nb::handle item : entries) {
+    const std::string what = fmt::format("oracle[{}]", o++);
+    nb::dict d = nb::cast<nb::dict>(item);
+    for (const char* key : {"dtype", "shape", "value", "tau"})
+      if (!d.contains(key)) throw nb::value_error(fmt::format("{}: no \"{}\"", what, key).c_str());
+    OracleOutput out;
+    out.dtype = dtype_from_string(nb::cast<std::string>(d["dtype"]), what + ".dtype");
+    for (nb::handle s : d["shape"]) out.shape.push_back(nb::cast<int64_t>(s));
+    out.value = f64_values(d["value"], what + ".value");
+    out.tau = f64_values(d["tau"], what + ".tau");
+    if (d.contains("declared") && !d["declared"].is_none())
+      out.declared = f64_values(d["declared"], what + ".declared");
+    if (d.contains("n_terms") && !d["n_terms"].is_none())
+      out.n_terms = f64_values(d["n_terms"], what + ".n_terms");
+    r.outputs.push_back(std::move(out));
+  }
+  return r;
+}
+
+Contract contract_from(const std::string& json_text, const std::vector<HostTensor>& inputs) {
+  nlohmann::json doc = nlohmann::json::parse(json_text, nullptr, false);
+  if (doc.is_object() && !doc.contains("inputs") && !inputs.empty()) {
+    for (const HostTensor& t : inputs) doc["inputs"].push_back(std::string(dtype_name(t.dtype())));
+  }
+  auto c = parse_contract(doc.is_discarded() ? json_text : doc.dump());
+  if (!c) throw nb::value_error(("contract_json: " + c.error().to_string()).c_str());
+  return *c;
+}
+
+nb::dict result_dict(const GateResult& r) {
+  nb::dict d;
+  d["gate"] = std::string(gate_code(r.gate));
+  d["verdict"] = std::string(verdict_name(r.verdict));
+  d["reason"] = r.reason;
+  d["summary"] = r.evidence.summary;
+  d["probe_label"] = r.evidence.probe_label;
+  d["output"] = r.evidence.output;
+  d["worst_index"] = r.evidence.worst_index;
+  d["worst_ratio"] = r.evidence.worst_ratio;
+  d["candidate_value"] = r.evidence.candidate_value;
+  d["oracle_value"] = r.evidence.oracle_value;
+  d["ratio_quantiles"] = r.evidence.ratio_quantiles;
+  d["bits_lost"] = r.evidence.bits_lost;
+  d["violations"] = r.evidence.violations;
+  return d;
+}
+
+nb::dict judge(const std::string& gate, nb::handle calls, nb::handle oracle_entries, nb::handle input_pairs,
+               const std::string& contract_json, const std::string& op_class, const std::string& label,
+               int repetitions, nb::handle injections, bool uses_minmax, const std::string& op_name,
+               bool uses_exp) {
+  auto id = parse_gate(gate);
+  if (!id) throw nb::value_error(("gate: " + id.error().to_string()).c_str());
+  const GateDef& def = gate_def(*id);
+  if (def.judge == nullptr)
+    throw nb::value_error(fmt::format("gate: {} is not judged from calls", def.code).c_str());
+
+  const std::vector<HostTensor> inputs = tensors_from_pairs(input_pairs, "inputs");
+  const OracleResult oracle = oracle_from(oracle_entries);
+  const Contract contract = contract_from(contract_json, inputs);
+
+  OpSignature sig;
+  sig.name = op_name;
+  sig.op_class = op_class_from(op_class);
+  for (std::size_t j = 0; j < inputs.size(); ++j)
+    sig.inputs.push_back(positional_sig(fmt::format("in{}", j), inputs[j].shape().size()));
+  bool all_index = !oracle.outputs.empty();
+  for (std::size_t o = 0; o < oracle.outputs.size(); ++o) {
+    sig.outputs.push_back(positional_sig(fmt::format("out{}", o), oracle.outputs[o].shape.size()));
+    all_index = all_index && !is_floating(oracle.outputs[o].dtype);
+  }
+  if (sig.op_class != OpClass::kElementwise) sig.reduction_dim = "K";
+  sig.index_output = all_index;
+  sig.uses_minmax = uses_minmax;
+  sig.uses_exp = uses_exp;
+
+  Probe probe;
+  probe.gate = *id;
+  probe.label = label;
+  probe.repetitions = repetitions;
+  for (const HostTensor& t : inputs) probe.inputs.push_back(InputSpec{t.dtype(), Distribution::kNormal, {}});
+  std::size_t k = 0;
+  for (nb::handle item : injections) {
+    const auto [input, index, special] = nb::cast<std::tuple<int, int64_t, std::string>>(item);
+    auto s = parse_special(special);
+    if (!s) throw nb::value_error(fmt::format("injections[{}]: {}", k, s.error().to_string()).c_str());
+    probe.injections.push_back(Injection{input, index, *s});
+    ++k;
+  }
+
+  ProbeOutcome outcome;
+  for (nb::handle c : calls) outcome.calls.push_back(nb::cast<const CallRecord&>(c));
+
+  GateResult result;
+  {
+    nb::gil_scoped_release unlocked;
+    if (std::string why = def.not_applicable_reason(sig, contract); !why.empty()) {
+      result.gate = *id;
+      result.verdict = Verdict::kNotApplicable;
+      result.reason = why;
+      result.evidence.summary = why;
+      result.evidence.probe_label = label;
+    } else {
+      result = def.judge(JudgeInput{probe, sig, contract, oracle, outcome, inputs});
+    }
+  }
+  return result_dict(result);
+}
+
+}  // namespace
+
+void bind_judge(nb::module_& m) {
+  m.def("judge", &judge, nb::arg("gate"), nb::kw_only(), nb::arg("calls"), nb::arg("oracle"),
+        nb::arg("inputs"), nb::arg("contract_json") = "{}", nb::arg("op_class") = "elementwise",
+        nb::arg("label") = "", nb::arg("repetitions") = 1, nb::arg("injections") = nb::list(),
+        nb::arg("uses_minmax") = false, nb::arg("op_name") = "kernelbench",
+        nb::arg("uses_exp") = false,
+        "Judges one probe's calls with the C++ judge of `gate`; returns the verdict and evidence.");
+}
+
+}  // namespace kcv::py

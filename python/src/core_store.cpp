@@ -1,0 +1,249 @@
+// File: python/src/core_store.cpp
+// kcv._core.Store: the audit's SQLite store (include/kcv/audit.hpp, docs/07_audit_store.md) for
+// the Python orchestrator. Records travel as dicts keyed by the C++ field names; a dict with an
+// unknown key or a missing kernel_id raises ValueError naming it (a typo must not drop a field).
+// Store errors raise RuntimeError. Row dicts of kernel()/kernels() carry the KernelInfo both
+// nested under "info" and flattened beside status, message, ... for convenience. Each Store
+// serialises its own calls and releases the GIL while SQLite works.
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <fmt/format.h>
+
+#include <mutex>
+#include <optional>
+#include <set>
+
+#include "core_common.hpp"
+#include "kcv/audit.hpp"
+
+namespace kcv::py {
+namespace {
+
+using namespace kcv::audit;  // NOLINT(google-build-using-namespace): every record type
+
+/// Reads a dict's fields with the field names checked.
+class Fields {
+ public:
+  Fields(nb::handle obj, std::string what, std::set<std::string> known) : what_(std::move(what)) {
+    if (!nb::isinstance<nb::dict>(obj)) throw nb::value_error((what_ + ": expected a dict").c_str());
+    d_ = nb::borrow<nb::dict>(obj);
+    for (auto [k, v] : d_) {
+      const std::string key = nb::cast<std::string>(nb::str(k));
+      if (!known.contains(key))
+        throw nb::value_error(fmt::format("{}: unknown field '{}'", what_, key).c_str());
+    }
+  }
+  template <typename T>
+  void get(const char* key, T& out, bool required = false) {
+    if (!d_.contains(key)) {
+      if (required) throw nb::value_error(fmt::format("{}: no '{}'", what_, key).c_str());
+      return;
+    }
+    try {
+      out = nb::cast<T>(d_[key]);
+    } catch (const nb::cast_error&) {
+      throw nb::value_error(fmt::format("{}.{}: wrong type", what_, key).c_str());
+    }
+  }
+
+ private:
+  std::string what_;
+  nb::dict d_;
+};
+
+void check(const Status& s) {
+  if (!s) throw std::runtime_error(s.error().to_string());
+}
+template <typename T>
+T check(Expected<T> e) {
+  if (!e) throw std::runtime_error(e.error().to_string());
+  return std::move(*e);
+}
+
+KernelInfo kernel_info_from(nb::handle obj, const std::string& what) {
+  Fields f(obj, what, {"kernel_id", "corpus", "level", "problem_id", "problem_name", "language",
+                       "op_class", "determinism_declared", "original_verdict"});
+  KernelInfo k;
+  f.get("kernel_id", k.kernel_id, true);
+  f.get("corpus", k.corpus);
+  f.get("level", k.level);
+  f.get("problem_id", k.problem_id);
+  f.get("problem_name", k.problem_name);
+  f.get("language", k.language);
+  f.get("op_class", k.op_class);
+  f.get("determinism_declared", k.determinism_declared);
+  f.get("original_verdict", k.original_verdict);
+  return k;
+}
+
+nb::dict info_dict(const KernelInfo& k) {
+  nb::dict d;
+  d["kernel_id"] = k.kernel_id;
+  d["corpus"] = k.corpus;
+  d["level"] = k.level;
+  d["problem_id"] = k.problem_id;
+  d["problem_name"] = k.problem_name;
+  d["language"] = k.language;
+  d["op_class"] = k.op_class;
+  d["determinism_declared"] = k.determinism_declared;
+  d["original_verdict"] = k.original_verdict;
+  return d;
+}
+
+nb::dict row_dict(const KernelRow& r) {
+  nb::dict d = info_dict(r.info);
+  d["info"] = info_dict(r.info);
+  d["status"] = std::string(status_name(r.status));
+  d["message"] = r.message;
+  d["replica_verdict"] = r.replica_verdict;
+  d["run_id"] = r.run_id;
+  d["attempts"] = r.attempts;
+  return d;
+}
+
+VerdictRecord verdict_from(nb::handle obj, const std::string& what) {
+  Fields f(obj, what, {"gate", "profile", "verdict", "reason", "worst_ratio", "bits_lost",
+                       "evidence_json", "probe_token"});
+  VerdictRecord v;
+  f.get("gate", v.gate, true);
+  f.get("profile", v.profile);
+  f.get("verdict", v.verdict, true);
+  f.get("reason", v.reason);
+  f.get("worst_ratio", v.worst_ratio);
+  f.get("bits_lost", v.bits_lost);
+  f.get("evidence_json", v.evidence_json);
+  f.get("probe_token", v.probe_token);
+  return v;
+}
+
+nb::dict verdict_dict(const VerdictRecord& v) {
+  nb::dict d;
+  d["gate"] = v.gate;
+  d["profile"] = v.profile;
+  d["verdict"] = v.verdict;
+  d["reason"] = v.reason;
+  d["worst_ratio"] = v.worst_ratio;
+  d["bits_lost"] = v.bits_lost;
+  d["evidence_json"] = v.evidence_json;
+  d["probe_token"] = v.probe_token;
+  return d;
+}
+
+KernelOutcome outcome_from(nb::handle obj) {
+  Fields f(obj, "outcome", {"kernel_id", "status", "message", "replica_verdict", "verdicts"});
+  KernelOutcome o;
+  f.get("kernel_id", o.kernel_id, true);
+  std::string status = "ok";
+  f.get("status", status);
+  auto s = parse_status(status);
+  if (!s) throw nb::value_error(("outcome.status: " + s.error().to_string()).c_str());
+  o.status = *s;
+  f.get("message", o.message);
+  f.get("replica_verdict", o.replica_verdict);
+  nb::list verdicts;
+  f.get("verdicts", verdicts);
+  std::size_t k = 0;
+  for (nb::handle v : verdicts) o.verdicts.push_back(verdict_from(v, fmt::format("outcome.verdicts[{}]", k++)));
+  return o;
+}
+
+RunInfo run_info_from(nb::handle obj) {
+  Fields f(obj, "run", {"kcv_version", "generator_version", "seed", "profiles", "command_line", "shard"});
+  RunInfo r;
+  f.get("kcv_version", r.kcv_version);
+  f.get("generator_version", r.generator_version);
+  f.get("seed", r.seed);
+  f.get("profiles", r.profiles);
+  f.get("command_line", r.command_line);
+  f.get("shard", r.shard);
+  return r;
+}
+
+class PyStore {
+ public:
+  explicit PyStore(const std::string& path) : store_(check(Store::open(path))) {}
+
+  template <typename F>
+  auto locked(F&& f) {
+    nb::gil_scoped_release unlocked;
+    std::lock_guard lock(mutex_);
+    return f(store_);
+  }
+
+ private:
+  Store store_;
+  std::mutex mutex_;
+};
+
+}  // namespace
+
+void bind_store(nb::module_& m) {
+  nb::class_<PyStore>(m, "Store", "The audit's resumable SQLite store (docs/07_audit_store.md).")
+      .def(nb::init<const std::string&>(), nb::arg("path"))
+      .def("begin_run", [](PyStore& s, nb::handle run) {
+        const RunInfo r = run_info_from(run);
+        return s.locked([&](Store& st) { return check(st.begin_run(r)); });
+      }, nb::arg("run"))
+      .def("finish_run", [](PyStore& s, int64_t id) {
+        s.locked([&](Store& st) { check(st.finish_run(id)); return 0; });
+      }, nb::arg("run_id"))
+      .def("enqueue", [](PyStore& s, nb::handle kernels) {
+        std::vector<KernelInfo> infos;
+        std::size_t k = 0;
+        for (nb::handle h : kernels) infos.push_back(kernel_info_from(h, fmt::format("kernels[{}]", k++)));
+        s.locked([&](Store& st) { check(st.enqueue(infos)); return 0; });
+      }, nb::arg("kernels"))
+      .def("record_malformed", [](PyStore& s, const std::string& file, int64_t line, const std::string& id,
+                                  const std::string& message, const std::string& corpus, int64_t run_id) {
+        const RowError e{file, line, id, message};
+        s.locked([&](Store& st) { check(st.record_malformed(e, corpus, run_id)); return 0; });
+      }, nb::arg("file"), nb::arg("line"), nb::arg("id"), nb::arg("message"), nb::arg("corpus"),
+         nb::arg("run_id"))
+      .def("mark_running", [](PyStore& s, const std::string& id, int64_t run_id) {
+        s.locked([&](Store& st) { check(st.mark_running(id, run_id)); return 0; });
+      }, nb::arg("kernel_id"), nb::arg("run_id"))
+      .def("record", [](PyStore& s, nb::handle outcome, int64_t run_id) {
+        const KernelOutcome o = outcome_from(outcome);
+        s.locked([&](Store& st) { check(st.record(o, run_id)); return 0; });
+      }, nb::arg("outcome"), nb::arg("run_id"))
+      .def("todo", [](PyStore& s) {
+        return s.locked([&](Store& st) { return check(st.todo()); });
+      })
+      .def("kernel", [](PyStore& s, const std::string& id) -> nb::object {
+        auto row = s.locked([&](Store& st) { return check(st.kernel(id)); });
+        if (!row) return nb::none();
+        return row_dict(*row);
+      }, nb::arg("kernel_id"))
+      .def("kernels", [](PyStore& s) {
+        auto rows = s.locked([&](Store& st) { return check(st.kernels()); });
+        nb::list out;
+        for (const KernelRow& r : rows) out.append(row_dict(r));
+        return out;
+      })
+      .def("verdicts", [](PyStore& s, const std::string& id) {
+        auto vs = s.locked([&](Store& st) { return check(st.verdicts(id)); });
+        nb::list out;
+        for (const VerdictRecord& v : vs) out.append(verdict_dict(v));
+        return out;
+      }, nb::arg("kernel_id"))
+      .def("failing_probes", [](PyStore& s, const std::string& id) {
+        auto ps = s.locked([&](Store& st) { return check(st.failing_probes(id)); });
+        nb::list out;
+        for (const FailingProbe& p : ps) {
+          nb::dict d;
+          d["kernel_id"] = p.kernel_id;
+          d["gate"] = p.gate;
+          d["profile"] = p.profile;
+          d["probe_token"] = p.probe_token;
+          out.append(d);
+        }
+        return out;
+      }, nb::arg("kernel_id"))
+      .def("integrity_check", [](PyStore& s) {
+        return s.locked([&](Store& st) { return check(st.integrity_check()); });
+      });
+}
+
+}  // namespace kcv::py

@@ -63,6 +63,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--memory-limit-gb", type=float, default=None, metavar="GB",
                    help="address-space limit per worker (default: 32 on --device cpu, none "
                         "otherwise: CUDA reserves far more address space than it uses)")
+    p.add_argument("--timings", metavar="FILE.jsonl",
+                   help="append per-kernel wall times (load, replica, battery, rescale_load, "
+                        "total) as JSON lines, for bench/")
     p.add_argument("--no-progress", action="store_true", help="no progress display on stderr")
     return p
 
@@ -81,7 +84,7 @@ def main(argv=None) -> int:
                         limit=args.limit, ids=args.ids, kernel_timeout_s=args.kernel_timeout,
                         call_timeout_s=args.call_timeout, cache_dir=os.path.abspath(cache),
                         device=args.device, profiles=args.profiles, progress=not args.no_progress,
-                        memory_limit_bytes=int(mem_gb * (1 << 30)))
+                        memory_limit_bytes=int(mem_gb * (1 << 30)), timings_path=args.timings)
     summary = run_audit(opts)
     statuses = ", ".join(f"{k} {v}" for k, v in sorted(summary["statuses"].items()))
     replica = ", ".join(f"{k} {v}" for k, v in sorted(summary["replica"].items()))

@@ -35,8 +35,13 @@ def _clip(text: str) -> str:
     return text if len(text) <= MESSAGE_LIMIT else text[: MESSAGE_LIMIT - 3] + "..."
 
 
-def audit_kernel(row: dict, cfg: KernelConfig) -> dict:
-    """The KernelOutcome dict of one corpus row (see kcv._core.Store.record)."""
+def audit_kernel(row: dict, cfg: KernelConfig, timings: dict | None = None) -> dict:
+    """The KernelOutcome dict of one corpus row (see kcv._core.Store.record). `timings`, when
+    given, receives wall seconds: load (both workers, compiles included), replica, battery
+    (without waiting for the rescaled pair's load, which overlaps the replica), rescale_load
+    and total: the benchmark's figures."""
+    t = {} if timings is None else timings
+    t0 = time.monotonic()
     limits = Limits(deadline=time.monotonic() + cfg.kernel_timeout_s,
                     call_timeout_s=cfg.call_timeout_s, memory_limit_bytes=cfg.memory_limit_bytes)
 
@@ -50,12 +55,16 @@ def audit_kernel(row: dict, cfg: KernelConfig) -> dict:
     battery = None
     notes: list[str] = []
     try:
+        battery = Battery(session, row, cfg.profiles, make_session=make_session)
+        battery.prestart_rescale()  # all four workers load at once
         try:
             session.start_both()
+            t["load"] = time.monotonic() - t0
         except LoadFailure as e:
             if e.role == "candidate":
                 outcome["replica_verdict"] = "rejected"  # KernelBench's check fails on it too
             raise
+        t1 = time.monotonic()
         try:
             rep = replica_mod.run_replica(session)
             outcome["replica_verdict"] = rep.verdict
@@ -63,8 +72,11 @@ def audit_kernel(row: dict, cfg: KernelConfig) -> dict:
                 notes.append(f"replica rejected: {rep.reason}")
         except ReferenceFailure as e:
             notes.append(f"replica not run: {e}")
-        battery = Battery(session, row, cfg.profiles, make_session=make_session)
+        t["replica"] = time.monotonic() - t1
+        t2 = time.monotonic()
         battery.run()
+        t["battery"] = time.monotonic() - t2 - battery.rescale_wait_s
+        t["rescale_load"] = battery.rescale_load_s
         outcome["status"] = battery.kernel_status
         notes = battery.status_messages + notes
     except LoadFailure as e:
@@ -84,9 +96,12 @@ def audit_kernel(row: dict, cfg: KernelConfig) -> dict:
         notes.insert(0, f"internal error in kcv.audit: {type(e).__name__}: {e}; "
                         f"{traceback.format_exc(limit=3)}")
     finally:
+        if battery is not None:
+            battery.close()
         session.close()
     if battery is not None:
         unique = {(r["gate"], r["profile"]): r for r in battery.records}
         outcome["verdicts"] = list(unique.values())
     outcome["message"] = _clip("; ".join(n for n in notes if n))
+    t["total"] = time.monotonic() - t0
     return outcome

@@ -10,6 +10,7 @@ once more at the end, alone (no other slot running), before its status is record
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import sys
@@ -22,6 +23,7 @@ from kcv.audit import statuses
 from kcv.audit.battery import op_class_of
 from kcv.audit.kernel import KernelConfig, audit_kernel
 from kcv.audit.progress import Progress
+from kcv.audit.replica import trial_seeds
 
 GENERATOR_VERSION = "kcv.audit/1 (get_inputs seeds from 42; rescale, NaN, layout, address probes)"
 
@@ -42,6 +44,7 @@ class AuditOptions:
     progress: bool = True
     memory_limit_bytes: int = 0
     command_line: str = ""
+    timings_path: str | None = None  # JSON lines: per-kernel wall times (bench/)
 
 
 def corpus_name(path: str) -> str:
@@ -112,13 +115,15 @@ class Auditor:
     def _audit_one(self, row: dict, may_retry: bool) -> str:
         t0 = time.monotonic()
         self.store.mark_running(row["id"], self.run_id)
-        outcome = audit_kernel(row, self.cfg)
+        timings: dict = {}
+        outcome = audit_kernel(row, self.cfg, timings)
         if may_retry and outcome["status"] != "ok" and statuses.is_out_of_memory(outcome["message"]):
             with self._lock:
                 self.retry_alone.append(row)
             self.progress.message(f"kcv audit: {row['id']}: out of memory; retried alone at the end")
             return "retry"
         self.store.record(outcome, self.run_id)
+        self._log_timings(row, outcome, timings)
         note = f"replica {outcome['replica_verdict']}" if outcome["replica_verdict"] else ""
         failed = sorted({v["gate"] for v in outcome["verdicts"] if v["verdict"] == "fail"})
         if failed:
@@ -126,11 +131,21 @@ class Auditor:
         self.progress.kernel_done(row["id"], outcome["status"], time.monotonic() - t0, note)
         return outcome["status"]
 
+    def _log_timings(self, row: dict, outcome: dict, timings: dict):
+        if not self.opts.timings_path:
+            return
+        line = json.dumps({"kernel_id": row["id"], "status": outcome["status"],
+                           "language": row["language"], "jobs": self.opts.jobs,
+                           **{k: round(v, 4) for k, v in timings.items()}})
+        with self._lock, open(self.opts.timings_path, "a", encoding="utf-8") as f:
+            f.write(line + "\n")
+
     def run(self) -> dict:
         o = self.opts
         self.run_id = self.store.begin_run({
             "kcv_version": _kcv_version(), "generator_version": GENERATOR_VERSION, "seed": 42,
             "profiles": list(o.profiles), "command_line": o.command_line, "shard": o.shard})
+        trial_seeds()  # imports torch here, once, not inside the first kernel's replica
         rows = read_rows(o, self.store, self.run_id)
         self.store.enqueue([kernel_info(r) for r in rows])
         by_id = {r["id"]: r for r in rows}

@@ -39,8 +39,29 @@ def get_inputs_names(reference_code: str) -> list[str] | None:
     return None
 
 
-def choose(reference_code: str, constants: dict) -> tuple[dict | None, str]:
-    """({name: new value}, "") or (None, reason it is not applicable)."""
+def module_int_constants(reference_code: str) -> dict:
+    """Module-level `name = <int literal>` assignments, read without executing anything (so the
+    rescaled pair can start before the reference worker has loaded)."""
+    try:
+        tree = ast.parse(reference_code)
+    except SyntaxError:
+        return {}
+    out = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant):
+            v = node.value.value
+            if isinstance(v, int) and not isinstance(v, bool):
+                for target in node.targets:
+                    if isinstance(target, ast.Name):
+                        out[target.id] = v
+    return out
+
+
+def choose(reference_code: str, constants: dict | None = None) -> tuple[dict | None, str]:
+    """({name: new value}, "") or (None, reason it is not applicable). constants: the module's
+    int constants (default: read from the source)."""
+    if constants is None:
+        constants = module_int_constants(reference_code)
     ints = {k: v for k, v in (constants or {}).items()
             if isinstance(v, int) and not isinstance(v, bool)}
     if not ints:

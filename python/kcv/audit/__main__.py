@@ -63,6 +63,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--memory-limit-gb", type=float, default=None, metavar="GB",
                    help="address-space limit per worker (default: 32 on --device cpu, none "
                         "otherwise: CUDA reserves far more address space than it uses)")
+    p.add_argument("--time-limit", type=_positive(float), metavar="S",
+                   help="start no new kernel after S seconds (kernels in flight finish, bounded by "
+                        "--kernel-timeout); the rest stays pending for the next run")
     p.add_argument("--timings", metavar="FILE.jsonl",
                    help="append per-kernel wall times (load, replica, battery, rescale_load, "
                         "total) as JSON lines, for bench/")
@@ -84,13 +87,15 @@ def main(argv=None) -> int:
                         limit=args.limit, ids=args.ids, kernel_timeout_s=args.kernel_timeout,
                         call_timeout_s=args.call_timeout, cache_dir=os.path.abspath(cache),
                         device=args.device, profiles=args.profiles, progress=not args.no_progress,
-                        memory_limit_bytes=int(mem_gb * (1 << 30)), timings_path=args.timings)
+                        memory_limit_bytes=int(mem_gb * (1 << 30)), timings_path=args.timings,
+                        time_limit_s=args.time_limit)
     summary = run_audit(opts)
     statuses = ", ".join(f"{k} {v}" for k, v in sorted(summary["statuses"].items()))
     replica = ", ".join(f"{k} {v}" for k, v in sorted(summary["replica"].items()))
     print(f"kcv audit: run {summary['run_id']} done; store {args.store}")
     print(f"kernels by status: {statuses or 'none'}")
     print(f"KernelBench replica: {replica or 'no verdicts'}")
+    print(f"left to do: {summary['left']}" + (" (run the same command again)" if summary["left"] else ""))
     return 0
 
 

@@ -45,6 +45,7 @@ class AuditOptions:
     memory_limit_bytes: int = 0
     command_line: str = ""
     timings_path: str | None = None  # JSON lines: per-kernel wall times (bench/)
+    time_limit_s: float | None = None  # start no kernel after this many seconds
 
 
 def corpus_name(path: str) -> str:
@@ -111,8 +112,15 @@ class Auditor:
         self._lock = threading.Lock()
         self.progress: Progress | None = None
         self.run_id = 0
+        self.started = time.monotonic()
+
+    def _out_of_time(self) -> bool:
+        limit = self.opts.time_limit_s
+        return limit is not None and time.monotonic() - self.started > limit
 
     def _audit_one(self, row: dict, may_retry: bool) -> str:
+        if self._out_of_time():
+            return "skipped"  # stays pending: the next run does it
         t0 = time.monotonic()
         self.store.mark_running(row["id"], self.run_id)
         timings: dict = {}
@@ -159,6 +167,9 @@ class Auditor:
                 list(pool.map(lambda r: self._audit_one(r, True), todo))
         for row in self.retry_alone:  # every other slot has finished: this one runs alone
             self._audit_one(row, may_retry=False)
+        if self._out_of_time():
+            self.progress.message(f"kcv audit: --time-limit reached; {len(self.store.todo())} "
+                                  "kernel(s) left for the next run (same command)")
         self.progress.finish()
         self.store.finish_run(self.run_id)
         return self.summary({corpus_name(p) for p in o.corpora})
@@ -173,7 +184,8 @@ class Auditor:
             counts[k["status"]] = counts.get(k["status"], 0) + 1
             if k.get("replica_verdict"):
                 replica[k["replica_verdict"]] = replica.get(k["replica_verdict"], 0) + 1
-        return {"run_id": self.run_id, "statuses": counts, "replica": replica}
+        return {"run_id": self.run_id, "statuses": counts, "replica": replica,
+                "left": len(self.store.todo())}
 
 
 def run_audit(opts: AuditOptions) -> dict:

@@ -42,7 +42,7 @@ TensorSig positional_sig(std::string name, std::size_t rank) {
   return t;
 }
 
-std::vector<double> f64_values(nb::handle values, const std::string& what) {
+std::vector<double> f64_values(nb::handle values) {
   nb::object np = nb::module_::import_("numpy");
   nb::object a = np.attr("ascontiguousarray")(values, "float64").attr("ravel")();
   nb::dict iface = nb::cast<nb::dict>(a.attr("__array_interface__"));
@@ -50,7 +50,6 @@ std::vector<double> f64_values(nb::handle values, const std::string& what) {
   std::vector<double> out(n);
   const auto ptr = nb::cast<uintptr_t>(nb::cast<nb::tuple>(iface["data"])[0]);
   if (n > 0) std::memcpy(out.data(), reinterpret_cast<const void*>(ptr), n * sizeof(double));
-  (void)what;
   return out;
 }
 
@@ -65,12 +64,12 @@ OracleResult oracle_from(nb::handle entries) {
     OracleOutput out;
     out.dtype = dtype_from_string(nb::cast<std::string>(d["dtype"]), what + ".dtype");
     for (nb::handle s : d["shape"]) out.shape.push_back(nb::cast<int64_t>(s));
-    out.value = f64_values(d["value"], what + ".value");
-    out.tau = f64_values(d["tau"], what + ".tau");
+    out.value = f64_values(d["value"]);
+    out.tau = f64_values(d["tau"]);
     if (d.contains("declared") && !d["declared"].is_none())
-      out.declared = f64_values(d["declared"], what + ".declared");
+      out.declared = f64_values(d["declared"]);
     if (d.contains("n_terms") && !d["n_terms"].is_none())
-      out.n_terms = f64_values(d["n_terms"], what + ".n_terms");
+      out.n_terms = f64_values(d["n_terms"]);
     r.outputs.push_back(std::move(out));
   }
   return r;

@@ -30,7 +30,8 @@ class Fields {
     if (!nb::isinstance<nb::dict>(obj)) throw nb::value_error((what_ + ": expected a dict").c_str());
     d_ = nb::borrow<nb::dict>(obj);
     for (auto [k, v] : d_) {
-      const std::string key = nb::cast<std::string>(nb::str(k));
+      if (!nb::isinstance<nb::str>(k)) throw nb::value_error((what_ + ": keys must be strings").c_str());
+      const std::string key = nb::cast<std::string>(k);
       if (!known.contains(key))
         throw nb::value_error(fmt::format("{}: unknown field '{}'", what_, key).c_str());
     }

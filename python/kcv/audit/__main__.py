@@ -63,6 +63,12 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--memory-limit-gb", type=float, default=None, metavar="GB",
                    help="address-space limit per worker (default: 32 on --device cpu, none "
                         "otherwise: CUDA reserves far more address space than it uses)")
+    p.add_argument("--alone-input-gb", type=float, default=1.0, metavar="GB",
+                   help="kernels whose get_inputs() exceed GB wait for the end and run alone "
+                        "(default 1)")
+    p.add_argument("--max-input-gb", type=float, default=None, metavar="GB",
+                   help="kernels whose get_inputs() exceed GB get status error instead of "
+                        "running (default: host memory / 12; the trusted side holds several copies)")
     p.add_argument("--time-limit", type=_positive(float), metavar="S",
                    help="start no new kernel after S seconds (kernels in flight finish, bounded by "
                         "--kernel-timeout); the rest stays pending for the next run")
@@ -71,6 +77,13 @@ def parser() -> argparse.ArgumentParser:
                         "total) as JSON lines, for bench/")
     p.add_argument("--no-progress", action="store_true", help="no progress display on stderr")
     return p
+
+
+def _host_memory_gb() -> float:
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / (1 << 30)
+    except (ValueError, OSError):
+        return 64.0
 
 
 def main(argv=None) -> int:
@@ -83,12 +96,15 @@ def main(argv=None) -> int:
 
     cache = args.cache_dir or os.path.join(os.path.dirname(os.path.abspath(args.store)), "kcv-cache")
     mem_gb = args.memory_limit_gb if args.memory_limit_gb is not None else (32.0 if args.device == "cpu" else 0.0)
+    max_in = args.max_input_gb if args.max_input_gb is not None else _host_memory_gb() / 12
     opts = AuditOptions(corpora=args.corpora, store=args.store, shard=args.shard, jobs=args.jobs,
                         limit=args.limit, ids=args.ids, kernel_timeout_s=args.kernel_timeout,
                         call_timeout_s=args.call_timeout, cache_dir=os.path.abspath(cache),
                         device=args.device, profiles=args.profiles, progress=not args.no_progress,
                         memory_limit_bytes=int(mem_gb * (1 << 30)), timings_path=args.timings,
-                        time_limit_s=args.time_limit)
+                        time_limit_s=args.time_limit,
+                        alone_input_bytes=int(args.alone_input_gb * (1 << 30)),
+                        max_input_bytes=int(max_in * (1 << 30)))
     summary = run_audit(opts)
     statuses = ", ".join(f"{k} {v}" for k, v in sorted(summary["statuses"].items()))
     replica = ", ".join(f"{k} {v}" for k, v in sorted(summary["replica"].items()))

@@ -277,7 +277,9 @@ class Battery:
         positions = sorted({0, size - 1})
         nan_probes = []
         for pos in positions:
-            inputs = [(n, a.copy()) for n, a in p0.inputs]
+            inputs = list(p0.inputs)  # shared, except the one input that gets the NaN
+            name, a = inputs[first]
+            inputs[first] = (name, a.copy())
             inputs[first][1].reshape(-1)[pos] = _nan_bits(specs[first]["dtype"])
             # The eager run calibrates tau for the elements the NaN does not reach: the judges
             # compare those by value as well as the mask.

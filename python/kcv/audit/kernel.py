@@ -29,13 +29,20 @@ class KernelConfig:
     kernel_timeout_s: float = 900.0
     call_timeout_s: float = 120.0
     memory_limit_bytes: int = 0
+    alone_input_bytes: int = 0  # larger inputs: the kernel waits for the end and runs alone
+    max_input_bytes: int = 0  # larger inputs: status error (host memory), 0: no limit
+
+
+class RunAlone(Exception):
+    """The kernel's inputs are large: run it later, with no other slot running."""
 
 
 def _clip(text: str) -> str:
     return text if len(text) <= MESSAGE_LIMIT else text[: MESSAGE_LIMIT - 3] + "..."
 
 
-def audit_kernel(row: dict, cfg: KernelConfig, timings: dict | None = None) -> dict:
+def audit_kernel(row: dict, cfg: KernelConfig, timings: dict | None = None,
+                 alone: bool = False) -> dict:
     """The KernelOutcome dict of one corpus row (see kcv._core.Store.record). `timings`, when
     given, receives wall seconds: load (both workers, compiles included), replica, battery
     (without waiting for the rescaled pair's load, which overlaps the replica), rescale_load
@@ -64,6 +71,14 @@ def audit_kernel(row: dict, cfg: KernelConfig, timings: dict | None = None) -> d
             if e.role == "candidate":
                 outcome["replica_verdict"] = "rejected"  # KernelBench's check fails on it too
             raise
+        size = session.input_bytes()
+        if cfg.max_input_bytes and size > cfg.max_input_bytes:
+            raise ReferenceFailure(f"get_inputs() makes {size / 2**30:.1f} GiB of inputs, over "
+                                   f"--max-input-gb {cfg.max_input_bytes / 2**30:g} (the trusted "
+                                   "side holds several copies)")
+        if cfg.alone_input_bytes and size > cfg.alone_input_bytes and not alone:
+            raise RunAlone(f"{size / 2**30:.1f} GiB of inputs")
+        session.keep_seeds = set(replica_mod.trial_seeds()[:2])
         t1 = time.monotonic()
         try:
             rep = replica_mod.run_replica(session)
@@ -79,6 +94,9 @@ def audit_kernel(row: dict, cfg: KernelConfig, timings: dict | None = None) -> d
         t["rescale_load"] = battery.rescale_load_s
         outcome["status"] = battery.kernel_status
         notes = battery.status_messages + notes
+    except RunAlone as e:
+        outcome["status"] = "run_alone"
+        notes.insert(0, str(e))
     except LoadFailure as e:
         outcome["status"] = e.status
         notes.insert(0, str(e))

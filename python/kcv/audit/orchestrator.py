@@ -46,6 +46,8 @@ class AuditOptions:
     command_line: str = ""
     timings_path: str | None = None  # JSON lines: per-kernel wall times (bench/)
     time_limit_s: float | None = None  # start no kernel after this many seconds
+    alone_input_bytes: int = 1 << 30
+    max_input_bytes: int = 0
 
 
 def corpus_name(path: str) -> str:
@@ -107,7 +109,9 @@ class Auditor:
         self.cfg = KernelConfig(profiles=list(opts.profiles), device=opts.device,
                                 cache_dir=opts.cache_dir, kernel_timeout_s=opts.kernel_timeout_s,
                                 call_timeout_s=opts.call_timeout_s,
-                                memory_limit_bytes=opts.memory_limit_bytes)
+                                memory_limit_bytes=opts.memory_limit_bytes,
+                                alone_input_bytes=opts.alone_input_bytes,
+                                max_input_bytes=opts.max_input_bytes)
         self.retry_alone: list[dict] = []
         self._lock = threading.Lock()
         self.progress: Progress | None = None
@@ -124,11 +128,13 @@ class Auditor:
         t0 = time.monotonic()
         self.store.mark_running(row["id"], self.run_id)
         timings: dict = {}
-        outcome = audit_kernel(row, self.cfg, timings)
-        if may_retry and outcome["status"] != "ok" and statuses.is_out_of_memory(outcome["message"]):
+        outcome = audit_kernel(row, self.cfg, timings, alone=not may_retry)
+        if outcome["status"] == "run_alone" or (
+                may_retry and outcome["status"] != "ok" and statuses.is_out_of_memory(outcome["message"])):
             with self._lock:
                 self.retry_alone.append(row)
-            self.progress.message(f"kcv audit: {row['id']}: out of memory; retried alone at the end")
+            why = "large inputs" if outcome["status"] == "run_alone" else "out of memory"
+            self.progress.message(f"kcv audit: {row['id']}: {why}; runs alone at the end")
             return "retry"
         self.store.record(outcome, self.run_id)
         self._log_timings(row, outcome, timings)

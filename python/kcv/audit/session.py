@@ -137,6 +137,7 @@ class ProblemSession:
         self.on_cpu = device == "cpu"
         self._helper = None  # the thread that spawned the candidate worker (start_both)
         self._inputs: dict[int, list] = {}
+        self.keep_seeds: set[int] = set()  # seeds whose inputs are memoised (the battery's)
         self._ref64: dict[int, list] = {}
         self._ref32: dict[tuple, list] = {}
 
@@ -222,14 +223,28 @@ class ProblemSession:
         return [np.asarray(o) for o in rec.outputs]
 
     def inputs(self, seed: int) -> list[tuple[str, np.ndarray]]:
-        """get_inputs() under torch.manual_seed(seed), drawn by the reference worker."""
-        if seed not in self._inputs:
-            specs = [output_spec(f"input.{k}", t["dtype"], t["shape"])
-                     for k, t in enumerate(self.problem.tensor_inputs())]
-            arrays = self._reference_call(f"get_inputs(seed={seed})", [], specs, mode=1,
-                                          extra={"seed": float(seed)}) if specs else []
-            self._inputs[seed] = [(f"input.{k}", a) for k, a in enumerate(arrays)]
-        return self._inputs[seed]
+        """get_inputs() under torch.manual_seed(seed), drawn by the reference worker. Only the
+        seeds in keep_seeds are memoised (a KernelBench input can be gigabytes)."""
+        if seed in self._inputs:
+            return self._inputs[seed]
+        specs = [output_spec(f"input.{k}", t["dtype"], t["shape"])
+                 for k, t in enumerate(self.problem.tensor_inputs())]
+        arrays = self._reference_call(f"get_inputs(seed={seed})", [], specs, mode=1,
+                                      extra={"seed": float(seed)}) if specs else []
+        made = [(f"input.{k}", a) for k, a in enumerate(arrays)]
+        if seed in self.keep_seeds:
+            self._inputs[seed] = made
+        return made
+
+    def input_bytes(self) -> int:
+        """Bytes of one set of tensor inputs (from the reference's problem description)."""
+        total = 0
+        for t in self.problem.tensor_inputs():
+            n = 1
+            for d in t["shape"]:
+                n *= int(d)
+            total += n * np.dtype(NUMPY_DTYPE.get(t["dtype"], np.float64)).itemsize
+        return total
 
     def _f64_specs(self):
         return [output_spec(f"output.{k}", "f64", o["shape"]) for k, o in enumerate(self.problem.outputs)]

@@ -41,10 +41,24 @@ def _clip(text: str) -> str:
     return text if len(text) <= MESSAGE_LIMIT else text[: MESSAGE_LIMIT - 3] + "..."
 
 
+def _warm_up(session: ProblemSession):
+    """One untimed, unjudged call of each kind first: Triton JIT compiles and autotunes on its
+    first call, cuBLAS/cuDNN initialise on theirs. Without this the replica's first trial would
+    carry those costs and the battery/replica timing would flatter the battery. A candidate
+    that hangs here ends the kernel as timeout."""
+    x = session.inputs(replica_mod.trial_seeds()[0])
+    session.reference32(x)
+    session.reference64(x)
+    rec = session.run_candidate(x, plain_buffers=True)
+    if rec.status == "timeout":
+        raise StopBattery("timeout", f"candidate call timed out (warm-up): {rec.message}")
+
+
 def audit_kernel(row: dict, cfg: KernelConfig, timings: dict | None = None,
                  alone: bool = False) -> dict:
     """The KernelOutcome dict of one corpus row (see kcv._core.Store.record). `timings`, when
-    given, receives wall seconds: load (both workers, compiles included), replica, battery
+    given, receives wall seconds: load (both workers, compiles included), warmup (first calls:
+    Triton JIT and autotuning, library initialisation), replica, battery
     (without waiting for the rescaled pair's load, which overlaps the replica), rescale_load
     and total: the benchmark's figures."""
     t = {} if timings is None else timings
@@ -80,6 +94,9 @@ def audit_kernel(row: dict, cfg: KernelConfig, timings: dict | None = None,
             raise RunAlone(f"{size / 2**30:.1f} GiB of inputs")
         session.keep_seeds = set(replica_mod.trial_seeds()[:2])
         t1 = time.monotonic()
+        _warm_up(session)
+        t["warmup"] = time.monotonic() - t1
+        t1 = time.monotonic()
         try:
             rep = replica_mod.run_replica(session)
             outcome["replica_verdict"] = rep.verdict
@@ -102,7 +119,8 @@ def audit_kernel(row: dict, cfg: KernelConfig, timings: dict | None = None,
         notes.insert(0, str(e))
     except StopBattery as e:
         outcome["status"] = e.status
-        notes = battery.status_messages + notes if battery else [e.message] + notes
+        msgs = battery.status_messages if battery is not None else []
+        notes = msgs + ([] if e.message in msgs else [e.message]) + notes
     except KernelTimeout as e:
         outcome["status"] = "timeout"
         notes.insert(0, f"kernel time limit of {cfg.kernel_timeout_s:g} s reached: {e}")

@@ -334,34 +334,31 @@ class Battery:
         desc = ",".join(f"{k}={v}" for k, v in override.items())
         sess = self._rescale_session
         try:
+            t0 = time.monotonic()
             try:
-                t0 = time.monotonic()
-                try:
-                    self._rescale_future.result()
-                finally:
-                    self.rescale_wait_s = time.monotonic() - t0
-                inputs = sess.inputs(seed)
-                value = sess.reference64(inputs, key=seed)
-                eager = sess.reference32(inputs, key=seed)
-                defaults = (sess.reference32(inputs, key=seed, torch_defaults=True)
-                            if self._want_defaults(sess) else None)
-            except LoadFailure as e:
-                if e.role == "candidate":
-                    return None, {"rescale": "fail", "override": desc,
-                                  "reason": f"the candidate fails to load at {desc} while the "
-                                            f"reference works (shape specialization): {e}"[:2000]}
-                return None, {"rescale": "not_applicable",
-                              "reason": f"the reference fails at {desc}: {e}"[:2000]}
-            except ReferenceFailure as e:
-                return None, {"rescale": "not_applicable",
-                              "reason": f"the reference fails at {desc}: {e}"[:2000]}
-            p = Probe(f"seed={seed}/rescaled:{desc}", inputs, value, eager, defaults)
-            p.calls.append(self._candidate(sess, inputs))
-            p.outputs = sess.problem.outputs
-            probes.append((p, sess.problem.outputs))
-            return p, {"rescale": "run", "override": desc}
-        finally:
-            self.close()
+                self._rescale_future.result()
+            finally:
+                self.rescale_wait_s = time.monotonic() - t0
+            inputs = sess.inputs(seed)
+            value = sess.reference64(inputs, key=seed)
+            eager = sess.reference32(inputs, key=seed)
+            defaults = (sess.reference32(inputs, key=seed, torch_defaults=True)
+                        if self._want_defaults(sess) else None)
+        except LoadFailure as e:
+            if e.role == "candidate":
+                return None, {"rescale": "fail", "override": desc,
+                              "reason": f"the candidate fails to load at {desc} while the "
+                                        f"reference works (shape specialization): {e}"[:2000]}
+            return None, {"rescale": "not_applicable",
+                          "reason": f"the reference fails at {desc}: {e}"[:2000]}
+        except ReferenceFailure as e:
+            return None, {"rescale": "not_applicable",
+                          "reason": f"the reference fails at {desc}: {e}"[:2000]}
+        p = Probe(f"seed={seed}/rescaled:{desc}", inputs, value, eager, defaults)
+        p.calls.append(self._candidate(sess, inputs))
+        p.outputs = sess.problem.outputs
+        probes.append((p, sess.problem.outputs))
+        return p, {"rescale": "run", "override": desc}
 
     def _cmp01(self, seed_probes, rescaled: Probe | None, note: dict):
         def per_profile(prof):

@@ -10,6 +10,7 @@ once more at the end, alone (no other slot running), before its status is record
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import shlex
@@ -197,4 +198,11 @@ class Auditor:
 def run_audit(opts: AuditOptions) -> dict:
     if not opts.command_line:
         opts.command_line = shlex.join([sys.executable, "-m", "kcv.audit", *sys.argv[1:]])
-    return Auditor(opts).run()
+    auditor = Auditor(opts)
+    try:
+        return auditor.run()
+    finally:
+        # Close the store now (its destructor checkpoints the WAL into the .db file), not at
+        # interpreter exit: a copied audit.db then holds everything.
+        auditor.store = None
+        gc.collect()

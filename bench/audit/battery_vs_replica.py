@@ -1,0 +1,48 @@
+"""The audit benchmark (issue 3 item 6): how long kcv's battery takes per kernel against the
+allclose replica measured in the same run, from the per-kernel timings `kcv audit --timings`
+writes (one JSON object per line: load, warmup, replica, battery, rescale_load, total, seconds).
+Compiles are excluded by construction: they happen in `load` (and the untimed warm-up call).
+Target: battery <= 2 x replica per kernel. Prints the ratio table and the share within target.
+
+  python3 bench/audit/battery_vs_replica.py TIMINGS.jsonl [...]
+"""
+
+import json
+import statistics
+import sys
+
+
+def rows(paths):
+    for path in paths:
+        with open(path) as f:
+            for line in f:
+                if line.strip():
+                    yield json.loads(line)
+
+
+def main(paths):
+    measured = [r for r in rows(paths) if r.get("replica") and r.get("battery") is not None]
+    if not measured:
+        print("no kernel with both a replica and a battery time")
+        return 1
+    ratios = sorted(r["battery"] / r["replica"] for r in measured)
+    within = sum(x <= 2.0 for x in ratios)
+    q = lambda p: ratios[min(len(ratios) - 1, int(p * len(ratios)))]  # noqa: E731
+    print(f"kernels with both times: {len(ratios)}")
+    print(f"battery / replica: median {statistics.median(ratios):.2f}, p10 {q(0.1):.2f}, "
+          f"p90 {q(0.9):.2f}, max {ratios[-1]:.2f}")
+    print(f"within the 2x target: {within}/{len(ratios)} ({100 * within / len(ratios):.0f} %)")
+    for key in ("load", "warmup", "replica", "battery", "total"):
+        vals = [r[key] for r in measured if r.get(key) is not None]
+        if vals:
+            print(f"{key:>8}: median {statistics.median(vals):7.2f} s, sum {sum(vals):8.1f} s")
+    by_lang = {}
+    for r in measured:
+        by_lang.setdefault(r.get("language", "?"), []).append(r["battery"] / r["replica"])
+    for lang, xs in sorted(by_lang.items()):
+        print(f"  {lang:>7}: {len(xs)} kernels, median ratio {statistics.median(xs):.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

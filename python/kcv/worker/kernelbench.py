@@ -14,6 +14,7 @@ import torch
 from kcv.worker import modexec
 from kcv.worker.devices import copy_back, to_device
 from kcv.worker.errors import LoadError, RequestError, load_error
+from kcv.worker.float64 import float64_forward, promote_attributes
 from kcv.worker.outputs import BadOutput, flatten, store
 from kcv.worker.views import dtype_name
 
@@ -58,7 +59,10 @@ class KernelBenchPair:
             torch.backends.cuda.matmul.allow_tf32 = False
             torch.backends.cudnn.allow_tf32 = False
             self.model32 = self._build(ref.Model, "reference_code").to(device)
+            # built at float32 like model32 (same init draws), then widened with its plain
+            # tensor attributes; its forward runs under float64_forward() (kcv.worker.float64)
             self.model64 = self._build(ref.Model, "reference_code").double().to(device)
+            promote_attributes(self.model64)
         else:
             model = self._build(ref.Model, "reference_code")
             candidate = self._build(cand.ModelNew, "candidate_code")
@@ -136,7 +140,9 @@ class KernelBenchPair:
         elif mode == 0:
             cast = [t.to(self.device, torch.float64) if t.is_floating_point() else
                     t.to(self.device) for t in inputs]
-            store(self._forward(self.model64, self._args(cast)), outputs, convert=True)
+            with float64_forward():
+                result = self._forward(self.model64, self._args(cast))
+            store(result, outputs, convert=True)
         elif mode == 1:
             seed = params.get("seed")
             if not isinstance(seed, (int, float)) or seed != int(seed):

@@ -9,16 +9,23 @@ receives the reference's parameters and buffers wherever names and shapes match,
 init order cannot make a correct kernel look wrong.
 
 The reference role serves the trusted values: mode 0 runs Model in float64 (floating inputs
-cast, integer inputs untouched, TF32 off), mode 1 makes the inputs of a seed, mode 2 runs Model
+cast, integer inputs untouched, TF32 off; tensors the model makes itself are widened too, see
+kcv.worker.float64), mode 1 makes the inputs of a seed, mode 2 runs Model
 at its own precision ("reference32": the eager result the error model calls declared). The
 candidate role serves mode 0 only, on the input views themselves when on the CPU, so in-place
 writes to inputs reach kcv's mutation check. On CUDA the inputs are copied to the device with
 their layout (strides, padding) intact and copied back afterwards when the kernel changed them.
 
 Environment first: TORCH_EXTENSIONS_DIR and TRITON_CACHE_DIR go under cache_dir, and without a
-GPU TRITON_INTERPRET=1, all before torch (and so Triton) is imported by this process.
+GPU TRITON_INTERPRET=1, all before torch (and so Triton) is imported by this process. The
+extensions directory is one per code text (torch_extensions/<16 hex of its sha256>): corpus rows
+reuse load_inline names ("custom_softmax") with other sources, and workers building two of them
+in one directory at once load each other's half-written .so. Workers of the same code (the
+rescaled-shape pair) share the build; torch's lock in the build directory serialises them.
+Triton's cache is content-addressed and stays shared.
 """
 
+import hashlib
 import os
 import tempfile
 
@@ -36,9 +43,16 @@ def _cuda_possible() -> bool:
     return os.path.exists("/dev/nvidiactl")
 
 
-def prepare_environment(cache_dir: str, device: str) -> None:
-    """Compile caches under `cache_dir`; Triton's interpreter when the device will be the CPU."""
-    os.environ["TORCH_EXTENSIONS_DIR"] = os.path.join(cache_dir, "torch_extensions")
+def extensions_dir(cache_dir: str, code: str) -> str:
+    """<cache_dir>/torch_extensions/<first 16 hex digits of sha256(code)>."""
+    digest = hashlib.sha256(code.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    return os.path.join(cache_dir, "torch_extensions", digest)
+
+
+def prepare_environment(cache_dir: str, device: str, code: str) -> None:
+    """Compile caches under `cache_dir` (torch extensions per `code`, the code this role
+    builds); Triton's interpreter when the device will be the CPU."""
+    os.environ["TORCH_EXTENSIONS_DIR"] = extensions_dir(cache_dir, code)
     os.environ["TRITON_CACHE_DIR"] = os.path.join(cache_dir, "triton")
     if device == "cpu" or (device == "auto" and not _cuda_possible()):
         os.environ["TRITON_INTERPRET"] = "1"
@@ -105,7 +119,8 @@ def _require(module, names, what: str) -> None:
 def load(req: dict):
     """The KernelBenchPair a load request describes; LoadError with the class prefix if not."""
     f = _fields(req)
-    prepare_environment(f["cache_dir"], f["device"])
+    prepare_environment(f["cache_dir"], f["device"],
+                        f["candidate_code"] if f["role"] == "candidate" else f["reference_code"])
     import torch  # noqa: PLC0415 (deliberately after the environment is set)
 
     if f["device"] == "cuda" and not torch.cuda.is_available():

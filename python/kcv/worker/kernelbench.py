@@ -7,6 +7,7 @@ Scalars of get_inputs() (a dim, an eps) are re-made here from the load seed's ge
 carry only the tensor inputs.
 """
 
+import contextlib
 import os
 
 import torch
@@ -28,6 +29,25 @@ def _scalar(value):
     if isinstance(value, (list, tuple)) and all(isinstance(v, (bool, int, float)) for v in value):
         return {"kind": "scalar", "value": list(value)}
     return {"kind": "other", "type": type(value).__name__}
+
+
+def _tf32_flag(params: dict, name: str) -> bool:
+    v = params.get(name, 0)
+    if v not in (0, 1) or isinstance(v, str):
+        raise RequestError(f"params.{name}: {v!r} is not 0 or 1")
+    return bool(v)
+
+
+@contextlib.contextmanager
+def tf32_flags(cudnn: bool, matmul: bool):
+    """torch.backends' TF32 flags set for one call, then restored (mode 2's "cudnn_tf32" and
+    "matmul_tf32": the fp32-eager run under the flags a profile sanctions, docs/08_audit.md)."""
+    was = (torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32)
+    torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32 = cudnn, matmul
+    try:
+        yield
+    finally:
+        torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32 = was
 
 
 def copy_weights(source: torch.nn.Module, target: torch.nn.Module) -> tuple:
@@ -151,8 +171,10 @@ class KernelBenchPair:
             made = [x for x in self.ref.get_inputs() if isinstance(x, torch.Tensor)]
             store(made, outputs, convert=False)
         elif mode == 2:
+            flags = (_tf32_flag(params, "cudnn_tf32"), _tf32_flag(params, "matmul_tf32"))
             args = self._args([t.to(self.device, copy=True) for t in inputs])
-            store(self._forward(self.model32, args), outputs, convert=True)
+            with tf32_flags(*flags):
+                store(self._forward(self.model32, args), outputs, convert=True)
         else:
             raise RequestError(f"params.mode: {mode} is not 0 (run), 1 (inputs) or "
                                "2 (reference32)")

@@ -51,7 +51,11 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--limit", type=_positive(int), help="audit at most N rows (in corpus order)")
     p.add_argument("--ids", nargs="+", metavar="ID", help="audit only these row ids")
     p.add_argument("--kernel-timeout", type=_positive(float), default=900.0, metavar="S",
-                   help="seconds per kernel, compiles included (default 900)")
+                   help="seconds per kernel after its workers' load: warm-up, replica, battery "
+                        "(default 900)")
+    p.add_argument("--load-timeout", type=_positive(float), default=900.0, metavar="S",
+                   help="seconds for the load of a kernel's four workers, compiles included "
+                        "(default 900); a load over it ends the kernel as timeout")
     p.add_argument("--call-timeout", type=_positive(float), default=120.0, metavar="S",
                    help="seconds per worker call (default 120)")
     p.add_argument("--cache-dir", help="compile cache shared by all workers (TORCH_EXTENSIONS_DIR, "
@@ -71,7 +75,7 @@ def parser() -> argparse.ArgumentParser:
                         "running (default: host memory / 12; the trusted side holds several copies)")
     p.add_argument("--time-limit", type=_positive(float), metavar="S",
                    help="start no new kernel after S seconds (kernels in flight finish, bounded by "
-                        "--kernel-timeout); the rest stays pending for the next run")
+                        "--load-timeout + --kernel-timeout); the rest stays pending for the next run")
     p.add_argument("--timings", metavar="FILE.jsonl",
                    help="append per-kernel wall times (load, replica, battery, rescale_load, "
                         "total) as JSON lines, for bench/")
@@ -99,6 +103,7 @@ def main(argv=None) -> int:
     max_in = args.max_input_gb if args.max_input_gb is not None else _host_memory_gb() / 12
     opts = AuditOptions(corpora=args.corpora, store=args.store, shard=args.shard, jobs=args.jobs,
                         limit=args.limit, ids=args.ids, kernel_timeout_s=args.kernel_timeout,
+                        load_timeout_s=args.load_timeout,
                         call_timeout_s=args.call_timeout, cache_dir=os.path.abspath(cache),
                         device=args.device, profiles=args.profiles, progress=not args.no_progress,
                         memory_limit_bytes=int(mem_gb * (1 << 30)), timings_path=args.timings,

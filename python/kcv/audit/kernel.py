@@ -2,8 +2,9 @@
 whatever happened into one store outcome (status, message, replica verdict, verdicts).
 
 Every failure is data (STYLE 14): a load failure maps to its status (statuses.py), a candidate
-call that times out or keeps crashing ends the battery with the verdicts judged so far, the
-kernel's deadline ends it as `timeout`, and a failing trusted reference is `error` with the
+call that times out or keeps crashing ends the battery with the verdicts judged so far, a load
+(compiles included) that runs past --load-timeout or probes that run past --kernel-timeout
+(counted from the end of the load) end it as `timeout`, and a failing trusted reference is `error` with the
 reference's message. Even a bug of ours becomes `error` for this kernel only, never a stopped
 audit."""
 
@@ -15,7 +16,7 @@ from dataclasses import dataclass
 
 from kcv.audit import replica as replica_mod
 from kcv.audit.battery import Battery, StopBattery
-from kcv.audit.session import (KernelTimeout, Limits, LoadFailure, ProblemSession,
+from kcv.audit.session import (KernelTimeout, Limits, LoadFailure, LoadTimeout, ProblemSession,
                                ReferenceFailure)
 
 MESSAGE_LIMIT = 4000
@@ -26,7 +27,8 @@ class KernelConfig:
     profiles: list
     device: str = "auto"
     cache_dir: str | None = None
-    kernel_timeout_s: float = 900.0
+    kernel_timeout_s: float = 900.0  # everything after the load: warm-up, replica, battery
+    load_timeout_s: float = 900.0  # the workers' loads, compiles included
     call_timeout_s: float = 120.0
     memory_limit_bytes: int = 0
     alone_input_bytes: int = 0  # larger inputs: the kernel waits for the end and runs alone
@@ -63,8 +65,10 @@ def audit_kernel(row: dict, cfg: KernelConfig, timings: dict | None = None,
     and total: the benchmark's figures."""
     t = {} if timings is None else timings
     t0 = time.monotonic()
-    limits = Limits(deadline=time.monotonic() + cfg.kernel_timeout_s,
-                    call_timeout_s=cfg.call_timeout_s, memory_limit_bytes=cfg.memory_limit_bytes)
+    load_deadline = t0 + cfg.load_timeout_s
+    limits = Limits(deadline=load_deadline, call_timeout_s=cfg.call_timeout_s,
+                    memory_limit_bytes=cfg.memory_limit_bytes, load_deadline=load_deadline,
+                    load_timeout_s=cfg.load_timeout_s)
 
     def make_session(constants=None, label=""):
         return ProblemSession(row, limits, device=cfg.device, cache_dir=cfg.cache_dir,
@@ -81,6 +85,7 @@ def audit_kernel(row: dict, cfg: KernelConfig, timings: dict | None = None,
         try:
             session.start_both()
             t["load"] = time.monotonic() - t0
+            limits.start_running(cfg.kernel_timeout_s)  # the rescaled pair keeps load_deadline
         except LoadFailure as e:
             if e.role == "candidate":
                 outcome["replica_verdict"] = "rejected"  # KernelBench's check fails on it too
@@ -121,9 +126,13 @@ def audit_kernel(row: dict, cfg: KernelConfig, timings: dict | None = None,
         outcome["status"] = e.status
         msgs = battery.status_messages if battery is not None else []
         notes = msgs + ([] if e.message in msgs else [e.message]) + notes
+    except LoadTimeout as e:
+        outcome["status"] = "timeout"
+        notes.insert(0, str(e))
     except KernelTimeout as e:
         outcome["status"] = "timeout"
-        notes.insert(0, f"kernel time limit of {cfg.kernel_timeout_s:g} s reached: {e}")
+        notes.insert(0, f"kernel time limit of {cfg.kernel_timeout_s:g} s (after the load) "
+                        f"reached: {e}")
     except ReferenceFailure as e:
         outcome["status"] = "error"
         notes.insert(0, str(e))

@@ -38,6 +38,7 @@ class AuditOptions:
     limit: int | None = None
     ids: list | None = None
     kernel_timeout_s: float = 900.0
+    load_timeout_s: float = 900.0
     call_timeout_s: float = 120.0
     cache_dir: str | None = None
     device: str = "auto"
@@ -109,6 +110,7 @@ class Auditor:
         self.store = _core.Store(opts.store)
         self.cfg = KernelConfig(profiles=list(opts.profiles), device=opts.device,
                                 cache_dir=opts.cache_dir, kernel_timeout_s=opts.kernel_timeout_s,
+                                load_timeout_s=opts.load_timeout_s,
                                 call_timeout_s=opts.call_timeout_s,
                                 memory_limit_bytes=opts.memory_limit_bytes,
                                 alone_input_bytes=opts.alone_input_bytes,

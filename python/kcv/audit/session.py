@@ -5,9 +5,12 @@ process never imports reference or candidate code, it only sends inputs and read
 outputs. The reference worker runs Model in float64 (mode 0), draws get_inputs under a seed
 (mode 1) and runs Model in float32 eager (mode 2); the candidate worker runs ModelNew (mode 0).
 
-Time is the one resource shared by everything a kernel does: every start and call gets the
-smaller of its own limit and what is left of the kernel's deadline, and a kernel whose deadline
-has passed raises KernelTimeout, so a per-kernel timeout needs no thread to kill anything.
+Time is bounded twice. The workers' load (imports and compiles: a load_inline build under
+contention can take minutes) is bounded by the load deadline; a load that runs past it raises
+LoadTimeout. Everything after the load (warm-up, replica, battery) is bounded by the kernel
+deadline, which the caller sets once the load is done (Limits.start_running). Every start and
+call gets the smaller of its own limit and what is left of its deadline, and a passed deadline
+raises KernelTimeout, so neither timeout needs a thread to kill anything.
 Load failures become LoadFailure(status, message) with the audit status they map to."""
 
 from __future__ import annotations
@@ -38,6 +41,10 @@ class KernelTimeout(Exception):
     """The kernel's deadline passed; what was judged so far is kept."""
 
 
+class LoadTimeout(KernelTimeout):
+    """A worker's load (imports, compiles) ran past the load deadline."""
+
+
 class LoadFailure(Exception):
     """A worker failed to start or load; `status` is the audit status it maps to."""
 
@@ -62,9 +69,19 @@ class Limits:
     deadline: float  # time.monotonic() by which the kernel must be done
     call_timeout_s: float = 60.0
     memory_limit_bytes: int = 0
+    load_deadline: float | None = None  # by which the loads must be done (None: deadline)
+    load_timeout_s: float | None = None  # for the message of a load that runs out
 
     def remaining_s(self) -> float:
         return self.deadline - time.monotonic()
+
+    def load_remaining_s(self) -> float:
+        end = self.deadline if self.load_deadline is None else self.load_deadline
+        return end - time.monotonic()
+
+    def start_running(self, kernel_timeout_s: float):
+        """The load is done: from now on the kernel has kernel_timeout_s seconds."""
+        self.deadline = time.monotonic() + kernel_timeout_s
 
     def budget_ms(self, limit_s: float) -> int:
         left = self.remaining_s()
@@ -150,7 +167,10 @@ class ProblemSession:
         load = kernelbench_load(self.row, role, device=self.device, cache_dir=self.cache_dir,
                                 constants=self.constants)
         load["kernel"] = name  # the worker echoes it; the executor checks the echo
-        startup_ms = self.limits.budget_ms(self.limits.remaining_s())
+        left = self.limits.load_remaining_s()
+        if left <= 0:
+            raise self._load_timeout(role, "no time left to start it")
+        startup_ms = max(1, int(1000 * left))
         worker = _core.Worker(worker_command(), load, name=name,
                               memory_limit_bytes=self.limits.memory_limit_bytes,
                               startup_timeout_ms=startup_ms)
@@ -159,10 +179,16 @@ class ProblemSession:
         except RuntimeError as e:
             worker.close()
             msg = str(e)
-            if self.limits.remaining_s() <= 0:
-                raise KernelTimeout(f"{role} worker did not load in time: {msg}") from e
+            if self.limits.load_remaining_s() <= 0:
+                raise self._load_timeout(role, msg) from e
             raise LoadFailure(role, statuses.status_of_load_error(msg), msg) from e
         return worker, info
+
+    def _load_timeout(self, role: str, msg: str) -> LoadTimeout:
+        s = self.limits.load_timeout_s
+        bound = f"{s:g} s" if s is not None else "the kernel's time limit"
+        return LoadTimeout(f"{role} worker ({self.label}): load (compile) took longer than "
+                           f"{bound}: {msg}")
 
     def start_reference(self) -> Problem:
         self.reference, info = self._start("reference")
@@ -258,16 +284,17 @@ class ProblemSession:
             self._ref64[key] = out
         return out
 
-    def reference32(self, inputs, key=None, torch_defaults: bool = False) -> list[np.ndarray]:
-        """Model in float32 eager on these inputs, as f64 arrays: TF32 off, or PyTorch's
-        default backend flags (cuDNN convolutions may use TF32) with torch_defaults. On the
-        CPU the two are the same run, so it is made once."""
-        if self.on_cpu:
-            torch_defaults = False
-        k = (key, torch_defaults)
+    def reference32(self, inputs, key=None, tf32=(0, 0)) -> list[np.ndarray]:
+        """Model in float32 eager on these inputs, as f64 arrays, with torch.backends' TF32
+        flags tf32 = (cudnn_tf32, matmul_tf32) for this call (default: both off). TF32 exists
+        only on CUDA: on the CPU every flag set is the flags-off run, made once. Memoised per
+        (key, flags)."""
+        flags = (0, 0) if self.on_cpu else (int(tf32[0]), int(tf32[1]))
+        k = (key, flags)
         if key is not None and k in self._ref32:
             return self._ref32[k]
-        extra = {"torch_defaults": 1.0} if torch_defaults else None
+        extra = ({"cudnn_tf32": float(flags[0]), "matmul_tf32": float(flags[1])}
+                 if flags != (0, 0) else None)
         out = self._reference_call("float32 run", inputs, self._f64_specs(), mode=2, extra=extra)
         if key is not None:
             self._ref32[k] = out

@@ -1,0 +1,120 @@
+"""The audit's two time bounds and mode 2's TF32 flags, with real workers on the CPU.
+
+- --load-timeout bounds the workers' load (imports, compiles): a candidate that sleeps at import
+  ends as `timeout` with a message naming the load.
+- --kernel-timeout bounds what comes after the load: it is set below the load's own wall time
+  here, so the kernel only gets as far as a candidate that sleeps in forward if the load is not
+  counted against it.
+- mode 2 with cudnn_tf32 / matmul_tf32 runs under those flags and restores them after the call:
+  the reference model returns the flags it sees (the flags exist on the CPU too)."""
+
+import time
+
+import numpy as np
+import pytest
+
+core = pytest.importorskip("kcv._core")
+pytest.importorskip("torch")
+
+from kcv.audit.kernel import KernelConfig, audit_kernel  # noqa: E402
+from kcv.audit.session import Limits, ProblemSession, run_call  # noqa: E402
+
+REFERENCE = """
+import torch
+class Model(torch.nn.Module):
+    def forward(self, x):
+        return x * 2.0
+def get_inputs():
+    return [torch.randn(8)]
+def get_init_inputs():
+    return []
+"""
+
+SLEEPS_AT_IMPORT = """
+import time
+import torch
+time.sleep(600)
+class ModelNew(torch.nn.Module):
+    def forward(self, x):
+        return x * 2.0
+"""
+
+SLEEPS_IN_FORWARD = """
+import time
+import torch
+class ModelNew(torch.nn.Module):
+    def forward(self, x):
+        time.sleep(600)
+        return x * 2.0
+"""
+
+FLAGS_REFERENCE = """
+import torch
+class Model(torch.nn.Module):
+    def forward(self, x):
+        flags = [float(torch.backends.cudnn.allow_tf32), float(torch.backends.cuda.matmul.allow_tf32)]
+        return x.sum() * 0 + torch.tensor(flags, dtype=x.dtype)
+def get_inputs():
+    return [torch.randn(4)]
+def get_init_inputs():
+    return []
+"""
+
+
+def row(kernel_id: str, candidate: str, reference: str = REFERENCE) -> dict:
+    return {"id": kernel_id, "corpus": "test", "level": 1, "problem_id": 1,
+            "problem_name": "1_double.py", "language": "pytorch",
+            "reference_code": reference, "candidate_code": candidate}
+
+
+def config(**kw) -> KernelConfig:
+    return KernelConfig(profiles=["strict", "pytorch-eager"], device="cpu", call_timeout_s=120,
+                        memory_limit_bytes=32 << 30, **kw)
+
+
+def test_a_load_past_the_load_timeout_is_a_timeout_naming_the_load(tmp_path):
+    cfg = config(load_timeout_s=25, kernel_timeout_s=900, cache_dir=str(tmp_path))
+    t0 = time.monotonic()
+    out = audit_kernel(row("sleeps_at_import", SLEEPS_AT_IMPORT), cfg)
+    assert out["status"] == "timeout", out["message"]
+    assert "load (compile) took longer than 25 s" in out["message"]
+    assert time.monotonic() - t0 < 300  # bounded by the load timeout, not the import's sleep
+
+
+def test_the_kernel_timeout_starts_after_the_load(tmp_path):
+    timings: dict = {}
+    cfg = config(load_timeout_s=300, kernel_timeout_s=3, cache_dir=str(tmp_path))
+    out = audit_kernel(row("sleeps_in_forward", SLEEPS_IN_FORWARD), cfg, timings)
+    assert out["status"] == "timeout", out["message"]
+    assert "load" in timings  # the load finished, whatever it took against the 3 s limit
+    assert "took longer than" not in out["message"]
+    assert "timed out" in out["message"] or "kernel time limit" in out["message"]
+
+
+def test_mode2_runs_under_the_tf32_flags_and_restores_them(tmp_path):
+    r = row("flags", "", FLAGS_REFERENCE)
+    s = ProblemSession(r, Limits(deadline=time.monotonic() + 300, call_timeout_s=120),
+                       device="cpu", cache_dir=str(tmp_path))
+    try:
+        s.start_reference()
+        x = s.inputs(1)
+        spec = [("f64", (2,))]
+
+        def mode2(**flags):
+            rec = run_call(s.reference, x, spec, mode=2, timeout_ms=120000,
+                           extra_params={k: float(v) for k, v in flags.items()})
+            assert rec.status == "ok", rec.message
+            return tuple(np.asarray(rec.outputs[0]).tolist())
+
+        assert mode2() == (0.0, 0.0)  # today's behaviour: both off
+        assert mode2(cudnn_tf32=1, matmul_tf32=0) == (1.0, 0.0)
+        assert mode2() == (0.0, 0.0)  # restored
+        assert mode2(cudnn_tf32=1, matmul_tf32=1) == (1.0, 1.0)
+        assert mode2(cudnn_tf32=0, matmul_tf32=0) == (0.0, 0.0)
+        rec = run_call(s.reference, x, spec, mode=0, timeout_ms=120000)
+        assert rec.status == "ok" and tuple(np.asarray(rec.outputs[0]).tolist()) == (0.0, 0.0)
+        bad = run_call(s.reference, x, spec, mode=2, timeout_ms=120000,
+                       extra_params={"cudnn_tf32": 2.0})
+        assert bad.status != "ok" and "cudnn_tf32" in bad.message
+    finally:
+        s.close()

@@ -144,7 +144,7 @@ class CallableSession:
     def reference64(self, inputs, key=None):
         return self._run(inputs, wide=True)
 
-    def reference32(self, inputs, key=None, torch_defaults=False):
+    def reference32(self, inputs, key=None, tf32=(0, 0)):
         return self._run(inputs, wide=False)
 
     def output_specs(self):

@@ -127,3 +127,37 @@ def test_progress_prints_one_line_per_kernel_without_a_terminal():
     lines = out.getvalue().splitlines()
     assert len(lines) == 2 and "[2/3]" in lines[1] and "crash 1" in lines[1] and "ok 1" in lines[1]
     assert "ETA 30s" in lines[1]  # 2 kernels in 60 s, 1 left
+
+
+def test_profiles_map_to_their_eager_tf32_flags():
+    assert error_model.tf32_flags("strict") == (0, 0)
+    assert error_model.tf32_flags("cuda-default") == (0, 0)
+    assert error_model.tf32_flags("fast-math") == (0, 0)
+    assert error_model.tf32_flags("pytorch-eager") == (1, 0)  # PyTorch's own defaults
+    assert error_model.tf32_flags("triton-default") == (1, 1)
+    with pytest.raises(ValueError, match="profile"):
+        error_model.tf32_flags("no-such-profile")
+    assert error_model.extra_flag_sets(["strict", "fast-math"]) == []
+    assert error_model.extra_flag_sets(
+        ["pytorch-eager", "strict", "triton-default", "pytorch-eager"]) == [(1, 0), (1, 1)]
+
+
+def test_profile_scale_is_the_larger_eager_error_and_never_tightens_tau():
+    rng = np.random.default_rng(1)
+    y = rng.standard_normal(200)
+    u = error_model.unit_roundoff("f32")
+    strict_eager = y + 3 * u * rng.standard_normal(200)
+    tf32_eager = y + 2.0**-11 * rng.standard_normal(200)  # a TF32-sized error
+    t_strict = error_model.tau(y, strict_eager, "f32")
+    t_eager = error_model.tau(y, strict_eager, "f32", eager_profile=tf32_eager)
+    big_e = max(error_model.eager_error(y, strict_eager, "f32"),
+                error_model.eager_error(y, tf32_eager, "f32"))
+    np.testing.assert_array_equal(t_eager, u * np.abs(y) + error_model.C_EAGER * big_e)
+    assert np.all(t_eager >= t_strict) and np.any(t_eager > t_strict)
+    # equal E's (on the CPU the flag runs are the flags-off run): equal tau
+    np.testing.assert_array_equal(
+        error_model.tau(y, strict_eager, "f32", eager_profile=strict_eager.copy()), t_strict)
+    # a profile run with a smaller error never tightens the strict scale
+    np.testing.assert_array_equal(error_model.tau(y, strict_eager, "f32", eager_profile=y), t_strict)
+    entry = error_model.oracle_entry("f32", y, strict_eager, tf32_eager)
+    np.testing.assert_array_equal(entry["declared"], tf32_eager)

@@ -15,6 +15,8 @@ excluded). Probes, all through the kernel's worker pair (session.py):
 - CMP-02, RES-01: the buffer audit of every candidate call (inputs unchanged, guards intact,
   every output element written; crash and timeout statuses).
 - PRC-01: the reference-shape calls against the declared (eager fp32) value.
+Each probe's eager fp32 run is made with TF32 off and, on CUDA, once more per TF32 flag set a
+judged profile sanctions (error_model.PROFILE_TF32); tau under a profile uses the larger error.
 - ORD-01, ORD-03, PRC-02, EXC-02, RES-02: not applicable to an opaque module, each with its reason.
 Bounds come from error_model.py. A candidate call that times out ends the battery (status
 timeout); two crashes end it (status crash); the gates judged until then are kept."""
@@ -64,8 +66,8 @@ class Probe:
     label: str
     inputs: list
     value: list  # fp64 reference outputs
-    eager: list | None  # fp32 eager outputs, TF32 off (None: no eager run, e.g. NaN probes)
-    eager_defaults: list | None = None  # fp32 eager with PyTorch's default flags
+    eager: list | None  # fp32 eager outputs, TF32 off (None: no eager run)
+    eager_tf32: dict = field(default_factory=dict)  # (cudnn, matmul) flags -> fp32 eager outputs
     calls: list = field(default_factory=list)
     injections: list = field(default_factory=list)
     outputs: list | None = None  # output specs when not the session's (the rescaled shape)
@@ -127,6 +129,7 @@ class Battery:
         self.contract = dict(contract or {})
         self.row = row
         self.profiles = list(profiles)
+        self.flag_sets = error_model.extra_flag_sets(self.profiles)  # TF32 eager runs needed
         self.make_session = make_session  # constants -> a new, unstarted ProblemSession
         self.records: list[dict] = []
         self.crashes = 0
@@ -157,15 +160,17 @@ class Battery:
                 raise StopBattery("crash", f"candidate crashed {self.crashes} times: {rec.message}")
         return rec
 
-    def _want_defaults(self, session) -> bool:
-        return not session.on_cpu and any(p != "strict" for p in self.profiles)
+    def eager_tf32(self, session, inputs, key=None) -> dict:
+        """The eager fp32 runs under the TF32 flag sets the judged profiles sanction; none on
+        the CPU (no TF32 there: the flags-off run stands for every profile)."""
+        if session.on_cpu:
+            return {}
+        return {f: session.reference32(inputs, key=key, tf32=f) for f in self.flag_sets}
 
     def seed_probe(self, session: ProblemSession, seed: int, label: str) -> Probe:
         inputs = session.inputs(seed)
         p = Probe(label, inputs, session.reference64(inputs, key=seed),
-                  session.reference32(inputs, key=seed))
-        if self._want_defaults(session):
-            p.eager_defaults = session.reference32(inputs, key=seed, torch_defaults=True)
+                  session.reference32(inputs, key=seed), self.eager_tf32(session, inputs, seed))
         p.calls.append(self._candidate(session, inputs))
         return p
 
@@ -176,12 +181,9 @@ class Battery:
         entries = []
         for k, spec in enumerate(outs):
             eager = None if probe.eager is None else probe.eager[k]
-            entry = error_model.oracle_entry(spec["dtype"], probe.value[k], eager)
-            if profile != "strict" and probe.eager_defaults is not None:
-                alt = error_model.oracle_entry(spec["dtype"], probe.value[k], probe.eager_defaults[k])
-                entry["tau"] = np.maximum(entry["tau"], alt["tau"])
-                entry["declared"] = alt["declared"]
-            entries.append(entry)
+            alt = probe.eager_tf32.get(error_model.tf32_flags(profile))
+            entries.append(error_model.oracle_entry(spec["dtype"], probe.value[k], eager,
+                                                    None if alt is None else alt[k]))
         return entries
 
     def judge(self, gate: str, probe: Probe, profile: str, *, calls=None, repetitions=1,
@@ -248,7 +250,7 @@ class Battery:
         for k in range(1, ORD02_REPETITIONS):
             calls.append(self._candidate(self.s, p0.inputs, address_shift=k * itemsize))
             probes.append((Probe(f"{p0.label}/shift={k * itemsize}", p0.inputs, p0.value,
-                                 p0.eager, p0.eager_defaults, [calls[-1]]), None))
+                                 p0.eager, p0.eager_tf32, [calls[-1]]), None))
         self.add("ORD-02", lambda prof: [self.judge("ORD-02", p0, prof, calls=calls,
                                                     repetitions=len(calls))])
 
@@ -261,7 +263,7 @@ class Battery:
         if not changed:
             self.add_not_applicable("CMP-03", "no floating tensor input with more than one element")
             return
-        p = Probe(f"{p0.label}/noncontiguous", views, p0.value, p0.eager, p0.eager_defaults)
+        p = Probe(f"{p0.label}/noncontiguous", views, p0.value, p0.eager, p0.eager_tf32)
         p.calls.append(self._candidate(self.s, views))
         probes.append((p, None))
         self.add("CMP-03", lambda prof: [self.judge("CMP-03", p, prof)])
@@ -284,7 +286,8 @@ class Battery:
             # The eager run calibrates tau for the elements the NaN does not reach: the judges
             # compare those by value as well as the mask.
             p = Probe(f"{p0.label}/nan@input{first}[{pos}]", inputs, self.s.reference64(inputs),
-                      self.s.reference32(inputs), injections=[(first, pos, "nan")])
+                      self.s.reference32(inputs), self.eager_tf32(self.s, inputs),
+                      injections=[(first, pos, "nan")])
             p.calls.append(self._candidate(self.s, inputs))
             probes.append((p, None))
             nan_probes.append(p)
@@ -342,8 +345,7 @@ class Battery:
             inputs = sess.inputs(seed)
             value = sess.reference64(inputs, key=seed)
             eager = sess.reference32(inputs, key=seed)
-            defaults = (sess.reference32(inputs, key=seed, torch_defaults=True)
-                        if self._want_defaults(sess) else None)
+            eager_tf32 = self.eager_tf32(sess, inputs, seed)
         except LoadFailure as e:
             if e.role == "candidate":
                 return None, {"rescale": "fail", "override": desc,
@@ -354,7 +356,7 @@ class Battery:
         except ReferenceFailure as e:
             return None, {"rescale": "not_applicable",
                           "reason": f"the reference fails at {desc}: {e}"[:2000]}
-        p = Probe(f"seed={seed}/rescaled:{desc}", inputs, value, eager, defaults)
+        p = Probe(f"seed={seed}/rescaled:{desc}", inputs, value, eager, eager_tf32)
         p.calls.append(self._candidate(sess, inputs))
         p.outputs = sess.problem.outputs
         probes.append((p, sess.problem.outputs))

@@ -15,6 +15,13 @@ or 10 mantissa bits instead of 24 and costs 2^8 to 2^13 times E, so it fails. Th
 u_out * RMS(y*) keeps the bound meaningful when fp32 happens to be exact (copies, selections).
 Why this shape and not a tolerance: docs/08_audit.md.
 
+The scale depends on the profile. A profile is the semantics the kernel may assume, and TF32 is
+part of some profiles' defaults: PyTorch eager runs cuDNN convolutions in TF32 by default
+(torch.backends.cudnn.allow_tf32; matmul TF32 is off by default), and Triton's default dots are
+TF32. So each profile names the TF32 flags of its own eager run (PROFILE_TF32), and its scale is
+E_P = max(E_strict, E under P's flags): what that profile sanctions never tightens the bound,
+and under strict the same TF32 error stays a silent downcast.
+
 Integer and bool outputs are exact (tau = 0). Non-finite y* elements get tau = 0 (the judges
 compare them by class); E is taken over the elements where both values are finite."""
 
@@ -32,6 +39,37 @@ UNIT_ROUNDOFF = {
 
 # Multiple of eager fp32's own worst error a candidate may have (docs/08_audit.md §error model).
 C_EAGER = 4.0
+
+
+# (cudnn_tf32, matmul_tf32) of each profile's eager fp32 run (worker mode 2's params).
+STRICT_TF32 = (0, 0)
+PYTORCH_DEFAULT_TF32 = (1, 0)  # PyTorch's own defaults: cuDNN TF32 on, matmul TF32 off
+PROFILE_TF32 = {
+    "strict": STRICT_TF32,
+    "cuda-default": STRICT_TF32,
+    "fast-math": STRICT_TF32,
+    "pytorch-eager": PYTORCH_DEFAULT_TF32,
+    "triton-default": (1, 1),  # tl.dot's default input precision is TF32
+}
+
+
+def tf32_flags(profile: str) -> tuple[int, int]:
+    """(cudnn_tf32, matmul_tf32) of a profile's eager fp32 run."""
+    try:
+        return PROFILE_TF32[profile]
+    except KeyError:
+        raise ValueError(f"profile: unknown profile {profile!r}; known: "
+                         f"{', '.join(PROFILE_TF32)}") from None
+
+
+def extra_flag_sets(profiles) -> list[tuple[int, int]]:
+    """The TF32 flag sets other than strict's that these profiles need an eager run for."""
+    out = []
+    for p in profiles:
+        f = tf32_flags(p)
+        if f != STRICT_TF32 and f not in out:
+            out.append(f)
+    return out
 
 
 def unit_roundoff(dtype: str) -> float:
@@ -54,26 +92,33 @@ def eager_error(value: np.ndarray, eager: np.ndarray, dtype: str) -> float:
     return max(worst, u * rms)
 
 
-def tau(value: np.ndarray, eager: np.ndarray | None, dtype: str, c: float = C_EAGER) -> np.ndarray:
-    """tau per element (same shape as value). eager None: only the final rounding u|y*|."""
+def tau(value: np.ndarray, eager: np.ndarray | None, dtype: str, c: float = C_EAGER,
+        eager_profile: np.ndarray | None = None) -> np.ndarray:
+    """tau per element (same shape as value). eager None: only the final rounding u|y*|.
+    eager_profile: the eager run under the profile's TF32 flags; E = max of the two E's."""
     v = np.asarray(value, dtype=np.float64)
     u = unit_roundoff(dtype)
     if u == 0.0:
         return np.zeros_like(v)
     big_e = 0.0 if eager is None else eager_error(v, eager, dtype)
+    if eager_profile is not None:
+        big_e = max(big_e, eager_error(v, eager_profile, dtype))
     t = u * np.abs(v) + c * big_e
     t[~np.isfinite(v)] = 0.0
     return t
 
 
-def oracle_entry(dtype: str, value: np.ndarray, eager: np.ndarray | None) -> dict:
+def oracle_entry(dtype: str, value: np.ndarray, eager: np.ndarray | None,
+                 eager_profile: np.ndarray | None = None) -> dict:
     """One output's oracle dict as kcv._core.judge takes it: value, tau and the declared
-    (eager fp32) value, which PRC-01 compares the candidate's error against."""
+    (eager fp32) value, which PRC-01 compares the candidate's error against: the run under the
+    profile's TF32 flags when given, since that is what the profile declares eager to be."""
     v = np.ascontiguousarray(value, dtype=np.float64)
+    declared = eager_profile if eager_profile is not None else eager
     return {
         "dtype": dtype,
         "shape": tuple(int(s) for s in v.shape),
         "value": v,
-        "tau": tau(v, eager, dtype),
-        "declared": None if eager is None else np.ascontiguousarray(eager, dtype=np.float64),
+        "tau": tau(v, eager, dtype, eager_profile=eager_profile),
+        "declared": None if declared is None else np.ascontiguousarray(declared, dtype=np.float64),
     }

@@ -9,7 +9,7 @@ allclose has equal_nan=False, so any NaN fails). The reference runs in fp32 with
 default backend flags (cuDNN may use TF32), as it does there.
 
 Here the inputs are drawn and the reference run by the trusted reference worker (mode 1 and
-mode 2 with "torch_defaults"), the candidate runs in its worker with plain buffers (zero-filled,
+mode 2 with PyTorch's default TF32 flags, error_model.PYTORCH_DEFAULT_TF32), the candidate runs in its worker with plain buffers (zero-filled,
 as a fresh allocation is: the replica must not catch what KernelBench would not), and the
 comparison happens in this trusted process. It measures what the one-shot check lets through;
 it never decides a gate verdict."""
@@ -20,6 +20,8 @@ import functools
 from dataclasses import dataclass
 
 import numpy as np
+
+from kcv.audit.error_model import PYTORCH_DEFAULT_TF32
 
 TRIALS = 5
 FIRST_SEED = 42
@@ -88,7 +90,7 @@ def run_replica(session, trials: int = TRIALS, seed: int = FIRST_SEED) -> Replic
     specs = session.problem.outputs
     for t, s in enumerate(trial_seeds(trials, seed)):
         inputs = session.inputs(s)
-        reference = session.reference32(inputs, key=s, torch_defaults=True)
+        reference = session.reference32(inputs, key=s, tf32=PYTORCH_DEFAULT_TF32)
         rec = session.run_candidate(inputs, plain_buffers=True)
         if rec.status != "ok":
             return ReplicaResult("rejected", f"trial {t + 1}: candidate {rec.status}: {rec.message}",

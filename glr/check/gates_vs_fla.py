@@ -148,8 +148,9 @@ def _run_case(member, case, x, ref_future, ours, fla_ops, device, runs, state):
     G = em.max_chunk_log_decay(x["g"], cu)
     row["model"] = em.describe(L, K, V, G)
     names = [n for n in OUTPUTS if n in ref]
-    taus = {n: em.tau(ref[n], n, L=L, K=K, V=V, G=G, cu=None if n in em.STATE_OUTPUTS else cu)
-            for n in names}
+    terms = {"dg": em.dg_terms(member, x, cu)[0]} if "dg" in ref else {}
+    taus = {n: em.tau(ref[n], n, L=L, K=K, V=V, G=G, cu=None if n in em.STATE_OUTPUTS else cu,
+                      terms=terms.get(n)) for n in names}
     oracle = [gj.oracle_entry(_output_dtype(n), ref[n], taus[n]) for n in names]
     inputs = [(n, gj.to_array(x[n])) for n in ("q", "k", "v", "g", "beta", "h0", "do", "dht")
               if x[n] is not None]

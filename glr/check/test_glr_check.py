@@ -141,3 +141,74 @@ def test_autotuner_patch_runs_the_shard_and_skips_configs_that_do_not_fit():
     finally:
         Autotuner.run, Autotuner._kcv_patch = saved
     del triton
+
+
+# ------------------------------------------------------------------ dg's term-based S
+
+
+def _chunk_form_dg(x, cu, bf16_products=False):
+    """ssd's dg evaluated in fp32 along the chunk form of error_model's docstring: per-value-head
+    dq, dk (fp32 token-serial autograd), row sums q.dq - k.dk, chunk-local reverse cumsum, plus
+    the fp32 boundary products <S_e, dS_e>. bf16_products: round each q*dq, k*dk product to bf16
+    first (a deliberately wrong kernel)."""
+    f = {n: (None if x[n] is None else x[n].detach().float()) for n in x}
+    B, T, H, K = f["q"].shape
+    HV = f["v"].shape[2]
+    heads = torch.arange(HV) // (HV // H)
+    y = {n: (f[n][:, :, heads].clone() if n in ("q", "k") else f[n]) for n in ("q", "k")}
+    y = {n: t.requires_grad_() for n, t in y.items()}
+    o, ht = ts.forward(y["q"], y["k"], f["v"], f["g"], None, f["h0"], cu, K ** -0.5)
+    torch.autograd.backward((o, ht), (f["do"], f["dht"]))
+    a, b = y["q"].detach() * y["q"].grad, y["k"].detach() * y["k"].grad
+    if bf16_products:
+        a, b = a.bfloat16().float(), b.bfloat16().float()
+    rows = a.sum(-1) - b.sum(-1)
+    bsum, _ = em.chunk_boundary_terms(x, cu, dtype=torch.float32)
+    return em.chunk_revcumsum(rows, B, T, cu) + bsum
+
+
+def _ratio(dg, ref, cu, L, K, V, G, terms):
+    t = em.tau(ref, "dg", L=L, K=K, V=V, G=G, cu=cu, terms=terms)
+    return float(((dg.double() - ref).abs() / t).max())
+
+
+@pytest.mark.parametrize("member", ["ssd", "gla", "gdn"])
+def test_dg_terms_sum_to_the_reference_dg(member):
+    cu = [0, 1, 3, 70, 140]
+    x = gc.make_inputs(member, 1, 140, 1, 16, seed=5, device="cpu", cu_seqlens=cu, HV=2, V=8)
+    ref = gc.fwd_bwd(gc.kcv_ops(), member, {n: (None if t is None else t.double())
+                                          for n, t in x.items()}, torch.tensor(cu))
+    S, total = em.dg_terms(member, x, cu)
+    assert torch.allclose(total, ref["dg"], rtol=1e-9, atol=1e-11)
+    assert bool((S >= ref["dg"].abs()).all())
+
+
+@pytest.mark.parametrize("member", ["ssd", "gla", "gdn", "kda"])
+def test_dg_tau_with_terms_is_never_below_the_old_one(member):
+    cu = [0, 1, 3, 70, 140]
+    x = gc.make_inputs(member, 1, 140, 1, 16, seed=11, device="cpu", cu_seqlens=cu, HV=2, V=8)
+    ref = gc.fwd_bwd(gc.kcv_ops(), member, {n: (None if t is None else t.double())
+                                          for n, t in x.items()}, torch.tensor(cu))["dg"]
+    S, _ = em.dg_terms(member, x, cu)
+    kw = dict(L=67, K=16, V=8, G=em.max_chunk_log_decay(x["g"], cu), cu=cu)
+    old, new = em.tau(ref, "dg", **kw), em.tau(ref, "dg", terms=S, **kw)
+    assert bool((new >= old).all()) and bool((new > old).any())
+    with pytest.raises(ValueError, match="terms"):
+        em.tau(ref, "dq", terms=S, **kw)
+
+
+def test_dg_of_the_h200_failing_case_passes_with_terms_and_a_wrong_dg_still_fails():
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import gates_vs_fla as gv
+    case = [c for c in gv.CASES if c[0] == "varlen-d128-gva"][0]
+    name, B, T, H, HV, K, V, cu, L = gv._dims(case)
+    x = gv._case_inputs("ssd", case, "cpu")
+    ref = gc.fwd_bwd(gc.kcv_ops(), "ssd", {n: (None if t is None else t.double())
+                                          for n, t in x.items()}, torch.tensor(cu))["dg"]
+    G = em.max_chunk_log_decay(x["g"], cu)
+    S, _ = em.dg_terms("ssd", x, cu)
+    fp32 = _chunk_form_dg(x, cu)
+    assert _ratio(fp32, ref, cu, L, K, V, G, S) < 1.0
+    assert _ratio(ref.float(), ref, cu, L, K, V, G, S) < 0.05  # the reference itself, in fp32
+    wrong = _chunk_form_dg(x, cu, bf16_products=True)
+    assert _ratio(wrong, ref, cu, L, K, V, G, S) > 1.0

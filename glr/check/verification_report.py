@@ -102,7 +102,9 @@ def render(env, command, results, resources, elapsed, args):
           f"c = {em.C_CONF:g} (kcv's confidence constant), u_out the output dtype's unit roundoff "
           "(bf16 2^-8, fp32 2^-24), N = L + K + V + 64 the accumulation depth (L the longest "
           "sequence), G the largest |chunk-local cumulative log-decay|, S = 2·RMS(y*) over the "
-          "element's (sequence, head) slice (kcv's S = ||p||_2 + |Σp| for terms of random sign). "
+          "element's (sequence, head) slice (kcv's S = ||p||_2 + |Σp| for terms of random sign); "
+          "for dg, whose chunk-form terms cancel, S = max(2·RMS(slice), ||p||_2 + |Σp|) over "
+          "those terms, computed in fp64. "
           "Derived in glr/check/error_model.py; not fitted to any result. Cell: worst "
           "|ours − y*|/tau (≤ 1 passes).",
           f"- **ORD-02**: {args.runs} calls of forward + backward, every output and gradient "

@@ -81,6 +81,7 @@ class HostTensor {
   int64_t storage_elems_ = 0;
   int64_t guard_elems_ = 0;
   int64_t address_shift_ = 0;
+  bool row_major_ = true;  // strides are the contiguous ones: element i sits at storage_offset_ + i
   std::vector<std::byte> buffer_;
 };
 

@@ -161,3 +161,14 @@ def test_profile_scale_is_the_larger_eager_error_and_never_tightens_tau():
     np.testing.assert_array_equal(error_model.tau(y, strict_eager, "f32", eager_profile=y), t_strict)
     entry = error_model.oracle_entry("f32", y, strict_eager, tf32_eager)
     np.testing.assert_array_equal(entry["declared"], tf32_eager)
+
+
+def test_a_cut_short_run_covers_every_corpus_round_robin():
+    from kcv.audit.orchestrator import interleave_corpora
+
+    rows = [{"id": f"a/{k}", "corpus": "a"} for k in range(3)] + \
+           [{"id": f"b/{k}", "corpus": "b"} for k in range(1)] + \
+           [{"id": f"c/{k}", "corpus": "c"} for k in range(2)]
+    got = [r["id"] for r in interleave_corpora(rows)]
+    assert got == ["a/0", "b/0", "c/0", "a/1", "c/1", "a/2"]
+    assert interleave_corpora([]) == []

@@ -119,11 +119,13 @@ std::vector<std::string> structural_breaks(const JudgeInput& in, const CallRecor
 
 GateResult judge_cmp02(const JudgeInput& in) {
   if (auto screened = screen_calls(in)) return *screened;
+  std::vector<Comparison> comparisons;  // kept for the pass evidence: each call compared once
+  comparisons.reserve(in.outcome.calls.size());
   for (std::size_t k = 0; k < in.outcome.calls.size(); ++k) {
     const CallRecord& call = in.outcome.calls[k];
     std::vector<std::string> broke = structural_breaks(in, call);
     const auto structural = static_cast<int64_t>(broke.size());
-    const Comparison c = compare_call(in.oracle, call);
+    const Comparison& c = comparisons.emplace_back(compare_call(in.oracle, call));
     if (c.violations > 0) broke.push_back("values read by stride wrong: " + comparison_summary(in, c));
     if (broke.empty()) continue;
     Evidence e = comparison_evidence(in, c);
@@ -132,7 +134,7 @@ GateResult judge_cmp02(const JudgeInput& in) {
     e.summary = fmt::format("call {}: {}", k, fmt::join(broke, "; "));
     return make_result(in, Verdict::kFail, std::move(e));
   }
-  const WorstCall w = compare_all_calls(in);
+  const WorstCall w = worst_of(std::move(comparisons));
   Evidence e = comparison_evidence(in, w.comparison);
   e.summary = "inputs and guard bands intact; " + comparison_summary(in, w.comparison);
   return make_result(in, Verdict::kPass, std::move(e));

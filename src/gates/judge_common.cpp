@@ -107,10 +107,10 @@ std::string comparison_summary(const JudgeInput& in, const Comparison& c) {
   return s + "; worst " + worst;
 }
 
-WorstCall compare_all_calls(const JudgeInput& in) {
+WorstCall worst_of(std::vector<Comparison> comparisons) {
   WorstCall w;
-  for (std::size_t k = 0; k < in.outcome.calls.size(); ++k) {
-    Comparison c = compare_call(in.oracle, in.outcome.calls[k]);
+  for (std::size_t k = 0; k < comparisons.size(); ++k) {
+    Comparison& c = comparisons[k];
     w.violations += c.violations;
     const bool worse = c.worst_index >= 0 &&
                        (w.comparison.worst_index < 0 || c.worst_ratio > w.comparison.worst_ratio);
@@ -120,6 +120,13 @@ WorstCall compare_all_calls(const JudgeInput& in) {
     }
   }
   return w;
+}
+
+WorstCall compare_all_calls(const JudgeInput& in) {
+  std::vector<Comparison> comparisons;
+  comparisons.reserve(in.outcome.calls.size());
+  for (const CallRecord& call : in.outcome.calls) comparisons.push_back(compare_call(in.oracle, call));
+  return worst_of(std::move(comparisons));
 }
 
 BitwiseDifference first_bitwise_difference(const ProbeOutcome& outcome) {

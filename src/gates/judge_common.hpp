@@ -40,6 +40,8 @@ struct WorstCall {
   int call = 0;
   int64_t violations = 0;  // summed over calls
 };
+/// The worst of per-call comparisons (index k is call k), violations summed.
+WorstCall worst_of(std::vector<Comparison> comparisons);
 /// @pre screen_calls(in) returned nullopt.
 WorstCall compare_all_calls(const JudgeInput& in);
 

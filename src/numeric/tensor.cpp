@@ -66,6 +66,7 @@ HostTensor::HostTensor(DType dtype, Shape shape, std::vector<int64_t> strides,
     throw std::invalid_argument("HostTensor: strides and shape differ in rank");
   }
   storage_elems_ = storage_offset_ + view_extent(shape_, strides_);
+  row_major_ = is_contiguous();
   const auto size = static_cast<int64_t>(dtype_size(dtype_));
   buffer_.resize(static_cast<std::size_t>(address_shift_ + (storage_elems_ + 2 * guard_elems_) * size));
   fill_raw(initial_fill_bits(dtype_));
@@ -84,6 +85,9 @@ bool HostTensor::is_contiguous() const {
 }
 
 int64_t HostTensor::storage_index(int64_t i) const {
+  // The judges read every element of every output through here: skip the per-dimension
+  // divisions for the common dense case.
+  if (row_major_) return storage_offset_ + i;
   int64_t pos = storage_offset_;
   for (std::size_t k = shape_.size(); k > 0; --k) {
     const int64_t d = shape_[k - 1];

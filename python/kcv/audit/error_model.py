@@ -92,33 +92,50 @@ def eager_error(value: np.ndarray, eager: np.ndarray, dtype: str) -> float:
     return max(worst, u * rms)
 
 
-def tau(value: np.ndarray, eager: np.ndarray | None, dtype: str, c: float = C_EAGER,
-        eager_profile: np.ndarray | None = None) -> np.ndarray:
-    """tau per element (same shape as value). eager None: only the final rounding u|y*|.
-    eager_profile: the eager run under the profile's TF32 flags; E = max of the two E's."""
+def scale(value: np.ndarray, eager: np.ndarray | None, dtype: str,
+          eager_profile: np.ndarray | None = None) -> float:
+    """E_P: the eager error (0 without an eager run), the larger of the flags-off run's and the
+    profile's TF32 run's when that is given."""
+    big_e = 0.0 if eager is None else eager_error(value, eager, dtype)
+    if eager_profile is not None:
+        big_e = max(big_e, eager_error(value, eager_profile, dtype))
+    return big_e
+
+
+def tau_from_scale(value: np.ndarray, dtype: str, big_e: float, c: float = C_EAGER) -> np.ndarray:
+    """tau = u_out |y*| + c E per element; 0 for exact dtypes and non-finite y*."""
     v = np.asarray(value, dtype=np.float64)
     u = unit_roundoff(dtype)
     if u == 0.0:
         return np.zeros_like(v)
-    big_e = 0.0 if eager is None else eager_error(v, eager, dtype)
-    if eager_profile is not None:
-        big_e = max(big_e, eager_error(v, eager_profile, dtype))
     t = u * np.abs(v) + c * big_e
     t[~np.isfinite(v)] = 0.0
     return t
 
 
+def tau(value: np.ndarray, eager: np.ndarray | None, dtype: str, c: float = C_EAGER,
+        eager_profile: np.ndarray | None = None) -> np.ndarray:
+    """tau per element (same shape as value). eager None: only the final rounding u|y*|.
+    eager_profile: the eager run under the profile's TF32 flags; E = max of the two E's."""
+    return tau_from_scale(value, dtype, scale(value, eager, dtype, eager_profile), c)
+
+
 def oracle_entry(dtype: str, value: np.ndarray, eager: np.ndarray | None,
-                 eager_profile: np.ndarray | None = None) -> dict:
+                 eager_profile: np.ndarray | None = None, big_e: float | None = None) -> dict:
     """One output's oracle dict as kcv._core.judge takes it: value, tau and the declared
     (eager fp32) value, which PRC-01 compares the candidate's error against: the run under the
-    profile's TF32 flags when given, since that is what the profile declares eager to be."""
+    profile's TF32 flags when given, since that is what the profile declares eager to be.
+    big_e: the scale E to use instead of measuring it from these eager runs (a probe that
+    shares another's calibration); "scale" in the entry records the E used (the judge ignores
+    it: equal scales mean equal tau arrays)."""
     v = np.ascontiguousarray(value, dtype=np.float64)
     declared = eager_profile if eager_profile is not None else eager
+    e = scale(v, eager, dtype, eager_profile) if big_e is None else float(big_e)
     return {
         "dtype": dtype,
         "shape": tuple(int(s) for s in v.shape),
         "value": v,
-        "tau": tau(v, eager, dtype, eager_profile=eager_profile),
+        "tau": tau_from_scale(v, dtype, e),
+        "scale": e,
         "declared": None if declared is None else np.ascontiguousarray(declared, dtype=np.float64),
     }

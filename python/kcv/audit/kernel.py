@@ -48,9 +48,10 @@ def _warm_up(session: ProblemSession):
     first call, cuBLAS/cuDNN initialise on theirs. Without this the replica's first trial would
     carry those costs and the battery/replica timing would flatter the battery. A candidate
     that hangs here ends the kernel as timeout."""
-    x = session.inputs(replica_mod.trial_seeds()[0])
-    session.reference32(x)
-    session.reference64(x)
+    seed = replica_mod.trial_seeds()[0]
+    x = session.inputs(seed)
+    session.reference32(x, key=seed)  # memoised: the battery's first probe reuses both runs
+    session.reference64(x, key=seed)
     rec = session.run_candidate(x, plain_buffers=True)
     if rec.status == "timeout":
         raise StopBattery("timeout", f"candidate call timed out (warm-up): {rec.message}")

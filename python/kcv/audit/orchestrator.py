@@ -93,6 +93,18 @@ def read_rows(opts: AuditOptions, store, run_id: int) -> list[dict]:
     return unique if opts.limit is None else unique[: opts.limit]
 
 
+def interleave_corpora(rows: list[dict]) -> list[dict]:
+    """Round-robin over the corpora, each in its own order: a run that --time-limit cuts short
+    has then covered every corpus about equally, not the first corpus in id order only."""
+    queues: dict[str, list[dict]] = {}
+    for r in rows:
+        queues.setdefault(r["corpus"], []).append(r)
+    out: list[dict] = []
+    for k in range(max((len(q) for q in queues.values()), default=0)):
+        out.extend(q[k] for q in queues.values() if k < len(q))
+    return out
+
+
 def _kcv_version() -> str:
     try:
         from kcv import _core
@@ -166,7 +178,7 @@ class Auditor:
         rows = read_rows(o, self.store, self.run_id)
         self.store.enqueue([kernel_info(r) for r in rows])
         by_id = {r["id"]: r for r in rows}
-        todo = [by_id[k] for k in self.store.todo() if k in by_id]
+        todo = interleave_corpora([by_id[k] for k in self.store.todo() if k in by_id])
         self.progress = Progress(len(todo), enabled=o.progress)
         if o.jobs <= 1:
             for row in todo:

@@ -43,6 +43,10 @@ HostTensor copy_input(const HostTensor& src, std::size_t index, const CallOption
   else
     t.fill_raw(input_guard_bits(src.dtype()));
   const int64_t n = src.numel();
+  if (src.is_contiguous()) {  // same layout on both sides: the elements are one block
+    std::memcpy(t.data(), src.data(), static_cast<std::size_t>(n) * dtype_size(src.dtype()));
+    return t;
+  }
   for (int64_t i = 0; i < n; ++i) t.set_bits_at(i, src.bits_at(i));
   return t;
 }
@@ -90,8 +94,15 @@ void audit_unwritten(const CallBuffers& b, CallRecord& rec) {
   for (std::size_t k = 0; k < b.outputs.size(); ++k) {
     const HostTensor& t = b.outputs[k];
     const int64_t n = t.numel();
+    const std::size_t size = dtype_size(t.dtype());
+    const std::byte* dense = t.is_contiguous() ? t.data() : nullptr;
     for (int64_t i = 0; i < n; ++i) {
-      if (t.bits_at(i) != b.output_sentinels[k]) continue;
+      uint64_t bits = 0;
+      if (dense != nullptr)  // the common case, without bits_at's index arithmetic per element
+        std::memcpy(&bits, dense + static_cast<std::size_t>(i) * size, size);
+      else
+        bits = t.bits_at(i);
+      if (bits != b.output_sentinels[k]) continue;
       rec.all_written = false;
       rec.first_unwritten = i;
       rec.unwritten_output = static_cast<int>(k);

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 namespace kcv::gates {
@@ -55,12 +56,36 @@ std::vector<double> ratio_quantiles(std::vector<double> ratios) {
 
 namespace {
 
+/// The tensor's values in logical order, for comparison only: a dense fp32/fp64 output is read
+/// directly (a signalling NaN may come back quiet, which no ratio can tell from another NaN),
+/// anything else through value_at.
+const std::vector<double>& values_of(const HostTensor& t) {
+  thread_local std::vector<double> values;
+  const auto n = static_cast<std::size_t>(t.numel());
+  values.resize(n);
+  const bool dense = t.is_contiguous();
+  if (dense && t.dtype() == DType::kF64) {
+    std::memcpy(values.data(), t.data(), n * sizeof(double));
+  } else if (dense && t.dtype() == DType::kF32) {
+    const std::byte* p = t.data();
+    for (std::size_t i = 0; i < n; ++i) {
+      float f;
+      std::memcpy(&f, p + i * sizeof(float), sizeof(float));
+      values[i] = f;
+    }
+  } else {
+    for (std::size_t i = 0; i < n; ++i) values[i] = t.value_at(static_cast<int64_t>(i));
+  }
+  return values;
+}
+
 void compare_into(const OracleOutput& o, const HostTensor& got, int output, Comparison& c,
                   std::vector<double>& ratios) {
   const auto n = static_cast<int64_t>(o.value.size());
+  const std::vector<double>& values = values_of(got);
   for (int64_t i = 0; i < n; ++i) {
     const double y = o.value[i];
-    const double x = got.value_at(i);
+    const double x = values[static_cast<std::size_t>(i)];
     const double r = element_ratio(o.dtype, x, y, o.tau[i]);
     if (std::isnan(r)) continue;
     ++c.judged;

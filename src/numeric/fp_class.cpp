@@ -2,6 +2,7 @@
 // Classification, ULP distance and format limits, read from bit patterns (never from the FPU,
 // whose DAZ mode would misreport subnormals). ULP distance maps sign-magnitude patterns onto a
 // line where -0 and +0 coincide, so crossing zero counts the subnormal steps on both sides.
+#include <bit>
 #include <cmath>
 #include <limits>
 
@@ -95,8 +96,13 @@ double ulp_of(DType t, double x) {
   if (ax < min_normal(t)) {
     return min_subnormal(t);
   }
+  // ax = m * 2^e with m in [0.5, 1) (frexp's e) is the biased exponent - 1022 for a normal
+  // double, so the ulp 2^(e - p) is built from bits; the judges call this for every element.
+  const auto biased = static_cast<int64_t>(std::bit_cast<uint64_t>(ax) >> 52);
+  const int64_t ulp_biased = biased + 1 - significand_bits(t);
+  if (ulp_biased >= 1) return std::bit_cast<double>(static_cast<uint64_t>(ulp_biased) << 52);
   int e = 0;
-  std::frexp(ax, &e);  // ax = m * 2^e, m in [0.5, 1)
+  std::frexp(ax, &e);  // the ulp is a subnormal double (fp64 values near its own minimum)
   return std::ldexp(1.0, e - significand_bits(t));
 }
 

@@ -6,6 +6,7 @@
 // storage extent is the largest index the view reaches plus one.
 #include "kcv/tensor.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <stdexcept>
 
@@ -134,10 +135,20 @@ double HostTensor::value_at(int64_t i) const { return decode(dtype_, bits_at(i))
 void HostTensor::set_value_at(int64_t i, double x) { set_bits_at(i, encode(dtype_, x)); }
 
 void HostTensor::fill_raw(uint64_t element_bits) {
+  // Every new tensor is filled, so this runs over every byte the executors allocate: one element,
+  // then doubling copies (the filled prefix is always whole elements, so the pattern's phase holds).
   const std::size_t size = dtype_size(dtype_);
   std::span<std::byte> bytes = raw();
-  for (std::size_t j = 0; j < bytes.size(); ++j) {
-    bytes[j] = static_cast<std::byte>((element_bits >> (8 * (j % size))) & 0xFF);
+  if (bytes.size() < size) {
+    for (std::size_t j = 0; j < bytes.size(); ++j)
+      bytes[j] = static_cast<std::byte>((element_bits >> (8 * j)) & 0xFF);
+    return;
+  }
+  std::memcpy(bytes.data(), &element_bits, size);  // little-endian: the low bytes first
+  for (std::size_t filled = size; filled < bytes.size();) {
+    const std::size_t n = std::min(filled, bytes.size() - filled);
+    std::memcpy(bytes.data() + filled, bytes.data(), n);
+    filled += n;
   }
 }
 

@@ -289,6 +289,23 @@ TEST(DTypeUlp, SpacingMatchesTheFormat) {
   EXPECT_EQ(ulp_of(DType::kF64, 1.0), std::numeric_limits<double>::epsilon());
 }
 
+// ulp_of builds 2^(e - p) from the exponent bits; it must equal the frexp/ldexp definition in
+// every binade of every format, including fp64 values whose ulp is a subnormal double.
+TEST(DTypeUlp, EqualsTheFrexpDefinitionInEveryBinade) {
+  for (DType t : {DType::kF64, DType::kF32, DType::kF16, DType::kBF16}) {
+    for (int e = -1074; e <= 1023; ++e) {
+      for (double m : {1.0, 1.25, 1.9999999}) {
+        const double x = std::ldexp(m, e);
+        if (x == 0 || !std::isfinite(x) || x < min_normal(t)) continue;
+        int fe = 0;
+        std::frexp(x, &fe);
+        ASSERT_EQ(ulp_of(t, x), std::ldexp(1.0, fe - significand_bits(t))) << dtype_name(t) << " 2^" << e;
+        ASSERT_EQ(ulp_of(t, -x), ulp_of(t, x));
+      }
+    }
+  }
+}
+
 TEST(DTypeLimits, MatchTheFormatTable) {
   EXPECT_EQ(max_finite(DType::kF32), static_cast<double>(std::numeric_limits<float>::max()));
   EXPECT_EQ(min_normal(DType::kF32), static_cast<double>(std::numeric_limits<float>::min()));

@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include <array>
+#include <cmath>
 #include <cstring>
 
 #include "core_common.hpp"
@@ -59,13 +60,26 @@ OracleResult oracle_from(nb::handle entries) {
   for (nb::handle item : entries) {
     const std::string what = fmt::format("oracle[{}]", o++);
     nb::dict d = nb::cast<nb::dict>(item);
-    for (const char* key : {"dtype", "shape", "value", "tau"})
+    for (const char* key : {"dtype", "shape", "value"})
       if (!d.contains(key)) throw nb::value_error(fmt::format("{}: no \"{}\"", what, key).c_str());
+    const bool affine = d.contains("tau_rel") && d.contains("tau_abs");
+    if (!d.contains("tau") && !affine)
+      throw nb::value_error(fmt::format("{}: no \"tau\" (nor \"tau_rel\" and \"tau_abs\")", what).c_str());
     OracleOutput out;
     out.dtype = dtype_from_string(nb::cast<std::string>(d["dtype"]), what + ".dtype");
     for (nb::handle s : d["shape"]) out.shape.push_back(nb::cast<int64_t>(s));
     out.value = f64_values(d["value"]);
-    out.tau = f64_values(d["tau"]);
+    if (d.contains("tau")) {
+      out.tau = f64_values(d["tau"]);
+    } else {
+      // tau = tau_rel |y*| + tau_abs, 0 where y* is not finite: built here so the caller keeps
+      // no per-element tau array for every probe (the audit's host memory).
+      const double rel = nb::cast<double>(d["tau_rel"]);
+      const double abs = nb::cast<double>(d["tau_abs"]);
+      out.tau.resize(out.value.size());
+      for (std::size_t i = 0; i < out.value.size(); ++i)
+        out.tau[i] = std::isfinite(out.value[i]) ? rel * std::fabs(out.value[i]) + abs : 0.0;
+    }
     if (d.contains("declared") && !d["declared"].is_none())
       out.declared = f64_values(d["declared"]);
     if (d.contains("n_terms") && !d["n_terms"].is_none())
@@ -173,7 +187,9 @@ void bind_judge(nb::module_& m) {
         nb::arg("label") = "", nb::arg("repetitions") = 1, nb::arg("injections") = nb::list(),
         nb::arg("uses_minmax") = false, nb::arg("op_name") = "kernelbench",
         nb::arg("uses_exp") = false,
-        "Judges one probe's calls with the C++ judge of `gate`; returns the verdict and evidence.");
+        "Judges one probe's calls with the C++ judge of `gate`; returns the verdict and evidence.\n"
+        "Each oracle entry gives tau per element, or tau_rel and tau_abs (tau = tau_rel |value| +\n"
+        "tau_abs, 0 where value is not finite).");
 }
 
 }  // namespace kcv::py

@@ -109,5 +109,19 @@ def test_a_nan_probe_borrows_its_seed_probes_scale():
     nan_probe = battery.Probe("nan", X, [value], None, scale_from=p0)
     (seed_entry,), (nan_entry,) = b.oracle(p0, "strict"), b.oracle(nan_probe, "strict")
     assert nan_entry["scale"] == seed_entry["scale"] > 0
-    assert nan_entry["tau"][0] == 0  # non-finite y*: judged by class
-    np.testing.assert_array_equal(nan_entry["tau"][1:], seed_entry["tau"][1:])
+    assert (nan_entry["tau_rel"], nan_entry["tau_abs"]) == (seed_entry["tau_rel"], seed_entry["tau_abs"])
+
+
+def test_the_judge_expands_tau_rel_and_abs_as_tau_from_scale_does():
+    value = np.array([1.0, -4.0, np.nan, np.inf, 0.0])
+    entry = error_model.oracle_entry("f32", value, None, big_e=1e-6)
+    tau = error_model.tau_from_scale(value, "f32", 1e-6)
+    assert tau[2] == tau[3] == 0  # non-finite y*: judged by class
+    # A candidate just inside tau passes, one 1.5 tau away fails, element by element.
+    for k in (0, 1, 4):
+        for factor, verdict in ((0.999, "pass"), (1.5, "fail")):
+            got = value.copy()
+            got[k] += factor * tau[k]
+            res = core.judge("CMP-01", calls=[core.CallRecord(outputs=[got])],
+                             oracle=[{**entry, "dtype": "f64"}], inputs=X)
+            assert res["verdict"] == verdict, (k, factor, res["summary"])

@@ -118,3 +118,21 @@ def test_mode2_runs_under_the_tf32_flags_and_restores_them(tmp_path):
         assert bad.status != "ok" and "cudnn_tf32" in bad.message
     finally:
         s.close()
+
+
+GOOD = REFERENCE.replace("class Model(", "class ModelNew(")
+
+
+def test_a_kernel_over_the_host_memory_budget_waits_to_run_alone(tmp_path):
+    from kcv.audit.memory import MemoryGate, estimate_host_bytes
+
+    need = estimate_host_bytes(8 * 4, 8 * 4)  # one f32[8] input, one f32[8] output
+    small = MemoryGate(need - 1)
+    out = audit_kernel(row("big", GOOD), config(cache_dir=str(tmp_path), memory_gate=small))
+    assert out["status"] == "run_alone", out["message"]
+    assert "host memory by estimate" in out["message"]
+    timings: dict = {}
+    out = audit_kernel(row("big", GOOD), config(cache_dir=str(tmp_path), memory_gate=small),
+                       timings, alone=True)
+    assert out["status"] == "ok", out["message"]
+    assert small.used == 0 and "memory_wait" in timings

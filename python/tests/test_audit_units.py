@@ -172,3 +172,43 @@ def test_a_cut_short_run_covers_every_corpus_round_robin():
     got = [r["id"] for r in interleave_corpora(rows)]
     assert got == ["a/0", "b/0", "c/0", "a/1", "c/1", "a/2"]
     assert interleave_corpora([]) == []
+
+
+def test_memory_gate_makes_a_kernel_wait_until_its_estimate_fits():
+    import threading
+    import time
+
+    from kcv.audit.memory import MemoryGate, estimate_host_bytes
+
+    assert estimate_host_bytes(10, 1) == 6 * 10 + 24 * 1
+    gate = MemoryGate(100)
+    order, release = [], threading.Event()
+
+    def second():
+        with gate.hold(50):
+            order.append(("second", gate.used))
+            release.wait(5)
+
+    with gate.hold(70):
+        t = threading.Thread(target=second)
+        t.start()
+        time.sleep(0.2)
+        assert order == [] and gate.used == 70  # 70 + 50 > 100: it waits
+        order.append(("first done", gate.used))
+    time.sleep(0.2)
+    assert order == [("first done", 70), ("second", 50)]
+    release.set()
+    t.join(timeout=5)
+    assert gate.used == 0
+
+
+def test_memory_gate_lets_an_oversized_kernel_run_when_nothing_else_holds_memory():
+    from kcv.audit.memory import MemoryGate
+
+    gate = MemoryGate(100)
+    assert not gate.fits(500)
+    with gate.hold(500):
+        assert gate.used == 500
+    assert gate.used == 0
+    with pytest.raises(ValueError):
+        MemoryGate(0)

@@ -73,6 +73,10 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--max-input-gb", type=float, default=None, metavar="GB",
                    help="kernels whose get_inputs() exceed GB get status error instead of "
                         "running (default: host memory / 12; the trusted side holds several copies)")
+    p.add_argument("--host-memory-gb", type=float, default=None, metavar="GB",
+                   help="host memory the parallel kernels may hold together, by estimate (a "
+                        "kernel waits for room; one over the whole budget runs alone at the end; "
+                        "default: half of physical memory; 0: no budget)")
     p.add_argument("--time-limit", type=_positive(float), metavar="S",
                    help="start no new kernel after S seconds (kernels in flight finish, bounded by "
                         "--load-timeout + --kernel-timeout); the rest stays pending for the next run")
@@ -101,6 +105,7 @@ def main(argv=None) -> int:
     cache = args.cache_dir or os.path.join(os.path.dirname(os.path.abspath(args.store)), "kcv-cache")
     mem_gb = args.memory_limit_gb if args.memory_limit_gb is not None else (32.0 if args.device == "cpu" else 0.0)
     max_in = args.max_input_gb if args.max_input_gb is not None else _host_memory_gb() / 12
+    host_gb = args.host_memory_gb if args.host_memory_gb is not None else _host_memory_gb() / 2
     opts = AuditOptions(corpora=args.corpora, store=args.store, shard=args.shard, jobs=args.jobs,
                         limit=args.limit, ids=args.ids, kernel_timeout_s=args.kernel_timeout,
                         load_timeout_s=args.load_timeout,
@@ -109,7 +114,8 @@ def main(argv=None) -> int:
                         memory_limit_bytes=int(mem_gb * (1 << 30)), timings_path=args.timings,
                         time_limit_s=args.time_limit,
                         alone_input_bytes=int(args.alone_input_gb * (1 << 30)),
-                        max_input_bytes=int(max_in * (1 << 30)))
+                        max_input_bytes=int(max_in * (1 << 30)),
+                        host_memory_bytes=int(host_gb * (1 << 30)))
     summary = run_audit(opts)
     statuses = ", ".join(f"{k} {v}" for k, v in sorted(summary["statuses"].items()))
     replica = ", ".join(f"{k} {v}" for k, v in sorted(summary["replica"].items()))

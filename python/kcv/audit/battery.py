@@ -331,9 +331,10 @@ class Battery:
         self.add("EXC-01", lambda prof: [self.judge("EXC-01", p, prof) for p in nan_probes])
 
     def prestart_rescale(self):
-        """Starts the rescaled worker pair in the background (its loads, and compiles, overlap
-        the replica and the reference-shape probes). The helper thread lives until close():
-        workers die with the thread that spawned them."""
+        """Starts the rescaled worker pair in the background, once the reference-shape pair has
+        loaded (audit_kernel: its compiles are then cache hits); the load overlaps the replica
+        and the reference-shape probes. The helper thread lives until close(): workers die with
+        the thread that spawned them."""
         if self.make_session is None or self._rescale_future is not None:
             return
         override, why = rescale.choose(self.row.get("reference_code", ""))

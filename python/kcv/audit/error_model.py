@@ -127,15 +127,19 @@ def oracle_entry(dtype: str, value: np.ndarray, eager: np.ndarray | None,
     profile's TF32 flags when given, since that is what the profile declares eager to be.
     big_e: the scale E to use instead of measuring it from these eager runs (a probe that
     shares another's calibration); "scale" in the entry records the E used (the judge ignores
-    it: equal scales mean equal tau arrays)."""
+    it: equal scales mean equal tau). tau itself travels as tau_rel, tau_abs (see tau_from_scale),
+    which kcv._core.judge expands per element."""
     v = np.ascontiguousarray(value, dtype=np.float64)
     declared = eager_profile if eager_profile is not None else eager
     e = scale(v, eager, dtype, eager_profile) if big_e is None else float(big_e)
+    u = unit_roundoff(dtype)
     return {
         "dtype": dtype,
         "shape": tuple(int(s) for s in v.shape),
         "value": v,
-        "tau": tau_from_scale(v, dtype, e),
+        # tau_from_scale's formula, evaluated by the judge: no tau array per probe held here
+        "tau_rel": u,
+        "tau_abs": C_EAGER * e if u else 0.0,
         "scale": e,
         "declared": None if declared is None else np.ascontiguousarray(declared, dtype=np.float64),
     }

@@ -10,10 +10,12 @@ audit."""
 
 from __future__ import annotations
 
+import contextlib
 import time
 import traceback
 from dataclasses import dataclass
 
+from kcv.audit import memory
 from kcv.audit import replica as replica_mod
 from kcv.audit.battery import Battery, StopBattery
 from kcv.audit.session import (KernelTimeout, Limits, LoadFailure, LoadTimeout, ProblemSession,
@@ -33,6 +35,7 @@ class KernelConfig:
     memory_limit_bytes: int = 0
     alone_input_bytes: int = 0  # larger inputs: the kernel waits for the end and runs alone
     max_input_bytes: int = 0  # larger inputs: status error (host memory), 0: no limit
+    memory_gate: memory.MemoryGate | None = None  # host memory shared with the other slots
 
 
 class RunAlone(Exception):
@@ -63,7 +66,7 @@ def audit_kernel(row: dict, cfg: KernelConfig, timings: dict | None = None,
     given, receives wall seconds: load (both workers, compiles included), warmup (first calls:
     Triton JIT and autotuning, library initialisation), replica, battery
     (without waiting for the rescaled pair's load, which overlaps the replica), rescale_load
-    and total: the benchmark's figures."""
+    memory_wait (for room in the host-memory budget) and total: the benchmark's figures."""
     t = {} if timings is None else timings
     t0 = time.monotonic()
     load_deadline = t0 + cfg.load_timeout_s
@@ -80,17 +83,20 @@ def audit_kernel(row: dict, cfg: KernelConfig, timings: dict | None = None,
     session = make_session()
     battery = None
     notes: list[str] = []
+    held = contextlib.ExitStack()  # the kernel's share of host memory, released at the end
     try:
         battery = Battery(session, row, cfg.profiles, make_session=make_session)
-        battery.prestart_rescale()  # all four workers load at once
         try:
             session.start_both()
             t["load"] = time.monotonic() - t0
-            limits.start_running(cfg.kernel_timeout_s)  # the rescaled pair keeps load_deadline
         except LoadFailure as e:
             if e.role == "candidate":
                 outcome["replica_verdict"] = "rejected"  # KernelBench's check fails on it too
             raise
+        # The rescaled pair loads only now, beside the replica: its candidate compiles the same
+        # source into the same extension directory, and two loads of one extension at once
+        # failed on the H200 ("cannot open shared object file"). Now it finds the build done.
+        battery.prestart_rescale()
         size = session.input_bytes()
         if cfg.max_input_bytes and size > cfg.max_input_bytes:
             raise ReferenceFailure(f"get_inputs() makes {size / 2**30:.1f} GiB of inputs, over "
@@ -98,6 +104,15 @@ def audit_kernel(row: dict, cfg: KernelConfig, timings: dict | None = None,
                                    "side holds several copies)")
         if cfg.alone_input_bytes and size > cfg.alone_input_bytes and not alone:
             raise RunAlone(f"{size / 2**30:.1f} GiB of inputs")
+        if cfg.memory_gate is not None:
+            need = memory.estimate_host_bytes(size, session.output_bytes())
+            if not cfg.memory_gate.fits(need) and not alone:
+                raise RunAlone(f"about {need / 2**30:.1f} GiB of host memory by estimate, more "
+                               f"than the {cfg.memory_gate.capacity / 2**30:.1f} GiB budget")
+            t1 = time.monotonic()
+            held.enter_context(cfg.memory_gate.hold(need))
+            t["memory_wait"] = time.monotonic() - t1
+        limits.start_running(cfg.kernel_timeout_s)  # the rescaled pair keeps load_deadline
         session.keep_seeds = set(replica_mod.trial_seeds()[:2])
         t1 = time.monotonic()
         _warm_up(session)
@@ -145,6 +160,7 @@ def audit_kernel(row: dict, cfg: KernelConfig, timings: dict | None = None,
         if battery is not None:
             battery.close()
         session.close()
+        held.close()
     if battery is not None:
         unique = {(r["gate"], r["profile"]): r for r in battery.records}
         outcome["verdicts"] = list(unique.values())

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from kcv.audit import statuses
 from kcv.audit.battery import op_class_of
 from kcv.audit.kernel import KernelConfig, audit_kernel
+from kcv.audit.memory import MemoryGate
 from kcv.audit.progress import Progress
 from kcv.audit.replica import trial_seeds
 
@@ -50,6 +51,7 @@ class AuditOptions:
     time_limit_s: float | None = None  # start no kernel after this many seconds
     alone_input_bytes: int = 1 << 30
     max_input_bytes: int = 0
+    host_memory_bytes: int = 0  # the slots' shared host-memory budget (memory.py); 0: none
 
 
 def corpus_name(path: str) -> str:
@@ -126,7 +128,9 @@ class Auditor:
                                 call_timeout_s=opts.call_timeout_s,
                                 memory_limit_bytes=opts.memory_limit_bytes,
                                 alone_input_bytes=opts.alone_input_bytes,
-                                max_input_bytes=opts.max_input_bytes)
+                                max_input_bytes=opts.max_input_bytes,
+                                memory_gate=(MemoryGate(opts.host_memory_bytes)
+                                             if opts.host_memory_bytes > 0 else None))
         self.retry_alone: list[dict] = []
         self._lock = threading.Lock()
         self.progress: Progress | None = None

@@ -272,6 +272,16 @@ class ProblemSession:
             total += n * np.dtype(NUMPY_DTYPE.get(t["dtype"], np.float64)).itemsize
         return total
 
+    def output_bytes(self) -> int:
+        """Bytes of one set of outputs in their own dtypes."""
+        total = 0
+        for o in self.problem.outputs:
+            n = 1
+            for d in o["shape"]:
+                n *= int(d)
+            total += n * np.dtype(NUMPY_DTYPE.get(o["dtype"], np.float64)).itemsize
+        return total
+
     def _f64_specs(self):
         return [output_spec(f"output.{k}", "f64", o["shape"]) for k, o in enumerate(self.problem.outputs)]
 

@@ -1,0 +1,54 @@
+"""Host memory as a shared budget of the audit's parallel slots.
+
+The trusted side holds several copies of a kernel's data while it judges it: the memoised inputs
+of two seeds, fp64 reference values and fp32 eager runs (as fp64) for every probe, the
+candidate's output of every call, and the shared-memory regions of the calls in flight. With a
+dozen slots on problems of hundreds of megabytes that outgrew a 128 GB host on the H200 (the
+kernel's OOM killer took the orchestrator, docs/audit/README.md). So each kernel, once its
+problem is known, holds an estimate of what it will keep until it is done, and waits while the
+running kernels' estimates would not leave room; a kernel whose estimate exceeds the whole
+budget runs alone at the end, when nothing else runs."""
+
+from __future__ import annotations
+
+import threading
+from contextlib import contextmanager
+
+# Copies of one set of inputs the orchestrator can hold at once (two memoised seeds, the probe
+# being built, its non-contiguous or NaN variant, one in a call region), and of one output at
+# fp32 size (fp64 value and two fp64 eager runs for each of ~4 full-size probes, candidate
+# outputs of ~8 calls, call regions).
+INPUT_COPIES = 6
+OUTPUT_COPIES = 24
+
+
+def estimate_host_bytes(input_bytes: int, output_bytes: int) -> int:
+    """What one kernel's audit holds on the host at its peak, by the copies above."""
+    return INPUT_COPIES * int(input_bytes) + OUTPUT_COPIES * int(output_bytes)
+
+
+class MemoryGate:
+    """A counting budget of bytes: hold(n) waits until n fits beside what others hold (or no one
+    holds anything: a kernel bigger than the budget still runs, alone)."""
+
+    def __init__(self, capacity_bytes: int):
+        if capacity_bytes <= 0:
+            raise ValueError(f"MemoryGate: capacity must be positive, got {capacity_bytes}")
+        self.capacity = int(capacity_bytes)
+        self.used = 0
+        self._cond = threading.Condition()
+
+    def fits(self, n: int) -> bool:
+        return n <= self.capacity
+
+    @contextmanager
+    def hold(self, n: int):
+        with self._cond:
+            self._cond.wait_for(lambda: self.used == 0 or self.used + n <= self.capacity)
+            self.used += n
+        try:
+            yield
+        finally:
+            with self._cond:
+                self.used -= n
+                self._cond.notify_all()

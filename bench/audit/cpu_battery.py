@@ -1,16 +1,18 @@
 """The battery's own cost on the CPU: one synthetic KernelBench problem (64 x 65536 elementwise,
 16 MiB of input and output) audited end to end with real workers, timed per phase, with the wall
 time of every gate's judging. Not a test: it prints figures (battery/replica is the issue 3
-target, <= 2), for comparing changes to the battery, the judges or the executor.
+target, <= 2), for comparing changes to the battery, the judges or the executor, and the
+orchestrator's peak memory against kcv.audit.memory's estimate.
 
   PYTHONPATH=build/core/python:python .venv/bin/python bench/audit/cpu_battery.py [--dim N]
 """
 
 import argparse
 import collections
+import resource
 import time
 
-from kcv.audit import battery
+from kcv.audit import battery, memory
 from kcv.audit.kernel import KernelConfig, audit_kernel
 
 REFERENCE = """
@@ -48,12 +50,19 @@ def main() -> int:
             judged[gate][1] += time.perf_counter() - t0
 
     battery.Battery.judge = timed
+    import torch  # noqa: F401 - imported before the baseline, as the orchestrator has it
+
+    rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     t: dict = {}
     out = audit_kernel(row, KernelConfig(profiles=["strict", "pytorch-eager"], device="cpu"), t)
     print(f"status {out['status']}, replica {out['replica_verdict']}")
     for k in ("load", "warmup", "replica", "battery", "total"):
         print(f"{k:>8}: {t.get(k, float('nan')):7.2f} s")
     print(f"battery / replica: {t['battery'] / t['replica']:.2f} (target <= 2)")
+    grew = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024 - rss0
+    io = 2 * 64 * args.dim * 4 / 2**20  # one f32 input and one f32 output
+    print(f"orchestrator peak RSS grew {grew:.0f} MiB = {grew / io:.1f} x (inputs + outputs) "
+          f"(kcv.audit.memory estimates {memory.estimate_host_bytes(io / 2, io / 2) / io:.1f} x)")
     for gate, (n, s) in sorted(judged.items()):
         print(f"  {gate}: {n} judge calls (profiles included), {s:.2f} s")
     return 0 if out["status"] == "ok" else 1

@@ -141,5 +141,6 @@ def oracle_entry(dtype: str, value: np.ndarray, eager: np.ndarray | None,
         "tau_rel": u,
         "tau_abs": C_EAGER * e if u else 0.0,
         "scale": e,
-        "declared": None if declared is None else np.ascontiguousarray(declared, dtype=np.float64),
+        # as it came (f32 from the eager run): the judge reads it as f64 itself
+        "declared": None if declared is None else np.asarray(declared),
     }

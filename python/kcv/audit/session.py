@@ -294,8 +294,14 @@ class ProblemSession:
             self._ref64[key] = out
         return out
 
+    def _eager_specs(self):
+        """Eager fp32 outputs travel as f32 (exact for f32, f16 and bf16 outputs: half the bytes
+        of f64, which the replica and every probe's calibration hold), others as f64."""
+        return [output_spec(f"output.{k}", "f32" if o["dtype"] in ("f32", "f16", "bf16") else "f64",
+                            o["shape"]) for k, o in enumerate(self.problem.outputs)]
+
     def reference32(self, inputs, key=None, tf32=(0, 0)) -> list[np.ndarray]:
-        """Model in float32 eager on these inputs, as f64 arrays, with torch.backends' TF32
+        """Model in float32 eager on these inputs, as f32 (or f64) arrays, with torch.backends' TF32
         flags tf32 = (cudnn_tf32, matmul_tf32) for this call (default: both off). TF32 exists
         only on CUDA: on the CPU every flag set is the flags-off run, made once. Memoised per
         (key, flags)."""
@@ -305,7 +311,7 @@ class ProblemSession:
             return self._ref32[k]
         extra = ({"cudnn_tf32": float(flags[0]), "matmul_tf32": float(flags[1])}
                  if flags != (0, 0) else None)
-        out = self._reference_call("float32 run", inputs, self._f64_specs(), mode=2, extra=extra)
+        out = self._reference_call("float32 run", inputs, self._eager_specs(), mode=2, extra=extra)
         if key is not None:
             self._ref32[k] = out
         return out

@@ -7,6 +7,7 @@
 #include "kcv/tensor.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <stdexcept>
 
@@ -130,7 +131,16 @@ void HostTensor::set_bits_at(int64_t i, uint64_t bits) {
   std::memcpy(raw().data() + raw_storage_begin() + storage_index(i) * size, &bits, size);
 }
 
-double HostTensor::value_at(int64_t i) const { return decode(dtype_, bits_at(i)); }
+double HostTensor::value_at(int64_t i) const {
+  const uint64_t bits = bits_at(i);
+  if (dtype_ == DType::kF32) {  // the judges' common case: the hardware conversion is exact for
+    float f;                     // every non-NaN; decode() keeps a NaN's payload bit for bit
+    const auto b32 = static_cast<uint32_t>(bits);
+    std::memcpy(&f, &b32, sizeof f);
+    if (!std::isnan(f)) return static_cast<double>(f);
+  }
+  return decode(dtype_, bits);
+}
 
 void HostTensor::set_value_at(int64_t i, double x) { set_bits_at(i, encode(dtype_, x)); }
 

@@ -153,8 +153,8 @@ class Battery:
         self._rescale_session = None
         self._rescale_choice = (None, "")
         self._helper = None
-        self._oracles: dict = {}  # (id(probe), TF32 flags) -> oracle entries
-        self._verdicts: dict = {}  # profile-blind judge results per distinct oracle
+        self._oracles: dict = {}  # (id(probe), TF32 flags) -> (probe, oracle entries)
+        self._verdicts: dict = {}  # profile-blind judge results per distinct oracle -> (calls, record)
         src = row.get("reference_code", "").lower()
         self.uses_minmax = any(w in src for w in MINMAX_WORDS)
         self.uses_exp = any(w in src for w in EXP_WORDS)
@@ -195,7 +195,7 @@ class Battery:
         flags = error_model.tf32_flags(profile)
         key = (id(probe), flags)
         if key in self._oracles:
-            return self._oracles[key]
+            return self._oracles[key][1]
         outs = outputs or self.s.problem.outputs
         shared = None if probe.scale_from is None else self.oracle(probe.scale_from, profile)
         entries = []
@@ -208,7 +208,7 @@ class Battery:
             alt = probe.eager_tf32.get(flags)
             entries.append(error_model.oracle_entry(spec["dtype"], probe.value[k], eager,
                                                     None if alt is None else alt[k]))
-        self._oracles[key] = entries
+        self._oracles[key] = (probe, entries)  # the probe kept alive: its id stays its own
         return entries
 
     def judge(self, gate: str, probe: Probe, profile: str, *, calls=None, repetitions=1,
@@ -220,10 +220,10 @@ class Battery:
             memo = (gate, id(probe), tuple(e["scale"] for e in oracle),
                     tuple(id(c) for c in calls), repetitions)
             if memo in self._verdicts:
-                return {**self._verdicts[memo], "profile": profile}
+                return {**self._verdicts[memo][1], "profile": profile}
         rec = self._judge(gate, probe, profile, calls, oracle, repetitions)
         if memo is not None:
-            self._verdicts[memo] = rec
+            self._verdicts[memo] = (calls, rec)  # the calls kept alive, as the probe is above
         return rec
 
     def _judge(self, gate, probe, profile, calls, oracle, repetitions) -> dict:

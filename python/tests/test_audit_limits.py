@@ -136,3 +136,27 @@ def test_a_kernel_over_the_host_memory_budget_waits_to_run_alone(tmp_path):
                        timings, alone=True)
     assert out["status"] == "ok", out["message"]
     assert small.used == 0 and "memory_wait" in timings
+
+
+CRASHES_ON_A_LEADING_NAN = """
+import os
+import torch
+class ModelNew(torch.nn.Module):
+    def forward(self, x):
+        if torch.isnan(x.reshape(-1)[0]):
+            os.kill(os.getpid(), 9)
+        return x * 2.0
+"""
+
+
+def test_a_crash_beside_the_reference_restarts_the_worker_and_the_battery_goes_on(tmp_path):
+    # The NaN probes' candidate calls run on the battery's candidate lane, beside the reference's
+    # fp64 run: the first one kills the worker, which restarts there and serves the later probes.
+    out = audit_kernel(row("crash_on_nan", CRASHES_ON_A_LEADING_NAN),
+                       config(cache_dir=str(tmp_path), kernel_timeout_s=600, load_timeout_s=600))
+    assert out["status"] == "crash", out["message"]
+    assert "candidate crashed" in out["message"]
+    verdicts = {(v["gate"], v["profile"]): v["verdict"] for v in out["verdicts"]}
+    assert verdicts[("EXC-01", "strict")] == "fail"
+    for gate in ("CMP-01", "ORD-02", "CMP-03", "PRC-01"):  # judged after or around the crash
+        assert verdicts[(gate, "strict")] == "pass", (gate, out["verdicts"])

@@ -19,7 +19,8 @@ excluded). Probes, all through the kernel's worker pair (session.py):
 - PRC-01: the reference-shape calls against the declared (eager fp32) value.
 Each probe's eager fp32 run is made with TF32 off and, on CUDA, once more per TF32 flag set a
 judged profile sanctions (error_model.PROFILE_TF32); tau under a profile uses the larger error.
-Cost (the budget is 2x the replica): each probe's oracle is built once per TF32 flag set, and a
+Cost (the budget is 2x the replica): the candidate's call of a seed or NaN probe runs beside the
+reference's runs on the same inputs (_beside); each probe's oracle is built once per TF32 flag set, and a
 gate whose judge never reads the profile (PROFILE_BLIND) is judged once per distinct oracle,
 so where the profiles' scales agree (everything but TF32-sensitive ops on CUDA, and all of the
 CPU) the second profile costs nothing.
@@ -153,6 +154,7 @@ class Battery:
         self._rescale_session = None
         self._rescale_choice = (None, "")
         self._helper = None
+        self._lane = None  # the candidate lane (_beside)
         self._oracles: dict = {}  # (id(probe), TF32 flags) -> (probe, oracle entries)
         self._verdicts: dict = {}  # profile-blind judge results per distinct oracle -> (calls, record)
         src = row.get("reference_code", "").lower()
@@ -181,11 +183,32 @@ class Battery:
             return {}
         return {f: session.reference32(inputs, key=key, tf32=f) for f in self.flag_sets}
 
+    def _beside(self, session: ProblemSession, inputs, reference):
+        """(reference(), the candidate's record on `inputs`): the candidate's call runs on the
+        candidate lane while the trusted worker's runs on the same inputs run here. The two
+        workers are separate processes, so a probe costs the longer of the two, not their sum.
+        The lane is one thread that lives until close(): a candidate worker it restarts after a
+        crash dies with the thread that spawned it (PR_SET_PDEATHSIG is per thread)."""
+        if self._lane is None:
+            self._lane = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kcv-candidate")
+        call = self._lane.submit(self._candidate, session, inputs)
+        try:
+            value = reference()
+        except BaseException:
+            try:  # the candidate's call ends (its own timeout bounds it) before this unwinds
+                call.result()
+            except BaseException:  # noqa: BLE001 - the reference's failure is the one to report
+                pass
+            raise
+        return value, call.result()
+
     def seed_probe(self, session: ProblemSession, seed: int, label: str) -> Probe:
         inputs = session.inputs(seed)
-        p = Probe(label, inputs, session.reference64(inputs, key=seed),
-                  session.reference32(inputs, key=seed), self.eager_tf32(session, inputs, seed))
-        p.calls.append(self._candidate(session, inputs))
+        refs, rec = self._beside(session, inputs, lambda: (
+            session.reference64(inputs, key=seed), session.reference32(inputs, key=seed),
+            self.eager_tf32(session, inputs, seed)))
+        p = Probe(label, inputs, *refs)
+        p.calls.append(rec)
         return p
 
     # -- judging -----------------------------------------------------------------------------
@@ -323,9 +346,10 @@ class Battery:
             inputs[first][1].reshape(-1)[pos] = _nan_bits(specs[first]["dtype"])
             # The judges compare the elements the NaN does not reach by value as well as by
             # mask, under p0's scale: those elements are p0's.
-            p = Probe(f"{p0.label}/nan@input{first}[{pos}]", inputs, self.s.reference64(inputs),
-                      None, injections=[(first, pos, "nan")], scale_from=p0)
-            p.calls.append(self._candidate(self.s, inputs))
+            value, rec = self._beside(self.s, inputs, lambda: self.s.reference64(inputs))
+            p = Probe(f"{p0.label}/nan@input{first}[{pos}]", inputs, value, None,
+                      injections=[(first, pos, "nan")], scale_from=p0)
+            p.calls.append(rec)
             probes.append((p, None))
             nan_probes.append(p)
         self.add("EXC-01", lambda prof: [self.judge("EXC-01", p, prof) for p in nan_probes])
@@ -356,6 +380,9 @@ class Battery:
         self._rescale_future = self._helper.submit(start)
 
     def close(self):
+        if self._lane is not None:
+            self._lane.shutdown(wait=True)
+            self._lane = None
         if self._rescale_session is not None:
             self._rescale_session.close()
         if self._helper is not None:
@@ -381,6 +408,8 @@ class Battery:
             finally:
                 self.rescale_wait_s = time.monotonic() - t0
             inputs = sess.inputs(seed)
+            # In turn, not _beside: where the reference fails at this shape the candidate's
+            # call (a crash, say) must not count against it. Small shapes: cheap either way.
             value = sess.reference64(inputs, key=seed)
             eager = sess.reference32(inputs, key=seed)
             eager_tf32 = self.eager_tf32(sess, inputs, seed)

@@ -5,6 +5,7 @@
 #include "gates/compare.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -56,22 +57,23 @@ std::vector<double> ratio_quantiles(std::vector<double> ratios) {
 
 namespace {
 
-/// The tensor's values in logical order, for comparison only: a dense fp32/fp64 output is read
-/// directly (a signalling NaN may come back quiet, which no ratio can tell from another NaN),
-/// anything else through value_at.
-const std::vector<double>& values_of(const HostTensor& t) {
-  thread_local std::vector<double> values;
+/// The tensor's values in logical order: a dense fp64 output as one block, a normal fp32 value
+/// through the hardware conversion, anything else (subnormals, which DAZ would read as 0; NaN
+/// payloads; other dtypes) through value_at.
+std::vector<double> values_of(const HostTensor& t) {
   const auto n = static_cast<std::size_t>(t.numel());
-  values.resize(n);
+  std::vector<double> values(n);
   const bool dense = t.is_contiguous();
   if (dense && t.dtype() == DType::kF64) {
     std::memcpy(values.data(), t.data(), n * sizeof(double));
   } else if (dense && t.dtype() == DType::kF32) {
     const std::byte* p = t.data();
     for (std::size_t i = 0; i < n; ++i) {
-      float f;
-      std::memcpy(&f, p + i * sizeof(float), sizeof(float));
-      values[i] = f;
+      uint32_t bits;
+      std::memcpy(&bits, p + i * sizeof bits, sizeof bits);
+      const uint32_t exponent = (bits >> 23) & 0xFFu;
+      values[i] = exponent != 0 && exponent != 0xFFu ? static_cast<double>(std::bit_cast<float>(bits))
+                                                     : t.value_at(static_cast<int64_t>(i));
     }
   } else {
     for (std::size_t i = 0; i < n; ++i) values[i] = t.value_at(static_cast<int64_t>(i));
@@ -82,7 +84,7 @@ const std::vector<double>& values_of(const HostTensor& t) {
 void compare_into(const OracleOutput& o, const HostTensor& got, int output, Comparison& c,
                   std::vector<double>& ratios) {
   const auto n = static_cast<int64_t>(o.value.size());
-  const std::vector<double>& values = values_of(got);
+  const std::vector<double> values = values_of(got);
   for (int64_t i = 0; i < n; ++i) {
     const double y = o.value[i];
     const double x = values[static_cast<std::size_t>(i)];

@@ -7,6 +7,7 @@
 #include "kcv/tensor.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
@@ -133,11 +134,13 @@ void HostTensor::set_bits_at(int64_t i, uint64_t bits) {
 
 double HostTensor::value_at(int64_t i) const {
   const uint64_t bits = bits_at(i);
-  if (dtype_ == DType::kF32) {  // the judges' common case: the hardware conversion is exact for
-    float f;                     // every non-NaN; decode() keeps a NaN's payload bit for bit
+  // The judges' common case, a normal fp32 value, through the hardware conversion. Only normal
+  // values: a subnormal would read as 0 under DAZ (an in-process candidate built with fast-math
+  // can set it), and decode() keeps a NaN's payload bit for bit.
+  if (dtype_ == DType::kF32) {
     const auto b32 = static_cast<uint32_t>(bits);
-    std::memcpy(&f, &b32, sizeof f);
-    if (!std::isnan(f)) return static_cast<double>(f);
+    const uint32_t exponent = (b32 >> 23) & 0xFFu;
+    if (exponent != 0 && exponent != 0xFFu) return static_cast<double>(std::bit_cast<float>(b32));
   }
   return decode(dtype_, bits);
 }

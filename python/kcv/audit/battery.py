@@ -39,7 +39,8 @@ import numpy as np
 
 from kcv.audit import error_model, rescale, verdicts
 from kcv.audit.replica import trial_seeds
-from kcv.audit.session import FLOAT_DTYPES, LoadFailure, ProblemSession, ReferenceFailure
+from kcv.audit.session import (FLOAT_DTYPES, LoadFailure, LoadTimeout, ProblemSession,
+                               ReferenceFailure)
 
 ALL_GATES = ("CMP-01", "CMP-02", "CMP-03", "ORD-01", "ORD-02", "ORD-03", "EXC-01", "EXC-02",
              "PRC-01", "PRC-02", "RES-01", "RES-02")
@@ -388,6 +389,9 @@ class Battery:
         if self._helper is not None:
             self._helper.shutdown(wait=True)
             self._helper = None
+        # A failed start's exception (and its traceback, which holds this battery) must not keep
+        # the probes' arrays alive past the kernel's share of the host-memory budget.
+        self._rescale_future = None
 
     def _rescaled(self, seed: int, probes) -> tuple[Probe | None, dict]:
         """The rescaled-shape probe, or None with a note saying why not (n/a) or why it is a
@@ -413,6 +417,9 @@ class Battery:
             value = sess.reference64(inputs, key=seed)
             eager = sess.reference32(inputs, key=seed)
             eager_tf32 = self.eager_tf32(sess, inputs, seed)
+        except LoadTimeout as e:
+            return None, {"rescale": "not_applicable",
+                          "reason": f"the pair at {desc} did not load in time: {e}"[:2000]}
         except LoadFailure as e:
             if e.role == "candidate":
                 return None, {"rescale": "fail", "override": desc,

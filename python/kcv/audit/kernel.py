@@ -93,10 +93,6 @@ def audit_kernel(row: dict, cfg: KernelConfig, timings: dict | None = None,
             if e.role == "candidate":
                 outcome["replica_verdict"] = "rejected"  # KernelBench's check fails on it too
             raise
-        # The rescaled pair loads only now, beside the replica: its candidate compiles the same
-        # source into the same extension directory, and two loads of one extension at once
-        # failed on the H200 ("cannot open shared object file"). Now it finds the build done.
-        battery.prestart_rescale()
         size = session.input_bytes()
         if cfg.max_input_bytes and size > cfg.max_input_bytes:
             raise ReferenceFailure(f"get_inputs() makes {size / 2**30:.1f} GiB of inputs, over "
@@ -112,6 +108,12 @@ def audit_kernel(row: dict, cfg: KernelConfig, timings: dict | None = None,
             t1 = time.monotonic()
             held.enter_context(cfg.memory_gate.hold(need))
             t["memory_wait"] = time.monotonic() - t1
+        # The rescaled pair loads only now, beside the replica, with a load timeout of its own:
+        # its candidate compiles the same source into the same extension directory, and two
+        # loads of one extension at once failed on the H200 ("cannot open shared object file").
+        # Now it finds the build done.
+        limits.load_deadline = time.monotonic() + cfg.load_timeout_s
+        battery.prestart_rescale()
         limits.start_running(cfg.kernel_timeout_s)  # the rescaled pair keeps load_deadline
         session.keep_seeds = set(replica_mod.trial_seeds()[:2])
         t1 = time.monotonic()
@@ -157,10 +159,12 @@ def audit_kernel(row: dict, cfg: KernelConfig, timings: dict | None = None,
         notes.insert(0, f"internal error in kcv.audit: {type(e).__name__}: {e}; "
                         f"{traceback.format_exc(limit=3)}")
     finally:
-        if battery is not None:
-            battery.close()
-        session.close()
-        held.close()
+        try:
+            if battery is not None:
+                battery.close()
+            session.close()
+        finally:
+            held.close()  # whatever closing did: held bytes never given back would stall every slot
     if battery is not None:
         unique = {(r["gate"], r["profile"]): r for r in battery.records}
         outcome["verdicts"] = list(unique.values())

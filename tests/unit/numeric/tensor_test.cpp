@@ -146,3 +146,20 @@ TEST(HostTensor, MakeTensorIsContiguousAndRounded) {
 
 }  // namespace
 }  // namespace kcv
+
+#if defined(__x86_64__)
+// value_at reads normal fp32 values through the hardware conversion; a subnormal must not go
+// that way, because under DAZ (set by a fast-math library loaded in-process) it would read as 0.
+TEST(HostTensor, ValueAtKeepsFp32SubnormalsUnderDenormalsAreZero) {
+  kcv::HostTensor t(kcv::DType::kF32, {3});
+  const uint32_t bits[3] = {3u, 0x3F800000u, 0x7FC0DEADu};  // subnormal, 1.0, NaN with payload
+  for (int64_t i = 0; i < 3; ++i) t.set_bits_at(i, bits[i]);
+  const unsigned saved = __builtin_ia32_stmxcsr();
+  __builtin_ia32_ldmxcsr(saved | 0x8040u);  // DAZ and FTZ on
+  const double sub = t.value_at(0), one = t.value_at(1), nan = t.value_at(2);
+  __builtin_ia32_ldmxcsr(saved);
+  EXPECT_EQ(sub, std::ldexp(3.0, -149));
+  EXPECT_EQ(one, 1.0);
+  EXPECT_TRUE(std::isnan(nan));
+}
+#endif

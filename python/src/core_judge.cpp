@@ -64,7 +64,8 @@ OracleResult oracle_from(nb::handle entries) {
       if (!d.contains(key)) throw nb::value_error(fmt::format("{}: no \"{}\"", what, key).c_str());
     const bool affine = d.contains("tau_rel") && d.contains("tau_abs");
     if (!d.contains("tau") && !affine)
-      throw nb::value_error(fmt::format("{}: no \"tau\" (nor \"tau_rel\" and \"tau_abs\")", what).c_str());
+      throw nb::value_error(
+          fmt::format("{}: no \"tau\" (nor \"tau_rel\" and \"tau_abs\")", what).c_str());
     OracleOutput out;
     out.dtype = dtype_from_string(nb::cast<std::string>(d["dtype"]), what + ".dtype");
     for (nb::handle s : d["shape"]) out.shape.push_back(nb::cast<int64_t>(s));

@@ -46,7 +46,8 @@ std::vector<double> ratio_quantiles(std::vector<double> ratios) {
   std::vector<double> q;
   auto from = ratios.begin();
   for (double p : {0.5, 0.9, 0.99}) {
-    const auto at = ratios.begin() + static_cast<std::ptrdiff_t>(nearest_rank_index(ratios.size(), p));
+    const auto at =
+        ratios.begin() + static_cast<std::ptrdiff_t>(nearest_rank_index(ratios.size(), p));
     std::nth_element(from, at, ratios.end());
     q.push_back(*at);
     from = at;
@@ -72,8 +73,9 @@ std::vector<double> values_of(const HostTensor& t) {
       uint32_t bits;
       std::memcpy(&bits, p + i * sizeof bits, sizeof bits);
       const uint32_t exponent = (bits >> 23) & 0xFFu;
-      values[i] = exponent != 0 && exponent != 0xFFu ? static_cast<double>(std::bit_cast<float>(bits))
-                                                     : t.value_at(static_cast<int64_t>(i));
+      values[i] = exponent != 0 && exponent != 0xFFu
+                      ? static_cast<double>(std::bit_cast<float>(bits))
+                      : t.value_at(static_cast<int64_t>(i));
     }
   } else {
     for (std::size_t i = 0; i < n; ++i) values[i] = t.value_at(static_cast<int64_t>(i));

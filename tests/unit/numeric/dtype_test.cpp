@@ -299,7 +299,8 @@ TEST(DTypeUlp, EqualsTheFrexpDefinitionInEveryBinade) {
         if (x == 0 || !std::isfinite(x) || x < min_normal(t)) continue;
         int fe = 0;
         std::frexp(x, &fe);
-        ASSERT_EQ(ulp_of(t, x), std::ldexp(1.0, fe - significand_bits(t))) << dtype_name(t) << " 2^" << e;
+        ASSERT_EQ(ulp_of(t, x), std::ldexp(1.0, fe - significand_bits(t)))
+            << dtype_name(t) << " 2^" << e;
         ASSERT_EQ(ulp_of(t, -x), ulp_of(t, x));
       }
     }

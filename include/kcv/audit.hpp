@@ -275,6 +275,13 @@ struct StatusCount {
   int64_t kernels = 0;
 };
 
+/// Kernels of one corpus with one status: how far a partial audit has got in each corpus.
+struct CorpusStatusCount {
+  std::string corpus;
+  std::string status;
+  int64_t kernels = 0;
+};
+
 /// 2x2 of kcv (any violation under `profile`) against another judge ("replica" or
 /// "original"), per corpus and overall (corpus ""). Kernels without a kcv evaluation or with
 /// no accept/reject verdict from the other judge are `excluded`.
@@ -290,6 +297,7 @@ struct Differential {
 
 struct Headline {
   std::vector<StatusCount> statuses;
+  std::vector<CorpusStatusCount> corpus_statuses;  // by corpus, then status
   std::vector<ProfileHeadline> profiles;
   std::vector<GateRate> gates;
   std::vector<ClassRate> classes;

@@ -42,9 +42,17 @@ Status for_each_row(sql::Db& db, const std::string& sql, Fn&& fn) {
 }
 
 Status fill_statuses(sql::Db& db, Headline& h) {
-  return for_each_row(db, "SELECT status, count(*) FROM kernels GROUP BY status ORDER BY status",
+  if (Status s = for_each_row(db, "SELECT status, count(*) FROM kernels GROUP BY status ORDER BY status",
+                              [&](const sql::Stmt& q) {
+                                h.statuses.push_back({q.col_text(0), q.col_int(1)});
+                              });
+      !s)
+    return s;
+  return for_each_row(db,
+                      "SELECT corpus, status, count(*) FROM kernels GROUP BY corpus, status "
+                      "ORDER BY corpus, status",
                       [&](const sql::Stmt& q) {
-                        h.statuses.push_back({q.col_text(0), q.col_int(1)});
+                        h.corpus_statuses.push_back({q.col_text(0), q.col_text(1), q.col_int(2)});
                       });
 }
 

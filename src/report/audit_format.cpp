@@ -23,6 +23,21 @@ std::string ratio_text(const std::optional<double>& x) {
   return x ? fmt::format("{:.3g}", *x) : "-";
 }
 
+std::vector<CorpusCoverage> corpus_coverage(const AuditReport& r) {
+  std::vector<CorpusCoverage> out;
+  for (const audit::CorpusStatusCount& s : r.headline.corpus_statuses) {
+    if (out.empty() || out.back().corpus != s.corpus) out.push_back({s.corpus});
+    CorpusCoverage& c = out.back();
+    c.kernels += s.kernels;
+    const Expected<audit::KernelStatus> status = audit::parse_status(s.status);
+    const bool final = status && audit::is_final(*status);
+    if (final) c.final_kernels += s.kernels;
+    std::string& text = final ? c.final_text : c.open_text;
+    text += fmt::format("{}{} {}", text.empty() ? "" : ", ", s.status, s.kernels);
+  }
+  return out;
+}
+
 audit::Rate rigor_gap(const audit::Differential& d) {
   return {d.kcv_rejects_other_accepts, d.both_accept + d.kcv_rejects_other_accepts};
 }

@@ -47,6 +47,12 @@ std::string headline_html(const AuditReport& r) {
   out += "</table>\n<h3>Kernel statuses</h3>\n<table>\n" + row({"status", "kernels"}, true);
   for (const audit::StatusCount& s : r.headline.statuses)
     out += row({s.status, std::to_string(s.kernels)});
+  out += "</table>\n<h3>Coverage per corpus</h3>\n<table>\n" +
+         row({"corpus", "final / kernels", "final statuses", "not final"}, true);
+  for (const CorpusCoverage& c : corpus_coverage(r)) {
+    out += row({c.corpus, fmt::format("{} / {}", c.final_kernels, c.kernels), c.final_text,
+                c.open_text.empty() ? "-" : c.open_text});
+  }
   out += fmt::format("</table>\n<h3>Per gate (profile {})</h3>\n<table>\n",
                      escape(r.options.profile)) +
          row({"gate", "fail (among kernels where it applies)", "errors", "not applicable"}, true);

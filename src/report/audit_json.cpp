@@ -24,6 +24,9 @@ json opt(const std::optional<T>& x) {
 json headline_json(const AuditReport& r) {
   json statuses = json::object();
   for (const audit::StatusCount& s : r.headline.statuses) statuses[s.status] = s.kernels;
+  json by_corpus = json::object();
+  for (const audit::CorpusStatusCount& s : r.headline.corpus_statuses)
+    by_corpus[s.corpus][s.status] = s.kernels;
   json profiles = json::array();
   for (const audit::ProfileHeadline& p : r.headline.profiles) {
     profiles.push_back({{"profile", p.profile},
@@ -47,6 +50,7 @@ json headline_json(const AuditReport& r) {
   }
   return {{"kernels", r.kernels},
           {"statuses", statuses},
+          {"statuses_by_corpus", by_corpus},
           {"tolerance_free_gates", audit::tolerance_free_gates()},
           {"profiles", profiles},
           {"gates", gates},

@@ -31,6 +31,17 @@ class MarginBuilder {
   std::map<std::string, Acc> rows_;
 };
 
+/// How far the audit has got in one corpus: kernels, those with a final status, and the
+/// statuses as "ok 23, timeout 2" (final ones; the rest, pending and running, apart).
+struct CorpusCoverage {
+  std::string corpus;
+  int64_t kernels = 0;
+  int64_t final_kernels = 0;
+  std::string final_text;
+  std::string open_text;
+};
+std::vector<CorpusCoverage> corpus_coverage(const AuditReport& r);
+
 /// "3/12 (25.0%)"; "0/0 (-)" for an empty denominator.
 std::string rate_text(const audit::Rate& r);
 /// "25.0%" or "-".

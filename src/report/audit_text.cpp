@@ -20,7 +20,13 @@ void headline_text(std::string& out, const AuditReport& r) {
   out += "statuses:";
   for (const audit::StatusCount& s : r.headline.statuses)
     out += fmt::format(" {} {}", s.status, s.kernels);
-  out += "\n\n";
+  out += "\n";
+  for (const CorpusCoverage& c : corpus_coverage(r)) {
+    out += fmt::format("  {}: {} of {} final ({}){}\n", c.corpus, c.final_kernels, c.kernels,
+                       c.final_text.empty() ? "none" : c.final_text,
+                       c.open_text.empty() ? "" : "; not final: " + c.open_text);
+  }
+  out += "\n";
   out += fmt::format("{:<12} {:>22} {:>26}\n", "profile", "any violation", "tolerance-free floor");
   for (const audit::ProfileHeadline& p : r.headline.profiles) {
     out += fmt::format("{:<12} {:>22} {:>26}\n", p.profile, rate_text(p.any_violation),

@@ -108,6 +108,20 @@ TEST_F(Queries, ToleranceFreeGatesAreTheSixOfTheIssue) {
             (std::vector<std::string>{"CMP-02", "ORD-02", "EXC-01", "EXC-02", "RES-01", "RES-02"}));
 }
 
+// A partial audit: the kernels a run has not finished show per corpus, apart from the final ones.
+TEST_F(Queries, HeadlineCountsStatusesPerCorpus) {
+  ASSERT_TRUE(store_->enqueue({testing::toy_kernel("k9", "C", "elementwise")}).ok());
+  const Headline h = headline(*store_).value();
+  std::map<std::pair<std::string, std::string>, int64_t> want;
+  for (const Spec& s : kSpecs) ++want[{s.corpus, std::string(status_name(s.status))}];
+  want[{"C", "pending"}] = 1;
+  std::map<std::pair<std::string, std::string>, int64_t> got;
+  for (const CorpusStatusCount& c : h.corpus_statuses) got[{c.corpus, c.status}] = c.kernels;
+  EXPECT_EQ(got, want);
+  ASSERT_FALSE(h.corpus_statuses.empty());
+  EXPECT_EQ(h.corpus_statuses.back().corpus, "C");  // ordered by corpus
+}
+
 TEST_F(Queries, HeadlineCountsKernelsByProfile) {
   const Headline h = headline(*store_).value();
   ASSERT_EQ(h.statuses.size(), 2u);

@@ -173,6 +173,9 @@ TEST_F(AuditReportTest, JsonCarriesTheSameNumbers) {
   EXPECT_EQ(j["headline"]["kernels"], 10);
   EXPECT_EQ(j["headline"]["statuses"]["crash"], 1);
   EXPECT_EQ(j["headline"]["statuses"]["ok"], 7);
+  EXPECT_EQ(j["headline"]["statuses_by_corpus"]["A"]["ok"], 3);
+  EXPECT_EQ(j["headline"]["statuses_by_corpus"]["B"]["ok"], 4);
+  EXPECT_EQ(j["headline"]["statuses_by_corpus"]["B"]["timeout"], 1);
   const nlohmann::json& strict = j["headline"]["profiles"][1];
   EXPECT_EQ(strict["profile"], "strict");
   EXPECT_EQ(strict["any_violation"]["hits"], 4);
@@ -202,6 +205,10 @@ TEST_F(AuditReportTest, TerminalSummaryShowsHeadlineAndReverseCases) {
   EXPECT_NE(text.find("B/k5  rejected by replica,original"), std::string::npos) << text;
   EXPECT_NE(text.find("kernels not ok: 3"), std::string::npos);
   EXPECT_NE(text.find("crash 1"), std::string::npos);
+  EXPECT_NE(text.find("  A: 3 of 3 final (ok 3)\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("  B: 7 of 7 final (crash 1, malformed 1, ok 4, timeout 1)\n"),
+            std::string::npos)
+      << text;
 }
 
 TEST_F(AuditReportTest, UnknownProfileGivesEmptyRatesNotAnError) {

@@ -123,6 +123,17 @@ def kernelbench_load(row: dict, role: str, *, device: str, cache_dir: str | None
     return load
 
 
+def tensor_bytes(specs) -> int:
+    """Bytes of tensors described as {"dtype", "shape"} (the problem description's form)."""
+    total = 0
+    for t in specs:
+        n = 1
+        for d in t["shape"]:
+            n *= int(d)
+        total += n * np.dtype(NUMPY_DTYPE.get(t["dtype"], np.float64)).itemsize
+    return total
+
+
 def output_spec(name: str, dtype: str, shape) -> tuple:
     """Worker.run's output description: (dtype, shape); `name` only documents the call site."""
     del name
@@ -264,23 +275,11 @@ class ProblemSession:
 
     def input_bytes(self) -> int:
         """Bytes of one set of tensor inputs (from the reference's problem description)."""
-        total = 0
-        for t in self.problem.tensor_inputs():
-            n = 1
-            for d in t["shape"]:
-                n *= int(d)
-            total += n * np.dtype(NUMPY_DTYPE.get(t["dtype"], np.float64)).itemsize
-        return total
+        return tensor_bytes(self.problem.tensor_inputs())
 
     def output_bytes(self) -> int:
         """Bytes of one set of outputs in their own dtypes."""
-        total = 0
-        for o in self.problem.outputs:
-            n = 1
-            for d in o["shape"]:
-                n *= int(d)
-            total += n * np.dtype(NUMPY_DTYPE.get(o["dtype"], np.float64)).itemsize
-        return total
+        return tensor_bytes(self.problem.outputs)
 
     def _f64_specs(self):
         return [output_spec(f"output.{k}", "f64", o["shape"]) for k, o in enumerate(self.problem.outputs)]

@@ -65,7 +65,7 @@ def audit_kernel(row: dict, cfg: KernelConfig, timings: dict | None = None,
     """The KernelOutcome dict of one corpus row (see kcv._core.Store.record). `timings`, when
     given, receives wall seconds: load (both workers, compiles included), warmup (first calls:
     Triton JIT and autotuning, library initialisation), replica, battery
-    (without waiting for the rescaled pair's load, which overlaps the replica), rescale_load
+    (without waiting for the rescaled pair's load, which overlaps the replica), rescale_load,
     memory_wait (for room in the host-memory budget) and total: the benchmark's figures."""
     t = {} if timings is None else timings
     t0 = time.monotonic()

@@ -25,15 +25,6 @@ def cache_dir(tmp_path_factory):
     return str(tmp_path_factory.mktemp("kcv-cache"))
 
 
-@pytest.fixture(scope="module")
-def worker():
-    c = WorkerClient()
-    hello = c.hello()
-    assert hello["type"] == "hello", hello
-    yield c
-    c.close()
-
-
 @pytest.fixture
 def bare():
     c = WorkerClient()

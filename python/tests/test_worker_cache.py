@@ -28,14 +28,6 @@ with open({report!r}, "w") as f:
 '''
 
 
-@pytest.fixture(scope="module")
-def worker():
-    c = WorkerClient()
-    assert c.hello()["type"] == "hello"
-    yield c
-    c.close()
-
-
 def probe(worker, cache_dir, report, variant):
     cand = PROBE.format(report=str(report), variant=variant) + kb.ADD_CANDIDATE
     reply = worker.load(kind="kernelbench", role="candidate", reference_code=kb.ADD,

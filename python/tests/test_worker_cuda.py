@@ -15,7 +15,7 @@ if not torch.cuda.is_available():
     pytest.skip("no CUDA device", allow_module_level=True)
 
 import kb_problems as kb  # noqa: E402
-from worker_client import Arg, WorkerClient  # noqa: E402
+from worker_client import Arg  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 F32, F64 = torch.float32, torch.float64
@@ -60,14 +60,6 @@ class ModelNew(nn.Module):
 @pytest.fixture(scope="module")
 def cache_dir(tmp_path_factory):
     return str(tmp_path_factory.mktemp("kcv-cuda-cache"))
-
-
-@pytest.fixture(scope="module")
-def worker():
-    c = WorkerClient()
-    assert c.hello()["type"] == "hello"
-    yield c
-    c.close()
 
 
 def load(worker, cache_dir, role, ref, cand=None, timeout=120.0):

@@ -13,7 +13,6 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import kb_problems as kb  # noqa: E402
-from worker_client import WorkerClient  # noqa: E402
 
 F32, F64 = torch.float32, torch.float64
 SEED = 7
@@ -87,14 +86,6 @@ def get_inputs():
 def get_init_inputs():
     return [D_IN, HIDDEN, LAYERS]
 '''
-
-
-@pytest.fixture(scope="module")
-def worker():
-    c = WorkerClient()
-    assert c.hello()["type"] == "hello"
-    yield c
-    c.close()
 
 
 def load_reference(worker, cache_dir, code):

@@ -1,6 +1,7 @@
 """The audit benchmark (issue 3 item 6): how long kcv's battery takes per kernel against the
 allclose replica measured in the same run, from the per-kernel timings `kcv audit --timings`
-writes (one JSON object per line: load, warmup, replica, battery, rescale_load, total, seconds).
+writes (one JSON object per line: load, warmup, replica, battery, rescale_load, total, and the
+cost_* breakdown: wall seconds per kind of worker request and in the judges; seconds).
 Compiles are excluded by construction: they happen in `load` (and the untimed warm-up call).
 Target: battery <= 2 x replica per kernel. Prints the ratio table and the share within target.
 
@@ -36,6 +37,12 @@ def main(paths):
         vals = [r[key] for r in measured if r.get(key) is not None]
         if vals:
             print(f"{key:>8}: median {statistics.median(vals):7.2f} s, sum {sum(vals):8.1f} s")
+    costs = sorted({k for r in measured for k in r if k.startswith("cost_")})
+    if costs:
+        print("where the time goes (wall seconds per kind of work; side-by-side calls each count):")
+    for key in costs:
+        vals = [r[key] for r in measured if r.get(key) is not None]
+        print(f"  {key[5:]:>26}: median {statistics.median(vals):7.2f} s, sum {sum(vals):8.1f} s")
     by_lang = {}
     for r in measured:
         by_lang.setdefault(r.get("language", "?"), []).append(r["battery"] / r["replica"])

@@ -83,6 +83,11 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--timings", metavar="FILE.jsonl",
                    help="append per-kernel wall times (load, replica, battery, rescale_load, "
                         "total) as JSON lines, for bench/")
+    p.add_argument("--gpus", type=_positive(int), default=None, metavar="N",
+                   help="spread kernels over the first N visible GPUs, each kernel's workers on "
+                        "one (default: all visible GPUs; ignored with --device cpu)")
+    p.add_argument("--worker-threads", type=_positive(int), default=None, metavar="N",
+                   help="CPU threads per worker process (default: CPU cores / --jobs, at least 1)")
     p.add_argument("--no-progress", action="store_true", help="no progress display on stderr")
     return p
 
@@ -106,6 +111,12 @@ def main(argv=None) -> int:
     mem_gb = args.memory_limit_gb if args.memory_limit_gb is not None else (32.0 if args.device == "cpu" else 0.0)
     max_in = args.max_input_gb if args.max_input_gb is not None else _host_memory_gb() / 12
     host_gb = args.host_memory_gb if args.host_memory_gb is not None else _host_memory_gb() / 2
+    threads = args.worker_threads or max(1, (os.cpu_count() or 1) // args.jobs)
+    gpus = None
+    if args.device != "cpu":
+        from kcv.audit.gpus import visible_gpus
+
+        gpus = visible_gpus(args.gpus)
     opts = AuditOptions(corpora=args.corpora, store=args.store, shard=args.shard, jobs=args.jobs,
                         limit=args.limit, ids=args.ids, kernel_timeout_s=args.kernel_timeout,
                         load_timeout_s=args.load_timeout,
@@ -115,7 +126,8 @@ def main(argv=None) -> int:
                         time_limit_s=args.time_limit,
                         alone_input_bytes=int(args.alone_input_gb * (1 << 30)),
                         max_input_bytes=int(max_in * (1 << 30)),
-                        host_memory_bytes=int(host_gb * (1 << 30)))
+                        host_memory_bytes=int(host_gb * (1 << 30)),
+                        gpus=gpus, worker_threads=threads)
     summary = run_audit(opts)
     statuses = ", ".join(f"{k} {v}" for k, v in sorted(summary["statuses"].items()))
     replica = ", ".join(f"{k} {v}" for k, v in sorted(summary["replica"].items()))

@@ -158,6 +158,7 @@ class Battery:
         self._lane = None  # the candidate lane (_beside)
         self._oracles: dict = {}  # (id(probe), TF32 flags) -> (probe, oracle entries)
         self._verdicts: dict = {}  # profile-blind judge results per distinct oracle -> (calls, record)
+        self.judge_s = 0.0  # wall seconds in the C++ judges and their argument conversion
         src = row.get("reference_code", "").lower()
         self.uses_minmax = any(w in src for w in MINMAX_WORDS)
         self.uses_exp = any(w in src for w in EXP_WORDS)
@@ -254,6 +255,7 @@ class Battery:
         from kcv import _core
 
         contract = json.dumps({"deterministic": True, **self.contract, "profile": profile})
+        t0 = time.monotonic()
         try:
             res = _core.judge(gate, calls=calls, oracle=oracle, inputs=probe.inputs,
                               contract_json=contract, op_class=JUDGE_OP_CLASS[self.op_class],
@@ -262,7 +264,18 @@ class Battery:
                               uses_exp=self.uses_exp)
         except (ValueError, RuntimeError) as e:
             return verdicts.record(gate, profile, "error", f"judge failed: {e}", probe=probe.label)
+        finally:
+            self.judge_s += time.monotonic() - t0
         return verdicts.from_judge(gate, profile, res, probe.label)
+
+    def costs(self) -> dict[str, float]:
+        """Wall seconds per kind of work (ProblemSession.costs of both shapes, and judging)."""
+        out = dict(self.s.costs)
+        if self._rescale_session is not None:
+            for k, v in self._rescale_session.costs.items():
+                out[f"rescaled_{k}"] = v
+        out["judge"] = self.judge_s
+        return out
 
     def add(self, gate: str, per_profile):
         """Judges a gate under every profile; per_profile(profile) -> list of probe records."""

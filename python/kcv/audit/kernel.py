@@ -16,6 +16,7 @@ import traceback
 from dataclasses import dataclass
 
 from kcv.audit import memory
+from kcv.audit.gpus import GpuPool
 from kcv.audit import replica as replica_mod
 from kcv.audit.battery import Battery, StopBattery
 from kcv.audit.session import (KernelTimeout, Limits, LoadFailure, LoadTimeout, ProblemSession,
@@ -36,6 +37,8 @@ class KernelConfig:
     alone_input_bytes: int = 0  # larger inputs: the kernel waits for the end and runs alone
     max_input_bytes: int = 0  # larger inputs: status error (host memory), 0: no limit
     memory_gate: memory.MemoryGate | None = None  # host memory shared with the other slots
+    gpu_pool: GpuPool | None = None  # several GPUs: each kernel's workers see one of them
+    worker_threads: int | None = None  # CPU threads per worker process (None: torch's default)
 
 
 class RunAlone(Exception):
@@ -66,7 +69,8 @@ def audit_kernel(row: dict, cfg: KernelConfig, timings: dict | None = None,
     given, receives wall seconds: load (both workers, compiles included), warmup (first calls:
     Triton JIT and autotuning, library initialisation), replica, battery
     (without waiting for the rescaled pair's load, which overlaps the replica), rescale_load,
-    memory_wait (for room in the host-memory budget) and total: the benchmark's figures."""
+    memory_wait (for room in the host-memory budget) and total: the benchmark's figures; and
+    cost_* (Battery.costs: wall seconds per kind of worker request and in the judges)."""
     t = {} if timings is None else timings
     t0 = time.monotonic()
     load_deadline = t0 + cfg.load_timeout_s
@@ -74,16 +78,19 @@ def audit_kernel(row: dict, cfg: KernelConfig, timings: dict | None = None,
                     memory_limit_bytes=cfg.memory_limit_bytes, load_deadline=load_deadline,
                     load_timeout_s=cfg.load_timeout_s)
 
+    held = contextlib.ExitStack()  # the kernel's GPU and share of host memory, released at the end
+    gpu = held.enter_context(cfg.gpu_pool.take()) if cfg.gpu_pool is not None else None
+
     def make_session(constants=None, label=""):
         return ProblemSession(row, limits, device=cfg.device, cache_dir=cfg.cache_dir,
-                              constants=constants, label=label)
+                              constants=constants, label=label, gpu=gpu,
+                              threads=cfg.worker_threads)
 
     outcome = {"kernel_id": row["id"], "status": "ok", "message": "", "replica_verdict": None,
                "verdicts": []}
     session = make_session()
     battery = None
     notes: list[str] = []
-    held = contextlib.ExitStack()  # the kernel's share of host memory, released at the end
     try:
         battery = Battery(session, row, cfg.profiles, make_session=make_session)
         try:
@@ -166,6 +173,8 @@ def audit_kernel(row: dict, cfg: KernelConfig, timings: dict | None = None,
         finally:
             held.close()  # whatever closing did: held bytes never given back would stall every slot
     if battery is not None:
+        for k, v in battery.costs().items():
+            t[f"cost_{k}"] = v
         unique = {(r["gate"], r["profile"]): r for r in battery.records}
         outcome["verdicts"] = list(unique.values())
     outcome["message"] = _clip("; ".join(n for n in notes if n))

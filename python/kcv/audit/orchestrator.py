@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from kcv.audit import statuses
 from kcv.audit.battery import op_class_of
 from kcv.audit.kernel import KernelConfig, audit_kernel
+from kcv.audit.gpus import GpuPool
 from kcv.audit.memory import MemoryGate
 from kcv.audit.progress import Progress
 from kcv.audit.replica import trial_seeds
@@ -52,6 +53,8 @@ class AuditOptions:
     alone_input_bytes: int = 1 << 30
     max_input_bytes: int = 0
     host_memory_bytes: int = 0  # the slots' shared host-memory budget (memory.py); 0: none
+    gpus: list | None = None  # GPU ids to spread kernels over (gpus.py); None or one: no spreading
+    worker_threads: int | None = None  # CPU threads per worker process
 
 
 def corpus_name(path: str) -> str:
@@ -130,7 +133,10 @@ class Auditor:
                                 alone_input_bytes=opts.alone_input_bytes,
                                 max_input_bytes=opts.max_input_bytes,
                                 memory_gate=(MemoryGate(opts.host_memory_bytes)
-                                             if opts.host_memory_bytes > 0 else None))
+                                             if opts.host_memory_bytes > 0 else None),
+                                gpu_pool=(GpuPool(opts.gpus) if opts.gpus and len(opts.gpus) > 1
+                                          else None),
+                                worker_threads=opts.worker_threads)
         self.retry_alone: list[dict] = []
         self._lock = threading.Lock()
         self.progress: Progress | None = None
@@ -184,6 +190,9 @@ class Auditor:
         by_id = {r["id"]: r for r in rows}
         todo = interleave_corpora([by_id[k] for k in self.store.todo() if k in by_id])
         self.progress = Progress(len(todo), enabled=o.progress)
+        if self.cfg.gpu_pool is not None:
+            self.progress.message(f"kcv audit: kernels spread over GPUs "
+                                  f"{','.join(self.cfg.gpu_pool.ids)}")
         if o.jobs <= 1:
             for row in todo:
                 self._audit_one(row, may_retry=True)

@@ -59,9 +59,18 @@ class ReferenceFailure(Exception):
     """The trusted reference itself failed on a probe (not the candidate's fault)."""
 
 
-def worker_command() -> list[str]:
-    """argv of a Python worker: this interpreter, so the worker sees the same kcv and torch."""
-    return [sys.executable, "-m", "kcv.worker"]
+def worker_command(gpu: str | None = None, threads: int | None = None) -> list[str]:
+    """argv of a Python worker: this interpreter, so the worker sees the same kcv and torch.
+    `gpu`: the one GPU id the worker sees (CUDA_VISIBLE_DEVICES); `threads`: its CPU thread
+    pools' size (OMP_NUM_THREADS, MKL_NUM_THREADS: a dozen workers each sized to the whole host
+    oversubscribe its cores while they draw get_inputs on the CPU)."""
+    env = []
+    if gpu is not None:
+        env.append(f"CUDA_VISIBLE_DEVICES={gpu}")
+    if threads is not None:
+        env += [f"OMP_NUM_THREADS={int(threads)}", f"MKL_NUM_THREADS={int(threads)}"]
+    python = [sys.executable, "-m", "kcv.worker"]
+    return ["env", *env, *python] if env else python
 
 
 @dataclass
@@ -152,8 +161,11 @@ class ProblemSession:
     a rescaled one), with memoised inputs and reference values per seed."""
 
     def __init__(self, row: dict, limits: Limits, *, device: str = "auto",
-                 cache_dir: str | None = None, constants: dict | None = None, label: str = ""):
+                 cache_dir: str | None = None, constants: dict | None = None, label: str = "",
+                 gpu: str | None = None, threads: int | None = None):
         self.row = row
+        self.gpu = gpu
+        self.threads = threads
         self.limits = limits
         self.device = device
         self.cache_dir = cache_dir
@@ -168,10 +180,24 @@ class ProblemSession:
         self.keep_seeds: set[int] = set()  # seeds whose inputs are memoised (the battery's)
         self._ref64: dict[int, list] = {}
         self._ref32: dict[tuple, list] = {}
+        # Wall seconds per kind of worker request (the audit's --timings breakdown): starts,
+        # get_inputs draws, float64 and float32 reference runs, candidate calls. Calls made
+        # side by side (Battery._beside) each count their own wall time.
+        self.costs: dict[str, float] = {}
 
     # -- starting ----------------------------------------------------------------------------
 
+    def _count(self, kind: str, t0: float):
+        self.costs[kind] = self.costs.get(kind, 0.0) + (time.monotonic() - t0)
+
     def _start(self, role: str):
+        t0 = time.monotonic()
+        try:
+            return self._start_worker(role)
+        finally:
+            self._count(f"start_{role}", t0)
+
+    def _start_worker(self, role: str):
         from kcv import _core
 
         name = f"{role}:{self.row['id']}"
@@ -182,7 +208,7 @@ class ProblemSession:
         if left <= 0:
             raise self._load_timeout(role, "no time left to start it")
         startup_ms = max(1, int(1000 * left))
-        worker = _core.Worker(worker_command(), load, name=name,
+        worker = _core.Worker(worker_command(self.gpu, self.threads), load, name=name,
                               memory_limit_bytes=self.limits.memory_limit_bytes,
                               startup_timeout_ms=startup_ms)
         try:
@@ -251,8 +277,10 @@ class ProblemSession:
     # -- reference side ----------------------------------------------------------------------
 
     def _reference_call(self, what: str, inputs, outputs, mode: int, extra=None):
+        t0 = time.monotonic()
         rec = run_call(self.reference, inputs, outputs, mode=mode, extra_params=extra,
                        timeout_ms=self.limits.budget_ms(self.limits.call_timeout_s))
+        self._count(("ref_f64", "ref_inputs", "ref_f32")[mode], t0)
         if rec.status != "ok":
             if rec.status == "timeout" and self.limits.remaining_s() <= 0:
                 raise KernelTimeout(f"reference {what}: {rec.message}")
@@ -322,5 +350,9 @@ class ProblemSession:
 
     def run_candidate(self, inputs, **opts):
         """One audited candidate call (mode 0); a CallRecord whatever the candidate does."""
-        return run_call(self.candidate, inputs, self.output_specs(), mode=0,
-                        timeout_ms=self.limits.budget_ms(self.limits.call_timeout_s), **opts)
+        t0 = time.monotonic()
+        try:
+            return run_call(self.candidate, inputs, self.output_specs(), mode=0,
+                            timeout_ms=self.limits.budget_ms(self.limits.call_timeout_s), **opts)
+        finally:
+            self._count("candidate", t0)

@@ -90,3 +90,25 @@ def test_syntax_error_is_an_import_error_and_malformed_row_is_recorded(store):
 
 def test_store_integrity(store):
     assert store.integrity_check() == "ok"
+
+
+def test_several_processes_reach_the_same_verdicts(store, tmp_path):
+    """--procs 2 deals the kernels to two orchestrator processes on one store; with every input
+    over --alone-input-gb, each child defers two of its kernels and the launcher's last child
+    runs them alone. Every kernel ends as in the one-process store, with the same verdicts."""
+    ids = ["sample/cpu/L1/P1", "sample/cpu/L1/P3", "sample/cpu/L1/P4", "sample/cpu/L1/P7"]
+    path = str(tmp_path / "procs.db")
+    proc = run_audit(SAMPLE, "--store", path, "--device", "cpu", "--jobs", "2", "--procs", "2",
+                     "--ids", *ids, "--alone-input-gb", "1e-9")
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    assert "over 2 processes" in proc.stderr
+    assert proc.stderr.count("runs alone at the end") == 3  # P7 fails to import before that
+    assert "[4/4]" in proc.stderr  # one progress display counts every child's kernels
+    other = core.Store(path)
+    assert other.todo() == []
+    for kernel_id in ids:
+        mine, theirs = other.kernel(kernel_id), store.kernel(kernel_id)
+        assert (mine["status"], mine["replica_verdict"]) == \
+            (theirs["status"], theirs["replica_verdict"]), kernel_id
+        key = lambda vs: sorted((v["gate"], v["profile"], v["verdict"]) for v in vs)  # noqa: E731
+        assert key(other.verdicts(kernel_id)) == key(store.verdicts(kernel_id)), kernel_id

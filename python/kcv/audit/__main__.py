@@ -88,6 +88,13 @@ def parser() -> argparse.ArgumentParser:
                         "one (default: all visible GPUs; ignored with --device cpu)")
     p.add_argument("--worker-threads", type=_positive(int), default=None, metavar="N",
                    help="CPU threads per worker process (default: CPU cores / --jobs, at least 1)")
+    p.add_argument("--procs", type=_positive(int), default=1, metavar="P",
+                   help="orchestrator processes sharing --jobs, the host-memory budget and the "
+                        "GPUs (default 1; slots in one process take turns on its interpreter "
+                        "lock, so many slots want several processes: docs/08_audit.md)")
+    p.add_argument("--defer-alone", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("--progress-events", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("--all-alone", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--no-progress", action="store_true", help="no progress display on stderr")
     return p
 
@@ -127,8 +134,9 @@ def main(argv=None) -> int:
                         alone_input_bytes=int(args.alone_input_gb * (1 << 30)),
                         max_input_bytes=int(max_in * (1 << 30)),
                         host_memory_bytes=int(host_gb * (1 << 30)),
-                        gpus=gpus, worker_threads=threads)
-    summary = run_audit(opts)
+                        gpus=gpus, worker_threads=threads, defer_alone=args.defer_alone,
+                        progress_events=args.progress_events, all_alone=args.all_alone)
+    summary = run_audit(opts, procs=args.procs)
     statuses = ", ".join(f"{k} {v}" for k, v in sorted(summary["statuses"].items()))
     replica = ", ".join(f"{k} {v}" for k, v in sorted(summary["replica"].items()))
     print(f"kcv audit: run {summary['run_id']} done; store {args.store}")

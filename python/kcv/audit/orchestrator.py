@@ -55,6 +55,9 @@ class AuditOptions:
     host_memory_bytes: int = 0  # the slots' shared host-memory budget (memory.py); 0: none
     gpus: list | None = None  # GPU ids to spread kernels over (gpus.py); None or one: no spreading
     worker_threads: int | None = None  # CPU threads per worker process
+    defer_alone: bool = False  # leave run-alone kernels to the --procs launcher (parallel.py)
+    progress_events: bool = False  # progress as JSON lines, for the --procs launcher
+    all_alone: bool = False  # every kernel as a deferred one: in turn, with nothing beside it
 
 
 def corpus_name(path: str) -> str:
@@ -156,9 +159,12 @@ class Auditor:
         outcome = audit_kernel(row, self.cfg, timings, alone=not may_retry)
         if outcome["status"] == "run_alone" or (
                 may_retry and outcome["status"] != "ok" and statuses.is_out_of_memory(outcome["message"])):
+            why = "large inputs" if outcome["status"] == "run_alone" else "out of memory"
+            if self.opts.defer_alone:  # the launcher runs it once every process has finished
+                self.progress.deferred(row["id"], why)
+                return "deferred"
             with self._lock:
                 self.retry_alone.append(row)
-            why = "large inputs" if outcome["status"] == "run_alone" else "out of memory"
             self.progress.message(f"kcv audit: {row['id']}: {why}; runs alone at the end")
             return "retry"
         self.store.record(outcome, self.run_id)
@@ -189,11 +195,14 @@ class Auditor:
         self.store.enqueue([kernel_info(r) for r in rows])
         by_id = {r["id"]: r for r in rows}
         todo = interleave_corpora([by_id[k] for k in self.store.todo() if k in by_id])
-        self.progress = Progress(len(todo), enabled=o.progress)
+        self.progress = Progress(len(todo), enabled=o.progress, events=o.progress_events)
         if self.cfg.gpu_pool is not None:
             self.progress.message(f"kcv audit: kernels spread over GPUs "
                                   f"{','.join(self.cfg.gpu_pool.ids)}")
-        if o.jobs <= 1:
+        if o.all_alone:
+            for row in todo:
+                self._audit_one(row, may_retry=False)
+        elif o.jobs <= 1:
             for row in todo:
                 self._audit_one(row, may_retry=True)
         else:
@@ -222,10 +231,17 @@ class Auditor:
                 "left": len(self.store.todo())}
 
 
-def run_audit(opts: AuditOptions) -> dict:
+def run_audit(opts: AuditOptions, procs: int = 1) -> dict:
+    """Runs the audit in this process, or with procs > 1 across that many orchestrator
+    processes (parallel.py)."""
     if not opts.command_line:
         opts.command_line = shlex.join([sys.executable, "-m", "kcv.audit", *sys.argv[1:]])
-    auditor = Auditor(opts)
+    if procs > 1:
+        from kcv.audit.parallel import ParallelAuditor
+
+        auditor = ParallelAuditor(opts, procs)
+    else:
+        auditor = Auditor(opts)
     try:
         return auditor.run()
     finally:

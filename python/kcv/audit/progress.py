@@ -2,10 +2,13 @@
 
 On a terminal it is one line redrawn in place; otherwise (a log file, CI, a pipe) it prints one
 line per finished kernel, so a long audit's log says what happened to each kernel and when.
+With events=True it prints one JSON object per line instead ({"event": "kernel_done" | "message"
+| "deferred", ...}): what an orchestrator process tells the launcher of --procs (parallel.py).
 Thread-safe: slots report from their own threads."""
 
 from __future__ import annotations
 
+import json
 import sys
 import threading
 import time
@@ -24,15 +27,18 @@ def _duration(seconds: float) -> str:
 
 
 class Progress:
-    def __init__(self, total: int, *, enabled: bool = True, stream=None, clock=time.monotonic):
+    def __init__(self, total: int, *, enabled: bool = True, stream=None, clock=time.monotonic,
+                 events: bool = False):
         self.total = total
         self.enabled = enabled
+        self.events = events
         self.stream = stream if stream is not None else sys.stderr
         self.clock = clock
         self.start = clock()
         self.done = 0
         self.counts: Counter[str] = Counter()
-        self.tty = enabled and hasattr(self.stream, "isatty") and self.stream.isatty()
+        self.tty = (enabled and not events and hasattr(self.stream, "isatty")
+                    and self.stream.isatty())
         self._lock = threading.Lock()
 
     def line(self) -> str:
@@ -43,11 +49,19 @@ class Progress:
         return (f"[{self.done}/{self.total}] {rate * 60:.1f} kernels/min, "
                 f"elapsed {_duration(elapsed)}, ETA {_duration(eta)}" + (f" | {counts}" if counts else ""))
 
+    def _event(self, **fields):
+        self.stream.write(json.dumps(fields) + "\n")
+        self.stream.flush()
+
     def kernel_done(self, kernel_id: str, status: str, seconds: float, note: str = ""):
         with self._lock:
             self.done += 1
             self.counts[status] += 1
             if not self.enabled:
+                return
+            if self.events:
+                self._event(event="kernel_done", id=kernel_id, status=status,
+                            seconds=round(seconds, 3), note=note)
                 return
             if self.tty:
                 self.stream.write("\r\x1b[2K" + self.line())
@@ -62,10 +76,19 @@ class Progress:
         with self._lock:
             if not self.enabled:
                 return
+            if self.events:
+                self._event(event="message", text=text)
+                return
             self.stream.write(("\r\x1b[2K" if self.tty else "") + text + "\n")
             if self.tty:
                 self.stream.write(self.line())
             self.stream.flush()
+
+    def deferred(self, kernel_id: str, why: str):
+        """A kernel left for the launcher's pass alone at the end (events mode only)."""
+        with self._lock:
+            if self.events:
+                self._event(event="deferred", id=kernel_id, why=why)
 
     def finish(self):
         with self._lock:

@@ -1,0 +1,164 @@
+"""`kcv audit --procs P`: one audit run by P orchestrator processes on one store.
+
+Why processes: one orchestrator drives its slots from threads of one interpreter, and the slots'
+Python work (building oracles, the replica's comparisons, converting arrays for the C++ judges)
+takes turns on its lock. On the H200 with 20 slots in one process the host's 32 cores showed a
+load average of 6 to 20, both GPUs sat near 0 % busy, and a battery's wall time ran well past the
+sum of its worker calls and judges (docs/audit/README.md, session 8, first call).
+
+The launcher (this process) reads the corpora into the store and takes the kernels to do, as
+`kcv audit` does, then deals them round-robin to P child processes (`python -m kcv.audit ...
+--ids ...`), each with its share of the slots and of the host-memory budget, and one GPU each
+(CUDA_VISIBLE_DEVICES, in turn over the visible GPUs). The children write to the same store:
+SQLite in WAL mode serialises their transactions, and every kernel belongs to exactly one child,
+so resuming after a kill works as it does with one process. A child reports each finished kernel
+as a JSON line on stderr (progress.py's events), which the launcher turns into one progress
+display. Kernels a child finds too large to run beside others are deferred to the launcher, which
+runs them in one last child with one slot, the whole budget and every GPU, after the others."""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+from kcv.audit.orchestrator import (AuditOptions, Auditor, _kcv_version, corpus_name,
+                                    interleave_corpora, kernel_info, read_rows)
+from kcv.audit.progress import Progress
+
+_GIB = float(1 << 30)
+
+
+def _die_with_parent():
+    """In the child before exec: SIGKILL when the launcher dies (PR_SET_PDEATHSIG = 1)."""
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
+
+
+class ParallelAuditor(Auditor):
+    def __init__(self, opts: AuditOptions, procs: int):
+        super().__init__(opts)
+        self.procs = int(procs)
+        self.deferred: list[str] = []
+        self._deferred_lock = threading.Lock()
+
+    # -- the children ------------------------------------------------------------------------
+
+    def child_command(self, ids: list[str], jobs: int, host_gb: float, defer: bool,
+                      time_limit_s: float | None) -> list[str]:
+        """A child's argv; defer=False: the last child, which runs its kernels alone."""
+        o = self.opts
+        cmd = [sys.executable, "-m", "kcv.audit", *o.corpora, "--store", o.store,
+               "--shard", o.shard, "--jobs", str(jobs),
+               "--kernel-timeout", repr(o.kernel_timeout_s),
+               "--load-timeout", repr(o.load_timeout_s),
+               "--call-timeout", repr(o.call_timeout_s),
+               "--device", o.device, "--profiles", ",".join(o.profiles),
+               "--memory-limit-gb", repr(o.memory_limit_bytes / _GIB),
+               "--alone-input-gb", repr(o.alone_input_bytes / _GIB),
+               "--max-input-gb", repr(o.max_input_bytes / _GIB),
+               "--host-memory-gb", repr(host_gb), "--progress-events"]
+        if o.cache_dir:
+            cmd += ["--cache-dir", o.cache_dir]
+        if o.worker_threads:
+            cmd += ["--worker-threads", str(o.worker_threads)]
+        if o.timings_path:
+            cmd += ["--timings", o.timings_path]
+        if time_limit_s is not None:
+            cmd += ["--time-limit", repr(max(time_limit_s, 1e-3))]
+        cmd.append("--defer-alone" if defer else "--all-alone")
+        return cmd + ["--ids", *ids]
+
+    def _forward(self, k: int, stream):
+        """A child's stderr: its JSON events into this progress display, other lines as they
+        are (a child's own error, say)."""
+        for line in stream:
+            line = line.rstrip("\n")
+            if not line:
+                continue
+            try:
+                ev = json.loads(line)
+            except ValueError:
+                ev = None
+            if not isinstance(ev, dict) or "event" not in ev:
+                self.progress.message(f"kcv audit [process {k}]: {line}")
+            elif ev["event"] == "kernel_done":
+                self.progress.kernel_done(ev.get("id", "?"), ev.get("status", "?"),
+                                          float(ev.get("seconds", 0.0)), ev.get("note", ""))
+            elif ev["event"] == "deferred":
+                with self._deferred_lock:
+                    self.deferred.append(ev.get("id", ""))
+                self.progress.message(f"kcv audit: {ev.get('id')}: {ev.get('why')}; runs alone "
+                                      "at the end")
+            else:
+                self.progress.message(str(ev.get("text", line)))
+
+    def _run_children(self, plans: list[tuple[list[str], int, float, bool, str | None]]):
+        """Runs one child per plan (ids, jobs, host GB, defer, GPU id or None: all) at once and
+        waits for all of them."""
+        limit = None
+        if self.opts.time_limit_s is not None:
+            limit = self.opts.time_limit_s - (time.monotonic() - self.started)
+            if limit <= 0:
+                return
+        children = []
+        for ids, jobs, host_gb, defer, gpu in plans:
+            env = dict(os.environ)
+            if gpu is not None:
+                env["CUDA_VISIBLE_DEVICES"] = gpu
+            proc = subprocess.Popen(self.child_command(ids, jobs, host_gb, defer, limit), env=env,
+                                    stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                    stderr=subprocess.PIPE, text=True,
+                                    preexec_fn=_die_with_parent)
+            children.append(proc)
+        # Readers start after every fork: preexec_fn is unsafe while other threads run.
+        readers = [threading.Thread(target=self._forward, args=(k, p.stderr), daemon=True)
+                   for k, p in enumerate(children)]
+        for t in readers:
+            t.start()
+        for k, (proc, reader) in enumerate(zip(children, readers)):
+            rc = proc.wait()
+            reader.join()
+            if rc != 0:
+                self.progress.message(f"kcv audit: process {k} exited with status {rc}; its "
+                                      "unfinished kernels stay in the store for the next run")
+
+    def run(self) -> dict:
+        o = self.opts
+        self.run_id = self.store.begin_run({
+            "kcv_version": _kcv_version(), "generator_version": "kcv.audit launcher of "
+            f"{self.procs} processes", "seed": 42, "profiles": list(o.profiles),
+            "command_line": o.command_line, "shard": o.shard})
+        rows = read_rows(o, self.store, self.run_id)
+        self.store.enqueue([kernel_info(r) for r in rows])
+        by_id = {r["id"]: r for r in rows}
+        todo = [r["id"] for r in interleave_corpora([by_id[k] for k in self.store.todo()
+                                                     if k in by_id])]
+        self.progress = Progress(len(todo), enabled=o.progress)
+        procs = max(1, min(self.procs, len(todo)))
+        gpus = o.gpus if o.gpus else [None]
+        plans = []
+        for k in range(procs):
+            jobs = o.jobs // procs + (1 if k < o.jobs % procs else 0)
+            host_gb = o.host_memory_bytes / _GIB / procs if o.host_memory_bytes else 0.0
+            plans.append((todo[k::procs], max(1, jobs), host_gb, True, gpus[k % len(gpus)]))
+        if todo:
+            self.progress.message(f"kcv audit: {len(todo)} kernel(s) over {procs} processes"
+                                  + (f", GPUs {','.join(g for g in gpus if g)}"
+                                     if gpus != [None] else ""))
+            self._run_children(plans)
+        if self.deferred:
+            self._run_children([(list(self.deferred), 1, o.host_memory_bytes / _GIB, False, None)])
+        if self._out_of_time():
+            self.progress.message(f"kcv audit: --time-limit reached; {len(self.store.todo())} "
+                                  "kernel(s) left for the next run (same command)")
+        self.progress.finish()
+        self.store.finish_run(self.run_id)
+        return self.summary({corpus_name(p) for p in o.corpora})

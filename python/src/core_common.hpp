@@ -40,6 +40,16 @@ nb::object array_from_tensor(const HostTensor& t);
 /// A list of (name, array) pairs -> HostTensors (names only for error messages).
 std::vector<HostTensor> tensors_from_pairs(nb::handle pairs, std::string_view what);
 
+/// What an array is without its elements: dtype and shape, read from its array interface.
+struct ArrayHeader {
+  DType dtype = DType::kF32;
+  Shape shape;
+};
+
+/// The headers of a list of (name, array) pairs: no element is copied (a judge that never reads
+/// input values needs only these, and a KernelBench input can be gigabytes).
+std::vector<ArrayHeader> headers_from_pairs(nb::handle pairs, std::string_view what);
+
 /// json.dumps(obj) / json.loads(text).
 std::string to_json_text(nb::handle obj);
 nb::object from_json_text(const std::string& text);

@@ -90,10 +90,10 @@ OracleResult oracle_from(nb::handle entries) {
   return r;
 }
 
-Contract contract_from(const std::string& json_text, const std::vector<HostTensor>& inputs) {
+Contract contract_from(const std::string& json_text, const std::vector<ArrayHeader>& inputs) {
   nlohmann::json doc = nlohmann::json::parse(json_text, nullptr, false);
   if (doc.is_object() && !doc.contains("inputs") && !inputs.empty()) {
-    for (const HostTensor& t : inputs) doc["inputs"].push_back(std::string(dtype_name(t.dtype())));
+    for (const ArrayHeader& t : inputs) doc["inputs"].push_back(std::string(dtype_name(t.dtype)));
   }
   auto c = parse_contract(doc.is_discarded() ? json_text : doc.dump());
   if (!c) throw nb::value_error(("contract_json: " + c.error().to_string()).c_str());
@@ -128,15 +128,18 @@ nb::dict judge(const std::string& gate, nb::handle calls, nb::handle oracle_entr
   if (def.judge == nullptr)
     throw nb::value_error(fmt::format("gate: {} is not judged from calls", def.code).c_str());
 
-  const std::vector<HostTensor> inputs = tensors_from_pairs(input_pairs, "inputs");
+  const std::vector<ArrayHeader> headers = headers_from_pairs(input_pairs, "inputs");
+  const std::vector<HostTensor> inputs = judge_reads_input_values(*id)
+                                             ? tensors_from_pairs(input_pairs, "inputs")
+                                             : std::vector<HostTensor>{};
   const OracleResult oracle = oracle_from(oracle_entries);
-  const Contract contract = contract_from(contract_json, inputs);
+  const Contract contract = contract_from(contract_json, headers);
 
   OpSignature sig;
   sig.name = op_name;
   sig.op_class = op_class_from(op_class);
-  for (std::size_t j = 0; j < inputs.size(); ++j)
-    sig.inputs.push_back(positional_sig(fmt::format("in{}", j), inputs[j].shape().size()));
+  for (std::size_t j = 0; j < headers.size(); ++j)
+    sig.inputs.push_back(positional_sig(fmt::format("in{}", j), headers[j].shape.size()));
   bool all_index = !oracle.outputs.empty();
   for (std::size_t o = 0; o < oracle.outputs.size(); ++o) {
     sig.outputs.push_back(positional_sig(fmt::format("out{}", o), oracle.outputs[o].shape.size()));
@@ -151,7 +154,7 @@ nb::dict judge(const std::string& gate, nb::handle calls, nb::handle oracle_entr
   probe.gate = *id;
   probe.label = label;
   probe.repetitions = repetitions;
-  for (const HostTensor& t : inputs) probe.inputs.push_back(InputSpec{t.dtype(), Distribution::kNormal, {}});
+  for (const ArrayHeader& t : headers) probe.inputs.push_back(InputSpec{t.dtype, Distribution::kNormal, {}});
   std::size_t k = 0;
   for (nb::handle item : injections) {
     const auto [input, index, special] = nb::cast<std::tuple<int, int64_t, std::string>>(item);

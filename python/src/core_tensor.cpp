@@ -82,22 +82,45 @@ DType dtype_from_string(std::string_view name, std::string_view what) {
   return *t;
 }
 
-HostTensor tensor_from_array(nb::handle obj, std::string_view what) {
-  nb::object array = numpy().attr("asarray")(obj);
-  nb::dict iface = nb::cast<nb::dict>(array.attr("__array_interface__"));
+namespace {
+
+const TypeName& type_of(nb::handle array, const nb::dict& iface, std::string_view what) {
   const std::string typestr = nb::cast<std::string>(iface["typestr"]);
-  const TypeName* type = nullptr;
   for (const TypeName& n : kTypes)
-    if (n.typestr == typestr) type = &n;
-  if (type == nullptr) {
-    const std::string numpy_dtype = nb::cast<std::string>(array.attr("dtype").attr("name"));
-    throw nb::value_error(fmt::format("{}: numpy dtype {} is not supported (float64, float32, float16, "
-                                      "uint16 = bf16 bits, int32, int64, bool)", what, numpy_dtype).c_str());
-  }
-  const auto itemsize = static_cast<int64_t>(dtype_size(type->dtype));
+    if (n.typestr == typestr) return n;
+  const std::string numpy_dtype = nb::cast<std::string>(array.attr("dtype").attr("name"));
+  throw nb::value_error(fmt::format("{}: numpy dtype {} is not supported (float64, float32, float16, "
+                                    "uint16 = bf16 bits, int32, int64, bool)", what, numpy_dtype).c_str());
+}
+
+Shape shape_of(const nb::dict& iface) {
   Shape shape;
   for (nb::handle d : nb::cast<nb::tuple>(iface["shape"])) shape.push_back(nb::cast<int64_t>(d));
-  std::vector<int64_t> strides = contiguous_strides(shape);
+  return shape;
+}
+
+}  // namespace
+
+namespace {
+
+/// An array's layout read under the GIL; `array` keeps its memory alive for the copy.
+struct PendingCopy {
+  nb::object array;
+  DType dtype = DType::kF32;
+  Shape shape;
+  std::vector<int64_t> strides;
+  int64_t ptr = 0;
+  int64_t offset = 0;
+};
+
+PendingCopy prepare_copy(nb::handle obj, std::string_view what) {
+  PendingCopy c;
+  c.array = numpy().attr("asarray")(obj);
+  nb::dict iface = nb::cast<nb::dict>(c.array.attr("__array_interface__"));
+  c.dtype = type_of(c.array, iface, what).dtype;
+  const auto itemsize = static_cast<int64_t>(dtype_size(c.dtype));
+  c.shape = shape_of(iface);
+  c.strides = contiguous_strides(c.shape);
   nb::object byte_strides = iface.contains("strides") ? nb::object(iface["strides"]) : nb::none();
   if (!byte_strides.is_none()) {
     std::size_t k = 0;
@@ -108,17 +131,28 @@ HostTensor tensor_from_array(nb::handle obj, std::string_view what) {
       if (bytes % itemsize != 0)
         throw nb::value_error(fmt::format("{}: stride of {} bytes is not a whole number of {}-byte "
                                           "elements", what, bytes, itemsize).c_str());
-      strides[k++] = bytes / itemsize;
+      c.strides[k++] = bytes / itemsize;
     }
   }
-  const int64_t ptr = data_pointer(array);
-  const int64_t offset = base_offset(array, ptr, itemsize);
-  HostTensor t(type->dtype, shape, strides, offset, /*guard_elems=*/0);
+  c.ptr = data_pointer(c.array);
+  c.offset = base_offset(c.array, c.ptr, itemsize);
+  return c;
+}
+
+/// Pure C++ (callable without the GIL while `c.array` is held).
+HostTensor finish_copy(const PendingCopy& c) {
+  HostTensor t(c.dtype, c.shape, c.strides, c.offset, /*guard_elems=*/0);
   if (t.numel() > 0) {
-    copy_view(reinterpret_cast<const std::byte*>(static_cast<uintptr_t>(ptr)), t.data(), shape,
-              strides, static_cast<std::size_t>(itemsize), 0);
+    copy_view(reinterpret_cast<const std::byte*>(static_cast<uintptr_t>(c.ptr)), t.data(), c.shape,
+              c.strides, dtype_size(c.dtype), 0);
   }
   return t;
+}
+
+}  // namespace
+
+HostTensor tensor_from_array(nb::handle obj, std::string_view what) {
+  return finish_copy(prepare_copy(obj, what));
 }
 
 nb::object array_from_tensor(const HostTensor& tensor) {
@@ -134,14 +168,39 @@ nb::object array_from_tensor(const HostTensor& tensor) {
 }
 
 std::vector<HostTensor> tensors_from_pairs(nb::handle pairs, std::string_view what) {
-  std::vector<HostTensor> out;
+  std::vector<PendingCopy> pending;
   std::size_t k = 0;
   for (nb::handle item : pairs) {
     nb::tuple pair = nb::cast<nb::tuple>(item);
     if (pair.size() != 2)
       throw nb::value_error(fmt::format("{}[{}]: expected a (name, array) pair", what, k).c_str());
     const std::string name = nb::cast<std::string>(pair[0]);
-    out.push_back(tensor_from_array(pair[1], fmt::format("{}[{}] ('{}')", what, k, name)));
+    pending.push_back(prepare_copy(pair[1], fmt::format("{}[{}] ('{}')", what, k, name)));
+    ++k;
+  }
+  // The copies (gigabytes for some KernelBench inputs) run without the GIL, so the audit's
+  // other slots keep going; the arrays stay referenced by `pending` meanwhile.
+  std::vector<HostTensor> out;
+  out.reserve(pending.size());
+  {
+    nb::gil_scoped_release unlocked;
+    for (const PendingCopy& c : pending) out.push_back(finish_copy(c));
+  }
+  return out;
+}
+
+std::vector<ArrayHeader> headers_from_pairs(nb::handle pairs, std::string_view what) {
+  std::vector<ArrayHeader> out;
+  std::size_t k = 0;
+  for (nb::handle item : pairs) {
+    nb::tuple pair = nb::cast<nb::tuple>(item);
+    if (pair.size() != 2)
+      throw nb::value_error(fmt::format("{}[{}]: expected a (name, array) pair", what, k).c_str());
+    const std::string name = nb::cast<std::string>(pair[0]);
+    nb::object array = numpy().attr("asarray")(pair[1]);
+    nb::dict iface = nb::cast<nb::dict>(array.attr("__array_interface__"));
+    out.push_back({type_of(array, iface, fmt::format("{}[{}] ('{}')", what, k, name)).dtype,
+                   shape_of(iface)});
     ++k;
   }
   return out;

@@ -161,7 +161,8 @@ double max_abs_input(const std::vector<HostTensor>& inputs) {
   double m = 0;
   for (const HostTensor& t : inputs) {
     if (!is_floating(t.dtype())) continue;
-    for (double x : t.to_f64()) {
+    for (int64_t i = 0; i < t.numel(); ++i) {  // no f64 copy: an input can be gigabytes
+      const double x = t.value_at(i);
       if (std::isfinite(x)) m = std::max(m, std::fabs(x));
     }
   }

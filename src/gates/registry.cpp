@@ -178,4 +178,6 @@ const std::array<GateDef, 12> kGates = {{
 
 const GateDef& gate_def(GateId id) { return kGates[static_cast<std::size_t>(id)]; }
 
+bool judge_reads_input_values(GateId id) { return id == GateId::kPrc01; }
+
 }  // namespace kcv

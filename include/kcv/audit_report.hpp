@@ -33,6 +33,7 @@ struct GateVerdict {
   std::string verdict;  // pass | fail | not_applicable | error
   std::string reason;
   std::optional<double> worst_ratio;
+  std::string summary;  // the judge's evidence summary (for a pass: the tightest element and tau)
 };
 
 /// A kernel kcv accepts (evaluated, no gate fails) that another judge rejects. Every one must

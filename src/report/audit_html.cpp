@@ -91,14 +91,15 @@ std::string reverse_html(const AuditReport& r) {
     std::string by, gates;
     for (const std::string& j : c.rejected_by) by += (by.empty() ? "" : ", ") + j;
     for (const GateVerdict& g : c.gates)
-      gates += row({g.gate, g.verdict, ratio_text(g.worst_ratio), g.reason});
+      gates += row({g.gate, g.verdict, ratio_text(g.worst_ratio),
+                    g.reason.empty() ? g.summary : g.reason});
     out += fmt::format(
         "<div class=\"reverse\"><h4>{}</h4>\n<p>corpus {}, op class {}; rejected by {}; original "
         "verdict {}; replica verdict {}; kcv status {}{}</p>\n<table>\n{}{}</table>\n",
         escape(c.kernel_id), escape(c.corpus), escape(c.op_class), escape(by),
         escape(opt_text(c.original_verdict)), escape(opt_text(c.replica_verdict)), escape(c.status),
         c.message.empty() ? "" : " (" + escape(c.message) + ")",
-        row({"gate", "verdict", "worst ratio", "reason"}, true), gates);
+        row({"gate", "verdict", "worst ratio", "reason or evidence"}, true), gates);
     if (c.original_harness)
       out += "<details><summary>original harness text</summary><pre>" +
              escape(*c.original_harness) + "</pre></details>\n";

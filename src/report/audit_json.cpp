@@ -77,7 +77,8 @@ json gates_json(const std::vector<GateVerdict>& gates) {
     out.push_back({{"gate", g.gate},
                    {"verdict", g.verdict},
                    {"reason", g.reason},
-                   {"worst_ratio", opt(g.worst_ratio)}});
+                   {"worst_ratio", opt(g.worst_ratio)},
+                   {"summary", g.summary}});
   }
   return out;
 }

@@ -6,6 +6,7 @@
 // audit::differential (kcv rejects = some gate fails under the profile; the other judge accepts
 // only with the word "accepted"), so the list always has as many entries as the 2x2's cell.
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <map>
 #include <set>
@@ -22,6 +23,14 @@ struct KernelView {
   bool rejected = false;
   std::vector<std::string> failing;
 };
+
+/// "summary" of a verdict's evidence JSON; empty when it has none or does not parse.
+std::string evidence_summary(const std::string& evidence_json) {
+  const nlohmann::json doc = nlohmann::json::parse(evidence_json, nullptr, false);
+  if (!doc.is_object()) return {};
+  auto it = doc.find("summary");
+  return it != doc.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
 
 bool other_rejects(const std::optional<std::string>& verdict) {
   return verdict && *verdict != "accepted";
@@ -49,7 +58,8 @@ Expected<KernelView> view_of(const audit::Store& store, const audit::KernelRow& 
   for (const audit::VerdictRecord& rec : *verdicts) {
     if (rec.profile != profile) continue;
     margins.add(rec);
-    v.gates.push_back({rec.gate, rec.verdict, rec.reason, rec.worst_ratio});
+    v.gates.push_back({rec.gate, rec.verdict, rec.reason, rec.worst_ratio,
+                       evidence_summary(rec.evidence_json)});
     v.evaluated |= rec.verdict == "pass" || rec.verdict == "fail";
     if (rec.verdict == "fail") {
       v.rejected = true;

@@ -64,6 +64,12 @@ void differential_text(std::string& out, const char* title,
   }
 }
 
+std::string one_line(const std::string& text, std::size_t limit) {
+  std::string s = text.substr(0, limit);
+  std::replace(s.begin(), s.end(), '\n', ' ');
+  return s.size() < text.size() ? s + "..." : s;
+}
+
 void reverse_text(std::string& out, const AuditReport& r) {
   out += fmt::format("\nreverse cases (kcv accepts, another judge rejects): {}\n",
                      r.reverse_cases.size());
@@ -73,6 +79,13 @@ void reverse_text(std::string& out, const AuditReport& r) {
     for (const std::string& j : c.rejected_by) by += (by.empty() ? "" : ",") + j;
     out += fmt::format("  {}  rejected by {}  (original {}, replica {})\n", c.kernel_id, by,
                        opt_text(c.original_verdict), opt_text(c.replica_verdict));
+    // What each side saw: the other judge's reason (the kernel message), and kcv's tightest
+    // element against its bound, which is where an explanation starts.
+    if (!c.message.empty()) out += fmt::format("      message: {}\n", one_line(c.message, 240));
+    for (const GateVerdict& g : c.gates) {
+      if (g.gate == "CMP-01" && !g.summary.empty())
+        out += fmt::format("      kcv CMP-01: {}\n", one_line(g.summary, 240));
+    }
   }
   if (r.reverse_cases.size() > kListLines)
     out +=

@@ -103,6 +103,7 @@ inline void write_report_store(const std::string& path) {
       rec.verdict = v.verdict;
       rec.reason = v.verdict == "error" ? "judge error" : "";
       rec.worst_ratio = v.ratio;
+      if (v.gate == "CMP-01") rec.evidence_json = R"({"summary": "tightest element within tau"})";
       o.verdicts.push_back(rec);
     }
     if (s.id == "A/k1") o.verdicts.push_back({"CMP-01", "fast-math", "pass"});

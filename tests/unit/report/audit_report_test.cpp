@@ -189,6 +189,7 @@ TEST_F(AuditReportTest, JsonCarriesTheSameNumbers) {
   ASSERT_EQ(j["reverse_cases"].size(), 2u);
   EXPECT_EQ(j["reverse_cases"][1]["kernel_id"], testing::kMarkupId);
   EXPECT_TRUE(j["reverse_cases"][0]["original_harness"].is_null());
+  EXPECT_EQ(j["reverse_cases"][0]["gates"][0]["summary"], "tightest element within tau");
   EXPECT_EQ(j["bad_kernels"].size(), 3u);
   EXPECT_EQ(j["hand_audit_sample"].size(), 6u);
   const nlohmann::json& cmp01 = j["calibration_margins"]["gates"][0];
@@ -203,6 +204,8 @@ TEST_F(AuditReportTest, TerminalSummaryShowsHeadlineAndReverseCases) {
   EXPECT_NE(text.find("2/8 (25.0%)"), std::string::npos) << text;
   EXPECT_NE(text.find("reverse cases (kcv accepts, another judge rejects): 2"), std::string::npos);
   EXPECT_NE(text.find("B/k5  rejected by replica,original"), std::string::npos) << text;
+  // each reverse case with what kcv saw: CMP-01's evidence summary
+  EXPECT_NE(text.find("      kcv CMP-01: tightest element within tau\n"), std::string::npos) << text;
   EXPECT_NE(text.find("kernels not ok: 3"), std::string::npos);
   EXPECT_NE(text.find("crash 1"), std::string::npos);
   EXPECT_NE(text.find("  A: 3 of 3 final (ok 3)\n"), std::string::npos) << text;

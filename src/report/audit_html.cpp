@@ -91,8 +91,8 @@ std::string reverse_html(const AuditReport& r) {
     std::string by, gates;
     for (const std::string& j : c.rejected_by) by += (by.empty() ? "" : ", ") + j;
     for (const GateVerdict& g : c.gates)
-      gates += row({g.gate, g.verdict, ratio_text(g.worst_ratio),
-                    g.reason.empty() ? g.summary : g.reason});
+      gates += row(
+          {g.gate, g.verdict, ratio_text(g.worst_ratio), g.reason.empty() ? g.summary : g.reason});
     out += fmt::format(
         "<div class=\"reverse\"><h4>{}</h4>\n<p>corpus {}, op class {}; rejected by {}; original "
         "verdict {}; replica verdict {}; kcv status {}{}</p>\n<table>\n{}{}</table>\n",

@@ -6,9 +6,9 @@
 // audit::differential (kcv rejects = some gate fails under the profile; the other judge accepts
 // only with the word "accepted"), so the list always has as many entries as the 2x2's cell.
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 
 #include "report/audit_report_internal.hpp"
@@ -58,8 +58,8 @@ Expected<KernelView> view_of(const audit::Store& store, const audit::KernelRow& 
   for (const audit::VerdictRecord& rec : *verdicts) {
     if (rec.profile != profile) continue;
     margins.add(rec);
-    v.gates.push_back({rec.gate, rec.verdict, rec.reason, rec.worst_ratio,
-                       evidence_summary(rec.evidence_json)});
+    v.gates.push_back(
+        {rec.gate, rec.verdict, rec.reason, rec.worst_ratio, evidence_summary(rec.evidence_json)});
     v.evaluated |= rec.verdict == "pass" || rec.verdict == "fail";
     if (rec.verdict == "fail") {
       v.rejected = true;

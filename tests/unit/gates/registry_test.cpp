@@ -74,3 +74,17 @@ TEST(GateApplicability, ComparisonReductionsHaveNoAccumulator) {
 
 }  // namespace
 }  // namespace kcv
+
+namespace kcv {
+namespace {
+
+// The audit's judge binding copies input values only for these gates (a KernelBench input can
+// be gigabytes), so a judge that starts reading inputs must be listed here too.
+TEST(GateRegistry, OnlyPrc01ReadsInputValues) {
+  for (GateId id : kAllGates) {
+    EXPECT_EQ(judge_reads_input_values(id), id == GateId::kPrc01) << gate_code(id);
+  }
+}
+
+}  // namespace
+}  // namespace kcv

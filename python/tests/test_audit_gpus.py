@@ -67,13 +67,23 @@ def test_visible_gpus_follows_cuda_visible_devices(monkeypatch):
     assert visible_gpus(device_count=no_driver) == []
 
 
-def test_worker_command_sets_the_environment_only_when_asked():
+def test_worker_command_names_gpu_and_threads_only_when_asked():
     plain = worker_command()
-    assert plain[1:] == ["-m", "kcv.worker"] and "env" not in plain
-    cmd = worker_command("1", 4)
-    assert cmd[0] == "env"
-    assert cmd[1:4] == ["CUDA_VISIBLE_DEVICES=1", "OMP_NUM_THREADS=4", "MKL_NUM_THREADS=4"]
-    assert cmd[4:] == plain
+    assert plain[1:] == ["-m", "kcv.worker"]
+    assert worker_command("1", 4) == plain + ["--gpu", "1", "--threads", "4"]
+    assert worker_command(threads=2) == plain + ["--threads", "2"]
+
+
+def test_the_worker_refuses_an_unknown_argument():
+    import subprocess
+    import sys
+
+    from audit_helpers import child_env
+
+    proc = subprocess.run([sys.executable, "-m", "kcv.worker", "--gpus", "1"], env=child_env(),
+                          capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert proc.returncode != 0
+    assert "unknown argument '--gpus'" in proc.stderr
 
 
 SEES = """
@@ -103,6 +113,7 @@ def test_a_session_worker_sees_its_gpu_and_thread_count(tmp_path):
         s.start_reference()
         out = s.reference32(s.inputs(1))
         assert np.asarray(out[0]).tolist() == [2.0, 5.0]
+
         assert s.costs["start_reference"] > 0 and s.costs["ref_f32"] > 0
         assert s.costs["ref_inputs"] > 0
     finally:

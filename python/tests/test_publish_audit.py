@@ -31,7 +31,11 @@ def make_store(path):
     store.record({"kernel_id": "pub/L1/P2", "status": "crash", "message": "candidate crashed",
                   "verdicts": [{"gate": "RES-01", "profile": "strict", "verdict": "fail",
                                 "reason": "crash; " + TAIL,
-                                "evidence_json": json.dumps({"summary": "call 0: " + TAIL})}]}, run)
+                                "evidence_json": json.dumps({"summary": "call 0: " + TAIL})},
+                               {"gate": "CMP-01", "profile": "strict", "verdict": "pass",
+                                "reason": "", "evidence_json": json.dumps(
+                                    {"rescale": {"reason": "the reference fails: " + TAIL}})}]},
+                 run)
     store.finish_run(run)
     del store
 
@@ -55,8 +59,11 @@ def test_publish_cuts_every_stderr_tail_and_keeps_the_rest(tmp_path):
     assert statuses == {"pub/L1/P1": "compile_error", "pub/L1/P2": "crash"}
     (msg,) = db.execute("SELECT message FROM kernels WHERE kernel_id = 'pub/L1/P1'").fetchone()
     assert msg.startswith("candidate: build failed; ") and "not published" in msg
-    reason, evidence = db.execute("SELECT reason, evidence FROM verdicts").fetchone()
+    reason, evidence = db.execute("SELECT reason, evidence FROM verdicts "
+                                  "WHERE gate = 'RES-01'").fetchone()
     assert reason.startswith("crash; ") and json.loads(evidence)["summary"].startswith("call 0: ")
-    for text in [msg, reason, evidence, *(p.read_text() for p in out.glob("report.*"))]:
+    (nested,) = db.execute("SELECT evidence FROM verdicts WHERE gate = 'CMP-01'").fetchone()
+    assert json.loads(nested)["rescale"]["reason"].startswith("the reference fails: ")
+    for text in [msg, reason, evidence, nested, *(p.read_text() for p in out.glob("report.*"))]:
         assert "leaked_kernel" not in text and MARKER not in text
     assert (out / "report.html").stat().st_size > 0

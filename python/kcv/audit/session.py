@@ -63,14 +63,14 @@ def worker_command(gpu: str | None = None, threads: int | None = None) -> list[s
     """argv of a Python worker: this interpreter, so the worker sees the same kcv and torch.
     `gpu`: the one GPU id the worker sees (CUDA_VISIBLE_DEVICES); `threads`: its CPU thread
     pools' size (OMP_NUM_THREADS, MKL_NUM_THREADS: a dozen workers each sized to the whole host
-    oversubscribe its cores while they draw get_inputs on the CPU)."""
-    env = []
+    oversubscribe its cores while they draw get_inputs on the CPU). kcv.worker's __main__ sets
+    both before it imports torch."""
+    cmd = [sys.executable, "-m", "kcv.worker"]
     if gpu is not None:
-        env.append(f"CUDA_VISIBLE_DEVICES={gpu}")
+        cmd += ["--gpu", str(gpu)]
     if threads is not None:
-        env += [f"OMP_NUM_THREADS={int(threads)}", f"MKL_NUM_THREADS={int(threads)}"]
-    python = [sys.executable, "-m", "kcv.worker"]
-    return ["env", *env, *python] if env else python
+        cmd += ["--threads", str(int(threads))]
+    return cmd
 
 
 @dataclass

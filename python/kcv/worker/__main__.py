@@ -1,13 +1,34 @@
-"""`python -m kcv.worker`: the Python worker process of docs/06_worker_protocol.md.
+"""`python -m kcv.worker [--gpu ID] [--threads N]`: the Python worker process of
+docs/06_worker_protocol.md.
 
 The protocol's streams are moved off fds 0 and 1 before anything else is imported, so nothing
-printed by an import (or later by candidate code) can reach kcv as a reply.
+printed by an import (or later by candidate code) can reach kcv as a reply. --gpu and --threads
+(kcv.audit.session.worker_command) become CUDA_VISIBLE_DEVICES and the CPU thread pools' sizes
+before torch is imported, which is when they take effect.
 """
+
+import os
+import sys
 
 from kcv.worker.channel import protect
 
 _channel = protect()
 
-from kcv.worker.serve import main  # noqa: E402 (after protect(), deliberately)
+
+def _environment(argv: list[str]) -> None:
+    options = {"--gpu": ("CUDA_VISIBLE_DEVICES",), "--threads": ("OMP_NUM_THREADS", "MKL_NUM_THREADS")}
+    k = 0
+    while k < len(argv):
+        names = options.get(argv[k])
+        if names is None or k + 1 >= len(argv):
+            sys.exit(f"kcv.worker: unknown argument {argv[k]!r} (known: --gpu ID, --threads N)")
+        for name in names:
+            os.environ[name] = argv[k + 1]
+        k += 2
+
+
+_environment(sys.argv[1:])
+
+from kcv.worker.serve import main  # noqa: E402 (after protect() and the environment, deliberately)
 
 main(_channel)

@@ -98,6 +98,8 @@ def test_load_errors_map_to_store_statuses(message, status):
 
 def test_out_of_memory_is_recognised():
     assert statuses.is_out_of_memory("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate")
+    assert statuses.is_out_of_memory("RuntimeError: CUDA error: CUBLAS_STATUS_ALLOC_FAILED when "
+                                     "calling `cublasCreate(handle)`")
     assert not statuses.is_out_of_memory("ValueError: bad shape")
 
 

@@ -30,8 +30,10 @@ _PATTERNS = (
     (r"no result within|timed out|timeout", "timeout"),
     (r"died of signal|exited with exit code", "crash"),
 )
+# CUBLAS_STATUS_ALLOC_FAILED: cublasCreate() could not get its workspace, seen on the H200 in a
+# reference load while 32 slots shared two GPUs (docs/audit/README.md).
 _OOM = re.compile(r"out of memory|outofmemoryerror|cuda error: out of memory|"
-                  r"cudaerrormemoryallocation", re.IGNORECASE)
+                  r"cudaerrormemoryallocation|cublas_status_alloc_failed", re.IGNORECASE)
 
 
 def status_of_load_error(message: str) -> str:

@@ -98,12 +98,20 @@ def test_several_processes_reach_the_same_verdicts(store, tmp_path):
     runs them alone. Every kernel ends as in the one-process store, with the same verdicts."""
     ids = ["sample/cpu/L1/P1", "sample/cpu/L1/P3", "sample/cpu/L1/P4", "sample/cpu/L1/P7"]
     path = str(tmp_path / "procs.db")
+    timings = tmp_path / "timings.jsonl"
     proc = run_audit(SAMPLE, "--store", path, "--device", "cpu", "--jobs", "2", "--procs", "2",
-                     "--ids", *ids, "--alone-input-gb", "1e-9")
+                     "--ids", *ids, "--alone-input-gb", "1e-9", "--timings", str(timings))
     assert proc.returncode == 0, proc.stderr[-4000:]
     assert "over 2 processes" in proc.stderr
     assert proc.stderr.count("runs alone at the end") == 3  # P7 fails to import before that
     assert "[4/4]" in proc.stderr  # one progress display counts every child's kernels
+    lines = [json.loads(x) for x in timings.read_text().splitlines()]
+    assert sorted(x["kernel_id"] for x in lines) == sorted(ids)  # every child appends its own
+    ok = [x for x in lines if x["status"] == "ok"]
+    assert len(ok) == 3
+    for x in ok:  # where the time went, per kind of work
+        assert x["cost_judge"] > 0 and x["cost_candidate"] > 0 and x["cost_ref_f64"] > 0
+        assert x["cost_start_candidate"] > 0 and x["battery"] > 0
     other = core.Store(path)
     assert other.todo() == []
     for kernel_id in ids:

@@ -36,6 +36,8 @@ OpClass op_class_from(std::string_view name) {
                                     "normalization, matmul, scan, convolution)", name).c_str());
 }
 
+constexpr int kZeroExponent = -1100;  // error_model.ZERO_EXPONENT
+
 TensorSig positional_sig(std::string name, std::size_t rank) {
   TensorSig t;
   t.name = std::move(name);
@@ -52,6 +54,47 @@ std::vector<double> f64_values(nb::handle values) {
   const auto ptr = nb::cast<uintptr_t>(nb::cast<nb::tuple>(iface["data"])[0]);
   if (n > 0) std::memcpy(out.data(), reinterpret_cast<const void*>(ptr), n * sizeof(double));
   return out;
+}
+
+/// tau = tau_rel |y*| + the absolute term of y*'s binade, 0 where y* is not finite (the audit's
+/// banded error scale, kcv.audit.error_model.band_steps): `steps` is a list of (frexp exponent,
+/// absolute term) pairs with increasing exponents; an element takes the first step whose exponent
+/// is at least its own (y* = 0 counts as below every binade), the last step above them all.
+std::vector<double> banded_tau(const std::vector<double>& value, double rel, nb::handle steps,
+                               const std::string& what) {
+  std::vector<std::pair<int, double>> table;
+  for (nb::handle item : steps) {
+    const auto [e, a] = nb::cast<std::tuple<int, double>>(item);
+    if (!table.empty() && e <= table.back().first)
+      throw nb::value_error(fmt::format("{}.tau_abs_steps: exponents must increase", what).c_str());
+    table.emplace_back(e, a);
+  }
+  std::vector<double> tau(value.size(), 0.0);
+  nb::gil_scoped_release unlocked;
+  if (table.empty()) {
+    for (std::size_t i = 0; i < value.size(); ++i)
+      if (std::isfinite(value[i])) tau[i] = rel * std::fabs(value[i]);
+    return tau;
+  }
+  // A dense lookup from exponent to term over the steps' range (at most ~2100 binades).
+  const int lo = table.front().first, hi = table.back().first;
+  std::vector<double> dense(static_cast<std::size_t>(hi - lo + 1));
+  std::size_t j = 0;
+  for (int e = lo; e <= hi; ++e) {
+    while (table[j].first < e) ++j;
+    dense[static_cast<std::size_t>(e - lo)] = table[j].second;
+  }
+  for (std::size_t i = 0; i < value.size(); ++i) {
+    const double y = value[i];
+    if (!std::isfinite(y)) continue;
+    int e = kZeroExponent;
+    if (y != 0) std::frexp(y, &e);
+    const double a = e <= lo ? table.front().second
+                     : e >= hi ? table.back().second
+                               : dense[static_cast<std::size_t>(e - lo)];
+    tau[i] = rel * std::fabs(y) + a;
+  }
+  return tau;
 }
 
 OracleResult oracle_from(nb::handle entries) {
@@ -72,6 +115,8 @@ OracleResult oracle_from(nb::handle entries) {
     out.value = f64_values(d["value"]);
     if (d.contains("tau")) {
       out.tau = f64_values(d["tau"]);
+    } else if (d.contains("tau_abs_steps") && d.contains("tau_rel")) {
+      out.tau = banded_tau(out.value, nb::cast<double>(d["tau_rel"]), d["tau_abs_steps"], what);
     } else {
       // tau = tau_rel |y*| + tau_abs, 0 where y* is not finite: built here so the caller keeps
       // no per-element tau array for every probe (the audit's host memory).

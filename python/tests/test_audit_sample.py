@@ -120,3 +120,22 @@ def test_several_processes_reach_the_same_verdicts(store, tmp_path):
             (theirs["status"], theirs["replica_verdict"]), kernel_id
         key = lambda vs: sorted((v["gate"], v["profile"], v["verdict"]) for v in vs)  # noqa: E731
         assert key(other.verdicts(kernel_id)) == key(store.verdicts(kernel_id)), kernel_id
+
+
+def test_the_banded_error_scale_gives_the_sample_the_same_verdicts(store, tmp_path):
+    """--error-scale banded on the sample (no output of wide dynamic range): every verdict as
+    under the global scale, and the run records which scale judged it."""
+    import sqlite3
+
+    ids = ["sample/cpu/L1/P1", "sample/cpu/L1/P4", "sample/cpu/L1/P5", "sample/cpu/L1/P6"]
+    path = str(tmp_path / "banded.db")
+    proc = run_audit(SAMPLE, "--store", path, "--device", "cpu", "--jobs", "2", "--no-progress",
+                     "--error-scale", "banded", "--ids", *ids)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    banded = core.Store(path)
+    key = lambda vs: sorted((v["gate"], v["profile"], v["verdict"]) for v in vs)  # noqa: E731
+    for kernel_id in ids:
+        assert key(banded.verdicts(kernel_id)) == key(store.verdicts(kernel_id)), kernel_id
+    del banded
+    versions = [r[0] for r in sqlite3.connect(path).execute("SELECT generator_version FROM runs")]
+    assert versions and all(v.endswith("; error scale banded") for v in versions)

@@ -88,6 +88,10 @@ def parser() -> argparse.ArgumentParser:
                         "one (default: all visible GPUs; ignored with --device cpu)")
     p.add_argument("--worker-threads", type=_positive(int), default=None, metavar="N",
                    help="CPU threads per worker process (default: CPU cores / --jobs, at least 1)")
+    p.add_argument("--error-scale", choices=("global", "banded"), default="global",
+                   help="the eager error scale E of the bound tau = u|y*| + 4E: one per output "
+                        "(global, default) or per binade of |y*| (banded: sees small elements of "
+                        "wide-range outputs; docs/08_audit.md §3)")
     p.add_argument("--procs", type=_positive(int), default=1, metavar="P",
                    help="orchestrator processes sharing --jobs, the host-memory budget and the "
                         "GPUs (default 1; slots in one process take turns on its interpreter "
@@ -135,7 +139,8 @@ def main(argv=None) -> int:
                         max_input_bytes=int(max_in * (1 << 30)),
                         host_memory_bytes=int(host_gb * (1 << 30)),
                         gpus=gpus, worker_threads=threads, defer_alone=args.defer_alone,
-                        progress_events=args.progress_events, all_alone=args.all_alone)
+                        progress_events=args.progress_events, all_alone=args.all_alone,
+                        error_scale=args.error_scale)
     summary = run_audit(opts, procs=args.procs)
     statuses = ", ".join(f"{k} {v}" for k, v in sorted(summary["statuses"].items()))
     replica = ", ".join(f"{k} {v}" for k, v in sorted(summary["replica"].items()))

@@ -137,8 +137,10 @@ class Battery:
     """Runs the probes of one kernel on an already started session and collects verdicts."""
 
     def __init__(self, session: ProblemSession, row: dict, profiles: list[str], *,
-                 make_session=None, seeds=None, contract: dict | None = None):
+                 make_session=None, seeds=None, contract: dict | None = None,
+                 error_scale: str = "global"):
         self.s = session
+        self.error_scale = error_scale  # error_model.ERROR_SCALES
         self.seeds = tuple(seeds) if seeds is not None else trial_seeds()[:2]
         self.contract = dict(contract or {})
         self.row = row
@@ -227,12 +229,14 @@ class Battery:
         for k, spec in enumerate(outs):
             if shared is not None:
                 entries.append(error_model.oracle_entry(spec["dtype"], probe.value[k], None,
-                                                        big_e=shared[k]["scale"]))
+                                                        big_e=shared[k]["scale"],
+                                                        error_scale=self.error_scale))
                 continue
             eager = None if probe.eager is None else probe.eager[k]
             alt = probe.eager_tf32.get(flags)
             entries.append(error_model.oracle_entry(spec["dtype"], probe.value[k], eager,
-                                                    None if alt is None else alt[k]))
+                                                    None if alt is None else alt[k],
+                                                    error_scale=self.error_scale))
         self._oracles[key] = (probe, entries)  # the probe kept alive: its id stays its own
         return entries
 

@@ -23,7 +23,16 @@ E_P = max(E_strict, E under P's flags): what that profile sanctions never tighte
 and under strict the same TF32 error stays a silent downcast.
 
 Integer and bool outputs are exact (tau = 0). Non-finite y* elements get tau = 0 (the judges
-compare them by class); E is taken over the elements where both values are finite."""
+compare them by class); E is taken over the elements where both values are finite.
+
+Banded scale (`error_scale="banded"`, opt-in): one E per output is blind on outputs of wide
+dynamic range, where eager's worst absolute error sits on the largest elements and becomes the
+bound of the smallest (docs/08_audit.md §3, the H200 reverse case). band_steps() gives E per
+binade of |y*| instead: E(b) is eager's worst error among the elements of binade b and below,
+the lowest binades pooled until they hold MIN_BAND_COUNT elements (zeros count in the lowest
+nonzero binade), and never below one output ulp at the binade's top. It is non-decreasing in |y*|, so where eager's error
+is absolute (cancellation: the same at every magnitude) the small binades already carry it and
+the bound is about the global one; where it is relative, small elements get small bounds."""
 
 from __future__ import annotations
 
@@ -39,6 +48,15 @@ UNIT_ROUNDOFF = {
 
 # Multiple of eager fp32's own worst error a candidate may have (docs/08_audit.md §error model).
 C_EAGER = 4.0
+
+# The banded scale's smallest population: the lowest binades are pooled until they hold this many
+# elements, so no bound rests on one element where eager happened to be exact (the max of 32
+# draws of a symmetric error is about 2.5 of its sigma; a candidate's error beyond 4 times that
+# has no realistic chance).
+MIN_BAND_COUNT = 32
+ERROR_SCALES = ("global", "banded")
+# frexp exponent given to y* = 0: below every binade, so zeros pool into the lowest band.
+ZERO_EXPONENT = -1100
 
 
 # (cudnn_tf32, matmul_tf32) of each profile's eager fp32 run (worker mode 2's params).
@@ -120,19 +138,117 @@ def tau(value: np.ndarray, eager: np.ndarray | None, dtype: str, c: float = C_EA
     return tau_from_scale(value, dtype, scale(value, eager, dtype, eager_profile), c)
 
 
+def band_steps(value: np.ndarray, eager: np.ndarray, dtype: str) -> tuple:
+    """The banded scale: ((e_1, E_1), ..., (e_k, E_k)), exponents and E both increasing; an
+    element with frexp exponent e (|y*| in [2^(e-1), 2^e); ZERO_EXPONENT for 0) takes the E of
+    the first step with e_j >= e, and the last step's E above it. Empty when no element is finite
+    in both (then the scale is 0)."""
+    u = unit_roundoff(dtype)
+    v = np.asarray(value, dtype=np.float64).ravel()
+    e = np.asarray(eager, dtype=np.float64).ravel()
+    if v.shape != e.shape:
+        raise ValueError(f"eager value has {e.size} elements, the fp64 value {v.size}")
+    finite = np.isfinite(v) & np.isfinite(e)
+    if not finite.any():
+        return ()
+    a = np.abs(v[finite])
+    err = np.abs(e[finite] - v[finite])
+    exps = np.frexp(a)[1].astype(np.int16)
+    zero = a == 0
+    # Zeros join the lowest nonzero binade rather than form a band of their own: an exact zero
+    # where eager is exact too must not leave a candidate's harmless residue a bound of 0.
+    exps[zero] = exps[~zero].min() if not zero.all() else ZERO_EXPONENT
+    order = np.argsort(exps, kind="stable")  # a radix sort for int16
+    sorted_exps, sorted_err = exps[order], err[order]
+    starts = np.flatnonzero(np.r_[True, sorted_exps[1:] != sorted_exps[:-1]])
+    band_exp = sorted_exps[starts].astype(np.int64)
+    cum_max = np.maximum.accumulate(np.maximum.reduceat(sorted_err, starts))
+    cum_count = np.cumsum(np.diff(np.r_[starts, sorted_exps.size]))
+    pooled = int(min(np.searchsorted(cum_count, MIN_BAND_COUNT), band_exp.size - 1))
+    steps: list[tuple[int, float]] = []
+    for k in range(pooled, band_exp.size):
+        top = int(band_exp[k])
+        floor = u * 2.0 ** top if top > ZERO_EXPONENT else 0.0  # one output ulp at the top
+        big_e = max(float(cum_max[k]), floor, steps[-1][1] if steps else 0.0)
+        if steps and steps[-1][1] == big_e:
+            steps[-1] = (top, big_e)  # same E: one step reaching higher
+        else:
+            steps.append((top, big_e))
+    return tuple(steps)
+
+
+def merge_steps(a: tuple, b: tuple) -> tuple:
+    """The larger of two banded scales at every exponent (a profile's scale never tightens
+    strict's), as steps."""
+    if not a or not b:
+        return a or b
+    exps = sorted({e for e, _ in a} | {e for e, _ in b})
+    out: list[tuple[int, float]] = []
+    for x in exps:
+        big_e = max(step_value(a, x), step_value(b, x))
+        if out and out[-1][1] == big_e:
+            out[-1] = (x, big_e)
+        else:
+            out.append((x, big_e))
+    return tuple(out)
+
+
+def step_value(steps: tuple, exponent: int) -> float:
+    """E of the binade with this frexp exponent."""
+    for e, big_e in steps:
+        if exponent <= e:
+            return big_e
+    return steps[-1][1] if steps else 0.0
+
+
+def steps_per_element(value: np.ndarray, steps: tuple) -> np.ndarray:
+    """E per element of `value` under a banded scale (what the C++ judge computes from
+    tau_abs_steps; tests and kcv.verify use it)."""
+    v = np.asarray(value, dtype=np.float64)
+    if not steps:
+        return np.zeros_like(v)
+    exps = np.frexp(np.abs(v))[1]
+    exps = np.where(v == 0, ZERO_EXPONENT, exps)
+    tops = np.array([e for e, _ in steps])
+    vals = np.array([x for _, x in steps])
+    idx = np.minimum(np.searchsorted(tops, exps, side="left"), tops.size - 1)
+    return vals[idx]
+
+
 def oracle_entry(dtype: str, value: np.ndarray, eager: np.ndarray | None,
-                 eager_profile: np.ndarray | None = None, big_e: float | None = None) -> dict:
+                 eager_profile: np.ndarray | None = None, big_e=None,
+                 error_scale: str = "global") -> dict:
     """One output's oracle dict as kcv._core.judge takes it: value, tau and the declared
     (eager fp32) value, which PRC-01 compares the candidate's error against: the run under the
     profile's TF32 flags when given, since that is what the profile declares eager to be.
-    big_e: the scale E to use instead of measuring it from these eager runs (a probe that
-    shares another's calibration); "scale" in the entry records the E used (the judge ignores
-    it: equal scales mean equal tau). tau itself travels as tau_rel, tau_abs (see tau_from_scale),
-    which kcv._core.judge expands per element."""
+    big_e: the scale to use instead of measuring it from these eager runs (a probe that shares
+    another's calibration: that entry's "scale"); "scale" in the entry records the scale used
+    (the judge ignores it: equal scales mean equal tau). tau itself travels as tau_rel, tau_abs
+    (see tau_from_scale), which kcv._core.judge expands per element; under
+    error_scale="banded" the scale is band_steps()'s and tau_abs_steps replaces tau_abs there."""
+    if error_scale not in ERROR_SCALES:
+        raise ValueError(f"error_scale: {error_scale!r} is not one of {', '.join(ERROR_SCALES)}")
     v = np.ascontiguousarray(value, dtype=np.float64)
     declared = eager_profile if eager_profile is not None else eager
-    e = scale(v, eager, dtype, eager_profile) if big_e is None else float(big_e)
     u = unit_roundoff(dtype)
+    if error_scale == "banded":
+        if big_e is not None:
+            steps = tuple(big_e)
+        else:
+            steps = () if eager is None else band_steps(v, eager, dtype)
+            if eager_profile is not None:
+                steps = merge_steps(steps, band_steps(v, eager_profile, dtype))
+        return {
+            "dtype": dtype,
+            "shape": tuple(int(s) for s in v.shape),
+            "value": v,
+            "tau_rel": u,
+            "tau_abs": C_EAGER * steps[-1][1] if (u and steps) else 0.0,
+            "tau_abs_steps": [(e, C_EAGER * x if u else 0.0) for e, x in steps],
+            "scale": steps,
+            "declared": None if declared is None else np.asarray(declared),
+        }
+    e = scale(v, eager, dtype, eager_profile) if big_e is None else float(big_e)
     return {
         "dtype": dtype,
         "shape": tuple(int(s) for s in v.shape),

@@ -39,6 +39,7 @@ class KernelConfig:
     memory_gate: memory.MemoryGate | None = None  # host memory shared with the other slots
     gpu_pool: GpuPool | None = None  # several GPUs: each kernel's workers see one of them
     worker_threads: int | None = None  # CPU threads per worker process (None: torch's default)
+    error_scale: str = "global"  # error_model.ERROR_SCALES: one E per output, or per binade
 
 
 class RunAlone(Exception):
@@ -92,7 +93,8 @@ def audit_kernel(row: dict, cfg: KernelConfig, timings: dict | None = None,
     battery = None
     notes: list[str] = []
     try:
-        battery = Battery(session, row, cfg.profiles, make_session=make_session)
+        battery = Battery(session, row, cfg.profiles, make_session=make_session,
+                          error_scale=cfg.error_scale)
         try:
             session.start_both()
             t["load"] = time.monotonic() - t0

@@ -31,6 +31,12 @@ from kcv.audit.replica import trial_seeds
 GENERATOR_VERSION = "kcv.audit/1 (get_inputs seeds from 42; rescale, NaN, layout, address probes)"
 
 
+def generator_version(error_scale: str) -> str:
+    """The runs table's generator_version: kcv.audit/1 plus the error scale when not global, so a
+    store says which bound each run's verdicts were judged under."""
+    return GENERATOR_VERSION + ("" if error_scale == "global" else f"; error scale {error_scale}")
+
+
 @dataclass
 class AuditOptions:
     corpora: list
@@ -58,6 +64,7 @@ class AuditOptions:
     defer_alone: bool = False  # leave run-alone kernels to the --procs launcher (parallel.py)
     progress_events: bool = False  # progress as JSON lines, for the --procs launcher
     all_alone: bool = False  # every kernel as a deferred one: in turn, with nothing beside it
+    error_scale: str = "global"  # error_model.ERROR_SCALES
 
 
 def corpus_name(path: str) -> str:
@@ -139,7 +146,8 @@ class Auditor:
                                              if opts.host_memory_bytes > 0 else None),
                                 gpu_pool=(GpuPool(opts.gpus) if opts.gpus and len(opts.gpus) > 1
                                           else None),
-                                worker_threads=opts.worker_threads)
+                                worker_threads=opts.worker_threads,
+                                error_scale=opts.error_scale)
         self.retry_alone: list[dict] = []
         self._lock = threading.Lock()
         self.progress: Progress | None = None
@@ -188,7 +196,8 @@ class Auditor:
     def run(self) -> dict:
         o = self.opts
         self.run_id = self.store.begin_run({
-            "kcv_version": _kcv_version(), "generator_version": GENERATOR_VERSION, "seed": 42,
+            "kcv_version": _kcv_version(),
+            "generator_version": generator_version(o.error_scale), "seed": 42,
             "profiles": list(o.profiles), "command_line": o.command_line, "shard": o.shard})
         trial_seeds()  # imports torch here, once, not inside the first kernel's replica
         rows = read_rows(o, self.store, self.run_id)

@@ -64,7 +64,8 @@ class ParallelAuditor(Auditor):
                "--memory-limit-gb", repr(o.memory_limit_bytes / _GIB),
                "--alone-input-gb", repr(o.alone_input_bytes / _GIB),
                "--max-input-gb", repr(o.max_input_bytes / _GIB),
-               "--host-memory-gb", repr(host_gb), "--progress-events"]
+               "--host-memory-gb", repr(host_gb), "--error-scale", o.error_scale,
+               "--progress-events"]
         if o.cache_dir:
             cmd += ["--cache-dir", o.cache_dir]
         if o.worker_threads:

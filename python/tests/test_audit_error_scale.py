@@ -1,0 +1,114 @@
+"""The banded error scale (error_model.band_steps, --error-scale banded) against the global one.
+
+The H200 reverse case (docs/audit/README.md): an output spanning twenty decades, eager's worst
+absolute error on its largest elements, and a candidate 1 % off on its small ones. Under one E
+per output the C++ judge passes that candidate; under the banded scale it fails, while what the
+global scale was built to accept still passes (a reordered fp32 matmul, whose error is absolute:
+cancellation) and what it rejects still fails (a silent bf16 downcast). Expectations come from
+the formulas in error_model.py and docs/08_audit.md §3."""
+
+import numpy as np
+import pytest
+
+from kcv.audit import error_model
+
+core = pytest.importorskip("kcv._core")
+
+U = error_model.unit_roundoff("f32")
+
+
+def cmp01(entry, got):
+    rec = core.CallRecord(outputs=[np.asarray(got, dtype=np.float32)])
+    return core.judge("CMP-01", calls=[rec], oracle=[entry], inputs=[("x", np.zeros(1, np.float32))])
+
+
+def wide_range(n=4096, seed=3):
+    """y* over twenty decades with both signs; eager fp32 with a relative error of a few u."""
+    rng = np.random.default_rng(seed)
+    y = np.sign(rng.standard_normal(n)) * 10.0 ** rng.uniform(-1, 19, n)
+    eager = (y * (1 + 3 * U * rng.standard_normal(n))).astype(np.float32).astype(np.float64)
+    return y, eager
+
+
+def test_steps_increase_and_cover_every_element():
+    y, eager = wide_range()
+    steps = error_model.band_steps(y, eager, "f32")
+    exps = [e for e, _ in steps]
+    vals = [x for _, x in steps]
+    assert exps == sorted(set(exps)) and vals == sorted(vals) and len(steps) > 10
+    per = error_model.steps_per_element(y, steps)
+    err = np.abs(eager - y)
+    assert np.all(err <= per)  # every element's own eager error is within its band's E
+    assert per.max() == error_model.eager_error(y, eager, "f32")  # the top band: the global E
+
+
+def test_the_lowest_band_pools_at_least_min_band_count_elements():
+    y = np.concatenate([[1e-30, 2e-30, 3e-20], np.linspace(1, 2, 100)])
+    eager = y.copy()
+    eager[0] = y[0] * (1 + 1e-3)  # a large relative error on a lone tiny element
+    steps = error_model.band_steps(y, eager, "f32")
+    first_exp, first_e = steps[0]
+    assert first_exp >= np.frexp(1.0)[1]  # pooled up to the binade where 32 elements are reached
+    assert first_e >= abs(eager[0] - y[0])
+
+
+def test_zeros_take_the_lowest_nonzero_band_not_a_bound_of_zero():
+    y = np.concatenate([np.zeros(64), np.linspace(1, 2, 64)])
+    steps = error_model.band_steps(y, y.copy(), "f32")  # eager exact everywhere
+    per = error_model.steps_per_element(y, steps)
+    assert np.all(per[:64] > 0)  # at least one output ulp at the band's top
+    assert np.all(per[:64] == per[64])
+
+
+def test_the_reverse_case_passes_under_global_and_fails_under_banded():
+    y, eager = wide_range()
+    got = y.copy()
+    small = np.abs(y) < 10
+    assert small.sum() > 100
+    got[small] *= 1.01  # 1 % off on the small elements only
+    glob = error_model.oracle_entry("f32", y, eager)
+    band = error_model.oracle_entry("f32", y, eager, error_scale="banded")
+    assert cmp01(glob, got)["verdict"] == "pass"  # the blind spot, kept visible here
+    res = cmp01(band, got)
+    assert res["verdict"] == "fail" and abs(y[res["worst_index"]]) < 10
+    assert cmp01(band, eager)["verdict"] == "pass"  # eager itself is within its own bound
+
+
+def test_the_judge_expands_tau_abs_steps_as_steps_per_element_does():
+    y, eager = wide_range(n=512, seed=5)
+    entry = error_model.oracle_entry("f32", y, eager, error_scale="banded")
+    tau = U * np.abs(y) + error_model.C_EAGER * error_model.steps_per_element(y, entry["scale"])
+    for k in (0, 17, 300, int(np.argmin(np.abs(y)))):
+        for factor, verdict in ((0.9, "pass"), (1.5, "fail")):
+            got = y.copy()
+            got[k] += factor * tau[k]
+            # tau is several fp32 ulps (4 E >= 4 ulps at the band's top), so the candidate's
+            # rounding to fp32 moves neither case across the bound
+            assert cmp01(entry, got)["verdict"] == verdict, (k, factor)
+
+
+def test_banded_keeps_what_global_accepts_and_rejects_on_a_matmul():
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal((64, 256)), rng.standard_normal(256)
+    exact = a @ b
+    eager = (a.astype(np.float32) @ b.astype(np.float32)).astype(np.float64)
+    band = error_model.oracle_entry("f32", exact, eager, error_scale="banded")
+    reordered = (a.astype(np.float32)[:, ::-1] @ b.astype(np.float32)[::-1]).astype(np.float64)
+    assert cmp01(band, reordered)["verdict"] == "pass"
+    bf16 = lambda x: (x.astype(np.float32).view(np.uint32) & 0xFFFF0000).view(np.float32)  # noqa: E731
+    assert cmp01(band, (bf16(a) @ bf16(b)).astype(np.float64))["verdict"] == "fail"
+
+
+def test_a_profile_never_tightens_the_banded_scale():
+    y, eager = wide_range(n=1024, seed=7)
+    tf32 = (y * (1 + 2.0**-11 * np.random.default_rng(8).standard_normal(y.size)))
+    strict = error_model.band_steps(y, eager, "f32")
+    merged = error_model.oracle_entry("f32", y, eager, tf32, error_scale="banded")["scale"]
+    assert np.all(error_model.steps_per_element(y, merged) >=
+                  error_model.steps_per_element(y, strict))
+    assert merged == error_model.merge_steps(strict, error_model.band_steps(y, tf32, "f32"))
+
+
+def test_an_unknown_error_scale_is_refused():
+    with pytest.raises(ValueError, match="error_scale"):
+        error_model.oracle_entry("f32", np.ones(2), np.ones(2), error_scale="local")

@@ -105,10 +105,11 @@ OracleResult oracle_from(nb::handle entries) {
     nb::dict d = nb::cast<nb::dict>(item);
     for (const char* key : {"dtype", "shape", "value"})
       if (!d.contains(key)) throw nb::value_error(fmt::format("{}: no \"{}\"", what, key).c_str());
-    const bool affine = d.contains("tau_rel") && d.contains("tau_abs");
+    const bool affine =
+        d.contains("tau_rel") && (d.contains("tau_abs") || d.contains("tau_abs_steps"));
     if (!d.contains("tau") && !affine)
-      throw nb::value_error(
-          fmt::format("{}: no \"tau\" (nor \"tau_rel\" and \"tau_abs\")", what).c_str());
+      throw nb::value_error(fmt::format("{}: no \"tau\" (nor \"tau_rel\" with \"tau_abs\" or "
+                                        "\"tau_abs_steps\")", what).c_str());
     OracleOutput out;
     out.dtype = dtype_from_string(nb::cast<std::string>(d["dtype"]), what + ".dtype");
     for (nb::handle s : d["shape"]) out.shape.push_back(nb::cast<int64_t>(s));
@@ -238,7 +239,8 @@ void bind_judge(nb::module_& m) {
         nb::arg("uses_exp") = false,
         "Judges one probe's calls with the C++ judge of `gate`; returns the verdict and evidence.\n"
         "Each oracle entry gives tau per element, or tau_rel and tau_abs (tau = tau_rel |value| +\n"
-        "tau_abs, 0 where value is not finite).");
+        "tau_abs, 0 where value is not finite), or tau_rel and tau_abs_steps ((frexp exponent,\n"
+        "absolute term) pairs: the audit's banded error scale).");
 }
 
 }  // namespace kcv::py

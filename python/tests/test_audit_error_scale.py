@@ -87,6 +87,48 @@ def test_the_judge_expands_tau_abs_steps_as_steps_per_element_does():
             assert cmp01(entry, got)["verdict"] == verdict, (k, factor)
 
 
+def test_the_judge_and_steps_per_element_agree_on_every_kind_of_element():
+    """Zeros (both signs), subnormals, magnitudes below the first step and above the last, and
+    non-finite values: the C++ expansion of tau_abs_steps against steps_per_element, through
+    the judge's verdict just inside and well outside each element's tau."""
+    y, eager = wide_range(n=256, seed=11)
+    entry = error_model.oracle_entry("f32", y, eager, error_scale="banded")
+    steps = entry["scale"]
+    probe = np.array([0.0, -0.0, 1e-40, 2.0**-140, 2.0 ** (steps[0][0] - 5), 1e30, -3e38,
+                      np.nan, np.inf])
+    value = np.concatenate([y, probe])
+    entry = error_model.oracle_entry("f32", value, None, big_e=steps, error_scale="banded")
+    tau = U * np.abs(value) + error_model.C_EAGER * error_model.steps_per_element(value, steps)
+    below, above = value.size - 5, value.size - 4  # under the first step, over the last
+    assert tau[below] == error_model.C_EAGER * steps[0][1] + U * abs(value[below])
+    assert tau[above] == error_model.C_EAGER * steps[-1][1] + U * abs(value[above])
+    for k in range(y.size, value.size):
+        if not np.isfinite(value[k]):
+            continue
+        for factor, verdict in ((0.5, "pass"), (3.0, "fail")):
+            got = value.copy()
+            got[k] += factor * tau[k]
+            if not np.isfinite(np.float32(got[k])):
+                continue  # beyond fp32's range: nothing to compare at this element
+            assert cmp01(entry, got)["verdict"] == verdict, (value[k], factor)
+
+
+def test_a_nan_probe_sharing_the_steps_gets_the_same_tau_elsewhere():
+    y, eager = wide_range(n=256, seed=13)
+    seed = error_model.oracle_entry("f32", y, eager, error_scale="banded")
+    nan_value = y.copy()
+    nan_value[0] = np.nan
+    shared = error_model.oracle_entry("f32", nan_value, None, big_e=seed["scale"],
+                                      error_scale="banded")
+    assert shared["tau_abs_steps"] == seed["tau_abs_steps"] and shared["scale"] == seed["scale"]
+
+
+def test_f64_outputs_near_the_top_of_the_range_do_not_overflow():
+    y = np.array([1e308] * 40 + [1.0] * 40)
+    steps = error_model.band_steps(y, y.copy(), "f64")
+    assert steps[-1][0] == 1024 and np.isfinite(steps[-1][1])
+
+
 def test_banded_keeps_what_global_accepts_and_rejects_on_a_matmul():
     rng = np.random.default_rng(0)
     a, b = rng.standard_normal((64, 256)), rng.standard_normal(256)

@@ -114,6 +114,12 @@ def test_several_processes_reach_the_same_verdicts(store, tmp_path):
         assert x["cost_start_candidate"] > 0 and x["battery"] > 0
     other = core.Store(path)
     assert other.todo() == []
+    import sqlite3
+
+    versions = [r[0] for r in sqlite3.connect(path).execute("SELECT generator_version FROM runs")]
+    assert len(versions) == 4  # the launcher, two children, the child that runs deferred kernels
+    assert all(v.startswith("kcv.audit/1") for v in versions)
+    assert sum(v.endswith("; launcher of 2 processes") for v in versions) == 1
     for kernel_id in ids:
         mine, theirs = other.kernel(kernel_id), store.kernel(kernel_id)
         assert (mine["status"], mine["replica_verdict"]) == \

@@ -65,6 +65,10 @@ void differential_text(std::string& out, const char* title,
 }
 
 std::string one_line(const std::string& text, std::size_t limit) {
+  // Cut at a UTF-8 character boundary: compiler messages quote with multi-byte characters.
+  while (limit < text.size() && limit > 0 &&
+         (static_cast<unsigned char>(text[limit]) & 0xC0u) == 0x80u)
+    --limit;
   std::string s = text.substr(0, limit);
   std::replace(s.begin(), s.end(), '\n', ' ');
   return s.size() < text.size() ? s + "..." : s;

@@ -1,6 +1,7 @@
 """`python -m kcv.audit CORPUS.jsonl... --store audit.db`: the audit's command line (`kcv audit`
 execs this with the same arguments). Exit 0 when the audit ran (whatever the kernels did),
-2 on bad arguments. Documented in docs/08_audit.md."""
+1 when an orchestrator process of --procs failed, 2 on bad arguments. Documented in
+docs/08_audit.md."""
 
 from __future__ import annotations
 
@@ -112,6 +113,10 @@ def _host_memory_gb() -> float:
 
 def main(argv=None) -> int:
     args = parser().parse_args(argv)
+    if args.progress_events:  # a child of the --procs launcher: die with it
+        from kcv.audit.parallel import die_with_parent
+
+        die_with_parent()
     for path in args.corpora:
         if not os.path.isfile(path):
             print(f"kcv audit: error: corpus {path!r}: no such file", file=sys.stderr)
@@ -148,6 +153,10 @@ def main(argv=None) -> int:
     print(f"kernels by status: {statuses or 'none'}")
     print(f"KernelBench replica: {replica or 'no verdicts'}")
     print(f"left to do: {summary['left']}" + (" (run the same command again)" if summary["left"] else ""))
+    if summary.get("failed_processes"):
+        print(f"kcv audit: {summary['failed_processes']} orchestrator process(es) failed (their "
+              "errors are above)", file=sys.stderr)
+        return 1
     return 0
 
 

@@ -28,14 +28,16 @@ import threading
 import time
 
 from kcv.audit.orchestrator import (AuditOptions, Auditor, _kcv_version, corpus_name,
-                                    interleave_corpora, kernel_info, read_rows)
+                                    generator_version, interleave_corpora, kernel_info, read_rows)
 from kcv.audit.progress import Progress
 
 _GIB = float(1 << 30)
 
 
-def _die_with_parent():
-    """In the child before exec: SIGKILL when the launcher dies (PR_SET_PDEATHSIG = 1)."""
+def die_with_parent():
+    """Called by a child at its start (--progress-events): SIGKILL when the launcher dies
+    (PR_SET_PDEATHSIG = 1). In the child itself rather than a preexec_fn, which would run
+    between fork and exec of a launcher that has threads and native libraries loaded."""
     try:
         ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)
     except (OSError, AttributeError):
@@ -48,6 +50,7 @@ class ParallelAuditor(Auditor):
         self.procs = int(procs)
         self.deferred: list[str] = []
         self._deferred_lock = threading.Lock()
+        self.failed_processes = 0
 
     # -- the children ------------------------------------------------------------------------
 
@@ -81,25 +84,35 @@ class ParallelAuditor(Auditor):
         """A child's stderr: its JSON events into this progress display, other lines as they
         are (a child's own error, say)."""
         for line in stream:
-            line = line.rstrip("\n")
-            if not line:
-                continue
             try:
-                ev = json.loads(line)
-            except ValueError:
-                ev = None
-            if not isinstance(ev, dict) or "event" not in ev:
-                self.progress.message(f"kcv audit [process {k}]: {line}")
-            elif ev["event"] == "kernel_done":
-                self.progress.kernel_done(ev.get("id", "?"), ev.get("status", "?"),
-                                          float(ev.get("seconds", 0.0)), ev.get("note", ""))
-            elif ev["event"] == "deferred":
-                with self._deferred_lock:
-                    self.deferred.append(ev.get("id", ""))
-                self.progress.message(f"kcv audit: {ev.get('id')}: {ev.get('why')}; runs alone "
-                                      "at the end")
-            else:
-                self.progress.message(str(ev.get("text", line)))
+                self._forward_line(k, line.rstrip("\n"))
+            except Exception as e:  # noqa: BLE001 - a reader that dies would block its child
+                print(f"kcv audit [process {k}]: unreadable event {line!r}: {e}", file=sys.stderr)
+
+    def _forward_line(self, k: int, line: str):
+        if not line:
+            return
+        try:
+            ev = json.loads(line)
+        except ValueError:
+            ev = None
+        if not isinstance(ev, dict) or "event" not in ev:
+            # a child's own error (a traceback, say): shown even with --no-progress
+            print(f"kcv audit [process {k}]: {line}", file=sys.stderr, flush=True)
+        else:
+            self._event(ev, line)
+
+    def _event(self, ev: dict, line: str):
+        if ev["event"] == "kernel_done":
+            self.progress.kernel_done(ev.get("id", "?"), ev.get("status", "?"),
+                                      float(ev.get("seconds", 0.0)), ev.get("note", ""))
+        elif ev["event"] == "deferred":
+            with self._deferred_lock:
+                self.deferred.append(ev.get("id", ""))
+            self.progress.message(f"kcv audit: {ev.get('id')}: {ev.get('why')}; runs alone "
+                                  "at the end")
+        else:
+            self.progress.message(str(ev.get("text", line)))
 
     def _run_children(self, plans: list[tuple[list[str], int, float, bool, str | None]]):
         """Runs one child per plan (ids, jobs, host GB, defer, GPU id or None: all) at once and
@@ -116,10 +129,8 @@ class ParallelAuditor(Auditor):
                 env["CUDA_VISIBLE_DEVICES"] = gpu
             proc = subprocess.Popen(self.child_command(ids, jobs, host_gb, defer, limit), env=env,
                                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                    stderr=subprocess.PIPE, text=True,
-                                    preexec_fn=_die_with_parent)
+                                    stderr=subprocess.PIPE, text=True, errors="replace")
             children.append(proc)
-        # Readers start after every fork: preexec_fn is unsafe while other threads run.
         readers = [threading.Thread(target=self._forward, args=(k, p.stderr), daemon=True)
                    for k, p in enumerate(children)]
         for t in readers:
@@ -128,14 +139,16 @@ class ParallelAuditor(Auditor):
             rc = proc.wait()
             reader.join()
             if rc != 0:
-                self.progress.message(f"kcv audit: process {k} exited with status {rc}; its "
-                                      "unfinished kernels stay in the store for the next run")
+                self.failed_processes += 1
+                print(f"kcv audit: process {k} exited with status {rc}; its unfinished kernels "
+                      "stay in the store for the next run", file=sys.stderr, flush=True)
 
     def run(self) -> dict:
         o = self.opts
         self.run_id = self.store.begin_run({
-            "kcv_version": _kcv_version(), "generator_version": "kcv.audit launcher of "
-            f"{self.procs} processes", "seed": 42, "profiles": list(o.profiles),
+            "kcv_version": _kcv_version(),
+            "generator_version": f"{generator_version(o.error_scale)}; launcher of "
+                                 f"{self.procs} processes", "seed": 42, "profiles": list(o.profiles),
             "command_line": o.command_line, "shard": o.shard})
         rows = read_rows(o, self.store, self.run_id)
         self.store.enqueue([kernel_info(r) for r in rows])
@@ -143,7 +156,7 @@ class ParallelAuditor(Auditor):
         todo = [r["id"] for r in interleave_corpora([by_id[k] for k in self.store.todo()
                                                      if k in by_id])]
         self.progress = Progress(len(todo), enabled=o.progress)
-        procs = max(1, min(self.procs, len(todo)))
+        procs = max(1, min(self.procs, len(todo), o.jobs))  # never more slots than --jobs
         gpus = o.gpus if o.gpus else [None]
         plans = []
         for k in range(procs):
@@ -155,11 +168,14 @@ class ParallelAuditor(Auditor):
                                   + (f", GPUs {','.join(g for g in gpus if g)}"
                                      if gpus != [None] else ""))
             self._run_children(plans)
-        if self.deferred:
-            self._run_children([(list(self.deferred), 1, o.host_memory_bytes / _GIB, False, None)])
+        if self.deferred:  # the visible GPUs only (--gpus), one slot, the whole budget
+            self._run_children([(list(self.deferred), 1, o.host_memory_bytes / _GIB, False,
+                                 ",".join(o.gpus) if o.gpus else None)])
         if self._out_of_time():
             self.progress.message(f"kcv audit: --time-limit reached; {len(self.store.todo())} "
                                   "kernel(s) left for the next run (same command)")
         self.progress.finish()
         self.store.finish_run(self.run_id)
-        return self.summary({corpus_name(p) for p in o.corpora})
+        out = self.summary({corpus_name(p) for p in o.corpora})
+        out["failed_processes"] = self.failed_processes
+        return out

@@ -167,17 +167,29 @@ nb::object array_from_tensor(const HostTensor& tensor) {
   return out;
 }
 
-std::vector<HostTensor> tensors_from_pairs(nb::handle pairs, std::string_view what) {
-  std::vector<PendingCopy> pending;
+namespace {
+
+/// Calls fn(array, "what[k] ('name')") for each (name, array) pair of a list.
+template <typename Fn>
+void for_each_pair(nb::handle pairs, std::string_view what, Fn&& fn) {
   std::size_t k = 0;
   for (nb::handle item : pairs) {
     nb::tuple pair = nb::cast<nb::tuple>(item);
     if (pair.size() != 2)
       throw nb::value_error(fmt::format("{}[{}]: expected a (name, array) pair", what, k).c_str());
     const std::string name = nb::cast<std::string>(pair[0]);
-    pending.push_back(prepare_copy(pair[1], fmt::format("{}[{}] ('{}')", what, k, name)));
+    fn(pair[1], fmt::format("{}[{}] ('{}')", what, k, name));
     ++k;
   }
+}
+
+}  // namespace
+
+std::vector<HostTensor> tensors_from_pairs(nb::handle pairs, std::string_view what) {
+  std::vector<PendingCopy> pending;
+  for_each_pair(pairs, what, [&](nb::handle array, const std::string& where) {
+    pending.push_back(prepare_copy(array, where));
+  });
   // The copies (gigabytes for some KernelBench inputs) run without the GIL, so the audit's
   // other slots keep going; the arrays stay referenced by `pending` meanwhile.
   std::vector<HostTensor> out;
@@ -191,18 +203,11 @@ std::vector<HostTensor> tensors_from_pairs(nb::handle pairs, std::string_view wh
 
 std::vector<ArrayHeader> headers_from_pairs(nb::handle pairs, std::string_view what) {
   std::vector<ArrayHeader> out;
-  std::size_t k = 0;
-  for (nb::handle item : pairs) {
-    nb::tuple pair = nb::cast<nb::tuple>(item);
-    if (pair.size() != 2)
-      throw nb::value_error(fmt::format("{}[{}]: expected a (name, array) pair", what, k).c_str());
-    const std::string name = nb::cast<std::string>(pair[0]);
-    nb::object array = numpy().attr("asarray")(pair[1]);
+  for_each_pair(pairs, what, [&](nb::handle obj, const std::string& where) {
+    nb::object array = numpy().attr("asarray")(obj);
     nb::dict iface = nb::cast<nb::dict>(array.attr("__array_interface__"));
-    out.push_back({type_of(array, iface, fmt::format("{}[{}] ('{}')", what, k, name)).dtype,
-                   shape_of(iface)});
-    ++k;
-  }
+    out.push_back({type_of(array, iface, where).dtype, shape_of(iface)});
+  });
   return out;
 }
 

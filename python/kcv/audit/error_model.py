@@ -97,19 +97,24 @@ def unit_roundoff(dtype: str) -> float:
     return UNIT_ROUNDOFF.get(dtype, 0.0)
 
 
-def eager_error(value: np.ndarray, eager: np.ndarray, dtype: str) -> float:
-    """E: the worst |y32 - y*| over elements finite in both, floored at u_out * RMS(y*)."""
-    u = unit_roundoff(dtype)
+def _finite_pairs(value: np.ndarray, eager: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """y* and y32 as flat f64 arrays, at the elements finite in both."""
     v = np.asarray(value, dtype=np.float64).ravel()
     e = np.asarray(eager, dtype=np.float64).ravel()
     if v.shape != e.shape:
         raise ValueError(f"eager value has {e.size} elements, the fp64 value {v.size}")
     finite = np.isfinite(v) & np.isfinite(e)
-    if not finite.any():
+    return v[finite], e[finite]
+
+
+def eager_error(value: np.ndarray, eager: np.ndarray, dtype: str) -> float:
+    """E: the worst |y32 - y*| over elements finite in both, floored at u_out * RMS(y*)."""
+    v, e = _finite_pairs(value, eager)
+    if v.size == 0:
         return 0.0
-    worst = float(np.max(np.abs(e[finite] - v[finite])))
-    rms = float(np.sqrt(np.mean(np.square(v[finite]))))
-    return max(worst, u * rms)
+    worst = float(np.max(np.abs(e - v)))
+    rms = float(np.sqrt(np.mean(np.square(v))))
+    return max(worst, unit_roundoff(dtype) * rms)
 
 
 def scale(value: np.ndarray, eager: np.ndarray | None, dtype: str,
@@ -146,15 +151,11 @@ def band_steps(value: np.ndarray, eager: np.ndarray, dtype: str) -> tuple:
     the first step with e_j >= e, and the last step's E above it. Empty when no element is finite
     in both (then the scale is 0)."""
     u = unit_roundoff(dtype)
-    v = np.asarray(value, dtype=np.float64).ravel()
-    e = np.asarray(eager, dtype=np.float64).ravel()
-    if v.shape != e.shape:
-        raise ValueError(f"eager value has {e.size} elements, the fp64 value {v.size}")
-    finite = np.isfinite(v) & np.isfinite(e)
-    if not finite.any():
+    v, e = _finite_pairs(value, eager)
+    if v.size == 0:
         return ()
-    a = np.abs(v[finite])
-    err = np.abs(e[finite] - v[finite])
+    a = np.abs(v)
+    err = np.abs(e - v)
     exps = np.frexp(a)[1].astype(np.int16)
     zero = a == 0
     # Zeros join the lowest nonzero binade rather than form a band of their own: an exact zero

@@ -211,6 +211,9 @@ class Store {
   Expected<std::vector<VerdictRecord>> verdicts(std::string_view kernel_id) const;
   /// Recorded failing probes of a kernel, to re-run first.
   Expected<std::vector<FailingProbe>> failing_probes(std::string_view kernel_id) const;
+  /// The distinct generator_version of the runs that recorded a verdict: what judged the
+  /// verdicts in the store (a resumed audit must not mix error models in one store).
+  Expected<std::vector<std::string>> verdict_generators() const;
   /// "ok" or SQLite's list of problems.
   Expected<std::string> integrity_check() const;
 

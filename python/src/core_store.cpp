@@ -209,6 +209,9 @@ void bind_store(nb::module_& m) {
         const KernelOutcome o = outcome_from(outcome);
         s.locked([&](Store& st) { check(st.record(o, run_id)); return 0; });
       }, nb::arg("outcome"), nb::arg("run_id"))
+      .def("verdict_generators", [](PyStore& s) {
+        return s.locked([&](Store& st) { return check(st.verdict_generators()); });
+      })
       .def("todo", [](PyStore& s) {
         return s.locked([&](Store& st) { return check(st.todo()); });
       })

@@ -154,3 +154,29 @@ def test_a_profile_never_tightens_the_banded_scale():
 def test_an_unknown_error_scale_is_refused():
     with pytest.raises(ValueError, match="error_scale"):
         error_model.oracle_entry("f32", np.ones(2), np.ones(2), error_scale="local")
+
+
+def test_the_error_scale_is_read_back_from_a_generator_version():
+    from kcv.audit.orchestrator import error_scale_of, generator_version
+
+    for scale in error_model.ERROR_SCALES:
+        assert error_scale_of(generator_version(scale)) == scale
+        assert error_scale_of(generator_version(scale) + "; launcher of 4 processes") == scale
+
+
+def test_a_store_judged_under_one_scale_refuses_the_other():
+    from kcv.audit.orchestrator import AuditRefused, check_store_scale, generator_version
+
+    class Judged:  # what check_store_scale reads of a kcv._core.Store
+        def __init__(self, *scales):
+            self.versions = [generator_version(s) for s in scales]
+
+        def verdict_generators(self):
+            return self.versions
+
+    check_store_scale(Judged(), "banded")  # a fresh store takes either
+    check_store_scale(Judged("global"), "global")
+    with pytest.raises(AuditRefused, match="judged under the global error scale"):
+        check_store_scale(Judged("global"), "banded")
+    with pytest.raises(AuditRefused, match="banded"):
+        check_store_scale(Judged("banded"), "global")

@@ -145,3 +145,9 @@ def test_the_banded_error_scale_gives_the_sample_the_same_verdicts(store, tmp_pa
     del banded
     versions = [r[0] for r in sqlite3.connect(path).execute("SELECT generator_version FROM runs")]
     assert versions and all(v.endswith("; error scale banded") for v in versions)
+    # resuming that store under the default (global) scale is refused, before any kernel runs
+    again = run_audit(SAMPLE, "--store", path, "--device", "cpu", "--no-progress",
+                      "--ids", "sample/cpu/L1/P2")
+    assert again.returncode == 2
+    assert "judged under the banded error scale" in again.stderr
+    assert core.Store(path).kernel("sample/cpu/L1/P2") is None

@@ -68,6 +68,20 @@ Expected<std::vector<std::string>> Store::todo() const {
   }
 }
 
+Expected<std::vector<std::string>> Store::verdict_generators() const {
+  Expected<sql::Stmt> q = impl_->db.prepare(
+      "SELECT DISTINCT r.generator_version FROM runs r "
+      "WHERE EXISTS(SELECT 1 FROM verdicts v WHERE v.run_id=r.run_id) ORDER BY 1");
+  if (!q) return q.error();
+  std::vector<std::string> out;
+  for (;;) {
+    Expected<bool> row = q->step();
+    if (!row) return row.error();
+    if (!*row) return out;
+    out.push_back(q->col_text(0));
+  }
+}
+
 Expected<std::optional<KernelRow>> Store::kernel(std::string_view kernel_id) const {
   Expected<std::vector<KernelRow>> rows = query_kernels(impl_->db, "WHERE kernel_id=?1", kernel_id);
   if (!rows) return rows.error();

@@ -1,6 +1,7 @@
 """`python -m kcv.audit CORPUS.jsonl... --store audit.db`: the audit's command line (`kcv audit`
 execs this with the same arguments). Exit 0 when the audit ran (whatever the kernels did),
-1 when an orchestrator process of --procs failed, 2 on bad arguments. Documented in
+1 when an orchestrator process of --procs failed, 2 on bad arguments or a store judged under
+another error scale. Documented in
 docs/08_audit.md."""
 
 from __future__ import annotations
@@ -121,7 +122,7 @@ def main(argv=None) -> int:
         if not os.path.isfile(path):
             print(f"kcv audit: error: corpus {path!r}: no such file", file=sys.stderr)
             return 2
-    from kcv.audit.orchestrator import AuditOptions, run_audit
+    from kcv.audit.orchestrator import AuditOptions, AuditRefused, run_audit
 
     cache = args.cache_dir or os.path.join(os.path.dirname(os.path.abspath(args.store)), "kcv-cache")
     mem_gb = args.memory_limit_gb if args.memory_limit_gb is not None else (32.0 if args.device == "cpu" else 0.0)
@@ -146,7 +147,11 @@ def main(argv=None) -> int:
                         gpus=gpus, worker_threads=threads, defer_alone=args.defer_alone,
                         progress_events=args.progress_events, all_alone=args.all_alone,
                         error_scale=args.error_scale)
-    summary = run_audit(opts, procs=args.procs)
+    try:
+        summary = run_audit(opts, procs=args.procs)
+    except AuditRefused as e:
+        print(f"kcv audit: error: {e}", file=sys.stderr)
+        return 2
     statuses = ", ".join(f"{k} {v}" for k, v in sorted(summary["statuses"].items()))
     replica = ", ".join(f"{k} {v}" for k, v in sorted(summary["replica"].items()))
     print(f"kcv audit: run {summary['run_id']} done; store {args.store}")

@@ -31,6 +31,26 @@ from kcv.audit.replica import trial_seeds
 GENERATOR_VERSION = "kcv.audit/1 (get_inputs seeds from 42; rescale, NaN, layout, address probes)"
 
 
+class AuditRefused(Exception):
+    """The audit cannot run on this store as asked (the message says why and what to do)."""
+
+
+def error_scale_of(version: str) -> str:
+    """The error scale a generator_version names (generator_version()); global when none."""
+    marker = "; error scale "
+    return version.split(marker, 1)[1].split(";")[0].strip() if marker in version else "global"
+
+
+def check_store_scale(store, error_scale: str):
+    """Refuses to add verdicts under one error scale to a store judged under another: its
+    report would mix two bounds in one set of rates."""
+    other = sorted({error_scale_of(v) for v in store.verdict_generators()} - {error_scale})
+    if other:
+        raise AuditRefused(f"the store's verdicts were judged under the {', '.join(other)} error "
+                           f"scale; --error-scale {error_scale} would mix two bounds in one store. "
+                           "Use a fresh --store (docs/08_audit.md §3).")
+
+
 def generator_version(error_scale: str) -> str:
     """The runs table's generator_version: kcv.audit/1 plus the error scale when not global, so a
     store says which bound each run's verdicts were judged under."""
@@ -195,6 +215,7 @@ class Auditor:
 
     def run(self) -> dict:
         o = self.opts
+        check_store_scale(self.store, o.error_scale)
         self.run_id = self.store.begin_run({
             "kcv_version": _kcv_version(),
             "generator_version": generator_version(o.error_scale), "seed": 42,

@@ -27,8 +27,9 @@ import sys
 import threading
 import time
 
-from kcv.audit.orchestrator import (AuditOptions, Auditor, _kcv_version, corpus_name,
-                                    generator_version, interleave_corpora, kernel_info, read_rows)
+from kcv.audit.orchestrator import (AuditOptions, Auditor, _kcv_version, check_store_scale,
+                                    corpus_name, generator_version, interleave_corpora,
+                                    kernel_info, read_rows)
 from kcv.audit.progress import Progress
 
 _GIB = float(1 << 30)
@@ -145,6 +146,7 @@ class ParallelAuditor(Auditor):
 
     def run(self) -> dict:
         o = self.opts
+        check_store_scale(self.store, o.error_scale)
         self.run_id = self.store.begin_run({
             "kcv_version": _kcv_version(),
             "generator_version": f"{generator_version(o.error_scale)}; launcher of "

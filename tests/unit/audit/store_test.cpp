@@ -67,6 +67,22 @@ TEST(Store, RoundTripsKernelsAndVerdicts) {
   EXPECT_EQ(store.integrity_check().value(), "ok");
 }
 
+TEST(Store, VerdictGeneratorsNameOnlyRunsThatJudged) {
+  ScratchDir dir;
+  Store store = open_store(dir.file("g.db"));
+  const int64_t judged = store.begin_run({"0.1.0", "gen-global", 42, {"strict"}, "", "0/1"}).value();
+  ASSERT_TRUE(store.enqueue({toy_kernel(kid(1)), toy_kernel(kid(2))}).ok());
+  ASSERT_TRUE(store.record(toy_outcome(kid(1)), judged).ok());
+  // a launcher's run, and a run that only saw a malformed row: no verdicts
+  ASSERT_TRUE(store.begin_run({"0.1.0", "gen-launcher", 42, {"strict"}, "", "0/1"}).has_value());
+  const int64_t bad = store.begin_run({"0.1.0", "gen-banded", 42, {"strict"}, "", "0/1"}).value();
+  ASSERT_TRUE(store.record_malformed({"a.jsonl", 3, "toy/x", "level: not an integer"}, "toy", bad).ok());
+  EXPECT_EQ(store.verdict_generators().value(), std::vector<std::string>{"gen-global"});
+  ASSERT_TRUE(store.record(toy_outcome(kid(2)), bad).ok());
+  EXPECT_EQ(store.verdict_generators().value(),
+            (std::vector<std::string>{"gen-banded", "gen-global"}));
+}
+
 TEST(Store, ResumeRedoesUnfinishedKernelsOnly) {
   ScratchDir dir;
   const std::string path = dir.file("a.db");

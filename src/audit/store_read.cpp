@@ -51,13 +51,9 @@ Expected<std::vector<KernelRow>> query_kernels(sql::Db& db, std::string_view whe
   }
 }
 
-}  // namespace
-
-Expected<std::vector<std::string>> Store::todo() const {
-  Expected<sql::Stmt> q = impl_->db.prepare(
-      "SELECT k.kernel_id FROM kernels k WHERE k.status IN ('pending','running') "
-      "ORDER BY EXISTS(SELECT 1 FROM failing_probes f WHERE f.kernel_id=k.kernel_id) DESC, "
-      "k.kernel_id");
+/// The first column of every row of a query without parameters.
+Expected<std::vector<std::string>> query_texts(sql::Db& db, const char* sql) {
+  Expected<sql::Stmt> q = db.prepare(sql);
   if (!q) return q.error();
   std::vector<std::string> out;
   for (;;) {
@@ -68,18 +64,19 @@ Expected<std::vector<std::string>> Store::todo() const {
   }
 }
 
+}  // namespace
+
+Expected<std::vector<std::string>> Store::todo() const {
+  return query_texts(impl_->db,
+                     "SELECT k.kernel_id FROM kernels k WHERE k.status IN ('pending','running') "
+                     "ORDER BY EXISTS(SELECT 1 FROM failing_probes f WHERE "
+                     "f.kernel_id=k.kernel_id) DESC, k.kernel_id");
+}
+
 Expected<std::vector<std::string>> Store::verdict_generators() const {
-  Expected<sql::Stmt> q = impl_->db.prepare(
-      "SELECT DISTINCT r.generator_version FROM runs r "
-      "WHERE EXISTS(SELECT 1 FROM verdicts v WHERE v.run_id=r.run_id) ORDER BY 1");
-  if (!q) return q.error();
-  std::vector<std::string> out;
-  for (;;) {
-    Expected<bool> row = q->step();
-    if (!row) return row.error();
-    if (!*row) return out;
-    out.push_back(q->col_text(0));
-  }
+  return query_texts(impl_->db,
+                     "SELECT DISTINCT r.generator_version FROM runs r "
+                     "WHERE EXISTS(SELECT 1 FROM verdicts v WHERE v.run_id=r.run_id) ORDER BY 1");
 }
 
 Expected<std::optional<KernelRow>> Store::kernel(std::string_view kernel_id) const {

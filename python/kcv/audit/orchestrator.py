@@ -213,19 +213,35 @@ class Auditor:
         with self._lock, open(self.opts.timings_path, "a", encoding="utf-8") as f:
             f.write(line + "\n")
 
-    def run(self) -> dict:
+    def begin(self, generator: str) -> list[dict]:
+        """Starts this run in the store (refusing a store judged under another error scale),
+        reads the corpora into it and returns the rows to do, round-robin over the corpora;
+        sets up the progress display."""
         o = self.opts
         check_store_scale(self.store, o.error_scale)
         self.run_id = self.store.begin_run({
-            "kcv_version": _kcv_version(),
-            "generator_version": generator_version(o.error_scale), "seed": 42,
+            "kcv_version": _kcv_version(), "generator_version": generator, "seed": 42,
             "profiles": list(o.profiles), "command_line": o.command_line, "shard": o.shard})
-        trial_seeds()  # imports torch here, once, not inside the first kernel's replica
         rows = read_rows(o, self.store, self.run_id)
         self.store.enqueue([kernel_info(r) for r in rows])
         by_id = {r["id"]: r for r in rows}
         todo = interleave_corpora([by_id[k] for k in self.store.todo() if k in by_id])
         self.progress = Progress(len(todo), enabled=o.progress, events=o.progress_events)
+        return todo
+
+    def end(self) -> dict:
+        """Closes this run: the time-limit message, the run's end in the store, the summary."""
+        if self._out_of_time():
+            self.progress.message(f"kcv audit: --time-limit reached; {len(self.store.todo())} "
+                                  "kernel(s) left for the next run (same command)")
+        self.progress.finish()
+        self.store.finish_run(self.run_id)
+        return self.summary({corpus_name(p) for p in self.opts.corpora})
+
+    def run(self) -> dict:
+        o = self.opts
+        todo = self.begin(generator_version(o.error_scale))
+        trial_seeds()  # imports torch here, once, not inside the first kernel's replica
         if self.cfg.gpu_pool is not None:
             self.progress.message(f"kcv audit: kernels spread over GPUs "
                                   f"{','.join(self.cfg.gpu_pool.ids)}")
@@ -240,12 +256,7 @@ class Auditor:
                 list(pool.map(lambda r: self._audit_one(r, True), todo))
         for row in self.retry_alone:  # every other slot has finished: this one runs alone
             self._audit_one(row, may_retry=False)
-        if self._out_of_time():
-            self.progress.message(f"kcv audit: --time-limit reached; {len(self.store.todo())} "
-                                  "kernel(s) left for the next run (same command)")
-        self.progress.finish()
-        self.store.finish_run(self.run_id)
-        return self.summary({corpus_name(p) for p in o.corpora})
+        return self.end()
 
     def summary(self, corpora: set[str]) -> dict:
         """Statuses and replica verdicts of every kernel of these corpora in the store."""

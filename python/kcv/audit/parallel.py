@@ -27,10 +27,7 @@ import sys
 import threading
 import time
 
-from kcv.audit.orchestrator import (AuditOptions, Auditor, _kcv_version, check_store_scale,
-                                    corpus_name, generator_version, interleave_corpora,
-                                    kernel_info, read_rows)
-from kcv.audit.progress import Progress
+from kcv.audit.orchestrator import AuditOptions, Auditor, generator_version
 
 _GIB = float(1 << 30)
 
@@ -146,18 +143,8 @@ class ParallelAuditor(Auditor):
 
     def run(self) -> dict:
         o = self.opts
-        check_store_scale(self.store, o.error_scale)
-        self.run_id = self.store.begin_run({
-            "kcv_version": _kcv_version(),
-            "generator_version": f"{generator_version(o.error_scale)}; launcher of "
-                                 f"{self.procs} processes", "seed": 42, "profiles": list(o.profiles),
-            "command_line": o.command_line, "shard": o.shard})
-        rows = read_rows(o, self.store, self.run_id)
-        self.store.enqueue([kernel_info(r) for r in rows])
-        by_id = {r["id"]: r for r in rows}
-        todo = [r["id"] for r in interleave_corpora([by_id[k] for k in self.store.todo()
-                                                     if k in by_id])]
-        self.progress = Progress(len(todo), enabled=o.progress)
+        todo = [r["id"] for r in self.begin(
+            f"{generator_version(o.error_scale)}; launcher of {self.procs} processes")]
         procs = max(1, min(self.procs, len(todo), o.jobs))  # never more slots than --jobs
         gpus = o.gpus if o.gpus else [None]
         plans = []
@@ -173,11 +160,6 @@ class ParallelAuditor(Auditor):
         if self.deferred:  # the visible GPUs only (--gpus), one slot, the whole budget
             self._run_children([(list(self.deferred), 1, o.host_memory_bytes / _GIB, False,
                                  ",".join(o.gpus) if o.gpus else None)])
-        if self._out_of_time():
-            self.progress.message(f"kcv audit: --time-limit reached; {len(self.store.todo())} "
-                                  "kernel(s) left for the next run (same command)")
-        self.progress.finish()
-        self.store.finish_run(self.run_id)
-        out = self.summary({corpus_name(p) for p in o.corpora})
+        out = self.end()
         out["failed_processes"] = self.failed_processes
         return out

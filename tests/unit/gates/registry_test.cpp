@@ -78,11 +78,36 @@ TEST(GateApplicability, ComparisonReductionsHaveNoAccumulator) {
 namespace kcv {
 namespace {
 
-// The audit's judge binding copies input values only for these gates (a KernelBench input can
-// be gigabytes), so a judge that starts reading inputs must be listed here too.
-TEST(GateRegistry, OnlyPrc01ReadsInputValues) {
+// The audit's judge binding passes input values only to the judges that say they read them (a
+// KernelBench input can be gigabytes). So every other judge must give the same result with no
+// inputs as with real ones; PRC-01 must not (its exp budget follows the largest input), which
+// shows the comparison can tell.
+TEST(GateRegistry, OnlyJudgesThatSayTheyReadInputsDependOnThem) {
+  OpSignature sig = testing::synthetic_sig("exp");
+  sig.uses_exp = true;
+  Contract fast;
+  fast.profile = ProfileId::kFastMath;
+  const std::vector<double> y = {0.5, 1.0, 2.0, 4.0, -3.0, 0.25};
+  const std::vector<double> tau = testing::rounding_taus(DType::kF32, y);
+  HostTensor big(DType::kF32, Shape{2});
+  big.set_value_at(0, 80.0);
+  big.set_value_at(1, -1.0);
   for (GateId id : kAllGates) {
-    EXPECT_EQ(judge_reads_input_values(id), id == GateId::kPrc01) << gate_code(id);
+    if (gate_def(id).judge == nullptr) continue;
+    auto judged = [&](std::vector<HostTensor> inputs) {
+      testing::Synthetic s;
+      s.sig = sig;
+      s.contract = fast;
+      s.with_oracle(DType::kF32, y, tau).with_call(testing::offset_by(y, tau, 0.5));
+      s.inputs = std::move(inputs);
+      return s.judge(id);
+    };
+    const GateResult none = judged({});
+    const GateResult some = judged({big});
+    const bool same = none.verdict == some.verdict && none.reason == some.reason &&
+                      none.evidence.summary == some.evidence.summary;
+    EXPECT_EQ(same, !judge_reads_input_values(id))
+        << gate_code(id) << ": " << none.evidence.summary << " | " << some.evidence.summary;
   }
 }
 

@@ -2,7 +2,8 @@
 // The 2x2 differential (kcv against the allclose replica, or against each corpus's stored
 // original verdict) and the seeded, stratified hand-audit sample. kcv "rejects" a kernel when
 // any gate fails under the chosen profile; an original `compile_error` counts as a rejection.
-// Kernels kcv did not evaluate, or the other judge gave no verdict on, are counted as excluded.
+// Kernels kcv did not evaluate (queries.cpp: no gate failed and the battery did not finish), or
+// the other judge gave no verdict on, are counted as excluded.
 // The sample ranks each stratum by FNV-1a of "<seed>:<kernel id>": stable across machines and
 // independent of insertion order, so a reviewer can regenerate it.
 #include <fmt/format.h>
@@ -40,8 +41,10 @@ Expected<std::vector<KernelOutcomeRow>> outcomes(const Store& store, std::string
     Expected<bool> row = q->step();
     if (!row) return row.error();
     if (!*row) return out;
-    out.push_back({q->col_text(0), q->col_text(1), q->col_text(2), q->col_opt_text(3),
-                   q->col_int(4) != 0, q->col_int(5) != 0});
+    KernelOutcomeRow k{q->col_text(0), q->col_text(1), q->col_text(2), q->col_opt_text(3),
+                       false, q->col_int(5) != 0};
+    k.evaluated = k.rejected || (k.status == "ok" && q->col_int(4) != 0);
+    out.push_back(std::move(k));
   }
 }
 

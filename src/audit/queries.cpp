@@ -1,7 +1,9 @@
 // File: src/audit/queries.cpp
 // The headline numbers of the audit report (issue 3 item 5), computed in SQL over the store.
-// A kernel is "evaluated" under a profile when it has at least one pass or fail verdict under
-// it; rates count kernels, not rows. The tolerance-free floor counts a kernel when a gate with
+// A kernel is "evaluated" under a profile when a gate failed under it, or when its battery
+// finished (status ok) with at least one pass or fail verdict: a kernel that timed out or
+// crashed part-way with passes only was not checked in full, so it is in no denominator (its
+// per-gate verdicts still count in the per-gate rates). Rates count kernels, not rows. The tolerance-free floor counts a kernel when a gate with
 // GateDef::tolerance_free fails, ORD-02 only where the kernel declared determinism (without
 // the declaration, run-to-run differences are allowed and ORD-02 is no floor).
 #include <fmt/format.h>
@@ -25,7 +27,8 @@ std::string per_kernel_cte() {
       "max(v.verdict='fail') AS any_fail, "
       "max(v.verdict='fail' AND v.gate IN {} AND (v.gate<>'ORD-02' OR k.determinism_declared)) "
       "AS tf_fail FROM verdicts v JOIN kernels k USING(kernel_id) "
-      "WHERE v.verdict IN ('pass','fail') GROUP BY v.profile, v.kernel_id) ",
+      "WHERE v.verdict IN ('pass','fail') GROUP BY v.profile, v.kernel_id "
+      "HAVING max(v.verdict='fail') OR max(k.status='ok')) ",
       sql_list(tolerance_free_gates()));
 }
 

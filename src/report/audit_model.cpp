@@ -66,6 +66,8 @@ Expected<KernelView> view_of(const audit::Store& store, const audit::KernelRow& 
       v.failing.push_back(rec.gate);
     }
   }
+  // As in the headline (audit/queries.cpp): passes of an unfinished battery accept nothing.
+  v.evaluated = v.rejected || (v.evaluated && k.status == audit::KernelStatus::kOk);
   return v;
 }
 

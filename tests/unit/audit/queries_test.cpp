@@ -211,5 +211,45 @@ TEST_F(Queries, SampleIsStratifiedAndSeeded) {
   EXPECT_EQ(a[1].kernel_id, ranked[1].second);
 }
 
+// A battery that stopped part-way (timeout, crash) with passes only checked the kernel in part:
+// it accepts nothing, so the kernel is in no rate's denominator and in no 2x2 cell (a replica
+// rejection of it is no reverse case). A gate that failed before the stop still rejects.
+TEST(QueriesUnfinishedBattery, PassesOfAStoppedBatteryAcceptNothing) {
+  ScratchDir dir;
+  Store store = Store::open(dir.file("u.db")).value();
+  const int64_t run = store.begin_run({}).value();
+  const struct {
+    const char* id;
+    KernelStatus status;
+    const char* replica;
+    const char* cmp01;
+  } kernels[] = {
+      {"ok-clean", KernelStatus::kOk, "accepted", "pass"},
+      {"timeout-passes", KernelStatus::kTimeout, "rejected", "pass"},
+      {"crash-passes", KernelStatus::kCrash, "rejected", "pass"},
+      {"timeout-fails", KernelStatus::kTimeout, "accepted", "fail"},
+  };
+  for (const auto& k : kernels) {
+    ASSERT_TRUE(store.enqueue({testing::toy_kernel(k.id)}).ok());
+    KernelOutcome o{k.id, k.status, "", std::string(k.replica), {}};
+    o.verdicts.push_back({"CMP-01", "strict", k.cmp01});
+    o.verdicts.push_back({"EXC-01", "strict", "pass"});
+    ASSERT_TRUE(store.record(o, run).ok());
+  }
+  const Headline h = headline(store).value();
+  ASSERT_EQ(h.profiles.size(), 1u);
+  EXPECT_EQ(h.profiles[0].any_violation.hits, 1);   // timeout-fails
+  EXPECT_EQ(h.profiles[0].any_violation.total, 2);  // ok-clean, timeout-fails
+  for (const ClassRate& c : h.classes) EXPECT_EQ(c.any_violation.total, 2);
+  // per-gate rates keep every judged verdict: EXC-01 passed on all four
+  for (const GateRate& g : h.gates) {
+    if (g.gate == "EXC-01") {
+      EXPECT_EQ(g.fail.total, 4);
+    }
+  }
+  const std::vector<Differential> d = differential(store, "strict", "replica").value();
+  expect_2x2(d[0], 1, 1, 0, 0, 2);  // both accept ok-clean, gap timeout-fails, 2 excluded
+}
+
 }  // namespace
 }  // namespace kcv::audit

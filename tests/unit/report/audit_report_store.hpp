@@ -5,13 +5,14 @@
 // the gap), k3 (ORD-02 fails without declared determinism: not TF; both reject). Corpus B:
 // k4 clean (original unknown), k5 clean but rejected by replica and original (reverse twice),
 // k6 crashed without verdicts, k7 EXC-01 fails and CMP-01 errors (original compile_error),
-// k8 timed out after one passing gate, k9 clean with an id full of markup characters and
+// k8 timed out after one passing gate (its battery did not finish: not evaluated), k9 clean with an id full of markup characters and
 // rejected by the original only (reverse), k10 a malformed row.
 //
-// Strict, evaluated = k1 k2 k3 k4 k5 k7 k8 k9 (8); any violation 4 (k1 k2 k3 k7); TF floor 2
-// (k2 k7). CMP-01 1/7 (+1 error), CMP-02 1/2, EXC-01 1/3, ORD-02 1/2 (+1 n/a).
-// vs replica (all): both accept 3 (k4 k8 k9), gap 2, reverse 1 (k5), both reject 2, excluded 2.
-// vs original (all): both accept 1 (k8), gap 2, reverse 2 (k5 k9), both reject 2, excluded 3.
+// Strict, evaluated = k1 k2 k3 k4 k5 k7 k9 (7); any violation 4 (k1 k2 k3 k7); TF floor 2
+// (k2 k7). CMP-01 1/7 (+1 error; k8's pass counts here), CMP-02 1/2, EXC-01 1/3, ORD-02 1/2
+// (+1 n/a). vs replica (all): both accept 2 (k4 k9), gap 2, reverse 1 (k5), both reject 2,
+// excluded 3 (k6 k8 k10). vs original (all): both accept 0, gap 2, reverse 2 (k5 k9), both
+// reject 2, excluded 4 (k4 k6 k8 k10).
 #pragma once
 
 #include <optional>

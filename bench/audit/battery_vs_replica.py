@@ -1,7 +1,7 @@
 """The audit benchmark (issue 3 item 6): how long kcv's battery takes per kernel against the
 allclose replica measured in the same run, from the per-kernel timings `kcv audit --timings`
-writes (one JSON object per line: load, warmup, replica, battery, rescale_load, total, and the
-cost_* breakdown: wall seconds per kind of worker request and in the judges; seconds).
+writes (one JSON object per line: load, memory_wait, warmup, replica, battery, rescale_load,
+total, and the cost_* breakdown: wall seconds per kind of worker request and in the judges; seconds).
 Compiles are excluded by construction: they happen in `load` (and the untimed warm-up call).
 Target: battery <= 2 x replica per kernel. Prints the ratio table and the share within target.
 
@@ -21,8 +21,23 @@ def rows(paths):
                     yield json.loads(line)
 
 
+def slot_time(every):
+    """Every timed kernel, finished or not: where a slot's wall time went, waits included."""
+    total = sum(r.get("total", 0.0) for r in every)
+    wait = sum(r.get("memory_wait", 0.0) for r in every)
+    statuses = {}
+    for r in every:
+        statuses[r.get("status", "?")] = statuses.get(r.get("status", "?"), 0) + 1
+    print(f"kernels timed: {len(every)} ({', '.join(f'{k} {v}' for k, v in sorted(statuses.items()))}); "
+          f"slot time {total:.0f} s, of it waiting for host memory {wait:.0f} s "
+          f"({100 * wait / total if total else 0:.0f} %)")
+
+
 def main(paths):
-    measured = [r for r in rows(paths) if r.get("replica") and r.get("battery") is not None]
+    every = list(rows(paths))
+    if every:
+        slot_time(every)
+    measured = [r for r in every if r.get("replica") and r.get("battery") is not None]
     if not measured:
         print("no kernel with both a replica and a battery time")
         return 1
@@ -33,10 +48,10 @@ def main(paths):
     print(f"battery / replica: median {statistics.median(ratios):.2f}, p10 {q(0.1):.2f}, "
           f"p90 {q(0.9):.2f}, max {ratios[-1]:.2f}")
     print(f"within the 2x target: {within}/{len(ratios)} ({100 * within / len(ratios):.0f} %)")
-    for key in ("load", "warmup", "replica", "battery", "total"):
+    for key in ("load", "memory_wait", "warmup", "replica", "battery", "total"):
         vals = [r[key] for r in measured if r.get(key) is not None]
         if vals:
-            print(f"{key:>8}: median {statistics.median(vals):7.2f} s, sum {sum(vals):8.1f} s")
+            print(f"{key:>11}: median {statistics.median(vals):7.2f} s, sum {sum(vals):8.1f} s")
     costs = sorted({k for r in measured for k in r if k.startswith("cost_")})
     if costs:
         print("where the time goes (wall seconds per kind of work; side-by-side calls each count):")

@@ -4,6 +4,7 @@ Expectations are derived from the documented formulas (docs/08_audit.md), not co
 
 import io
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -174,6 +175,42 @@ def test_a_cut_short_run_covers_every_corpus_round_robin():
     got = [r["id"] for r in interleave_corpora(rows)]
     assert got == ["a/0", "b/0", "c/0", "a/1", "c/1", "a/2"]
     assert interleave_corpora([]) == []
+
+
+def test_a_shard_list_does_each_shard_before_the_next_and_each_row_once():
+    import argparse
+
+    from kcv import _core
+    from kcv.audit.__main__ import _shard
+    from kcv.audit.orchestrator import AuditOptions, order_todo, read_rows
+
+    assert _shard("0/4, 0/2,0/1") == "0/4,0/2,0/1"
+    with pytest.raises(argparse.ArgumentTypeError, match="0 <= i < n"):
+        _shard("0/4,2/2")
+
+    class Store:  # read_rows only records malformed rows in it
+        def __init__(self):
+            self.malformed = []
+
+        def record_malformed(self, file, line, kernel_id, message, corpus, run_id):
+            self.malformed.append(kernel_id)
+
+    sample = str(Path(__file__).resolve().parents[2] / "examples/kernelbench/sample.jsonl")
+    store = Store()
+    rows = read_rows(AuditOptions(corpora=[sample], store="", shard="0/2,0/1"), store, 1)
+    first = {r["id"] for r in _core.read_corpus(sample, "0/2")[0]}
+    everything = {r["id"] for r in _core.read_corpus(sample, "0/1")[0]}
+    assert 0 < len(first) < len(everything)  # the sample splits, so the order is tested
+    assert [r["id"] for r in rows if r["shard_rank"] == 0] == [
+        r["id"] for r in rows if r["id"] in first]
+    assert sorted(r["id"] for r in rows) == sorted(everything)  # each row once
+    assert store.malformed == ["sample/cpu/L1/P8"]
+    again = Store()  # a shard listed twice: its rows and its malformed row count once
+    rows_twice = read_rows(AuditOptions(corpora=[sample], store="", shard="0/1,0/1"), again, 1)
+    assert again.malformed == ["sample/cpu/L1/P8"]
+    assert sorted(r["id"] for r in rows_twice) == sorted(everything)
+    todo = [r["id"] for r in order_todo(list(reversed(rows)))]
+    assert set(todo[: len(first)]) == first and set(todo) == everything
 
 
 def test_memory_gate_makes_a_kernel_wait_until_its_estimate_fits():

@@ -13,7 +13,7 @@ import sys
 PROFILES = ("strict", "cuda-default", "fast-math", "triton-default", "pytorch-eager")
 
 
-def _shard(text: str) -> str:
+def _one_shard(text: str) -> str:
     try:
         i, n = (int(x) for x in text.split("/"))
     except ValueError:
@@ -21,6 +21,11 @@ def _shard(text: str) -> str:
     if not (n >= 1 and 0 <= i < n):
         raise argparse.ArgumentTypeError(f"--shard: need 0 <= i < n, got {text!r}")
     return f"{i}/{n}"
+
+
+def _shard(text: str) -> str:
+    """i/n, or a comma list of them done in that order (orchestrator.shard_list)."""
+    return ",".join(_one_shard(s.strip()) for s in text.split(","))
 
 
 def _profiles(text: str) -> list[str]:
@@ -48,7 +53,10 @@ def parser() -> argparse.ArgumentParser:
                     "check on every kernel, into a resumable SQLite store (docs/08_audit.md).")
     p.add_argument("corpora", nargs="+", metavar="CORPUS.jsonl", help="corpus files (JSONL rows)")
     p.add_argument("--store", required=True, help="SQLite store (created when absent; resumed otherwise)")
-    p.add_argument("--shard", type=_shard, default="0/1", help="i/n: audit only this shard (default 0/1)")
+    p.add_argument("--shard", type=_shard, default="0/1",
+                   help="i/n: audit only this shard (default 0/1); a comma list such as "
+                        "0/4,0/2,0/1 audits their union, each shard's kernels before the next's, so "
+                        "a run cut short has finished whole shards (unbiased samples) first")
     p.add_argument("--jobs", type=_positive(int), default=1, help="parallel kernel slots (default 1)")
     p.add_argument("--limit", type=_positive(int), help="audit at most N rows (in corpus order)")
     p.add_argument("--ids", nargs="+", metavar="ID", help="audit only these row ids")

@@ -105,20 +105,31 @@ def kernel_info(row: dict) -> dict:
     }
 
 
+def shard_list(shard: str) -> list[str]:
+    """--shard's shards in the order given: "0/4,0/2" is shard 0/4, then the rest of 0/2."""
+    return [s for s in shard.split(",") if s]
+
+
 def read_rows(opts: AuditOptions, store, run_id: int) -> list[dict]:
-    """Valid rows of every corpus (in this shard, filtered by --ids, cut at --limit); malformed
-    rows are recorded as they are found."""
+    """Valid rows of every corpus (in the shards, filtered by --ids, cut at --limit); malformed
+    rows are recorded as they are found. Each row carries `shard_rank`: the index in --shard's
+    list of the first shard that holds it."""
     from kcv import _core
 
     wanted = set(opts.ids) if opts.ids else None
     rows: list[dict] = []
-    for path in opts.corpora:
-        good, bad = _core.read_corpus(path, opts.shard)
-        for e in bad:
-            if wanted is not None and e["id"] not in wanted:
-                continue
-            store.record_malformed(e["file"], e["line"], e["id"], e["message"], corpus_name(path), run_id)
-        rows.extend(r for r in good if wanted is None or r["id"] in wanted)
+    malformed: set[str] = set()
+    for rank, shard in enumerate(shard_list(opts.shard)):
+        for path in opts.corpora:
+            good, bad = _core.read_corpus(path, shard)
+            for e in bad:
+                if (wanted is not None and e["id"] not in wanted) or e["id"] in malformed:
+                    continue
+                malformed.add(e["id"])
+                store.record_malformed(e["file"], e["line"], e["id"], e["message"],
+                                       corpus_name(path), run_id)
+            rows.extend({**r, "shard_rank": rank} for r in good
+                        if wanted is None or r["id"] in wanted)
     seen: set[str] = set()
     unique = []
     for r in rows:
@@ -126,6 +137,14 @@ def read_rows(opts: AuditOptions, store, run_id: int) -> list[dict]:
             seen.add(r["id"])
             unique.append(r)
     return unique if opts.limit is None else unique[: opts.limit]
+
+
+def order_todo(rows: list[dict]) -> list[dict]:
+    """The rows to do, shard by shard in --shard's order (shard_rank), each shard round-robin
+    over the corpora (interleave_corpora)."""
+    ranks = sorted({r.get("shard_rank", 0) for r in rows})
+    return [r for k in ranks for r in interleave_corpora([x for x in rows
+                                                          if x.get("shard_rank", 0) == k])]
 
 
 def interleave_corpora(rows: list[dict]) -> list[dict]:
@@ -225,7 +244,7 @@ class Auditor:
         rows = read_rows(o, self.store, self.run_id)
         self.store.enqueue([kernel_info(r) for r in rows])
         by_id = {r["id"]: r for r in rows}
-        todo = interleave_corpora([by_id[k] for k in self.store.todo() if k in by_id])
+        todo = order_todo([by_id[k] for k in self.store.todo() if k in by_id])
         self.progress = Progress(len(todo), enabled=o.progress, events=o.progress_events)
         return todo
 

@@ -104,8 +104,9 @@ def parser() -> argparse.ArgumentParser:
                         "wide-range outputs; docs/08_audit.md §3)")
     p.add_argument("--procs", type=_positive(int), default=1, metavar="P",
                    help="orchestrator processes sharing --jobs, the host-memory budget and the "
-                        "GPUs (default 1; slots in one process take turns on its interpreter "
-                        "lock, so many slots want several processes: docs/08_audit.md)")
+                        "GPUs (default 1). Each process holds 1/P of --host-memory-gb, so a "
+                        "kernel over that share waits for the end to run alone; on the H200 more "
+                        "processes did not raise the rate (docs/audit/README.md)")
     p.add_argument("--defer-alone", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--progress-events", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--all-alone", action="store_true", help=argparse.SUPPRESS)

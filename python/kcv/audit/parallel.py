@@ -155,7 +155,9 @@ class ParallelAuditor(Auditor):
         if todo:
             self.progress.message(f"kcv audit: {len(todo)} kernel(s) over {procs} processes"
                                   + (f", GPUs {','.join(g for g in gpus if g)}"
-                                     if gpus != [None] else ""))
+                                     if gpus != [None] else "")
+                                  + (f"; {plans[0][2]:.1f} GB of host memory each (kernels over "
+                                     "it run alone at the end)" if o.host_memory_bytes else ""))
             self._run_children(plans)
         if self.deferred:  # the visible GPUs only (--gpus), one slot, the whole budget
             self._run_children([(list(self.deferred), 1, o.host_memory_bytes / _GIB, False,

@@ -23,7 +23,7 @@ def device_audit(tmp_path, out_name, **env):
     base = {**os.environ, "PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}", "OUT": str(out),
             "AUDIT_NO_INSTALL": "1", "AUDIT_CORPORA": str(ROOT / "examples/kernelbench"),
             "AUDIT_NAMES": "sample", "AUDIT_SPAN_DIR": str(tmp_path / "span"),
-            "AUDIT_SHARD": "0/2,0/1", "AUDIT_JOBS": "2", "AUDIT_TAIL_S": "5",
+            "AUDIT_SHARD": "0/2 0/1", "AUDIT_JOBS": "2", "AUDIT_TAIL_S": "5",
             "AUDIT_ARGS": "--device cpu", "PYTHONUNBUFFERED": "1"}
     res = subprocess.run(["bash", str(ROOT / "scripts/device-audit")], cwd=ROOT,
                          env={**base, **env}, capture_output=True, text=True, timeout=600)
@@ -74,7 +74,7 @@ def test_a_detached_audit_outlives_its_call_and_the_next_call_attaches(span_env)
     assert final["sample/cpu/L1/P8"] == "malformed"
     assert "kcv audit report" in (out2 / "report.txt").read_text()
     log = (out2 / "audit.log").read_text()
-    assert "shard 0/2,0/1, " in log  # one `kcv audit --shard 0/2,0/1` (its order: unit tests)
+    assert "shard 0/2,0/1, " in log  # the space form is the list (its order: unit tests)
     assert "done" in log.splitlines()[-1]
 
     # A later call on the same machine continues its store; the seed is for a fresh machine.
@@ -84,3 +84,12 @@ def test_a_detached_audit_outlives_its_call_and_the_next_call_attaches(span_env)
                                AUDIT_SEED=str(bogus_seed))
     assert "continuing the store this machine holds" in third, third
     assert statuses(out3 / "audit.db") == final
+
+
+def test_a_detached_audit_that_kcv_audit_refuses_stops_at_once(span_env):
+    """Exit 2 (bad arguments, a store judged under another error scale) is not retried."""
+    out_text, out = device_audit(span_env, "out", AUDIT_SPAN_S="300", AUDIT_DEADLINE_S="120",
+                                 AUDIT_ARGS="--error-scale nonsense")
+    assert "span: ended" in out_text, out_text
+    log = (out / "audit.log").read_text()
+    assert "refused to run (exit 2" in log and log.count("kcv audit exit 2") == 1, log

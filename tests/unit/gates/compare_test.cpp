@@ -3,8 +3,11 @@
 // non-finite candidate or oracle, subnormal outputs) and the ratio quantiles.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <random>
+#include <vector>
 
 #include "gates/compare.hpp"
 #include "unit/gates/synthetic.hpp"
@@ -56,6 +59,45 @@ TEST(RatioQuantiles, NearestRankOfSortedValues) {
   std::vector<double> r;
   for (int i = 100; i >= 1; --i) r.push_back(i);
   EXPECT_EQ(ratio_quantiles(r), (std::vector<double>{50, 90, 99, 100}));
+}
+
+/// Nearest rank by a full sort: what ratio_quantiles must return, whichever way it selects.
+std::vector<double> sorted_quantiles(std::vector<double> r) {
+  std::sort(r.begin(), r.end());
+  std::vector<double> q;
+  for (double p : {0.5, 0.9, 0.99}) {
+    const auto k = static_cast<std::size_t>(std::ceil(p * static_cast<double>(r.size())));
+    q.push_back(r[std::clamp<std::size_t>(k, 1, r.size()) - 1]);
+  }
+  q.push_back(r.back());
+  return q;
+}
+
+// Outputs of millions of elements take the radix path: the same ranks as a sort on ratios over
+// twenty decades with ties, zeros and inf; on one repeated value (one bucket for every rank);
+// on values inside one bucket but different (the selection within it); and a negative value,
+// which element_ratio never makes, falls back to plain selection.
+TEST(RatioQuantiles, LargeInputsGiveTheRanksOfASort) {
+  std::mt19937_64 rng(7);
+  std::uniform_real_distribution<double> decade(-12.0, 8.0);
+  std::vector<double> wide(3'000'017);
+  for (double& x : wide) x = std::pow(10.0, decade(rng));
+  for (std::size_t i = 0; i < wide.size(); i += 1000) wide[i] = 0;
+  for (std::size_t i = 5; i < wide.size(); i += 997) wide[i] = 0.5;
+  wide[12345] = kInf;
+  EXPECT_EQ(ratio_quantiles(wide), sorted_quantiles(wide));
+
+  EXPECT_EQ(ratio_quantiles(std::vector<double>(1 << 21, 0.75)),
+            (std::vector<double>{0.75, 0.75, 0.75, 0.75}));
+
+  std::vector<double> narrow(1 << 21);
+  std::uniform_real_distribution<double> in_bucket(1.0, 1.0 + 0x1p-7);
+  for (double& x : narrow) x = in_bucket(rng);
+  EXPECT_EQ(ratio_quantiles(narrow), sorted_quantiles(narrow));
+
+  std::vector<double> with_negative = narrow;
+  with_negative[3] = -1.0;
+  EXPECT_EQ(ratio_quantiles(with_negative), sorted_quantiles(with_negative));
 }
 
 TEST(RatioQuantiles, EmptyAndSingleElement) {

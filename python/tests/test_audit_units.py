@@ -213,6 +213,20 @@ def test_a_shard_list_does_each_shard_before_the_next_and_each_row_once():
     assert set(todo[: len(first)]) == first and set(todo) == everything
 
 
+def test_ids_from_a_file_skip_comments_and_blank_lines(tmp_path):
+    from kcv.audit.__main__ import main, read_ids
+
+    listed = tmp_path / "ids.txt"
+    listed.write_text("# the reverse case\nkbruns_a/x/L3/P49  # Mamba2\n\n  cudal1/h100/L1/P1\n")
+    assert read_ids(str(listed)) == ["kbruns_a/x/L3/P49", "cudal1/h100/L1/P1"]
+    empty = tmp_path / "empty.txt"
+    empty.write_text("# nothing\n")
+    sample = str(Path(__file__).resolve().parents[2] / "examples/kernelbench/sample.jsonl")
+    store = str(tmp_path / "s.db")
+    assert main([sample, "--store", store, "--ids-from", str(empty)]) == 2
+    assert main([sample, "--store", store, "--ids-from", str(tmp_path / "missing.txt")]) == 2
+
+
 def test_memory_gate_makes_a_kernel_wait_until_its_estimate_fits():
     import threading
     import time

@@ -60,6 +60,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--jobs", type=_positive(int), default=1, help="parallel kernel slots (default 1)")
     p.add_argument("--limit", type=_positive(int), help="audit at most N rows (in corpus order)")
     p.add_argument("--ids", nargs="+", metavar="ID", help="audit only these row ids")
+    p.add_argument("--ids-from", metavar="FILE",
+                   help="audit only the row ids listed in FILE, one a line ('#' comments and blank "
+                        "lines ignored); with --ids, the ids of both")
     p.add_argument("--kernel-timeout", type=_positive(float), default=900.0, metavar="S",
                    help="seconds per kernel after its workers' load: warm-up, replica, battery "
                         "(default 900)")
@@ -121,8 +124,23 @@ def _host_memory_gb() -> float:
         return 64.0
 
 
+def read_ids(path: str) -> list[str]:
+    """The ids of an --ids-from file: one a line, '#' to the end of a line is a comment."""
+    with open(path, encoding="utf-8") as f:
+        return [line.split("#", 1)[0].strip() for line in f if line.split("#", 1)[0].strip()]
+
+
 def main(argv=None) -> int:
     args = parser().parse_args(argv)
+    if args.ids_from:
+        try:
+            args.ids = (args.ids or []) + read_ids(args.ids_from)
+        except OSError as e:
+            print(f"kcv audit: error: --ids-from {args.ids_from!r}: {e.strerror}", file=sys.stderr)
+            return 2
+        if not args.ids:
+            print(f"kcv audit: error: --ids-from {args.ids_from!r} lists no id", file=sys.stderr)
+            return 2
     if args.progress_events:  # a child of the --procs launcher: die with it
         from kcv.audit.parallel import die_with_parent
 

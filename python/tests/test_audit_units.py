@@ -209,6 +209,7 @@ def test_a_shard_list_does_each_shard_before_the_next_and_each_row_once():
     rows_twice = read_rows(AuditOptions(corpora=[sample], store="", shard="0/1,0/1"), again, 1)
     assert again.malformed == ["sample/cpu/L1/P8"]
     assert sorted(r["id"] for r in rows_twice) == sorted(everything)
+
     todo = [r["id"] for r in order_todo(list(reversed(rows)))]
     assert set(todo[: len(first)]) == first and set(todo) == everything
 
@@ -225,6 +226,26 @@ def test_ids_from_a_file_skip_comments_and_blank_lines(tmp_path):
     store = str(tmp_path / "s.db")
     assert main([sample, "--store", store, "--ids-from", str(empty)]) == 2
     assert main([sample, "--store", store, "--ids-from", str(tmp_path / "missing.txt")]) == 2
+    binary = tmp_path / "binary.txt"
+    binary.write_bytes(b"\xff\xfe\x00id")
+    assert main([sample, "--store", store, "--ids-from", str(binary)]) == 2
+
+
+def test_rows_without_an_id_are_each_their_own_malformed_row(tmp_path):
+    from kcv.audit.orchestrator import AuditOptions, read_rows
+
+    class Store:
+        def __init__(self):
+            self.malformed = []
+
+        def record_malformed(self, file, line, kernel_id, message, corpus, run_id):
+            self.malformed.append((line, kernel_id))
+
+    corpus = tmp_path / "broken.jsonl"
+    corpus.write_text("not json\n{broken\n")
+    store = Store()
+    assert read_rows(AuditOptions(corpora=[str(corpus)], store="", shard="0/1,0/1"), store, 1) == []
+    assert [line for line, _ in store.malformed] == [1, 2]  # two rows, once each
 
 
 def test_memory_gate_makes_a_kernel_wait_until_its_estimate_fits():

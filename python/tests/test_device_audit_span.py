@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("kcv._core")
+core = pytest.importorskip("kcv._core")
 pytest.importorskip("torch")
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -23,7 +23,7 @@ def device_audit(tmp_path, out_name, **env):
     base = {**os.environ, "PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}", "OUT": str(out),
             "AUDIT_NO_INSTALL": "1", "AUDIT_CORPORA": str(ROOT / "examples/kernelbench"),
             "AUDIT_NAMES": "sample", "AUDIT_SPAN_DIR": str(tmp_path / "span"),
-            "AUDIT_SHARD": "0/2 0/1", "AUDIT_JOBS": "2", "AUDIT_TAIL_S": "5",
+            "AUDIT_SHARD": "0/2, 0/1", "AUDIT_JOBS": "2", "AUDIT_TAIL_S": "5",
             "AUDIT_ARGS": "--device cpu", "PYTHONUNBUFFERED": "1"}
     res = subprocess.run(["bash", str(ROOT / "scripts/device-audit")], cwd=ROOT,
                          env={**base, **env}, capture_output=True, text=True, timeout=600)
@@ -39,6 +39,18 @@ def statuses(db_path):
         db.close()
 
 
+def kill_session(sid):
+    """SIGKILL to every process of session `sid`: the span, and `timeout` with kcv audit and its
+    workers, which sit in a process group of their own inside it."""
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                if os.getsid(int(entry)) == sid:
+                    os.kill(int(entry), signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+
+
 @pytest.fixture
 def span_env(tmp_path):
     cli = os.environ.get("KCV_TEST_CLI")
@@ -49,16 +61,19 @@ def span_env(tmp_path):
     yield tmp_path
     pid_file = tmp_path / "span" / "pid"
     if pid_file.exists():  # a failed test must not leave the detached audit running
-        try:
-            os.killpg(int(pid_file.read_text()), signal.SIGKILL)
-        except (ProcessLookupError, ValueError):
-            pass
+        kill_session(int(pid_file.read_text()))
 
 
 def test_a_detached_audit_outlives_its_call_and_the_next_call_attaches(span_env):
     tmp = span_env
-    first, out1 = device_audit(tmp, "out1", AUDIT_SPAN_S="300", AUDIT_DEADLINE_S="30")
-    assert "started the detached audit" in first
+    seed = tmp / "empty.db"  # an empty store to start from, so call 1 need not wait for one
+    store = core.Store(str(seed))
+    del store
+    # AUDIT_DEADLINE_S=26: the call returns a second after it starts the audit, which by then
+    # has not finished a kernel, whatever the machine's speed
+    first, out1 = device_audit(tmp, "out1", AUDIT_SPAN_S="300", AUDIT_DEADLINE_S="26",
+                               AUDIT_SEED=str(seed))
+    assert "store seeded from" in first and "started the detached audit" in first
     assert "still running" in first, first
     span_pid = int((tmp / "span" / "pid").read_text())
     assert os.getsid(span_pid) == span_pid  # a session of its own: the device tool spares it
@@ -74,7 +89,7 @@ def test_a_detached_audit_outlives_its_call_and_the_next_call_attaches(span_env)
     assert final["sample/cpu/L1/P8"] == "malformed"
     assert "kcv audit report" in (out2 / "report.txt").read_text()
     log = (out2 / "audit.log").read_text()
-    assert "shard 0/2,0/1, " in log  # the space form is the list (its order: unit tests)
+    assert "shard 0/2,0/1, " in log  # "0/2, 0/1" is the list (its order: unit tests)
     assert "done" in log.splitlines()[-1]
 
     # A later call on the same machine continues its store; the seed is for a fresh machine.
@@ -84,6 +99,12 @@ def test_a_detached_audit_outlives_its_call_and_the_next_call_attaches(span_env)
                                AUDIT_SEED=str(bogus_seed))
     assert "continuing the store this machine holds" in third, third
     assert statuses(out3 / "audit.db") == final
+
+    # A fetch-only call starts nothing once the audit has ended: it returns the store as it is.
+    fourth, out4 = device_audit(tmp, "out4", AUDIT_SPAN_S="300", AUDIT_DEADLINE_S="60",
+                                AUDIT_ATTACH_ONLY="1", AUDIT_SHARD="0/3")
+    assert "AUDIT_ATTACH_ONLY" in fourth and "started" not in fourth, fourth
+    assert statuses(out4 / "audit.db") == final
 
 
 def test_a_detached_audit_that_kcv_audit_refuses_stops_at_once(span_env):

@@ -58,7 +58,8 @@ def parser() -> argparse.ArgumentParser:
                         "0/4,0/2,0/1 audits their union, each shard's kernels before the next's, so "
                         "a run cut short has finished whole shards (unbiased samples) first")
     p.add_argument("--jobs", type=_positive(int), default=1, help="parallel kernel slots (default 1)")
-    p.add_argument("--limit", type=_positive(int), help="audit at most N rows (in corpus order)")
+    p.add_argument("--limit", type=_positive(int),
+                   help="audit at most N rows (in corpus order, shard by shard for a --shard list)")
     p.add_argument("--ids", nargs="+", metavar="ID", help="audit only these row ids")
     p.add_argument("--ids-from", metavar="FILE",
                    help="audit only the row ids listed in FILE, one a line ('#' comments and blank "
@@ -135,8 +136,9 @@ def main(argv=None) -> int:
     if args.ids_from:
         try:
             args.ids = (args.ids or []) + read_ids(args.ids_from)
-        except OSError as e:
-            print(f"kcv audit: error: --ids-from {args.ids_from!r}: {e.strerror}", file=sys.stderr)
+        except (OSError, ValueError) as e:  # ValueError: not UTF-8 text
+            print(f"kcv audit: error: --ids-from {args.ids_from!r}: {getattr(e, 'strerror', None) or e}",
+                  file=sys.stderr)
             return 2
         if not args.ids:
             print(f"kcv audit: error: --ids-from {args.ids_from!r} lists no id", file=sys.stderr)

@@ -118,14 +118,15 @@ def read_rows(opts: AuditOptions, store, run_id: int) -> list[dict]:
 
     wanted = set(opts.ids) if opts.ids else None
     rows: list[dict] = []
-    malformed: set[str] = set()
+    malformed: set[tuple] = set()  # (file, line): a row with no id is still its own row
     for rank, shard in enumerate(shard_list(opts.shard)):
         for path in opts.corpora:
             good, bad = _core.read_corpus(path, shard)
             for e in bad:
-                if (wanted is not None and e["id"] not in wanted) or e["id"] in malformed:
+                where = (e["file"], e["line"])
+                if (wanted is not None and e["id"] not in wanted) or where in malformed:
                     continue
-                malformed.add(e["id"])
+                malformed.add(where)
                 store.record_malformed(e["file"], e["line"], e["id"], e["message"],
                                        corpus_name(path), run_id)
             rows.extend({**r, "shard_rank": rank} for r in good

@@ -4,8 +4,10 @@ The H200 reverse case (docs/audit/README.md): an output spanning twenty decades,
 absolute error on its largest elements, and a candidate 1 % off on its small ones. Under one E
 per output the C++ judge passes that candidate; under the banded scale it fails, while what the
 global scale was built to accept still passes (a reordered fp32 matmul, whose error is absolute:
-cancellation) and what it rejects still fails (a silent bf16 downcast). Expectations come from
-the formulas in error_model.py and docs/08_audit.md §3."""
+cancellation) and what it rejects still fails (a silent bf16 downcast). And the H200 false
+rejection of a Gemm -> ReLU output (cudal1/h100/L2/P63): its exact zeros, where eager is exact
+too, no longer count towards the lowest band's MIN_BAND_COUNT. Expectations come from the
+formulas in error_model.py and docs/08_audit.md §3."""
 
 import numpy as np
 import pytest
@@ -58,6 +60,103 @@ def test_zeros_take_the_lowest_nonzero_band_not_a_bound_of_zero():
     per = error_model.steps_per_element(y, steps)
     assert np.all(per[:64] > 0)  # at least one output ulp at the band's top
     assert np.all(per[:64] == per[64])
+
+
+def relu_output(n=1536, seed=21, sigma=5e-8):
+    """A Gemm -> ReLU -> divide output as on cudal1/h100/L2/P63's batch-3 probe (docs/08_audit.md
+    §3): half of it exact zeros in both y* and eager, the rest eager's GEMM error, absolute
+    (sigma), with one element alone in the lowest binade (y* = 1.2e-4) where eager happened to
+    be within 2e-10, as on the H200. Returns y*, eager, the lone element's index, a zero's."""
+    rng = np.random.default_rng(seed)
+    y = np.zeros(n)
+    pos = rng.permutation(n)[: n // 2]
+    y[pos] = rng.uniform(2.0**-6, 1.0, pos.size)
+    lone = pos[0]
+    y[lone] = 1.2066568105e-4
+    f32 = lambda x: x.astype(np.float32).astype(np.float64)  # noqa: E731
+    eager = np.where(y == 0, 0.0, f32(y + sigma * rng.standard_normal(n)))
+    eager[lone] = f32(np.array(y[lone] + 2e-10))
+    zero = int(np.flatnonzero(y == 0)[0])
+    return y, eager, lone, zero
+
+
+def reordered(y, seed=22, sigma=5e-8):
+    """A candidate with a reordered GEMM: its own error of the same absolute scale, and the
+    same zeros."""
+    noise = sigma * np.random.default_rng(seed).standard_normal(y.size)
+    return np.where(y == 0, 0.0, (y + noise).astype(np.float32).astype(np.float64))
+
+
+def test_exact_zeros_of_a_relu_do_not_fill_the_lowest_band():
+    y, eager, lone, _ = relu_output()
+    steps = error_model.band_steps(y, eager, "f32")
+    informative = np.abs(y[y != 0])
+    assert np.sum(np.frexp(informative)[1] <= steps[0][0]) >= error_model.MIN_BAND_COUNT
+    # zeros take the first step's E: that of MIN_BAND_COUNT real elements, not the lone one's
+    per = error_model.steps_per_element(y, steps)
+    assert np.all(per[y == 0] == steps[0][1])
+    assert per[lone] == steps[0][1] and steps[0][1] > 100 * abs(eager[lone] - y[lone])
+    assert np.all(np.abs(eager - y) <= per)  # eager within its own bound still
+
+
+def test_a_reordered_gemm_passes_at_a_lone_small_element_of_a_relu_output():
+    """The H200 false rejection of cudal1/h100/L2/P63: the reordered GEMM's ordinary error
+    (6.7e-8) at the lone element of the lowest binade, where eager happened to be 2e-10 off.
+    With the zeros counted, that element's band was the zeros and itself (E = 2e-10):
+    ratio 84."""
+    y, eager, lone, _ = relu_output()
+    got = reordered(y)
+    got[lone] = np.float32(y[lone] - 6.686e-8)
+    glob = error_model.oracle_entry("f32", y, eager)
+    band = error_model.oracle_entry("f32", y, eager, error_scale="banded")
+    assert cmp01(glob, got)["verdict"] == "pass"
+    assert cmp01(band, got)["verdict"] == "pass", cmp01(band, got)["summary"]
+    assert cmp01(band, eager)["verdict"] == "pass"
+
+
+def test_a_relu_flipped_by_the_gemm_error_passes_at_a_zero():
+    """A pre-activation within the GEMM's error of 0: eager's ReLU gives 0 (as y*), the
+    candidate's a residue of that error's size. A zero's bound is the lowest band's."""
+    y, eager, _, zero = relu_output()
+    got = y.copy()
+    got[zero] = 3e-8
+    band = error_model.oracle_entry("f32", y, eager, error_scale="banded")
+    assert cmp01(band, got)["verdict"] == "pass", cmp01(band, got)["summary"]
+    got[zero] = 1e-5  # two hundred times the GEMM's error: still a failure
+    assert cmp01(band, got)["verdict"] == "fail"
+
+
+def test_zeros_eager_gets_wrong_still_count_towards_the_lowest_band():
+    """Only exact zeros carry no information: where eager errs at y* = 0 (cancellation), that
+    error is the scale of the small elements and those zeros count."""
+    y = np.concatenate([np.zeros(40), [1e-3], np.linspace(1, 1.9, 100)])
+    eager = y.copy()
+    eager[41:] += 1e-6
+    residue = eager.copy()
+    residue[:40] = 1e-9 * np.where(np.arange(40) % 2, 1, -1)
+    steps = error_model.band_steps(y, residue, "f32")
+    assert steps[0][0] == np.frexp(1e-3)[1] and steps[0][1] == pytest.approx(1e-9)
+    steps = error_model.band_steps(y, eager, "f32")  # exact zeros: pooled up to 32 real ones
+    assert steps[0][0] == 1 and steps[0][1] == pytest.approx(1e-6)
+
+
+def test_an_output_of_exact_zeros_keeps_a_scale_of_zero():
+    y = np.zeros(64)
+    assert error_model.band_steps(y, y.copy(), "f32") == ((error_model.ZERO_EXPONENT, 0.0),)
+
+
+def test_the_reverse_case_still_fails_on_a_relu_output():
+    """The exact zeros leave the count, not the bound: a wide-range output with half its
+    elements clamped to zero still shows a 1 % error on its small elements."""
+    y, eager = wide_range()
+    y, eager = np.maximum(y, 0), np.maximum(eager, 0)
+    got = y.copy()
+    small = (y != 0) & (y < 10)
+    assert small.sum() > 50
+    got[small] *= 1.01
+    assert cmp01(error_model.oracle_entry("f32", y, eager), got)["verdict"] == "pass"
+    res = cmp01(error_model.oracle_entry("f32", y, eager, error_scale="banded"), got)
+    assert res["verdict"] == "fail" and 0 < y[res["worst_index"]] < 10
 
 
 def test_the_reverse_case_passes_under_global_and_fails_under_banded():

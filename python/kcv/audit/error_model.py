@@ -29,10 +29,19 @@ Banded scale (`error_scale="banded"`, opt-in): one E per output is blind on outp
 dynamic range, where eager's worst absolute error sits on the largest elements and becomes the
 bound of the smallest (docs/08_audit.md §3, the H200 reverse case). band_steps() gives E per
 binade of |y*| instead: E(b) is eager's worst error among the elements of binade b and below,
-the lowest binades pooled until they hold MIN_BAND_COUNT elements (zeros count in the lowest
-nonzero binade), and never below one output ulp at the binade's top. It is non-decreasing in |y*|, so where eager's error
-is absolute (cancellation: the same at every magnitude) the small binades already carry it and
-the bound is about the global one; where it is relative, small elements get small bounds."""
+the lowest binades pooled until they hold MIN_BAND_COUNT informative elements, and never below
+one output ulp at the binade's top. It is non-decreasing in |y*|, so where eager's error is
+absolute (cancellation: the same at every magnitude) the small binades already carry it and the
+bound is about the global one; where it is relative, small elements get small bounds.
+
+Zeros of y* join the lowest nonzero binade (a zero takes the first step's E), but a zero that
+eager got exactly (y* = 0 and y32 = 0: what a ReLU, a mask or a clamp makes whatever the error
+before it) says nothing about the error scale and does not count towards MIN_BAND_COUNT. Counting
+them let a ReLU output's thousands of exact zeros fill the lowest band alone, whose E then rested
+on the one or two real elements of its binade: on the H200, cudal1/h100/L2/P63 (Gemm, ReLU,
+divide) at batch 3 had 759 exact zeros and one element (y* = 1.2e-4) in its lowest binade, eager
+happened to be 2e-10 off there, and a reordered GEMM's ordinary 6.7e-8 (the global E is 3e-7)
+failed CMP-01 at ratio 84 (docs/08_audit.md §3; bench/audit/banded_relu_zeros.py)."""
 
 from __future__ import annotations
 
@@ -52,9 +61,9 @@ UNIT_ROUNDOFF = {
 C_EAGER = 4.0
 
 # The banded scale's smallest population: the lowest binades are pooled until they hold this many
-# elements, so no bound rests on one element where eager happened to be exact (the max of 32
-# draws of a symmetric error is about 2.5 of its sigma; a candidate's error beyond 4 times that
-# has no realistic chance).
+# informative elements (all but the zeros eager got exactly), so no bound rests on one element
+# where eager happened to be exact (the max of 32 draws of a symmetric error is about 2.5 of its
+# sigma; a candidate's error beyond 4 times that has no realistic chance).
 MIN_BAND_COUNT = 32
 ERROR_SCALES = ("global", "banded")
 # frexp exponent given to y* = 0: below every binade, so zeros pool into the lowest band.
@@ -161,12 +170,16 @@ def band_steps(value: np.ndarray, eager: np.ndarray, dtype: str) -> tuple:
     # Zeros join the lowest nonzero binade rather than form a band of their own: an exact zero
     # where eager is exact too must not leave a candidate's harmless residue a bound of 0.
     exps[zero] = exps[~zero].min() if not zero.all() else ZERO_EXPONENT
+    # ... but such a zero (y* = 0 and y32 = 0: a ReLU's, a mask's) carries no information about
+    # the error scale, so it does not count towards MIN_BAND_COUNT: otherwise a ReLU's exact
+    # zeros fill the lowest band and its E rests on the one real element beside them.
+    informative = ~(zero & (e == 0))
     order = np.argsort(exps, kind="stable")  # a radix sort for int16
     sorted_exps, sorted_err = exps[order], err[order]
     starts = np.flatnonzero(np.r_[True, sorted_exps[1:] != sorted_exps[:-1]])
     band_exp = sorted_exps[starts].astype(np.int64)
     cum_max = np.maximum.accumulate(np.maximum.reduceat(sorted_err, starts))
-    cum_count = np.cumsum(np.diff(np.r_[starts, sorted_exps.size]))
+    cum_count = np.cumsum(np.add.reduceat(informative[order].astype(np.int64), starts))
     pooled = int(min(np.searchsorted(cum_count, MIN_BAND_COUNT), band_exp.size - 1))
     steps: list[tuple[int, float]] = []
     for k in range(pooled, band_exp.size):

@@ -23,7 +23,10 @@ Cost (the budget is 2x the replica): the candidate's call of a seed or NaN probe
 reference's runs on the same inputs (_beside); each probe's oracle is built once per TF32 flag set, and a
 gate whose judge never reads the profile (PROFILE_BLIND) is judged once per distinct oracle,
 so where the profiles' scales agree (everything but TF32-sensitive ops on CUDA, and all of the
-CPU) the second profile costs nothing.
+CPU) the second profile costs nothing. Memory: each probe is judged as soon as its calls are made
+(the gates that combine several probes keep only their records) and then released, so the
+orchestrator holds about one probe's fp64 values and candidate outputs beside the first seed's,
+not all eight probes' at once (memory.py's estimate).
 - ORD-01, ORD-03, PRC-02, EXC-02, RES-02: not applicable to an opaque module, each with its reason.
 Bounds come from error_model.py. A candidate call that times out ends the battery (status
 timeout); two crashes end it (status crash); the gates judged until then are kept."""
@@ -160,6 +163,7 @@ class Battery:
         self._lane = None  # the candidate lane (_beside)
         self._oracles: dict = {}  # (id(probe), TF32 flags) -> (probe, oracle entries)
         self._verdicts: dict = {}  # profile-blind judge results per distinct oracle -> (calls, record)
+        self._pending: dict = {}  # gate -> profile -> records of the probes judged so far
         self.judge_s = 0.0  # wall seconds in the C++ judges and their argument conversion
         src = row.get("reference_code", "").lower()
         self.uses_minmax = any(w in src for w in MINMAX_WORDS)
@@ -296,44 +300,84 @@ class Battery:
     def run(self) -> list[dict]:
         """Runs every probe; returns the records (also kept in self.records). A StopBattery
         ends it early with the buffer-audit gates judged over the calls made so far."""
-        probes: list[tuple[Probe, list | None]] = []  # (probe, outputs spec or None)
         try:
-            self._run(probes)
+            self._run()
         except StopBattery as stop:
             self.kernel_status = stop.status
             self.status_messages.append(stop.message)
-            self._buffer_gates(probes)
+            self._flush(("CMP-02", "RES-01"))
             raise
         return self.records
 
-    def _run(self, probes):
+    def _run(self):
         p0 = self.seed_probe(self.s, self.seeds[0], f"seed={self.seeds[0]}")
-        probes.append((p0, None))
-        self._ord02(p0, probes)
-        self._cmp03(p0, probes)
-        self._exc01(p0, probes)
-        seed_probes = [p0]
+        self._made(p0)
+        self._seed_gates(p0)
+        self._ord02(p0)
+        self._cmp03(p0)
+        self._exc01(p0)
+        self._release(p0)  # its oracle lent EXC-01 its scale; nothing reads it after
         for s in self.seeds[1:]:
-            seed_probes.append(self.seed_probe(self.s, s, f"seed={s}"))
-            probes.append((seed_probes[-1], None))
-        rescaled, rescale_note = self._rescaled(self.seeds[0], probes)
-        self._cmp01(seed_probes, rescaled, rescale_note)
-        self.add("PRC-01", lambda prof: [self.judge("PRC-01", p, prof) for p in seed_probes])
-        self._buffer_gates(probes)
+            p = self.seed_probe(self.s, s, f"seed={s}")
+            self._made(p)
+            self._seed_gates(p)
+            self._release(p)
+        rescaled, rescale_note = self._rescaled(self.seeds[0])
+        self._cmp01(rescaled, rescale_note)
+        self._flush(("PRC-01", "CMP-02", "RES-01"))
         for gate, reason in NOT_APPLICABLE.items():
             self.add_not_applicable(gate, reason)
 
-    def _ord02(self, p0: Probe, probes):
+    # Judged as each probe is made, and its outputs released, so the orchestrator holds about
+    # one probe's candidate outputs and fp64 values at a time rather than all eight (the
+    # kernel's host-memory estimate, memory.py, assumes this order).
+    def _made(self, p: Probe, outputs=None):
+        """The buffer audit (CMP-02, RES-01) of a probe's candidate calls, judged now."""
+        for gate in ("CMP-02", "RES-01"):
+            self._judge_later(gate, lambda prof, g=gate: self.judge(g, p, prof, outputs=outputs))
+
+    def _seed_gates(self, p: Probe):
+        """CMP-01 and PRC-01 of a seed probe (combined with the others' at the end)."""
+        for gate in ("CMP-01", "PRC-01"):
+            self._judge_later(gate, lambda prof, g=gate: self.judge(g, p, prof))
+
+    def _judge_later(self, gate: str, judge_one):
+        for profile in self.profiles:
+            self._pending.setdefault(gate, {}).setdefault(profile, []).append(judge_one(profile))
+
+    def _flush(self, gates):
+        """Combines the per-probe records of these gates into one record per profile."""
+        done = {r["gate"] for r in self.records}
+        for gate in gates:
+            per_profile = self._pending.pop(gate, {})
+            if gate in done or not per_profile:
+                continue
+            for profile in self.profiles:
+                self.records.append(verdicts.combine(per_profile[profile]))
+
+    def _release(self, *released: Probe):
+        """Forgets probes whose every judgment is made: their cached oracles, the verdict memos
+        naming them, and their calls, so their arrays go once nothing else holds them."""
+        ids = {id(p) for p in released}
+        self._oracles = {k: v for k, v in self._oracles.items() if k[0] not in ids}
+        self._verdicts = {k: v for k, v in self._verdicts.items() if k[1] not in ids}
+        for p in released:
+            p.calls, p.value, p.eager, p.eager_tf32 = [], None, None, {}
+
+    def _ord02(self, p0: Probe):
         itemsize = max([a.dtype.itemsize for _, a in p0.inputs] + [8])
         calls = [p0.calls[0]]
+        shifted = []
         for k in range(1, ORD02_REPETITIONS):
             calls.append(self._candidate(self.s, p0.inputs, address_shift=k * itemsize))
-            probes.append((Probe(f"{p0.label}/shift={k * itemsize}", p0.inputs, p0.value,
-                                 p0.eager, p0.eager_tf32, [calls[-1]]), None))
+            shifted.append(Probe(f"{p0.label}/shift={k * itemsize}", p0.inputs, p0.value,
+                                 p0.eager, p0.eager_tf32, [calls[-1]]))
+            self._made(shifted[-1])
         self.add("ORD-02", lambda prof: [self.judge("ORD-02", p0, prof, calls=calls,
                                                     repetitions=len(calls))])
+        self._release(*shifted)
 
-    def _cmp03(self, p0: Probe, probes):
+    def _cmp03(self, p0: Probe):
         views, changed = [], False
         for (name, a), spec in zip(p0.inputs, self.s.problem.tensor_inputs()):
             v = noncontiguous_view(a) if spec["dtype"] in FLOAT_DTYPES else None
@@ -344,10 +388,11 @@ class Battery:
             return
         p = Probe(f"{p0.label}/noncontiguous", views, p0.value, p0.eager, p0.eager_tf32)
         p.calls.append(self._candidate(self.s, views))
-        probes.append((p, None))
+        self._made(p)
         self.add("CMP-03", lambda prof: [self.judge("CMP-03", p, prof)])
+        self._release(p)
 
-    def _exc01(self, p0: Probe, probes):
+    def _exc01(self, p0: Probe):
         specs = self.s.problem.tensor_inputs()
         first = next((k for k, sp in enumerate(specs) if sp["dtype"] in FLOAT_DTYPES
                       and p0.inputs[k][1].size > 0), None)
@@ -356,7 +401,6 @@ class Battery:
             return
         size = p0.inputs[first][1].size
         positions = sorted({0, size - 1})
-        nan_probes = []
         for pos in positions:
             inputs = list(p0.inputs)  # shared, except the one input that gets the NaN
             name, a = inputs[first]
@@ -368,9 +412,11 @@ class Battery:
             p = Probe(f"{p0.label}/nan@input{first}[{pos}]", inputs, value, None,
                       injections=[(first, pos, "nan")], scale_from=p0)
             p.calls.append(rec)
-            probes.append((p, None))
-            nan_probes.append(p)
-        self.add("EXC-01", lambda prof: [self.judge("EXC-01", p, prof) for p in nan_probes])
+            self._made(p)
+            self._judge_later("EXC-01", lambda prof, p=p: self.judge("EXC-01", p, prof))
+            self._release(p)
+            del inputs, value, rec, p  # not alive beside the next position's arrays
+        self._flush(("EXC-01",))
 
     def prestart_rescale(self):
         """Starts the rescaled worker pair in the background, once the reference-shape pair has
@@ -410,7 +456,7 @@ class Battery:
         # the probes' arrays alive past the kernel's share of the host-memory budget.
         self._rescale_future = None
 
-    def _rescaled(self, seed: int, probes) -> tuple[Probe | None, dict]:
+    def _rescaled(self, seed: int) -> tuple[Probe | None, dict]:
         """The rescaled-shape probe, or None with a note saying why not (n/a) or why it is a
         failure by itself (the candidate cannot run where the reference can)."""
         if self.make_session is None:
@@ -450,12 +496,14 @@ class Battery:
         p = Probe(f"seed={seed}/rescaled:{desc}", inputs, value, eager, eager_tf32)
         p.calls.append(self._candidate(sess, inputs))
         p.outputs = sess.problem.outputs
-        probes.append((p, sess.problem.outputs))
+        self._made(p, sess.problem.outputs)
         return p, {"rescale": "run", "override": desc}
 
-    def _cmp01(self, seed_probes, rescaled: Probe | None, note: dict):
+    def _cmp01(self, rescaled: Probe | None, note: dict):
+        seed_recs = self._pending.pop("CMP-01", {})
+
         def per_profile(prof):
-            recs = [self.judge("CMP-01", p, prof) for p in seed_probes]
+            recs = list(seed_recs.get(prof, []))
             if rescaled is not None:
                 r = self.judge("CMP-01", rescaled, prof, outputs=rescaled.outputs)
                 if r["verdict"] == "fail":
@@ -472,14 +520,5 @@ class Battery:
             out["evidence_json"] = json.dumps(ev, sort_keys=True)
             return [out]
         self.add("CMP-01", per_profile)
-
-    def _buffer_gates(self, probes):
-        done = {r["gate"] for r in self.records}
-        judged = [(p, outs) for p, outs in probes if p.calls]
-        if not judged:
-            return
-        for gate in ("CMP-02", "RES-01"):
-            if gate in done:
-                continue
-            self.add(gate, lambda prof, g=gate: [self.judge(g, p, prof, outputs=outs)
-                                                  for p, outs in judged])
+        if rescaled is not None:
+            self._release(rescaled)

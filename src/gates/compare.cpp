@@ -160,22 +160,23 @@ class ValueReader {
   bool dense_f32_;
 };
 
-void compare_into(const OracleOutput& o, const HostTensor& got, int output, Comparison& c,
-                  std::vector<double>& ratios) {
-  const auto n = static_cast<int64_t>(o.value.size());
-  const ValueReader value_of(got);
-  for (int64_t i = 0; i < n; ++i) {
+/// The elements [begin, end) of one output: counts and worst element into `c` (ties keep the
+/// first index), each ratio to `emit` in index order (NaN ratios skipped).
+template <class Emit>
+void compare_range(const OracleOutput& o, const ValueReader& value_of, int output,
+                   std::size_t begin, std::size_t end, Comparison& c, Emit&& emit) {
+  for (std::size_t i = begin; i < end; ++i) {
     const double y = o.value[i];
-    const double x = value_of(static_cast<std::size_t>(i));
+    const double x = value_of(i);
     const double r = element_ratio(o.dtype, x, y, o.tau[i]);
     if (std::isnan(r)) continue;
     ++c.judged;
-    ratios.push_back(r);
+    emit(r);
     if (r > 1) ++c.violations;
     if (!std::isfinite(x)) ++c.nonfinite;
     if (c.worst_index < 0 || r > c.worst_ratio) {
       c.worst_output = output;
-      c.worst_index = i;
+      c.worst_index = static_cast<int64_t>(i);
       c.worst_ratio = r;
       c.candidate = x;
       c.oracle = y;
@@ -186,23 +187,67 @@ void compare_into(const OracleOutput& o, const HostTensor& got, int output, Comp
 
 }  // namespace
 
-Comparison compare_output(const OracleOutput& oracle, const HostTensor& candidate, int output) {
+void merge_into(Comparison& c, const Comparison& part) {
+  c.judged += part.judged;
+  c.violations += part.violations;
+  c.nonfinite += part.nonfinite;
+  if (part.worst_index < 0 || (c.worst_index >= 0 && !(part.worst_ratio > c.worst_ratio))) return;
+  c.worst_output = part.worst_output;
+  c.worst_index = part.worst_index;
+  c.worst_ratio = part.worst_ratio;
+  c.candidate = part.candidate;
+  c.oracle = part.oracle;
+  c.tau = part.tau;
+}
+
+void compare_into(const OracleOutput& o, const HostTensor& got, int output, Comparison& c,
+                  std::vector<double>& ratios, Split split) {
+  const std::size_t n = o.value.size();
+  const ValueReader value_of(got);
+  const std::size_t chunks = chunk_count(n, split);
+  if (chunks == 1) {
+    compare_range(o, value_of, output, 0, n, c, [&](double r) { ratios.push_back(r); });
+    return;
+  }
+  // Each chunk writes its ratios from the position of its first element on; the chunks' ratios
+  // are then moved down over the skipped (NaN) places in chunk order: the serial loop's vector,
+  // with no second copy of it.
+  const std::size_t base = ratios.size();
+  ratios.resize(base + n);
+  std::vector<Comparison> parts(chunks);
+  for_each_chunk(n, chunks, [&](std::size_t k, std::size_t begin, std::size_t end) {
+    double* out = ratios.data() + base + begin;
+    compare_range(o, value_of, output, begin, end, parts[k], [&](double r) { *out++ = r; });
+  });
+  double* at = ratios.data() + base;
+  for (std::size_t k = 0; k < chunks; ++k) {
+    const double* from = ratios.data() + base + chunk_range(n, chunks, k).first;
+    const auto count = static_cast<std::size_t>(parts[k].judged);
+    if (at != from) std::copy(from, from + count, at);  // at < from: a forward copy is safe
+    at += count;
+    merge_into(c, parts[k]);
+  }
+  ratios.resize(static_cast<std::size_t>(at - ratios.data()));
+}
+
+Comparison compare_output(const OracleOutput& oracle, const HostTensor& candidate, int output,
+                          Split split) {
   Comparison c;
   std::vector<double> ratios;
   ratios.reserve(oracle.value.size());
-  compare_into(oracle, candidate, output, c, ratios);
+  compare_into(oracle, candidate, output, c, ratios, split);
   c.quantiles = ratio_quantiles(std::move(ratios));
   return c;
 }
 
-Comparison compare_call(const OracleResult& oracle, const CallRecord& call) {
+Comparison compare_call(const OracleResult& oracle, const CallRecord& call, Split split) {
   Comparison c;
   std::vector<double> ratios;
   std::size_t total = 0;
   for (const OracleOutput& o : oracle.outputs) total += o.value.size();
   ratios.reserve(total);
   for (std::size_t o = 0; o < oracle.outputs.size(); ++o) {
-    compare_into(oracle.outputs[o], call.outputs[o], static_cast<int>(o), c, ratios);
+    compare_into(oracle.outputs[o], call.outputs[o], static_cast<int>(o), c, ratios, split);
   }
   c.quantiles = ratio_quantiles(std::move(ratios));
   return c;

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "gates/parallel.hpp"
 #include "kcv/call.hpp"
 #include "kcv/op.hpp"
 
@@ -37,11 +38,24 @@ struct Comparison {
 /// p50, p90, p99 and max of `ratios` (nearest rank); empty input gives an empty result.
 std::vector<double> ratio_quantiles(std::vector<double> ratios);
 
+/// Adds the counts of a part that comes after c's elements to `c`; the part's worst element
+/// replaces c's only when strictly worse (ties keep the first index, as the serial loop does).
+void merge_into(Comparison& c, const Comparison& part);
+
+/// One output's elements added to `c` (counts; its worst element if strictly worse than c's)
+/// and their ratios appended to `ratios` in index order, NaN ratios skipped: what compare_output
+/// and compare_call are made of. An output of at least split.from elements is compared in
+/// contiguous chunks on several threads, with the serial loop's result.
 /// @pre candidate has oracle.value.size() elements.
-Comparison compare_output(const OracleOutput& oracle, const HostTensor& candidate, int output);
+void compare_into(const OracleOutput& oracle, const HostTensor& candidate, int output,
+                  Comparison& c, std::vector<double>& ratios, Split split = {});
+/// @pre candidate has oracle.value.size() elements. A large output is compared on several
+/// threads (`split`), with the serial loop's result.
+Comparison compare_output(const OracleOutput& oracle, const HostTensor& candidate, int output,
+                          Split split = {});
 /// All outputs of one call; the worst element over all of them.
 /// @pre outputs_match(oracle, call)
-Comparison compare_call(const OracleResult& oracle, const CallRecord& call);
+Comparison compare_call(const OracleResult& oracle, const CallRecord& call, Split split = {});
 
 /// True when the call returned one tensor per oracle output, of its dtype and element count.
 bool outputs_match(const OracleResult& oracle, const CallRecord& call);

@@ -18,6 +18,7 @@
 
 #include "gates/families.hpp"
 #include "gates/judge_common.hpp"
+#include "gates/parallel.hpp"
 #include "gates/plan_common.hpp"
 
 namespace kcv::gates {
@@ -219,18 +220,30 @@ struct MaskCheck {
 /// Class mismatches over every call (index outputs: any value difference counts).
 MaskCheck check_masks(const JudgeInput& in) {
   MaskCheck m;
+  const auto merge = [](MaskCheck& total, const MaskCheck& part) {
+    if (total.mismatches == 0) {
+      total = part;
+    } else {
+      total.mismatches += part.mismatches;
+    }
+  };
   for (std::size_t k = 0; k < in.outcome.calls.size(); ++k) {
     for (std::size_t o = 0; o < in.oracle.outputs.size(); ++o) {
       const OracleOutput& want = in.oracle.outputs[o];
       const HostTensor& got = in.outcome.calls[k].outputs[o];
       const bool exact = !is_floating(want.dtype);
-      for (std::size_t i = 0; i < want.value.size(); ++i) {
-        const double x = got.value_at(static_cast<int64_t>(i));
-        const double y = want.value[i];
-        const bool differs = exact ? x != y : mask_of_value(x) != mask_of_value(y);
-        if (!differs) continue;
-        if (m.mismatches++ == 0) m = MaskCheck{1, k, static_cast<int>(o), static_cast<int64_t>(i), x, y};
-      }
+      const auto scan = [&](std::size_t begin, std::size_t end, MaskCheck& part) {
+        for (std::size_t i = begin; i < end; ++i) {
+          const double x = got.value_at(static_cast<int64_t>(i));
+          const double y = want.value[i];
+          const bool differs = exact ? x != y : mask_of_value(x) != mask_of_value(y);
+          if (!differs) continue;
+          if (part.mismatches++ == 0) {
+            part = MaskCheck{1, k, static_cast<int>(o), static_cast<int64_t>(i), x, y};
+          }
+        }
+      };
+      reduce_chunks(want.value.size(), Split{}, m, scan, merge);
     }
   }
   return m;
@@ -286,22 +299,33 @@ void note(SubnormalCheck& s, int output, int64_t i, double x, double y, double t
 void check_subnormal_output(const OracleOutput& want, const HostTensor& got, int output, bool ftz,
                             SubnormalCheck& s) {
   const double tiny = min_normal(want.dtype);
-  for (std::size_t i = 0; i < want.value.size(); ++i) {
-    const auto idx = static_cast<int64_t>(i);
-    const double x = got.value_at(idx);
-    const double y = want.value[i];
-    const double ratio = element_ratio(want.dtype, x, y, want.tau[i]);
-    const bool kept = ftz && y == 0 && classify(want.dtype, got.bits_at(idx)) == FpClass::kSubnormal;
-    if (std::isnan(ratio) || (ratio <= 1 && !kept)) continue;
-    if (kept) {
-      ++s.kept;
-    } else if (!ftz && x == 0 && y != 0 && std::fabs(y) < tiny) {
-      ++s.flushed;
-    } else {
-      ++s.other;
+  const auto scan = [&](std::size_t begin, std::size_t end, SubnormalCheck& part) {
+    for (std::size_t i = begin; i < end; ++i) {
+      const auto idx = static_cast<int64_t>(i);
+      const double x = got.value_at(idx);
+      const double y = want.value[i];
+      const double ratio = element_ratio(want.dtype, x, y, want.tau[i]);
+      const bool kept =
+          ftz && y == 0 && classify(want.dtype, got.bits_at(idx)) == FpClass::kSubnormal;
+      if (std::isnan(ratio) || (ratio <= 1 && !kept)) continue;
+      if (kept) {
+        ++part.kept;
+      } else if (!ftz && x == 0 && y != 0 && std::fabs(y) < tiny) {
+        ++part.flushed;
+      } else {
+        ++part.other;
+      }
+      note(part, output, idx, x, y, want.tau[i],
+           kept ? std::numeric_limits<double>::infinity() : ratio);
     }
-    note(s, output, idx, x, y, want.tau[i], kept ? std::numeric_limits<double>::infinity() : ratio);
-  }
+  };
+  const auto merge = [](SubnormalCheck& total, const SubnormalCheck& part) {
+    total.flushed += part.flushed;
+    total.kept += part.kept;
+    total.other += part.other;
+    merge_into(total.worst, part.worst);  // note() counts nothing in `worst`: only its element
+  };
+  reduce_chunks(want.value.size(), Split{}, s, scan, merge);
 }
 
 }  // namespace

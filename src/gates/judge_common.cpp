@@ -8,6 +8,8 @@
 #include <cmath>
 #include <limits>
 
+#include "gates/parallel.hpp"
+
 namespace kcv::gates {
 
 GateResult make_result(const JudgeInput& in, Verdict v, Evidence e) {
@@ -132,14 +134,24 @@ WorstCall compare_all_calls(const JudgeInput& in) {
 BitwiseDifference first_bitwise_difference(const ProbeOutcome& outcome) {
   BitwiseDifference d;
   const CallRecord& base = outcome.calls.front();
+  const auto merge = [](BitwiseDifference& total, const BitwiseDifference& part) {
+    if (total.count == 0) {
+      total = part;
+    } else {
+      total.count += part.count;
+    }
+  };
   for (std::size_t k = 1; k < outcome.calls.size(); ++k) {
     for (std::size_t o = 0; o < base.outputs.size(); ++o) {
       const HostTensor& a = base.outputs[o];
       const HostTensor& b = outcome.calls[k].outputs[o];
-      for (int64_t i = 0; i < a.numel(); ++i) {
-        if (a.bits_at(i) == b.bits_at(i)) continue;
-        if (d.count++ == 0) d = BitwiseDifference{1, k, static_cast<int>(o), i};
-      }
+      const auto scan = [&](std::size_t begin, std::size_t end, BitwiseDifference& part) {
+        for (auto i = static_cast<int64_t>(begin); i < static_cast<int64_t>(end); ++i) {
+          if (a.bits_at(i) == b.bits_at(i)) continue;
+          if (part.count++ == 0) part = BitwiseDifference{1, k, static_cast<int>(o), i};
+        }
+      };
+      reduce_chunks(static_cast<std::size_t>(a.numel()), Split{}, d, scan, merge);
     }
   }
   return d;

@@ -20,6 +20,7 @@
 
 #include "gates/families.hpp"
 #include "gates/judge_common.hpp"
+#include "gates/parallel.hpp"
 #include "gates/plan_common.hpp"
 
 namespace kcv::gates {
@@ -137,24 +138,32 @@ void check_ties(const OracleOutput& want, const HostTensor& got, int output, con
                 TieCheck& t) {
   const PrecisionModel m = precision_model(contract, want.dtype);
   const bool ftz = m.profile != nullptr && m.profile->flush_subnormals;
-  for (std::size_t i = 0; i < want.value.size(); ++i) {
-    const double y = want.value[i];
-    const double tau = want.tau[i];
-    if (!std::isfinite(y) || !(tau > 0) || !is_tie(want.dtype, y)) continue;
-    if (tau > single_rounding_bound(m, y)) continue;
-    if (ftz && std::fabs(y) < min_normal(want.dtype)) continue;
-    ++t.ties;
-    const auto idx = static_cast<int64_t>(i);
-    if (got.bits_at(idx) == encode(want.dtype, y)) continue;
-    if (t.wrong++ == 0) {
-      t.first.worst_output = output;
-      t.first.worst_index = idx;
-      t.first.candidate = got.value_at(idx);
-      t.first.oracle = y;
-      t.first.tau = tau;
-      t.first.worst_ratio = std::numeric_limits<double>::infinity();
+  const auto scan = [&](std::size_t begin, std::size_t end, TieCheck& part) {
+    for (std::size_t i = begin; i < end; ++i) {
+      const double y = want.value[i];
+      const double tau = want.tau[i];
+      if (!std::isfinite(y) || !(tau > 0) || !is_tie(want.dtype, y)) continue;
+      if (tau > single_rounding_bound(m, y)) continue;
+      if (ftz && std::fabs(y) < min_normal(want.dtype)) continue;
+      ++part.ties;
+      const auto idx = static_cast<int64_t>(i);
+      if (got.bits_at(idx) == encode(want.dtype, y)) continue;
+      if (part.wrong++ == 0) {
+        part.first.worst_output = output;
+        part.first.worst_index = idx;
+        part.first.candidate = got.value_at(idx);
+        part.first.oracle = y;
+        part.first.tau = tau;
+        part.first.worst_ratio = std::numeric_limits<double>::infinity();
+      }
     }
-  }
+  };
+  const auto merge = [](TieCheck& total, const TieCheck& part) {
+    total.ties += part.ties;
+    if (total.wrong == 0 && part.wrong > 0) total.first = part.first;
+    total.wrong += part.wrong;
+  };
+  reduce_chunks(want.value.size(), Split{}, t, scan, merge);
 }
 
 double max_abs_input(const std::vector<HostTensor>& inputs) {

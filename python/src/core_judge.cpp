@@ -16,7 +16,6 @@
 
 #include <array>
 #include <cmath>
-#include <cstring>
 
 #include "core_common.hpp"
 #include "kcv/gate.hpp"
@@ -45,15 +44,18 @@ TensorSig positional_sig(std::string name, std::size_t rank) {
   return t;
 }
 
+/// A contiguous float64 array is read in place (ascontiguousarray returns it itself); anything
+/// else is converted by numpy first. The copy runs without the GIL (`a` keeps the buffer alive):
+/// it is hundreds of megabytes for the audit's large outputs, and other slots wait on the GIL.
 std::vector<double> f64_values(nb::handle values) {
   nb::object np = nb::module_::import_("numpy");
   nb::object a = np.attr("ascontiguousarray")(values, "float64").attr("ravel")();
   nb::dict iface = nb::cast<nb::dict>(a.attr("__array_interface__"));
   const auto n = nb::cast<std::size_t>(a.attr("size"));
-  std::vector<double> out(n);
-  const auto ptr = nb::cast<uintptr_t>(nb::cast<nb::tuple>(iface["data"])[0]);
-  if (n > 0) std::memcpy(out.data(), reinterpret_cast<const void*>(ptr), n * sizeof(double));
-  return out;
+  const auto* p =
+      reinterpret_cast<const double*>(nb::cast<uintptr_t>(nb::cast<nb::tuple>(iface["data"])[0]));
+  nb::gil_scoped_release unlocked;
+  return n > 0 ? std::vector<double>(p, p + n) : std::vector<double>{};
 }
 
 /// tau = tau_rel |y*| + the absolute term of y*'s binade, 0 where y* is not finite (the audit's
@@ -69,8 +71,8 @@ std::vector<double> banded_tau(const std::vector<double>& value, double rel, nb:
       throw nb::value_error(fmt::format("{}.tau_abs_steps: exponents must increase", what).c_str());
     table.emplace_back(e, a);
   }
-  std::vector<double> tau(value.size(), 0.0);
   nb::gil_scoped_release unlocked;
+  std::vector<double> tau(value.size(), 0.0);
   if (table.empty()) {
     for (std::size_t i = 0; i < value.size(); ++i)
       if (std::isfinite(value[i])) tau[i] = rel * std::fabs(value[i]);
@@ -123,9 +125,10 @@ OracleResult oracle_from(nb::handle entries) {
       // no per-element tau array for every probe (the audit's host memory).
       const double rel = nb::cast<double>(d["tau_rel"]);
       const double abs = nb::cast<double>(d["tau_abs"]);
-      out.tau.resize(out.value.size());
-      for (std::size_t i = 0; i < out.value.size(); ++i)
-        out.tau[i] = std::isfinite(out.value[i]) ? rel * std::fabs(out.value[i]) + abs : 0.0;
+      nb::gil_scoped_release unlocked;
+      out.tau.reserve(out.value.size());
+      for (double y : out.value)
+        out.tau.push_back(std::isfinite(y) ? rel * std::fabs(y) + abs : 0.0);
     }
     if (d.contains("declared") && !d["declared"].is_none())
       out.declared = f64_values(d["declared"]);
@@ -210,12 +213,21 @@ nb::dict judge(const std::string& gate, nb::handle calls, nb::handle oracle_entr
     ++k;
   }
 
-  ProbeOutcome outcome;
-  for (nb::handle c : calls) outcome.calls.push_back(nb::cast<const CallRecord&>(c));
+  // The calls' outputs are copied below without the GIL, as in f64_values; `held` keeps the
+  // records alive (`calls` may be any iterable).
+  std::vector<nb::object> held;
+  std::vector<const CallRecord*> records;
+  for (nb::handle c : calls) {
+    records.push_back(&nb::cast<const CallRecord&>(c));
+    held.push_back(nb::borrow(c));
+  }
 
   GateResult result;
   {
     nb::gil_scoped_release unlocked;
+    ProbeOutcome outcome;
+    outcome.calls.reserve(records.size());
+    for (const CallRecord* c : records) outcome.calls.push_back(*c);
     if (std::string why = def.not_applicable_reason(sig, contract); !why.empty()) {
       result.gate = *id;
       result.verdict = Verdict::kNotApplicable;

@@ -123,6 +123,22 @@ def test_mode2_runs_under_the_tf32_flags_and_restores_them(tmp_path):
 GOOD = REFERENCE.replace("class Model(", "class ModelNew(")
 
 
+def test_a_kernel_that_may_be_postponed_gives_up_when_memory_stays_busy(tmp_path):
+    from kcv.audit.memory import MemoryGate, estimate_host_bytes
+
+    need = estimate_host_bytes(8 * 4, 8 * 4)  # one f32[8] input, one f32[8] output
+    gate = MemoryGate(need)
+    cfg = config(cache_dir=str(tmp_path), memory_gate=gate, memory_postpone_s=0.5)
+    with gate.hold(1):  # another kernel's share: no room for this one
+        out = audit_kernel(row("busy", GOOD), cfg, may_postpone=True)
+        assert out["status"] == "postponed", out["message"]
+        assert "host memory" in out["message"] and out["verdicts"] == []
+        assert gate.used == 1
+    out = audit_kernel(row("busy", GOOD), cfg, may_postpone=True)  # room now
+    assert out["status"] == "ok", out["message"]
+    assert gate.used == 0
+
+
 def test_a_kernel_over_the_host_memory_budget_waits_to_run_alone(tmp_path):
     from kcv.audit.memory import MemoryGate, estimate_host_bytes
 

@@ -276,6 +276,50 @@ def test_memory_gate_makes_a_kernel_wait_until_its_estimate_fits():
     assert gate.used == 0
 
 
+def test_memory_gate_with_a_timeout_gives_up_and_holds_nothing():
+    from kcv.audit.memory import MemoryBusy, MemoryGate
+
+    gate = MemoryGate(100)
+    with gate.hold(70):
+        with pytest.raises(MemoryBusy, match="did not fit in 0.1 s beside 0.0 GiB held"):
+            with gate.hold(50, timeout=0.1):
+                pass
+        assert gate.used == 70
+        with gate.hold(30, timeout=0.1):  # fits: no wait, no error
+            assert gate.used == 100
+    assert gate.used == 0
+
+
+def test_a_kernel_short_of_host_memory_gives_its_slot_up_and_runs_after_the_queue(
+        tmp_path, monkeypatch):
+    from kcv.audit import orchestrator
+
+    sample = str(Path(__file__).resolve().parents[2] / "examples/kernelbench/sample.jsonl")
+    calls = []
+    heavy = None
+
+    def fake_audit_kernel(row, cfg, timings=None, alone=False, may_postpone=False):
+        nonlocal heavy
+        calls.append((row["id"], may_postpone))
+        heavy = heavy or row["id"]
+        if row["id"] == heavy and may_postpone:
+            return {"kernel_id": row["id"], "status": "postponed", "replica_verdict": None,
+                    "message": "host memory: 9.0 GiB did not fit", "verdicts": []}
+        return {"kernel_id": row["id"], "status": "ok", "replica_verdict": "accepted",
+                "message": "", "verdicts": []}
+
+    monkeypatch.setattr(orchestrator, "audit_kernel", fake_audit_kernel)
+    opts = orchestrator.AuditOptions(corpora=[sample], store=str(tmp_path / "a.db"), jobs=2,
+                                     progress=False)
+    summary = orchestrator.run_audit(opts)
+    ids = [k for k, _ in calls]
+    assert ids.count(heavy) == 2 and len(set(ids)) == len(ids) - 1
+    assert calls[-1] == (heavy, False)  # after every other kernel, and waiting this time
+    assert all(postpone for k, postpone in calls[:-1])
+    assert summary["left"] == 0
+    assert summary["statuses"].get("ok") == len(set(ids)), summary
+
+
 def test_memory_gate_lets_an_oversized_kernel_run_when_nothing_else_holds_memory():
     from kcv.audit.memory import MemoryGate
 

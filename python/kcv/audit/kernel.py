@@ -40,6 +40,9 @@ class KernelConfig:
     gpu_pool: GpuPool | None = None  # several GPUs: each kernel's workers see one of them
     worker_threads: int | None = None  # CPU threads per worker process (None: torch's default)
     error_scale: str = "global"  # error_model.ERROR_SCALES: one E per output, or per binade
+    # How long a kernel that may be postponed (audit_kernel's may_postpone) waits for room in the
+    # host-memory budget before it gives its slot up to the kernels queued behind it.
+    memory_postpone_s: float = 30.0
 
 
 class RunAlone(Exception):
@@ -65,8 +68,11 @@ def _warm_up(session: ProblemSession):
 
 
 def audit_kernel(row: dict, cfg: KernelConfig, timings: dict | None = None,
-                 alone: bool = False) -> dict:
-    """The KernelOutcome dict of one corpus row (see kcv._core.Store.record). `timings`, when
+                 alone: bool = False, may_postpone: bool = False) -> dict:
+    """The KernelOutcome dict of one corpus row (see kcv._core.Store.record). Status `run_alone`
+    (not a store status): run it again with alone=True once nothing else runs; `postponed` (not
+    one either; only with may_postpone): the host-memory budget had no room for it within
+    cfg.memory_postpone_s, so it gave its slot up: run it again later. `timings`, when
     given, receives wall seconds: load (both workers, compiles included), warmup (first calls:
     Triton JIT and autotuning, library initialisation), replica, battery
     (without waiting for the rescaled pair's load, which overlaps the replica), rescale_load,
@@ -115,7 +121,8 @@ def audit_kernel(row: dict, cfg: KernelConfig, timings: dict | None = None,
                 raise RunAlone(f"about {need / 2**30:.1f} GiB of host memory by estimate, more "
                                f"than the {cfg.memory_gate.capacity / 2**30:.1f} GiB budget")
             t1 = time.monotonic()
-            held.enter_context(cfg.memory_gate.hold(need))
+            held.enter_context(cfg.memory_gate.hold(
+                need, cfg.memory_postpone_s if may_postpone and not alone else None))
             t["memory_wait"] = time.monotonic() - t1
         # The rescaled pair loads only now, beside the replica, with a load timeout of its own:
         # its candidate compiles the same source into the same extension directory, and two
@@ -146,6 +153,9 @@ def audit_kernel(row: dict, cfg: KernelConfig, timings: dict | None = None,
     except RunAlone as e:
         outcome["status"] = "run_alone"
         notes.insert(0, str(e))
+    except memory.MemoryBusy as e:
+        outcome["status"] = "postponed"
+        notes.insert(0, f"host memory: {e}")
     except LoadFailure as e:
         outcome["status"] = e.status
         notes.insert(0, str(e))

@@ -31,6 +31,10 @@ def estimate_host_bytes(input_bytes: int, output_bytes: int) -> int:
     return INPUT_COPIES * int(input_bytes) + OUTPUT_COPIES * int(output_bytes)
 
 
+class MemoryBusy(Exception):
+    """hold(n, timeout) found no room for n within the timeout."""
+
+
 class MemoryGate:
     """A counting budget of bytes: hold(n) waits until n fits beside what others hold (or no one
     holds anything: a kernel bigger than the budget still runs, alone)."""
@@ -46,9 +50,14 @@ class MemoryGate:
         return n <= self.capacity
 
     @contextmanager
-    def hold(self, n: int):
+    def hold(self, n: int, timeout: float | None = None):
+        """Holds n bytes until the block ends; with a timeout, raises MemoryBusy when n has not
+        fitted by then (nothing held)."""
         with self._cond:
-            self._cond.wait_for(lambda: self.used == 0 or self.used + n <= self.capacity)
+            if not self._cond.wait_for(lambda: self.used == 0 or self.used + n <= self.capacity,
+                                       timeout):
+                raise MemoryBusy(f"{n / 2**30:.1f} GiB did not fit in {timeout:g} s beside "
+                                 f"{self.used / 2**30:.1f} GiB held")
             self.used += n
         try:
             yield

@@ -6,7 +6,9 @@ a worker runs, and on a GPU machine every worker process is its own CUDA context
 records a kernel's verdicts and final status in one transaction, so a killed audit resumes with
 `todo()`: kernels that were pending or running are redone, finished ones never. Malformed rows
 become `malformed` kernels and the audit goes on. A kernel that ran out of memory is retried
-once more at the end, alone (no other slot running), before its status is recorded."""
+once more at the end, alone (no other slot running), before its status is recorded. A kernel
+for which the host-memory budget has no room within KernelConfig.memory_postpone_s gives its
+slot up to the kernels queued behind it and runs again once the queue is done."""
 
 from __future__ import annotations
 
@@ -189,6 +191,7 @@ class Auditor:
                                 worker_threads=opts.worker_threads,
                                 error_scale=opts.error_scale)
         self.retry_alone: list[dict] = []
+        self.postponed: list[dict] = []  # no room in host memory yet: after the queue, in slots
         self._lock = threading.Lock()
         self.progress: Progress | None = None
         self.run_id = 0
@@ -198,13 +201,23 @@ class Auditor:
         limit = self.opts.time_limit_s
         return limit is not None and time.monotonic() - self.started > limit
 
-    def _audit_one(self, row: dict, may_retry: bool) -> str:
+    def _audit_one(self, row: dict, may_retry: bool, may_postpone: bool = False) -> str:
         if self._out_of_time():
             return "skipped"  # stays pending: the next run does it
         t0 = time.monotonic()
         self.store.mark_running(row["id"], self.run_id)
         timings: dict = {}
-        outcome = audit_kernel(row, self.cfg, timings, alone=not may_retry)
+        outcome = audit_kernel(row, self.cfg, timings, alone=not may_retry,
+                               may_postpone=may_postpone)
+        if outcome["status"] == "postponed":
+            # A heavy kernel waiting for memory held a slot (and its loaded workers) while the
+            # lighter kernels behind it could have run: on the H200 30 slots held such kernels
+            # with the host 90 % idle. It runs again after the queue (its build is cached).
+            with self._lock:
+                self.postponed.append(row)
+            self.progress.message(f"kcv audit: {row['id']}: waits for host memory; runs again "
+                                  "after the queue")
+            return "postponed"
         if outcome["status"] == "run_alone" or (
                 may_retry and outcome["status"] != "ok" and statuses.is_out_of_memory(outcome["message"])):
             why = "large inputs" if outcome["status"] == "run_alone" else "out of memory"
@@ -273,7 +286,9 @@ class Auditor:
                 self._audit_one(row, may_retry=True)
         else:
             with ThreadPoolExecutor(max_workers=o.jobs, thread_name_prefix="kcv-slot") as pool:
-                list(pool.map(lambda r: self._audit_one(r, True), todo))
+                list(pool.map(lambda r: self._audit_one(r, True, may_postpone=True), todo))
+                # Postponed kernels run again, and now wait for memory as long as it takes.
+                list(pool.map(lambda r: self._audit_one(r, True), self.postponed))
         for row in self.retry_alone:  # every other slot has finished: this one runs alone
             self._audit_one(row, may_retry=False)
         return self.end()

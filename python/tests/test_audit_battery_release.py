@@ -28,6 +28,7 @@ class FakeSession:
                                        tensor_inputs=lambda: [{"dtype": "f32", "shape": [64]}])
         self.values: list[weakref.ref] = []
         self.alive_when_drawn: dict[int, int] = {}  # seed -> watched values alive then
+        self.forgotten: list[int] = []
 
     def inputs(self, seed):
         gc.collect()
@@ -46,6 +47,9 @@ class FakeSession:
         return core.CallRecord(status="ok", outputs=[np.asarray(inputs[0][1], np.float32)],
                                inputs_unchanged=True)
 
+    def forget(self, seed):
+        self.forgotten.append(seed)
+
 
 def test_the_first_seeds_values_are_released_before_the_second_seed_is_drawn():
     s = FakeSession()
@@ -59,6 +63,7 @@ def test_the_first_seeds_values_are_released_before_the_second_seed_is_drawn():
     assert len(s.values) >= 3
     assert s.alive_when_drawn == {11: 0, 22: 0}
     assert not b._oracles and not b._verdicts and not b._pending
+    assert s.forgotten == [11, 22]  # the session's memo of each seed, once its probes are done
     by_gate = {(r["gate"], r["profile"]): r["verdict"] for r in records}
     assert len(by_gate) == len(records) == 2 * len(battery.ALL_GATES)
     for gate in ("CMP-01", "CMP-02", "CMP-03", "EXC-01", "ORD-02", "PRC-01", "RES-01"):

@@ -176,3 +176,24 @@ def test_a_crash_beside_the_reference_restarts_the_worker_and_the_battery_goes_o
     assert verdicts[("EXC-01", "strict")] == "fail"
     for gate in ("CMP-01", "ORD-02", "CMP-03", "PRC-01"):  # judged after or around the crash
         assert verdicts[(gate, "strict")] == "pass", (gate, out["verdicts"])
+
+
+def test_the_session_memoises_only_the_kept_seeds_and_forgets_on_request():
+    s = ProblemSession(row("memo", GOOD), Limits(deadline=time.monotonic() + 60), device="cpu")
+    made = []
+
+    def reference_call(what, inputs, specs, mode, extra=None):
+        made.append((what, mode))
+        return [np.zeros(4)]
+
+    s._reference_call, s._f64_specs, s._eager_specs = reference_call, list, list
+    s.keep_seeds = {7}
+    x = [("x", np.zeros(4, np.float32))]
+    for key in (7, 7, 8, 8):  # a replica trial's seed (8) is not kept: run each time
+        s.reference64(x, key=key)
+        s.reference32(x, key=key)
+    assert made.count(("float64 run", 0)) == 3 and made.count(("float32 run", 2)) == 3
+    s.forget(7)
+    s.reference64(x, key=7)
+    s.reference32(x, key=7)
+    assert len(made) == 8  # both run again once forgotten

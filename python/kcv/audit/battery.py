@@ -317,11 +317,13 @@ class Battery:
         self._cmp03(p0)
         self._exc01(p0)
         self._release(p0)  # its oracle lent EXC-01 its scale; nothing reads it after
+        self.s.forget(self.seeds[0])
         for s in self.seeds[1:]:
             p = self.seed_probe(self.s, s, f"seed={s}")
             self._made(p)
             self._seed_gates(p)
             self._release(p)
+            self.s.forget(s)
         rescaled, rescale_note = self._rescaled(self.seeds[0])
         self._cmp01(rescaled, rescale_note)
         self._flush(("PRC-01", "CMP-02", "RES-01"))

@@ -16,14 +16,15 @@ from contextlib import contextmanager
 
 # Copies of one set of inputs the orchestrator can hold at once (two memoised seeds, the probe
 # being built, its non-contiguous and NaN variants, the executor's copies in a call), and of one
-# output at its own size (the replica's and warm-up's memoised runs, the first seed probe's fp64
+# output at its own size (the two kept seeds' memoised reference runs, the seed probe's fp64
 # value and f32 eager runs beside the probe being judged, its candidate outputs, the judges'
-# transient f64 copies; battery.py judges each probe as it is made and releases it). Checked
-# against the peak RSS growth that bench/audit/cpu_battery.py prints, with inputs = outputs:
-# 15.4 x (inputs + outputs) at --dim 262144 since session 10 (19.9 x before the release), so
-# (8 + 30) / 2 = 19 x estimated; the margin covers the eager TF32 runs a GPU adds per seed.
+# transient f64 copies; battery.py judges each probe as it is made and releases it, and the
+# session forgets a seed once its probes are done). Checked against the peak RSS growth that
+# bench/audit/cpu_battery.py prints, with inputs = outputs: 13.9 x (inputs + outputs) at
+# --dim 262144 since session 10 (19.9 x before), so (8 + 26) / 2 = 17 x estimated; the margin
+# covers the eager TF32 runs a GPU adds per seed.
 INPUT_COPIES = 8
-OUTPUT_COPIES = 30
+OUTPUT_COPIES = 26
 
 
 def estimate_host_bytes(input_bytes: int, output_bytes: int) -> int:

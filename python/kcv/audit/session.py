@@ -177,7 +177,9 @@ class ProblemSession:
         self.on_cpu = device == "cpu"
         self._helper = None  # the thread that spawned the candidate worker (start_both)
         self._inputs: dict[int, list] = {}
-        self.keep_seeds: set[int] = set()  # seeds whose inputs are memoised (the battery's)
+        # Seeds whose inputs and reference runs are memoised (the battery's): the replica's other
+        # trials would otherwise keep their eager outputs for the whole kernel.
+        self.keep_seeds: set[int] = set()
         self._ref64: dict[int, list] = {}
         self._ref32: dict[tuple, list] = {}
         # Wall seconds per kind of worker request (the audit's --timings breakdown): starts,
@@ -313,13 +315,22 @@ class ProblemSession:
         return [output_spec(f"output.{k}", "f64", o["shape"]) for k, o in enumerate(self.problem.outputs)]
 
     def reference64(self, inputs, key=None) -> list[np.ndarray]:
-        """Model in float64 on these inputs (the oracle value); memoised under `key`."""
+        """Model in float64 on these inputs (the oracle value); memoised under `key` when it is
+        one of keep_seeds."""
         if key is not None and key in self._ref64:
             return self._ref64[key]
         out = self._reference_call("float64 run", inputs, self._f64_specs(), mode=0)
-        if key is not None:
+        if key is not None and key in self.keep_seeds:
             self._ref64[key] = out
         return out
+
+    def forget(self, seed: int):
+        """Drops what is memoised for a seed (its inputs and reference runs): the battery is done
+        with it, and its arrays should not outlive its probes."""
+        self._inputs.pop(seed, None)
+        self._ref64.pop(seed, None)
+        for k in [k for k in self._ref32 if k[0] == seed]:
+            del self._ref32[k]
 
     def _eager_specs(self):
         """Eager fp32 outputs travel as f32 (exact for f32, f16 and bf16 outputs: half the bytes
@@ -331,7 +342,7 @@ class ProblemSession:
         """Model in float32 eager on these inputs, as f32 (or f64) arrays, with torch.backends' TF32
         flags tf32 = (cudnn_tf32, matmul_tf32) for this call (default: both off). TF32 exists
         only on CUDA: on the CPU every flag set is the flags-off run, made once. Memoised per
-        (key, flags)."""
+        (key, flags) when key is one of keep_seeds."""
         flags = (0, 0) if self.on_cpu else (int(tf32[0]), int(tf32[1]))
         k = (key, flags)
         if key is not None and k in self._ref32:
@@ -339,7 +350,7 @@ class ProblemSession:
         extra = ({"cudnn_tf32": float(flags[0]), "matmul_tf32": float(flags[1])}
                  if flags != (0, 0) else None)
         out = self._reference_call("float32 run", inputs, self._eager_specs(), mode=2, extra=extra)
-        if key is not None:
+        if key is not None and key in self.keep_seeds:
             self._ref32[k] = out
         return out
 

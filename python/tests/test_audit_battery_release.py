@@ -92,3 +92,18 @@ def test_a_stopped_battery_still_judges_the_buffer_gates_of_the_calls_made():
     assert gates == ["ORD-02", "CMP-03", "CMP-02", "RES-01"]
     assert all(r["verdict"] == "pass" for r in b.records)
     assert b.kernel_status == "timeout"
+
+
+def test_a_profile_named_twice_is_judged_once():
+    import json
+
+    def evidence(profiles):
+        b = battery.Battery(FakeSession(), {"reference_code": "", "problem_name": "1_relu",
+                                            "level": 1}, profiles, seeds=(11, 22))
+        try:
+            return [(r["gate"], r["profile"], json.loads(r["evidence_json"]).get("probes"))
+                    for r in b.run()]
+        finally:
+            b.close()
+
+    assert evidence(["strict", "strict"]) == evidence(["strict"])

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <exception>
+#include <system_error>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -62,7 +63,13 @@ void for_each_chunk(std::size_t n, std::size_t chunks, Body&& body) {
   {
     std::vector<std::jthread> threads;
     threads.reserve(chunks - 1);
-    for (std::size_t k = 1; k < chunks; ++k) threads.emplace_back(run, k);
+    for (std::size_t k = 1; k < chunks; ++k) {
+      try {
+        threads.emplace_back(run, k);
+      } catch (const std::system_error&) {
+        run(k);  // no thread to be had (a pids limit): the chunk runs here, into its own slot
+      }
+    }
     run(0);
   }  // joined
   for (const std::exception_ptr& e : failed)

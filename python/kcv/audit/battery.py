@@ -147,7 +147,7 @@ class Battery:
         self.seeds = tuple(seeds) if seeds is not None else trial_seeds()[:2]
         self.contract = dict(contract or {})
         self.row = row
-        self.profiles = list(profiles)
+        self.profiles = list(dict.fromkeys(profiles))  # a profile named twice is judged once
         self.flag_sets = error_model.extra_flag_sets(self.profiles)  # TF32 eager runs needed
         self.make_session = make_session  # constants -> a new, unstarted ProblemSession
         self.records: list[dict] = []
@@ -364,7 +364,7 @@ class Battery:
         self._oracles = {k: v for k, v in self._oracles.items() if k[0] not in ids}
         self._verdicts = {k: v for k, v in self._verdicts.items() if k[1] not in ids}
         for p in released:
-            p.calls, p.value, p.eager, p.eager_tf32 = [], None, None, {}
+            p.calls, p.inputs, p.value, p.eager, p.eager_tf32 = [], [], None, None, {}
 
     def _ord02(self, p0: Probe):
         itemsize = max([a.dtype.itemsize for _, a in p0.inputs] + [8])

@@ -203,7 +203,7 @@ class Auditor:
 
     def _audit_one(self, row: dict, may_retry: bool, may_postpone: bool = False) -> str:
         if self._out_of_time():
-            return "skipped"  # stays pending: the next run does it
+            return "skipped"  # stays pending (running, if postponed): the next run does it
         t0 = time.monotonic()
         self.store.mark_running(row["id"], self.run_id)
         timings: dict = {}

@@ -87,6 +87,24 @@ class ModelNew(nn.Module):
         return e / e.sum(dim=-1, keepdim=True)
 '''
 
+# Its weights are inference tensors (built under torch.inference_mode(), as cuda_l1's
+# EfficientNetB2 candidate does to fold its batch norms): copy_() on them outside inference mode
+# raises, so the weight copy must enter it.
+LINEAR_INFERENCE_CANDIDATE = '''
+import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def __init__(self, d_in, d_out):
+        super().__init__()
+        with torch.inference_mode():
+            self.fc = nn.Linear(d_in, d_out)
+
+    def forward(self, x):
+        return torch.softmax(self.fc(x), dim=-1)
+'''
+
 XENT = '''
 import torch
 import torch.nn as nn

@@ -198,6 +198,20 @@ def test_candidate_gets_the_reference_weights_by_name_and_shape(worker, cache_di
     torch.testing.assert_close(r.outputs[0], want, rtol=1e-6, atol=1e-7)
 
 
+def test_reference_weights_are_copied_into_inference_tensors(worker, cache_dir):
+    reply = load(worker, cache_dir, "candidate", kb.LINEAR, kb.LINEAR_INFERENCE_CANDIDATE)
+    assert reply["type"] == "loaded", reply
+    assert (reply["weights_copied"], reply["weights_total"]) == (2, 2)
+    x = torch.randn(5, 6)
+    r = worker.call([x], [(F32, (5, 7))], {"mode": 0})
+    ref = kb.module(kb.LINEAR)
+    torch.manual_seed(7)
+    with torch.no_grad():
+        want = ref.Model(*ref.get_init_inputs())(x)
+    assert r.reply["status"] == "ok", r.reply
+    torch.testing.assert_close(r.outputs[0], want, rtol=1e-6, atol=1e-7)
+
+
 def test_a_triton_candidate_runs_in_the_interpreter_on_the_cpu(worker, cache_dir):
     reply = load(worker, cache_dir, "candidate", kb.ADD, kb.ADD_TRITON)
     assert reply["type"] == "loaded" and reply["triton_interpret"] is True, reply

@@ -52,7 +52,7 @@ def tf32_flags(cudnn: bool, matmul: bool):
 
 def copy_weights(source: torch.nn.Module, target: torch.nn.Module) -> tuple:
     """Copies every parameter and buffer of `source` into the one of `target` with the same name
-    and shape; returns (copied, target's total)."""
+    and shape, inference tensors included; returns (copied, target's total)."""
     def named(m):
         return dict(list(m.named_parameters()) + list(m.named_buffers()))
 
@@ -62,7 +62,11 @@ def copy_weights(source: torch.nn.Module, target: torch.nn.Module) -> tuple:
         for name, t in want.items():
             s = have.get(name)
             if s is not None and tuple(s.shape) == tuple(t.shape):
-                t.copy_(s)
+                if t.is_inference():  # made under inference_mode: copy_ elsewhere raises
+                    with torch.inference_mode():
+                        t.copy_(s)
+                else:
+                    t.copy_(s)
                 copied += 1
     return copied, len(want)
 

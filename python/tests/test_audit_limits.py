@@ -133,6 +133,7 @@ def test_a_kernel_that_may_be_postponed_gives_up_when_memory_stays_busy(tmp_path
         out = audit_kernel(row("busy", GOOD), cfg, may_postpone=True)
         assert out["status"] == "postponed", out["message"]
         assert "host memory" in out["message"] and out["verdicts"] == []
+        assert out["host_bytes"] == need  # what the orchestrator waits to fit
         assert gate.used == 1
     out = audit_kernel(row("busy", GOOD), cfg, may_postpone=True)  # room now
     assert out["status"] == "ok", out["message"]

@@ -281,10 +281,11 @@ def test_memory_gate_with_a_timeout_gives_up_and_holds_nothing():
 
     gate = MemoryGate(100)
     with gate.hold(70):
-        with pytest.raises(MemoryBusy, match="did not fit in 0.1 s beside 0.0 GiB held"):
+        assert gate.admits(30) and not gate.admits(50)
+        with pytest.raises(MemoryBusy, match="did not fit in 0.1 s beside 0.0 GiB held") as busy:
             with gate.hold(50, timeout=0.1):
                 pass
-        assert gate.used == 70
+        assert gate.used == 70 and busy.value.need == 50
         with gate.hold(30, timeout=0.1):  # fits: no wait, no error
             assert gate.used == 100
     assert gate.used == 0
@@ -304,7 +305,8 @@ def test_a_kernel_short_of_host_memory_gives_its_slot_up_and_runs_after_the_queu
         heavy = heavy or row["id"]
         if row["id"] == heavy and may_postpone:
             return {"kernel_id": row["id"], "status": "postponed", "replica_verdict": None,
-                    "message": "host memory: 9.0 GiB did not fit", "verdicts": []}
+                    "message": "host memory: 9.0 GiB did not fit", "verdicts": [],
+                    "host_bytes": 9 << 30}
         return {"kernel_id": row["id"], "status": "ok", "replica_verdict": "accepted",
                 "message": "", "verdicts": []}
 
@@ -314,7 +316,8 @@ def test_a_kernel_short_of_host_memory_gives_its_slot_up_and_runs_after_the_queu
     summary = orchestrator.run_audit(opts)
     ids = [k for k, _ in calls]
     assert ids.count(heavy) == 2 and len(set(ids)) == len(ids) - 1
-    assert calls[-1] == (heavy, False)  # after every other kernel, and waiting this time
+    # No budget says it fits: after every other kernel, and waiting this time.
+    assert calls[-1] == (heavy, False)
     assert all(postpone for k, postpone in calls[:-1])
     assert summary["left"] == 0
     assert summary["statuses"].get("ok") == len(set(ids)), summary
@@ -324,9 +327,9 @@ def test_memory_gate_lets_an_oversized_kernel_run_when_nothing_else_holds_memory
     from kcv.audit.memory import MemoryGate
 
     gate = MemoryGate(100)
-    assert not gate.fits(500)
+    assert not gate.fits(500) and gate.admits(500)
     with gate.hold(500):
-        assert gate.used == 500
+        assert gate.used == 500 and not gate.admits(1)
     assert gate.used == 0
     with pytest.raises(ValueError):
         MemoryGate(0)

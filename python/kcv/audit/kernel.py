@@ -41,7 +41,8 @@ class KernelConfig:
     worker_threads: int | None = None  # CPU threads per worker process (None: torch's default)
     error_scale: str = "global"  # error_model.ERROR_SCALES: one E per output, or per binade
     # How long a kernel that may be postponed (audit_kernel's may_postpone) waits for room in the
-    # host-memory budget before it gives its slot up to the kernels queued behind it.
+    # host-memory budget before it gives its slot up (the orchestrator runs it again when its
+    # estimate fits).
     memory_postpone_s: float = 30.0
 
 
@@ -72,7 +73,8 @@ def audit_kernel(row: dict, cfg: KernelConfig, timings: dict | None = None,
     """The KernelOutcome dict of one corpus row (see kcv._core.Store.record). Status `run_alone`
     (not a store status): run it again with alone=True once nothing else runs; `postponed` (not
     one either; only with may_postpone): the host-memory budget had no room for it within
-    cfg.memory_postpone_s, so it gave its slot up: run it again later. `timings`, when
+    cfg.memory_postpone_s, so it gave its slot up: run it again once `host_bytes` (its
+    estimate, in the outcome only then) fits. `timings`, when
     given, receives wall seconds: load (both workers, compiles included), warmup (first calls:
     Triton JIT and autotuning, library initialisation), replica, battery
     (without waiting for the rescaled pair's load, which overlaps the replica), rescale_load,
@@ -155,6 +157,7 @@ def audit_kernel(row: dict, cfg: KernelConfig, timings: dict | None = None,
         notes.insert(0, str(e))
     except memory.MemoryBusy as e:
         outcome["status"] = "postponed"
+        outcome["host_bytes"] = e.need
         notes.insert(0, f"host memory: {e}")
     except LoadFailure as e:
         outcome["status"] = e.status

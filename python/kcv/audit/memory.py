@@ -7,7 +7,9 @@ dozen slots on problems of hundreds of megabytes that outgrew a 128 GB host on t
 kernel's OOM killer took the orchestrator, docs/audit/README.md). So each kernel, once its
 problem is known, holds an estimate of what it will keep until it is done, and waits while the
 running kernels' estimates would not leave room; a kernel whose estimate exceeds the whole
-budget runs alone at the end, when nothing else runs."""
+budget runs alone at the end, when nothing else runs. A kernel that may be postponed waits only
+KernelConfig.memory_postpone_s and gives its slot up (MemoryBusy, with its estimate); the
+orchestrator runs it again once admits() says its estimate fits."""
 
 from __future__ import annotations
 
@@ -33,7 +35,11 @@ def estimate_host_bytes(input_bytes: int, output_bytes: int) -> int:
 
 
 class MemoryBusy(Exception):
-    """hold(n, timeout) found no room for n within the timeout."""
+    """hold(n, timeout) found no room for n (its `need`) within the timeout."""
+
+    def __init__(self, message: str, need: int):
+        super().__init__(message)
+        self.need = need
 
 
 class MemoryGate:
@@ -50,15 +56,23 @@ class MemoryGate:
     def fits(self, n: int) -> bool:
         return n <= self.capacity
 
+    def _admits(self, n: int) -> bool:
+        return self.used == 0 or self.used + n <= self.capacity
+
+    def admits(self, n: int) -> bool:
+        """Whether hold(n) would take n now without waiting: n fits beside what is held, or
+        nothing is held."""
+        with self._cond:
+            return self._admits(n)
+
     @contextmanager
     def hold(self, n: int, timeout: float | None = None):
         """Holds n bytes until the block ends; with a timeout, raises MemoryBusy when n has not
         fitted by then (nothing held)."""
         with self._cond:
-            if not self._cond.wait_for(lambda: self.used == 0 or self.used + n <= self.capacity,
-                                       timeout):
+            if not self._cond.wait_for(lambda: self._admits(n), timeout):
                 raise MemoryBusy(f"{n / 2**30:.1f} GiB did not fit in {timeout:g} s beside "
-                                 f"{self.used / 2**30:.1f} GiB held")
+                                 f"{self.used / 2**30:.1f} GiB held", n)
             self.used += n
         try:
             yield

@@ -8,7 +8,9 @@ records a kernel's verdicts and final status in one transaction, so a killed aud
 become `malformed` kernels and the audit goes on. A kernel that ran out of memory is retried
 once more at the end, alone (no other slot running), before its status is recorded. A kernel
 for which the host-memory budget has no room within KernelConfig.memory_postpone_s gives its
-slot up to the kernels queued behind it and runs again once the queue is done."""
+slot up and is postponed: the next slot to come free runs it again, before the queued kernels,
+once its estimate fits the memory free then (Auditor._next_kernel); those still waiting when
+the queue is done wait for memory as long as it takes."""
 
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ import shlex
 import sys
 import threading
 import time
+from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
@@ -162,6 +165,14 @@ def interleave_corpora(rows: list[dict]) -> list[dict]:
     return out
 
 
+@dataclass
+class Postponed:
+    """A kernel that found no room in the host-memory budget."""
+    row: dict
+    host_bytes: int  # its estimate, which did not fit
+    running: bool = False  # a slot runs it again
+
+
 def _kcv_version() -> str:
     try:
         from kcv import _core
@@ -191,7 +202,8 @@ class Auditor:
                                 worker_threads=opts.worker_threads,
                                 error_scale=opts.error_scale)
         self.retry_alone: list[dict] = []
-        self.postponed: list[dict] = []  # no room in host memory yet: after the queue, in slots
+        self.queue: deque[dict] = deque()  # kernels no slot has taken yet
+        self.postponed: dict[str, Postponed] = {}  # by kernel id, the first postponed first
         self._lock = threading.Lock()
         self.progress: Progress | None = None
         self.run_id = 0
@@ -212,11 +224,13 @@ class Auditor:
         if outcome["status"] == "postponed":
             # A heavy kernel waiting for memory held a slot (and its loaded workers) while the
             # lighter kernels behind it could have run: on the H200 30 slots held such kernels
-            # with the host 90 % idle. It runs again after the queue (its build is cached).
-            with self._lock:
-                self.postponed.append(row)
-            self.progress.message(f"kcv audit: {row['id']}: waits for host memory; runs again "
-                                  "after the queue")
+            # with the host 90 % idle. It runs again once its estimate fits (its build is cached).
+            need = outcome["host_bytes"]
+            with self._lock:  # postponed again, it keeps its place
+                again = self.postponed.setdefault(row["id"], Postponed(row, need))
+                again.host_bytes, again.running = need, False
+            self.progress.message(f"kcv audit: {row['id']}: no room for {need / 2**30:.1f} GiB "
+                                  "of host memory; runs again when memory frees")
             return "postponed"
         if outcome["status"] == "run_alone" or (
                 may_retry and outcome["status"] != "ok" and statuses.is_out_of_memory(outcome["message"])):
@@ -236,6 +250,38 @@ class Auditor:
             note += (", " if note else "") + "fails " + ",".join(failed)
         self.progress.kernel_done(row["id"], outcome["status"], time.monotonic() - t0, note)
         return outcome["status"]
+
+    def _next_kernel(self) -> tuple[dict, bool] | None:
+        """Under the lock: the next kernel for a free slot, and whether it may be postponed. The
+        oldest postponed kernel whose estimate fits the memory free now, else the next queued one,
+        else (the queue done) the oldest postponed one, which then waits for memory as long as it
+        takes. None when nothing is left to take: a postponed kernel that a slot runs again and
+        that is postponed again is taken again by that slot."""
+        gate = self.cfg.memory_gate
+        waiting = [p for p in self.postponed.values() if not p.running]
+        fitting = [p for p in waiting if gate is not None and gate.admits(p.host_bytes)]
+        if fitting:
+            taken, may_postpone = fitting[0], True
+        elif self.queue:
+            return self.queue.popleft(), True
+        elif waiting:
+            taken, may_postpone = waiting[0], False
+        else:
+            return None
+        taken.running = True
+        return taken.row, may_postpone
+
+    def _slot(self):
+        """One of the --jobs slots: runs kernels until none is left to take."""
+        while True:
+            with self._lock:
+                job = self._next_kernel()
+            if job is None:
+                return
+            row, may_postpone = job
+            if self._audit_one(row, True, may_postpone) != "postponed":
+                with self._lock:
+                    self.postponed.pop(row["id"], None)
 
     def _log_timings(self, row: dict, outcome: dict, timings: dict):
         if not self.opts.timings_path:
@@ -285,10 +331,11 @@ class Auditor:
             for row in todo:
                 self._audit_one(row, may_retry=True)
         else:
+            self.queue.extend(todo)
             with ThreadPoolExecutor(max_workers=o.jobs, thread_name_prefix="kcv-slot") as pool:
-                list(pool.map(lambda r: self._audit_one(r, True, may_postpone=True), todo))
-                # Postponed kernels run again, and now wait for memory as long as it takes.
-                list(pool.map(lambda r: self._audit_one(r, True), self.postponed))
+                slots = [pool.submit(self._slot) for _ in range(o.jobs)]
+                for slot in slots:
+                    slot.result()
         for row in self.retry_alone:  # every other slot has finished: this one runs alone
             self._audit_one(row, may_retry=False)
         return self.end()

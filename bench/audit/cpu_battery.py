@@ -63,6 +63,9 @@ def main() -> int:
     io = 2 * 64 * args.dim * 4 / 2**20  # one f32 input and one f32 output
     print(f"orchestrator peak RSS grew {grew:.0f} MiB = {grew / io:.1f} x (inputs + outputs) "
           f"(kcv.audit.memory estimates {memory.estimate_host_bytes(io / 2, io / 2) / io:.1f} x)")
+    costs = {k[5:]: v for k, v in t.items() if k.startswith("cost_")}
+    print("where the time went (wall seconds per kind of work):",
+          ", ".join(f"{k} {v:.1f}" for k, v in sorted(costs.items(), key=lambda kv: -kv[1])))
     for gate, (n, s) in sorted(judged.items()):
         print(f"  {gate}: {n} judge calls (profiles included), {s:.2f} s")
     return 0 if out["status"] == "ok" else 1

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <utility>
 
 #include "exec/sentinel.hpp"
 #include "kcv/rng.hpp"
@@ -22,6 +23,19 @@ constexpr uint64_t kGuardStreamBase = 0x4755415244ull << 24;  // "GUARD"
 std::vector<std::byte> snapshot(const HostTensor& t) {
   const auto raw = t.raw();
   return {raw.begin(), raw.end()};
+}
+
+// Bytes [begin, end) of t.raw(): its storage's elements; the rest are its guard bands.
+std::pair<std::size_t, std::size_t> element_bytes(const HostTensor& t) {
+  const std::size_t begin = t.raw_storage_begin();
+  return {begin, begin + static_cast<std::size_t>(t.storage_elems()) * dtype_size(t.dtype())};
+}
+
+CallBuffers::Guards guard_snapshot(const HostTensor& t) {
+  const auto raw = t.raw();
+  const auto [begin, end] = element_bytes(t);
+  return {{raw.begin(), raw.begin() + static_cast<std::ptrdiff_t>(begin)},
+          {raw.begin() + static_cast<std::ptrdiff_t>(std::min(end, raw.size())), raw.end()}};
 }
 
 void fill_random(HostTensor& t, uint64_t seed, uint64_t stream) {
@@ -74,18 +88,17 @@ void audit_output_guards(const CallBuffers& b, CallRecord& rec) {
   for (std::size_t k = 0; k < b.outputs.size(); ++k) {
     const HostTensor& t = b.outputs[k];
     const auto raw = t.raw();
-    const std::size_t begin = t.raw_storage_begin();
-    const std::size_t end =
-        begin + static_cast<std::size_t>(t.storage_elems()) * dtype_size(t.dtype());
-    for (std::size_t j = 0; j < raw.size(); ++j) {
-      if (j == begin) j = end;
-      if (j >= raw.size()) break;
-      if (raw[j] != b.outputs_before[k][j]) {
-        rec.guards_intact = false;
-        rec.first_guard_violation = static_cast<int64_t>(j) - static_cast<int64_t>(begin);
-        return;
-      }
+    const auto [begin, end] = element_bytes(t);
+    const CallBuffers::Guards& before = b.output_guards_before[k];
+    int64_t j = first_difference(raw.first(begin), before.front);
+    if (j < 0 && end < raw.size()) {
+      j = first_difference(raw.subspan(end), before.back);
+      if (j >= 0) j += static_cast<int64_t>(end);
     }
+    if (j < 0) continue;
+    rec.guards_intact = false;
+    rec.first_guard_violation = j - static_cast<int64_t>(begin);
+    return;
   }
 }
 
@@ -148,7 +161,7 @@ CallBuffers prepare_buffers(const std::vector<HostTensor>& inputs,
   }
   b.sentinel = b.output_sentinels.empty() ? 0 : b.output_sentinels.front();
   for (const HostTensor& t : b.inputs) b.inputs_before.push_back(snapshot(t));
-  for (const HostTensor& t : b.outputs) b.outputs_before.push_back(snapshot(t));
+  for (const HostTensor& t : b.outputs) b.output_guards_before.push_back(guard_snapshot(t));
   for (HostTensor& t : b.inputs) b.input_views.push_back(t.view());
   for (HostTensor& t : b.outputs) b.output_views.push_back(t.view());
   b.output_views_made = b.output_views;

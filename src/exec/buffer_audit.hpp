@@ -3,7 +3,8 @@
 // copied into fresh HostTensors with the caller's layout (strides, storage offset), guard bands
 // and address shift, guards and padding filled with a fixed pattern or random bits; outputs
 // contiguous, every raw byte (guards included) holding the call's sentinel, or zeros in plain
-// (replica) mode. Snapshots of all raw bytes are taken before the call. audit_buffers compares
+// (replica) mode. Snapshots of the inputs' raw bytes and the outputs' guard bytes are taken
+// before the call. audit_buffers compares
 // after the call: inputs bit for bit, output guards, and output elements still equal to the
 // sentinel. The kcv_tensor views handed to the kernel are kept with a pristine copy, so a kernel
 // that rewrites its output views (a "wrong shape") is caught.
@@ -26,7 +27,12 @@ struct CallBuffers {
   std::vector<HostTensor> inputs;
   std::vector<HostTensor> outputs;
   std::vector<std::vector<std::byte>> inputs_before;   // raw() of each input before the call
-  std::vector<std::vector<std::byte>> outputs_before;  // raw() of each output as poisoned
+  // Each output's guard bytes as poisoned, before and after its elements: a copy of the whole
+  // output per call would only add an output-sized allocation (the audit's large problems).
+  struct Guards {
+    std::vector<std::byte> front, back;
+  };
+  std::vector<Guards> output_guards_before;
   std::vector<kcv_tensor> input_views;
   std::vector<kcv_tensor> output_views;       // handed to the kernel (it may scribble on them)
   std::vector<kcv_tensor> output_views_made;  // as kcv made them

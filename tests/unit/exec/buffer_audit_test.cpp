@@ -67,6 +67,24 @@ TEST(BufferAudit, ReportsAFrontGuardWriteAsANegativeByteOffset) {
   EXPECT_TRUE(rec.all_written);
 }
 
+// Only the guard bands are kept from before the call (a copy of the whole output per call was
+// an output-sized allocation for nothing), and a write to the very last guard byte still shows.
+TEST(BufferAudit, KeepsTheOutputGuardsAndFindsAWriteToTheLastGuardByte) {
+  CallBuffers b = prepare_buffers({}, {{DType::kF32, {4}}}, CallOptions{});
+  const std::size_t begin = b.outputs[0].raw_storage_begin();
+  const std::size_t end = begin + 4 * sizeof(float);
+  const std::size_t size = b.outputs[0].raw().size();
+  ASSERT_EQ(b.output_guards_before.size(), 1u);
+  EXPECT_EQ(b.output_guards_before[0].front.size(), begin);
+  EXPECT_EQ(b.output_guards_before[0].back.size(), size - end);
+  for (int64_t i = 0; i < 4; ++i) b.outputs[0].set_value_at(i, 1.0);
+  b.outputs[0].raw()[size - 1] ^= std::byte{1};
+  CallRecord rec;
+  audit_buffers(b, rec);
+  EXPECT_FALSE(rec.guards_intact);
+  EXPECT_EQ(rec.first_guard_violation, static_cast<int64_t>(size - 1 - begin));
+}
+
 TEST(BufferAudit, ReportsAnInputGuardWriteAsANegativeElement) {
   CallBuffers b = prepare_buffers({padded_input()}, {}, CallOptions{});
   b.inputs[0].raw()[b.inputs[0].raw_storage_begin() - 3] = std::byte{0};  // inside element -1

@@ -9,6 +9,11 @@ code that needs a GPU) is counted as unknown. The corpora's code is executed: ru
 audit would run it, never on a machine that must not run third-party code.
 
   .venv/bin/python bench/audit/input_sizes.py ../shared/corpora/*.jsonl [--store docs/audit/merged.db]
+      [--ids-below GIB FILE]
+
+--ids-below writes the ids of the rows whose inputs are known to be under GIB GiB (and, with
+--store, not final there, or `error`: ours, for AUDIT_RETRY=error), one a line, for `kcv audit --ids-from FILE`: a run that leaves the
+big problems for later.
 """
 
 import argparse
@@ -53,6 +58,8 @@ def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("corpora", nargs="+", help="corpus .jsonl files")
     p.add_argument("--store", help="an audit store: split each band by kernel status")
+    p.add_argument("--ids-below", nargs=2, metavar=("GIB", "FILE"),
+                   help="write the ids of rows with inputs under GIB GiB (not final in --store, or error)")
     args = p.parse_args()
     for name in FACTORIES:
         setattr(torch, name, on_meta(getattr(torch, name)))
@@ -80,6 +87,16 @@ def main() -> int:
             counts = table[b]
             detail = ", ".join(f"{k} {v}" for k, v in counts.most_common())
             print(f"  {b:>10}: {sum(counts.values()):4d}  ({detail})")
+    if args.ids_below:
+        limit, path = float(args.ids_below[0]) * 2**30, args.ids_below[1]
+        ids = sorted(k for k, size in sizes.items() if size is not None and size < limit
+                     and status.get(k, "pending") in ("pending", "running", "error"))
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(f"# {len(ids)} rows with inputs under {args.ids_below[0]} GiB"
+                    + (f", not final (or error) in {args.store}" if args.store else "")
+                    + " (bench/audit/input_sizes.py)\n")
+            f.writelines(k + "\n" for k in ids)
+        print(f"{len(ids)} ids written to {path}")
     return 0
 
 

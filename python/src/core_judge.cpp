@@ -44,18 +44,27 @@ TensorSig positional_sig(std::string name, std::size_t rank) {
   return t;
 }
 
-/// A contiguous float64 array is read in place (ascontiguousarray returns it itself); anything
-/// else is converted by numpy first. The copy runs without the GIL (`a` keeps the buffer alive):
-/// it is hundreds of megabytes for the audit's large outputs, and other slots wait on the GIL.
+/// A contiguous float64 or float32 array is read in place (ascontiguousarray returns it itself)
+/// and widened here; anything else is converted by numpy first. float32 is read as it is because
+/// `declared`, the eager fp32 run, would otherwise cost a float64 temporary from numpy per judge
+/// call besides this copy. The copy runs without the GIL (`a` keeps the buffer alive): it is
+/// hundreds of megabytes for the audit's large outputs, and other slots wait on the GIL.
 std::vector<double> f64_values(nb::handle values) {
   nb::object np = nb::module_::import_("numpy");
-  nb::object a = np.attr("ascontiguousarray")(values, "float64").attr("ravel")();
+  nb::object a = np.attr("asarray")(values);
+  const bool f32 = nb::cast<std::string>(a.attr("dtype").attr("str")) == "<f4";
+  a = np.attr("ascontiguousarray")(a, f32 ? "float32" : "float64").attr("ravel")();
   nb::dict iface = nb::cast<nb::dict>(a.attr("__array_interface__"));
   const auto n = nb::cast<std::size_t>(a.attr("size"));
-  const auto* p =
-      reinterpret_cast<const double*>(nb::cast<uintptr_t>(nb::cast<nb::tuple>(iface["data"])[0]));
+  const auto data = nb::cast<uintptr_t>(nb::cast<nb::tuple>(iface["data"])[0]);
   nb::gil_scoped_release unlocked;
-  return n > 0 ? std::vector<double>(p, p + n) : std::vector<double>{};
+  if (n == 0) return {};
+  if (f32) {
+    const auto* p = reinterpret_cast<const float*>(data);
+    return std::vector<double>(p, p + n);  // float -> double is exact
+  }
+  const auto* p = reinterpret_cast<const double*>(data);
+  return std::vector<double>(p, p + n);
 }
 
 /// tau = tau_rel |y*| + the absolute term of y*'s binade, 0 where y* is not finite (the audit's

@@ -142,6 +142,25 @@ def test_prc01_on_a_reduction_needs_the_declared_simulation():
     assert r["verdict"] == "pass", r["summary"]
 
 
+def test_a_float32_declared_value_judges_as_its_float64_widening():
+    # kcv._core.judge widens a float32 `declared` itself (no numpy float64 temporary): the same
+    # verdict and evidence as the float64 array, for contiguous, strided, NaN and signed zeros.
+    rng = np.random.default_rng(3)
+    y = rng.standard_normal(512)
+    y[:4] = [0.0, -0.0, np.nan, np.inf]
+    eager = (y * (1 + rng.standard_normal(512) * 1e-6)).astype(np.float32)
+    cand = (y * (1 + rng.standard_normal(512) * 3e-6)).astype(np.float32)
+    strided = np.repeat(eager, 2)[::2]
+    assert not strided.flags["C_CONTIGUOUS"]
+    inputs = [("x", y.astype(np.float32))]
+    for declared in (eager, strided):
+        got = [core.judge(gate, calls=[ok_call(cand)], inputs=inputs, op_class="reduction",
+                          oracle=[oracle(y, np.abs(y) * 1e-5, declared=d)])
+               for gate in ("PRC-01", "CMP-01") for d in (declared, declared.astype(np.float64))]
+        assert got[0] == got[1] and got[2] == got[3]
+        assert got[0]["verdict"] in ("pass", "fail") and got[0]["verdict"] != "error", got[0]
+
+
 def test_res01_fails_on_a_guard_write_and_on_guard_dependent_results():
     a = Y.astype(np.float32)
     calls = [ok_call(a), ok_call(a), ok_call(a)]

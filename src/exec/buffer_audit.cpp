@@ -65,15 +65,11 @@ HostTensor copy_input(const HostTensor& src, std::size_t index, const CallOption
   return t;
 }
 
-// First byte where `now` differs from `before`, or -1.
-int64_t first_difference(std::span<const std::byte> now, const std::vector<std::byte>& before) {
-  const auto mismatch = std::mismatch(now.begin(), now.end(), before.begin());
-  return mismatch.first == now.end() ? -1 : static_cast<int64_t>(mismatch.first - now.begin());
-}
-
 void audit_inputs(const CallBuffers& b, CallRecord& rec) {
+  const bool compared = b.inputs_before.empty() && !b.input_first_difference.empty();
   for (std::size_t k = 0; k < b.inputs.size(); ++k) {
-    const int64_t byte = first_difference(b.inputs[k].raw(), b.inputs_before[k]);
+    const int64_t byte = compared ? b.input_first_difference[k]
+                                  : first_difference(b.inputs[k].raw(), b.inputs_before[k]);
     if (byte < 0) continue;
     const auto size = static_cast<int64_t>(dtype_size(b.inputs[k].dtype()));
     const int64_t rel = byte - static_cast<int64_t>(b.inputs[k].raw_storage_begin());
@@ -144,8 +140,14 @@ bool same_view(const kcv_tensor& a, const kcv_tensor& b) {
 
 }  // namespace
 
+int64_t first_difference(std::span<const std::byte> now, std::span<const std::byte> before) {
+  const auto mismatch = std::mismatch(now.begin(), now.end(), before.begin());
+  return mismatch.first == now.end() ? -1 : static_cast<int64_t>(mismatch.first - now.begin());
+}
+
 CallBuffers prepare_buffers(const std::vector<HostTensor>& inputs,
-                            const std::vector<OutputSpec>& outputs, const CallOptions& options) {
+                            const std::vector<OutputSpec>& outputs, const CallOptions& options,
+                            bool snapshot_inputs) {
   CallBuffers b;
   b.plain = options.plain_buffers;
   b.inputs.reserve(inputs.size());
@@ -160,7 +162,8 @@ CallBuffers prepare_buffers(const std::vector<HostTensor>& inputs,
     b.outputs.back().fill_raw(b.output_sentinels.back());
   }
   b.sentinel = b.output_sentinels.empty() ? 0 : b.output_sentinels.front();
-  for (const HostTensor& t : b.inputs) b.inputs_before.push_back(snapshot(t));
+  if (snapshot_inputs)
+    for (const HostTensor& t : b.inputs) b.inputs_before.push_back(snapshot(t));
   for (const HostTensor& t : b.outputs) b.output_guards_before.push_back(guard_snapshot(t));
   for (HostTensor& t : b.inputs) b.input_views.push_back(t.view());
   for (HostTensor& t : b.outputs) b.output_views.push_back(t.view());

@@ -27,6 +27,10 @@ struct CallBuffers {
   std::vector<HostTensor> inputs;
   std::vector<HostTensor> outputs;
   std::vector<std::vector<std::byte>> inputs_before;   // raw() of each input before the call
+  // Set instead of inputs_before by an executor whose kernel writes to copies of the inputs
+  // (the worker's shared memory), so that `inputs` themselves stay as they were: the first raw
+  // byte at which each copy differs after the call, -1 where none does.
+  std::vector<int64_t> input_first_difference;
   // Each output's guard bytes as poisoned, before and after its elements: a copy of the whole
   // output per call would only add an output-sized allocation (the audit's large problems).
   struct Guards {
@@ -41,8 +45,14 @@ struct CallBuffers {
   bool plain = false;
 };
 
+/// snapshot_inputs = false: the executor compares the inputs itself and fills
+/// input_first_difference (no input-sized snapshot per call).
 CallBuffers prepare_buffers(const std::vector<HostTensor>& inputs,
-                            const std::vector<OutputSpec>& outputs, const CallOptions& options);
+                            const std::vector<OutputSpec>& outputs, const CallOptions& options,
+                            bool snapshot_inputs = true);
+
+/// First byte where `now` differs from `before` (same size), or -1.
+int64_t first_difference(std::span<const std::byte> now, std::span<const std::byte> before);
 
 /// Fills the audit fields of `rec` (inputs_unchanged ... first_unwritten) from the buffers.
 void audit_buffers(const CallBuffers& b, CallRecord& rec);

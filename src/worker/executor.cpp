@@ -103,7 +103,14 @@ void fail_all(const std::vector<Pending*>& calls, CallStatus status, const std::
 
 void WorkerExecutorImpl::accept(Pending& p, const nlohmann::json& result) {
   const auto raws = exec::raw_buffers(p.buffers);
-  for (std::size_t k = 0; k < raws.size(); ++k)
+  // The worker wrote to the region's copies only: kcv's inputs are still as they were, so each
+  // input copy is compared with them in place (no snapshot per call); the outputs come back.
+  const std::size_t n_inputs = p.buffers.inputs.size();
+  p.buffers.input_first_difference.clear();
+  for (std::size_t k = 0; k < n_inputs; ++k)
+    p.buffers.input_first_difference.push_back(
+        exec::first_difference(p.region->buffer(k), raws[k]));
+  for (std::size_t k = n_inputs; k < raws.size(); ++k)
     std::memcpy(raws[k].data(), p.region->buffer(k).data(), raws[k].size());
   p.outcome = worker::outcome_of(result);
   p.returned = true;
@@ -196,7 +203,8 @@ std::vector<CallRecord> WorkerExecutorImpl::run_all(Candidate& candidate,
                                                     const std::vector<CallOptions>& options) {
   std::vector<Pending> calls(options.size());
   for (std::size_t i = 0; i < options.size(); ++i)
-    calls[i].buffers = exec::prepare_buffers(inputs, outputs, options[i]);
+    calls[i].buffers = exec::prepare_buffers(inputs, outputs, options[i],
+                                             /*snapshot_inputs=*/false);
   if (!options.empty()) {
     if (auto no = refuse(candidate, outputs)) {
       for (Pending& p : calls) p.outcome = *no;

@@ -48,12 +48,27 @@ class FakeKernels:
         self.calls: list[tuple[int, bool]] = []
         self._lock = threading.Lock()
 
-    def __call__(self, row, cfg, timings=None, alone=False, may_postpone=False):
+    def __call__(self, row, cfg, timings=None, alone=False, may_postpone=False, reservation=None):
         with self._lock:
             role = self.roles.setdefault(row["id"], len(self.roles))
             self.calls.append((role, may_postpone))
         run = self.behaviour.get(role)
-        return run(row, cfg.memory_gate, may_postpone) if run else ok(row)
+        gate = ReservedGate(cfg.memory_gate, reservation)
+        return run(row, gate, may_postpone) if run else ok(row)
+
+
+class ReservedGate:
+    """The gate as a behaviour sees it: its hold consumes the kernel's reservation, as
+    audit_kernel's does."""
+
+    def __init__(self, gate, reservation):
+        self.gate, self.reservation = gate, reservation
+
+    def hold(self, n, timeout=None):
+        return self.gate.hold(n, timeout, reservation=self.reservation)
+
+    def __getattr__(self, name):
+        return getattr(self.gate, name)
 
 
 class CountingStore:
@@ -72,13 +87,14 @@ class CountingStore:
 
 
 def run_slots(tmp_path, monkeypatch, fake, **opts):
-    """Audits the sample with two slots and a 100-byte budget; returns the summary, the
-    kernels left to do and the records per kernel. Fails rather than hangs on a deadlock."""
+    """Audits the sample with two slots (or opts' jobs) and a 100-byte budget; returns the
+    summary, the kernels left to do and the records per kernel. Fails rather than hangs on a
+    deadlock."""
     monkeypatch.setattr(orchestrator, "audit_kernel", fake)
     trial_seeds()  # imports torch now, not inside a --time-limit
     auditor = orchestrator.Auditor(orchestrator.AuditOptions(
-        corpora=[SAMPLE], store=str(tmp_path / "a.db"), jobs=2, progress=False,
-        host_memory_bytes=100, **opts))
+        corpora=[SAMPLE], store=str(tmp_path / "a.db"), progress=False,
+        host_memory_bytes=100, **{"jobs": 2, **opts}))
     auditor.store = CountingStore(auditor.store)
     done: dict = {}
 
@@ -176,7 +192,7 @@ def test_a_kernel_postponed_twice_is_retried_in_its_turn_and_recorded_once(tmp_p
 
 
 def test_the_time_limit_leaves_kernels_not_started_and_postponed_ones_to_do(tmp_path, monkeypatch):
-    limit_s = 1.0
+    limit_s = 2.0  # from the Auditor's creation: room for reading the sample on a slow machine
     holding = threading.Event()
 
     def holder(row, gate, may_postpone):  # 70 of 100 until past the limit
@@ -200,3 +216,62 @@ def test_the_time_limit_leaves_kernels_not_started_and_postponed_ones_to_do(tmp_
     assert set(records) == {role[0], role[2]}
     assert summary["statuses"].get("ok") == 2 and summary["left"] == KERNELS - 2
     assert role[1] in left and len(left) == KERNELS - 2
+
+
+def test_a_postponed_kernel_taken_again_has_its_room_reserved_while_it_loads(
+        tmp_path, monkeypatch):
+    # Three slots; role 0 holds 60 of 100 for a while; roles 1 and 2 need 60 each and are
+    # postponed. When role 0 ends, a freed slot takes one of them and reserves its 60 at once:
+    # the next slots freed while it loads must not count the same room and take the other too,
+    # nor may queued kernels take it, or the retaken kernel is postponed a second time.
+    # Times (s): role 0 holds 0.6-1.4; roles 1, 2 postponed at 0.7; roles 3, 4 load 0.7-1.3 and
+    # hold until 1.6; role 1, taken again at 1.4, loads until 2.0: the slots freed at 1.6 must
+    # take roles 5, 6, not role 2.
+    load_s = 0.6
+
+    def holder(row, gate, may_postpone):
+        time.sleep(load_s)
+        with gate.hold(60):
+            time.sleep(0.8)
+        return ok(row)
+
+    def heavy(row, gate, may_postpone):
+        time.sleep(load_s)  # the workers' load comes before audit_kernel's hold
+        return held_or_postponed(row, gate, 60, may_postpone, while_held=lambda: time.sleep(0.5))
+
+    def light(row, gate, may_postpone):
+        time.sleep(load_s)
+        return held_or_postponed(row, gate, 10, may_postpone, while_held=lambda: time.sleep(0.3))
+
+    fake = FakeKernels({0: holder, 1: heavy, 2: heavy, **{r: light for r in range(3, KERNELS)}})
+    outcomes: list = []
+    real_audit_one = orchestrator.Auditor._audit_one
+
+    def audit_one(self, row, *args, **kwargs):
+        status = real_audit_one(self, row, *args, **kwargs)
+        outcomes.append((fake.roles[row["id"]], status))
+        return status
+
+    monkeypatch.setattr(orchestrator.Auditor, "_audit_one", audit_one)
+    summary, left, records = run_slots(tmp_path, monkeypatch, fake, jobs=3)
+    postponements = {r: outcomes.count((r, "postponed")) for r in (1, 2)}
+    assert postponements == {1: 1, 2: 1}, outcomes
+    assert summary["statuses"].get("ok") == KERNELS and left == set()
+    assert set(records.values()) == {1}
+
+
+def test_an_error_of_ours_around_one_kernel_leaves_it_to_do_and_the_slot_goes_on(
+        tmp_path, monkeypatch):
+    failing: list = []
+    real_record = CountingStore.record
+
+    def record(self, outcome, run_id):
+        if not failing:  # the first kernel to finish: the store refuses it once
+            failing.append(outcome["kernel_id"])
+            raise RuntimeError("disk I/O error")
+        return real_record(self, outcome, run_id)
+
+    monkeypatch.setattr(CountingStore, "record", record)
+    summary, left, records = run_slots(tmp_path, monkeypatch, FakeKernels({}))
+    assert left == set(failing) and len(records) == KERNELS - 1
+    assert summary["statuses"].get("ok") == KERNELS - 1

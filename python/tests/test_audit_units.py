@@ -291,6 +291,26 @@ def test_memory_gate_with_a_timeout_gives_up_and_holds_nothing():
     assert gate.used == 0
 
 
+def test_memory_gate_reserves_room_that_others_do_not_count_and_a_hold_consumes():
+    from kcv.audit.memory import MemoryBusy, MemoryGate
+
+    gate = MemoryGate(100)
+    first = gate.reserve(60)
+    assert first is not None and gate.reserved == 60
+    assert gate.reserve(60) is None and not gate.admits(50) and gate.admits(40)
+    with pytest.raises(MemoryBusy):
+        with gate.hold(50, timeout=0.1):  # a queued kernel cannot take the reserved room
+            pass
+    with gate.hold(60, timeout=0.1, reservation=first):  # the reserved one gets in at once
+        assert (gate.used, gate.reserved) == (60, 0)
+        first.release()  # consumed: nothing to give back
+        assert gate.reserved == 0
+    second = gate.reserve(70)
+    second.release()
+    second.release()  # once only
+    assert (gate.used, gate.reserved) == (0, 0) and gate.admits(100)
+
+
 def test_a_kernel_short_of_host_memory_gives_its_slot_up_and_runs_after_the_queue(
         tmp_path, monkeypatch):
     from kcv.audit import orchestrator
@@ -299,7 +319,8 @@ def test_a_kernel_short_of_host_memory_gives_its_slot_up_and_runs_after_the_queu
     calls = []
     heavy = None
 
-    def fake_audit_kernel(row, cfg, timings=None, alone=False, may_postpone=False):
+    def fake_audit_kernel(row, cfg, timings=None, alone=False, may_postpone=False,
+                          reservation=None):
         nonlocal heavy
         calls.append((row["id"], may_postpone))
         heavy = heavy or row["id"]

@@ -69,12 +69,14 @@ def _warm_up(session: ProblemSession):
 
 
 def audit_kernel(row: dict, cfg: KernelConfig, timings: dict | None = None,
-                 alone: bool = False, may_postpone: bool = False) -> dict:
+                 alone: bool = False, may_postpone: bool = False,
+                 reservation: memory.Reservation | None = None) -> dict:
     """The KernelOutcome dict of one corpus row (see kcv._core.Store.record). Status `run_alone`
     (not a store status): run it again with alone=True once nothing else runs; `postponed` (not
     one either; only with may_postpone): the host-memory budget had no room for it within
     cfg.memory_postpone_s, so it gave its slot up: run it again once `host_bytes` (its
-    estimate, in the outcome only then) fits. `timings`, when
+    estimate, in the outcome only then) fits; `reservation` is the room the orchestrator set
+    aside for that run, which the hold consumes. `timings`, when
     given, receives wall seconds: load (both workers, compiles included), warmup (first calls:
     Triton JIT and autotuning, library initialisation), replica, battery
     (without waiting for the rescaled pair's load, which overlaps the replica), rescale_load,
@@ -124,7 +126,8 @@ def audit_kernel(row: dict, cfg: KernelConfig, timings: dict | None = None,
                                f"than the {cfg.memory_gate.capacity / 2**30:.1f} GiB budget")
             t1 = time.monotonic()
             held.enter_context(cfg.memory_gate.hold(
-                need, cfg.memory_postpone_s if may_postpone and not alone else None))
+                need, cfg.memory_postpone_s if may_postpone and not alone else None,
+                reservation=reservation))
             t["memory_wait"] = time.monotonic() - t1
         # The rescaled pair loads only now, beside the replica, with a load timeout of its own:
         # its candidate compiles the same source into the same extension directory, and two

@@ -43,35 +43,68 @@ class MemoryBusy(Exception):
         self.need = need
 
 
+class Reservation:
+    """Room set aside in a MemoryGate for one kernel before it holds it (MemoryGate.reserve):
+    the slot that takes a postponed kernel because its estimate fits reserves that room at once,
+    so no other slot counts the same free bytes while the kernel loads. hold() consumes it;
+    release() gives it back if hold() never did (the kernel ended before, or needed other bytes)."""
+
+    def __init__(self, gate: "MemoryGate", n: int):
+        self.gate, self.n, self.live = gate, n, True
+
+    def release(self):
+        with self.gate._cond:
+            if self.live:
+                self.live = False
+                self.gate.reserved -= self.n
+                self.gate._cond.notify_all()
+
+
 class MemoryGate:
-    """A counting budget of bytes: hold(n) waits until n fits beside what others hold (or no one
-    holds anything: a kernel bigger than the budget still runs, alone)."""
+    """A counting budget of bytes: hold(n) waits until n fits beside what others hold and have
+    reserved (or no one holds or reserves anything: a kernel bigger than the budget still runs,
+    alone)."""
 
     def __init__(self, capacity_bytes: int):
         if capacity_bytes <= 0:
             raise ValueError(f"MemoryGate: capacity must be positive, got {capacity_bytes}")
         self.capacity = int(capacity_bytes)
         self.used = 0
+        self.reserved = 0
         self._cond = threading.Condition()
 
     def fits(self, n: int) -> bool:
         return n <= self.capacity
 
     def _admits(self, n: int) -> bool:
-        return self.used == 0 or self.used + n <= self.capacity
+        taken = self.used + self.reserved
+        return taken == 0 or taken + n <= self.capacity
 
     def admits(self, n: int) -> bool:
-        """Whether hold(n) would take n now without waiting: n fits beside what is held, or
-        nothing is held."""
+        """Whether hold(n) would take n now without waiting: n fits beside what is held and
+        reserved, or nothing is."""
         with self._cond:
             return self._admits(n)
 
-    @contextmanager
-    def hold(self, n: int, timeout: float | None = None):
-        """Holds n bytes until the block ends; with a timeout, raises MemoryBusy when n has not
-        fitted by then (nothing held)."""
+    def reserve(self, n: int) -> Reservation | None:
+        """Sets n bytes aside now if they fit (as admits(n)), else None."""
         with self._cond:
+            if not self._admits(n):
+                return None
+            self.reserved += n
+            return Reservation(self, n)
+
+    @contextmanager
+    def hold(self, n: int, timeout: float | None = None, reservation: Reservation | None = None):
+        """Holds n bytes until the block ends; with a timeout, raises MemoryBusy when n has not
+        fitted by then (nothing held). A live reservation of this gate is consumed first: its
+        room counts as free for this hold, so n up to its size is taken at once."""
+        with self._cond:
+            if reservation is not None and reservation.gate is self and reservation.live:
+                reservation.live = False
+                self.reserved -= reservation.n
             if not self._cond.wait_for(lambda: self._admits(n), timeout):
+                self._cond.notify_all()  # the reservation given up may let another kernel in
                 raise MemoryBusy(f"{n / 2**30:.1f} GiB did not fit in {timeout:g} s beside "
                                  f"{self.used / 2**30:.1f} GiB held", n)
             self.used += n

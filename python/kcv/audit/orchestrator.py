@@ -29,7 +29,7 @@ from kcv.audit import statuses
 from kcv.audit.battery import op_class_of
 from kcv.audit.kernel import KernelConfig, audit_kernel
 from kcv.audit.gpus import GpuPool
-from kcv.audit.memory import MemoryGate
+from kcv.audit.memory import MemoryGate, Reservation
 from kcv.audit.progress import Progress
 from kcv.audit.replica import trial_seeds
 
@@ -213,14 +213,15 @@ class Auditor:
         limit = self.opts.time_limit_s
         return limit is not None and time.monotonic() - self.started > limit
 
-    def _audit_one(self, row: dict, may_retry: bool, may_postpone: bool = False) -> str:
+    def _audit_one(self, row: dict, may_retry: bool, may_postpone: bool = False,
+                   reservation: Reservation | None = None) -> str:
         if self._out_of_time():
             return "skipped"  # stays pending (running, if postponed): the next run does it
         t0 = time.monotonic()
         self.store.mark_running(row["id"], self.run_id)
         timings: dict = {}
         outcome = audit_kernel(row, self.cfg, timings, alone=not may_retry,
-                               may_postpone=may_postpone)
+                               may_postpone=may_postpone, reservation=reservation)
         if outcome["status"] == "postponed":
             # A heavy kernel waiting for memory held a slot (and its loaded workers) while the
             # lighter kernels behind it could have run: on the H200 30 slots held such kernels
@@ -251,35 +252,47 @@ class Auditor:
         self.progress.kernel_done(row["id"], outcome["status"], time.monotonic() - t0, note)
         return outcome["status"]
 
-    def _next_kernel(self) -> tuple[dict, bool] | None:
-        """Under the lock: the next kernel for a free slot, and whether it may be postponed. The
-        oldest postponed kernel whose estimate fits the memory free now, else the next queued one,
-        else (the queue done) the oldest postponed one, which then waits for memory as long as it
-        takes. None when nothing is left to take: a postponed kernel that a slot runs again and
-        that is postponed again is taken again by that slot."""
+    def _next_kernel(self) -> tuple[dict, bool, Reservation | None] | None:
+        """Under the lock: the next kernel for a free slot, whether it may be postponed, and the
+        memory reserved for it. The oldest postponed kernel whose estimate fits the memory free
+        now, its room reserved at once (so that slots freed while it loads do not count the same
+        bytes), else the next queued one, else (the queue done) the oldest postponed one, which
+        then waits for memory as long as it takes. None when nothing is left to take: a kernel
+        postponed again goes back to the postponed ones, and its slot loops on."""
         gate = self.cfg.memory_gate
         waiting = [p for p in self.postponed.values() if not p.running]
-        fitting = [p for p in waiting if gate is not None and gate.admits(p.host_bytes)]
-        if fitting:
-            taken, may_postpone = fitting[0], True
-        elif self.queue:
-            return self.queue.popleft(), True
-        elif waiting:
-            taken, may_postpone = waiting[0], False
-        else:
-            return None
-        taken.running = True
-        return taken.row, may_postpone
+        for p in waiting:
+            reservation = gate.reserve(p.host_bytes) if gate is not None else None
+            if reservation is not None:
+                p.running = True
+                return p.row, bool(self.queue), reservation
+        if self.queue:
+            return self.queue.popleft(), True, None
+        if waiting:
+            waiting[0].running = True
+            return waiting[0].row, False, None
+        return None
 
     def _slot(self):
-        """One of the --jobs slots: runs kernels until none is left to take."""
+        """One of the --jobs slots: runs kernels until none is left to take. An error of ours
+        around one kernel (the store, the progress display) is reported and the slot goes on;
+        the kernel stays `running` in the store, which the next run redoes."""
         while True:
             with self._lock:
                 job = self._next_kernel()
             if job is None:
                 return
-            row, may_postpone = job
-            if self._audit_one(row, True, may_postpone) != "postponed":
+            row, may_postpone, reservation = job
+            status = "error"
+            try:
+                status = self._audit_one(row, True, may_postpone, reservation)
+            except Exception as e:  # noqa: BLE001 - one kernel's failure must not stop the slot
+                self.progress.message(f"kcv audit: {row['id']}: internal error in its slot: "
+                                      f"{type(e).__name__}: {e}; left for the next run")
+            finally:
+                if reservation is not None:
+                    reservation.release()  # a no-op once its hold consumed it
+            if status != "postponed":
                 with self._lock:
                     self.postponed.pop(row["id"], None)
 

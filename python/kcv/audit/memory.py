@@ -23,9 +23,9 @@ from contextlib import contextmanager
 # transient f64 copies; battery.py judges each probe as it is made and releases it, and the
 # session forgets a seed once its probes are done). Checked against the peak RSS growth that
 # bench/audit/cpu_battery.py prints, with inputs = outputs: 13.9 x (inputs + outputs) at
-# --dim 262144 since session 10 (19.9 x before), 12.4 x since the executor keeps only the
-# outputs' guard bytes from before a call, so (8 + 26) / 2 = 17 x estimated; the margin covers
-# the eager TF32 runs a GPU adds per seed.
+# --dim 262144 since session 10 (19.9 x before), 11.4 x since the executor keeps only the
+# outputs' guard bytes from before a call and compares the inputs in place, so (8 + 26) / 2 =
+# 17 x estimated; the margin covers the eager TF32 runs a GPU adds per seed.
 INPUT_COPIES = 8
 OUTPUT_COPIES = 26
 

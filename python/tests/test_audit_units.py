@@ -337,9 +337,9 @@ def test_a_kernel_short_of_host_memory_gives_its_slot_up_and_runs_after_the_queu
     summary = orchestrator.run_audit(opts)
     ids = [k for k, _ in calls]
     assert ids.count(heavy) == 2 and len(set(ids)) == len(ids) - 1
-    # No budget says it fits: after every other kernel, and waiting this time.
-    assert calls[-1] == (heavy, False)
-    assert all(postpone for k, postpone in calls[:-1])
+    # No budget says it fits: once the queue is done, and waiting this time. The other slot may
+    # still be starting the last queued kernel then, so the retake is one of the last two calls.
+    assert [c for c in calls if not c[1]] == [(heavy, False)] and (heavy, False) in calls[-2:]
     assert summary["left"] == 0
     assert summary["statuses"].get("ok") == len(set(ids)), summary
 

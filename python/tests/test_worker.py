@@ -183,25 +183,14 @@ def test_the_candidate_role_refuses_modes_1_and_2(worker, cache_dir):
 
 # --- candidate role ------------------------------------------------------------------------
 
-def test_candidate_gets_the_reference_weights_by_name_and_shape(worker, cache_dir):
-    reply = load(worker, cache_dir, "candidate", kb.LINEAR, kb.LINEAR_CANDIDATE)
+def assert_linear_candidate_runs_with_the_reference_weights(worker, cache_dir, candidate,
+                                                             copied):
+    """Loads `candidate` against kb.LINEAR and checks the weights copied (copied, total) and
+    that it computes the reference's output with the reference's parameters."""
+    reply = load(worker, cache_dir, "candidate", kb.LINEAR, candidate)
     assert reply["type"] == "loaded", reply
-    assert (reply["weights_copied"], reply["weights_total"]) == (2, 3)
+    assert (reply["weights_copied"], reply["weights_total"]) == copied
     assert "problem" not in reply
-    x = torch.randn(5, 6)
-    r = worker.call([x], [(F32, (5, 7))], {"mode": 0})
-    ref = kb.module(kb.LINEAR)
-    torch.manual_seed(7)
-    with torch.no_grad():
-        want = ref.Model(*ref.get_init_inputs())(x)
-    assert r.reply["status"] == "ok"
-    torch.testing.assert_close(r.outputs[0], want, rtol=1e-6, atol=1e-7)
-
-
-def test_reference_weights_are_copied_into_inference_tensors(worker, cache_dir):
-    reply = load(worker, cache_dir, "candidate", kb.LINEAR, kb.LINEAR_INFERENCE_CANDIDATE)
-    assert reply["type"] == "loaded", reply
-    assert (reply["weights_copied"], reply["weights_total"]) == (2, 2)
     x = torch.randn(5, 6)
     r = worker.call([x], [(F32, (5, 7))], {"mode": 0})
     ref = kb.module(kb.LINEAR)
@@ -210,6 +199,16 @@ def test_reference_weights_are_copied_into_inference_tensors(worker, cache_dir):
         want = ref.Model(*ref.get_init_inputs())(x)
     assert r.reply["status"] == "ok", r.reply
     torch.testing.assert_close(r.outputs[0], want, rtol=1e-6, atol=1e-7)
+
+
+def test_candidate_gets_the_reference_weights_by_name_and_shape(worker, cache_dir):
+    assert_linear_candidate_runs_with_the_reference_weights(worker, cache_dir,
+                                                            kb.LINEAR_CANDIDATE, (2, 3))
+
+
+def test_reference_weights_are_copied_into_inference_tensors(worker, cache_dir):
+    assert_linear_candidate_runs_with_the_reference_weights(
+        worker, cache_dir, kb.LINEAR_INFERENCE_CANDIDATE, (2, 2))
 
 
 def test_a_triton_candidate_runs_in_the_interpreter_on_the_cpu(worker, cache_dir):

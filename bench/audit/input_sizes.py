@@ -4,8 +4,10 @@ the whole corpus is sized in seconds on any machine. With --store, each size ban
 the kernel's status in an audit store, and the final kernels' statuses are counted per band:
 the H200 audit's big problems are the ones that time out (docs/audit/README.md).
 
-Not a test: it prints figures. A row whose reference cannot run this way (a factory not patched,
-code that needs a GPU) is counted as unknown. The corpora's code is executed: run it where the
+Not a test: it prints figures. A row whose reference cannot run this way (code that needs a GPU,
+say) is counted as unknown; a factory call that has no meta kernel, and tensors made otherwise
+(torch.from_numpy), are real, so a few rows can still allocate their full size. Only the tensors
+get_inputs() returns at its top level are counted, as the audit's workers do. The corpora's code is executed: run it where the
 audit would run it, never on a machine that must not run third-party code.
 
   .venv/bin/python bench/audit/input_sizes.py ../shared/corpora/*.jsonl [--store docs/audit/merged.db]

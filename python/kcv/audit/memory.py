@@ -9,7 +9,7 @@ problem is known, holds an estimate of what it will keep until it is done, and w
 running kernels' estimates would not leave room; a kernel whose estimate exceeds the whole
 budget runs alone at the end, when nothing else runs. A kernel that may be postponed waits only
 KernelConfig.memory_postpone_s and gives its slot up (MemoryBusy, with its estimate); the
-orchestrator runs it again once admits() says its estimate fits."""
+orchestrator runs it again once reserve() finds room for its estimate."""
 
 from __future__ import annotations
 

@@ -62,10 +62,8 @@ def copy_weights(source: torch.nn.Module, target: torch.nn.Module) -> tuple:
         for name, t in want.items():
             s = have.get(name)
             if s is not None and tuple(s.shape) == tuple(t.shape):
-                if t.is_inference():  # made under inference_mode: copy_ elsewhere raises
-                    with torch.inference_mode():
-                        t.copy_(s)
-                else:
+                # a tensor made under inference_mode can only be written under it
+                with torch.inference_mode() if t.is_inference() else contextlib.nullcontext():
                     t.copy_(s)
                 copied += 1
     return copied, len(want)

@@ -344,6 +344,32 @@ def test_a_kernel_short_of_host_memory_gives_its_slot_up_and_runs_after_the_queu
     assert summary["statuses"].get("ok") == len(set(ids)), summary
 
 
+def test_left_to_do_counts_the_rows_this_command_selects_not_the_whole_store(tmp_path, monkeypatch):
+    from kcv.audit import orchestrator
+
+    sample = str(Path(__file__).resolve().parents[2] / "examples/kernelbench/sample.jsonl")
+    ids = [json.loads(line)["id"] for line in open(sample, encoding="utf-8") if line.strip()]
+    chosen, broken = ids[0], ids[1]
+    lost = set(ids)  # the first run loses every kernel (an error of ours: each stays `running`)
+
+    def fake_audit_kernel(row, cfg, timings=None, alone=False, may_postpone=False,
+                          reservation=None):
+        if row["id"] in lost:
+            raise RuntimeError("lost")
+        return {"kernel_id": row["id"], "status": "ok", "replica_verdict": "accepted",
+                "message": "", "verdicts": []}
+
+    monkeypatch.setattr(orchestrator, "audit_kernel", fake_audit_kernel)
+    store = str(tmp_path / "a.db")
+    first = orchestrator.run_audit(orchestrator.AuditOptions(
+        corpora=[sample], store=store, jobs=2, progress=False))
+    assert first["left"] == first["statuses"]["running"] > 2, first  # the sample's valid rows
+    lost = {broken}
+    summary = orchestrator.run_audit(orchestrator.AuditOptions(
+        corpora=[sample], store=store, jobs=2, progress=False, ids=[chosen, broken]))
+    assert summary["statuses"].get("ok") == 1 and summary["left"] == 1, summary
+
+
 def test_memory_gate_lets_an_oversized_kernel_run_when_nothing_else_holds_memory():
     from kcv.audit.memory import MemoryGate
 

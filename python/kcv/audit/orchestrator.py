@@ -207,6 +207,7 @@ class Auditor:
         self._lock = threading.Lock()
         self.progress: Progress | None = None
         self.run_id = 0
+        self.selected: set[str] = set()  # the ids this command selects (begin() fills it)
         self.started = time.monotonic()
 
     def _out_of_time(self) -> bool:
@@ -317,6 +318,7 @@ class Auditor:
         rows = read_rows(o, self.store, self.run_id)
         self.store.enqueue([kernel_info(r) for r in rows])
         by_id = {r["id"]: r for r in rows}
+        self.selected = set(by_id)
         todo = order_todo([by_id[k] for k in self.store.todo() if k in by_id])
         self.progress = Progress(len(todo), enabled=o.progress, events=o.progress_events)
         return todo
@@ -324,7 +326,7 @@ class Auditor:
     def end(self) -> dict:
         """Closes this run: the time-limit message, the run's end in the store, the summary."""
         if self._out_of_time():
-            self.progress.message(f"kcv audit: --time-limit reached; {len(self.store.todo())} "
+            self.progress.message(f"kcv audit: --time-limit reached; {self.left()} "
                                   "kernel(s) left for the next run (same command)")
         self.progress.finish()
         self.store.finish_run(self.run_id)
@@ -364,7 +366,12 @@ class Auditor:
             if k.get("replica_verdict"):
                 replica[k["replica_verdict"]] = replica.get(k["replica_verdict"], 0) + 1
         return {"run_id": self.run_id, "statuses": counts, "replica": replica,
-                "left": len(self.store.todo())}
+                "left": self.left()}
+
+    def left(self) -> int:
+        """Kernels this command selects (shards, --ids, --limit) that the store has not finished:
+        what running the same command again would do, not every unfinished row of the store."""
+        return sum(1 for k in self.store.todo() if k in self.selected)
 
 
 def run_audit(opts: AuditOptions, procs: int = 1) -> dict:

@@ -97,6 +97,7 @@ class Probe:
     injections: list = field(default_factory=list)
     outputs: list | None = None  # output specs when not the session's (the rescaled shape)
     scale_from: "Probe | None" = None  # calibrated by that probe's eager runs (eager is None)
+    oracle_of: "Probe | None" = None  # the same reference values as that probe: its oracle
 
 
 def _nan_bits(dtype: str):
@@ -233,6 +234,8 @@ class Battery:
 
     def oracle(self, probe: Probe, profile: str, outputs=None) -> list[dict]:
         """The probe's oracle entries under a profile, built once per TF32 flag set."""
+        if probe.oracle_of is not None:
+            return self.oracle(probe.oracle_of, profile, outputs)
         flags = error_model.tf32_flags(profile)
         key = (id(probe), flags)
         if key in self._oracles:
@@ -406,7 +409,7 @@ class Battery:
         for k in range(1, ORD02_REPETITIONS):
             calls.append(self._candidate(self.s, p0.inputs, address_shift=k * itemsize))
             shifted.append(Probe(f"{p0.label}/shift={k * itemsize}", p0.inputs, p0.value,
-                                 p0.eager, p0.eager_tf32, [calls[-1]]))
+                                 p0.eager, p0.eager_tf32, [calls[-1]], oracle_of=p0))
             self._made(shifted[-1])
         self.add("ORD-02", lambda prof: [self.judge("ORD-02", p0, prof, calls=calls,
                                                     repetitions=len(calls))])
@@ -421,7 +424,8 @@ class Battery:
         if not changed:
             self.add_not_applicable("CMP-03", "no floating tensor input with more than one element")
             return
-        p = Probe(f"{p0.label}/noncontiguous", views, p0.value, p0.eager, p0.eager_tf32)
+        p = Probe(f"{p0.label}/noncontiguous", views, p0.value, p0.eager, p0.eager_tf32,
+                  oracle_of=p0)
         p.calls.append(self._candidate(self.s, views))
         self._made(p)
         self.add("CMP-03", lambda prof: [self.judge("CMP-03", p, prof)])

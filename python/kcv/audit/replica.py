@@ -104,7 +104,7 @@ def run_replica(session, trials: int = TRIALS, seed: int = FIRST_SEED) -> Replic
         if rec.status != "ok":
             return ReplicaResult("rejected", f"trial {t + 1}: candidate {rec.status}: {rec.message}",
                                  t + 1, max_diff)
-        for k, (ref, out) in enumerate(zip(reference, rec.outputs)):
+        for k, (ref, out) in enumerate(zip(reference, rec.take_outputs())):
             ok, why, diff = allclose_like_torch(ref, out, specs[k]["dtype"])
             max_diff = max(max_diff, diff) if np.isfinite(diff) else max_diff
             if not ok:

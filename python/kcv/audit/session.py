@@ -293,7 +293,7 @@ class ProblemSession:
             if rec.status == "timeout" and self.limits.remaining_s() <= 0:
                 raise KernelTimeout(f"reference {what}: {rec.message}")
             raise ReferenceFailure(f"reference {what} ({self.label}): {rec.status}: {rec.message}")
-        return [np.asarray(o) for o in rec.outputs]
+        return rec.take_outputs()
 
     def inputs(self, seed: int) -> list[tuple[str, np.ndarray]]:
         """get_inputs() under torch.manual_seed(seed), drawn by the reference worker, which keeps

@@ -5,10 +5,15 @@ target, <= 2), for comparing changes to the battery, the judges or the executor,
 orchestrator's peak memory against kcv.audit.memory's estimate.
 
   PYTHONPATH=build/core/python:python .venv/bin/python bench/audit/cpu_battery.py [--dim N]
+      [--records FILE]
+
+--records writes the kernel's verdict records as sorted JSON, for checking that a change to the
+data path leaves every verdict and its evidence bit for bit as it was.
 """
 
 import argparse
 import collections
+import json
 import resource
 import time
 
@@ -33,6 +38,7 @@ def get_init_inputs():
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--dim", type=int, default=65536, help="columns of the 64-row input")
+    p.add_argument("--records", help="write the verdict records here (JSON)")
     args = p.parse_args()
     ref = REFERENCE.format(dim=args.dim)
     row = dict(id="bench/cpu_battery", corpus="bench", level=1, problem_id=1,
@@ -56,6 +62,10 @@ def main() -> int:
     t: dict = {}
     out = audit_kernel(row, KernelConfig(profiles=["strict", "pytorch-eager"], device="cpu"), t)
     print(f"status {out['status']}, replica {out['replica_verdict']}")
+    if args.records:
+        with open(args.records, "w") as f:
+            json.dump(sorted(out["verdicts"], key=lambda r: (r["gate"], r["profile"])), f,
+                      indent=1, sort_keys=True)
     for k in ("load", "warmup", "replica", "battery", "total"):
         print(f"{k:>8}: {t.get(k, float('nan')):7.2f} s")
     print(f"battery / replica: {t['battery'] / t['replica']:.2f} (target <= 2)")

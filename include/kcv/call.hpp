@@ -5,8 +5,10 @@
 // bands and padding intact, every output element written). A misbehaving candidate is data.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kcv/contract.hpp"
@@ -43,6 +45,43 @@ struct CallRecord {
 /// All calls made for one probe.
 struct ProbeOutcome {
   std::vector<CallRecord> calls;
+};
+
+/// The calls of one probe as a judge reads them, in order, without owning them: those of a
+/// ProbeOutcome, or records kept elsewhere (the Python binding's, read in place rather than
+/// copied, since a call's outputs can be gigabytes). Valid while the records live.
+class CallsView {
+ public:
+  class Iterator {
+   public:
+    explicit Iterator(const CallRecord* const* at) : at_(at) {}
+    const CallRecord& operator*() const { return **at_; }
+    Iterator& operator++() {
+      ++at_;
+      return *this;
+    }
+    bool operator==(const Iterator&) const = default;
+
+   private:
+    const CallRecord* const* at_;
+  };
+
+  CallsView() = default;
+  CallsView(const ProbeOutcome& outcome) {  // NOLINT(google-explicit-constructor): a view of it
+    calls_.reserve(outcome.calls.size());
+    for (const CallRecord& c : outcome.calls) calls_.push_back(&c);
+  }
+  explicit CallsView(std::vector<const CallRecord*> calls) : calls_(std::move(calls)) {}
+
+  std::size_t size() const { return calls_.size(); }
+  bool empty() const { return calls_.empty(); }
+  const CallRecord& operator[](std::size_t k) const { return *calls_[k]; }
+  const CallRecord& front() const { return *calls_.front(); }
+  Iterator begin() const { return Iterator(calls_.data()); }
+  Iterator end() const { return Iterator(calls_.data() + calls_.size()); }
+
+ private:
+  std::vector<const CallRecord*> calls_;
 };
 
 }  // namespace kcv

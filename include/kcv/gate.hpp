@@ -49,7 +49,7 @@ struct JudgeInput {
   const OpSignature& sig;
   const Contract& contract;
   const OracleResult& oracle;
-  const ProbeOutcome& outcome;
+  CallsView calls;  // the probe's calls (a ProbeOutcome converts)
   const std::vector<HostTensor>& inputs;  // the probe's inputs, as generated (pre-call)
 };
 

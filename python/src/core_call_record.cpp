@@ -1,7 +1,9 @@
 // File: python/src/core_call_record.cpp
 // kcv._core.CallRecord: one audited candidate call (include/kcv/call.hpp) as the Worker returns
-// it and the judges take it. Outputs convert to new contiguous numpy arrays on every read; the
+// it and the judges take it. Outputs convert to new contiguous numpy arrays on every read, or
+// are taken out once without a copy (take_outputs: the arrays own the record's buffers); the
 // keyword constructor lets Python build synthetic records (tests, replayed results) from arrays.
+#include <nanobind/ndarray.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
 
@@ -29,6 +31,42 @@ CallStatus status_from_string(std::string_view name) {
 nb::list outputs_of(const CallRecord& r) {
   nb::list out;
   for (const HostTensor& t : r.outputs) out.append(array_from_tensor(t));
+  return out;
+}
+
+nb::dlpack::dtype numpy_dtype(DType t) {
+  switch (t) {
+    case DType::kF64:
+      return nb::dtype<double>();
+    case DType::kF32:
+      return nb::dtype<float>();
+    case DType::kF16:
+      return nb::dlpack::dtype{static_cast<uint8_t>(nb::dlpack::dtype_code::Float), 16, 1};
+    case DType::kBF16:  // its bits, as everywhere in kcv._core
+      return nb::dtype<uint16_t>();
+    case DType::kI32:
+      return nb::dtype<int32_t>();
+    case DType::kI64:
+      return nb::dtype<int64_t>();
+    case DType::kBool:
+      return nb::dtype<bool>();
+  }
+  return nb::dtype<uint8_t>();
+}
+
+/// The outputs as numpy arrays over the record's own buffers (contiguous ones are moved, not
+/// copied); the record keeps none.
+nb::list take_outputs(CallRecord& r) {
+  nb::list out;
+  for (HostTensor& t : r.outputs) {
+    auto* owned = new HostTensor(t.is_contiguous() ? std::move(t) : t.contiguous());
+    nb::capsule owner(owned, [](void* p) noexcept { delete static_cast<HostTensor*>(p); });
+    std::vector<std::size_t> shape(owned->shape().begin(), owned->shape().end());
+    out.append(nb::ndarray<nb::numpy>(owned->data(), shape.size(), shape.data(), owner, nullptr,
+                                      numpy_dtype(owned->dtype()))
+                   .cast());
+  }
+  r.outputs.clear();
   return out;
 }
 
@@ -77,6 +115,9 @@ void bind_call_record(nb::module_& m) {
       .def_rw("message", &CallRecord::message)
       .def_prop_rw("outputs", &outputs_of, &set_outputs,
                    "Contiguous numpy arrays (a new copy on every read; bf16 as uint16 bits).")
+      .def("take_outputs", &take_outputs,
+           "The outputs as contiguous numpy arrays that take over the record's buffers, without "
+           "a copy; the record is left with none.")
       .def_rw("inputs_unchanged", &CallRecord::inputs_unchanged)
       .def_rw("mutated_input", &CallRecord::mutated_input)
       .def_rw("first_mutated_input_elem", &CallRecord::first_mutated_input_elem)

@@ -1,6 +1,6 @@
 // File: python/src/core_module.cpp
 // The extension module kcv._core: the trusted verifier core for the Python audit orchestrator
-// (worker executor, call records, gate judges, audit store, corpus reader). The orchestrator
+// (worker executor, call records, prepared oracles, gate judges, audit store, corpus reader). The orchestrator
 // never imports candidate code; candidates run only in worker processes behind kcv._core.Worker.
 #include "core_common.hpp"
 
@@ -11,6 +11,7 @@
 namespace kcv::py {
 void bind_call_record(nb::module_& m);
 void bind_worker(nb::module_& m);
+void bind_oracle(nb::module_& m);
 void bind_judge(nb::module_& m);
 void bind_store(nb::module_& m);
 void bind_corpus(nb::module_& m);
@@ -21,6 +22,7 @@ NB_MODULE(_core, m) {
   m.attr("version") = KCV_VERSION;
   kcv::py::bind_call_record(m);
   kcv::py::bind_worker(m);
+  kcv::py::bind_oracle(m);
   kcv::py::bind_judge(m);
   kcv::py::bind_store(m);
   kcv::py::bind_corpus(m);

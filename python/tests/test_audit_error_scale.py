@@ -279,3 +279,17 @@ def test_a_store_judged_under_one_scale_refuses_the_other():
         check_store_scale(Judged("global"), "banded")
     with pytest.raises(AuditRefused, match="banded"):
         check_store_scale(Judged("banded"), "global")
+
+
+def test_eager_error_of_finite_arrays_is_the_masked_formulas_number():
+    # eager_error's scratch-array path for all-finite arrays gives the bits of the general one
+    rng = np.random.default_rng(11)
+    for n in (1, 7, 4096, 100_003):
+        y = rng.standard_normal(n) * np.exp(rng.uniform(-8, 8, n))
+        for eager in ((y * (1 + rng.standard_normal(n) * 1e-7)).astype(np.float32), y + 1e-9):
+            v, e = error_model._finite_pairs(y, eager)
+            general = max(float(np.max(np.abs(e - v))),
+                          error_model.unit_roundoff("f32") * float(np.sqrt(np.mean(np.square(v)))))
+            assert error_model.eager_error(y, eager, "f32") == general
+    y[3] = np.nan
+    assert error_model.eager_error(y, y.astype(np.float32), "f32") > 0

@@ -380,3 +380,24 @@ def test_memory_gate_lets_an_oversized_kernel_run_when_nothing_else_holds_memory
     assert gate.used == 0
     with pytest.raises(ValueError):
         MemoryGate(0)
+
+
+def test_allclose_in_place_is_the_plain_expression():
+    # allclose_like_torch works in place; it must decide as torch.allclose's plain expression
+    rng = np.random.default_rng(5)
+    for dtype, np_dtype in (("f32", np.float32), ("f64", np.float64)):
+        for _ in range(20):
+            ref = rng.standard_normal(257).astype(np_dtype)
+            cand = (ref + rng.standard_normal(257) * rng.choice([1e-4, 1e-2, 0.3])).astype(np_dtype)
+            cand[rng.integers(0, 257, 3)] = rng.choice([np.inf, -np.inf, 0.0])
+            ref[rng.integers(0, 257, 2)] = np.inf
+            work = np_dtype
+            with np.errstate(invalid="ignore", over="ignore"):
+                diff = np.abs(ref - cand)
+                plain = (np.isinf(ref) & (ref == cand)) | (
+                    diff <= work(replica.ATOL) + work(replica.RTOL) * np.abs(cand))
+            ok, why, _ = replica.allclose_like_torch(ref, cand, dtype)
+            assert ok == bool(plain.all())
+            if not ok:
+                bad = int(np.argmax(~plain.ravel()))
+                assert f"at element {bad}:" in why and f"({int((~plain).sum())} elements)" in why

@@ -546,3 +546,14 @@ def test_cpp_worker_write_past_end_breaks_the_guard():
     assert not rec.guards_intact
     r = core.judge("RES-01", calls=[rec], oracle=[oracle(2 * x, 0.0)], inputs=[("x", x), ("y", x)])
     assert r["verdict"] == "fail" and "outside its output" in r["summary"]
+
+
+def test_take_outputs_hands_over_the_buffers_as_arrays():
+    a = np.arange(12, dtype=np.float32).reshape(3, 4)
+    rec = core.CallRecord(outputs=[a, a.astype(np.float16)[:, ::2], (a > 5)])
+    got = rec.take_outputs()
+    assert rec.outputs == []  # taken, not copied
+    del rec
+    assert [g.dtype for g in got] == [np.float32, np.float16, np.bool_]
+    assert np.array_equal(got[0], a) and np.array_equal(got[1], a.astype(np.float16)[:, ::2])
+    assert np.array_equal(got[2], a > 5) and all(g.flags["C_CONTIGUOUS"] for g in got)

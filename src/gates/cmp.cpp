@@ -120,9 +120,9 @@ std::vector<std::string> structural_breaks(const JudgeInput& in, const CallRecor
 GateResult judge_cmp02(const JudgeInput& in) {
   if (auto screened = screen_calls(in)) return *screened;
   std::vector<Comparison> comparisons;  // kept for the pass evidence: each call compared once
-  comparisons.reserve(in.outcome.calls.size());
-  for (std::size_t k = 0; k < in.outcome.calls.size(); ++k) {
-    const CallRecord& call = in.outcome.calls[k];
+  comparisons.reserve(in.calls.size());
+  for (std::size_t k = 0; k < in.calls.size(); ++k) {
+    const CallRecord& call = in.calls[k];
     std::vector<std::string> broke = structural_breaks(in, call);
     const auto structural = static_cast<int64_t>(broke.size());
     const Comparison& c = comparisons.emplace_back(compare_call(in.oracle, call));

@@ -227,10 +227,10 @@ MaskCheck check_masks(const JudgeInput& in) {
       total.mismatches += part.mismatches;
     }
   };
-  for (std::size_t k = 0; k < in.outcome.calls.size(); ++k) {
+  for (std::size_t k = 0; k < in.calls.size(); ++k) {
     for (std::size_t o = 0; o < in.oracle.outputs.size(); ++o) {
       const OracleOutput& want = in.oracle.outputs[o];
-      const HostTensor& got = in.outcome.calls[k].outputs[o];
+      const HostTensor& got = in.calls[k].outputs[o];
       const bool exact = !is_floating(want.dtype);
       const auto scan = [&](std::size_t begin, std::size_t end, MaskCheck& part) {
         for (std::size_t i = begin; i < end; ++i) {
@@ -334,7 +334,7 @@ GateResult judge_exc02(const JudgeInput& in) {
   if (auto screened = screen_calls(in)) return *screened;
   const bool ftz = profile(in.contract.profile).flush_subnormals;
   SubnormalCheck s;
-  for (const CallRecord& call : in.outcome.calls) {
+  for (const CallRecord& call : in.calls) {
     for (std::size_t o = 0; o < in.oracle.outputs.size(); ++o) {
       if (!is_floating(in.oracle.outputs[o].dtype)) continue;
       check_subnormal_output(in.oracle.outputs[o], call.outputs[o], static_cast<int>(o), ftz, s);

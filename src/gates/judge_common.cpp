@@ -46,7 +46,7 @@ namespace {
 
 GateResult call_failure(const JudgeInput& in, std::size_t k, std::string what) {
   Evidence e;
-  e.summary = fmt::format("call {} of {}: {}", k, in.outcome.calls.size(), what);
+  e.summary = fmt::format("call {} of {}: {}", k, in.calls.size(), what);
   e.worst_ratio = std::numeric_limits<double>::infinity();
   e.violations = 1;
   return make_result(in, Verdict::kFail, std::move(e));
@@ -68,9 +68,9 @@ std::optional<std::string> oracle_problem(const OracleResult& oracle) {
 
 std::optional<GateResult> screen_calls(const JudgeInput& in) {
   if (auto why = oracle_problem(in.oracle)) return error_result(in, *why);
-  if (in.outcome.calls.empty()) return error_result(in, "the executor recorded no call for this probe");
-  for (std::size_t k = 0; k < in.outcome.calls.size(); ++k) {
-    const CallRecord& call = in.outcome.calls[k];
+  if (in.calls.empty()) return error_result(in, "the executor recorded no call for this probe");
+  for (std::size_t k = 0; k < in.calls.size(); ++k) {
+    const CallRecord& call = in.calls[k];
     if (call.status != CallStatus::kOk) {
       const std::string msg = call.message.empty() ? "" : ": " + call.message;
       return call_failure(in, k, fmt::format("status {}{}", call_status_name(call.status), msg));
@@ -126,14 +126,14 @@ WorstCall worst_of(std::vector<Comparison> comparisons) {
 
 WorstCall compare_all_calls(const JudgeInput& in) {
   std::vector<Comparison> comparisons;
-  comparisons.reserve(in.outcome.calls.size());
-  for (const CallRecord& call : in.outcome.calls) comparisons.push_back(compare_call(in.oracle, call));
+  comparisons.reserve(in.calls.size());
+  for (const CallRecord& call : in.calls) comparisons.push_back(compare_call(in.oracle, call));
   return worst_of(std::move(comparisons));
 }
 
-BitwiseDifference first_bitwise_difference(const ProbeOutcome& outcome) {
+BitwiseDifference first_bitwise_difference(const CallsView& calls) {
   BitwiseDifference d;
-  const CallRecord& base = outcome.calls.front();
+  const CallRecord& base = calls.front();
   const auto merge = [](BitwiseDifference& total, const BitwiseDifference& part) {
     if (total.count == 0) {
       total = part;
@@ -141,10 +141,10 @@ BitwiseDifference first_bitwise_difference(const ProbeOutcome& outcome) {
       total.count += part.count;
     }
   };
-  for (std::size_t k = 1; k < outcome.calls.size(); ++k) {
+  for (std::size_t k = 1; k < calls.size(); ++k) {
     for (std::size_t o = 0; o < base.outputs.size(); ++o) {
       const HostTensor& a = base.outputs[o];
-      const HostTensor& b = outcome.calls[k].outputs[o];
+      const HostTensor& b = calls[k].outputs[o];
       const auto scan = [&](std::size_t begin, std::size_t end, BitwiseDifference& part) {
         for (auto i = static_cast<int64_t>(begin); i < static_cast<int64_t>(end); ++i) {
           if (a.bits_at(i) == b.bits_at(i)) continue;
@@ -163,7 +163,7 @@ GateResult judge_numeric(const JudgeInput& in) {
   Evidence e = comparison_evidence(in, w.comparison);
   e.violations = w.violations;
   e.summary = comparison_summary(in, w.comparison);
-  if (in.outcome.calls.size() > 1) e.summary = fmt::format("call {}: {}", w.call, e.summary);
+  if (in.calls.size() > 1) e.summary = fmt::format("call {}: {}", w.call, e.summary);
   return make_result(in, w.violations == 0 ? Verdict::kPass : Verdict::kFail, std::move(e));
 }
 

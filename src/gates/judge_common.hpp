@@ -53,8 +53,8 @@ struct BitwiseDifference {
   int output = 0;
   int64_t index = -1;
 };
-/// @pre screen_calls(in) returned nullopt for the outcome's judge input.
-BitwiseDifference first_bitwise_difference(const ProbeOutcome& outcome);
+/// @pre screen_calls(in) returned nullopt for the judge input of these calls.
+BitwiseDifference first_bitwise_difference(const CallsView& calls);
 
 /// Numeric agreement with the oracle: every element of every call within tau.
 GateResult judge_numeric(const JudgeInput& in);

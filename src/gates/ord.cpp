@@ -116,16 +116,16 @@ GateResult judge_ord01(const JudgeInput& in) { return judge_numeric(in); }
 
 GateResult judge_ord02(const JudgeInput& in) {
   if (auto screened = screen_calls(in)) return *screened;
-  const BitwiseDifference d = first_bitwise_difference(in.outcome);
+  const BitwiseDifference d = first_bitwise_difference(in.calls);
   Evidence e;
   e.violations = d.count;
   if (d.count == 0) {
-    e.summary = fmt::format("{} calls bitwise identical", in.outcome.calls.size());
+    e.summary = fmt::format("{} calls bitwise identical", in.calls.size());
     return make_result(in, Verdict::kPass, std::move(e));
   }
   const auto o = static_cast<std::size_t>(d.output);
-  const double first = in.outcome.calls.front().outputs[o].value_at(d.index);
-  const double other = in.outcome.calls[d.call].outputs[o].value_at(d.index);
+  const double first = in.calls.front().outputs[o].value_at(d.index);
+  const double other = in.calls[d.call].outputs[o].value_at(d.index);
   e.output = d.output;
   e.worst_index = d.index;
   e.candidate_value = other;
@@ -134,7 +134,7 @@ GateResult judge_ord02(const JudgeInput& in) {
   e.summary = fmt::format("call {} differs from call 0 at {}: {} vs {} (oracle {}); {} differing "
                           "elements over {} calls",
                           d.call, element_name(in.sig, d.output, d.index), show(other), show(first),
-                          show(e.oracle_value), d.count, in.outcome.calls.size());
+                          show(e.oracle_value), d.count, in.calls.size());
   return make_result(in, Verdict::kFail, std::move(e));
 }
 
@@ -158,7 +158,7 @@ Spread config_spread(const JudgeInput& in) {
       if (!std::isfinite(want.value[i]) || std::isnan(tau)) continue;
       double lo = std::numeric_limits<double>::infinity();
       double hi = -lo;
-      for (const CallRecord& call : in.outcome.calls) {
+      for (const CallRecord& call : in.calls) {
         const double x = call.outputs[o].value_at(static_cast<int64_t>(i));
         lo = std::min(lo, x);
         hi = std::max(hi, x);
@@ -201,7 +201,7 @@ GateResult judge_ord03(const JudgeInput& in) {
     e.worst_ratio = s.ratio;
     e.violations = s.violations;
     e.summary = fmt::format("{} calls disagree at {}: values span [{}, {}], more than 2*tau = {} "
-                            "(oracle {}); {} elements", in.outcome.calls.size(),
+                            "(oracle {}); {} elements", in.calls.size(),
                             element_name(in.sig, s.output, s.index), show(s.low), show(s.high),
                             show(s.bound), show(e.oracle_value), s.violations);
     return make_result(in, Verdict::kFail, std::move(e));
@@ -209,7 +209,7 @@ GateResult judge_ord03(const JudgeInput& in) {
   const WorstCall w = compare_all_calls(in);
   Evidence e = comparison_evidence(in, w.comparison);
   e.violations = w.violations;
-  const LaunchConfig& cfg = in.outcome.calls[static_cast<std::size_t>(w.call)].launch;
+  const LaunchConfig& cfg = in.calls[static_cast<std::size_t>(w.call)].launch;
   e.summary = fmt::format("call {} {}: {}", w.call, config_name(cfg), comparison_summary(in, w.comparison));
   return make_result(in, w.violations == 0 ? Verdict::kPass : Verdict::kFail, std::move(e));
 }

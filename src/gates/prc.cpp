@@ -193,7 +193,7 @@ std::optional<std::string> missing_simulation(const JudgeInput& in) {
 BitsLost worst_bits(const JudgeInput& in) {
   BitsLost worst;
   bool any = false;
-  for (const CallRecord& call : in.outcome.calls) {
+  for (const CallRecord& call : in.calls) {
     for (std::size_t o = 0; o < in.oracle.outputs.size(); ++o) {
       if (!is_floating(in.oracle.outputs[o].dtype)) continue;
       const BitsLost b = bits_lost(in.oracle.outputs[o], call.outputs[o]);
@@ -209,7 +209,7 @@ GateResult judge_bits(const JudgeInput& in, double threshold, bool ties) {
   if (auto why = missing_simulation(in)) return error_result(in, *why);
   const BitsLost b = worst_bits(in);
   TieCheck t;
-  for (const CallRecord& call : in.outcome.calls) {
+  for (const CallRecord& call : in.calls) {
     for (std::size_t o = 0; ties && o < in.oracle.outputs.size(); ++o) {
       if (is_floating(in.oracle.outputs[o].dtype)) {
         check_ties(in.oracle.outputs[o], call.outputs[o], static_cast<int>(o), in.contract, t);

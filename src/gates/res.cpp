@@ -94,16 +94,16 @@ std::vector<std::string> buffer_breaks(const JudgeInput& in, const CallRecord& c
 /// Elements where a later call differs from call 0 by more than 2*tau (two results within tau of
 /// y* differ by at most 2*tau) or in class; bitwise when the contract declares determinism.
 BitwiseDifference guard_dependence(const JudgeInput& in) {
-  if (in.contract.deterministic) return first_bitwise_difference(in.outcome);
+  if (in.contract.deterministic) return first_bitwise_difference(in.calls);
   BitwiseDifference d;
-  const CallRecord& base = in.outcome.calls.front();
-  for (std::size_t k = 1; k < in.outcome.calls.size(); ++k) {
+  const CallRecord& base = in.calls.front();
+  for (std::size_t k = 1; k < in.calls.size(); ++k) {
     for (std::size_t o = 0; o < in.oracle.outputs.size(); ++o) {
       const OracleOutput& want = in.oracle.outputs[o];
       for (std::size_t i = 0; i < want.value.size(); ++i) {
         const auto idx = static_cast<int64_t>(i);
         const double a = base.outputs[o].value_at(idx);
-        const double b = in.outcome.calls[k].outputs[o].value_at(idx);
+        const double b = in.calls[k].outputs[o].value_at(idx);
         const double tau = effective_tau(want.dtype, want.value[i], want.tau[i]);
         const bool same_class = std::isnan(a) == std::isnan(b) && (std::isfinite(a) == std::isfinite(b));
         const bool same = same_class && (!std::isfinite(a) ? (std::isnan(a) || a == b)
@@ -122,8 +122,8 @@ GateResult judge_res01(const JudgeInput& in) {
   if (auto screened = screen_calls(in)) return *screened;
   Evidence e;
   e.worst_ratio = std::numeric_limits<double>::infinity();
-  for (std::size_t k = 0; k < in.outcome.calls.size(); ++k) {
-    const std::vector<std::string> broke = buffer_breaks(in, in.outcome.calls[k]);
+  for (std::size_t k = 0; k < in.calls.size(); ++k) {
+    const std::vector<std::string> broke = buffer_breaks(in, in.calls[k]);
     if (broke.empty()) continue;
     e.violations = static_cast<int64_t>(broke.size());
     e.summary = fmt::format("call {}: {}", k, fmt::join(broke, "; "));
@@ -134,8 +134,8 @@ GateResult judge_res01(const JudgeInput& in) {
     const auto o = static_cast<std::size_t>(d.output);
     e.output = d.output;
     e.worst_index = d.index;
-    e.candidate_value = in.outcome.calls[d.call].outputs[o].value_at(d.index);
-    e.oracle_value = in.outcome.calls.front().outputs[o].value_at(d.index);
+    e.candidate_value = in.calls[d.call].outputs[o].value_at(d.index);
+    e.oracle_value = in.calls.front().outputs[o].value_at(d.index);
     e.violations = d.count;
     e.summary = fmt::format("out-of-bounds read influences results: only guard contents changed, yet "
                             "call {} gives {} = {} where call 0 gave {} ({} elements{})", d.call,
@@ -145,7 +145,7 @@ GateResult judge_res01(const JudgeInput& in) {
   }
   e.worst_ratio = 0;
   e.summary = fmt::format("{} calls: guards intact, every element written, inputs unchanged, results "
-                          "independent of guard contents", in.outcome.calls.size());
+                          "independent of guard contents", in.calls.size());
   return make_result(in, Verdict::kPass, std::move(e));
 }
 

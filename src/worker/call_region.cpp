@@ -58,7 +58,11 @@ Expected<CallRegion> CallRegion::create(const std::string& dir,
     return make_error(ErrorCode::kIo, fmt::format("cannot create: {}", std::strerror(errno)),
                       r.path_);
   const int rc = posix_fallocate(fd, 0, static_cast<off_t>(r.size_));
-  void* p = rc == 0 ? mmap(nullptr, r.size_, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) : MAP_FAILED;
+  // Populated at once: every buffer is copied in right after, and one mapping pass costs less
+  // than a fault per 4 KiB page of a gigabyte region.
+  void* p = rc == 0
+                ? mmap(nullptr, r.size_, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0)
+                : MAP_FAILED;
   const int map_errno = errno;
   close(fd);
   if (p == MAP_FAILED) {

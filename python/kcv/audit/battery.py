@@ -20,10 +20,11 @@ excluded). Probes, all through the kernel's worker pair (session.py):
 Each probe's eager fp32 run is made with TF32 off and, on CUDA, once more per TF32 flag set a
 judged profile sanctions (error_model.PROFILE_TF32); tau under a profile uses the larger error.
 Cost (the budget is 2x the replica): the candidate's call of a seed or NaN probe runs beside the
-reference's runs on the same inputs (_beside); each probe's oracle is built once per TF32 flag set, and a
-gate whose judge never reads the profile (PROFILE_BLIND) is judged once per distinct oracle,
-so where the profiles' scales agree (everything but TF32-sensitive ops on CUDA, and all of the
-CPU) the second profile costs nothing. Memory: each probe is judged as soon as its calls are made
+reference's runs on the same inputs (_beside); each probe's oracle is built once per TF32 flag set
+and converted for the judges once per distinct content (prepared), the judges read the calls'
+outputs in place, and a gate whose judge never reads the profile (PROFILE_BLIND) is judged once
+per distinct oracle, so where the profiles' scales agree (everything but TF32-sensitive ops on
+CUDA, and all of the CPU) the second profile costs nothing. Memory: each probe is judged as soon as its calls are made
 (the gates that combine several probes keep only their records) and then released, so the
 orchestrator holds about one probe's fp64 values and candidate outputs beside the first seed's,
 not all eight probes' at once (memory.py's estimate).
@@ -68,6 +69,14 @@ MAX_CRASHES = 2
 MINMAX_WORDS = ("max", "min", "relu", "clamp", "hardtanh", "pool", "argm", "sort", "topk")
 
 
+def prepared_key(entries: list[dict]) -> tuple:
+    """What a kcv._core.Oracle of these entries is made of: the arrays (by identity; a cached
+    Oracle keeps its entries, so the ids stay theirs) and the bound's parameters."""
+    return tuple((e["dtype"], id(e["value"]), id(e.get("declared")), id(e.get("tau")),
+                  id(e.get("n_terms")), e.get("tau_rel"), e.get("tau_abs"),
+                  tuple(e.get("tau_abs_steps") or ())) for e in entries)
+
+
 class StopBattery(Exception):
     """A candidate call timed out or crashed too often: stop issuing probes."""
 
@@ -88,6 +97,7 @@ class Probe:
     injections: list = field(default_factory=list)
     outputs: list | None = None  # output specs when not the session's (the rescaled shape)
     scale_from: "Probe | None" = None  # calibrated by that probe's eager runs (eager is None)
+    oracle_of: "Probe | None" = None  # the same reference values as that probe: its oracle
 
 
 def _nan_bits(dtype: str):
@@ -162,6 +172,7 @@ class Battery:
         self._helper = None
         self._lane = None  # the candidate lane (_beside)
         self._oracles: dict = {}  # (id(probe), TF32 flags) -> (probe, oracle entries)
+        self._prepared: dict = {}  # prepared_key(entries) -> (entries, kcv._core.Oracle)
         self._verdicts: dict = {}  # profile-blind judge results per distinct oracle -> (calls, record)
         self._pending: dict = {}  # gate -> profile -> records of the probes judged so far
         self.judge_s = 0.0  # wall seconds in the C++ judges and their argument conversion
@@ -223,6 +234,8 @@ class Battery:
 
     def oracle(self, probe: Probe, profile: str, outputs=None) -> list[dict]:
         """The probe's oracle entries under a profile, built once per TF32 flag set."""
+        if probe.oracle_of is not None:
+            return self.oracle(probe.oracle_of, profile, outputs)
         flags = error_model.tf32_flags(profile)
         key = (id(probe), flags)
         if key in self._oracles:
@@ -243,6 +256,19 @@ class Battery:
                                                     error_scale=self.error_scale))
         self._oracles[key] = (probe, entries)  # the probe kept alive: its id stays its own
         return entries
+
+    def prepared(self, entries: list[dict]):
+        """The kcv._core.Oracle of these entries: converted (fp64 values, tau per element) once
+        for every judge call that reads the same arrays under the same bound, such as a probe's
+        profiles whose scales agree, or a seed probe and its shifted and non-contiguous
+        variants, instead of once per judge call."""
+        key = prepared_key(entries)
+        hit = self._prepared.get(key)
+        if hit is None:
+            from kcv import _core
+
+            hit = self._prepared[key] = (entries, _core.Oracle(entries))  # entries keep the ids
+        return hit[1]
 
     def judge(self, gate: str, probe: Probe, profile: str, *, calls=None, repetitions=1,
               outputs=None) -> dict:
@@ -265,7 +291,7 @@ class Battery:
         contract = json.dumps({"deterministic": True, **self.contract, "profile": profile})
         t0 = time.monotonic()
         try:
-            res = _core.judge(gate, calls=calls, oracle=oracle, inputs=probe.inputs,
+            res = _core.judge(gate, calls=calls, oracle=self.prepared(oracle), inputs=probe.inputs,
                               contract_json=contract, op_class=JUDGE_OP_CLASS[self.op_class],
                               label=probe.label, repetitions=repetitions,
                               injections=list(probe.injections), uses_minmax=self.uses_minmax,
@@ -315,6 +341,7 @@ class Battery:
         self._seed_gates(p0)
         self._ord02(p0)
         self._cmp03(p0)
+        self._unprepare(p0)  # its fp64 copies are not needed beside the NaN probes' own
         self._exc01(p0)
         self._release(p0)  # its oracle lent EXC-01 its scale; nothing reads it after
         self.s.forget(self.seeds[0])
@@ -362,9 +389,18 @@ class Battery:
         naming them, and their calls, so their arrays go once nothing else holds them."""
         ids = {id(p) for p in released}
         self._oracles = {k: v for k, v in self._oracles.items() if k[0] not in ids}
+        live = {prepared_key(entries) for _, entries in self._oracles.values()}
+        self._prepared = {k: v for k, v in self._prepared.items() if k in live}
         self._verdicts = {k: v for k, v in self._verdicts.items() if k[1] not in ids}
         for p in released:
             p.calls, p.inputs, p.value, p.eager, p.eager_tf32 = [], [], None, None, {}
+
+    def _unprepare(self, p: Probe):
+        """Drops the prepared oracles of a probe that no judge reads again while its entries
+        still lend their scale (a seed probe's, to its NaN probes)."""
+        mine = {prepared_key(entries) for (pid, _), (_, entries) in self._oracles.items()
+                if pid == id(p)}
+        self._prepared = {k: v for k, v in self._prepared.items() if k not in mine}
 
     def _ord02(self, p0: Probe):
         itemsize = max([a.dtype.itemsize for _, a in p0.inputs] + [8])
@@ -373,7 +409,7 @@ class Battery:
         for k in range(1, ORD02_REPETITIONS):
             calls.append(self._candidate(self.s, p0.inputs, address_shift=k * itemsize))
             shifted.append(Probe(f"{p0.label}/shift={k * itemsize}", p0.inputs, p0.value,
-                                 p0.eager, p0.eager_tf32, [calls[-1]]))
+                                 p0.eager, p0.eager_tf32, [calls[-1]], oracle_of=p0))
             self._made(shifted[-1])
         self.add("ORD-02", lambda prof: [self.judge("ORD-02", p0, prof, calls=calls,
                                                     repetitions=len(calls))])
@@ -388,7 +424,8 @@ class Battery:
         if not changed:
             self.add_not_applicable("CMP-03", "no floating tensor input with more than one element")
             return
-        p = Probe(f"{p0.label}/noncontiguous", views, p0.value, p0.eager, p0.eager_tf32)
+        p = Probe(f"{p0.label}/noncontiguous", views, p0.value, p0.eager, p0.eager_tf32,
+                  oracle_of=p0)
         p.calls.append(self._candidate(self.s, views))
         self._made(p)
         self.add("CMP-03", lambda prof: [self.judge("CMP-03", p, prof)])

@@ -4,6 +4,9 @@ Both are `python -m kcv.worker` processes driven through kcv._core.Worker (docs/
 process never imports reference or candidate code, it only sends inputs and reads audited
 outputs. The reference worker runs Model in float64 (mode 0), draws get_inputs under a seed
 (mode 1) and runs Model in float32 eager (mode 2); the candidate worker runs ModelNew (mode 0).
+The reference worker keeps the inputs it draws (mode 1 with "keep") until told to forget them
+(mode 3), so its float64 and float32 runs of a seed name the seed ("inputs_seed") instead of
+receiving the inputs again through fresh shared memory: gigabytes per run for the large problems.
 
 Time is bounded twice. The workers' load (imports and compiles: a load_inline build under
 contention can take minutes) is bounded by the load deadline; a load that runs past it raises
@@ -180,6 +183,9 @@ class ProblemSession:
         # Seeds whose inputs and reference runs are memoised (the battery's): the replica's other
         # trials would otherwise keep their eager outputs for the whole kernel.
         self.keep_seeds: set[int] = set()
+        # Seeds whose inputs the reference worker keeps -> its workers_started when drawn (a
+        # restarted worker keeps nothing: its runs get the inputs sent again).
+        self._drawn: dict[int, int] = {}
         self._ref64: dict[int, list] = {}
         self._ref32: dict[tuple, list] = {}
         # Wall seconds per kind of worker request (the audit's --timings breakdown): starts,
@@ -282,26 +288,56 @@ class ProblemSession:
         t0 = time.monotonic()
         rec = run_call(self.reference, inputs, outputs, mode=mode, extra_params=extra,
                        timeout_ms=self.limits.budget_ms(self.limits.call_timeout_s))
-        self._count(("ref_f64", "ref_inputs", "ref_f32")[mode], t0)
+        self._count(("ref_f64", "ref_inputs", "ref_f32", "ref_forget")[mode], t0)
         if rec.status != "ok":
             if rec.status == "timeout" and self.limits.remaining_s() <= 0:
                 raise KernelTimeout(f"reference {what}: {rec.message}")
             raise ReferenceFailure(f"reference {what} ({self.label}): {rec.status}: {rec.message}")
-        return [np.asarray(o) for o in rec.outputs]
+        return rec.take_outputs()
 
     def inputs(self, seed: int) -> list[tuple[str, np.ndarray]]:
-        """get_inputs() under torch.manual_seed(seed), drawn by the reference worker. Only the
-        seeds in keep_seeds are memoised (a KernelBench input can be gigabytes)."""
+        """get_inputs() under torch.manual_seed(seed), drawn by the reference worker, which keeps
+        them for its runs keyed by this seed (it keeps the seeds in keep_seeds and the last one
+        drawn). Only the seeds in keep_seeds are memoised here (a KernelBench input can be
+        gigabytes)."""
         if seed in self._inputs:
             return self._inputs[seed]
         specs = [output_spec(f"input.{k}", t["dtype"], t["shape"])
                  for k, t in enumerate(self.problem.tensor_inputs())]
+        for old in [s for s in self._drawn if s != seed and s not in self.keep_seeds]:
+            self._forget_in_worker(old)
         arrays = self._reference_call(f"get_inputs(seed={seed})", [], specs, mode=1,
-                                      extra={"seed": float(seed)}) if specs else []
+                                      extra={"seed": float(seed), "keep": 1.0}) if specs else []
+        if specs:
+            self._drawn[seed] = self.reference.workers_started
         made = [(f"input.{k}", a) for k, a in enumerate(arrays)]
         if seed in self.keep_seeds:
             self._inputs[seed] = made
         return made
+
+    def _kept_by_worker(self, key) -> bool:
+        return (key is not None and key in self._drawn
+                and self._drawn[key] == self.reference.workers_started)
+
+    def _run_inputs(self, inputs, key, extra=None) -> tuple[list, dict | None]:
+        """What a run of the reference worker sends: nothing but the seed when the worker keeps
+        that seed's inputs (`key`: the seed `inputs` were drawn for), else the inputs."""
+        if not self._kept_by_worker(key):
+            return inputs, extra
+        return [], {**(extra or {}), "inputs_seed": float(key)}
+
+    def _forget_in_worker(self, seed: int):
+        """Tells the reference worker to drop a seed's inputs (mode 3). Best effort: a worker
+        that died kept nothing, and no time left means no more runs to save."""
+        if not self._kept_by_worker(seed):
+            self._drawn.pop(seed, None)
+            return
+        del self._drawn[seed]
+        try:
+            self._reference_call(f"forget(seed={seed})", [], [], mode=3,
+                                 extra={"seed": float(seed)})
+        except (ReferenceFailure, KernelTimeout):
+            pass
 
     def input_bytes(self) -> int:
         """Bytes of one set of tensor inputs (from the reference's problem description)."""
@@ -315,18 +351,23 @@ class ProblemSession:
         return [output_spec(f"output.{k}", "f64", o["shape"]) for k, o in enumerate(self.problem.outputs)]
 
     def reference64(self, inputs, key=None) -> list[np.ndarray]:
-        """Model in float64 on these inputs (the oracle value); memoised under `key` when it is
-        one of keep_seeds."""
+        """Model in float64 on these inputs (the oracle value). `key`: the seed `inputs` were
+        drawn for (inputs(key)), or None; the run is memoised under it when it is one of
+        keep_seeds, and the worker runs on its own copy of them when it keeps them."""
         if key is not None and key in self._ref64:
             return self._ref64[key]
-        out = self._reference_call("float64 run", inputs, self._f64_specs(), mode=0)
+        sent, extra = self._run_inputs(inputs, key)
+        out = self._reference_call("float64 run", sent, self._f64_specs(), mode=0, extra=extra)
         if key is not None and key in self.keep_seeds:
             self._ref64[key] = out
         return out
 
     def forget(self, seed: int):
-        """Drops what is memoised for a seed (its inputs and reference runs): the battery is done
-        with it, and its arrays should not outlive its probes."""
+        """Drops what is memoised for a seed (its inputs and reference runs), here and in the
+        reference worker: the battery is done with it, and its arrays should not outlive its
+        probes."""
+        if seed in self._drawn:
+            self._forget_in_worker(seed)
         self._inputs.pop(seed, None)
         self._ref64.pop(seed, None)
         for k in [k for k in self._ref32 if k[0] == seed]:
@@ -341,15 +382,16 @@ class ProblemSession:
     def reference32(self, inputs, key=None, tf32=(0, 0)) -> list[np.ndarray]:
         """Model in float32 eager on these inputs, as f32 (or f64) arrays, with torch.backends' TF32
         flags tf32 = (cudnn_tf32, matmul_tf32) for this call (default: both off). TF32 exists
-        only on CUDA: on the CPU every flag set is the flags-off run, made once. Memoised per
-        (key, flags) when key is one of keep_seeds."""
+        only on CUDA: on the CPU every flag set is the flags-off run, made once. `key` as in
+        reference64; memoised per (key, flags) when key is one of keep_seeds."""
         flags = (0, 0) if self.on_cpu else (int(tf32[0]), int(tf32[1]))
         k = (key, flags)
         if key is not None and k in self._ref32:
             return self._ref32[k]
         extra = ({"cudnn_tf32": float(flags[0]), "matmul_tf32": float(flags[1])}
                  if flags != (0, 0) else None)
-        out = self._reference_call("float32 run", inputs, self._eager_specs(), mode=2, extra=extra)
+        sent, extra = self._run_inputs(inputs, key, extra)
+        out = self._reference_call("float32 run", sent, self._eager_specs(), mode=2, extra=extra)
         if key is not None and key in self.keep_seeds:
             self._ref32[k] = out
         return out

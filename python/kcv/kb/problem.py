@@ -10,8 +10,10 @@ init order cannot make a correct kernel look wrong.
 
 The reference role serves the trusted values: mode 0 runs Model in float64 (floating inputs
 cast, integer inputs untouched, TF32 off; tensors the model makes itself are widened too, see
-kcv.worker.float64), mode 1 makes the inputs of a seed, mode 2 runs Model
-at its own precision ("reference32": the eager result the error model calls declared). The
+kcv.worker.float64), mode 1 makes the inputs of a seed (and keeps them with params.keep), mode 2
+runs Model at its own precision ("reference32": the eager result the error model calls
+declared), mode 3 forgets a seed's kept inputs; modes 0 and 2 with params.inputs_seed run on a
+copy of the kept inputs instead of the call's (the orchestrator then sends none). The
 candidate role serves mode 0 only, on the input views themselves when on the CPU, so in-place
 writes to inputs reach kcv's mutation check. On CUDA the inputs are copied to the device with
 their layout (strides, padding) intact and copied back afterwards when the kernel changed them.

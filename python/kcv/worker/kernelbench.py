@@ -77,6 +77,7 @@ class KernelBenchPair:
         self.name, self.op = f["name"], f["op"]
         self.ref = ref
         self.weights = None
+        self.kept = {}  # seed -> its get_inputs() tensors, contiguous (mode 1 with "keep")
         if self.role == "reference":
             torch.backends.cuda.matmul.allow_tf32 = False
             torch.backends.cudnn.allow_tf32 = False
@@ -135,6 +136,25 @@ class KernelBenchPair:
             out["problem"] = self.problem
         return out
 
+    def _inputs(self, inputs: list, params: dict) -> list:
+        """The call's input views, or the kept inputs of params["inputs_seed"] (then the call
+        carries none). The kept tensors are never handed to the model: mode 0 and 2 copy them."""
+        if "inputs_seed" not in params:
+            return inputs
+        seed = params["inputs_seed"]
+        if inputs:
+            raise RequestError("inputs: a call with params.inputs_seed carries no inputs")
+        if not isinstance(seed, (int, float)) or seed != int(seed) or int(seed) not in self.kept:
+            raise RequestError(f"params.inputs_seed: {seed!r} names no kept inputs (mode 1 with "
+                               "keep)")
+        return self.kept[int(seed)]
+
+    def _seed(self, params: dict) -> int:
+        seed = params.get("seed")
+        if not isinstance(seed, (int, float)) or seed != int(seed):
+            raise RequestError("params.seed: missing or not an integer")
+        return int(seed)
+
     def _args(self, tensors: list) -> list:
         if len(tensors) != self.tensor_count:
             raise RequestError(f"inputs: expected {self.tensor_count} tensor(s) (those of "
@@ -161,23 +181,27 @@ class KernelBenchPair:
             for view, m, b in zip(inputs, moved, before):
                 copy_back(view, m, b)
         elif mode == 0:
-            cast = [t.to(self.device, torch.float64) if t.is_floating_point() else
-                    t.to(self.device) for t in inputs]
+            kept = "inputs_seed" in params  # the model may write to its inputs: not to the kept
+            cast = [t.to(self.device, torch.float64, copy=kept) if t.is_floating_point() else
+                    t.to(self.device, copy=kept) for t in self._inputs(inputs, params)]
             with float64_forward():
                 result = self._forward(self.model64, self._args(cast))
             store(result, outputs, convert=True)
         elif mode == 1:
-            seed = params.get("seed")
-            if not isinstance(seed, (int, float)) or seed != int(seed):
-                raise RequestError("params.seed: missing or not an integer")
-            torch.manual_seed(int(seed))
+            seed = self._seed(params)
+            torch.manual_seed(seed)
             made = [x for x in self.ref.get_inputs() if isinstance(x, torch.Tensor)]
             store(made, outputs, convert=False)
+            if params.get("keep"):
+                # as kcv received them: contiguous (their values, not get_inputs' own layout)
+                self.kept[seed] = [x.detach().contiguous() for x in made]
         elif mode == 2:
             flags = (_tf32_flag(params, "cudnn_tf32"), _tf32_flag(params, "matmul_tf32"))
-            args = self._args([t.to(self.device, copy=True) for t in inputs])
+            args = self._args([t.to(self.device, copy=True) for t in self._inputs(inputs, params)])
             with tf32_flags(*flags):
                 store(self._forward(self.model32, args), outputs, convert=True)
+        elif mode == 3:
+            self.kept.pop(self._seed(params), None)
         else:
-            raise RequestError(f"params.mode: {mode} is not 0 (run), 1 (inputs) or "
-                               "2 (reference32)")
+            raise RequestError(f"params.mode: {mode} is not 0 (run), 1 (inputs), "
+                               "2 (reference32) or 3 (forget kept inputs)")

@@ -3,6 +3,8 @@ seed receive no inputs (nothing crosses the shared memory but the seed), give th
 on inputs sent gives, even for a model that writes to its inputs, and after forget() or a worker
 restart the inputs are sent again. Real workers on the CPU."""
 
+import os
+import signal
 import time
 
 import numpy as np
@@ -88,14 +90,28 @@ def test_a_forgotten_seed_is_sent_again_and_only_kept_seeds_stay_in_the_worker(s
                     (3, [], 1, None), (0, ["input.0", "input.1"], None, None)]
 
 
-def test_a_restarted_worker_gets_the_inputs_sent_again(session):
+def test_a_worker_killed_since_the_draw_gets_the_inputs_sent_again(session):
     s = session
     x = s.inputs(9)
     before = s.reference64(x, key=9)
-    s._drawn[9] -= 1  # as if the worker had been restarted since the draw
-    after = s.reference64(x, key=9)
-    assert [names for _, names, _ in s.reference.runs] == [[], [], ["input.0", "input.1"]]
-    assert same(before, after)
+    os.kill(s.reference.start()["pid"], signal.SIGKILL)  # the host's OOM killer, say
+    time.sleep(0.2)
+    after = s.reference64(x, key=9)  # restarts the worker, which keeps nothing: sent again
+    assert [names for _, names, _ in s.reference.runs][-1] == ["input.0", "input.1"]
+    assert same(before, after) and s.reference.workers_started > 1
+    again = s.reference64(x, key=9)  # seed 9 is no longer taken as kept
+    assert [names for _, names, _ in s.reference.runs][-1] == ["input.0", "input.1"]
+    assert same(before, again)
+
+
+def test_a_memoised_seed_drawn_again_forgets_the_last_trial_seed_in_the_worker(session):
+    s = session
+    s.keep_seeds = {1}
+    s.inputs(1)
+    s.inputs(2)  # the replica's last trial
+    s.inputs(1)  # the battery's seed, memoised: seed 2 is dropped from the worker now
+    runs = [(mode, p.get("seed")) for mode, _, p in s.reference.runs]
+    assert runs == [(1, 1), (1, 2), (3, 2)]
 
 
 def test_a_run_naming_inputs_the_worker_does_not_keep_fails(session):

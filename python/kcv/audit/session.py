@@ -290,6 +290,9 @@ class ProblemSession:
                        timeout_ms=self.limits.budget_ms(self.limits.call_timeout_s))
         self._count(("ref_f64", "ref_inputs", "ref_f32", "ref_forget")[mode], t0)
         if rec.status != "ok":
+            # The executor may have killed the worker (it restarts at the next call, so
+            # workers_started has not moved yet): trust no kept seed, send the inputs again.
+            self._drawn.clear()
             if rec.status == "timeout" and self.limits.remaining_s() <= 0:
                 raise KernelTimeout(f"reference {what}: {rec.message}")
             raise ReferenceFailure(f"reference {what} ({self.label}): {rec.status}: {rec.message}")
@@ -300,12 +303,14 @@ class ProblemSession:
         them for its runs keyed by this seed (it keeps the seeds in keep_seeds and the last one
         drawn). Only the seeds in keep_seeds are memoised here (a KernelBench input can be
         gigabytes)."""
+        # Before the memo: the battery's memoised seeds come after the replica's last trial,
+        # whose inputs the worker would otherwise keep for the rest of the kernel.
+        for old in [s for s in self._drawn if s != seed and s not in self.keep_seeds]:
+            self._forget_in_worker(old)
         if seed in self._inputs:
             return self._inputs[seed]
         specs = [output_spec(f"input.{k}", t["dtype"], t["shape"])
                  for k, t in enumerate(self.problem.tensor_inputs())]
-        for old in [s for s in self._drawn if s != seed and s not in self.keep_seeds]:
-            self._forget_in_worker(old)
         arrays = self._reference_call(f"get_inputs(seed={seed})", [], specs, mode=1,
                                       extra={"seed": float(seed), "keep": 1.0}) if specs else []
         if specs:
@@ -318,6 +323,19 @@ class ProblemSession:
     def _kept_by_worker(self, key) -> bool:
         return (key is not None and key in self._drawn
                 and self._drawn[key] == self.reference.workers_started)
+
+    def _trusted_run(self, what: str, inputs, key, specs, mode: int, extra=None):
+        """A float64 or float32 run: on the seed's kept inputs when the worker keeps them, else
+        on `inputs` sent. A worker that died since the draw (killed after a failed call, or by
+        the host) is restarted by this very call and keeps nothing: then once more, sent."""
+        started = self.reference.workers_started
+        sent, params = self._run_inputs(inputs, key, extra)
+        try:
+            return self._reference_call(what, sent, specs, mode=mode, extra=params)
+        except ReferenceFailure:
+            if params is extra or self.reference.workers_started == started:
+                raise
+        return self._reference_call(what, inputs, specs, mode=mode, extra=extra)
 
     def _run_inputs(self, inputs, key, extra=None) -> tuple[list, dict | None]:
         """What a run of the reference worker sends: nothing but the seed when the worker keeps
@@ -356,8 +374,7 @@ class ProblemSession:
         keep_seeds, and the worker runs on its own copy of them when it keeps them."""
         if key is not None and key in self._ref64:
             return self._ref64[key]
-        sent, extra = self._run_inputs(inputs, key)
-        out = self._reference_call("float64 run", sent, self._f64_specs(), mode=0, extra=extra)
+        out = self._trusted_run("float64 run", inputs, key, self._f64_specs(), mode=0)
         if key is not None and key in self.keep_seeds:
             self._ref64[key] = out
         return out
@@ -390,8 +407,8 @@ class ProblemSession:
             return self._ref32[k]
         extra = ({"cudnn_tf32": float(flags[0]), "matmul_tf32": float(flags[1])}
                  if flags != (0, 0) else None)
-        sent, extra = self._run_inputs(inputs, key, extra)
-        out = self._reference_call("float32 run", sent, self._eager_specs(), mode=2, extra=extra)
+        out = self._trusted_run("float32 run", inputs, key, self._eager_specs(), mode=2,
+                                extra=extra)
         if key is not None and key in self.keep_seeds:
             self._ref32[k] = out
         return out

@@ -13,7 +13,7 @@ import os
 import torch
 
 from kcv.worker import modexec
-from kcv.worker.devices import copy_back, snapshot, to_device
+from kcv.worker.devices import copy_back, to_device
 from kcv.worker.errors import LoadError, RequestError, load_error
 from kcv.worker.float64 import float64_forward, promote_attributes
 from kcv.worker.outputs import BadOutput, flatten, store
@@ -175,11 +175,10 @@ class KernelBenchPair:
             raise RequestError(f"params.mode: mode {mode} needs the reference role")
         if mode == 0 and self.role == "candidate":
             moved = [to_device(t, self.device) for t in inputs]
-            before = [snapshot(t, m) for t, m in zip(inputs, moved)]
             result = self._forward(self.model, self._args(moved))
             store(result, outputs, convert=False)
-            for view, m, b in zip(inputs, moved, before):
-                copy_back(view, m, b)
+            for view, m in zip(inputs, moved):
+                copy_back(view, m)
         elif mode == 0:
             kept = "inputs_seed" in params  # the model may write to its inputs: not to the kept
             cast = [t.to(self.device, torch.float64, copy=kept) if t.is_floating_point() else

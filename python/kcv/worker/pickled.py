@@ -63,17 +63,16 @@ class PickledCallable:
     def call(self, mode: int, inputs: list, outputs: list, params: dict) -> None:
         import torch  # noqa: PLC0415
 
-        from kcv.worker.devices import copy_back, snapshot, to_device  # noqa: PLC0415
+        from kcv.worker.devices import copy_back, to_device  # noqa: PLC0415
         from kcv.worker.outputs import store  # noqa: PLC0415
 
         if mode != 0:
             raise RequestError(f"params.mode: {mode}: a pickled callable serves mode 0 only")
         kwargs = {k: v for k, v in params.items() if k != "mode"} if self.pass_params else {}
         moved = [to_device(t, self.device) for t in inputs]
-        before = [snapshot(t, m) for t, m in zip(inputs, moved)]
         result = self.fn(*moved, **kwargs)
         if self.device == "cuda":
             torch.cuda.synchronize()
         store(result, outputs, convert=False)
-        for view, m, b in zip(inputs, moved, before):
-            copy_back(view, m, b)
+        for view, m in zip(inputs, moved):
+            copy_back(view, m)

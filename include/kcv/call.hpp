@@ -71,6 +71,7 @@ class CallsView {
     calls_.reserve(outcome.calls.size());
     for (const CallRecord& c : outcome.calls) calls_.push_back(&c);
   }
+  CallsView(ProbeOutcome&&) = delete;  // would point into a temporary
   explicit CallsView(std::vector<const CallRecord*> calls) : calls_(std::move(calls)) {}
 
   std::size_t size() const { return calls_.size(); }

@@ -72,7 +72,8 @@ MINMAX_WORDS = ("max", "min", "relu", "clamp", "hardtanh", "pool", "argm", "sort
 def prepared_key(entries: list[dict]) -> tuple:
     """What a kcv._core.Oracle of these entries is made of: the arrays (by identity; a cached
     Oracle keeps its entries, so the ids stay theirs) and the bound's parameters."""
-    return tuple((e["dtype"], id(e["value"]), id(e.get("declared")), id(e.get("tau")),
+    return tuple((e["dtype"], tuple(e.get("shape") or ()), id(e["value"]), id(e.get("declared")),
+                  id(e.get("tau")),
                   id(e.get("n_terms")), e.get("tau_rel"), e.get("tau_abs"),
                   tuple(e.get("tau_abs_steps") or ())) for e in entries)
 

@@ -55,7 +55,9 @@ nb::dlpack::dtype numpy_dtype(DType t) {
 }
 
 /// The outputs as numpy arrays over the record's own buffers (contiguous ones are moved, not
-/// copied); the record keeps none.
+/// copied); the record keeps none. Never while another thread judges the record:
+/// kcv._core.judge reads its buffers in place without the GIL (the audit takes the outputs of
+/// the trusted runs and of the replica's trials, which no gate judges).
 nb::list take_outputs(CallRecord& r) {
   nb::list out;
   for (HostTensor& t : r.outputs) {
@@ -117,7 +119,7 @@ void bind_call_record(nb::module_& m) {
                    "Contiguous numpy arrays (a new copy on every read; bf16 as uint16 bits).")
       .def("take_outputs", &take_outputs,
            "The outputs as contiguous numpy arrays that take over the record's buffers, without "
-           "a copy; the record is left with none.")
+           "a copy; the record is left with none. Not while another thread judges the record.")
       .def_rw("inputs_unchanged", &CallRecord::inputs_unchanged)
       .def_rw("mutated_input", &CallRecord::mutated_input)
       .def_rw("first_mutated_input_elem", &CallRecord::first_mutated_input_elem)

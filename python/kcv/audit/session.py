@@ -328,12 +328,14 @@ class ProblemSession:
         """A float64 or float32 run: on the seed's kept inputs when the worker keeps them, else
         on `inputs` sent. A worker that died since the draw (killed after a failed call, or by
         the host) is restarted by this very call and keeps nothing: then once more, sent."""
-        started = self.reference.workers_started
         sent, params = self._run_inputs(inputs, key, extra)
+        if params is extra:  # inputs sent
+            return self._reference_call(what, sent, specs, mode=mode, extra=params)
+        started = self.reference.workers_started
         try:
             return self._reference_call(what, sent, specs, mode=mode, extra=params)
         except ReferenceFailure:
-            if params is extra or self.reference.workers_started == started:
+            if self.reference.workers_started == started:
                 raise
         return self._reference_call(what, inputs, specs, mode=mode, extra=extra)
 

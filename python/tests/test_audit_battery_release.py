@@ -51,14 +51,19 @@ class FakeSession:
         self.forgotten.append(seed)
 
 
-def test_the_first_seeds_values_are_released_before_the_second_seed_is_drawn():
-    s = FakeSession()
-    b = battery.Battery(s, {"reference_code": "", "problem_name": "1_relu", "level": 1},
+def run_relu_battery(session) -> tuple:
+    """The battery of a ReLU problem under both profiles, seeds 11 and 22: (battery, records)."""
+    b = battery.Battery(session, {"reference_code": "", "problem_name": "1_relu", "level": 1},
                         ["strict", "pytorch-eager"], seeds=(11, 22))
     try:
-        records = b.run()
+        return b, b.run()
     finally:
         b.close()
+
+
+def test_the_first_seeds_values_are_released_before_the_second_seed_is_drawn():
+    s = FakeSession()
+    b, records = run_relu_battery(s)
     # seed 11's probe and its two NaN probes made three fp64 values; none is held at seed 22.
     assert len(s.values) >= 3
     assert s.alive_when_drawn == {11: 0, 22: 0}

@@ -10,8 +10,8 @@ import pytest
 
 core = pytest.importorskip("kcv._core")
 
-from kcv.audit import battery, error_model  # noqa: E402
-from test_audit_battery_release import FakeSession  # noqa: E402
+from kcv.audit import error_model  # noqa: E402
+from test_audit_battery_release import FakeSession, run_relu_battery  # noqa: E402
 
 GATES = ("CMP-01", "CMP-02", "CMP-03", "EXC-01", "EXC-02", "ORD-02", "PRC-01", "RES-01")
 
@@ -66,12 +66,7 @@ def test_the_battery_converts_one_oracle_per_reference_value(monkeypatch):
 
     monkeypatch.setattr(core, "Oracle", counting)
     s = FakeSession()
-    b = battery.Battery(s, {"reference_code": "", "problem_name": "1_relu", "level": 1},
-                        ["strict", "pytorch-eager"], seeds=(11, 22))
-    try:
-        records = b.run()
-    finally:
-        b.close()
+    b, records = run_relu_battery(s)
     # seed 11's probe (its shifted and non-contiguous variants share its values), its two NaN
     # probes, seed 22's probe: four fp64 values, four conversions, for both profiles' judges.
     assert len(s.values) == 4

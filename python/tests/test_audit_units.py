@@ -254,7 +254,7 @@ def test_memory_gate_makes_a_kernel_wait_until_its_estimate_fits():
 
     from kcv.audit.memory import MemoryGate, estimate_host_bytes
 
-    assert estimate_host_bytes(10, 1) == 8 * 10 + 26 * 1
+    assert estimate_host_bytes(10, 1) == 11 * 10 + 26 * 1
     gate = MemoryGate(100)
     order, release = [], threading.Event()
 

@@ -16,7 +16,7 @@ declared), mode 3 forgets a seed's kept inputs; modes 0 and 2 with params.inputs
 copy of the kept inputs instead of the call's (the orchestrator then sends none). The
 candidate role serves mode 0 only, on the input views themselves when on the CPU, so in-place
 writes to inputs reach kcv's mutation check. On CUDA the inputs are copied to the device with
-their layout (strides, padding) intact and copied back afterwards when the kernel changed them.
+their layout (strides, padding) intact and copied back over the views afterwards.
 
 Environment first: TORCH_EXTENSIONS_DIR and TRITON_CACHE_DIR go under cache_dir, and without a
 GPU TRITON_INTERPRET=1, all before torch (and so Triton) is imported by this process. The

@@ -62,6 +62,8 @@ def main() -> int:
     p.add_argument("--store", help="an audit store: split each band by kernel status")
     p.add_argument("--ids-below", nargs=2, metavar=("GIB", "FILE"),
                    help="write the ids of rows with inputs under GIB GiB (not final in --store, or error)")
+    p.add_argument("--ids-at-least", type=float, default=0.0, metavar="GIB",
+                   help="with --ids-below: only the rows with inputs of at least GIB GiB (a band)")
     args = p.parse_args()
     for name in FACTORIES:
         setattr(torch, name, on_meta(getattr(torch, name)))
@@ -91,10 +93,12 @@ def main() -> int:
             print(f"  {b:>10}: {sum(counts.values()):4d}  ({detail})")
     if args.ids_below:
         limit, path = float(args.ids_below[0]) * 2**30, args.ids_below[1]
-        ids = sorted(k for k, size in sizes.items() if size is not None and size < limit
+        low = args.ids_at_least * 2**30
+        ids = sorted(k for k, size in sizes.items() if size is not None and low <= size < limit
                      and status.get(k, "pending") in ("pending", "running", "error"))
+        band_text = f"of at least {args.ids_at_least:g} GiB and " if low else ""
         with open(path, "w", encoding="utf-8") as f:
-            f.write(f"# {len(ids)} rows with inputs under {args.ids_below[0]} GiB"
+            f.write(f"# {len(ids)} rows with inputs {band_text}under {args.ids_below[0]} GiB"
                     + (f", not final (or error) in {args.store}" if args.store else "")
                     + " (bench/audit/input_sizes.py)\n")
             f.writelines(k + "\n" for k in ids)

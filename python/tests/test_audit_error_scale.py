@@ -282,7 +282,7 @@ def test_a_store_judged_under_one_scale_refuses_the_other():
 
 
 def test_eager_error_of_finite_arrays_is_the_masked_formulas_number():
-    # eager_error's scratch-array path for all-finite arrays gives the bits of the general one
+    # eager_error's in-place steps give the bits of the plain formulas
     rng = np.random.default_rng(11)
     for n in (1, 7, 4096, 100_003):
         y = rng.standard_normal(n) * np.exp(rng.uniform(-8, 8, n))

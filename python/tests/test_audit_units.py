@@ -382,6 +382,17 @@ def test_memory_gate_lets_an_oversized_kernel_run_when_nothing_else_holds_memory
         MemoryGate(0)
 
 
+def test_allclose_takes_a_scalar_output():
+    # a loss returns a 0-d tensor; the in-place steps must not turn it into a numpy scalar
+    for dtype, np_dtype in (("f32", np.float32), ("f64", np.float64)):
+        ref = np.array(2.0, np_dtype)
+        assert replica.allclose_like_torch(ref, np.array(2.0, np_dtype), dtype)[0]
+        ok, why, diff = replica.allclose_like_torch(ref, np.array(3.0, np_dtype), dtype)
+        assert not ok and "at element 0:" in why and diff == 1.0
+    bf16_two = np.array(0x4000, np.uint16)  # 2.0 as a bf16 bit pattern
+    assert replica.allclose_like_torch(np.array(2.0, np.float32), bf16_two, "bf16")[0]
+
+
 def test_allclose_in_place_is_the_plain_expression():
     # allclose_like_torch works in place; it must decide as torch.allclose's plain expression
     rng = np.random.default_rng(5)

@@ -72,12 +72,13 @@ def allclose_like_torch(reference: np.ndarray, candidate: np.ndarray, dtype: str
         return False, f"NaN in the {where} output", float("inf")
     with np.errstate(invalid="ignore", over="ignore"):
         # in place where a step makes a new array (outputs can be gigabytes); the same roundings:
-        # IEEE addition and multiplication commute
-        diff = np.subtract(ref, cand)
+        # IEEE addition and multiplication commute. Explicit out= arrays: a 0-d output (a loss)
+        # would otherwise come back as a numpy scalar, which cannot be an out= array.
+        diff = np.subtract(ref, cand, out=np.empty(ref.shape, work))
         np.abs(diff, out=diff)
         same_inf = np.isinf(ref)
         same_inf &= ref == cand
-        bound = np.abs(cand)
+        bound = np.abs(cand, out=np.empty(cand.shape, work))
         bound *= work(rtol)
         bound += work(atol)
         ok = np.less_equal(diff, bound)

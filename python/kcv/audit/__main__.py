@@ -108,14 +108,22 @@ def parser() -> argparse.ArgumentParser:
                         "wide-range outputs; docs/08_audit.md §3)")
     p.add_argument("--procs", type=_positive(int), default=1, metavar="P",
                    help="orchestrator processes sharing --jobs, the host-memory budget and the "
-                        "GPUs (default 1). Each process holds 1/P of --host-memory-gb, so a "
-                        "kernel over that share waits for the end to run alone; on the H200 more "
-                        "processes did not raise the rate (docs/audit/README.md)")
+                        "GPUs (default 1): each process has its own interpreter and address "
+                        "space, and all of them hold memory from the one --host-memory-gb")
+    p.add_argument("--host-memory-ledger", type=_ledger_row, default=None, help=argparse.SUPPRESS)
     p.add_argument("--defer-alone", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--progress-events", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--all-alone", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--no-progress", action="store_true", help="no progress display on stderr")
     return p
+
+
+def _ledger_row(text: str) -> tuple[str, int]:
+    """FILE:ROW of --host-memory-ledger (a --procs child's row of the shared budget)."""
+    path, sep, row = text.rpartition(":")
+    if not sep or not path or not row.isdigit():
+        raise argparse.ArgumentTypeError(f"expected FILE:ROW, got {text!r}")
+    return path, int(row)
 
 
 def _host_memory_gb() -> float:
@@ -173,6 +181,7 @@ def main(argv=None) -> int:
                         alone_input_bytes=int(args.alone_input_gb * (1 << 30)),
                         max_input_bytes=int(max_in * (1 << 30)),
                         host_memory_bytes=int(host_gb * (1 << 30)),
+                        host_memory_ledger=args.host_memory_ledger,
                         gpus=gpus, worker_threads=threads, defer_alone=args.defer_alone,
                         progress_events=args.progress_events, all_alone=args.all_alone,
                         error_scale=args.error_scale)

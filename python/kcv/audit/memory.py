@@ -14,7 +14,10 @@ orchestrator runs it again once reserve() finds room for its estimate."""
 from __future__ import annotations
 
 import threading
-from contextlib import contextmanager
+import time
+from contextlib import contextmanager, nullcontext
+
+from kcv.audit.memory_ledger import Ledger
 
 # Copies of one set of inputs the orchestrator can hold at once (two memoised seeds, the probe
 # being built, its non-contiguous and NaN variants, the executor's copies in a call), and of one
@@ -55,64 +58,101 @@ class Reservation:
         self.gate, self.n, self.live = gate, n, True
 
     def release(self):
-        with self.gate._cond:
+        with self.gate._cond, self.gate._shared():
             if self.live:
                 self.live = False
                 self.gate.reserved -= self.n
+                self.gate._publish()
                 self.gate._cond.notify_all()
 
 
 class MemoryGate:
     """A counting budget of bytes: hold(n) waits until n fits beside what others hold and have
     reserved (or no one holds or reserves anything: a kernel bigger than the budget still runs,
-    alone)."""
+    alone). With a ledger (memory_ledger.py) the others include the other orchestrator
+    processes of `kcv audit --procs`, which share the one budget."""
 
-    def __init__(self, capacity_bytes: int):
+    # How often a wait re-reads the ledger: another process's release notifies no one here.
+    LEDGER_POLL_S = 0.25
+
+    def __init__(self, capacity_bytes: int, ledger: Ledger | None = None):
         if capacity_bytes <= 0:
             raise ValueError(f"MemoryGate: capacity must be positive, got {capacity_bytes}")
         self.capacity = int(capacity_bytes)
         self.used = 0
         self.reserved = 0
+        self.ledger = ledger
         self._cond = threading.Condition()
+
+    def _shared(self):
+        """The ledger's lock (with the gate's own lock held), or nothing without a ledger."""
+        return self.ledger.locked() if self.ledger is not None else nullcontext()
+
+    def _publish(self):
+        if self.ledger is not None:
+            self.ledger.publish(self.used, self.reserved)
+
+    def _taken(self) -> int:
+        others = self.ledger.others() if self.ledger is not None else 0
+        return self.used + self.reserved + others
 
     def fits(self, n: int) -> bool:
         return n <= self.capacity
 
     def _admits(self, n: int) -> bool:
-        taken = self.used + self.reserved
+        taken = self._taken()
         return taken == 0 or taken + n <= self.capacity
 
     def admits(self, n: int) -> bool:
         """Whether hold(n) would take n now without waiting: n fits beside what is held and
         reserved, or nothing is."""
-        with self._cond:
+        with self._cond, self._shared():
             return self._admits(n)
 
     def reserve(self, n: int) -> Reservation | None:
         """Sets n bytes aside now if they fit (as admits(n)), else None."""
-        with self._cond:
+        with self._cond, self._shared():
             if not self._admits(n):
                 return None
             self.reserved += n
+            self._publish()
             return Reservation(self, n)
+
+    def _try_take(self, n: int) -> bool:
+        with self._shared():
+            if not self._admits(n):
+                return False
+            self.used += n
+            self._publish()
+            return True
 
     @contextmanager
     def hold(self, n: int, timeout: float | None = None, reservation: Reservation | None = None):
         """Holds n bytes until the block ends; with a timeout, raises MemoryBusy when n has not
         fitted by then (nothing held). A live reservation of this gate is consumed first: its
         room counts as free for this hold, so n up to its size is taken at once."""
+        deadline = None if timeout is None else time.monotonic() + timeout
         with self._cond:
             if reservation is not None and reservation.gate is self and reservation.live:
                 reservation.live = False
-                self.reserved -= reservation.n
-            if not self._cond.wait_for(lambda: self._admits(n), timeout):
-                self._cond.notify_all()  # the reservation given up may let another kernel in
-                raise MemoryBusy(f"{n / 2**30:.1f} GiB did not fit in {timeout:g} s beside "
-                                 f"{self.used / 2**30:.1f} GiB held", n)
-            self.used += n
+                with self._shared():
+                    self.reserved -= reservation.n
+                    self._publish()
+            while not self._try_take(n):
+                wait = None if deadline is None else deadline - time.monotonic()
+                if wait is not None and wait <= 0:
+                    self._cond.notify_all()  # the reservation given up may let another kernel in
+                    with self._shared():
+                        taken = self._taken()
+                    raise MemoryBusy(f"{n / 2**30:.1f} GiB did not fit in {timeout:g} s beside "
+                                     f"{taken / 2**30:.1f} GiB held", n)
+                if self.ledger is not None:
+                    wait = self.LEDGER_POLL_S if wait is None else min(wait, self.LEDGER_POLL_S)
+                self._cond.wait(wait)
         try:
             yield
         finally:
-            with self._cond:
+            with self._cond, self._shared():
                 self.used -= n
+                self._publish()
                 self._cond.notify_all()

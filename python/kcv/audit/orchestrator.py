@@ -30,6 +30,7 @@ from kcv.audit.battery import op_class_of
 from kcv.audit.kernel import KernelConfig, audit_kernel
 from kcv.audit.gpus import GpuPool
 from kcv.audit.memory import MemoryGate, Reservation
+from kcv.audit.memory_ledger import Ledger
 from kcv.audit.progress import Progress
 from kcv.audit.replica import trial_seeds
 
@@ -84,6 +85,7 @@ class AuditOptions:
     alone_input_bytes: int = 1 << 30
     max_input_bytes: int = 0
     host_memory_bytes: int = 0  # the slots' shared host-memory budget (memory.py); 0: none
+    host_memory_ledger: tuple | None = None  # (file, row): the budget shared with other processes
     gpus: list | None = None  # GPU ids to spread kernels over (gpus.py); None or one: no spreading
     worker_threads: int | None = None  # CPU threads per worker process
     defer_alone: bool = False  # leave run-alone kernels to the --procs launcher (parallel.py)
@@ -195,8 +197,7 @@ class Auditor:
                                 memory_limit_bytes=opts.memory_limit_bytes,
                                 alone_input_bytes=opts.alone_input_bytes,
                                 max_input_bytes=opts.max_input_bytes,
-                                memory_gate=(MemoryGate(opts.host_memory_bytes)
-                                             if opts.host_memory_bytes > 0 else None),
+                                memory_gate=self._memory_gate(opts),
                                 gpu_pool=(GpuPool(opts.gpus) if opts.gpus and len(opts.gpus) > 1
                                           else None),
                                 worker_threads=opts.worker_threads,
@@ -252,6 +253,13 @@ class Auditor:
             note += (", " if note else "") + "fails " + ",".join(failed)
         self.progress.kernel_done(row["id"], outcome["status"], time.monotonic() - t0, note)
         return outcome["status"]
+
+    @staticmethod
+    def _memory_gate(opts: AuditOptions) -> MemoryGate | None:
+        if opts.host_memory_bytes <= 0:
+            return None
+        ledger = Ledger(*opts.host_memory_ledger) if opts.host_memory_ledger else None
+        return MemoryGate(opts.host_memory_bytes, ledger=ledger)
 
     def _next_kernel(self) -> tuple[dict, bool, Reservation | None] | None:
         """Under the lock: the next kernel for a free slot, whether it may be postponed, and the

@@ -8,8 +8,10 @@ sum of its worker calls and judges (docs/audit/README.md, session 8, first call)
 
 The launcher (this process) reads the corpora into the store and takes the kernels to do, as
 `kcv audit` does, then deals them round-robin to P child processes (`python -m kcv.audit ...
---ids ...`), each with its share of the slots and of the host-memory budget, and one GPU each
-(CUDA_VISIBLE_DEVICES, in turn over the visible GPUs). The children write to the same store:
+--ids ...`), each with its share of the slots and one GPU (CUDA_VISIBLE_DEVICES, in turn over
+the visible GPUs). The host-memory budget stays one: the children's memory gates count each
+other's holdings through a ledger file (memory_ledger.py), which the launcher creates and, as a
+child exits, clears of that child's row. The children write to the same store:
 SQLite in WAL mode serialises their transactions, and every kernel belongs to exactly one child,
 so resuming after a kill works as it does with one process. A child reports each finished kernel
 as a JSON line on stderr (progress.py's events), which the launcher turns into one progress
@@ -24,9 +26,11 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 
+from kcv.audit.memory_ledger import Ledger
 from kcv.audit.orchestrator import AuditOptions, Auditor, generator_version
 
 _GIB = float(1 << 30)
@@ -53,8 +57,9 @@ class ParallelAuditor(Auditor):
     # -- the children ------------------------------------------------------------------------
 
     def child_command(self, ids: list[str], jobs: int, host_gb: float, defer: bool,
-                      time_limit_s: float | None) -> list[str]:
-        """A child's argv; defer=False: the last child, which runs its kernels alone."""
+                      time_limit_s: float | None, ledger_row: str | None = None) -> list[str]:
+        """A child's argv; defer=False: the last child, which runs its kernels alone;
+        ledger_row: FILE:ROW of the budget it shares with its siblings."""
         o = self.opts
         cmd = [sys.executable, "-m", "kcv.audit", *o.corpora, "--store", o.store,
                "--shard", o.shard, "--jobs", str(jobs),
@@ -75,6 +80,8 @@ class ParallelAuditor(Auditor):
             cmd += ["--timings", o.timings_path]
         if time_limit_s is not None:
             cmd += ["--time-limit", repr(max(time_limit_s, 1e-3))]
+        if ledger_row is not None:
+            cmd += ["--host-memory-ledger", ledger_row]
         cmd.append("--defer-alone" if defer else "--all-alone")
         return cmd + ["--ids", *ids]
 
@@ -112,20 +119,23 @@ class ParallelAuditor(Auditor):
         else:
             self.progress.message(str(ev.get("text", line)))
 
-    def _run_children(self, plans: list[tuple[list[str], int, float, bool, str | None]]):
+    def _run_children(self, plans: list[tuple[list[str], int, float, bool, str | None]],
+                      ledger: str | None = None):
         """Runs one child per plan (ids, jobs, host GB, defer, GPU id or None: all) at once and
-        waits for all of them."""
+        waits for all of them; with a ledger file, child k holds its row k and the row is zeroed
+        when the child exits."""
         limit = None
         if self.opts.time_limit_s is not None:
             limit = self.opts.time_limit_s - (time.monotonic() - self.started)
             if limit <= 0:
                 return
         children = []
-        for ids, jobs, host_gb, defer, gpu in plans:
+        for k, (ids, jobs, host_gb, defer, gpu) in enumerate(plans):
             env = dict(os.environ)
             if gpu is not None:
                 env["CUDA_VISIBLE_DEVICES"] = gpu
-            proc = subprocess.Popen(self.child_command(ids, jobs, host_gb, defer, limit), env=env,
+            row = f"{ledger}:{k}" if ledger else None
+            proc = subprocess.Popen(self.child_command(ids, jobs, host_gb, defer, limit, row), env=env,
                                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                     stderr=subprocess.PIPE, text=True, errors="replace")
             children.append(proc)
@@ -136,6 +146,8 @@ class ParallelAuditor(Auditor):
         for k, (proc, reader) in enumerate(zip(children, readers)):
             rc = proc.wait()
             reader.join()
+            if ledger:  # a killed child leaves its holdings in its row
+                Ledger.clear(ledger, k)
             if rc != 0:
                 self.failed_processes += 1
                 print(f"kcv audit: process {k} exited with status {rc}; its unfinished kernels "
@@ -148,17 +160,23 @@ class ParallelAuditor(Auditor):
         procs = max(1, min(self.procs, len(todo), o.jobs))  # never more slots than --jobs
         gpus = o.gpus if o.gpus else [None]
         plans = []
+        host_gb = o.host_memory_bytes / _GIB if o.host_memory_bytes else 0.0
         for k in range(procs):
             jobs = o.jobs // procs + (1 if k < o.jobs % procs else 0)
-            host_gb = o.host_memory_bytes / _GIB / procs if o.host_memory_bytes else 0.0
             plans.append((todo[k::procs], max(1, jobs), host_gb, True, gpus[k % len(gpus)]))
         if todo:
             self.progress.message(f"kcv audit: {len(todo)} kernel(s) over {procs} processes"
                                   + (f", GPUs {','.join(g for g in gpus if g)}"
                                      if gpus != [None] else "")
-                                  + (f"; {plans[0][2]:.1f} GB of host memory each (kernels over "
-                                     "it run alone at the end)" if o.host_memory_bytes else ""))
-            self._run_children(plans)
+                                  + (f"; one budget of {host_gb:.1f} GB of host memory shared "
+                                     "by them" if o.host_memory_bytes else ""))
+            fd, ledger = tempfile.mkstemp(prefix="kcv-memory-ledger-")
+            os.close(fd)
+            try:
+                Ledger.create(ledger, procs)
+                self._run_children(plans, ledger if o.host_memory_bytes else None)
+            finally:
+                os.unlink(ledger)
         if self.deferred:  # the visible GPUs only (--gpus), one slot, the whole budget
             self._run_children([(list(self.deferred), 1, o.host_memory_bytes / _GIB, False,
                                  ",".join(o.gpus) if o.gpus else None)])

@@ -4,8 +4,12 @@ waits until that process releases it, and a row the launcher clears (a killed ch
 room. The other process is a real one (multiprocessing, spawn), since fcntl locks and the file's
 rows are per process."""
 
+import contextlib
 import json
 import multiprocessing
+import sys
+import threading
+import time
 
 import pytest
 
@@ -42,7 +46,7 @@ def test_a_gate_counts_and_waits_for_what_another_process_holds(ledger_file):
     try:
         assert gate.admits(40) and not gate.admits(41)
         assert gate.reserve(50) is None
-        with pytest.raises(MemoryBusy, match="beside 0.0 GiB held"):
+        with pytest.raises(MemoryBusy, match="did not fit in 0.3 s"):
             with gate.hold(50, timeout=0.3):
                 pass
         assert gate.used == 0 and gate.reserved == 0  # nothing taken by the failed hold
@@ -112,3 +116,76 @@ def test_the_children_share_the_whole_budget_instead_of_a_share_each(tmp_path):
     assert "one budget of" in proc.stderr and "over 2 processes" in proc.stderr
     assert "runs alone" not in proc.stderr, proc.stderr[-4000:]
     assert "[2/2]" in proc.stderr
+
+
+def hold_reserved_room_in_another_process(path, row, n, took):
+    gate = MemoryGate(100 * GIB, ledger=Ledger(path, row))
+    with gate.hold(n, timeout=20):
+        took.set()
+
+
+GIB = 1 << 30
+
+
+def test_a_reserved_room_is_not_lost_to_another_process_while_the_hold_takes_it(ledger_file):
+    """The reservation is given back and the hold taken in one step under the ledger's lock:
+    another process waiting for the same room cannot slip in between (the gap is widened here
+    by a pause after each unlock)."""
+    gate = MemoryGate(100 * GIB, ledger=Ledger(ledger_file, 0))
+    reservation = gate.reserve(60 * GIB)
+    ctx = multiprocessing.get_context("spawn")
+    took = ctx.Event()
+    other = ctx.Process(target=hold_reserved_room_in_another_process,
+                        args=(ledger_file, 1, 60 * GIB, took))
+    other.start()
+    try:
+        plain_locked = gate.ledger.locked
+
+        @contextlib.contextmanager
+        def slow_locked():
+            with plain_locked():
+                yield
+            time.sleep(0.5)  # the other process polls every 0.25 s
+
+        gate.ledger.locked = slow_locked
+        time.sleep(1.0)  # the other process is waiting for room by now
+        with pytest.raises(MemoryBusy, match="beside 60.0 GiB held or reserved"):
+            with gate.hold(50 * GIB, timeout=0.1):  # no reservation: must wait, and gives up
+                pass
+        with gate.hold(60 * GIB, timeout=1.0, reservation=reservation):
+            assert gate.used == 60 * GIB and gate.reserved == 0
+            assert not took.is_set()
+        assert took.wait(20)  # and the other process gets the room once it is freed
+    finally:
+        other.join(30)
+        if other.is_alive():
+            other.kill()
+
+
+def test_the_launcher_frees_a_killed_childs_row_while_an_earlier_child_still_runs(tmp_path):
+    """Child 1 holds 90 of 100 and is killed; child 0 then needs 50 and waits with no limit. The
+    launcher must clear row 1 when child 1 dies, not after child 0 exits (which it never would)."""
+    pytest.importorskip("kcv._core")
+    from kcv.audit.orchestrator import AuditOptions
+    from kcv.audit.parallel import ParallelAuditor
+
+    prelude = (f"import os, signal, sys, time\nsys.path[:0] = {sys.path!r}\n"
+               "from kcv.audit.memory import MemoryGate\nfrom kcv.audit.memory_ledger import Ledger\n"
+               "path, row = sys.argv[1].rsplit(':', 1)\n"
+               "gate = MemoryGate(100, ledger=Ledger(path, int(row)))\n")
+    scripts = {
+        "waits": prelude + ("while True:\n    with gate._shared():\n        if gate._taken():\n"
+                            "            break\n    time.sleep(0.05)\n"
+                            "with gate.hold(50):\n    pass\n"),
+        "killed": prelude + "with gate.hold(90):\n    time.sleep(0.5)\n    os.kill(os.getpid(), signal.SIGKILL)\n",
+    }
+    auditor = ParallelAuditor(AuditOptions(corpora=[], store=str(tmp_path / "s.db")), 2)
+    auditor.child_command = lambda ids, *rest: [sys.executable, "-c", scripts[ids[0]], rest[-1]]
+    ledger = str(tmp_path / "ledger")
+    Ledger.create(ledger, 2)
+    plans = [(["waits"], 1, 1.0, True, None), (["killed"], 1, 1.0, True, None)]
+    runner = threading.Thread(target=auditor._run_children, args=(plans, ledger), daemon=True)
+    runner.start()
+    runner.join(60)
+    assert not runner.is_alive(), "the launcher still waits for child 0, which waits for row 1"
+    assert auditor.failed_processes == 1  # the killed child

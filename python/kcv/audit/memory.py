@@ -118,13 +118,17 @@ class MemoryGate:
             self._publish()
             return Reservation(self, n)
 
-    def _try_take(self, n: int) -> bool:
+    def _try_take(self, n: int, unreserve: int = 0) -> bool:
+        """Takes n if it fits; first gives back `unreserve` bytes of a consumed reservation in the
+        same step, so no other process can take that room in between."""
         with self._shared():
-            if not self._admits(n):
-                return False
-            self.used += n
-            self._publish()
-            return True
+            self.reserved -= unreserve
+            taken = self._admits(n)
+            if taken:
+                self.used += n
+            if taken or unreserve:
+                self._publish()
+            return taken
 
     @contextmanager
     def hold(self, n: int, timeout: float | None = None, reservation: Reservation | None = None):
@@ -133,19 +137,19 @@ class MemoryGate:
         room counts as free for this hold, so n up to its size is taken at once."""
         deadline = None if timeout is None else time.monotonic() + timeout
         with self._cond:
+            unreserve = 0
             if reservation is not None and reservation.gate is self and reservation.live:
                 reservation.live = False
-                with self._shared():
-                    self.reserved -= reservation.n
-                    self._publish()
-            while not self._try_take(n):
+                unreserve = reservation.n
+            while not self._try_take(n, unreserve):
+                unreserve = 0
                 wait = None if deadline is None else deadline - time.monotonic()
                 if wait is not None and wait <= 0:
                     self._cond.notify_all()  # the reservation given up may let another kernel in
                     with self._shared():
                         taken = self._taken()
                     raise MemoryBusy(f"{n / 2**30:.1f} GiB did not fit in {timeout:g} s beside "
-                                     f"{taken / 2**30:.1f} GiB held", n)
+                                     f"{taken / 2**30:.1f} GiB held or reserved", n)
                 if self.ledger is not None:
                     wait = self.LEDGER_POLL_S if wait is None else min(wait, self.LEDGER_POLL_S)
                 self._cond.wait(wait)

@@ -119,6 +119,12 @@ class ParallelAuditor(Auditor):
         else:
             self.progress.message(str(ev.get("text", line)))
 
+    @staticmethod
+    def _reap(k: int, proc: subprocess.Popen, ledger: str | None):
+        proc.wait()
+        if ledger:
+            Ledger.clear(ledger, k)
+
     def _run_children(self, plans: list[tuple[list[str], int, float, bool, str | None]],
                       ledger: str | None = None):
         """Runs one child per plan (ids, jobs, host GB, defer, GPU id or None: all) at once and
@@ -141,13 +147,17 @@ class ParallelAuditor(Auditor):
             children.append(proc)
         readers = [threading.Thread(target=self._forward, args=(k, p.stderr), daemon=True)
                    for k, p in enumerate(children)]
-        for t in readers:
+        # A child's row is cleared as soon as that child exits, whatever the order: a killed
+        # child's holdings would otherwise keep its siblings waiting for room, and the launcher
+        # waiting for them.
+        waiters = [threading.Thread(target=self._reap, args=(k, p, ledger), daemon=True)
+                   for k, p in enumerate(children)]
+        for t in readers + waiters:
             t.start()
-        for k, (proc, reader) in enumerate(zip(children, readers)):
-            rc = proc.wait()
+        for k, (proc, reader, waiter) in enumerate(zip(children, readers, waiters)):
+            waiter.join()
             reader.join()
-            if ledger:  # a killed child leaves its holdings in its row
-                Ledger.clear(ledger, k)
+            rc = proc.returncode
             if rc != 0:
                 self.failed_processes += 1
                 print(f"kcv audit: process {k} exited with status {rc}; its unfinished kernels "
@@ -170,13 +180,16 @@ class ParallelAuditor(Auditor):
                                      if gpus != [None] else "")
                                   + (f"; one budget of {host_gb:.1f} GB of host memory shared "
                                      "by them" if o.host_memory_bytes else ""))
-            fd, ledger = tempfile.mkstemp(prefix="kcv-memory-ledger-")
-            os.close(fd)
-            try:
-                Ledger.create(ledger, procs)
-                self._run_children(plans, ledger if o.host_memory_bytes else None)
-            finally:
-                os.unlink(ledger)
+            if o.host_memory_bytes:
+                fd, ledger = tempfile.mkstemp(prefix="kcv-memory-ledger-")
+                os.close(fd)
+                try:
+                    Ledger.create(ledger, procs)
+                    self._run_children(plans, ledger)
+                finally:
+                    os.unlink(ledger)
+            else:
+                self._run_children(plans)
         if self.deferred:  # the visible GPUs only (--gpus), one slot, the whole budget
             self._run_children([(list(self.deferred), 1, o.host_memory_bytes / _GIB, False,
                                  ",".join(o.gpus) if o.gpus else None)])

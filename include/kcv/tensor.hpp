@@ -9,7 +9,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "kcv/dtype.hpp"
@@ -82,7 +84,24 @@ class HostTensor {
   int64_t guard_elems_ = 0;
   int64_t address_shift_ = 0;
   bool row_major_ = true;  // strides are the contiguous ones: element i sits at storage_offset_ + i
-  std::vector<std::byte> buffer_;
+  // Bytes left uninitialised on allocation: the constructor fills every one with the poison
+  // pattern anyway, and zeroing gigabytes first would be a wasted pass over fresh pages.
+  template <typename T>
+  struct ForOverwrite : std::allocator<T> {
+    template <typename U>
+    struct rebind {
+      using other = ForOverwrite<U>;
+    };
+    template <typename U>
+    void construct(U* p) noexcept {
+      ::new (static_cast<void*>(p)) U;
+    }
+    template <typename U, typename... Args>
+    void construct(U* p, Args&&... args) {
+      ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+    }
+  };
+  std::vector<std::byte, ForOverwrite<std::byte>> buffer_;
 };
 
 /// The poison pattern a new HostTensor is filled with (guards, padding and elements): a quiet NaN

@@ -16,6 +16,8 @@ import pytest
 from kcv.audit.memory import MemoryBusy, MemoryGate
 from kcv.audit.memory_ledger import Ledger
 
+GIB = 1 << 30
+
 
 def hold_in_another_process(path, row, n, held, release):
     gate = MemoryGate(100, ledger=Ledger(path, row))
@@ -122,9 +124,6 @@ def hold_reserved_room_in_another_process(path, row, n, took):
     gate = MemoryGate(100 * GIB, ledger=Ledger(path, row))
     with gate.hold(n, timeout=20):
         took.set()
-
-
-GIB = 1 << 30
 
 
 def test_a_reserved_room_is_not_lost_to_another_process_while_the_hold_takes_it(ledger_file):

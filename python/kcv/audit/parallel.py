@@ -191,7 +191,7 @@ class ParallelAuditor(Auditor):
             else:
                 self._run_children(plans)
         if self.deferred:  # the visible GPUs only (--gpus), one slot, the whole budget
-            self._run_children([(list(self.deferred), 1, o.host_memory_bytes / _GIB, False,
+            self._run_children([(list(self.deferred), 1, host_gb, False,
                                  ",".join(o.gpus) if o.gpus else None)])
         out = self.end()
         out["failed_processes"] = self.failed_processes

@@ -70,10 +70,11 @@ struct GateDef {
 
 const GateDef& gate_def(GateId id);
 
-/// Whether the gate's judge reads JudgeInput::inputs (PRC-01: the largest input magnitude sets an
-/// exp budget). The others see the inputs' dtypes and ranks through the signature and contract
-/// only, so a caller may pass them no inputs (a KernelBench input can be gigabytes).
-bool judge_reads_input_values(GateId id);
+/// Whether the gate's judge reads JudgeInput::inputs for this op (PRC-01 of an op that takes exp:
+/// the largest input magnitude sets its exp budget). Otherwise the judge sees the inputs' dtypes
+/// and ranks through the signature and contract only, so a caller may pass it no inputs (a
+/// KernelBench input can be gigabytes).
+bool judge_reads_input_values(GateId id, const OpSignature& sig);
 
 /// Folds per-probe results: fail beats error beats pass beats n/a; evidence of the worst probe.
 GateResult combine_results(GateId id, const std::vector<GateResult>& per_probe);

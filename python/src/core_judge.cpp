@@ -82,9 +82,6 @@ nb::dict judge(const std::string& gate, nb::handle calls, nb::handle oracle_entr
     throw nb::value_error(fmt::format("gate: {} is not judged from calls", def.code).c_str());
 
   const std::vector<ArrayHeader> headers = headers_from_pairs(input_pairs, "inputs");
-  const std::vector<HostTensor> inputs = judge_reads_input_values(*id)
-                                             ? tensors_from_pairs(input_pairs, "inputs")
-                                             : std::vector<HostTensor>{};
   OracleResult converted;
   const OracleResult& oracle = oracle_of(oracle_entries, converted);
   const Contract contract = contract_from(contract_json, headers);
@@ -103,6 +100,11 @@ nb::dict judge(const std::string& gate, nb::handle calls, nb::handle oracle_entr
   sig.index_output = all_index;
   sig.uses_minmax = uses_minmax;
   sig.uses_exp = uses_exp;
+  // Copied only for a judge that reads them (PRC-01 of an op with exp): a copy of every input
+  // per judge call is gigabytes of fresh pages for a large KernelBench problem.
+  const std::vector<HostTensor> inputs = judge_reads_input_values(*id, sig)
+                                             ? tensors_from_pairs(input_pairs, "inputs")
+                                             : std::vector<HostTensor>{};
 
   Probe probe;
   probe.gate = *id;

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "gates/parallel.hpp"
 #include "kcv/gate.hpp"
 
 namespace kcv::gates {
@@ -40,6 +41,18 @@ GateResult judge_prc01(const JudgeInput& in);
 GateResult judge_prc02(const JudgeInput& in);
 /// Extra ulps (beyond correct rounding) the profile grants the op, at input magnitude max_abs_x.
 double op_ulp_budget(const OpSignature& sig, const Contract& contract, double max_abs_x);
+/// Whether op_ulp_budget reads max_abs_x (an exp budget); where it does not, PRC-01 never reads
+/// the input values.
+bool op_ulp_budget_reads_inputs(const OpSignature& sig);
+/// The bits-lost statistic of one output, log2(RMS(candidate - y*) / RMS(declared - y*)), and its
+/// parts; `split` is for tests (the sums come out the same on any number of threads).
+struct BitsLost {
+  double bits = 0;
+  double rms_e = 0;
+  double rms_d = 0;
+  int64_t n = 0;
+};
+BitsLost bits_lost(const OracleOutput& want, const HostTensor& got, Split split = {});
 /// PRC-01's threshold in bits: 2 + log2(1 + budget).
 double prc01_bits_threshold(double ulp_budget);
 /// PRC-02's threshold in bits.

@@ -93,4 +93,26 @@ void reduce_chunks(std::size_t n, Split split, Part& total, Body&& body, Merge&&
   for (const Part& part : parts) merge(total, part);
 }
 
+/// reduce_chunks for loops whose result depends on the order of its steps (floating sums): body
+/// runs on fixed blocks of split.from elements, each block's part is merged into total in block
+/// order, and the threads share the blocks out. So the result is the serial loop's below
+/// split.from elements and, above it, the same whatever the thread count (reduce_chunks' chunk
+/// boundaries follow the thread count, so its sums would differ from machine to machine).
+template <class Part, class Body, class Merge>
+void reduce_blocks(std::size_t n, Split split, Part& total, Body&& body, Merge&& merge) {
+  const std::size_t block = std::max<std::size_t>(split.from, 1);
+  const std::size_t blocks = n / block + (n % block != 0 ? 1 : 0);
+  if (blocks <= 1) {
+    body(std::size_t{0}, n, total);
+    return;
+  }
+  std::vector<Part> parts(blocks);
+  const std::size_t threads = std::min(chunk_count(n, split), blocks);
+  for_each_chunk(blocks, threads, [&](std::size_t, std::size_t first, std::size_t last) {
+    for (std::size_t b = first; b < last; ++b)
+      body(b * block, std::min(n, (b + 1) * block), parts[b]);
+  });
+  for (const Part& part : parts) merge(total, part);
+}
+
 }  // namespace kcv::gates

@@ -45,13 +45,17 @@ double op_ulp_budget(const OpSignature& sig, const Contract& contract, double ma
   if (named(sig, {"div", "softmax", "layernorm", "rmsnorm", "mean", "sigmoid"})) b += p.ulp_div;
   if (named(sig, {"sqrt", "layernorm", "rmsnorm"})) b += p.ulp_sqrt;
   if (named(sig, {"gelu", "gelu_tanh", "log_softmax", "sigmoid"})) b += p.ulp_transcendental;
-  if (sig.uses_exp && sig.name != "sigmoid") {
+  if (op_ulp_budget_reads_inputs(sig)) {
     // Softmax-like ops take exp of x − max, up to twice the largest input magnitude.
     b += exp_ulp_budget(p, sig.reduction_dim.empty() ? max_abs_x : 2 * max_abs_x);
   }
   // TF32 under triton-default needs no budget: the oracle's declared simulation rounds the
   // inputs of fp32 dot products to TF32 when the profile allows it.
   return b;
+}
+
+bool op_ulp_budget_reads_inputs(const OpSignature& sig) {
+  return sig.uses_exp && sig.name != "sigmoid";
 }
 
 double prc01_bits_threshold(double ulp_budget) { return 2.0 + std::log2(1.0 + ulp_budget); }
@@ -85,32 +89,43 @@ std::vector<Probe> plan_prc02(const OpSignature& sig, const Contract& contract, 
 
 namespace {
 
-struct BitsLost {
-  double bits = 0;
-  double rms_e = 0;
-  double rms_d = 0;
+struct SquareSums {
+  double se = 0, sd = 0, sy = 0;
   int64_t n = 0;
 };
 
-/// The statistic for one output; `declared` empty means "the correctly rounded y*".
-BitsLost bits_lost(const OracleOutput& want, const HostTensor& got) {
+}  // namespace
+
+/// The statistic for one output; `declared` empty means "the correctly rounded y*". Summed in
+/// blocks (reduce_blocks), so the same on any number of threads.
+BitsLost bits_lost(const OracleOutput& want, const HostTensor& got, Split split) {
   const bool sim = want.declared.size() == want.value.size();
-  double se = 0, sd = 0, sy = 0;
+  SquareSums s;
+  const auto sum = [&](std::size_t begin, std::size_t end, SquareSums& part) {
+    for (std::size_t i = begin; i < end; ++i) {
+      const double y = want.value[i];
+      const double x = got.value_at(static_cast<int64_t>(i));
+      const double d = sim ? want.declared[i] : round_to(want.dtype, y);
+      if (!std::isfinite(y) || !std::isfinite(x) || !std::isfinite(d)) continue;
+      part.se += (x - y) * (x - y);
+      part.sd += (d - y) * (d - y);
+      part.sy += y * y;
+      ++part.n;
+    }
+  };
+  const auto merge = [](SquareSums& total, const SquareSums& part) {
+    total.se += part.se;
+    total.sd += part.sd;
+    total.sy += part.sy;
+    total.n += part.n;
+  };
+  reduce_blocks(want.value.size(), split, s, sum, merge);
   BitsLost b;
-  for (std::size_t i = 0; i < want.value.size(); ++i) {
-    const double y = want.value[i];
-    const double x = got.value_at(static_cast<int64_t>(i));
-    const double d = sim ? want.declared[i] : round_to(want.dtype, y);
-    if (!std::isfinite(y) || !std::isfinite(x) || !std::isfinite(d)) continue;
-    se += (x - y) * (x - y);
-    sd += (d - y) * (d - y);
-    sy += y * y;
-    ++b.n;
-  }
+  b.n = s.n;
   if (b.n == 0) return b;
   const auto n = static_cast<double>(b.n);
-  b.rms_e = std::sqrt(se / n);
-  b.rms_d = std::max(std::sqrt(sd / n), unit_roundoff(want.dtype) * std::sqrt(sy / n) / 4);
+  b.rms_e = std::sqrt(s.se / n);
+  b.rms_d = std::max(std::sqrt(s.sd / n), unit_roundoff(want.dtype) * std::sqrt(s.sy / n) / 4);
   const double floor_bits = -static_cast<double>(significand_bits(want.dtype));
   if (b.rms_e == 0) {
     b.bits = floor_bits;
@@ -120,6 +135,8 @@ BitsLost bits_lost(const OracleOutput& want, const HostTensor& got) {
   }
   return b;
 }
+
+namespace {
 
 struct TieCheck {
   int64_t ties = 0;
@@ -168,12 +185,18 @@ void check_ties(const OracleOutput& want, const HostTensor& got, int output, con
 
 double max_abs_input(const std::vector<HostTensor>& inputs) {
   double m = 0;
+  const auto scan = [](const HostTensor& t) {
+    return [&t](std::size_t begin, std::size_t end, double& part) {
+      for (std::size_t i = begin; i < end; ++i) {  // no f64 copy: an input can be gigabytes
+        const double x = t.value_at(static_cast<int64_t>(i));
+        if (std::isfinite(x)) part = std::max(part, std::fabs(x));
+      }
+    };
+  };
   for (const HostTensor& t : inputs) {
     if (!is_floating(t.dtype())) continue;
-    for (int64_t i = 0; i < t.numel(); ++i) {  // no f64 copy: an input can be gigabytes
-      const double x = t.value_at(i);
-      if (std::isfinite(x)) m = std::max(m, std::fabs(x));
-    }
+    reduce_chunks(static_cast<std::size_t>(t.numel()), Split{}, m, scan(t),
+                  [](double& total, double part) { total = std::max(total, part); });
   }
   return m;
 }
@@ -237,7 +260,9 @@ GateResult judge_bits(const JudgeInput& in, double threshold, bool ties) {
 }  // namespace
 
 GateResult judge_prc01(const JudgeInput& in) {
-  const double budget = op_ulp_budget(in.sig, in.contract, max_abs_input(in.inputs));
+  // Only an exp budget reads the inputs; a caller may pass none otherwise (gate.hpp).
+  const double max_abs = op_ulp_budget_reads_inputs(in.sig) ? max_abs_input(in.inputs) : 0.0;
+  const double budget = op_ulp_budget(in.sig, in.contract, max_abs);
   return judge_bits(in, prc01_bits_threshold(budget), /*ties=*/true);
 }
 

@@ -178,6 +178,8 @@ const std::array<GateDef, 12> kGates = {{
 
 const GateDef& gate_def(GateId id) { return kGates[static_cast<std::size_t>(id)]; }
 
-bool judge_reads_input_values(GateId id) { return id == GateId::kPrc01; }
+bool judge_reads_input_values(GateId id, const OpSignature& sig) {
+  return id == GateId::kPrc01 && gates::op_ulp_budget_reads_inputs(sig);
+}
 
 }  // namespace kcv

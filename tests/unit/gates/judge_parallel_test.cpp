@@ -5,6 +5,7 @@
 // as the serial loop did. (The split is the machine's: on one core these loops stay serial.)
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <limits>
 #include <vector>
 
@@ -102,6 +103,37 @@ TEST(JudgeParallel, Ord02NamesTheFirstDifferenceOfTheFirstDifferingCall) {
   EXPECT_EQ(r.evidence.worst_index, static_cast<int64_t>(kDefects.front()));
   EXPECT_EQ(r.evidence.violations, static_cast<int64_t>(kDefects.size() + 1));
   EXPECT_NE(r.evidence.summary.find("call 1 differs"), std::string::npos) << r.evidence.summary;
+}
+
+// PRC's sums run in fixed blocks: the same bits for any thread count, and for an output under
+// one block exactly the serial loop's (the sum of kN terms of ten decades is order-sensitive).
+TEST(JudgeParallel, BitsLostIsTheSameOnAnyNumberOfThreads) {
+  std::vector<double> y(kN), got(kN);
+  for (std::size_t i = 0; i < kN; ++i) {
+    y[i] = static_cast<float>(
+        std::ldexp(1.0 + static_cast<double>(i % 997) / 997, static_cast<int>(i % 31) - 15));
+    got[i] =
+        static_cast<float>(y[i] * (1 + 0x1p-22 * static_cast<double>(static_cast<int>(i % 7) - 3)));
+  }
+  Synthetic s;
+  s.with_oracle(DType::kF32, y, std::vector<double>(kN, 0.0)).with_call(got);
+  const OracleOutput& want = s.oracle.outputs[0];
+  const HostTensor& out = s.outcome.calls[0].outputs[0];
+  const gates::BitsLost one = gates::bits_lost(want, out, gates::Split{4096, 1});
+  ASSERT_EQ(one.n, static_cast<int64_t>(kN));
+  for (unsigned threads : {2u, 3u, 8u, 64u}) {
+    const gates::BitsLost many = gates::bits_lost(want, out, gates::Split{4096, threads});
+    EXPECT_EQ(many.rms_e, one.rms_e) << threads;
+    EXPECT_EQ(many.rms_d, one.rms_d) << threads;
+    EXPECT_EQ(many.bits, one.bits) << threads;
+  }
+  // One block: the plain loop, term by term in index order.
+  double se = 0;
+  for (std::size_t i = 0; i < kN; ++i) se += (got[i] - y[i]) * (got[i] - y[i]);
+  const gates::BitsLost serial = gates::bits_lost(want, out, gates::Split{kN, 8});
+  EXPECT_EQ(serial.rms_e, std::sqrt(se / static_cast<double>(kN)));
+  // The block sums are not the serial sum's rounding (so the split is really exercised).
+  EXPECT_NE(one.rms_e, serial.rms_e);
 }
 
 }  // namespace

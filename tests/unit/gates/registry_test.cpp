@@ -106,9 +106,38 @@ TEST(GateRegistry, OnlyJudgesThatSayTheyReadInputsDependOnThem) {
     const GateResult some = judged({big});
     const bool same = none.verdict == some.verdict && none.reason == some.reason &&
                       none.evidence.summary == some.evidence.summary;
-    EXPECT_EQ(same, !judge_reads_input_values(id))
+    EXPECT_EQ(same, !judge_reads_input_values(id, sig))
         << gate_code(id) << ": " << none.evidence.summary << " | " << some.evidence.summary;
   }
+}
+
+// Without exp in the op, PRC-01 has no exp budget either: no judge reads input values, so the
+// binding copies none (a KernelBench input can be gigabytes).
+TEST(GateRegistry, NoJudgeReadsInputsOfAnOpWithoutExp) {
+  const OpSignature sig = testing::synthetic_sig("add");
+  Contract fast;
+  fast.profile = ProfileId::kFastMath;
+  const std::vector<double> y = {0.5, 1.0, 2.0, 4.0, -3.0, 0.25};
+  const std::vector<double> tau = testing::rounding_taus(DType::kF32, y);
+  HostTensor big(DType::kF32, Shape{2});
+  big.set_value_at(0, 80.0);
+  big.set_value_at(1, -1.0);
+  for (GateId id : kAllGates) {
+    EXPECT_FALSE(judge_reads_input_values(id, sig)) << gate_code(id);
+    if (gate_def(id).judge == nullptr) continue;
+    auto judged = [&](std::vector<HostTensor> inputs) {
+      testing::Synthetic s;
+      s.sig = sig;
+      s.contract = fast;
+      s.with_oracle(DType::kF32, y, tau).with_call(testing::offset_by(y, tau, 0.5));
+      s.inputs = std::move(inputs);
+      return s.judge(id);
+    };
+    EXPECT_EQ(judged({}).evidence.summary, judged({big}).evidence.summary) << gate_code(id);
+  }
+  OpSignature sigmoid = testing::synthetic_sig("sigmoid");
+  sigmoid.uses_exp = true;  // sigmoid's budget is a fixed ulp count, not the exp one
+  EXPECT_FALSE(judge_reads_input_values(GateId::kPrc01, sigmoid));
 }
 
 }  // namespace

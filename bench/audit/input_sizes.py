@@ -16,11 +16,19 @@ audit would run it, never on a machine that must not run third-party code.
 --ids-below writes the ids of the rows whose inputs are known to be under GIB GiB (and, with
 --store, not final there, or `error`: ours, for AUDIT_RETRY=error), one a line, for `kcv audit --ids-from FILE`: a run that leaves the
 big problems for later.
+
+--outputs also runs each row's Model on the meta device (built and called under
+`torch.device("meta")`, from get_init_inputs and the meta inputs) and sizes its tensor outputs;
+the bands and --ids-below then count inputs + outputs, which is what the audit moves on every
+call and what its memory estimate scales (kcv/audit/memory.py): a problem with small inputs can
+have gigabytes of output (a transposed 3-d convolution, say). A row whose forward has no meta
+kernel is unknown.
 """
 
 import argparse
 import collections
 import json
+import signal
 import sqlite3
 
 import torch
@@ -29,6 +37,13 @@ FACTORIES = ("randn", "rand", "randint", "zeros", "ones", "empty", "full", "rand
              "rand_like", "zeros_like", "ones_like", "tensor", "arange", "linspace", "eye",
              "randperm", "normal")
 BANDS = ((6, ">= 6 GiB"), (4, "4-6 GiB"), (1, "1-4 GiB"), (0, "< 1 GiB"))  # GiB, name
+# Seconds for one Model's meta forward: recurrent layers (LSTM, GRU) step through their sequence
+# on meta for minutes; such a row is unknown.
+META_FORWARD_S = 5
+
+
+def _too_slow(signum, frame):
+    raise TimeoutError(f"meta forward over {META_FORWARD_S} s")
 
 
 def on_meta(factory):
@@ -40,14 +55,31 @@ def on_meta(factory):
     return make
 
 
-def input_bytes(reference_code: str) -> int | None:
+def tensor_bytes(values) -> int:
+    return sum(t.numel() * t.element_size() for t in values if isinstance(t, torch.Tensor))
+
+
+def problem_bytes(reference_code: str, outputs: bool) -> int | None:
+    """Bytes of one get_inputs() call's tensors, plus (with `outputs`) of Model's tensor outputs
+    on them; None when either cannot be had this way."""
     namespace: dict = {}
     try:
         exec(compile(reference_code, "reference", "exec"), namespace)  # noqa: S102 - see above
         made = namespace["get_inputs"]()
+        size = tensor_bytes(made)
+        if outputs:
+            signal.signal(signal.SIGALRM, _too_slow)
+            signal.alarm(META_FORWARD_S)
+            try:
+                with torch.device("meta"), torch.no_grad():
+                    model = namespace["Model"](*namespace.get("get_init_inputs", lambda: [])())
+                    out = model(*[t.to("meta") if isinstance(t, torch.Tensor) else t for t in made])
+            finally:
+                signal.alarm(0)
+            size += tensor_bytes(out if isinstance(out, (tuple, list)) else [out])
     except Exception:  # noqa: BLE001 - any failure: size unknown
         return None
-    return sum(t.numel() * t.element_size() for t in made if isinstance(t, torch.Tensor))
+    return size
 
 
 def band(size: int | None) -> str:
@@ -64,6 +96,8 @@ def main() -> int:
                    help="write the ids of rows with inputs under GIB GiB (not final in --store, or error)")
     p.add_argument("--ids-at-least", type=float, default=0.0, metavar="GIB",
                    help="with --ids-below: only the rows with inputs of at least GIB GiB (a band)")
+    p.add_argument("--outputs", action="store_true",
+                   help="count the Model's outputs too (run on the meta device): inputs + outputs")
     args = p.parse_args()
     for name in FACTORIES:
         setattr(torch, name, on_meta(getattr(torch, name)))
@@ -76,7 +110,7 @@ def main() -> int:
                 except json.JSONDecodeError:
                     continue
                 if isinstance(row, dict) and "id" in row:
-                    sizes[row["id"]] = input_bytes(row.get("reference_code") or "")
+                    sizes[row["id"]] = problem_bytes(row.get("reference_code") or "", args.outputs)
     status: dict[str, str] = {}
     if args.store:
         status = dict(sqlite3.connect(args.store).execute("SELECT kernel_id, status FROM kernels"))
@@ -84,7 +118,8 @@ def main() -> int:
     for kernel_id, size in sizes.items():
         s = status.get(kernel_id, "-")
         table[band(size)][s] += 1
-    print(f"{len(sizes)} rows; inputs of one get_inputs() call, by band"
+    what = "inputs + outputs" if args.outputs else "inputs"
+    print(f"{len(sizes)} rows; {what} of one get_inputs() call, by band"
           + (" and status in the store" if args.store else ""))
     for b in [name for _, name in BANDS[::-1]] + ["unknown"]:
         if b in table:
@@ -98,7 +133,7 @@ def main() -> int:
                      and status.get(k, "pending") in ("pending", "running", "error"))
         band_text = f"of at least {args.ids_at_least:g} GiB and " if low else ""
         with open(path, "w", encoding="utf-8") as f:
-            f.write(f"# {len(ids)} rows with inputs {band_text}under {args.ids_below[0]} GiB"
+            f.write(f"# {len(ids)} rows with {what} {band_text}under {args.ids_below[0]} GiB"
                     + (f", not final (or error) in {args.store}" if args.store else "")
                     + " (bench/audit/input_sizes.py)\n")
             f.writelines(k + "\n" for k in ids)

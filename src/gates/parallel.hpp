@@ -95,7 +95,7 @@ void reduce_chunks(std::size_t n, Split split, Part& total, Body&& body, Merge&&
 
 /// reduce_chunks for loops whose result depends on the order of its steps (floating sums): body
 /// runs on fixed blocks of split.from elements, each block's part is merged into total in block
-/// order, and the threads share the blocks out. So the result is the serial loop's below
+/// order, and the threads share the blocks out. So the result is the serial loop's up to
 /// split.from elements and, above it, the same whatever the thread count (reduce_chunks' chunk
 /// boundaries follow the thread count, so its sums would differ from machine to machine).
 template <class Part, class Body, class Merge>

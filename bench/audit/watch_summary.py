@@ -1,6 +1,8 @@
 """What a detached audit's machine watch saw (scripts/device-audit-span writes it every 30 s):
 the 1-minute load, the host memory used, how many GPU readings were 0 % busy, and, from the
-`cpu:` lines of scripts/cpu-by-kind, each kind of process's share of the sampled CPU time.
+`cpu:` lines of scripts/cpu-by-kind, each kind of process's share of the sampled CPU time, and
+from its `host:` lines (watches since session 14's last commits) the host's median user, system
+and idle percentages.
 
     python3 bench/audit/watch_summary.py docs/audit/watch-s13-span.log
 """
@@ -12,10 +14,11 @@ import sys
 LOAD = re.compile(r"^(\d+\.\d+) \d+\.\d+ \d+\.\d+ \d+/\d+ \d+$")
 GPU = re.compile(r"^\d+, \d+ MiB, (\d+) %$")
 CPU = re.compile(r"^cpu: (.*)$")
+HOST = re.compile(r"^host: user (\S+) system (\S+) idle (\S+)$")
 
 
 def summarise(lines):
-    loads, used, gpu_busy, cpu = [], [], [], {}
+    loads, used, gpu_busy, cpu, host = [], [], [], {}, []
     for line in lines:
         line = line.rstrip("\n")
         if m := LOAD.match(line):
@@ -28,12 +31,14 @@ def summarise(lines):
             words = m.group(1).split()
             for kind, pct in zip(words[::2], words[1::2]):
                 cpu.setdefault(kind, []).append(int(pct))
-    return loads, used, gpu_busy, cpu
+        elif m := HOST.match(line):
+            host.append(tuple(float(g) for g in m.groups()))
+    return loads, used, gpu_busy, cpu, host
 
 
 def main(path):
     with open(path) as f:
-        loads, used, gpu_busy, cpu = summarise(f)
+        loads, used, gpu_busy, cpu, host = summarise(f)
     if not loads:
         sys.exit(f"watch_summary: no load readings in {path}")
     print(f"load (1 min): {len(loads)} readings, median {statistics.median(loads):.1f}, "
@@ -49,6 +54,10 @@ def main(path):
         shares = ", ".join(f"{k} {sum(v) / total:.0%} (median {statistics.median(v) / 100:.1f} cores)"
                            for k, v in cpu.items())
         print(f"cpu by kind over {n} samples: {shares}")
+    if host:
+        user, system, idle = (statistics.median(col) for col in zip(*host))
+        print(f"host cpu over {len(host)} samples: median user {user:.1f} %, system {system:.1f} %, "
+              f"idle {idle:.1f} %")
 
 
 if __name__ == "__main__":

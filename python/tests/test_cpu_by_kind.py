@@ -26,7 +26,15 @@ MiB Swap:      0.0 total,      0.0 free,      0.0 used. 127367.4 avail Mem
 def test_a_top_frame_is_summed_by_kind():
     res = subprocess.run(["bash", str(SCRIPT)], input=FRAME, capture_output=True, text=True,
                          check=True)
-    assert res.stdout == "cpu: build 298 orchestrator 812 workers 100 other 6\n"
+    assert res.stdout == ("cpu: build 298 orchestrator 812 workers 100 other 6\n"
+                          "host: user 55.0 system 15.2 idle 29.4\n")
+
+
+def test_a_busy_hosts_summary_without_spaces_is_read():
+    frame = FRAME.replace("55.0 us, 15.2 sy,  0.0 ni, 29.4 id", "0.0 us,100.0 sy,  0.0 ni,  0.0 id")
+    res = subprocess.run(["bash", str(SCRIPT)], input=frame, capture_output=True, text=True,
+                         check=True)
+    assert res.stdout.splitlines()[1] == "host: user 0.0 system 100.0 idle 0.0"
 
 
 def test_an_empty_frame_prints_zeros():

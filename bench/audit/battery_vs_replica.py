@@ -44,7 +44,10 @@ def main(paths):
     ratios = sorted(r["battery"] / r["replica"] for r in measured)
     within = sum(x <= 2.0 for x in ratios)
     q = lambda p: ratios[min(len(ratios) - 1, int(p * len(ratios)))]  # noqa: E731
-    print(f"kernels with both times: {len(ratios)}")
+    reduced = sum(1 for r in measured if r.get("reduced"))
+    print(f"kernels with both times: {len(ratios)}"
+          + (f" ({reduced} judged at a reduced shape, replica and battery alike)" if reduced
+             else ""))
     print(f"battery / replica: median {statistics.median(ratios):.2f}, p10 {q(0.1):.2f}, "
           f"p90 {q(0.9):.2f}, max {ratios[-1]:.2f}")
     print(f"within the 2x target: {within}/{len(ratios)} ({100 * within / len(ratios):.0f} %)")

@@ -23,6 +23,14 @@ the bands and --ids-below then count inputs + outputs, which is what the audit m
 call and what its memory estimate scales (kcv/audit/memory.py): a problem with small inputs can
 have gigabytes of output (a transposed 3-d convolution, say). A row whose forward has no meta
 kernel is unknown.
+
+--reduce-over GIB (with --outputs; run with PYTHONPATH=python) shows what `kcv audit
+--reduce-over-gb GIB --reduce-to-gb TO` would do with the rows over GIB: the reduced shape
+kcv.audit.reduced.search finds for each (from the source's module constants, as the audit does
+from the reference worker's), each try sized on the meta device with its constants applied the
+way the worker applies them (a try that cannot be sized counts as one the reference does not
+take), by band; and the rows it finds none for, with the reason (those the audit judges at
+their own shape).
 """
 
 import argparse
@@ -59,12 +67,22 @@ def tensor_bytes(values) -> int:
     return sum(t.numel() * t.element_size() for t in values if isinstance(t, torch.Tensor))
 
 
-def problem_bytes(reference_code: str, outputs: bool) -> int | None:
+def problem_bytes(reference_code: str, outputs: bool, overrides: dict | None = None) -> int | None:
     """Bytes of one get_inputs() call's tensors, plus (with `outputs`) of Model's tensor outputs
-    on them; None when either cannot be had this way."""
+    on them; None when either cannot be had this way. `overrides`: module constants set as the
+    audit's worker sets them (kcv.worker.modexec)."""
     namespace: dict = {}
     try:
-        exec(compile(reference_code, "reference", "exec"), namespace)  # noqa: S102 - see above
+        code = compile(reference_code, "reference", "exec")
+        if overrides:
+            import ast  # noqa: PLC0415
+
+            from kcv.worker.modexec import _Override  # noqa: PLC0415
+
+            code = compile(_Override(overrides).visit(ast.parse(reference_code)), "reference",
+                           "exec")
+        exec(code, namespace)  # noqa: S102 - see above
+        namespace.update(overrides or {})
         made = namespace["get_inputs"]()
         size = tensor_bytes(made)
         if outputs:
@@ -98,10 +116,15 @@ def main() -> int:
                    help="with --ids-below: only the rows with inputs of at least GIB GiB (a band)")
     p.add_argument("--outputs", action="store_true",
                    help="count the Model's outputs too (run on the meta device): inputs + outputs")
+    p.add_argument("--reduce-over", type=float, metavar="GIB",
+                   help="with --outputs: the reduced shapes of the rows over GIB (see above)")
+    p.add_argument("--reduce-to", type=float, default=0.125, metavar="GIB",
+                   help="what the reduced shapes aim at (kcv audit --reduce-to-gb; default 0.125)")
     args = p.parse_args()
     for name in FACTORIES:
         setattr(torch, name, on_meta(getattr(torch, name)))
     sizes: dict[str, int | None] = {}
+    codes: dict[str, str] = {}
     for path in args.corpora:
         with open(path, encoding="utf-8") as f:
             for line in f:
@@ -110,7 +133,8 @@ def main() -> int:
                 except json.JSONDecodeError:
                     continue
                 if isinstance(row, dict) and "id" in row:
-                    sizes[row["id"]] = problem_bytes(row.get("reference_code") or "", args.outputs)
+                    codes[row["id"]] = row.get("reference_code") or ""
+                    sizes[row["id"]] = problem_bytes(codes[row["id"]], args.outputs)
     status: dict[str, str] = {}
     if args.store:
         status = dict(sqlite3.connect(args.store).execute("SELECT kernel_id, status FROM kernels"))
@@ -138,7 +162,45 @@ def main() -> int:
                     + " (bench/audit/input_sizes.py)\n")
             f.writelines(k + "\n" for k in ids)
         print(f"{len(ids)} ids written to {path}")
+    if args.reduce_over is not None:
+        reduced_sizes(sizes, codes, status, args)
     return 0
+
+
+def reduced_sizes(sizes, codes, status, args):
+    from kcv.audit import reduced, rescale  # noqa: PLC0415
+
+    over = {k: v for k, v in sizes.items() if v is not None and v > args.reduce_over * 2**30}
+    table: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
+    why_not: collections.Counter = collections.Counter()
+    for kernel_id, size in sorted(over.items()):
+        code = codes[kernel_id]
+
+        def on_meta_device(override, desc, code=code):
+            small = problem_bytes(code, args.outputs, override)
+            if small is None:
+                raise reduced.ShapeRejected("not sizeable on the meta device")
+            return None, small
+
+        try:
+            _, _, small = reduced.search(code, rescale.module_int_constants(code), size,
+                                         int(args.reduce_over * 2**30),
+                                         int(args.reduce_to * 2**30), on_meta_device, [])
+        except reduced.NoReducedShape as e:
+            why_not[str(e)] += 1
+            continue
+        key = "unknown" if small is None else (
+            f"< {args.reduce_to:g} GiB" if small <= args.reduce_to * 2**30 else
+            f"< {2 * args.reduce_to:g} GiB" if small <= 2 * args.reduce_to * 2**30 else
+            f"< {args.reduce_over:g} GiB" if small <= args.reduce_over * 2**30 else "still over")
+        table[key][status.get(kernel_id, "-")] += 1
+    print(f"{len(over)} rows over {args.reduce_over:g} GiB; reduced shapes aiming at "
+          f"{args.reduce_to:g} GiB (kcv.audit.reduced.search), sized again:")
+    for key, counts in table.items():
+        detail = ", ".join(f"{k} {v}" for k, v in counts.most_common())
+        print(f"  {key:>12}: {sum(counts.values()):4d}  ({detail})")
+    for why, n in why_not.most_common():
+        print(f"  no reduced shape: {n:4d}  ({why})")
 
 
 if __name__ == "__main__":

@@ -304,6 +304,9 @@ struct Headline {
   std::vector<ProfileHeadline> profiles;
   std::vector<GateRate> gates;
   std::vector<ClassRate> classes;
+  /// Kernels judged at a reduced shape (`kcv audit --reduce-over-gb`: a verdict with evidence
+  /// "battery_shape"), replica and battery alike.
+  int64_t reduced_shape = 0;
 };
 
 /// Gates that count toward the tolerance-free floor (GateDef::tolerance_free).

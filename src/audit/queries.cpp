@@ -98,6 +98,13 @@ Status fill_gates(sql::Db& db, Headline& h) {
                       });
 }
 
+Status fill_reduced(sql::Db& db, Headline& h) {
+  return for_each_row(db,
+                      "SELECT count(DISTINCT kernel_id) FROM verdicts "
+                      "WHERE json_extract(evidence, '$.battery_shape') IS NOT NULL",
+                      [&](const sql::Stmt& q) { h.reduced_shape = q.col_int(0); });
+}
+
 }  // namespace
 
 std::vector<std::string> tolerance_free_gates() {
@@ -112,7 +119,7 @@ Expected<Headline> headline(const Store& store) {
   sql::Db& db = store.impl().db;
   Headline h;
   for (Status (*fill)(sql::Db&, Headline&) :
-       {fill_statuses, fill_profiles, fill_gates, fill_classes}) {
+       {fill_statuses, fill_profiles, fill_gates, fill_classes, fill_reduced}) {
     if (Status s = fill(db, h); !s) return s.error();
   }
   return h;

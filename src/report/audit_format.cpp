@@ -38,6 +38,15 @@ std::vector<CorpusCoverage> corpus_coverage(const AuditReport& r) {
   return out;
 }
 
+std::string reduced_shape_text(const AuditReport& r) {
+  if (r.headline.reduced_shape == 0) return "";
+  return fmt::format(
+      "{} kernel(s) judged at a reduced shape (inputs + outputs over kcv audit "
+      "--reduce-over-gb): replica and battery alike; every such verdict names the shape in its "
+      "evidence (battery_shape)",
+      r.headline.reduced_shape);
+}
+
 audit::Rate rigor_gap(const audit::Differential& d) {
   return {d.kcv_rejects_other_accepts, d.both_accept + d.kcv_rejects_other_accepts};
 }

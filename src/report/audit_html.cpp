@@ -53,8 +53,10 @@ std::string headline_html(const AuditReport& r) {
     out += row({c.corpus, fmt::format("{} / {}", c.final_kernels, c.kernels), c.final_text,
                 c.open_text.empty() ? "-" : c.open_text});
   }
-  out += fmt::format("</table>\n<h3>Per gate (profile {})</h3>\n<table>\n",
-                     escape(r.options.profile)) +
+  out += "</table>\n";
+  if (const std::string reduced = reduced_shape_text(r); !reduced.empty())
+    out += "<p>" + escape(reduced) + ".</p>\n";
+  out += fmt::format("<h3>Per gate (profile {})</h3>\n<table>\n", escape(r.options.profile)) +
          row({"gate", "fail (among kernels where it applies)", "errors", "not applicable"}, true);
   for (const audit::GateRate& g : r.gates)
     out += row(

@@ -54,7 +54,8 @@ json headline_json(const AuditReport& r) {
           {"tolerance_free_gates", audit::tolerance_free_gates()},
           {"profiles", profiles},
           {"gates", gates},
-          {"op_classes", classes}};
+          {"op_classes", classes},
+          {"reduced_shape_kernels", r.headline.reduced_shape}};
 }
 
 json differential_json(const std::vector<audit::Differential>& ds) {

@@ -41,6 +41,8 @@ struct CorpusCoverage {
   std::string open_text;
 };
 std::vector<CorpusCoverage> corpus_coverage(const AuditReport& r);
+/// The sentence saying how many kernels' batteries ran at a reduced shape; "" when none did.
+std::string reduced_shape_text(const AuditReport& r);
 
 /// "3/12 (25.0%)"; "0/0 (-)" for an empty denominator.
 std::string rate_text(const audit::Rate& r);

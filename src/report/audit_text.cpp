@@ -26,6 +26,8 @@ void headline_text(std::string& out, const AuditReport& r) {
                        c.final_text.empty() ? "none" : c.final_text,
                        c.open_text.empty() ? "" : "; not final: " + c.open_text);
   }
+  if (const std::string reduced = reduced_shape_text(r); !reduced.empty())
+    out += "  " + reduced + "\n";
   out += "\n";
   out += fmt::format("{:<12} {:>22} {:>26}\n", "profile", "any violation", "tolerance-free floor");
   for (const audit::ProfileHeadline& p : r.headline.profiles) {

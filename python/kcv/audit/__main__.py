@@ -87,6 +87,12 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--max-input-gb", type=float, default=None, metavar="GB",
                    help="kernels whose get_inputs() exceed GB get status error instead of "
                         "running (default: host memory / 12; the trusted side holds several copies)")
+    p.add_argument("--reduce-over-gb", type=float, default=1.0, metavar="GB",
+                   help="kernels whose inputs + outputs exceed GB are judged (replica and "
+                        "battery) at a reduced shape of about --reduce-to-gb, every verdict "
+                        "marked so (default 1; 0: never; docs/08_audit.md)")
+    p.add_argument("--reduce-to-gb", type=_positive(float), default=0.125, metavar="GB",
+                   help="inputs + outputs the reduced shape aims at (default 0.125)")
     p.add_argument("--host-memory-gb", type=float, default=None, metavar="GB",
                    help="host memory the parallel kernels may hold together, by estimate (a "
                         "kernel waits for room; one over the whole budget runs alone at the end; "
@@ -184,7 +190,9 @@ def main(argv=None) -> int:
                         host_memory_ledger=args.host_memory_ledger,
                         gpus=gpus, worker_threads=threads, defer_alone=args.defer_alone,
                         progress_events=args.progress_events, all_alone=args.all_alone,
-                        error_scale=args.error_scale)
+                        error_scale=args.error_scale,
+                        reduce_over_bytes=int((args.reduce_over_gb or 0) * (1 << 30)),
+                        reduce_to_bytes=int(args.reduce_to_gb * (1 << 30)))
     try:
         summary = run_audit(opts, procs=args.procs)
     except AuditRefused as e:

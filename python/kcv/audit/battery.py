@@ -152,7 +152,7 @@ class Battery:
 
     def __init__(self, session: ProblemSession, row: dict, profiles: list[str], *,
                  make_session=None, seeds=None, contract: dict | None = None,
-                 error_scale: str = "global"):
+                 error_scale: str = "global", base_constants: dict | None = None):
         self.s = session
         self.error_scale = error_scale  # error_model.ERROR_SCALES
         self.seeds = tuple(seeds) if seeds is not None else trial_seeds()[:2]
@@ -161,6 +161,9 @@ class Battery:
         self.profiles = list(dict.fromkeys(profiles))  # a profile named twice is judged once
         self.flag_sets = error_model.extra_flag_sets(self.profiles)  # TF32 eager runs needed
         self.make_session = make_session  # constants -> a new, unstarted ProblemSession
+        # The constants this session runs under (a reduced shape, kernel.py), which the second
+        # shape of CMP-01 starts from; make_session applies them itself.
+        self.base_constants = dict(base_constants or {})
         self.records: list[dict] = []
         self.crashes = 0
         self.status_messages: list[str] = []
@@ -465,7 +468,10 @@ class Battery:
         the thread that spawned them."""
         if self.make_session is None or self._rescale_future is not None:
             return
-        override, why = rescale.choose(self.row.get("reference_code", ""))
+        code = self.row.get("reference_code", "")
+        consts = ({**rescale.module_int_constants(code), **self.base_constants}
+                  if self.base_constants else None)
+        override, why = rescale.choose(code, consts)
         self._rescale_choice = (override, why)
         if override is None:
             return

@@ -6,7 +6,17 @@ call that times out or keeps crashing ends the battery with the verdicts judged 
 (compiles included) that runs past --load-timeout or probes that run past --kernel-timeout
 (counted from the end of the load) end it as `timeout`, and a failing trusted reference is `error` with the
 reference's message. Even a bug of ours becomes `error` for this kernel only, never a stopped
-audit."""
+audit.
+
+A problem whose inputs + outputs exceed KernelConfig.reduce_over_bytes (`kcv audit
+--reduce-over-gb`) is judged at a reduced shape (reduced.py): the pair at the reference shape
+tells the sizes (and makes the builds), then closes, and a pair at the reduced shape runs
+everything, replica and battery alike, so the differential compares the two checks on the same
+inputs; every verdict is marked with the shape (evidence "battery_shape") and the kernel's
+message says so. At the reference shape such a kernel moves gigabytes per call through the
+trusted side, and did not finish in the H200 audit (docs/audit/README.md, "The big problems").
+What the reduced shape misses: defects that only show at full size (a 32-bit index overflow,
+say); the corpus's own verdict (the original), made at the full size, is still compared."""
 
 from __future__ import annotations
 
@@ -18,6 +28,7 @@ from dataclasses import dataclass
 from kcv.audit import memory
 from kcv.audit.gpus import GpuPool
 from kcv.audit import replica as replica_mod
+from kcv.audit import reduced as reduced_mod
 from kcv.audit.battery import Battery, StopBattery
 from kcv.audit.session import (KernelTimeout, Limits, LoadFailure, LoadTimeout, ProblemSession,
                                ReferenceFailure)
@@ -44,6 +55,10 @@ class KernelConfig:
     # host-memory budget before it gives its slot up (the orchestrator runs it again when its
     # estimate fits).
     memory_postpone_s: float = 30.0
+    # Larger inputs + outputs: the kernel is judged (replica and battery) at a reduced shape of
+    # about reduce_to_bytes (module docstring); 0: every kernel at its own shape.
+    reduce_over_bytes: int = 0
+    reduce_to_bytes: int = 128 << 20
 
 
 class RunAlone(Exception):
@@ -97,10 +112,44 @@ def audit_kernel(row: dict, cfg: KernelConfig, timings: dict | None = None,
                               constants=constants, label=label, gpu=gpu,
                               threads=cfg.worker_threads)
 
+    def _reduce(full: ProblemSession, battery: Battery, io: int):
+        """(the battery on a started pair at a reduced shape, its battery_shape evidence), or
+        (a battery on a restarted pair at the reference shape, None) where no reduced shape
+        works; `full` (the reference shape's pair, which told the sizes and made the builds)
+        is closed first."""
+        constants = dict(full.problem.constants)
+        full.close()
+        battery.close()
+        t1 = time.monotonic()
+        try:
+            small, override, small_io = reduced_mod.start(
+                row, constants, io, cfg.reduce_over_bytes, cfg.reduce_to_bytes, make_session,
+                notes)
+        except reduced_mod.NoReducedShape as e:
+            notes.append(f"judged at the reference shape ({io / 2**30:.2f} GiB in + out): {e}")
+            again = make_session()
+            again.start_both()
+            return Battery(again, row, cfg.profiles, make_session=make_session,
+                           error_scale=cfg.error_scale), None
+        finally:
+            t["reduced_load"] = time.monotonic() - t1
+        desc = reduced_mod.describe(override)
+        notes.append(f"judged at a reduced shape {desc} ({small_io / 2**20:.1f} MiB in + out; "
+                     f"the reference shape's {io / 2**30:.2f} GiB is over "
+                     f"{cfg.reduce_over_bytes / 2**30:g} GiB): replica and battery alike")
+
+        def make_reduced(constants=None, label=""):
+            return make_session({**override, **(constants or {})}, label)
+
+        return (Battery(small, row, cfg.profiles, make_session=make_reduced,
+                        error_scale=cfg.error_scale, base_constants=override),
+                {"reduced": desc, "reference_shape_bytes": io, "reduced_shape_bytes": small_io})
+
     outcome = {"kernel_id": row["id"], "status": "ok", "message": "", "replica_verdict": None,
                "verdicts": []}
     session = make_session()
     battery = None
+    shape = None  # the reduced shape the battery ran at, if it did (evidence "battery_shape")
     notes: list[str] = []
     try:
         battery = Battery(session, row, cfg.profiles, make_session=make_session,
@@ -112,6 +161,10 @@ def audit_kernel(row: dict, cfg: KernelConfig, timings: dict | None = None,
             if e.role == "candidate":
                 outcome["replica_verdict"] = "rejected"  # KernelBench's check fails on it too
             raise
+        io = session.input_bytes() + session.output_bytes()
+        if cfg.reduce_over_bytes and io > cfg.reduce_over_bytes:
+            battery, shape = _reduce(session, battery, io)
+            session = battery.s
         size = session.input_bytes()
         if cfg.max_input_bytes and size > cfg.max_input_bytes:
             raise ReferenceFailure(f"get_inputs() makes {size / 2**30:.1f} GiB of inputs, over "
@@ -195,6 +248,10 @@ def audit_kernel(row: dict, cfg: KernelConfig, timings: dict | None = None,
             t[f"cost_{k}"] = v
         unique = {(r["gate"], r["profile"]): r for r in battery.records}
         outcome["verdicts"] = list(unique.values())
+        if shape is not None:
+            reduced_mod.mark(outcome["verdicts"], shape)
+    if shape is not None:
+        t["reduced"] = 1
     outcome["message"] = _clip("; ".join(n for n in notes if n))
     t["total"] = time.monotonic() - t0
     return outcome

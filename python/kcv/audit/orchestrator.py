@@ -92,6 +92,8 @@ class AuditOptions:
     progress_events: bool = False  # progress as JSON lines, for the --procs launcher
     all_alone: bool = False  # every kernel as a deferred one: in turn, with nothing beside it
     error_scale: str = "global"  # error_model.ERROR_SCALES
+    reduce_over_bytes: int = 1 << 30  # KernelConfig.reduce_over_bytes (kernel.py); 0: never
+    reduce_to_bytes: int = 128 << 20
 
 
 def corpus_name(path: str) -> str:
@@ -201,7 +203,9 @@ class Auditor:
                                 gpu_pool=(GpuPool(opts.gpus) if opts.gpus and len(opts.gpus) > 1
                                           else None),
                                 worker_threads=opts.worker_threads,
-                                error_scale=opts.error_scale)
+                                error_scale=opts.error_scale,
+                                reduce_over_bytes=opts.reduce_over_bytes,
+                                reduce_to_bytes=opts.reduce_to_bytes)
         self.retry_alone: list[dict] = []
         self.queue: deque[dict] = deque()  # kernels no slot has taken yet
         self.postponed: dict[str, Postponed] = {}  # by kernel id, the first postponed first

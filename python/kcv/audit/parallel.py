@@ -76,6 +76,8 @@ class ParallelAuditor(Auditor):
             cmd += ["--cache-dir", o.cache_dir]
         if o.worker_threads:
             cmd += ["--worker-threads", str(o.worker_threads)]
+        cmd += ["--reduce-over-gb", repr(o.reduce_over_bytes / _GIB),
+                "--reduce-to-gb", repr(o.reduce_to_bytes / _GIB)]
         if o.timings_path:
             cmd += ["--timings", o.timings_path]
         if time_limit_s is not None:

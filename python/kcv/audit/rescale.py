@@ -1,4 +1,4 @@
-"""CMP-01's second shape: which module-level constant to override, and to what.
+"""Other shapes of a KernelBench problem: which module-level constants to override, and to what.
 
 KernelBench problems fix their sizes in module-level int constants (batch_size = 16, dim =
 16384) that get_inputs and get_init_inputs read. Overriding one (the load field "constants")
@@ -7,7 +7,13 @@ the reference shape fails there while the reference works. The choice is read fr
 reference source with `ast` (parsing executes nothing): the constants get_inputs uses, in source
 order, batch-like names first. The new value is a small odd number different from the old one:
 odd sizes break kernels that assume even or power-of-two extents, small ones keep the probe
-cheap."""
+cheap (choose).
+
+A problem too large to judge at its own shape gets a reduced one for the battery (reduce): the
+same constants made smaller by the factor the bytes must shrink, batch-like names first, then
+the sizes get_init_inputs does not read (so the weights keep their shape), then the rest. Each
+new value keeps the power-of-two alignment of the old one (4096 -> 64, 393216 -> 256), so the
+reduced shape stands in for the reference shape; misalignment is the second shape's job."""
 
 from __future__ import annotations
 
@@ -37,6 +43,17 @@ def get_inputs_names(reference_code: str) -> list[str] | None:
         if isinstance(node, ast.FunctionDef) and node.name == "get_inputs":
             return _names_in_order(node)
     return None
+
+
+def _function_names(reference_code: str, name: str) -> list[str]:
+    try:
+        tree = ast.parse(reference_code)
+    except SyntaxError:
+        return []
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef) and node.name == name:
+            return _names_in_order(node)
+    return []
 
 
 def module_int_constants(reference_code: str) -> dict:
@@ -77,3 +94,49 @@ def choose(reference_code: str, constants: dict | None = None) -> tuple[dict | N
     old = ints[name]
     new = next(v for v in SMALL_ODD if v != old)
     return {name: new}, ""
+
+
+REDUCE_FLOOR = 16  # non-batch sizes stay at least this (a convolution's window must still fit)
+
+
+def _aligned_shrink(old: int, factor: float, floor: int) -> int:
+    """old / factor, rounded down to a multiple of the power of two that divides old (capped by
+    the largest power of two not above the result), never below floor."""
+    target = old / factor
+    step = min(old & -old, 1 << max(0, int(max(target, 1.0)).bit_length() - 1))
+    return max(floor, int(target) // step * step)
+
+
+def reduce(reference_code: str, constants: dict | None, factor: float,
+           avoid=()) -> tuple[dict | None, str]:
+    """({name: smaller value, ...}, "") shrinking the problem's bytes by about `factor` (> 1),
+    assuming each size scales them linearly, or (None, why no constant can shrink). `avoid`:
+    names not to touch (a shape the reference did not take). The assumption fails where a
+    size does not reach the largest tensor (a matmul's inner dimension): the caller measures
+    the result and reduces again from there."""
+    ints = {k: v for k, v in (constants or {}).items()
+            if isinstance(v, int) and not isinstance(v, bool) and v > 0 and k not in avoid}
+    names = get_inputs_names(reference_code)
+    if names is None:
+        return None, "get_inputs could not be read from the reference source"
+    used = [n for n in names if n in ints]
+    if not used:
+        return None, ("no size left that the reference takes smaller" if avoid else
+                      "get_inputs uses no module-level int constant (the shape is fixed)")
+    init = set(_function_names(reference_code, "get_init_inputs"))
+    batch = [n for n in used if n in BATCH_NAMES]
+    free = [n for n in used if n not in BATCH_NAMES and n not in init]
+    rest = [n for n in used if n not in BATCH_NAMES and n in init]
+    override: dict = {}
+    left = float(factor)
+    for name in batch + free + rest:
+        if left <= 1.05:
+            break
+        old = ints[name]
+        new = _aligned_shrink(old, left, 1 if name in BATCH_NAMES else min(old, REDUCE_FLOOR))
+        if new < old:
+            override[name] = new
+            left *= new / old
+    if not override:
+        return None, "every size get_inputs reads is already at its floor"
+    return override, ""

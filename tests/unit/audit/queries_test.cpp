@@ -173,6 +173,22 @@ TEST_F(Queries, PerOpClass) {
   EXPECT_EQ(strict["matmul"].tf_floor.hits, 1);
 }
 
+// A battery run at a reduced shape marks every verdict (evidence battery_shape); the headline
+// counts kernels, not verdicts, and none in a store without such verdicts.
+TEST_F(Queries, ReducedShapeCountsKernelsWhoseVerdictsNameOne) {
+  EXPECT_EQ(headline(*store_).value().reduced_shape, 0);
+  ASSERT_TRUE(store_->enqueue({testing::toy_kernel("k8", "B", "elementwise")}).ok());
+  const int64_t run = store_->begin_run({}).value();
+  KernelOutcome o{"k8", KernelStatus::kOk, "", "accepted", {}};
+  for (const char* gate : {"CMP-01", "EXC-01"}) {
+    VerdictRecord v{gate, "strict", "pass"};
+    v.evidence_json = R"({"battery_shape":{"reduced":"batch_size=2"}})";
+    o.verdicts.push_back(v);
+  }
+  ASSERT_TRUE(store_->record(o, run).ok());
+  EXPECT_EQ(headline(*store_).value().reduced_shape, 1);
+}
+
 void expect_2x2(const Differential& d, int64_t both_accept, int64_t gap, int64_t reverse,
                 int64_t both_reject, int64_t excluded) {
   SCOPED_TRACE(d.against + " corpus '" + d.corpus + "'");

@@ -250,5 +250,42 @@ TEST(AuditReportUnfinished, AStoppedBatteryIsNoReverseCase) {
   EXPECT_EQ(r.vs_replica[0].excluded, 1);
 }
 
+// Kernels whose battery ran at a reduced shape (kcv audit --reduce-over-gb) are counted in the
+// text, the JSON and the page; a store without them says nothing of it (JSON: 0).
+TEST(AuditReportReducedShape, TheKernelsJudgedAtAReducedShapeAreCountedEverywhere) {
+  audit::testing::ScratchDir dir;
+  const std::string path = dir.file("r.db");
+  {
+    audit::Store store = audit::Store::open(path).value();
+    const int64_t run = store.begin_run({}).value();
+    ASSERT_TRUE(
+        store.enqueue({audit::testing::toy_kernel("big"), audit::testing::toy_kernel("small")})
+            .ok());
+    audit::KernelOutcome big{"big", audit::KernelStatus::kOk, "", std::string("accepted"), {}};
+    audit::VerdictRecord v{"CMP-01", "strict", "pass"};
+    v.evidence_json = R"({"battery_shape": {"reduced": "batch_size=64"}})";
+    big.verdicts.push_back(v);
+    ASSERT_TRUE(store.record(big, run).ok());
+    audit::KernelOutcome small{"small", audit::KernelStatus::kOk, "", std::string("accepted"), {}};
+    small.verdicts.push_back({"CMP-01", "strict", "pass"});
+    ASSERT_TRUE(store.record(small, run).ok());
+  }
+  audit::StoreOptions ro;
+  ro.read_only = true;
+  const audit::Store store = audit::Store::open(path, ro).value();
+  const AuditReport r = build_report(store, path, Options{}).value();
+  EXPECT_EQ(r.headline.reduced_shape, 1);
+  const std::string sentence = "1 kernel(s) judged at a reduced shape";
+  EXPECT_NE(render_report_text(r).find(sentence), std::string::npos) << render_report_text(r);
+  EXPECT_NE(render_report_html(r).find(sentence), std::string::npos);
+  EXPECT_EQ(nlohmann::json::parse(render_report_json(r))["headline"]["reduced_shape_kernels"], 1);
+}
+
+TEST_F(AuditReportTest, NoReducedShapeNoSentence) {
+  EXPECT_EQ(render_report_text(report_).find("reduced shape"), std::string::npos);
+  EXPECT_EQ(nlohmann::json::parse(render_report_json(report_))["headline"]["reduced_shape_kernels"],
+            0);
+}
+
 }  // namespace
 }  // namespace kcv::audit_report

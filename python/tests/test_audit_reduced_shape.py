@@ -1,0 +1,257 @@
+"""A problem over --reduce-over-gb is judged at a reduced shape, replica and battery alike, every
+verdict marked with it (kernel.py, reduced.py). On the CPU, with problems of 1 to 2 MiB in + out
+and a limit of 1 MiB standing in for the H200's gigabytes."""
+
+import json
+
+import pytest
+
+core = pytest.importorskip("kcv._core")
+pytest.importorskip("torch")
+
+from kcv.audit import rescale  # noqa: E402
+from kcv.audit.kernel import KernelConfig, audit_kernel  # noqa: E402
+
+REFERENCE = '''
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        return torch.relu(x) * 2.0
+
+
+batch_size = 64
+dim = 4096
+
+
+def get_inputs():
+    return [torch.randn(batch_size, dim)]
+
+
+def get_init_inputs():
+    return []
+'''
+
+FAITHFUL = REFERENCE.replace("class Model(", "class ModelNew(")
+# Right only at the reference shape's batch: at the reduced shape both checks see it.
+SHAPE_SPECIFIC = FAITHFUL.replace("        return torch.relu(x) * 2.0", '''        if x.shape[0] != 64:
+            return torch.relu(x)
+        return torch.relu(x) * 2.0''')
+# Wrong only at the reference shape: what a reduced shape cannot see (the corpus's own verdict,
+# made at the full size, is the one left to).
+FULL_SIZE_BUG = FAITHFUL.replace("        return torch.relu(x) * 2.0", '''        y = torch.relu(x) * 2.0
+        if x.shape[0] == 64:
+            y[-1] = y[-1] + 1.0
+        return y''')
+
+REFERENCE_BYTES = 2 * 64 * 4096 * 4
+
+
+def audit(kernel_id: str, candidate: str, tmp_path, reduce_over: int = 1 << 20) -> dict:
+    row = {"id": kernel_id, "corpus": "test", "level": 1, "problem_id": 19,
+           "problem_name": "19_ReLU_scaled.py", "language": "pytorch",
+           "reference_code": REFERENCE, "candidate_code": candidate}
+    cfg = KernelConfig(profiles=["strict", "pytorch-eager"], device="cpu", call_timeout_s=120,
+                       memory_limit_bytes=32 << 30, cache_dir=str(tmp_path),
+                       reduce_over_bytes=reduce_over, reduce_to_bytes=64 << 10)
+    return audit_kernel(row, cfg)
+
+
+def shapes(out: dict) -> list:
+    return [json.loads(v["evidence_json"]).get("battery_shape") for v in out["verdicts"]]
+
+
+def failed(out: dict) -> set:
+    return {v["gate"] for v in out["verdicts"] if v["verdict"] == "fail"}
+
+
+def test_a_faithful_kernel_passes_with_every_verdict_marked_reduced(tmp_path):
+    out = audit("reduced_faithful", FAITHFUL, tmp_path)
+    assert out["status"] == "ok", out["message"]
+    assert out["replica_verdict"] == "accepted"
+    assert failed(out) == set(), out["verdicts"]
+    assert len(out["verdicts"]) == 24  # 12 gates x 2 profiles
+    want = {"reduced": "batch_size=2", "reference_shape_bytes": REFERENCE_BYTES,
+            "reduced_shape_bytes": 2 * 2 * 4096 * 4}
+    assert all(s == want for s in shapes(out)), shapes(out)
+    assert "judged at a reduced shape batch_size=2" in out["message"]
+    cmp01 = next(v for v in out["verdicts"] if v["gate"] == "CMP-01")
+    # CMP-01's second shape starts from the reduced one: another batch, not the same.
+    assert json.loads(cmp01["evidence_json"])["rescale"] == {"rescale": "run",
+                                                             "override": "batch_size=3"}
+
+
+def test_under_the_limit_the_battery_runs_at_the_reference_shape(tmp_path):
+    out = audit("reduced_not_needed", FAITHFUL, tmp_path, reduce_over=REFERENCE_BYTES)
+    assert out["status"] == "ok", out["message"]
+    assert all(s is None for s in shapes(out))
+    assert "reduced" not in out["message"]
+
+
+def test_a_kernel_right_only_at_the_reference_shape_fails_at_the_reduced_one(tmp_path):
+    out = audit("reduced_shape_specific", SHAPE_SPECIFIC, tmp_path)
+    assert out["status"] == "ok", out["message"]
+    assert out["replica_verdict"] == "rejected"
+    assert "CMP-01" in failed(out), out["verdicts"]
+
+
+def test_a_defect_only_at_the_reference_shape_is_missed_at_the_reduced_one(tmp_path):
+    out = audit("reduced_full_size_bug", FULL_SIZE_BUG, tmp_path)
+    assert out["status"] == "ok", out["message"]
+    assert out["replica_verdict"] == "accepted"
+    assert failed(out) == set(), out["verdicts"]
+    # at the reference shape both see it
+    full = audit("full_size_bug", FULL_SIZE_BUG, tmp_path, reduce_over=0)
+    assert full["replica_verdict"] == "rejected"
+    assert "CMP-01" in failed(full)
+
+
+def test_reduce_shrinks_batch_first_keeping_alignment():
+    code = REFERENCE.replace("dim = 4096", "dim = 393216").replace("batch_size = 64",
+                                                                    "batch_size = 4096")
+    assert rescale.reduce(code, {"batch_size": 4096, "dim": 393216}, 48) == (
+        {"batch_size": 64}, "")
+    # Past the batch, the next size get_inputs reads, a power of two below the rest of the factor.
+    assert rescale.reduce(code, {"batch_size": 4096, "dim": 393216}, 100000) == (
+        {"batch_size": 1, "dim": 8192}, "")
+
+
+def test_reduce_keeps_the_weights_sizes_until_last():
+    code = '''
+batch_size = 8
+in_features = 4096
+height = 1024
+def get_inputs():
+    return [torch.randn(batch_size, in_features, height)]
+def get_init_inputs():
+    return [in_features]
+'''
+    override, why = rescale.reduce(code, {"batch_size": 8, "in_features": 4096, "height": 1024},
+                                   8 * 64)
+    assert why == ""
+    assert override == {"batch_size": 1, "height": 16}  # in_features (the weights') untouched
+
+
+def test_reduce_says_why_not():
+    fixed = "def get_inputs():\n    return [torch.randn(4, 4)]\n"
+    assert rescale.reduce(fixed, {}, 10)[0] is None
+    floor = "n = 16\ndef get_inputs():\n    return [torch.randn(n, n)]\n"
+    override, why = rescale.reduce(floor, {"n": 16}, 10)
+    assert override is None and "floor" in why
+
+
+# A tall-skinny product: its output (M x M) does not shrink with N, the name reduce() takes
+# first (batch-like). The first reduced pair is measured still over the limit and reduced again.
+MATMUL = '''
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, a, b):
+        return torch.matmul(a, b)
+
+
+M = 512
+N = 16
+
+
+def get_inputs():
+    return [torch.randn(M, N), torch.randn(N, M)]
+
+
+def get_init_inputs():
+    return []
+'''
+MATMUL_BYTES = 2 * 512 * 16 * 4 + 512 * 512 * 4
+
+# Predictions times targets that broadcast only where the batch equals the width, as at the
+# reference shape: no reduced shape is one the reference takes, so it is judged at its own.
+BROADCAST = '''
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x, t):
+        return torch.clamp(1 - x * t, min=0)
+
+
+batch_size = 512
+width = 512
+
+
+def get_inputs():
+    return [torch.randn(batch_size, width), torch.randn(batch_size)]
+
+
+def get_init_inputs():
+    return []
+'''
+
+
+def audit_row(kernel_id, reference, tmp_path, over, to):
+    row = {"id": kernel_id, "corpus": "test", "level": 1, "problem_id": 9,
+           "problem_name": "9_Tall_skinny_matmul.py", "language": "pytorch",
+           "reference_code": reference,
+           "candidate_code": reference.replace("class Model(", "class ModelNew(")}
+    cfg = KernelConfig(profiles=["strict"], device="cpu", call_timeout_s=120,
+                       memory_limit_bytes=32 << 30, cache_dir=str(tmp_path),
+                       reduce_over_bytes=over, reduce_to_bytes=to)
+    return audit_kernel(row, cfg)
+
+
+def test_a_reduced_shape_still_over_the_limit_is_reduced_again(tmp_path):
+    # to = bytes / 16: reduce() takes N from 16 to 1 and stops (the factor is spent), but the
+    # output is still M x M, over 1 MiB; the second try takes M to 32.
+    out = audit_row("reduced_twice", MATMUL, tmp_path, over=1 << 20, to=MATMUL_BYTES // 16)
+    assert out["status"] == "ok", out["message"]
+    assert out["replica_verdict"] == "accepted"
+    assert failed(out) == set(), out["verdicts"]
+    assert "still has" in out["message"] and "reduced again" in out["message"]
+    want = {"reduced": "N=1,M=32", "reference_shape_bytes": MATMUL_BYTES,
+            "reduced_shape_bytes": (2 * 32 + 32 * 32) * 4}
+    assert all(s == want for s in shapes(out)), shapes(out)
+
+
+def test_without_a_reduced_shape_the_reference_takes_it_is_judged_at_its_own(tmp_path):
+    out = audit_row("reduced_never", BROADCAST, tmp_path, over=1 << 20, to=64 << 10)
+    assert out["status"] == "ok", out["message"]
+    assert out["replica_verdict"] == "accepted"
+    assert "the reference fails at the reduced shape batch_size=" in out["message"]
+    assert "the reference fails at the reduced shape width=" in out["message"]
+    assert "judged at the reference shape" in out["message"]
+    assert failed(out) == set(), out["verdicts"]
+    assert all(s is None for s in shapes(out))
+
+
+def test_the_cli_reduces_over_1_gib_by_default_and_0_turns_it_off():
+    from kcv.audit.__main__ import parser
+
+    args = parser().parse_args(["c.jsonl", "--store", "s.db"])
+    assert (args.reduce_over_gb, args.reduce_to_gb) == (1.0, 0.125)
+    assert parser().parse_args(["c.jsonl", "--store", "s.db", "--reduce-over-gb", "0"]
+                               ).reduce_over_gb == 0
+
+
+def test_the_children_of_procs_get_the_same_reduction_even_when_it_is_off(tmp_path):
+    from kcv.audit.orchestrator import AuditOptions
+    from kcv.audit.parallel import ParallelAuditor
+
+    for over in (0, 3 << 30):
+        opts = AuditOptions(corpora=[], store=str(tmp_path / f"s{over}.db"),
+                            reduce_over_bytes=over, reduce_to_bytes=1 << 26)
+        cmd = ParallelAuditor(opts, 2).child_command(["x"], 1, 1.0, True, None)
+        assert float(cmd[cmd.index("--reduce-over-gb") + 1]) * 2**30 == over
+        assert float(cmd[cmd.index("--reduce-to-gb") + 1]) == 1 / 16

@@ -100,6 +100,17 @@ def problem_bytes(reference_code: str, outputs: bool, overrides: dict | None = N
     return size
 
 
+def int_constants(reference_code: str) -> dict:
+    """The module's public int constants once run, as the audit's reference worker reports them
+    (kcv.worker.modexec.int_constants): computed ones (M = 16384 * 2) included."""
+    namespace: dict = {}
+    try:
+        exec(compile(reference_code, "reference", "exec"), namespace)  # noqa: S102 - see above
+    except Exception:  # noqa: BLE001 - sized as unknown elsewhere
+        return {}
+    return {k: v for k, v in namespace.items() if type(v) is int and not k.startswith("_")}
+
+
 def band(size: int | None) -> str:
     if size is None:
         return "unknown"
@@ -121,6 +132,8 @@ def main() -> int:
     p.add_argument("--reduce-to", type=float, default=0.125, metavar="GIB",
                    help="what the reduced shapes aim at (kcv audit --reduce-to-gb; default 0.125)")
     args = p.parse_args()
+    if args.reduce_over is not None and not args.outputs:
+        p.error("--reduce-over needs --outputs (the audit reduces by inputs + outputs)")
     for name in FACTORIES:
         setattr(torch, name, on_meta(getattr(torch, name)))
     sizes: dict[str, int | None] = {}
@@ -168,7 +181,7 @@ def main() -> int:
 
 
 def reduced_sizes(sizes, codes, status, args):
-    from kcv.audit import reduced, rescale  # noqa: PLC0415
+    from kcv.audit import reduced  # noqa: PLC0415
 
     over = {k: v for k, v in sizes.items() if v is not None and v > args.reduce_over * 2**30}
     table: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
@@ -183,9 +196,10 @@ def reduced_sizes(sizes, codes, status, args):
             return None, small
 
         try:
-            _, _, small = reduced.search(code, rescale.module_int_constants(code), size,
+            _, _, small = reduced.search(code, int_constants(code), size,
                                          int(args.reduce_over * 2**30),
-                                         int(args.reduce_to * 2**30), on_meta_device, [])
+                                         int(args.reduce_to * 2**30), on_meta_device, [],
+                                         drop=lambda result: None)
         except reduced.NoReducedShape as e:
             why_not[str(e)] += 1
             continue

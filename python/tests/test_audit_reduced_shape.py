@@ -145,8 +145,8 @@ def test_reduce_says_why_not():
     assert override is None and "floor" in why
 
 
-# A tall-skinny product: its output (M x M) does not shrink with N, the name reduce() takes
-# first (batch-like). The first reduced pair is measured still over the limit and reduced again.
+# A tall-skinny product (KernelBench's #9 at a small size): N is its inner dimension, not a
+# batch, so it keeps its size (16, the floor) and M, which its M x M output grows with, shrinks.
 MATMUL = '''
 import torch
 import torch.nn as nn
@@ -212,16 +212,13 @@ def audit_row(kernel_id, reference, tmp_path, over, to):
     return audit_kernel(row, cfg)
 
 
-def test_a_reduced_shape_still_over_the_limit_is_reduced_again(tmp_path):
-    # to = bytes / 16: reduce() takes N from 16 to 1 and stops (the factor is spent), but the
-    # output is still M x M, over 1 MiB; the second try takes M to 32.
-    out = audit_row("reduced_twice", MATMUL, tmp_path, over=1 << 20, to=MATMUL_BYTES // 16)
+def test_an_inner_dimension_keeps_its_size_and_the_outer_one_shrinks(tmp_path):
+    out = audit_row("reduced_matmul", MATMUL, tmp_path, over=1 << 20, to=MATMUL_BYTES // 16)
     assert out["status"] == "ok", out["message"]
     assert out["replica_verdict"] == "accepted"
     assert failed(out) == set(), out["verdicts"]
-    assert "still has" in out["message"] and "reduced again" in out["message"]
-    want = {"reduced": "N=1,M=32", "reference_shape_bytes": MATMUL_BYTES,
-            "reduced_shape_bytes": (2 * 32 + 32 * 32) * 4}
+    want = {"reduced": "M=32", "reference_shape_bytes": MATMUL_BYTES,
+            "reduced_shape_bytes": (2 * 32 * 16 + 32 * 32) * 4}
     assert all(s == want for s in shapes(out)), shapes(out)
 
 
@@ -255,3 +252,141 @@ def test_the_children_of_procs_get_the_same_reduction_even_when_it_is_off(tmp_pa
         cmd = ParallelAuditor(opts, 2).child_command(["x"], 1, 1.0, True, None)
         assert float(cmd[cmd.index("--reduce-over-gb") + 1]) * 2**30 == over
         assert float(cmd[cmd.index("--reduce-to-gb") + 1]) == 1 / 16
+
+
+# reduced.search on its own, with a stand-in for starting a pair: the bytes each shape measures
+# are given, so every branch is reached without workers.
+SEARCH_CODE = """
+batch_size = 64
+K = 1024
+M = 512
+def get_inputs():
+    return [torch.randn(batch_size, K), torch.randn(M)]
+"""
+SEARCH_CONSTS = {"batch_size": 64, "K": 1024, "M": 512}
+
+
+class Pair:
+    def __init__(self, override):
+        self.override, self.closed = dict(override), 0
+
+    def close(self):
+        self.closed += 1
+
+
+def run_search(measure, io=100 << 20, over=10 << 20, to=1 << 20):
+    from kcv.audit import reduced
+
+    made, notes = [], []
+
+    def try_shape(override, desc):
+        small = measure(override)
+        if small is None:
+            raise reduced.ShapeRejected("no")
+        made.append(Pair(override))
+        return made[-1], small
+
+    try:
+        result = reduced.search(SEARCH_CODE, SEARCH_CONSTS, io, over, to, try_shape, notes)
+    except reduced.NoReducedShape as e:
+        result = e
+    return result, made, notes
+
+
+def test_search_reduces_again_from_a_shape_still_over_the_limit():
+    # The first shape shrinks the bytes (5x) but stays over 10 MiB; the second gets under.
+    sizes = iter([20 << 20, 1 << 20])
+    (pair, override, small), made, notes = run_search(lambda o: next(sizes))
+    assert small == 1 << 20 and pair is made[-1] and pair.closed == 0
+    assert set(made[0].override) <= set(override)  # from the first shape, not the reference
+    assert made[0].closed == 1
+    assert any("reduced again" in n for n in notes), notes
+
+
+def test_search_drops_a_step_that_does_not_shrink_the_bytes():
+    # batch_size does not reach the largest tensor here: 100 -> 90 MiB; dropped and avoided.
+    def measure(o):
+        return (90 << 20) if "M" not in o else (1 << 20)
+    (pair, override, small), made, notes = run_search(measure)
+    assert "batch_size" not in override and "M" in override, override
+    assert made[0].closed == 1 and pair.closed == 0
+    assert any("batch_size=" in n and "dropped" in n for n in notes), notes
+
+
+def test_search_keeps_the_best_shape_over_the_limit_when_later_ones_fail():
+    first = {}
+
+    def measure(o):
+        if not first:
+            first.update(o)
+            return 20 << 20  # shrank 5x, still over
+        return (20 << 20) if o == first else None  # every later shape rejected
+    (pair, override, small), made, notes = run_search(measure)
+    assert override == first and small == 20 << 20
+    assert pair is made[-1] and pair.closed == 0 and made[0].closed == 1  # started again
+    assert any("smallest found, still over" in n for n in notes), notes
+
+
+def test_search_never_calls_a_shape_no_smaller_than_the_reference_reduced():
+    result, made, notes = run_search(lambda o: 100 << 20)
+    assert isinstance(result, Exception) and "no reduced shape" in str(result)
+    assert all(p.closed == 1 for p in made)
+
+
+def test_search_says_which_shapes_it_tried_when_the_reference_takes_none():
+    result, made, notes = run_search(lambda o: None)
+    assert made == []
+    # batch_size and K in one step (64 -> 1 leaves a factor for K), then M alone; then no size
+    # is left that has not failed.
+    assert str(result) == ("no reduced shape the reference takes (tried batch_size=1,K=512; "
+                           "M=16: no size left that the reference takes smaller)")
+    assert sum("the reference fails at the reduced shape" in n for n in notes) == 2
+
+
+def test_cmp01s_second_shape_starts_from_the_reduced_constants():
+    from kcv.audit.battery import Battery
+
+    asked = []
+
+    class Unstarted:
+        def start_both(self):
+            pass
+
+        def close(self):
+            pass
+
+    def make_session(constants=None, label=""):
+        asked.append(dict(constants or {}))
+        return Unstarted()
+
+    row = {"id": "x", "reference_code": REFERENCE, "problem_name": "19_ReLU.py", "level": 1}
+    for base, second in (({"batch_size": 3}, 5), (None, 3)):
+        asked.clear()
+        b = Battery(Unstarted(), row, ["strict"], make_session=make_session, base_constants=base)
+        b.prestart_rescale()
+        b.close()
+        assert asked == [{"batch_size": second}], (base, asked)
+
+
+def test_reduce_has_nothing_to_do_within_the_target():
+    assert rescale.reduce(REFERENCE, {"batch_size": 64, "dim": 4096}, 1.0)[0] is None
+    assert rescale.reduce(REFERENCE, {"batch_size": 64, "dim": 4096}, float("nan"))[0] is None
+
+
+def test_the_cli_refuses_a_limit_not_above_the_target(capsys):
+    from kcv.audit.__main__ import main
+
+    with pytest.raises(SystemExit):
+        main(["c.jsonl", "--store", "s.db", "--reduce-over-gb", "0.1"])
+    assert "must exceed --reduce-to-gb" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["c.jsonl", "--store", "s.db", "--reduce-over-gb", "-1"])
+
+
+def test_a_candidate_that_loads_only_at_the_reference_shape_keeps_its_load_status(tmp_path):
+    # Its module refuses any other batch: it loaded at the reference shape, not at the reduced.
+    only_64 = FAITHFUL + "\nassert batch_size == 64, 'built for batch 64 only'\n"
+    out = audit("reduced_load_fails", only_64, tmp_path)
+    assert out["status"] == "import_error", out["message"]
+    assert "at the reduced shape batch_size=2 (it loaded at the reference shape)" in out["message"]
+    assert "built for batch 64 only" in out["message"]

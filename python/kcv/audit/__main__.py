@@ -37,6 +37,13 @@ def _profiles(text: str) -> list[str]:
     return names
 
 
+def _non_negative(text: str) -> float:
+    v = float(text)
+    if not v >= 0:
+        raise argparse.ArgumentTypeError(f"expected a number >= 0, got {text!r}")
+    return v
+
+
 def _positive(kind):
     def parse(text):
         v = kind(text)
@@ -87,7 +94,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--max-input-gb", type=float, default=None, metavar="GB",
                    help="kernels whose get_inputs() exceed GB get status error instead of "
                         "running (default: host memory / 12; the trusted side holds several copies)")
-    p.add_argument("--reduce-over-gb", type=float, default=1.0, metavar="GB",
+    p.add_argument("--reduce-over-gb", type=_non_negative, default=1.0, metavar="GB",
                    help="kernels whose inputs + outputs exceed GB are judged (replica and "
                         "battery) at a reduced shape of about --reduce-to-gb, every verdict "
                         "marked so (default 1; 0: never; docs/08_audit.md)")
@@ -146,7 +153,11 @@ def read_ids(path: str) -> list[str]:
 
 
 def main(argv=None) -> int:
-    args = parser().parse_args(argv)
+    p = parser()
+    args = p.parse_args(argv)
+    if 0 < args.reduce_over_gb <= args.reduce_to_gb:
+        p.error(f"--reduce-over-gb {args.reduce_over_gb:g} must exceed --reduce-to-gb "
+                f"{args.reduce_to_gb:g} (or be 0: never reduce)")
     if args.ids_from:
         try:
             args.ids = (args.ids or []) + read_ids(args.ids_from)

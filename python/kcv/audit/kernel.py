@@ -29,6 +29,7 @@ from kcv.audit import memory
 from kcv.audit.gpus import GpuPool
 from kcv.audit import replica as replica_mod
 from kcv.audit import reduced as reduced_mod
+from kcv.audit import rescale
 from kcv.audit.battery import Battery, StopBattery
 from kcv.audit.session import (KernelTimeout, Limits, LoadFailure, LoadTimeout, ProblemSession,
                                ReferenceFailure)
@@ -112,23 +113,46 @@ def audit_kernel(row: dict, cfg: KernelConfig, timings: dict | None = None,
                               constants=constants, label=label, gpu=gpu,
                               threads=cfg.worker_threads)
 
-    def _reduce(full: ProblemSession, battery: Battery, io: int):
+    def check_size(size: int):
+        """The limits on one set of inputs, at the shape the kernel is judged at."""
+        if cfg.max_input_bytes and size > cfg.max_input_bytes:
+            raise ReferenceFailure(f"get_inputs() makes {size / 2**30:.1f} GiB of inputs, over "
+                                   f"--max-input-gb {cfg.max_input_bytes / 2**30:g} (the trusted "
+                                   "side holds several copies)")
+        if cfg.alone_input_bytes and size > cfg.alone_input_bytes and not alone:
+            raise RunAlone(f"{size / 2**30:.1f} GiB of inputs")
+
+    def reduce(full: ProblemSession, battery: Battery, io: int):
         """(the battery on a started pair at a reduced shape, its battery_shape evidence), or
-        (a battery on a restarted pair at the reference shape, None) where no reduced shape
-        works; `full` (the reference shape's pair, which told the sizes and made the builds)
-        is closed first."""
-        constants = dict(full.problem.constants)
+        (a battery at the reference shape, None): `full`'s own where no size can shrink, else on
+        a pair started again where no reduced shape worked. `full` (the reference shape's pair,
+        which told the sizes and made the builds) is closed before the reduced tries."""
+        first, why = rescale.reduce(row.get("reference_code", ""), full.problem.constants,
+                                    io / max(1, cfg.reduce_to_bytes))
+        if first is None:
+            notes.append(f"judged at the reference shape ({io / 2**30:.2f} GiB in + out): no "
+                         f"reduced shape: {why}")
+            return battery, None
+        constants, size = dict(full.problem.constants), full.input_bytes()
+        given_up.append(full)
         full.close()
         battery.close()
         t1 = time.monotonic()
+        limits.load_deadline = t1 + cfg.load_timeout_s
         try:
             small, override, small_io = reduced_mod.start(
                 row, constants, io, cfg.reduce_over_bytes, cfg.reduce_to_bytes, make_session,
-                notes)
+                notes, given_up)
         except reduced_mod.NoReducedShape as e:
             notes.append(f"judged at the reference shape ({io / 2**30:.2f} GiB in + out): {e}")
+            check_size(size)
+            limits.load_deadline = time.monotonic() + cfg.load_timeout_s
             again = make_session()
-            again.start_both()
+            try:
+                again.start_both()
+            except BaseException:
+                again.close()
+                raise
             return Battery(again, row, cfg.profiles, make_session=make_session,
                            error_scale=cfg.error_scale), None
         finally:
@@ -150,6 +174,7 @@ def audit_kernel(row: dict, cfg: KernelConfig, timings: dict | None = None,
     session = make_session()
     battery = None
     shape = None  # the reduced shape the battery ran at, if it did (evidence "battery_shape")
+    given_up: list[ProblemSession] = []  # pairs closed on the way to a reduced shape (costs)
     notes: list[str] = []
     try:
         battery = Battery(session, row, cfg.profiles, make_session=make_session,
@@ -163,15 +188,10 @@ def audit_kernel(row: dict, cfg: KernelConfig, timings: dict | None = None,
             raise
         io = session.input_bytes() + session.output_bytes()
         if cfg.reduce_over_bytes and io > cfg.reduce_over_bytes:
-            battery, shape = _reduce(session, battery, io)
+            battery, shape = reduce(session, battery, io)
             session = battery.s
         size = session.input_bytes()
-        if cfg.max_input_bytes and size > cfg.max_input_bytes:
-            raise ReferenceFailure(f"get_inputs() makes {size / 2**30:.1f} GiB of inputs, over "
-                                   f"--max-input-gb {cfg.max_input_bytes / 2**30:g} (the trusted "
-                                   "side holds several copies)")
-        if cfg.alone_input_bytes and size > cfg.alone_input_bytes and not alone:
-            raise RunAlone(f"{size / 2**30:.1f} GiB of inputs")
+        check_size(size)
         if cfg.memory_gate is not None:
             need = memory.estimate_host_bytes(size, session.output_bytes())
             if not cfg.memory_gate.fits(need) and not alone:
@@ -250,6 +270,9 @@ def audit_kernel(row: dict, cfg: KernelConfig, timings: dict | None = None,
         outcome["verdicts"] = list(unique.values())
         if shape is not None:
             reduced_mod.mark(outcome["verdicts"], shape)
+    for closed in given_up:  # their starts and calls took the slot's time too
+        for k, v in closed.costs.items():
+            t[f"cost_{k}"] = t.get(f"cost_{k}", 0.0) + v
     if shape is not None:
         t["reduced"] = 1
     outcome["message"] = _clip("; ".join(n for n in notes if n))

@@ -41,19 +41,24 @@ class ShapeRejected(Exception):
 
 
 def search(reference_code: str, constants: dict, io: int, over_bytes: int, to_bytes: int,
-           try_shape, notes: list):
+           try_shape, notes: list, drop=lambda result: result.close()):
     """(what try_shape returned for the shape kept, that shape's override, its bytes).
     try_shape(override, desc) -> (result, inputs + outputs bytes), or raises ShapeRejected; a
-    result given up is closed (when it has close()). NoReducedShape when no shape works. Tries
-    given up are added to notes."""
+    result not kept is given to drop (default: its close()). A try still over the limit is kept as the
+    best so far and reduced again from; a step that shrank the bytes less than twice (a size
+    that does not reach the largest tensor) is dropped and its names avoided. The best shape
+    found is returned even over the limit (started again if a later try was given up);
+    NoReducedShape when there is none smaller than the reference shape. Tries given up are
+    added to notes."""
     consts = dict(constants)
     override: dict = {}
     avoid: set = set()
-    factor = io / max(1, to_bytes)
-    why = f"{TRIES} tries"
+    best = None  # (override, bytes): the smallest shape taken, over the limit, its pair closed
     tried: list[str] = []
-    for attempt in range(TRIES):
-        step, reason = rescale.reduce(reference_code, consts, factor, avoid)
+    current, why = io, f"{TRIES} tries"
+
+    for _ in range(TRIES):
+        step, reason = rescale.reduce(reference_code, consts, current / max(1, to_bytes), avoid)
         if step is None:
             why = reason
             break
@@ -66,44 +71,60 @@ def search(reference_code: str, constants: dict, io: int, over_bytes: int, to_by
             notes.append(f"the reference fails at the reduced shape {desc}: {e}"[:500])
             avoid |= set(step)
             continue
-        further = small_io / max(1, to_bytes)
-        if (small_io > over_bytes and attempt + 1 < TRIES
-                and rescale.reduce(reference_code, {**consts, **trial}, further, avoid)[0]):
-            if hasattr(result, "close"):
-                result.close()
+        if 2 * small_io > current:  # the step did not reach the bytes: not worth keeping
+            drop(result)
             notes.append(f"the reduced shape {desc} still has {small_io / 2**30:.2f} GiB in + "
-                         "out: reduced again")
-            override, factor = trial, further
-            consts.update(trial)
+                         f"out: {describe(step)} dropped")
+            avoid |= set(step)
             continue
-        return result, trial, small_io
-    if not tried:
-        raise NoReducedShape(f"no reduced shape: {why}")
-    raise NoReducedShape(f"no reduced shape the reference takes (tried {'; '.join(tried)}: "
-                         f"{why})")
+        if small_io <= over_bytes:
+            return result, trial, small_io
+        drop(result)  # not held beside the next try; started again if it stays the best
+        best = (trial, small_io)
+        notes.append(f"the reduced shape {desc} still has {small_io / 2**30:.2f} GiB in + out: "
+                     "reduced again")
+        override, current = trial, small_io
+        consts.update(trial)
+    if best is None:
+        if not tried:
+            raise NoReducedShape(f"no reduced shape: {why}")
+        raise NoReducedShape(f"no reduced shape the reference takes (tried {'; '.join(tried)}: "
+                             f"{why})")
+    trial = best[0]
+    try:
+        result, small_io = try_shape(trial, describe(trial))  # it was taken before
+    except ShapeRejected as e:
+        raise NoReducedShape(f"the reduced shape {describe(trial)} failed when started again: "
+                             f"{e}") from e
+    notes.append(f"the reduced shape {describe(trial)} is the smallest found, still over "
+                 f"{over_bytes / 2**30:g} GiB")
+    return result, trial, small_io
 
 
 def start(row: dict, constants: dict, io: int, over_bytes: int, to_bytes: int, make_session,
-          notes: list) -> tuple[ProblemSession, dict, int]:
+          notes: list, given_up: list) -> tuple[ProblemSession, dict, int]:
     """(the started session, its constants override, its inputs + outputs bytes): search() over
     worker pairs. make_session(override, label) -> an unstarted ProblemSession. A candidate that
     fails to load there keeps its load status, with a message naming the shape (it loaded at
-    the reference shape)."""
+    the reference shape). Every pair closed on the way is appended to given_up (its costs)."""
 
     def try_pair(override, desc):
         small = make_session(override, f"reduced {desc}")
+        given_up.append(small)
         try:
             small.start_both()
         except LoadFailure as e:
             small.close()
             if e.role == "candidate":
                 raise LoadFailure(e.role, e.status, f"at the reduced shape {desc} (it loaded "
-                                                    f"at the reference shape): {e}") from e
+                                                    f"at the reference shape): {e.message}") from e
             raise ShapeRejected(str(e)) from e
         except BaseException:
             small.close()
             raise
         return small, small.input_bytes() + small.output_bytes()
 
-    return search(row.get("reference_code", ""), constants, io, over_bytes, to_bytes, try_pair,
-                  notes)
+    result = search(row.get("reference_code", ""), constants, io, over_bytes, to_bytes, try_pair,
+                    notes)
+    given_up.remove(result[0])  # kept: its costs are the battery's
+    return result

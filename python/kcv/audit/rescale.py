@@ -97,6 +97,9 @@ def choose(reference_code: str, constants: dict | None = None) -> tuple[dict | N
 
 
 REDUCE_FLOOR = 16  # non-batch sizes stay at least this (a convolution's window must still fit)
+# Names reduce() takes down to 1: batches only. BATCH_NAMES also holds N and B for choose(), but
+# N is mostly a matrix dimension in KernelBench (a matmul's inner N of 1 is an outer product).
+REDUCE_BATCH_NAMES = ("batch_size", "batch", "bs", "n_batch", "num_batches")
 
 
 def _aligned_shrink(old: int, factor: float, floor: int) -> int:
@@ -114,6 +117,8 @@ def reduce(reference_code: str, constants: dict | None, factor: float,
     names not to touch (a shape the reference did not take). The assumption fails where a
     size does not reach the largest tensor (a matmul's inner dimension): the caller measures
     the result and reduces again from there."""
+    if not factor > 1.05:  # NaN too
+        return None, f"nothing to shrink: a factor of {factor:g}"
     ints = {k: v for k, v in (constants or {}).items()
             if isinstance(v, int) and not isinstance(v, bool) and v > 0 and k not in avoid}
     names = get_inputs_names(reference_code)
@@ -124,16 +129,17 @@ def reduce(reference_code: str, constants: dict | None, factor: float,
         return None, ("no size left that the reference takes smaller" if avoid else
                       "get_inputs uses no module-level int constant (the shape is fixed)")
     init = set(_function_names(reference_code, "get_init_inputs"))
-    batch = [n for n in used if n in BATCH_NAMES]
-    free = [n for n in used if n not in BATCH_NAMES and n not in init]
-    rest = [n for n in used if n not in BATCH_NAMES and n in init]
+    batch = [n for n in used if n in REDUCE_BATCH_NAMES]
+    free = [n for n in used if n not in REDUCE_BATCH_NAMES and n not in init]
+    rest = [n for n in used if n not in REDUCE_BATCH_NAMES and n in init]
     override: dict = {}
     left = float(factor)
     for name in batch + free + rest:
         if left <= 1.05:
             break
         old = ints[name]
-        new = _aligned_shrink(old, left, 1 if name in BATCH_NAMES else min(old, REDUCE_FLOOR))
+        new = _aligned_shrink(old, left,
+                              1 if name in REDUCE_BATCH_NAMES else min(old, REDUCE_FLOOR))
         if new < old:
             override[name] = new
             left *= new / old

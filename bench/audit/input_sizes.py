@@ -11,11 +11,13 @@ get_inputs() returns at its top level are counted, as the audit's workers do. Th
 audit would run it, never on a machine that must not run third-party code.
 
   .venv/bin/python bench/audit/input_sizes.py ../shared/corpora/*.jsonl [--store docs/audit/merged.db]
-      [--ids-below GIB FILE]
+      [--ids-below GIB FILE [--ids-at-least GIB] [--ids-status STATUS...]] [--outputs]
+      [--reduce-over GIB [--reduce-to GIB]]
 
 --ids-below writes the ids of the rows whose inputs are known to be under GIB GiB (and, with
---store, not final there, or `error`: ours, for AUDIT_RETRY=error), one a line, for `kcv audit --ids-from FILE`: a run that leaves the
-big problems for later.
+--store, not final there, or `error`: ours, for AUDIT_RETRY=error; --ids-status names other
+statuses), one a line, for `kcv audit --ids-from FILE` (a run that leaves the big problems for
+later) or scripts/device-audit's AUDIT_RETRY_IDS.
 
 --outputs also runs each row's Model on the meta device (built and called under
 `torch.device("meta")`, from get_init_inputs and the meta inputs) and sizes its tensor outputs;
@@ -125,6 +127,11 @@ def main() -> int:
                    help="write the ids of rows with inputs under GIB GiB (not final in --store, or error)")
     p.add_argument("--ids-at-least", type=float, default=0.0, metavar="GIB",
                    help="with --ids-below: only the rows with inputs of at least GIB GiB (a band)")
+    p.add_argument("--ids-status", nargs="+", default=["pending", "running", "error"],
+                   metavar="STATUS",
+                   help="with --ids-below and --store: the statuses whose rows are written "
+                        "(default: pending running error, the rows an audit still runs; "
+                        "timeout: those for AUDIT_RETRY=timeout AUDIT_RETRY_IDS=FILE)")
     p.add_argument("--outputs", action="store_true",
                    help="count the Model's outputs too (run on the meta device): inputs + outputs")
     p.add_argument("--reduce-over", type=float, metavar="GIB",
@@ -167,11 +174,11 @@ def main() -> int:
         limit, path = float(args.ids_below[0]) * 2**30, args.ids_below[1]
         low = args.ids_at_least * 2**30
         ids = sorted(k for k, size in sizes.items() if size is not None and low <= size < limit
-                     and status.get(k, "pending") in ("pending", "running", "error"))
+                     and status.get(k, "pending") in args.ids_status)
         band_text = f"of at least {args.ids_at_least:g} GiB and " if low else ""
         with open(path, "w", encoding="utf-8") as f:
             f.write(f"# {len(ids)} rows with {what} {band_text}under {args.ids_below[0]} GiB"
-                    + (f", not final (or error) in {args.store}" if args.store else "")
+                    + (f", {' or '.join(args.ids_status)} in {args.store}" if args.store else "")
                     + " (bench/audit/input_sizes.py)\n")
             f.writelines(k + "\n" for k in ids)
         print(f"{len(ids)} ids written to {path}")

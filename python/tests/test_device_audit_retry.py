@@ -1,0 +1,50 @@
+"""scripts/device-audit's AUDIT_RETRY, with and without AUDIT_RETRY_IDS: the kernels queued again
+are those with the named statuses, and with an id file only those it lists (the big problems'
+timeouts retried at a reduced shape while the light kernels' timeouts stay final)."""
+
+import os
+import sqlite3
+import subprocess
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def retry(db: Path, statuses: str, ids_file: str = "") -> str:
+    script = ('eval "$(sed -n \'/^retry_statuses() {/,/^}/p\' scripts/device-audit)"; '
+              'retry_statuses "$1"')
+    env = {**os.environ, "AUDIT_RETRY": statuses, "AUDIT_RETRY_IDS": ids_file}
+    res = subprocess.run(["bash", "-c", script, "retry", str(db)], cwd=ROOT, env=env,
+                         capture_output=True, text=True, check=True)
+    return res.stdout
+
+
+def store(tmp_path: Path) -> Path:
+    db = tmp_path / "audit.db"
+    with sqlite3.connect(db) as c:
+        c.execute("CREATE TABLE kernels(kernel_id TEXT PRIMARY KEY, status TEXT)")
+        c.executemany("INSERT INTO kernels VALUES (?, ?)",
+                      [("big/1", "timeout"), ("big/2", "ok"), ("light/1", "timeout"),
+                       ("light/2", "error")])
+    return db
+
+
+def statuses(db: Path) -> dict:
+    return dict(sqlite3.connect(db).execute("SELECT kernel_id, status FROM kernels"))
+
+
+def test_retry_without_ids_queues_every_kernel_with_the_status(tmp_path):
+    db = store(tmp_path)
+    assert "retry: 2 kernel(s) with status timeout queued again" in retry(db, "timeout")
+    assert statuses(db) == {"big/1": "pending", "big/2": "ok", "light/1": "pending",
+                            "light/2": "error"}
+
+
+def test_retry_ids_limit_it_to_the_listed_kernels(tmp_path):
+    db = store(tmp_path)
+    ids = tmp_path / "ids.txt"
+    ids.write_text("# the big ones\nbig/1\nbig/2  # ok: not retried\n")
+    out = retry(db, "timeout error", str(ids))
+    assert f"retry: 1 kernel(s) with status timeout error among the {ids} ids" in out
+    assert statuses(db) == {"big/1": "pending", "big/2": "ok", "light/1": "timeout",
+                            "light/2": "error"}

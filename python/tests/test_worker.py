@@ -201,6 +201,35 @@ def assert_linear_candidate_runs_with_the_reference_weights(worker, cache_dir, c
     torch.testing.assert_close(r.outputs[0], want, rtol=1e-6, atol=1e-7)
 
 
+# A problem whose get_inputs makes 4 TiB (a big KernelBench problem, taken to the extreme): the
+# candidate's load needs only which items are tensors, so it draws on the meta device and does
+# not allocate them (the reference worker, which runs the forward at load, does).
+HUGE_INPUT = kb.ADD.replace("torch.randn(ROWS, COLS), torch.randn(ROWS, COLS), 0.5",
+                            "torch.randn(ROWS, COLS), torch.randn(2 ** 40), 0.5")
+# A scalar drawn with .item(): no value on meta, so it is drawn again for real, under the seed.
+ITEM_SCALAR = kb.ADD.replace("torch.randn(ROWS, COLS), torch.randn(ROWS, COLS), 0.5",
+                             "torch.randn(ROWS, COLS), torch.randn(ROWS, COLS), "
+                             "torch.rand(1).item()")
+
+
+def test_the_candidates_load_does_not_allocate_get_inputs_tensors(worker, cache_dir):
+    reply = load(worker, cache_dir, "candidate", HUGE_INPUT,
+                 HUGE_INPUT.replace("class Model(", "class ModelNew("))
+    assert reply["type"] == "loaded", reply
+
+
+def test_a_scalar_get_inputs_draws_with_item_is_the_references_own(worker, cache_dir):
+    reply = load(worker, cache_dir, "candidate", ITEM_SCALAR,
+                 ITEM_SCALAR.replace("class Model(", "class ModelNew("))
+    assert reply["type"] == "loaded", reply
+    x, y = torch.randn(4, 8), torch.randn(4, 8)
+    r = worker.call([x, y], [(F32, (4, 8))], {"mode": 0})
+    assert r.reply["status"] == "ok", r.reply
+    torch.manual_seed(7)
+    scale = torch.randn(4, 8), torch.randn(4, 8), torch.rand(1).item()
+    torch.testing.assert_close(r.outputs[0], x + 3.0 * y * scale[2])
+
+
 def test_candidate_gets_the_reference_weights_by_name_and_shape(worker, cache_dir):
     assert_linear_candidate_runs_with_the_reference_weights(worker, cache_dir,
                                                             kb.LINEAR_CANDIDATE, (2, 3))

@@ -93,13 +93,28 @@ class KernelBenchPair:
             del model
             self.model = candidate.to(device)
         try:
-            torch.manual_seed(self.seed)
-            sample = list(ref.get_inputs())
+            sample = self._sample(ref)
         except BaseException as e:  # noqa: BLE001
             raise load_error(e, "problem_error", "reference_code get_inputs()") from None
         self.template = [None if isinstance(x, torch.Tensor) else x for x in sample]
         self.tensor_count = sum(isinstance(x, torch.Tensor) for x in sample)
         self.problem = self._describe(sample) if self.role == "reference" else None
+
+    def _sample(self, ref) -> list:
+        """get_inputs() under the load's seed. The candidate needs only which items are tensors
+        and the values of the others, so it draws on the meta device (no memory: a big problem's
+        inputs are gigabytes, and the reference worker draws them at the same time); a
+        get_inputs that needs real values (.item(), numpy) is drawn again for real. The reference
+        draws for real: its load runs the forward on the sample."""
+        if self.role != "reference":
+            try:
+                torch.manual_seed(self.seed)
+                with torch.device("meta"):
+                    return list(ref.get_inputs())
+            except Exception:  # noqa: BLE001 - drawn for real below, which reports its errors
+                pass
+        torch.manual_seed(self.seed)
+        return list(ref.get_inputs())
 
     def _build(self, cls, what: str) -> torch.nn.Module:
         try:

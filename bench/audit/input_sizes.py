@@ -139,6 +139,12 @@ def main() -> int:
     p.add_argument("--reduce-to", type=float, default=0.125, metavar="GIB",
                    help="what the reduced shapes aim at (kcv audit --reduce-to-gb; default 0.125)")
     args = p.parse_args()
+    statuses = ("pending", "running", "ok", "crash", "timeout", "compile_error", "import_error",
+                "malformed", "error")  # the store's (src/audit/schema.cpp)
+    if any(st not in statuses for st in args.ids_status):
+        p.error(f"--ids-status: one of {', '.join(statuses)}")
+    if args.ids_status != ["pending", "running", "error"] and not args.store:
+        p.error("--ids-status needs --store (without one every row counts as pending)")
     if args.reduce_over is not None and not args.outputs:
         p.error("--reduce-over needs --outputs (the audit reduces by inputs + outputs)")
     for name in FACTORIES:

@@ -29,14 +29,14 @@ def store(tmp_path: Path) -> Path:
     return db
 
 
-def statuses(db: Path) -> dict:
+def statuses_of(db: Path) -> dict:
     return dict(sqlite3.connect(db).execute("SELECT kernel_id, status FROM kernels"))
 
 
 def test_retry_without_ids_queues_every_kernel_with_the_status(tmp_path):
     db = store(tmp_path)
     assert "retry: 2 kernel(s) with status timeout queued again" in retry(db, "timeout")
-    assert statuses(db) == {"big/1": "pending", "big/2": "ok", "light/1": "pending",
+    assert statuses_of(db) == {"big/1": "pending", "big/2": "ok", "light/1": "pending",
                             "light/2": "error"}
 
 
@@ -46,5 +46,17 @@ def test_retry_ids_limit_it_to_the_listed_kernels(tmp_path):
     ids.write_text("# the big ones\nbig/1\nbig/2  # ok: not retried\n")
     out = retry(db, "timeout error", str(ids))
     assert f"retry: 1 kernel(s) with status timeout error among the {ids} ids" in out
-    assert statuses(db) == {"big/1": "pending", "big/2": "ok", "light/1": "timeout",
+    assert statuses_of(db) == {"big/1": "pending", "big/2": "ok", "light/1": "timeout",
                             "light/2": "error"}
+
+
+def test_a_missing_ids_file_or_no_statuses_is_an_error_not_a_silent_run(tmp_path):
+    db = store(tmp_path)
+    script = ('eval "$(sed -n \'/^retry_statuses() {/,/^}/p\' scripts/device-audit)"; '
+              'retry_statuses "$1"')
+    for statuses, ids in (("timeout", str(tmp_path / "absent.txt")), ("", "ids.txt")):
+        env = {**os.environ, "AUDIT_RETRY": statuses, "AUDIT_RETRY_IDS": ids}
+        res = subprocess.run(["bash", "-c", script, "retry", str(db)], cwd=ROOT, env=env,
+                             capture_output=True, text=True)
+        assert res.returncode == 1 and res.stdout.startswith("retry: AUDIT_RETRY_IDS"), res
+    assert statuses_of(db)["big/1"] == "timeout"

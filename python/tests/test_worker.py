@@ -376,3 +376,34 @@ def test_pickle_kind_calls_a_plain_callable(worker):
 
 def test_every_reply_of_the_shared_worker_was_one_json_line(worker):
     assert worker.lines and all(isinstance(json.loads(line), dict) for line in worker.lines)
+
+
+class _Module:
+    def __init__(self, get_inputs):
+        self.get_inputs = get_inputs
+
+
+def test_the_meta_draw_is_refused_where_it_could_differ_from_a_real_one():
+    from kcv.worker.kernelbench import _meta_sample
+
+    plain = _meta_sample(_Module(lambda: [torch.randn(1 << 40), 3, (0.5, "x")]), 7)
+    assert plain is not None and plain[0].device.type == "meta" and plain[1:] == [3, (0.5, "x")]
+    assert _meta_sample(_Module(lambda: [torch.randn(3), torch.rand(1).item()]), 7) is None
+    # an explicit device draws from the real generator: the draws after it would differ
+    assert _meta_sample(_Module(lambda: [torch.randn(3), torch.rand(1, device="cpu")]), 7) is None
+    assert _meta_sample(_Module(lambda: [torch.randn(3), [torch.randn(2)]]), 7) is None
+
+
+def test_a_torch_function_mode_left_entered_by_get_inputs_is_popped():
+    from torch.overrides import TorchFunctionMode
+
+    from kcv.worker.kernelbench import _meta_sample
+
+    def leaks():
+        TorchFunctionMode().__enter__()
+        return [torch.randn(3)]
+
+    depth = torch._C._len_torch_function_stack()
+    assert _meta_sample(_Module(leaks), 7) is None
+    assert torch._C._len_torch_function_stack() == depth
+    assert torch.randn(1).device.type == "cpu"

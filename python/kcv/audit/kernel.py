@@ -137,22 +137,28 @@ def audit_kernel(row: dict, cfg: KernelConfig, timings: dict | None = None,
         given_up.append(full)
         full.close()
         battery.close()
+
+        def make_fresh(constants=None, label=""):
+            """A pair with a load window of its own: each try loads anew."""
+            limits.load_deadline = time.monotonic() + cfg.load_timeout_s
+            return make_session(constants, label)
+
         t1 = time.monotonic()
-        limits.load_deadline = t1 + cfg.load_timeout_s
         try:
             small, override, small_io = reduced_mod.start(
-                row, constants, io, cfg.reduce_over_bytes, cfg.reduce_to_bytes, make_session,
+                row, constants, io, cfg.reduce_over_bytes, cfg.reduce_to_bytes, make_fresh,
                 notes, given_up)
         except reduced_mod.NoReducedShape as e:
             notes.append(f"judged at the reference shape ({io / 2**30:.2f} GiB in + out): {e}")
             check_size(size)
-            limits.load_deadline = time.monotonic() + cfg.load_timeout_s
-            again = make_session()
+            again = make_fresh()
+            given_up.append(again)  # until it has started: then its costs are the battery's
             try:
                 again.start_both()
             except BaseException:
                 again.close()
                 raise
+            given_up.remove(again)
             return Battery(again, row, cfg.profiles, make_session=make_session,
                            error_scale=cfg.error_scale), None
         finally:
@@ -271,6 +277,8 @@ def audit_kernel(row: dict, cfg: KernelConfig, timings: dict | None = None,
         if shape is not None:
             reduced_mod.mark(outcome["verdicts"], shape)
     for closed in given_up:  # their starts and calls took the slot's time too
+        if battery is not None and closed is battery.s:  # counted above (reduce() raised)
+            continue
         for k, v in closed.costs.items():
             t[f"cost_{k}"] = t.get(f"cost_{k}", 0.0) + v
     if shape is not None:

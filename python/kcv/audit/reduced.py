@@ -40,23 +40,33 @@ class ShapeRejected(Exception):
     """The reference does not take this shape (search() tries another without its names)."""
 
 
+def _planned_shrink(consts: dict, step: dict) -> float:
+    """By how much a step means to shrink the bytes, if each size scaled them linearly."""
+    out = 1.0
+    for name, new in step.items():
+        out *= consts[name] / new
+    return out
+
+
 def search(reference_code: str, constants: dict, io: int, over_bytes: int, to_bytes: int,
            try_shape, notes: list, drop=lambda result: result.close()):
     """(what try_shape returned for the shape kept, that shape's override, its bytes).
     try_shape(override, desc) -> (result, inputs + outputs bytes), or raises ShapeRejected; a
-    result not kept is given to drop (default: its close()). A try still over the limit is kept as the
-    best so far and reduced again from; a step that shrank the bytes less than twice (a size
-    that does not reach the largest tensor) is dropped and its names avoided. The best shape
-    found is returned even over the limit (started again if a later try was given up);
-    NoReducedShape when there is none smaller than the reference shape. Tries given up are
-    added to notes."""
+    result not kept is given to drop (default: its close()). The first shape within the limit
+    is kept. One still over it is held as the best so far and reduced again from; a step that
+    shrank the bytes far less than it meant to (a size that does not reach the largest tensor:
+    under 2x, or under the square root of a smaller plan) is dropped and its names avoided.
+    When no further shape is found the best is returned even over the limit (started again if
+    it was closed for a later try); NoReducedShape when there is none. Tries given up are added
+    to notes."""
     consts = dict(constants)
     override: dict = {}
     avoid: set = set()
-    best = None  # (override, bytes): the smallest shape taken, over the limit, its pair closed
-    tried: list[str] = []
+    best = None  # (override, bytes): the smallest shape taken, over the limit
+    held = None  # its pair while no later try has started
+    rejected: list[str] = []
+    dropped: list[str] = []
     current, why = io, f"{TRIES} tries"
-
     for _ in range(TRIES):
         step, reason = rescale.reduce(reference_code, consts, current / max(1, to_bytes), avoid)
         if step is None:
@@ -64,41 +74,45 @@ def search(reference_code: str, constants: dict, io: int, over_bytes: int, to_by
             break
         trial = {**override, **step}
         desc = describe(trial)
-        tried.append(desc)
+        if held is not None:  # not held beside the next try; started again if it stays the best
+            drop(held)
+            held = None
         try:
             result, small_io = try_shape(trial, desc)
         except ShapeRejected as e:
             notes.append(f"the reference fails at the reduced shape {desc}: {e}"[:500])
-            avoid |= set(step)
-            continue
-        if 2 * small_io > current:  # the step did not reach the bytes: not worth keeping
-            drop(result)
-            notes.append(f"the reduced shape {desc} still has {small_io / 2**30:.2f} GiB in + "
-                         f"out: {describe(step)} dropped")
+            rejected.append(desc)
             avoid |= set(step)
             continue
         if small_io <= over_bytes:
             return result, trial, small_io
-        drop(result)  # not held beside the next try; started again if it stays the best
-        best = (trial, small_io)
-        notes.append(f"the reduced shape {desc} still has {small_io / 2**30:.2f} GiB in + out: "
-                     "reduced again")
+        if small_io * min(2.0, _planned_shrink(consts, step) ** 0.5) > current:
+            drop(result)
+            notes.append(f"the reduced shape {desc} still has {small_io / 2**30:.2f} GiB in + "
+                         f"out: {describe(step)} does not shrink it, dropped")
+            dropped.append(desc)
+            avoid |= set(step)
+            continue
+        best, held = (trial, small_io), result
+        notes.append(f"the reduced shape {desc} still has {small_io / 2**30:.2f} GiB in + out")
         override, current = trial, small_io
         consts.update(trial)
     if best is None:
+        tried = ([f"{d} (the reference fails)" for d in rejected]
+                 + [f"{d} (does not shrink it)" for d in dropped])
         if not tried:
             raise NoReducedShape(f"no reduced shape: {why}")
-        raise NoReducedShape(f"no reduced shape the reference takes (tried {'; '.join(tried)}: "
-                             f"{why})")
-    trial = best[0]
-    try:
-        result, small_io = try_shape(trial, describe(trial))  # it was taken before
-    except ShapeRejected as e:
-        raise NoReducedShape(f"the reduced shape {describe(trial)} failed when started again: "
-                             f"{e}") from e
-    notes.append(f"the reduced shape {describe(trial)} is the smallest found, still over "
+        raise NoReducedShape(f"no reduced shape (tried {'; '.join(tried)}: {why})")
+    trial, small_io = best
+    if held is None:
+        try:
+            held, small_io = try_shape(trial, describe(trial))  # it was taken before
+        except ShapeRejected as e:
+            raise NoReducedShape(f"the reduced shape {describe(trial)} failed when started "
+                                 f"again: {e}") from e
+    notes.append(f"the reduced shape {describe(trial)} is the smallest found, over "
                  f"{over_bytes / 2**30:g} GiB")
-    return result, trial, small_io
+    return held, trial, small_io
 
 
 def start(row: dict, constants: dict, io: int, over_bytes: int, to_bytes: int, make_session,

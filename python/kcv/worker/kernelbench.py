@@ -69,6 +69,49 @@ def copy_weights(source: torch.nn.Module, target: torch.nn.Module) -> tuple:
     return copied, len(want)
 
 
+def _plain(x) -> bool:
+    """A value that is the same whichever device get_inputs made its tensors on."""
+    if isinstance(x, (list, tuple)):
+        return all(_plain(v) for v in x)
+    return x is None or isinstance(x, (bool, int, float, complex, str))
+
+
+def _meta_sample(ref, seed: int) -> list | None:
+    """get_inputs() under `seed` on the meta device, or None where a real draw could give the
+    candidate other non-tensor arguments than the reference's: it failed (.item(), numpy), a
+    non-tensor item holds a tensor or anything but plain values, it drew from a real generator
+    (an explicit device: the draws after it would differ), or it changed torch's global state
+    (default device, torch-function modes), which is then put back for the real draw to make
+    as the reference's does. Not seen: a default device get_inputs sets inside the meta
+    context, which its exit undoes (no corpus reference sets one)."""
+    torch.manual_seed(seed)
+    rng = torch.get_rng_state()
+    cuda_rng = torch.cuda.get_rng_state_all() if torch.cuda.is_initialized() else None
+    device = torch.get_default_device()
+    depth = torch._C._len_torch_function_stack()
+    try:
+        with torch.device("meta"):
+            sample = list(ref.get_inputs())
+    except Exception:  # noqa: BLE001 - drawn for real by the caller, which reports its errors
+        sample = None
+    # A mode get_inputs left entered: popped, and drawn for real, which enters it again as in
+    # the reference worker.
+    changed = torch._C._len_torch_function_stack() > depth
+    while torch._C._len_torch_function_stack() > depth:
+        torch._C._pop_torch_function_stack()
+    if torch.get_default_device() != device:
+        torch.set_default_device(device)
+        changed = True
+    if changed or sample is None or not torch.equal(torch.get_rng_state(), rng):
+        return None
+    if cuda_rng is not None and not all(
+            torch.equal(a, b) for a, b in zip(torch.cuda.get_rng_state_all(), cuda_rng)):
+        return None
+    if not all(isinstance(x, torch.Tensor) or _plain(x) for x in sample):
+        return None
+    return sample
+
+
 class KernelBenchPair:
     """What a kernelbench load made; call() serves the protocol's call requests."""
 
@@ -103,16 +146,13 @@ class KernelBenchPair:
     def _sample(self, ref) -> list:
         """get_inputs() under the load's seed. The candidate needs only which items are tensors
         and the values of the others, so it draws on the meta device (no memory: a big problem's
-        inputs are gigabytes, and the reference worker draws them at the same time); a
-        get_inputs that needs real values (.item(), numpy) is drawn again for real. The reference
-        draws for real: its load runs the forward on the sample."""
+        inputs are gigabytes, and the reference worker draws them at the same time), unless that
+        draw could differ from the reference's (_meta_sample); the reference draws for real: its
+        load runs the forward on the sample."""
         if self.role != "reference":
-            try:
-                torch.manual_seed(self.seed)
-                with torch.device("meta"):
-                    return list(ref.get_inputs())
-            except Exception:  # noqa: BLE001 - drawn for real below, which reports its errors
-                pass
+            sample = _meta_sample(ref, self.seed)
+            if sample is not None:
+                return sample
         torch.manual_seed(self.seed)
         return list(ref.get_inputs())
 

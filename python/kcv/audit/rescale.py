@@ -9,7 +9,7 @@ order, batch-like names first. The new value is a small odd number different fro
 odd sizes break kernels that assume even or power-of-two extents, small ones keep the probe
 cheap (choose).
 
-A problem too large to judge at its own shape gets a reduced one for the battery (reduce): the
+A problem too large to judge at its own shape gets a reduced one (reduce, for kernel.py): the
 same constants made smaller by the factor the bytes must shrink, batch-like names first, then
 the sizes get_init_inputs does not read (so the weights keep their shape), then the rest. Each
 new value keeps the power-of-two alignment of the old one (4096 -> 64, 393216 -> 256), so the
@@ -33,27 +33,22 @@ def _names_in_order(fn: ast.AST) -> list[str]:
     return seen
 
 
-def get_inputs_names(reference_code: str) -> list[str] | None:
-    """Names get_inputs reads, in source order; None when there is no get_inputs to parse."""
+def function_names(reference_code: str, name: str) -> list[str] | None:
+    """Names a module-level function reads, in source order; None when there is no such
+    function to parse."""
     try:
         tree = ast.parse(reference_code)
     except SyntaxError:
         return None
     for node in tree.body:
-        if isinstance(node, ast.FunctionDef) and node.name == "get_inputs":
+        if isinstance(node, ast.FunctionDef) and node.name == name:
             return _names_in_order(node)
     return None
 
 
-def _function_names(reference_code: str, name: str) -> list[str]:
-    try:
-        tree = ast.parse(reference_code)
-    except SyntaxError:
-        return []
-    for node in tree.body:
-        if isinstance(node, ast.FunctionDef) and node.name == name:
-            return _names_in_order(node)
-    return []
+def get_inputs_names(reference_code: str) -> list[str] | None:
+    """Names get_inputs reads, in source order; None when there is no get_inputs to parse."""
+    return function_names(reference_code, "get_inputs")
 
 
 def module_int_constants(reference_code: str) -> dict:
@@ -128,7 +123,7 @@ def reduce(reference_code: str, constants: dict | None, factor: float,
     if not used:
         return None, ("no size left that the reference takes smaller" if avoid else
                       "get_inputs uses no module-level int constant (the shape is fixed)")
-    init = set(_function_names(reference_code, "get_init_inputs"))
+    init = set(function_names(reference_code, "get_init_inputs") or ())
     batch = [n for n in used if n in REDUCE_BATCH_NAMES]
     free = [n for n in used if n not in REDUCE_BATCH_NAMES and n not in init]
     rest = [n for n in used if n not in REDUCE_BATCH_NAMES and n in init]

@@ -97,7 +97,9 @@ def audit_kernel(row: dict, cfg: KernelConfig, timings: dict | None = None,
     Triton JIT and autotuning, library initialisation), replica, battery
     (without waiting for the rescaled pair's load, which overlaps the replica), rescale_load,
     memory_wait (for room in the host-memory budget) and total: the benchmark's figures; and
-    cost_* (Battery.costs: wall seconds per kind of worker request and in the judges)."""
+    cost_* (Battery.costs: wall seconds per kind of worker request and in the judges, plus
+    those of the pairs closed on the way to a reduced shape); for a kernel judged at a reduced
+    shape also reduced (1) and reduced_load (the reduced pairs' starts)."""
     t = {} if timings is None else timings
     t0 = time.monotonic()
     load_deadline = t0 + cfg.load_timeout_s

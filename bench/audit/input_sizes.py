@@ -103,14 +103,18 @@ def problem_bytes(reference_code: str, outputs: bool, overrides: dict | None = N
 
 
 def int_constants(reference_code: str) -> dict:
-    """The module's public int constants once run, as the audit's reference worker reports them
+    """The module's int constants once run, by the reference worker's own rule
     (kcv.worker.modexec.int_constants): computed ones (M = 16384 * 2) included."""
+    import types  # noqa: PLC0415
+
+    from kcv.worker.modexec import int_constants as worker_int_constants  # noqa: PLC0415
+
     namespace: dict = {}
     try:
         exec(compile(reference_code, "reference", "exec"), namespace)  # noqa: S102 - see above
     except Exception:  # noqa: BLE001 - sized as unknown elsewhere
         return {}
-    return {k: v for k, v in namespace.items() if type(v) is int and not k.startswith("_")}
+    return worker_int_constants(types.SimpleNamespace(**namespace))
 
 
 def band(size: int | None) -> str:
@@ -139,8 +143,9 @@ def main() -> int:
     p.add_argument("--reduce-to", type=float, default=0.125, metavar="GIB",
                    help="what the reduced shapes aim at (kcv audit --reduce-to-gb; default 0.125)")
     args = p.parse_args()
-    statuses = ("pending", "running", "ok", "crash", "timeout", "compile_error", "import_error",
-                "malformed", "error")  # the store's (src/audit/schema.cpp)
+    from kcv.audit.statuses import FINAL  # noqa: PLC0415
+
+    statuses = ("pending", "running", *FINAL)  # the store's
     if any(st not in statuses for st in args.ids_status):
         p.error(f"--ids-status: one of {', '.join(statuses)}")
     if args.ids_status != ["pending", "running", "error"] and not args.store:
@@ -197,6 +202,10 @@ def reduced_sizes(sizes, codes, status, args):
     from kcv.audit import reduced  # noqa: PLC0415
 
     over = {k: v for k, v in sizes.items() if v is not None and v > args.reduce_over * 2**30}
+    bands = ((f"< {args.reduce_to:g} GiB", args.reduce_to * 2**30),
+             (f"< {2 * args.reduce_to:g} GiB", 2 * args.reduce_to * 2**30),
+             (f"< {args.reduce_over:g} GiB", args.reduce_over * 2**30),
+             ("still over", float("inf")))
     table: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
     why_not: collections.Counter = collections.Counter()
     for kernel_id, size in sorted(over.items()):
@@ -216,14 +225,13 @@ def reduced_sizes(sizes, codes, status, args):
         except reduced.NoReducedShape as e:
             why_not[str(e)] += 1
             continue
-        key = "unknown" if small is None else (
-            f"< {args.reduce_to:g} GiB" if small <= args.reduce_to * 2**30 else
-            f"< {2 * args.reduce_to:g} GiB" if small <= 2 * args.reduce_to * 2**30 else
-            f"< {args.reduce_over:g} GiB" if small <= args.reduce_over * 2**30 else "still over")
-        table[key][status.get(kernel_id, "-")] += 1
+        table[next(k for k, lim in bands if small <= lim)][status.get(kernel_id, "-")] += 1
     print(f"{len(over)} rows over {args.reduce_over:g} GiB; reduced shapes aiming at "
           f"{args.reduce_to:g} GiB (kcv.audit.reduced.search), sized again:")
-    for key, counts in table.items():
+    for key, _ in bands:
+        if key not in table:
+            continue
+        counts = table[key]
         detail = ", ".join(f"{k} {v}" for k, v in counts.most_common())
         print(f"  {key:>12}: {sum(counts.values()):4d}  ({detail})")
     for why, n in why_not.most_common():

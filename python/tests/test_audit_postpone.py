@@ -220,30 +220,51 @@ def test_the_time_limit_leaves_kernels_not_started_and_postponed_ones_to_do(tmp_
 
 def test_a_postponed_kernel_taken_again_has_its_room_reserved_while_it_loads(
         tmp_path, monkeypatch):
-    # Three slots; role 0 holds 60 of 100 for a while; roles 1 and 2 need 60 each and are
-    # postponed. When role 0 ends, a freed slot takes one of them and reserves its 60 at once:
-    # the next slots freed while it loads must not count the same room and take the other too,
-    # nor may queued kernels take it, or the retaken kernel is postponed a second time.
-    # Times (s): role 0 holds 0.6-1.4; roles 1, 2 postponed at 0.7; roles 3, 4 load 0.7-1.3 and
-    # hold until 1.6; role 1, taken again at 1.4, loads until 2.0: the slots freed at 1.6 must
-    # take roles 5, 6, not role 2.
-    load_s = 0.6
+    # Three slots; role 0 holds 60 of 100; roles 1 and 2 need 60 each and are postponed; their
+    # slots take roles 3 and 4, which hold 10 each. When role 0 ends, its slot takes one of the
+    # postponed kernels again (80 free) and reserves its 60 at once. That kernel "loads" until
+    # roles 3 and 4 have ended and their slots have taken the next kernels: with the room
+    # reserved only 40 is free then, so they must take roles 5 and 6, not the other postponed
+    # kernel (which would be taken again on room that is already promised, and be postponed a
+    # second time). Events, not sleeps, order the phases, so a slow machine cannot reorder them.
+    holding, retaken = threading.Event(), threading.Event()
+    lights_holding = threading.Semaphore(0)
+    later_started = threading.Barrier(3)  # roles 5 and 6 started, and the retaken kernel
+    tries: dict[str, int] = {}
 
     def holder(row, gate, may_postpone):
-        time.sleep(load_s)
         with gate.hold(60):
-            time.sleep(0.8)
+            holding.set()
+            for _ in range(2):  # until roles 3 and 4 hold their 10
+                lights_holding.acquire(timeout=WAIT_S)
         return ok(row)
 
     def heavy(row, gate, may_postpone):
-        time.sleep(load_s)  # the workers' load comes before audit_kernel's hold
-        return held_or_postponed(row, gate, 60, may_postpone, while_held=lambda: time.sleep(0.5))
+        tries[row["id"]] = tries.get(row["id"], 0) + 1
+        if tries[row["id"]] == 1:
+            holding.wait(WAIT_S)
+        elif not retaken.is_set():  # taken again: loads until the freed slots chose
+            retaken.set()
+            try:
+                later_started.wait(WAIT_S)
+            except threading.BrokenBarrierError:  # the old order: the other one was taken
+                pass
+        return held_or_postponed(row, gate, 60, may_postpone)
 
-    def light(row, gate, may_postpone):
-        time.sleep(load_s)
-        return held_or_postponed(row, gate, 10, may_postpone, while_held=lambda: time.sleep(0.3))
+    def light(row, gate, may_postpone):  # roles 3 and 4: hold 10 until a kernel is retaken
+        with gate.hold(10):
+            lights_holding.release()
+            retaken.wait(WAIT_S)
+        return ok(row)
 
-    fake = FakeKernels({0: holder, 1: heavy, 2: heavy, **{r: light for r in range(3, KERNELS)}})
+    def later(row, gate, may_postpone):  # roles 5 and 6
+        try:
+            later_started.wait(WAIT_S)
+        except threading.BrokenBarrierError:
+            pass
+        return held_or_postponed(row, gate, 10, may_postpone)
+
+    fake = FakeKernels({0: holder, 1: heavy, 2: heavy, 3: light, 4: light, 5: later, 6: later})
     outcomes: list = []
     real_audit_one = orchestrator.Auditor._audit_one
 
@@ -256,6 +277,9 @@ def test_a_postponed_kernel_taken_again_has_its_room_reserved_while_it_loads(
     summary, left, records = run_slots(tmp_path, monkeypatch, fake, jobs=3)
     postponements = {r: outcomes.count((r, "postponed")) for r in (1, 2)}
     assert postponements == {1: 1, 2: 1}, outcomes
+    # The other postponed kernel was taken again only after roles 5 and 6 had started.
+    last_heavy = max(k for k, (role, _) in enumerate(fake.calls) if role in (1, 2))
+    assert last_heavy > max(fake.calls.index((r, True)) for r in (5, 6)), fake.calls
     assert summary["statuses"].get("ok") == KERNELS and left == set()
     assert set(records.values()) == {1}
 

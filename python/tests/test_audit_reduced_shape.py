@@ -52,14 +52,15 @@ FULL_SIZE_BUG = FAITHFUL.replace("        return torch.relu(x) * 2.0", '''      
 REFERENCE_BYTES = 2 * 64 * 4096 * 4
 
 
-def audit(kernel_id: str, candidate: str, tmp_path, reduce_over: int = 1 << 20) -> dict:
+def audit(kernel_id: str, candidate: str, tmp_path, reduce_over: int = 1 << 20,
+          reference: str = REFERENCE, timings: dict | None = None) -> dict:
     row = {"id": kernel_id, "corpus": "test", "level": 1, "problem_id": 19,
            "problem_name": "19_ReLU_scaled.py", "language": "pytorch",
-           "reference_code": REFERENCE, "candidate_code": candidate}
+           "reference_code": reference, "candidate_code": candidate}
     cfg = KernelConfig(profiles=["strict", "pytorch-eager"], device="cpu", call_timeout_s=120,
                        memory_limit_bytes=32 << 30, cache_dir=str(tmp_path),
                        reduce_over_bytes=reduce_over, reduce_to_bytes=64 << 10)
-    return audit_kernel(row, cfg)
+    return audit_kernel(row, cfg, timings)
 
 
 def shapes(out: dict) -> list:
@@ -87,10 +88,47 @@ def test_a_faithful_kernel_passes_with_every_verdict_marked_reduced(tmp_path):
 
 
 def test_under_the_limit_the_battery_runs_at_the_reference_shape(tmp_path):
-    out = audit("reduced_not_needed", FAITHFUL, tmp_path, reduce_over=REFERENCE_BYTES)
+    timings: dict = {}
+    out = audit("reduced_not_needed", FAITHFUL, tmp_path, reduce_over=REFERENCE_BYTES,
+                timings=timings)
     assert out["status"] == "ok", out["message"]
     assert all(s is None for s in shapes(out))
     assert "reduced" not in out["message"]
+    assert "sized_on_meta" not in timings
+
+
+# 2^22 x 4096 floats in and out, 128 GiB: over the workers' 32 GiB limit, so judged only because
+# the reference sizes the reference shape on meta and draws and runs nothing there.
+HUGE_REFERENCE = REFERENCE.replace("batch_size = 64", "batch_size = 1 << 22")
+
+
+def test_a_problem_too_big_to_draw_is_sized_on_meta_and_judged_at_a_reduced_shape(tmp_path):
+    timings: dict = {}
+    out = audit("reduced_huge", HUGE_REFERENCE.replace("class Model(", "class ModelNew("),
+                tmp_path, reference=HUGE_REFERENCE, timings=timings)
+    assert out["status"] == "ok", out["message"]
+    assert out["replica_verdict"] == "accepted" and failed(out) == set(), out["verdicts"]
+    assert timings["sized_on_meta"] == 1 and timings["reduced"] == 1
+    got = shapes(out)[0]
+    assert got["reference_shape_bytes"] == 2 * (1 << 22) * 4096 * 4
+    assert got["reduced"].startswith("batch_size=") and got["reduced_shape_bytes"] <= 1 << 20
+
+
+# Sizes written as literals: no module constant to shrink. Sized on meta (2 MiB, over the
+# limit), then judged at its own shape on a pair that draws and runs for real.
+LITERAL_SIZES = REFERENCE.replace("torch.randn(batch_size, dim)", "torch.randn(64, 4096)")
+
+
+def test_over_the_limit_with_nothing_to_shrink_it_is_judged_on_a_real_pair(tmp_path):
+    timings: dict = {}
+    out = audit("reduced_literal", LITERAL_SIZES.replace("class Model(", "class ModelNew("),
+                tmp_path, reference=LITERAL_SIZES, timings=timings)
+    assert out["status"] == "ok", out["message"]
+    assert out["replica_verdict"] == "accepted" and failed(out) == set(), out["verdicts"]
+    assert len(out["verdicts"]) == 24 and all(s is None for s in shapes(out))
+    assert timings["sized_on_meta"] == 1 and "reduced" not in timings
+    assert "judged at the reference shape" in out["message"]
+    assert "no reduced shape" in out["message"], out["message"]
 
 
 def test_a_kernel_right_only_at_the_reference_shape_fails_at_the_reduced_one(tmp_path):

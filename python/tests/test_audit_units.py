@@ -269,7 +269,9 @@ def test_memory_gate_makes_a_kernel_wait_until_its_estimate_fits():
         time.sleep(0.2)
         assert order == [] and gate.used == 70  # 70 + 50 > 100: it waits
         order.append(("first done", gate.used))
-    time.sleep(0.2)
+    deadline = time.monotonic() + 5  # the waiting thread wakes when it is scheduled, not at once
+    while len(order) < 2 and time.monotonic() < deadline:
+        time.sleep(0.01)
     assert order == [("first done", 70), ("second", 50)]
     release.set()
     t.join(timeout=5)

@@ -384,7 +384,7 @@ class _Module:
 
 
 def test_the_meta_draw_is_refused_where_it_could_differ_from_a_real_one():
-    from kcv.worker.kernelbench import _meta_sample
+    from kcv.worker.meta import meta_sample as _meta_sample
 
     plain = _meta_sample(_Module(lambda: [torch.randn(1 << 40), 3, (0.5, "x")]), 7)
     assert plain is not None and plain[0].device.type == "meta" and plain[1:] == [3, (0.5, "x")]
@@ -397,7 +397,7 @@ def test_the_meta_draw_is_refused_where_it_could_differ_from_a_real_one():
 def test_a_torch_function_mode_left_entered_by_get_inputs_is_popped():
     from torch.overrides import TorchFunctionMode
 
-    from kcv.worker.kernelbench import _meta_sample
+    from kcv.worker.meta import meta_sample as _meta_sample
 
     def leaks():
         TorchFunctionMode().__enter__()

@@ -99,7 +99,8 @@ def audit_kernel(row: dict, cfg: KernelConfig, timings: dict | None = None,
     memory_wait (for room in the host-memory budget) and total: the benchmark's figures; and
     cost_* (Battery.costs: wall seconds per kind of worker request and in the judges, plus
     those of the pairs closed on the way to a reduced shape); for a kernel judged at a reduced
-    shape also reduced (1) and reduced_load (the reduced pairs' starts)."""
+    shape also reduced (1) and reduced_load (the reduced pairs' starts), and sized_on_meta (1)
+    where the reference shape was only sized, on meta."""
     t = {} if timings is None else timings
     t0 = time.monotonic()
     load_deadline = t0 + cfg.load_timeout_s
@@ -110,10 +111,10 @@ def audit_kernel(row: dict, cfg: KernelConfig, timings: dict | None = None,
     held = contextlib.ExitStack()  # the kernel's GPU and share of host memory, released at the end
     gpu = held.enter_context(cfg.gpu_pool.take()) if cfg.gpu_pool is not None else None
 
-    def make_session(constants=None, label=""):
+    def make_session(constants=None, label="", size_on_meta_over=0):
         return ProblemSession(row, limits, device=cfg.device, cache_dir=cfg.cache_dir,
                               constants=constants, label=label, gpu=gpu,
-                              threads=cfg.worker_threads)
+                              threads=cfg.worker_threads, size_on_meta_over=size_on_meta_over)
 
     def check_size(size: int):
         """The limits on one set of inputs, at the shape the kernel is judged at."""
@@ -126,12 +127,13 @@ def audit_kernel(row: dict, cfg: KernelConfig, timings: dict | None = None,
 
     def reduce(full: ProblemSession, battery: Battery, io: int):
         """(the battery on a started pair at a reduced shape, its battery_shape evidence), or
-        (a battery at the reference shape, None): `full`'s own where no size can shrink, else on
-        a pair started again where no reduced shape worked. `full` (the reference shape's pair,
-        which told the sizes and made the builds) is closed before the reduced tries."""
+        (a battery at the reference shape, None): `full`'s own where no size can shrink and its
+        reference ran for real, else on a pair started again. `full` (the reference shape's
+        pair, which told the sizes and made the builds; its reference perhaps only sized the
+        problem on meta) is closed before the reduced tries."""
         first, why = rescale.reduce(row.get("reference_code", ""), full.problem.constants,
                                     io / max(1, cfg.reduce_to_bytes))
-        if first is None:
+        if first is None and not full.problem.sized_on_meta:
             notes.append(f"judged at the reference shape ({io / 2**30:.2f} GiB in + out): no "
                          f"reduced shape: {why}")
             return battery, None
@@ -145,13 +147,8 @@ def audit_kernel(row: dict, cfg: KernelConfig, timings: dict | None = None,
             limits.load_deadline = time.monotonic() + cfg.load_timeout_s
             return make_session(constants, label)
 
-        t1 = time.monotonic()
-        try:
-            small, override, small_io = reduced_mod.start(
-                row, constants, io, cfg.reduce_over_bytes, cfg.reduce_to_bytes, make_fresh,
-                notes, given_up)
-        except reduced_mod.NoReducedShape as e:
-            notes.append(f"judged at the reference shape ({io / 2**30:.2f} GiB in + out): {e}")
+        def again_at_reference_shape(why: str):
+            notes.append(f"judged at the reference shape ({io / 2**30:.2f} GiB in + out): {why}")
             check_size(size)
             again = make_fresh()
             given_up.append(again)  # until it has started: then its costs are the battery's
@@ -163,6 +160,16 @@ def audit_kernel(row: dict, cfg: KernelConfig, timings: dict | None = None,
             given_up.remove(again)
             return Battery(again, row, cfg.profiles, make_session=make_session,
                            error_scale=cfg.error_scale), None
+
+        if first is None:  # only sized on meta: a pair that draws and runs for real
+            return again_at_reference_shape(f"no reduced shape: {why}")
+        t1 = time.monotonic()
+        try:
+            small, override, small_io = reduced_mod.start(
+                row, constants, io, cfg.reduce_over_bytes, cfg.reduce_to_bytes, make_fresh,
+                notes, given_up)
+        except reduced_mod.NoReducedShape as e:
+            return again_at_reference_shape(str(e))
         finally:
             t["reduced_load"] = time.monotonic() - t1
         desc = reduced_mod.describe(override)
@@ -179,7 +186,9 @@ def audit_kernel(row: dict, cfg: KernelConfig, timings: dict | None = None,
 
     outcome = {"kernel_id": row["id"], "status": "ok", "message": "", "replica_verdict": None,
                "verdicts": []}
-    session = make_session()
+    # Over the reduction limit the reference only sizes the problem, on meta: no draw and no run
+    # at a reference shape of gigabytes that the reduced shape never needs.
+    session = make_session(size_on_meta_over=cfg.reduce_over_bytes)
     battery = None
     shape = None  # the reduced shape the battery ran at, if it did (evidence "battery_shape")
     given_up: list[ProblemSession] = []  # pairs closed on the way to a reduced shape (costs)
@@ -195,6 +204,8 @@ def audit_kernel(row: dict, cfg: KernelConfig, timings: dict | None = None,
                 outcome["replica_verdict"] = "rejected"  # KernelBench's check fails on it too
             raise
         io = session.input_bytes() + session.output_bytes()
+        if session.problem.sized_on_meta:
+            t["sized_on_meta"] = 1
         if cfg.reduce_over_bytes and io > cfg.reduce_over_bytes:
             battery, shape = reduce(session, battery, io)
             session = battery.s

@@ -109,6 +109,7 @@ class Problem:
     inputs: list[dict]  # {"kind": "tensor", "dtype", "shape"} | {"kind": "scalar", "value"}
     outputs: list[dict]  # {"dtype", "shape"}
     constants: dict = field(default_factory=dict)
+    sized_on_meta: bool = False  # only sized: the reference worker built and ran nothing
 
     @staticmethod
     def from_reply(reply: dict) -> "Problem":
@@ -116,7 +117,8 @@ class Problem:
         if not isinstance(p, dict):
             raise ValueError("the reference worker's load reply has no 'problem' object")
         return Problem(inputs=list(p.get("inputs", [])), outputs=list(p.get("outputs", [])),
-                       constants=dict(p.get("constants", {}) or {}))
+                       constants=dict(p.get("constants", {}) or {}),
+                       sized_on_meta=p.get("sized_on_meta") is True)
 
     def tensor_inputs(self) -> list[dict]:
         return [i for i in self.inputs if i.get("kind") == "tensor"]
@@ -165,8 +167,11 @@ class ProblemSession:
 
     def __init__(self, row: dict, limits: Limits, *, device: str = "auto",
                  cache_dir: str | None = None, constants: dict | None = None, label: str = "",
-                 gpu: str | None = None, threads: int | None = None):
+                 gpu: str | None = None, threads: int | None = None, size_on_meta_over: int = 0):
         self.row = row
+        # > 0: the reference sizes the problem on meta first and, over this many bytes of inputs
+        # + outputs, only sizes it (Problem.sized_on_meta): the pair then serves no call.
+        self.size_on_meta_over = size_on_meta_over
         self.gpu = gpu
         self.threads = threads
         self.limits = limits
@@ -211,6 +216,8 @@ class ProblemSession:
         name = f"{role}:{self.row['id']}"
         load = kernelbench_load(self.row, role, device=self.device, cache_dir=self.cache_dir,
                                 constants=self.constants)
+        if role == "reference" and self.size_on_meta_over:
+            load["size_on_meta_over"] = int(self.size_on_meta_over)
         load["kernel"] = name  # the worker echoes it; the executor checks the echo
         left = self.limits.load_remaining_s()
         if left <= 0:

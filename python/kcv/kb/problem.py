@@ -16,7 +16,10 @@ declared), mode 3 forgets a seed's kept inputs; modes 0 and 2 with params.inputs
 copy of the kept inputs instead of the call's (the orchestrator then sends none). The
 candidate role serves mode 0 only, on the input views themselves when on the CPU, so in-place
 writes to inputs reach kcv's mutation check. On CUDA the inputs are copied to the device with
-their layout (strides, padding) intact and copied back over the views afterwards.
+their layout (strides, padding) intact and copied back over the views afterwards. A reference
+load with "size_on_meta_over": N first sizes the problem on the meta device
+(kcv.worker.meta.size_on_meta); over N bytes of inputs + outputs it stops there: the reply's
+problem says "sized_on_meta": true, and the worker refuses calls.
 
 Environment first: TORCH_EXTENSIONS_DIR and TRITON_CACHE_DIR go under cache_dir, and without a
 GPU TRITON_INTERPRET=1, all before torch (and so Triton) is imported by this process. The
@@ -87,7 +90,13 @@ def _fields(req: dict) -> dict:
     if not isinstance(constants, dict) or not all(
             isinstance(v, int) and not isinstance(v, bool) for v in constants.values()):
         raise bad("constants", "not an object of integers")
+    over = req.get("size_on_meta_over", 0)
+    if not isinstance(over, int) or isinstance(over, bool) or over < 0:
+        raise bad("size_on_meta_over", f"{over!r} is not a non-negative integer")
+    if over and role != "reference":
+        raise bad("size_on_meta_over", "only the reference role sizes the problem")
     out.update(seed=seed, device=device, cache_dir=cache_dir, constants=constants,
+               size_on_meta_over=over,
                name=req.get("name") or req.get("kernel") or
                ("ModelNew" if role == "candidate" else "Model"),
                op=req.get("op") or "kernelbench")

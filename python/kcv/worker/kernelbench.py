@@ -16,6 +16,7 @@ from kcv.worker import modexec
 from kcv.worker.devices import copy_back, to_device
 from kcv.worker.errors import LoadError, RequestError, load_error
 from kcv.worker.float64 import float64_forward, promote_attributes
+from kcv.worker.meta import meta_sample, size_on_meta
 from kcv.worker.outputs import BadOutput, flatten, store
 from kcv.worker.views import dtype_name
 
@@ -69,47 +70,8 @@ def copy_weights(source: torch.nn.Module, target: torch.nn.Module) -> tuple:
     return copied, len(want)
 
 
-def _plain(x) -> bool:
-    """A value that is the same whichever device get_inputs made its tensors on."""
-    if isinstance(x, (list, tuple)):
-        return all(_plain(v) for v in x)
-    return x is None or isinstance(x, (bool, int, float, complex, str))
-
-
-def _meta_sample(ref, seed: int) -> list | None:
-    """get_inputs() under `seed` on the meta device, or None where a real draw could give the
-    candidate other non-tensor arguments than the reference's: it failed (.item(), numpy), a
-    non-tensor item holds a tensor or anything but plain values, it drew from a real generator
-    (an explicit device: the draws after it would differ), or it changed torch's global state
-    (default device, torch-function modes), which is then put back for the real draw to make
-    as the reference's does. Not seen: a default device get_inputs sets inside the meta
-    context, which its exit undoes (no corpus reference sets one)."""
-    torch.manual_seed(seed)
-    rng = torch.get_rng_state()
-    cuda_rng = torch.cuda.get_rng_state_all() if torch.cuda.is_initialized() else None
-    device = torch.get_default_device()
-    depth = torch._C._len_torch_function_stack()
-    try:
-        with torch.device("meta"):
-            sample = list(ref.get_inputs())
-    except Exception:  # noqa: BLE001 - drawn for real by the caller, which reports its errors
-        sample = None
-    # A mode get_inputs left entered: popped, and drawn for real, which enters it again as in
-    # the reference worker.
-    changed = torch._C._len_torch_function_stack() > depth
-    while torch._C._len_torch_function_stack() > depth:
-        torch._C._pop_torch_function_stack()
-    if torch.get_default_device() != device:
-        torch.set_default_device(device)
-        changed = True
-    if changed or sample is None or not torch.equal(torch.get_rng_state(), rng):
-        return None
-    if cuda_rng is not None and not all(
-            torch.equal(a, b) for a, b in zip(torch.cuda.get_rng_state_all(), cuda_rng)):
-        return None
-    if not all(isinstance(x, torch.Tensor) or _plain(x) for x in sample):
-        return None
-    return sample
+def _io_bytes(sample: list, outs: list) -> int:
+    return sum(t.numel() * t.element_size() for t in sample + outs if isinstance(t, torch.Tensor))
 
 
 class KernelBenchPair:
@@ -121,6 +83,12 @@ class KernelBenchPair:
         self.ref = ref
         self.weights = None
         self.kept = {}  # seed -> its get_inputs() tensors, contiguous (mode 1 with "keep")
+        self.sized_only = False
+        if self.role == "reference" and f.get("size_on_meta_over"):
+            sized = size_on_meta(ref, self.seed)
+            if sized is not None and _io_bytes(*sized) > f["size_on_meta_over"]:
+                self._sized_only(*sized)
+                return
         if self.role == "reference":
             torch.backends.cuda.matmul.allow_tf32 = False
             torch.backends.cudnn.allow_tf32 = False
@@ -143,14 +111,23 @@ class KernelBenchPair:
         self.tensor_count = sum(isinstance(x, torch.Tensor) for x in sample)
         self.problem = self._describe(sample) if self.role == "reference" else None
 
+    def _sized_only(self, sample: list, outs: list) -> None:
+        """The load of a problem sized on meta over the request's size_on_meta_over: no model
+        built, nothing drawn or run; the reply describes it (problem.sized_on_meta) and calls
+        are refused. The audit judges such a problem at a reduced shape, on other workers."""
+        self.sized_only = True
+        self.template = [None if isinstance(x, torch.Tensor) else x for x in sample]
+        self.tensor_count = sum(isinstance(x, torch.Tensor) for x in sample)
+        self.problem = {**self._description(sample, outs), "sized_on_meta": True}
+
     def _sample(self, ref) -> list:
         """get_inputs() under the load's seed. The candidate needs only which items are tensors
         and the values of the others, so it draws on the meta device (no memory: a big problem's
         inputs are gigabytes, and the reference worker draws them at the same time), unless that
-        draw could differ from the reference's (_meta_sample); the reference draws for real: its
+        draw could differ from the reference's (meta_sample); the reference draws for real: its
         load runs the forward on the sample."""
         if self.role != "reference":
-            sample = _meta_sample(ref, self.seed)
+            sample = meta_sample(ref, self.seed)
             if sample is not None:
                 return sample
         torch.manual_seed(self.seed)
@@ -166,8 +143,6 @@ class KernelBenchPair:
             raise load_error(e, "init_error", what) from None
 
     def _describe(self, sample: list) -> dict:
-        inputs = [{"kind": "tensor", "dtype": dtype_name(x.dtype), "shape": list(x.shape)}
-                  if isinstance(x, torch.Tensor) else _scalar(x) for x in sample]
         try:
             args = [x.to(self.device) if isinstance(x, torch.Tensor) else x for x in sample]
             torch.manual_seed(self.seed)
@@ -177,7 +152,11 @@ class KernelBenchPair:
             raise LoadError(f"problem_error: reference_code Model: {e}") from None
         except BaseException as e:  # noqa: BLE001
             raise load_error(e, "problem_error", "reference_code Model.forward") from None
-        return {"inputs": inputs,
+        return self._description(sample, outs)
+
+    def _description(self, sample: list, outs: list) -> dict:
+        return {"inputs": [{"kind": "tensor", "dtype": dtype_name(x.dtype), "shape": list(x.shape)}
+                           if isinstance(x, torch.Tensor) else _scalar(x) for x in sample],
                 "outputs": [{"dtype": dtype_name(t.dtype), "shape": list(t.shape)} for t in outs],
                 "constants": modexec.int_constants(self.ref)}
 
@@ -226,6 +205,9 @@ class KernelBenchPair:
         return result
 
     def call(self, mode: int, inputs: list, outputs: list, params: dict) -> None:
+        if self.sized_only:
+            raise RequestError("this load only sized the problem on meta (problem.sized_on_meta):"
+                               " load it again without size_on_meta_over to call it")
         if mode != 0 and self.role != "reference":
             raise RequestError(f"params.mode: mode {mode} needs the reference role")
         if mode == 0 and self.role == "candidate":

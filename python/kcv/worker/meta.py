@@ -1,0 +1,118 @@
+"""Sizing a KernelBench problem on torch's meta device: shapes and dtypes, no memory, no data.
+
+The candidate's load draws get_inputs() here (meta_sample) since it needs only which items are
+tensors and the values of the others. The reference's load sizes the whole problem here first
+when the audit asks (size_on_meta): a problem of gigabytes that the audit will judge at a
+reduced shape is then never drawn or run at its own shape. Anything meta cannot answer (no meta
+kernel, .item(), a real generator, a recurrent layer stepping for minutes) returns None and the
+caller does it for real, so a result here is only ever an answer a real run would give.
+"""
+
+import signal
+import threading
+from contextlib import contextmanager
+
+import torch
+
+from kcv.worker.outputs import BadOutput, flatten
+
+# Seconds for the meta build and forward: recurrent layers (LSTM, GRU) step through their
+# sequence on meta for minutes; past this the load sizes for real.
+META_FORWARD_S = 5.0
+
+
+def _plain(x) -> bool:
+    """A value that is the same whichever device get_inputs made its tensors on."""
+    if isinstance(x, (list, tuple)):
+        return all(_plain(v) for v in x)
+    return x is None or isinstance(x, (bool, int, float, complex, str))
+
+
+def meta_sample(ref, seed: int) -> list | None:
+    """get_inputs() under `seed` on the meta device, or None where a real draw could give the
+    candidate other non-tensor arguments than the reference's: it failed (.item(), numpy), a
+    non-tensor item holds a tensor or anything but plain values, it drew from a real generator
+    (an explicit device: the draws after it would differ), or it changed torch's global state
+    (default device, torch-function modes), which is then put back for the real draw to make
+    as the reference's does. Not seen: a default device get_inputs sets inside the meta
+    context, which its exit undoes (no corpus reference sets one)."""
+    torch.manual_seed(seed)
+    rng = torch.get_rng_state()
+    cuda_rng = torch.cuda.get_rng_state_all() if torch.cuda.is_initialized() else None
+    with _global_state_kept() as changed:
+        try:
+            with torch.device("meta"):
+                sample = list(ref.get_inputs())
+        except Exception:  # noqa: BLE001 - drawn for real by the caller, which reports its errors
+            sample = None
+    if changed() or sample is None or not torch.equal(torch.get_rng_state(), rng):
+        return None
+    if cuda_rng is not None and not all(
+            torch.equal(a, b) for a, b in zip(torch.cuda.get_rng_state_all(), cuda_rng)):
+        return None
+    if not all(isinstance(x, torch.Tensor) or _plain(x) for x in sample):
+        return None
+    return sample
+
+
+@contextmanager
+def _global_state_kept():
+    """Puts back the default device and pops torch-function modes the block left entered (a
+    real run enters them again); yields a function telling whether it had to."""
+    device = torch.get_default_device()
+    depth = torch._C._len_torch_function_stack()
+    changed = []
+    try:
+        yield lambda: bool(changed)
+    finally:
+        while torch._C._len_torch_function_stack() > depth:
+            torch._C._pop_torch_function_stack()
+            changed.append("mode")
+        if torch.get_default_device() != device:
+            torch.set_default_device(device)
+            changed.append("device")
+
+
+class _TooSlow(BaseException):
+    """Raised by the timer; a BaseException so that reference code's `except Exception` cannot
+    swallow it."""
+
+
+@contextmanager
+def _time_limit(seconds: float):
+    """Interrupts the block after `seconds` (SIGALRM: the worker serves requests on its main
+    thread); elsewhere the caller must not start the block (see size_on_meta)."""
+    def too_slow(signum, frame):
+        raise _TooSlow()
+
+    previous = signal.signal(signal.SIGALRM, too_slow)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def size_on_meta(ref, seed: int, limit_s: float = META_FORWARD_S) -> tuple[list, list] | None:
+    """(get_inputs()'s items, the forward's output tensors), all tensors on meta: Model built
+    from get_init_inputs() and run on meta_sample's draw, each under `seed` as the real load
+    does; None where meta cannot tell (meta_sample refused, the build or forward raised, a
+    non-tensor output, over `limit_s`, or not on the main thread, where no timer can stop it)."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    sample = meta_sample(ref, seed)
+    if sample is None:
+        return None
+    with _global_state_kept() as changed:
+        try:
+            with _time_limit(limit_s), torch.device("meta"), torch.no_grad():
+                torch.manual_seed(seed)
+                model = ref.Model(*ref.get_init_inputs())
+                torch.manual_seed(seed)
+                outs = flatten(model(*sample))
+        except (_TooSlow, BadOutput, Exception):  # noqa: BLE001 - the real load says what failed
+            return None
+    if changed() or not all(t.device.type == "meta" for t in outs):
+        return None
+    return sample, outs

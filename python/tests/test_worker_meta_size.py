@@ -1,0 +1,132 @@
+"""The reference load's sizing on the meta device (load field size_on_meta_over,
+kcv.worker.meta): a problem over the limit is described without being drawn, built or run, and
+its worker refuses calls; under the limit, or where meta cannot tell, the load is the real one."""
+
+import signal
+import threading
+import time
+import types
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import kb_problems as kb  # noqa: E402
+
+from kcv.worker.meta import size_on_meta  # noqa: E402
+
+ADD_IO = 3 * 4 * 8 * 4  # kb.ADD's inputs and output: three 4 x 8 float32 tensors
+# 2^40 floats an input and the output: 12 TiB in + out, never allocatable; sized on meta only.
+HUGE = kb.ADD.replace("torch.randn(ROWS, COLS), torch.randn(ROWS, COLS), 0.5",
+                      "torch.randn(2 ** 40), torch.randn(2 ** 40), 0.5")
+# A forward meta cannot run (.item() has no value on meta): the load is the real one.
+NO_META_FORWARD = kb.ADD.replace("return x + self.alpha * y * scale",
+                                 "return x + self.alpha * y * scale * (x.sum() * 0 + 1).item()")
+
+
+def load(worker, cache_dir, ref, role="reference", **extra):
+    fields = dict(kind="kernelbench", role=role, reference_code=ref, seed=7,
+                  cache_dir=cache_dir, device="cpu", **extra)
+    if role == "candidate":
+        fields["candidate_code"] = ref.replace("class Model(", "class ModelNew(")
+    return worker.load(**fields)
+
+
+@pytest.fixture(scope="module")
+def cache_dir(tmp_path_factory):
+    return str(tmp_path_factory.mktemp("kcv-cache"))
+
+
+def test_over_the_limit_the_problem_is_only_sized_and_calls_are_refused(worker, cache_dir):
+    reply = load(worker, cache_dir, kb.ADD, size_on_meta_over=ADD_IO - 1)
+    assert reply["type"] == "loaded", reply
+    assert reply["problem"] == {
+        "inputs": [{"kind": "tensor", "dtype": "f32", "shape": [4, 8]},
+                   {"kind": "tensor", "dtype": "f32", "shape": [4, 8]},
+                   {"kind": "scalar", "value": 0.5}],
+        "outputs": [{"dtype": "f32", "shape": [4, 8]}],
+        "constants": {"ROWS": 4, "COLS": 8, "SIZE": 32},
+        "sized_on_meta": True}
+    r = worker.call([torch.randn(4, 8), torch.randn(4, 8)], [(torch.float64, (4, 8))],
+                    {"mode": 0})
+    assert r.reply["type"] == "error" and "only sized the problem on meta" in r.reply["message"]
+
+
+def test_at_or_under_the_limit_the_load_is_the_real_one(worker, cache_dir):
+    reply = load(worker, cache_dir, kb.ADD, size_on_meta_over=ADD_IO)
+    assert reply["type"] == "loaded" and "sized_on_meta" not in reply["problem"], reply
+    x, y = torch.randn(4, 8), torch.randn(4, 8)
+    r = worker.call([x, y], [(torch.float64, (4, 8))], {"mode": 0})
+    assert r.reply["status"] == "ok", r.reply
+    torch.testing.assert_close(r.outputs[0], x.double() + 1.5 * y.double())
+
+
+def test_a_problem_too_big_to_draw_is_sized_without_allocating(worker, cache_dir):
+    reply = load(worker, cache_dir, HUGE, size_on_meta_over=1 << 30)
+    assert reply["type"] == "loaded", reply
+    assert reply["problem"]["sized_on_meta"] is True
+    assert reply["problem"]["outputs"] == [{"dtype": "f32", "shape": [2 ** 40]}]
+
+
+def test_where_meta_cannot_run_the_forward_the_load_is_the_real_one(worker, cache_dir):
+    reply = load(worker, cache_dir, NO_META_FORWARD, size_on_meta_over=1)
+    assert reply["type"] == "loaded" and "sized_on_meta" not in reply["problem"], reply
+    r = worker.call([torch.randn(4, 8), torch.randn(4, 8)], [(torch.float64, (4, 8))],
+                    {"mode": 0})
+    assert r.reply["status"] == "ok", r.reply
+
+
+@pytest.mark.parametrize("fields, says", [
+    ({"size_on_meta_over": -1}, "non-negative integer"),
+    ({"size_on_meta_over": 1.5}, "non-negative integer"),
+    ({"size_on_meta_over": True}, "non-negative integer"),
+    ({"size_on_meta_over": 1, "role": "candidate"}, "only the reference role"),
+])
+def test_a_bad_size_on_meta_over_is_a_bad_request(worker, cache_dir, fields, says):
+    reply = load(worker, cache_dir, kb.ADD, **fields)
+    assert reply["type"] == "error", reply
+    assert reply["message"].startswith("bad_request: size_on_meta_over:") and says in \
+        reply["message"], reply
+
+
+def _reference(forward, inputs=lambda: [torch.randn(4, 8)]):
+    class Model(torch.nn.Module):
+        def forward(self, x):
+            return forward(x)
+
+    return types.SimpleNamespace(Model=Model, get_inputs=inputs, get_init_inputs=lambda: [])
+
+
+def test_size_on_meta_gives_up_on_a_slow_forward_and_puts_the_timer_back():
+    def slow(x):  # a recurrent layer stepping through a long sequence, say
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            x = x * 1.0
+        return x
+
+    handler = signal.getsignal(signal.SIGALRM)
+    t0 = time.monotonic()
+    assert size_on_meta(_reference(slow), 7, limit_s=0.2) is None
+    assert time.monotonic() - t0 < 20
+    assert signal.getsignal(signal.SIGALRM) is handler
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+
+
+def test_size_on_meta_tells_shapes_and_leaves_global_state_as_it_was():
+    sample, outs = size_on_meta(_reference(lambda x: torch.cat([x, x])), 7)
+    assert [t.shape for t in sample] == [(4, 8)] and [t.shape for t in outs] == [(8, 8)]
+    assert all(t.device.type == "meta" for t in sample + outs)
+    assert torch.get_default_device().type == "cpu"
+
+
+def test_size_on_meta_refuses_what_it_cannot_stop_or_trust():
+    # off the main thread no timer can stop it
+    got = []
+    t = threading.Thread(target=lambda: got.append(size_on_meta(_reference(lambda x: x), 7)))
+    t.start()
+    t.join(30)
+    assert got == [None]
+    # an output that is not a tensor; a forward that makes a real tensor
+    assert size_on_meta(_reference(lambda x: 3), 7) is None
+    assert size_on_meta(_reference(lambda x: torch.zeros(2, device="cpu")), 7) is None
+

@@ -131,6 +131,36 @@ def test_over_the_limit_with_nothing_to_shrink_it_is_judged_on_a_real_pair(tmp_p
     assert "no reduced shape" in out["message"], out["message"]
 
 
+# The same, its forward too slow on meta (a recurrent layer, say): the first pair loads for
+# real. It is still not the pair judged: its load asks for sizing, and a worker of it restarted
+# mid-battery could come back only sized, every call refused.
+SLOW_ON_META = LITERAL_SIZES.replace("import torch\n", "import time\nimport torch\n").replace(
+    "        return torch.relu(x) * 2.0", """        if x.is_meta:
+            time.sleep(60)
+        return torch.relu(x) * 2.0""")
+
+
+def test_over_the_limit_no_call_goes_to_a_pair_whose_load_asks_for_sizing(tmp_path, monkeypatch):
+    from kcv.audit import kernel as kernel_mod
+
+    made = []
+
+    class Recording(kernel_mod.ProblemSession):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            made.append(self)
+
+    monkeypatch.setattr(kernel_mod, "ProblemSession", Recording)
+    timings: dict = {}
+    out = audit("reduced_slow_on_meta", SLOW_ON_META.replace("class Model(", "class ModelNew("),
+                tmp_path, reference=SLOW_ON_META, timings=timings)
+    assert out["status"] == "ok", out["message"]
+    assert "sized_on_meta" not in timings and "no reduced shape" in out["message"]
+    assert made[0].size_on_meta_over == 1 << 20 and "candidate" not in made[0].costs
+    called = [p for p in made if "candidate" in p.costs]
+    assert called and all(p.size_on_meta_over == 0 for p in called)
+
+
 def test_a_kernel_right_only_at_the_reference_shape_fails_at_the_reduced_one(tmp_path):
     out = audit("reduced_shape_specific", SHAPE_SPECIFIC, tmp_path)
     assert out["status"] == "ok", out["message"]

@@ -11,6 +11,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+from torch.overrides import TorchFunctionMode  # noqa: E402
+
 import kb_problems as kb  # noqa: E402
 
 from kcv.worker.meta import size_on_meta  # noqa: E402
@@ -112,21 +114,31 @@ def test_size_on_meta_gives_up_on_a_slow_forward_and_puts_the_timer_back():
     assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
 
 
-def test_size_on_meta_tells_shapes_and_leaves_global_state_as_it_was():
+def test_size_on_meta_tells_shapes():
     sample, outs = size_on_meta(_reference(lambda x: torch.cat([x, x])), 7)
     assert [t.shape for t in sample] == [(4, 8)] and [t.shape for t in outs] == [(8, 8)]
     assert all(t.device.type == "meta" for t in sample + outs)
-    assert torch.get_default_device().type == "cpu"
+
+
+def test_size_on_meta_puts_back_a_mode_the_forward_left_entered_and_refuses():
+    def leaves_a_mode(x):
+        TorchFunctionMode().__enter__()
+        return x
+
+    depth = torch._C._len_torch_function_stack()
+    assert size_on_meta(_reference(leaves_a_mode), 7) is None
+    assert torch._C._len_torch_function_stack() == depth
+    assert torch.randn(2).device.type == "cpu"
 
 
 def test_size_on_meta_refuses_what_it_cannot_stop_or_trust():
-    # off the main thread no timer can stop it
-    got = []
-    t = threading.Thread(target=lambda: got.append(size_on_meta(_reference(lambda x: x), 7)))
+    # off the main thread no timer can stop it: get_inputs is not even drawn
+    drawn, got = [], []
+    ref = _reference(lambda x: x, inputs=lambda: drawn.append(1) or [torch.randn(4, 8)])
+    t = threading.Thread(target=lambda: got.append(size_on_meta(ref, 7)))
     t.start()
     t.join(30)
-    assert got == [None]
+    assert got == [None] and drawn == []
     # an output that is not a tensor; a forward that makes a real tensor
     assert size_on_meta(_reference(lambda x: 3), 7) is None
     assert size_on_meta(_reference(lambda x: torch.zeros(2, device="cpu")), 7) is None
-

@@ -127,16 +127,11 @@ def audit_kernel(row: dict, cfg: KernelConfig, timings: dict | None = None,
 
     def reduce(full: ProblemSession, battery: Battery, io: int):
         """(the battery on a started pair at a reduced shape, its battery_shape evidence), or
-        (a battery at the reference shape, None): `full`'s own where no size can shrink and its
-        reference ran for real, else on a pair started again. `full` (the reference shape's
-        pair, which told the sizes and made the builds; its reference perhaps only sized the
-        problem on meta) is closed before the reduced tries."""
+        (a battery at the reference shape on a pair started again, None) where no reduced shape
+        works. `full` (the reference shape's pair, which told the sizes and made the builds; its
+        reference perhaps only sized the problem on meta) is closed first."""
         first, why = rescale.reduce(row.get("reference_code", ""), full.problem.constants,
                                     io / max(1, cfg.reduce_to_bytes))
-        if first is None and not full.problem.sized_on_meta:
-            notes.append(f"judged at the reference shape ({io / 2**30:.2f} GiB in + out): no "
-                         f"reduced shape: {why}")
-            return battery, None
         constants, size = dict(full.problem.constants), full.input_bytes()
         given_up.append(full)
         full.close()
@@ -152,16 +147,21 @@ def audit_kernel(row: dict, cfg: KernelConfig, timings: dict | None = None,
             check_size(size)
             again = make_fresh()
             given_up.append(again)  # until it has started: then its costs are the battery's
+            t1 = time.monotonic()
             try:
                 again.start_both()
             except BaseException:
                 again.close()
                 raise
+            t["load"] = t.get("load", 0.0) + time.monotonic() - t1
             given_up.remove(again)
             return Battery(again, row, cfg.profiles, make_session=make_session,
                            error_scale=cfg.error_scale), None
 
-        if first is None:  # only sized on meta: a pair that draws and runs for real
+        # `full` is not kept even where its reference ran for real: its load request carries
+        # size_on_meta_over, and a worker restarted mid-battery sizes anew; one whose meta
+        # forward ran past its time limit the first time could come back only sized.
+        if first is None:
             return again_at_reference_shape(f"no reduced shape: {why}")
         t1 = time.monotonic()
         try:
@@ -206,7 +206,7 @@ def audit_kernel(row: dict, cfg: KernelConfig, timings: dict | None = None,
         io = session.input_bytes() + session.output_bytes()
         if session.problem.sized_on_meta:
             t["sized_on_meta"] = 1
-        if cfg.reduce_over_bytes and io > cfg.reduce_over_bytes:
+        if session.problem.sized_on_meta or (cfg.reduce_over_bytes and io > cfg.reduce_over_bytes):
             battery, shape = reduce(session, battery, io)
             session = battery.s
         size = session.input_bytes()

@@ -122,7 +122,7 @@ def test_the_children_share_the_whole_budget_instead_of_a_share_each(tmp_path):
 
 def hold_reserved_room_in_another_process(path, row, n, took):
     gate = MemoryGate(100 * GIB, ledger=Ledger(path, row))
-    with gate.hold(n, timeout=20):
+    with gate.hold(n, timeout=120):
         took.set()
 
 

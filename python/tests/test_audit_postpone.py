@@ -14,7 +14,7 @@ from kcv.audit.replica import trial_seeds
 
 SAMPLE = str(Path(__file__).resolve().parents[2] / "examples/kernelbench/sample.jsonl")
 KERNELS = 7  # and one malformed row
-WAIT_S = 5.0  # what a fake waits for an event that the old order never sets
+WAIT_S = 30.0  # what a fake waits for an event that the old order never sets
 
 
 def ok(row):
@@ -106,7 +106,7 @@ def run_slots(tmp_path, monkeypatch, fake, **opts):
 
     t = threading.Thread(target=audit, daemon=True)
     t.start()
-    t.join(60)
+    t.join(600)
     assert not t.is_alive(), "the audit did not end"
     if "error" in done:
         raise done["error"]

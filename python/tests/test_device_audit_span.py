@@ -26,7 +26,7 @@ def device_audit(tmp_path, out_name, **env):
             "AUDIT_SHARD": "0/2, 0/1", "AUDIT_JOBS": "2", "AUDIT_TAIL_S": "5",
             "AUDIT_ARGS": "--device cpu", "PYTHONUNBUFFERED": "1"}
     res = subprocess.run(["bash", str(ROOT / "scripts/device-audit")], cwd=ROOT,
-                         env={**base, **env}, capture_output=True, text=True, timeout=600)
+                         env={**base, **env}, capture_output=True, text=True, timeout=1500)
     assert res.returncode == 0, res.stdout + res.stderr
     return res.stdout, out
 
@@ -71,7 +71,9 @@ def test_a_detached_audit_outlives_its_call_and_the_next_call_attaches(span_env)
     del store
     # AUDIT_DEADLINE_S=26: the call returns a second after it starts the audit, which by then
     # has not finished a kernel, whatever the machine's speed
-    first, out1 = device_audit(tmp, "out1", AUDIT_SPAN_S="300", AUDIT_DEADLINE_S="26",
+    # AUDIT_SPAN_S=1200: room for the sample on a loaded host; a call returns as soon as the
+    # span ends, so a fast one loses nothing
+    first, out1 = device_audit(tmp, "out1", AUDIT_SPAN_S="1200", AUDIT_DEADLINE_S="26",
                                AUDIT_SEED=str(seed))
     assert "store seeded from" in first and "started the detached audit" in first
     assert "still running" in first, first
@@ -81,7 +83,7 @@ def test_a_detached_audit_outlives_its_call_and_the_next_call_attaches(span_env)
     assert sorted(p.name for p in out1.iterdir() if p.name.startswith("audit.db")) == ["audit.db"]
     assert not (out1 / "report.txt").exists()
 
-    second, out2 = device_audit(tmp, "out2", AUDIT_SPAN_S="300", AUDIT_DEADLINE_S="400")
+    second, out2 = device_audit(tmp, "out2", AUDIT_SPAN_S="1200", AUDIT_DEADLINE_S="1300")
     assert "attached to the audit" in second, second
     assert "span: ended" in second, second
     final = statuses(out2 / "audit.db")

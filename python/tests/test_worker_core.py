@@ -35,7 +35,8 @@ def workers(tmp_path_factory):
                 "device": "cpu", "cache_dir": cache, "op": "kernelbench"}
         if cand is not None:
             load["candidate_code"] = cand
-        return core.Worker(COMMAND, load, name=name)
+        # five torch imports at once on a loaded 2-core host: minutes, not the default 2
+        return core.Worker(COMMAND, load, name=name, startup_timeout_ms=600_000)
 
     made = {"reference": make("reference"),
             "good": make("candidate", kb.ADD_CANDIDATE, "ModelNew"),

@@ -59,7 +59,12 @@ class LoadFailure(Exception):
 
 
 class ReferenceFailure(Exception):
-    """The trusted reference itself failed on a probe (not the candidate's fault)."""
+    """The trusted reference itself failed on a probe (not the candidate's fault); `status`:
+    the failed call's (crash, timeout, bad_output, ...), where a call failed."""
+
+    def __init__(self, message: str, status: str | None = None):
+        super().__init__(message)
+        self.status = status
 
 
 def worker_command(gpu: str | None = None, threads: int | None = None) -> list[str]:
@@ -302,7 +307,8 @@ class ProblemSession:
             self._drawn.clear()
             if rec.status == "timeout" and self.limits.remaining_s() <= 0:
                 raise KernelTimeout(f"reference {what}: {rec.message}")
-            raise ReferenceFailure(f"reference {what} ({self.label}): {rec.status}: {rec.message}")
+            raise ReferenceFailure(f"reference {what} ({self.label}): {rec.status}: {rec.message}",
+                                   rec.status)
         return rec.take_outputs()
 
     def inputs(self, seed: int) -> list[tuple[str, np.ndarray]]:
@@ -334,15 +340,17 @@ class ProblemSession:
     def _trusted_run(self, what: str, inputs, key, specs, mode: int, extra=None):
         """A float64 or float32 run: on the seed's kept inputs when the worker keeps them, else
         on `inputs` sent. A worker that died since the draw (killed after a failed call, or by
-        the host) is restarted by this very call and keeps nothing: then once more, sent."""
+        the host) keeps nothing: then once more, sent. Either this very call restarted it, or
+        (the host's kill still tearing the process down when the call went out) the call died
+        with it, and the next call restarts it."""
         sent, params = self._run_inputs(inputs, key, extra)
         if params is extra:  # inputs sent
             return self._reference_call(what, sent, specs, mode=mode, extra=params)
         started = self.reference.workers_started
         try:
             return self._reference_call(what, sent, specs, mode=mode, extra=params)
-        except ReferenceFailure:
-            if self.reference.workers_started == started:
+        except ReferenceFailure as e:
+            if self.reference.workers_started == started and e.status != "crash":
                 raise
         return self._reference_call(what, inputs, specs, mode=mode, extra=extra)
 

@@ -75,6 +75,19 @@ def _global_state_kept():
             changed.append("device")
 
 
+_warm = False
+
+
+def _warm_up_meta() -> None:
+    """The first meta op of a process imports some 400 modules (torch._decomp, sympy, ...): over
+    a second on an idle host, several on a loaded one. Done once, outside the timer, so the
+    limit times the problem only."""
+    global _warm
+    if not _warm:
+        torch.empty(1, device="meta") * 1.0 + 1.0
+        _warm = True
+
+
 class _TooSlow(BaseException):
     """Raised by the timer; a BaseException so that reference code's `except Exception` cannot
     swallow it."""
@@ -108,6 +121,7 @@ def size_on_meta(ref, seed: int, limit_s: float = META_FORWARD_S) -> tuple[list,
     sample = meta_sample(ref, seed)
     if sample is None:
         return None
+    _warm_up_meta()
     with _global_state_kept() as changed:
         try:
             # the timer innermost: its interrupt leaves through the contexts' exits

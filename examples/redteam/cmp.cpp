@@ -2,10 +2,10 @@
 // Red team for the CMP family. Each kernel is exact on the one thing a KernelBench-style check
 // looks at (contiguous [16, 1024] inputs) and wrong elsewhere:
 //  CMP-01  the shape domain: a tail that is never summed, a row length fixed at 1024;
-//  CMP-02  the interface: the inner stride assumed to be 1, the input used as scratch space,
-//          the input's row padding used as scratch space;
-//  CMP-03  non-contiguous inputs: a fallback path that rounds through bf16, a broadcast operand
-//          cached in bf16, a strided gather staged in fp16.
+//  CMP-02  the interface: the input used as scratch space, the input's row padding used as
+//          scratch space;
+//  CMP-03  non-contiguous inputs: the inner stride assumed to be 1, a fallback path that rounds
+//          through bf16, a broadcast operand cached in bf16, a strided gather staged in fp16.
 #include <cmath>
 
 #include "kernels.hpp"
@@ -41,7 +41,7 @@ int run_hardcoded_row_length(const kcv_tensor* in, int32_t n_in, kcv_tensor* out
   });
 }
 
-// CMP-02: element (r, c) read at row_offset(r) + c: the leading stride is honoured, the inner
+// CMP-03: element (r, c) read at row_offset(r) + c: the leading stride is honoured, the inner
 // one assumed to be 1 (the classic row*ld + col). Transposed and sliced views read wrong data.
 int run_contiguity_assumed(const kcv_tensor* in, int32_t n_in, kcv_tensor* out, int32_t n_out,
                            const kcv_call* call) {
@@ -170,7 +170,7 @@ constexpr const char* kLayernorm = R"({"op":"layernorm","profile":"strict","accu
 void add_redteam_cmp(KernelList& out) {
   out.push_back({"redteam.cmp01.missing_tail_mask", "sum", kSum, run_missing_tail_mask, nullptr});
   out.push_back({"redteam.cmp01.hardcoded_row_length", "mean", kMean, run_hardcoded_row_length, nullptr});
-  out.push_back({"redteam.cmp02.contiguity_assumed", "add", kAdd, run_contiguity_assumed, nullptr});
+  out.push_back({"redteam.cmp03.contiguity_assumed", "add", kAdd, run_contiguity_assumed, nullptr});
   out.push_back({"redteam.cmp02.input_as_scratch", "softmax", kSoftmax, run_input_as_scratch, nullptr});
   out.push_back({"redteam.cmp02.scratch_in_row_padding", "layernorm", kLayernorm,
                  run_scratch_in_row_padding, nullptr});

@@ -9,6 +9,7 @@
 // pending/running (redone on resume). Schema and semantics: docs/07_audit_store.md.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -18,6 +19,8 @@
 #include <vector>
 
 #include "kcv/expected.hpp"
+#include "kcv/finding.hpp"
+#include "kcv/probe.hpp"
 
 namespace kcv::audit {
 
@@ -92,13 +95,17 @@ Expected<ReadCounts> read_corpus(const std::string& path, const CorpusVisitor& v
 enum class KernelStatus {
   kPending,  // queued, not started
   kRunning,  // started by some run; redone on resume
-  kOk,       // every probe ran; verdicts say the rest
-  kCrash,    // worker died; verdicts so far are kept
+  kOk,       // the candidate ran at the reference shape; verdicts say the rest
+  kCrash,    // the candidate's worker died at the reference shape, or later (verdicts so far kept)
   kTimeout,
   kCompileError,
-  kImportError,  // the Python module (reference or candidate) failed to import
-  kMalformed,    // the corpus row itself is bad
-  kError,        // anything else (message says what)
+  kImportError,     // the Python module (reference or candidate) failed to import
+  kMalformed,       // the corpus row itself is bad
+  kError,           // anything else (message says what)
+  kRuntimeError,    // the candidate raised at the reference shape, on get_inputs' own draw
+  kBadOutput,       // wrong output count, shape or dtype at the reference shape
+  kReferenceError,  // the trusted side failed (a harness failure: never a kernel defect)
+  kEnvironment,     // this machine lacks a toolchain, package or device the kernel needs
 };
 std::string_view status_name(KernelStatus s);
 Expected<KernelStatus> parse_status(std::string_view name);
@@ -129,6 +136,8 @@ struct VerdictRecord {
   std::optional<double> bits_lost;
   std::string evidence_json = "{}";
   std::string probe_token;  // failing probe, replayable; empty otherwise
+  Finding finding = Finding::kNone;        // what a fail found (kNone otherwise)
+  ProbeScope scope = ProbeScope::kReference;  // what the failing probe exercised (fails only)
 };
 
 /// Everything a finished kernel writes, in one transaction.
@@ -138,6 +147,10 @@ struct KernelOutcome {
   std::string message;
   std::optional<std::string> replica_verdict;  // accepted | rejected (the allclose replica)
   std::vector<VerdictRecord> verdicts;
+  // Facts the run learned, written over the kernel row's (empty / nullopt: leave them):
+  std::string op_class;                       // from the traced reference, e.g. "reduction"
+  std::optional<bool> determinism_declared;   // the contract the verdicts were judged under
+  std::string facts_json;                     // the reference's facts (docs/06 §7.2), "{}" if none
 };
 
 struct KernelRow {
@@ -147,6 +160,7 @@ struct KernelRow {
   std::optional<std::string> replica_verdict;
   std::optional<int64_t> run_id;
   int attempts = 0;
+  std::string facts_json = "{}";  // the reference's facts the last record() wrote (JSON)
 };
 
 struct FailingProbe {
@@ -179,7 +193,7 @@ struct StoreOptions {
   bool read_only = false;
 };
 
-inline constexpr int kStoreSchemaVersion = 1;
+inline constexpr int kStoreSchemaVersion = 2;
 
 class Store {
  public:
@@ -243,8 +257,14 @@ Expected<MergeSummary> merge(const std::string& dest, const std::vector<std::str
                              const StoreOptions& options = {});
 
 // ---------------------------------------------------------------------------------------------
-// Report queries. Denominators: a kernel counts under a profile when it has at least one pass
-// or fail verdict under that profile ("evaluated"). Kernels are counted, not rows.
+// Report queries (docs/07_audit_store.md, docs/09_report.md). A kernel is *judged* under a
+// profile when its status is ok and it has at least one pass or fail verdict under that profile;
+// every rate below counts judged kernels, not rows. A kernel whose status is not ok is counted
+// in the status rows only, never as a gate failure. The reason-based numbers read each fail's
+// finding: a kernel is in the tolerance-free floor when a fail's finding is_tolerance_free
+// (nondeterministic only where the kernel declared determinism). A fail that names no finding
+// (a store recorded before findings were typed) never falls back to which gate failed: a rate
+// that depends on one is absent (std::nullopt).
 
 struct Rate {
   int64_t hits = 0;
@@ -252,30 +272,75 @@ struct Rate {
   double value() const { return total == 0 ? 0.0 : static_cast<double>(hits) / total; }
 };
 
+/// The two headline rates over one population of judged kernels.
+struct ViolationRates {
+  Rate any_violation;            // a fail of any finding
+  std::optional<Rate> tf_floor;  // a tolerance-free finding; nullopt: a fail names no finding
+};
+
 struct ProfileHeadline {
   std::string profile;
-  Rate any_violation;  // any gate fails
-  Rate tf_floor;       // a tolerance-free gate fails (ORD-02 only where determinism declared)
+  ViolationRates judged;             // every judged kernel
+  ViolationRates replica_accepted;   // judged kernels the allclose replica accepted
+  ViolationRates original_accepted;  // judged kernels the corpus's original harness accepted
+  /// Judged kernels whose floor membership hangs on a fail that names no finding.
+  int64_t untyped_kernels = 0;
+  /// Kernels with status ok and verdicts under the profile, none of them pass or fail (every
+  /// gate errored or did not apply): in no denominator, counted here.
+  int64_t unjudged_ok = 0;
 };
 
 struct GateRate {
   std::string profile;
   std::string gate;
-  Rate fail;           // among kernels where the gate applies (pass or fail)
-  int64_t errors = 0;  // kernels with verdict error for this gate
+  Rate fail;                   // among judged kernels where the gate applies (pass or fail)
+  Rate fail_replica_accepted;  // the same among those the replica accepted
+  int64_t errors = 0;          // judged kernels with verdict error for this gate
   int64_t not_applicable = 0;
+};
+
+/// Judged kernels with at least one fail of one finding (a kernel can count under several).
+struct FindingCount {
+  std::string profile;
+  std::optional<Finding> finding;  // nullopt: fails that name no finding (kNone or '')
+  Rate judged;                     // over every judged kernel
+  Rate replica_accepted;           // over the judged kernels the replica accepted
+};
+
+/// The contract choices of the robustness table, cumulative in this order: each leaves out the
+/// fails of its own choice and of every one before it.
+enum class ContractChoice {
+  kAsJudged,       // every fail
+  kNoDeterminism,  // without fails whose finding is nondeterministic
+  kNoShape,        // and without fails whose probe scope is shape (other sizes)
+  kNoLayout,       // and without fails whose probe scope is layout (strided, broadcast views)
+};
+inline constexpr std::array<ContractChoice, 4> kContractChoices = {
+    ContractChoice::kAsJudged, ContractChoice::kNoDeterminism, ContractChoice::kNoShape,
+    ContractChoice::kNoLayout};
+/// "as_judged", "without_determinism", "without_shape", "without_layout".
+std::string_view contract_choice_name(ContractChoice c);
+
+/// One row of the robustness table: the rates among replica-accepted judged kernels under one
+/// contract choice (the denominator is the same for every choice of a profile).
+struct RobustnessRow {
+  std::string profile;
+  ContractChoice choice = ContractChoice::kAsJudged;
+  std::optional<Rate> any_violation;  // nullopt: the choice needs a finding or scope not stored
+  std::optional<Rate> tf_floor;
 };
 
 struct ClassRate {
   std::string profile;
   std::string op_class;
-  Rate any_violation;
-  Rate tf_floor;
+  ViolationRates judged;
 };
 
 struct StatusCount {
   std::string status;
   int64_t kernels = 0;
+  int64_t replica_accepted = 0;   // of them, kernels the replica accepted
+  int64_t original_accepted = 0;  // of them, kernels the original harness accepted
 };
 
 /// Kernels of one corpus with one status: how far a partial audit has got in each corpus.
@@ -286,8 +351,8 @@ struct CorpusStatusCount {
 };
 
 /// 2x2 of kcv (any violation under `profile`) against another judge ("replica" or
-/// "original"), per corpus and overall (corpus ""). Kernels without a kcv evaluation or with
-/// no accept/reject verdict from the other judge are `excluded`.
+/// "original"), per corpus and overall (corpus ""). Kernels kcv did not judge, or with no
+/// accept/reject verdict from the other judge, are `excluded`.
 struct Differential {
   std::string against;  // "replica" | "original"
   std::string corpus;   // "" = all corpora
@@ -301,15 +366,17 @@ struct Differential {
 struct Headline {
   std::vector<StatusCount> statuses;
   std::vector<CorpusStatusCount> corpus_statuses;  // by corpus, then status
-  std::vector<ProfileHeadline> profiles;
-  std::vector<GateRate> gates;
-  std::vector<ClassRate> classes;
+  std::vector<ProfileHeadline> profiles;           // by profile
+  std::vector<GateRate> gates;                     // by profile, then gate
+  std::vector<FindingCount> findings;  // by profile, then kAllFindings order; untyped last
+  std::vector<RobustnessRow> robustness;  // by profile, then kContractChoices order
+  std::vector<ClassRate> classes;         // by profile, then op class
   /// Kernels judged at a reduced shape (`kcv audit --reduce-over-gb`: a verdict with evidence
   /// "battery_shape"), replica and battery alike.
   int64_t reduced_shape = 0;
 };
 
-/// Gates that count toward the tolerance-free floor (GateDef::tolerance_free).
+/// Gates whose GateDef::tolerance_free is set (the figure marks them; the floor counts findings).
 std::vector<std::string> tolerance_free_gates();
 
 Expected<Headline> headline(const Store& store);

@@ -17,7 +17,7 @@
 
 namespace kcv::audit_report {
 
-inline constexpr int kAuditReportSchemaVersion = 1;
+inline constexpr int kAuditReportSchemaVersion = 2;
 
 struct Options {
   std::string profile = "strict";  // the profile of the differentials, sample and figures
@@ -36,7 +36,7 @@ struct GateVerdict {
   std::string summary;  // the judge's evidence summary (for a pass: the tightest element and tau)
 };
 
-/// A kernel kcv accepts (evaluated, no gate fails) that another judge rejects. Every one must
+/// A kernel kcv accepts (judged, no verdict fails) that another judge rejects. Every one must
 /// be explained in the report, so it carries all we know about it.
 struct ReverseCase {
   std::string kernel_id;
@@ -68,6 +68,7 @@ struct SampleEntry {
   std::optional<std::string> original_verdict;
   std::optional<std::string> replica_verdict;
   std::vector<std::string> failing_gates;
+  std::vector<std::string> failing_findings;  // the finding of each failing gate ("" untyped)
 };
 
 /// The log10 histogram of worst_ratio (ratio 1 = the gate's threshold). Bins are right-closed:
@@ -96,9 +97,12 @@ struct AuditReport {
   Options options;
   int64_t kernels = 0;
   audit::Headline headline;                                // all profiles
-  std::optional<audit::ProfileHeadline> profile_headline;  // the chosen profile, when evaluated
+  std::optional<audit::ProfileHeadline> profile_headline;  // the chosen profile, when judged
   std::vector<audit::GateRate> gates;                      // the chosen profile's gates
-  std::vector<audit::ClassRate> classes;                   // the chosen profile's classes
+  std::vector<audit::FindingCount> findings;               // the chosen profile's findings
+  std::vector<audit::RobustnessRow> robustness;  // the chosen profile, one row per choice
+  std::vector<audit::RobustnessRow> by_profile;  // every profile as judged: the profile choice
+  std::vector<audit::ClassRate> classes;         // the chosen profile's classes
   std::vector<audit::Differential> vs_replica;             // [0] all corpora, then per corpus
   std::vector<audit::Differential> vs_original;            // [0] all corpora, then per corpus
   std::vector<ReverseCase> reverse_cases;

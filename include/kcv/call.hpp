@@ -40,6 +40,9 @@ struct CallRecord {
   int64_t first_unwritten = -1;         // logical row-major index into outputs[unwritten_output]
   int unwritten_output = -1;
   uint64_t sentinel = 0;               // the poison pattern of this call
+  /// Worker executor only: the worker's whole result reply (JSON text), for the fields a task's
+  /// own layer reads (device guard reports, device code); empty otherwise.
+  std::string worker_reply;
 };
 
 /// All calls made for one probe.

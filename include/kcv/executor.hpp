@@ -32,6 +32,10 @@ struct CallOptions {
   uint64_t guard_seed = 0;
   int timeout_ms = 10000;          // forked executor; <= 0: no deadline
   bool plain_buffers = false;      // replica mode: zero guards and zero-initialised outputs
+  /// Worker executor only: the call request's "task" object (a JSON object text) for workers
+  /// whose calls are typed tasks (docs/06 §7.3); built by the kind's own typed layer
+  /// (kcv/kernelbench.hpp). Empty: the request has no task.
+  std::string task_json;
 };
 
 class Executor {

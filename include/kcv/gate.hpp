@@ -11,6 +11,7 @@
 
 #include "kcv/call.hpp"
 #include "kcv/contract.hpp"
+#include "kcv/finding.hpp"
 #include "kcv/gate_id.hpp"
 #include "kcv/op.hpp"
 #include "kcv/probe.hpp"
@@ -41,6 +42,9 @@ struct GateResult {
   Evidence evidence;
   std::optional<Probe> failing_probe;
   int probes_run = 0;
+  Finding finding = Finding::kNone;           // set on every kFail
+  ProbeScope scope = ProbeScope::kReference;  // of the failing probe (set by the pipeline)
+  int probes_refused = 0;  // probes the reference itself refused (a view it does not take)
 };
 
 /// Everything a judge may look at for one probe.

@@ -49,11 +49,21 @@ struct OracleOutput {
   std::vector<double> tau;       // per-element absolute bound (0 where exactness is required)
   std::vector<double> declared;  // simulated conforming result in declared types; may be empty
   std::vector<double> n_terms;   // reduction length per element (1 for elementwise)
+  /// A second sanctioned result, where the profile permits a relaxation (maxNum max/min, FTZ):
+  /// the strict result when `value` is the relaxed one's, or the relaxed when `value` is strict.
+  /// The class judges (EXC-01, EXC-02) accept either; empty when the profile permits none.
+  std::vector<double> alternative;
 };
 
 struct OracleResult {
   std::vector<OracleOutput> outputs;
   bool escalated = false;  // some element was recomputed with MPFR
+  /// Non-empty: the trusted reference refuses this probe's input (a view it does not take); the
+  /// probe does not count, and the reason is recorded.
+  std::string refused;
+  /// Non-empty: no value claim can be made on this probe (fp32 eager itself is as far from fp64
+  /// as the output is large); value-bound judges return not_applicable with this reason.
+  std::string no_value_claim;
 };
 
 class Op {

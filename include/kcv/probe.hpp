@@ -30,6 +30,17 @@ enum class Distribution {
   kSmallIndex,    // small integers in [0, 8) for integer inputs
   kExpUnderflow,  // uniform [-103, -88]: fp32 exp results are subnormal (EXC-02)
   kTiny,          // random sign, magnitudes in [2^-70, 2^-60]: products underflow (EXC-02)
+  // Transforms of a base draw: the values of get_inputs() for a KernelBench module, N(0, 1) for
+  // a registered op. Each keeps the base's signs and shape, so a module's input constraints
+  // (positive scales, probabilities summing to one) are disturbed as little as possible.
+  kDrawn,            // the base draw itself
+  kShiftedMean,      // x + 1024 RMS(x): nonzero mean, small spread (cancellation)
+  kParetoScaled,     // x * (1 - U)^(-2/3): Pareto(1.5) factors, heavy tails
+  kWideScaled,       // x * 2^E, E uniform in [-20, 20]: wide dynamic range
+  kLargeScaled,      // x * 128: exp overflows (|x| > 88.7) where a stable evaluation does not
+  kHugeScaled,       // x * 2^100: products and squares overflow fp32
+  kSubnormalScaled,  // x scaled into the dtype's subnormal range (fp32: 2^-130)
+  kTinyScaled,       // x scaled so products underflow to subnormals (fp32: 2^-66)
 };
 
 enum class Special { kNaN, kPosInf, kNegInf, kPosZero, kNegZero, kSubnormal, kHuge };
@@ -77,8 +88,22 @@ struct Probe {
   std::vector<LaunchConfig> launch_configs;  // ORD-03: one call per config; empty = default
   int concurrency = 1;                     // calls running at once on separate buffers
   bool randomize_guards = false;           // RES-01: guard contents differ between calls
+  std::vector<int> autotune_configs;       // ORD-03 of a module: one call per forced Triton config
   bool operator==(const Probe&) const = default;
 };
+
+/// Which contract choice a probe exercises beyond the reference input, in the order plans run
+/// them (a gate's first failing probe then says the most basic scope that fails). The audit's
+/// robustness table leaves failures of a scope out to show what that choice contributes.
+enum class ProbeScope {
+  kReference,  // the reference shape, the reference's own values, contiguous inputs, one call
+  kValues,     // other value distributions or injected specials at the reference shape
+  kRepeat,     // repeated or concurrent calls, schedules (determinism, schedule invariance)
+  kShape,      // other sizes
+  kLayout,     // non-contiguous, broadcast or offset views
+};
+std::string_view scope_name(ProbeScope s);
+Expected<ProbeScope> parse_scope(std::string_view name);
 
 std::string_view distribution_name(Distribution d);
 std::string_view layout_name(LayoutKind k);
@@ -87,6 +112,8 @@ std::string_view special_name(Special s);
 Expected<Distribution> parse_distribution(std::string_view name);
 Expected<LayoutKind> parse_layout_kind(std::string_view name);
 Expected<Special> parse_special(std::string_view name);
+/// True for the transforms of a base draw (kDrawn .. kTinyScaled).
+bool is_transform(Distribution d);
 /// Every enum value, in declaration order (for plans, tests and help texts).
 std::vector<Distribution> all_distributions();
 std::vector<LayoutKind> all_layout_kinds();

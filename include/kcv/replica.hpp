@@ -7,6 +7,7 @@
 // It exists to measure what the one-shot check lets through, never to decide a verdict.
 #pragma once
 
+#include <span>
 #include <string>
 
 #include "kcv/candidate.hpp"
@@ -27,6 +28,13 @@ struct ReplicaResult {
   int trials_run = 0;
   double max_abs_diff = 0;
 };
+
+/// torch.allclose(reference, got, atol, rtol) as KernelBench calls it (equal_nan false): every
+/// element |r - c| <= atol + rtol |c|, equal infinities pass, any NaN fails. `reference` holds one
+/// value per element of `got`. Returns why it fails (empty: it passes); `max_abs_diff` grows to
+/// the largest finite difference seen.
+std::string allclose_failure(std::span<const double> reference, const HostTensor& got, double atol, double rtol,
+                             double& max_abs_diff);
 
 Expected<ReplicaResult> allclose_replica(Candidate& candidate, Executor& executor,
                                          const ReplicaOptions& options = {});

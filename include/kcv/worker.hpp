@@ -62,6 +62,11 @@ class WorkerExecutor : public Executor {
   virtual Expected<WorkerKernelInfo> start() = 0;
   /// How many worker processes this executor has started (1 + restarts).
   virtual int workers_started() const = 0;
+  /// Loads `load` instead of the current load: on the running worker when there is one (workers
+  /// whose load may come again, docs/06 §7), else at the next start. A worker restarted later
+  /// loads `load` too. A failed load is an Error naming the worker's message; the worker is
+  /// stopped and the next call starts it afresh with `load`.
+  virtual Expected<WorkerKernelInfo> reload(const WorkerLoad& load) = 0;
 };
 
 std::unique_ptr<WorkerExecutor> make_worker_executor(WorkerOptions options);

@@ -15,6 +15,7 @@ void bind_oracle(nb::module_& m);
 void bind_judge(nb::module_& m);
 void bind_store(nb::module_& m);
 void bind_corpus(nb::module_& m);
+void bind_kernelbench(nb::module_& m);
 }  // namespace kcv::py
 
 NB_MODULE(_core, m) {
@@ -26,4 +27,5 @@ NB_MODULE(_core, m) {
   kcv::py::bind_judge(m);
   kcv::py::bind_store(m);
   kcv::py::bind_corpus(m);
+  kcv::py::bind_kernelbench(m);
 }

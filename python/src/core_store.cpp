@@ -3,8 +3,11 @@
 // the Python orchestrator. Records travel as dicts keyed by the C++ field names; a dict with an
 // unknown key or a missing kernel_id raises ValueError naming it (a typo must not drop a field).
 // Store errors raise RuntimeError. Row dicts of kernel()/kernels() carry the KernelInfo both
-// nested under "info" and flattened beside status, message, ... for convenience. Each Store
-// serialises its own calls and releases the GIL while SQLite works.
+// nested under "info" and flattened beside status, message, facts, ... for convenience. A
+// verdict's "finding" and "scope" travel as their names (finding_name, scope_name; defaults
+// "none" and "reference"); an unknown name raises ValueError naming the field. An outcome's
+// "facts" is JSON text (the store checks it). Each Store serialises its own calls and releases
+// the GIL while SQLite works.
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
@@ -101,12 +104,25 @@ nb::dict row_dict(const KernelRow& r) {
   d["replica_verdict"] = r.replica_verdict;
   d["run_id"] = r.run_id;
   d["attempts"] = r.attempts;
+  d["facts"] = r.facts_json;
   return d;
+}
+
+/// Reads an enum given by name: `parse` is parse_finding or parse_scope.
+template <typename E>
+void get_named(Fields& f, const char* key, const std::string& what, E& out,
+               Expected<E> (*parse)(std::string_view)) {
+  std::optional<std::string> name;
+  f.get(key, name);
+  if (!name) return;
+  Expected<E> e = parse(*name);
+  if (!e) throw nb::value_error(fmt::format("{}.{}: {}", what, key, e.error().message).c_str());
+  out = *e;
 }
 
 VerdictRecord verdict_from(nb::handle obj, const std::string& what) {
   Fields f(obj, what, {"gate", "profile", "verdict", "reason", "worst_ratio", "bits_lost",
-                       "evidence_json", "probe_token"});
+                       "evidence_json", "probe_token", "finding", "scope"});
   VerdictRecord v;
   f.get("gate", v.gate, true);
   f.get("profile", v.profile);
@@ -116,6 +132,8 @@ VerdictRecord verdict_from(nb::handle obj, const std::string& what) {
   f.get("bits_lost", v.bits_lost);
   f.get("evidence_json", v.evidence_json);
   f.get("probe_token", v.probe_token);
+  get_named(f, "finding", what, v.finding, &parse_finding);
+  get_named(f, "scope", what, v.scope, &parse_scope);
   return v;
 }
 
@@ -129,11 +147,14 @@ nb::dict verdict_dict(const VerdictRecord& v) {
   d["bits_lost"] = v.bits_lost;
   d["evidence_json"] = v.evidence_json;
   d["probe_token"] = v.probe_token;
+  d["finding"] = std::string(finding_name(v.finding));
+  d["scope"] = std::string(scope_name(v.scope));
   return d;
 }
 
 KernelOutcome outcome_from(nb::handle obj) {
-  Fields f(obj, "outcome", {"kernel_id", "status", "message", "replica_verdict", "verdicts"});
+  Fields f(obj, "outcome", {"kernel_id", "status", "message", "replica_verdict", "verdicts",
+                            "op_class", "determinism_declared", "facts"});
   KernelOutcome o;
   f.get("kernel_id", o.kernel_id, true);
   std::string status = "ok";
@@ -143,6 +164,9 @@ KernelOutcome outcome_from(nb::handle obj) {
   o.status = *s;
   f.get("message", o.message);
   f.get("replica_verdict", o.replica_verdict);
+  f.get("op_class", o.op_class);
+  f.get("determinism_declared", o.determinism_declared);
+  f.get("facts", o.facts_json);
   nb::list verdicts;
   f.get("verdicts", verdicts);
   std::size_t k = 0;

@@ -1,9 +1,11 @@
 // File: src/audit/differential.cpp
 // The 2x2 differential (kcv against the allclose replica, or against each corpus's stored
-// original verdict) and the seeded, stratified hand-audit sample. kcv "rejects" a kernel when
-// any gate fails under the chosen profile; an original `compile_error` counts as a rejection.
-// Kernels kcv did not evaluate (queries.cpp: no gate failed and the battery did not finish), or
-// the other judge gave no verdict on, are counted as excluded.
+// original verdict) and the seeded, stratified hand-audit sample. kcv "rejects" a judged kernel
+// when any verdict fails under the chosen profile (the headline's any violation, so the
+// replica 2x2's kcv-rejects cells are exactly the replica-accepted headline's hits); an original
+// `compile_error` counts as a rejection. Kernels kcv did not judge (status not ok, or no pass or
+// fail verdict under the profile: a timeout's earlier fail included, it is a status, not a
+// verdict on the whole kernel), or the other judge gave no verdict on, are counted as excluded.
 // The sample ranks each stratum by FNV-1a of "<seed>:<kernel id>": stable across machines and
 // independent of insertion order, so a reviewer can regenerate it.
 #include <fmt/format.h>
@@ -21,7 +23,7 @@ struct KernelOutcomeRow {
   std::string corpus;
   std::string status;
   std::optional<std::string> other;
-  bool evaluated = false;
+  bool judged = false;
   bool rejected = false;
 };
 
@@ -41,15 +43,15 @@ Expected<std::vector<KernelOutcomeRow>> outcomes(const Store& store, std::string
     Expected<bool> row = q->step();
     if (!row) return row.error();
     if (!*row) return out;
-    KernelOutcomeRow k{q->col_text(0), q->col_text(1), q->col_text(2), q->col_opt_text(3),
-                       false, q->col_int(5) != 0};
-    k.evaluated = k.rejected || (k.status == "ok" && q->col_int(4) != 0);
+    KernelOutcomeRow k{q->col_text(0), q->col_text(1), q->col_text(2), q->col_opt_text(3)};
+    k.judged = k.status == "ok" && q->col_int(4) != 0;
+    k.rejected = k.judged && q->col_int(5) != 0;
     out.push_back(std::move(k));
   }
 }
 
 void tally(Differential& d, const KernelOutcomeRow& k) {
-  if (!k.evaluated || !k.other) {
+  if (!k.judged || !k.other) {
     ++d.excluded;
     return;
   }
@@ -91,7 +93,7 @@ Expected<std::vector<SampleItem>> hand_audit_sample(const Store& store, std::str
   std::map<std::string, std::vector<std::pair<uint64_t, std::string>>> strata;
   for (const KernelOutcomeRow& k : *rows) {
     const std::string outcome = k.status != "ok" ? k.status
-                                : !k.evaluated   ? "unevaluated"
+                                : !k.judged      ? "unjudged"
                                 : k.rejected     ? "violation"
                                                  : "clean";
     strata[k.corpus + "/" + outcome].emplace_back(fnv1a64(fmt::format("{}:{}", seed, k.kernel_id)),

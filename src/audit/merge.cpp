@@ -5,7 +5,10 @@
 // destination's largest) and each copied run's `origin` names its source. Conflict rules:
 // a kernel final in both with different statuses, or a verdict key (kernel, gate, profile) with
 // different verdicts, is an error naming the key; the same verdict with other fields differing
-// (a non-deterministic kernel's worst ratio) keeps the destination's row and is counted.
+// (a non-deterministic kernel's worst ratio, or a finding one side recorded and the other, an
+// older kcv, did not) keeps the destination's row and is counted. A source of an older schema is
+// opened read-only and so read from its migrated in-memory copy (schema.cpp): every column
+// exists, with the defaults of rows recorded before it.
 #include <fmt/format.h>
 
 #include "audit/store_impl.hpp"
@@ -13,12 +16,12 @@
 namespace kcv::audit {
 namespace {
 
-constexpr int kKernelColumnCount = 17;
+constexpr int kKernelColumnCount = 18;
 constexpr int kKernelRunIdColumn = 12;
 constexpr const char* kKernelColumns =
     "kernel_id, corpus, level, problem_id, problem_name, language, op_class, "
     "determinism_declared, original_verdict, status, message, replica_verdict, run_id, "
-    "attempts, queued_at, started_at, finished_at";
+    "attempts, queued_at, started_at, finished_at, facts";
 
 struct Source {
   sql::Db& dest;
@@ -83,7 +86,7 @@ bool final_name(const std::string& status) {
 Status put_kernel(Source& s, const sql::Stmt& row) {
   Expected<sql::Stmt> ins = s.dest.prepare(fmt::format(
       "INSERT OR REPLACE INTO kernels({}) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,"
-      "?15,?16,?17)",
+      "?15,?16,?17,?18)",
       kKernelColumns));
   if (!ins) return ins.error();
   for (int c = 0; c < kKernelColumnCount; ++c) {
@@ -117,31 +120,58 @@ Status copy_kernels(Source& s) {
   }
 }
 
+// Columns of a source verdict row (copy_verdicts' SELECT), by name.
+namespace col {
+enum VerdictColumn : int {
+  kKernelId,
+  kGate,
+  kProfile,
+  kVerdict,
+  kReason,
+  kWorstRatio,
+  kBitsLost,
+  kEvidence,
+  kProbeToken,
+  kRunId,
+  kFinding,
+  kScope,
+  kCount
+};
+}  // namespace col
+
 Status merge_verdict(Source& s, const sql::Stmt& v) {
   Expected<sql::Stmt> q = s.dest.prepare(
-      "SELECT verdict, reason, worst_ratio IS ?4, bits_lost IS ?5, evidence, probe_token "
+      "SELECT verdict, reason IS ?4 AND worst_ratio IS ?5 AND bits_lost IS ?6 AND evidence IS ?7 "
+      "AND probe_token IS ?8 AND finding IS ?9 AND scope IS ?10 "
       "FROM verdicts WHERE kernel_id=?1 AND gate=?2 AND profile=?3");
   if (!q) return q.error();
-  for (int c = 0; c < 5; ++c) q->bind_column(c + 1, v, c == 3 ? 5 : c == 4 ? 6 : c);
+  int i = 1;
+  for (int c : {col::kKernelId, col::kGate, col::kProfile, col::kReason, col::kWorstRatio,
+                col::kBitsLost, col::kEvidence, col::kProbeToken, col::kFinding, col::kScope})
+    q->bind_column(i++, v, c);
   Expected<bool> row = q->step();
   if (!row) return row.error();
   if (*row) {
-    if (q->col_text(0) != v.col_text(3)) {
+    if (q->col_text(0) != v.col_text(col::kVerdict)) {
       return conflict(
-          s, fmt::format("verdict ({}, {}, {}): '{}' in the destination, '{}' here", v.col_text(0),
-                         v.col_text(1), v.col_text(2), q->col_text(0), v.col_text(3)));
+          s, fmt::format("verdict ({}, {}, {}): '{}' in the destination, '{}' here",
+                         v.col_text(col::kKernelId), v.col_text(col::kGate),
+                         v.col_text(col::kProfile), q->col_text(0), v.col_text(col::kVerdict)));
     }
-    const bool same = q->col_text(1) == v.col_text(4) && q->col_int(2) && q->col_int(3) &&
-                      q->col_text(4) == v.col_text(7) && q->col_text(5) == v.col_text(8);
-    ++(same ? s.summary.verdicts_identical : s.summary.evidence_differs);
+    ++(q->col_int(1) != 0 ? s.summary.verdicts_identical : s.summary.evidence_differs);
     return {};
   }
   Expected<sql::Stmt> ins = s.dest.prepare(
       "INSERT INTO verdicts(kernel_id, gate, profile, verdict, reason, worst_ratio, bits_lost, "
-      "evidence, probe_token, run_id) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10)");
+      "evidence, probe_token, run_id, finding, scope) "
+      "VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12)");
   if (!ins) return ins.error();
-  for (int c = 0; c < 9; ++c) ins->bind_column(c + 1, v, c);
-  bind_run_id(*ins, 10, v, 9, s.run_offset);
+  for (int c = 0; c < col::kCount; ++c) {
+    if (c == col::kRunId)
+      bind_run_id(*ins, c + 1, v, c, s.run_offset);
+    else
+      ins->bind_column(c + 1, v, c);
+  }
   if (Status st = ins->run(); !st) return st;
   ++s.summary.verdicts_added;
   return {};
@@ -150,7 +180,8 @@ Status merge_verdict(Source& s, const sql::Stmt& v) {
 Status copy_verdicts(Source& s) {
   Expected<sql::Stmt> q = s.src.prepare(fmt::format(
       "SELECT v.kernel_id, v.gate, v.profile, v.verdict, v.reason, v.worst_ratio, v.bits_lost, "
-      "v.evidence, v.probe_token, v.run_id FROM verdicts v JOIN kernels k USING(kernel_id) "
+      "v.evidence, v.probe_token, v.run_id, v.finding, v.scope "
+      "FROM verdicts v JOIN kernels k USING(kernel_id) "
       "WHERE k.status IN {} ORDER BY v.kernel_id, v.gate, v.profile",
       final_status_list()));
   if (!q) return q.error();

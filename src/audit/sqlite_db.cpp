@@ -14,8 +14,10 @@ bool is_commit(std::string_view sql) {
 
 }  // namespace
 
+// An empty view may have no data pointer, which SQLite would bind as NULL: bind "" instead.
 Stmt& Stmt::bind(int i, std::string_view text) {
-  sqlite3_bind_text(stmt_, i, text.data(), static_cast<int>(text.size()), SQLITE_TRANSIENT);
+  sqlite3_bind_text(stmt_, i, text.data() != nullptr ? text.data() : "",
+                    static_cast<int>(text.size()), SQLITE_TRANSIENT);
   return *this;
 }
 Stmt& Stmt::bind(int i, int64_t value) {
@@ -86,6 +88,24 @@ Expected<Db> Db::open(const std::string& path, const StoreOptions& options) {
   sqlite3_extended_result_codes(raw, 1);
   sqlite3_busy_timeout(raw, options.busy_timeout_ms);
   return db;
+}
+
+Expected<Db> Db::open_memory_copy(const std::string& path, const StoreOptions& options) {
+  StoreOptions read_only = options;
+  read_only.read_only = true;
+  Expected<Db> file = open(path, read_only);
+  if (!file) return file.error();
+  sqlite3* raw = nullptr;
+  const int rc = sqlite3_open_v2(":memory:", &raw, SQLITE_OPEN_READWRITE, nullptr);
+  Db mem(raw, options.fault_hook, path);
+  if (rc != SQLITE_OK) return mem.error(rc, "open an in-memory copy");
+  sqlite3_extended_result_codes(raw, 1);
+  sqlite3_backup* backup = sqlite3_backup_init(raw, "main", file->handle(), "main");
+  if (backup == nullptr) return mem.error(sqlite3_errcode(raw), "copy into memory");
+  const int step = sqlite3_backup_step(backup, -1);
+  sqlite3_backup_finish(backup);
+  if (step != SQLITE_DONE) return file->error(step, "copy into memory");
+  return mem;
 }
 
 Expected<Stmt> Db::prepare(std::string_view sql) {

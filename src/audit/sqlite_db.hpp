@@ -64,6 +64,10 @@ class Stmt {
 class Db {
  public:
   static Expected<Db> open(const std::string& path, const StoreOptions& options);
+  /// A private in-memory copy of the database at `path` (read through a read-only connection,
+  /// then closed): what a read-only open of an older schema migrates, leaving the file as it is.
+  /// Errors still name `path`.
+  static Expected<Db> open_memory_copy(const std::string& path, const StoreOptions& options);
   Db(Db&& o) noexcept : db_(o.db_), hook_(std::move(o.hook_)), path_(std::move(o.path_)) {
     o.db_ = nullptr;
   }

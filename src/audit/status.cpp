@@ -1,7 +1,8 @@
 // File: src/audit/status.cpp
-// Kernel status names: the strings stored in kernels.status (a CHECK constraint lists them),
-// and which of them are final. pending and running are the only unfinished states; resume
-// redoes both, since a running kernel's verdicts were never committed.
+// Kernel status names: the strings stored in kernels.status (a CHECK constraint of each schema
+// version lists them: a new status needs a store migration, src/audit/schema.cpp), and which of
+// them are final. pending and running are the only unfinished states; resume redoes both, since
+// a running kernel's verdicts were never committed.
 #include <fmt/format.h>
 
 #include <array>
@@ -13,7 +14,7 @@
 namespace kcv::audit {
 namespace {
 
-constexpr std::array<std::pair<KernelStatus, std::string_view>, 9> kNames = {{
+constexpr std::array<std::pair<KernelStatus, std::string_view>, 13> kNames = {{
     {KernelStatus::kPending, "pending"},
     {KernelStatus::kRunning, "running"},
     {KernelStatus::kOk, "ok"},
@@ -23,6 +24,10 @@ constexpr std::array<std::pair<KernelStatus, std::string_view>, 9> kNames = {{
     {KernelStatus::kImportError, "import_error"},
     {KernelStatus::kMalformed, "malformed"},
     {KernelStatus::kError, "error"},
+    {KernelStatus::kRuntimeError, "runtime_error"},
+    {KernelStatus::kBadOutput, "bad_output"},
+    {KernelStatus::kReferenceError, "reference_error"},
+    {KernelStatus::kEnvironment, "environment"},
 }};
 
 }  // namespace

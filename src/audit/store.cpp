@@ -1,10 +1,11 @@
 // File: src/audit/store.cpp
-// The store's write side. The one rule: record() writes a kernel's verdicts, its failing probes
-// and its final status in ONE immediate transaction, replacing whatever verdicts an earlier,
-// interrupted attempt may have left (none, by the same rule). Every other write is a single
-// statement or a single transaction too, so a fault at any point leaves the store as it was
-// before the call. PRAGMA synchronous=FULL: a committed kernel survives power loss as well as
-// kill -9, at one fsync per kernel (noise next to running a kernel).
+// The store's write side. The one rule: record() writes a kernel's verdicts (with their findings
+// and scopes), its failing probes, its final status and the facts the run learned in ONE
+// immediate transaction, replacing whatever verdicts an earlier, interrupted attempt may have
+// left (none, by the same rule). Every other write is a single statement or a single
+// transaction too, so a fault at any point leaves the store as it was before the call. PRAGMA
+// synchronous=FULL: a committed kernel survives power loss as well as kill -9, at one fsync per
+// kernel (noise next to running a kernel).
 #include <fmt/format.h>
 
 #include "audit/store_impl.hpp"
@@ -19,10 +20,16 @@ Status check_final(const KernelOutcome& outcome) {
                     outcome.kernel_id);
 }
 
+// The scope column describes the failing probe, so only a fail has one ('' otherwise).
+std::string_view stored_scope(const VerdictRecord& v) {
+  return v.verdict == "fail" ? scope_name(v.scope) : std::string_view();
+}
+
 Status insert_verdicts(sql::Db& db, const KernelOutcome& outcome, int64_t run_id) {
   Expected<sql::Stmt> ins = db.prepare(
       "INSERT INTO verdicts(kernel_id, gate, profile, verdict, reason, worst_ratio, bits_lost, "
-      "evidence, probe_token, run_id) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10)");
+      "evidence, probe_token, run_id, finding, scope) "
+      "VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12)");
   if (!ins) return ins.error();
   Expected<sql::Stmt> probe = db.prepare(fmt::format(
       "INSERT OR IGNORE INTO failing_probes(kernel_id, gate, profile, probe_token, run_id, "
@@ -33,7 +40,8 @@ Status insert_verdicts(sql::Db& db, const KernelOutcome& outcome, int64_t run_id
     ins->reset();
     ins->bind(1, outcome.kernel_id).bind(2, v.gate).bind(3, v.profile).bind(4, v.verdict);
     ins->bind(5, v.reason).bind(6, v.worst_ratio).bind(7, v.bits_lost).bind(8, v.evidence_json);
-    ins->bind(9, v.probe_token).bind(10, run_id);
+    ins->bind(9, v.probe_token).bind(10, run_id).bind(11, finding_name(v.finding));
+    ins->bind(12, stored_scope(v));
     if (Status s = ins->run(); !s) {
       return make_error(s.error().code,
                         fmt::format("verdict {}/{}: {}", v.gate, v.profile, s.error().message),
@@ -48,15 +56,27 @@ Status insert_verdicts(sql::Db& db, const KernelOutcome& outcome, int64_t run_id
   return {};
 }
 
+// The facts an outcome learned (op class, declared determinism, the reference's facts) replace
+// the kernel row's only when set: an outcome that knows nothing of them leaves the enqueued ones.
 Status update_status(sql::Db& db, const KernelOutcome& outcome, int64_t run_id) {
-  Expected<sql::Stmt> up = db.prepare(
-      fmt::format("UPDATE kernels SET status=?2, message=?3, replica_verdict=?4, run_id=?5, "
-                  "finished_at={} WHERE kernel_id=?1",
-                  kNowSql));
+  Expected<sql::Stmt> up = db.prepare(fmt::format(
+      "UPDATE kernels SET status=?2, message=?3, replica_verdict=?4, run_id=?5, finished_at={}, "
+      "op_class=CASE WHEN ?6='' THEN op_class ELSE ?6 END, "
+      "determinism_declared=coalesce(?7, determinism_declared), "
+      "facts=CASE WHEN ?8='' THEN facts ELSE ?8 END WHERE kernel_id=?1",
+      kNowSql));
   if (!up) return up.error();
   up->bind(1, outcome.kernel_id).bind(2, status_name(outcome.status)).bind(3, outcome.message);
-  up->bind(4, outcome.replica_verdict).bind(5, run_id);
-  if (Status s = up->run(); !s) return s;
+  up->bind(4, outcome.replica_verdict).bind(5, run_id).bind(6, outcome.op_class);
+  if (outcome.determinism_declared)
+    up->bind(7, int64_t{*outcome.determinism_declared ? 1 : 0});
+  else
+    up->bind_null(7);
+  up->bind(8, outcome.facts_json);
+  if (Status s = up->run(); !s) {
+    return make_error(s.error().code, fmt::format("kernel row: {}", s.error().message),
+                      outcome.kernel_id);
+  }
   if (sqlite3_changes(db.handle()) == 1) return {};
   return make_error(ErrorCode::kNotFound, "kernel_id: not in the store (enqueue it first)",
                     outcome.kernel_id);
@@ -70,15 +90,8 @@ Store& Store::operator=(Store&&) noexcept = default;
 Store::~Store() = default;
 
 Expected<Store> Store::open(const std::string& path, StoreOptions options) {
-  const bool read_only = options.read_only;
-  Expected<sql::Db> db = sql::Db::open(path, options);
+  Expected<sql::Db> db = open_current_schema(path, options);
   if (!db) return db.error();
-  if (Status s = db->exec_unfaulted("PRAGMA foreign_keys=ON"); !s) return s.error();
-  if (!read_only) {
-    if (Status s = db->exec_unfaulted("PRAGMA journal_mode=WAL"); !s) return s.error();
-    if (Status s = db->exec_unfaulted("PRAGMA synchronous=FULL"); !s) return s.error();
-  }
-  if (Status s = ensure_schema(*db, read_only); !s) return s.error();
   return Store(std::make_unique<Impl>(Impl{std::move(db).value()}));
 }
 

@@ -12,9 +12,11 @@ struct Store::Impl {
   sql::Db db;
 };
 
-/// Creates the schema in an empty database, or checks user_version of an existing one
-/// (newer than this kcv: error; not a kcv store: error).
-Status ensure_schema(sql::Db& db, bool read_only);
+/// Opens `path` at the current schema: creates it in an empty file, migrates an older store (in
+/// place; opened read-only, a private in-memory copy), refuses a newer one or a database that is
+/// not a store. Sets the connection's pragmas (foreign keys; WAL and synchronous=FULL unless
+/// read-only).
+Expected<sql::Db> open_current_schema(const std::string& path, const StoreOptions& options);
 
 /// The SQL list of final statuses, "('ok','crash',...)", for WHERE clauses.
 const std::string& final_status_list();

@@ -1,7 +1,9 @@
 // File: src/audit/store_read.cpp
 // The store's read side: the to-do list for resume, kernels, verdicts and failing probes.
 // Reads are never faulted and need no transaction of their own (WAL gives each statement a
-// consistent snapshot).
+// consistent snapshot). A verdict's finding and scope read back as the enums; the '' of a store
+// recorded before findings were typed reads as kNone / kReference (the report queries read the
+// column itself and tell the two apart).
 #include <fmt/format.h>
 
 #include "audit/store_impl.hpp"
@@ -11,7 +13,8 @@ namespace {
 
 constexpr const char* kKernelColumns =
     "kernel_id, corpus, level, problem_id, problem_name, language, op_class, "
-    "determinism_declared, original_verdict, status, message, replica_verdict, run_id, attempts";
+    "determinism_declared, original_verdict, status, message, replica_verdict, run_id, attempts, "
+    "facts";
 
 Expected<KernelRow> kernel_from(const sql::Stmt& q) {
   KernelRow k;
@@ -31,6 +34,7 @@ Expected<KernelRow> kernel_from(const sql::Stmt& q) {
   k.replica_verdict = q.col_opt_text(11);
   if (!q.col_null(12)) k.run_id = q.col_int(12);
   k.attempts = static_cast<int>(q.col_int(13));
+  k.facts_json = q.col_text(14);
   return k;
 }
 
@@ -64,6 +68,14 @@ Expected<std::vector<std::string>> query_texts(sql::Db& db, const char* sql) {
   }
 }
 
+VerdictRecord verdict_from(const sql::Stmt& q) {
+  VerdictRecord v{q.col_text(0),       q.col_text(1),       q.col_text(2), q.col_text(3),
+                  q.col_opt_double(4), q.col_opt_double(5), q.col_text(6), q.col_text(7)};
+  if (Expected<Finding> f = parse_finding(q.col_text(8))) v.finding = *f;
+  if (Expected<ProbeScope> s = parse_scope(q.col_text(9))) v.scope = *s;
+  return v;
+}
+
 }  // namespace
 
 Expected<std::vector<std::string>> Store::todo() const {
@@ -90,8 +102,8 @@ Expected<std::vector<KernelRow>> Store::kernels() const { return query_kernels(i
 
 Expected<std::vector<VerdictRecord>> Store::verdicts(std::string_view kernel_id) const {
   Expected<sql::Stmt> q = impl_->db.prepare(
-      "SELECT gate, profile, verdict, reason, worst_ratio, bits_lost, evidence, probe_token "
-      "FROM verdicts WHERE kernel_id=?1 ORDER BY gate, profile");
+      "SELECT gate, profile, verdict, reason, worst_ratio, bits_lost, evidence, probe_token, "
+      "finding, scope FROM verdicts WHERE kernel_id=?1 ORDER BY gate, profile");
   if (!q) return q.error();
   q->bind(1, kernel_id);
   std::vector<VerdictRecord> out;
@@ -99,8 +111,7 @@ Expected<std::vector<VerdictRecord>> Store::verdicts(std::string_view kernel_id)
     Expected<bool> row = q->step();
     if (!row) return row.error();
     if (!*row) return out;
-    out.push_back({q->col_text(0), q->col_text(1), q->col_text(2), q->col_text(3),
-                   q->col_opt_double(4), q->col_opt_double(5), q->col_text(6), q->col_text(7)});
+    out.push_back(verdict_from(*q));
   }
 }
 

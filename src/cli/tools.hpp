@@ -39,6 +39,8 @@ struct CliOptions {
   bool list = false;
   bool color = false;
   bool quick = false;
+  std::string device = "auto";       // replay --store: where the workers run
+  std::string cache_dir;             // replay --store: compile cache (default beside the store)
 };
 
 struct Tool {

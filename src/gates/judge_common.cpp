@@ -44,12 +44,14 @@ std::string element_name(const OpSignature& sig, int output, int64_t index) {
 
 namespace {
 
-GateResult call_failure(const JudgeInput& in, std::size_t k, std::string what) {
+GateResult call_failure(const JudgeInput& in, std::size_t k, std::string what, Finding finding) {
   Evidence e;
   e.summary = fmt::format("call {} of {}: {}", k, in.calls.size(), what);
   e.worst_ratio = std::numeric_limits<double>::infinity();
   e.violations = 1;
-  return make_result(in, Verdict::kFail, std::move(e));
+  GateResult r = make_result(in, Verdict::kFail, std::move(e));
+  r.finding = finding;
+  return r;
 }
 
 std::optional<std::string> oracle_problem(const OracleResult& oracle) {
@@ -73,12 +75,14 @@ std::optional<GateResult> screen_calls(const JudgeInput& in) {
     const CallRecord& call = in.calls[k];
     if (call.status != CallStatus::kOk) {
       const std::string msg = call.message.empty() ? "" : ": " + call.message;
-      return call_failure(in, k, fmt::format("status {}{}", call_status_name(call.status), msg));
+      const Finding f = call.status == CallStatus::kBadOutput ? Finding::kBadOutput : Finding::kCallFailed;
+      return call_failure(in, k, fmt::format("status {}{}", call_status_name(call.status), msg), f);
     }
     if (!outputs_match(in.oracle, call)) {
       return call_failure(in, k, fmt::format("returned {} output(s) that do not match the oracle's "
                                              "{} in count, dtype or element count",
-                                             call.outputs.size(), in.oracle.outputs.size()));
+                                             call.outputs.size(), in.oracle.outputs.size()),
+                          Finding::kBadOutput);
     }
   }
   return std::nullopt;
@@ -164,7 +168,13 @@ GateResult judge_numeric(const JudgeInput& in) {
   e.violations = w.violations;
   e.summary = comparison_summary(in, w.comparison);
   if (in.calls.size() > 1) e.summary = fmt::format("call {}: {}", w.call, e.summary);
-  return make_result(in, w.violations == 0 ? Verdict::kPass : Verdict::kFail, std::move(e));
+  GateResult r = make_result(in, w.violations == 0 ? Verdict::kPass : Verdict::kFail, std::move(e));
+  if (r.verdict == Verdict::kFail) r.finding = value_finding(w.comparison);
+  return r;
+}
+
+Finding value_finding(const Comparison& c) {
+  return c.nonfinite > 0 ? Finding::kClassMismatch : Finding::kValueOverBound;
 }
 
 }  // namespace kcv::gates

@@ -56,7 +56,12 @@ struct BitwiseDifference {
 /// @pre screen_calls(in) returned nullopt for the judge input of these calls.
 BitwiseDifference first_bitwise_difference(const CallsView& calls);
 
-/// Numeric agreement with the oracle: every element of every call within tau.
+/// Numeric agreement with the oracle: every element of every call within tau. A failure's
+/// finding is value_finding() of the worst call.
 GateResult judge_numeric(const JudgeInput& in);
+/// kClassMismatch when some violation is a non-finite candidate where the oracle (and, where the
+/// oracle judged it, the declared-type run) is finite: no tolerance excuses that; else
+/// kValueOverBound.
+Finding value_finding(const Comparison& c);
 
 }  // namespace kcv::gates

@@ -135,7 +135,9 @@ GateResult judge_ord02(const JudgeInput& in) {
                           "elements over {} calls",
                           d.call, element_name(in.sig, d.output, d.index), show(other), show(first),
                           show(e.oracle_value), d.count, in.calls.size());
-  return make_result(in, Verdict::kFail, std::move(e));
+  GateResult r = make_result(in, Verdict::kFail, std::move(e));
+  r.finding = Finding::kNondeterministic;
+  return r;
 }
 
 namespace {
@@ -204,14 +206,18 @@ GateResult judge_ord03(const JudgeInput& in) {
                             "(oracle {}); {} elements", in.calls.size(),
                             element_name(in.sig, s.output, s.index), show(s.low), show(s.high),
                             show(s.bound), show(e.oracle_value), s.violations);
-    return make_result(in, Verdict::kFail, std::move(e));
+    GateResult r = make_result(in, Verdict::kFail, std::move(e));
+    r.finding = Finding::kScheduleDependent;
+    return r;
   }
   const WorstCall w = compare_all_calls(in);
   Evidence e = comparison_evidence(in, w.comparison);
   e.violations = w.violations;
   const LaunchConfig& cfg = in.calls[static_cast<std::size_t>(w.call)].launch;
   e.summary = fmt::format("call {} {}: {}", w.call, config_name(cfg), comparison_summary(in, w.comparison));
-  return make_result(in, w.violations == 0 ? Verdict::kPass : Verdict::kFail, std::move(e));
+  GateResult r = make_result(in, w.violations == 0 ? Verdict::kPass : Verdict::kFail, std::move(e));
+  if (r.verdict == Verdict::kFail) r.finding = value_finding(w.comparison);
+  return r;
 }
 
 }  // namespace kcv::gates

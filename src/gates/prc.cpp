@@ -254,7 +254,9 @@ GateResult judge_bits(const JudgeInput& in, double threshold, bool ties) {
                                show(t.first.candidate), show(round_to(in.oracle.outputs[static_cast<std::size_t>(t.first.worst_output)].dtype, t.first.oracle)));
     }
   }
-  return make_result(in, e.violations == 0 ? Verdict::kPass : Verdict::kFail, std::move(e));
+  GateResult r = make_result(in, e.violations == 0 ? Verdict::kPass : Verdict::kFail, std::move(e));
+  if (r.verdict == Verdict::kFail) r.finding = Finding::kPrecisionLost;
+  return r;
 }
 
 }  // namespace

@@ -67,22 +67,23 @@ const std::array<GateDef, 12> kGates = {{
      "Catches: missing tail masks, hard-coded shapes, wrong broadcasting, off-by-one reduction bounds,\n"
      "  constant or cached outputs that are right for one input.",
      false, plan_cmp01, judge_cmp01, applies_always},
-    {GateId::kCmp02, "CMP-02", "interface contract: inputs untouched, writes inside outputs, strided views read by stride",
-     "Property: the kernel respects the tensor interface: inputs (and their padding) unmodified, nothing\n"
-     "  written outside the outputs, strided, sliced, broadcast (stride 0), offset and padded views read by stride.\n"
+    {GateId::kCmp02, "CMP-02", "interface contract: outputs as declared, inputs untouched, nothing written outside, every output written",
+     "Property: the kernel respects the tensor interface: outputs of the declared count, shape and dtype,\n"
+     "  inputs (and their padding) unmodified, nothing written outside the outputs, every output element written.\n"
      "Probes: each layout of the layout plan applied to each input in turn, plus every input padded behind\n"
-     "  an odd storage offset; guard bands and padding hold a sentinel NaN pattern.\n"
-     "Pass (tolerance-free on the buffers): status ok, inputs bitwise unchanged, output guards intact, and\n"
-     "  values within tau (a wrong-element read shows up as a huge error). The evidence says which broke.\n"
-     "Catches: contiguity assumed (row*ncols+col), ignored storage offset, writes past the row end, input mutation.",
+     "  an odd storage offset; guard bands and padding hold a sentinel NaN pattern, outputs a fresh sentinel.\n"
+     "Pass (tolerance-free, structural only): status ok, outputs as declared, inputs bitwise unchanged, guards\n"
+     "  intact, no output element still holding the sentinel. Values on these views are CMP-03's business.\n"
+     "Catches: input mutation, scratch space in an input's padding, writes past the row end, skipped elements.",
      true, plan_cmp02, judge_cmp02, applies_always},
     {GateId::kCmp03, "CMP-03", "numeric agreement on non-contiguous, broadcast and mixed-layout inputs",
      "Property: as CMP-01, over mixed layouts: each input gets a different view of the layout plan.\n"
      "Probes: layouts (rotated across inputs) x normal, uniform[0,1), heavy tail, cancellation, on a tail shape\n"
      "  (innermost dim tile+1), in the contract's input dtypes (16-bit where declared).\n"
      "Pass: every element within tau, as CMP-01.\n"
-     "Catches: a separate strided code path that accumulates in lower precision or casts to bf16, wrong\n"
-     "  type promotion, vectorized loads that assume alignment.",
+     "Catches: contiguity assumed (row*ncols+col on a strided view), ignored storage offsets, a separate\n"
+     "  strided code path that accumulates in lower precision or casts to bf16, wrong type promotion,\n"
+     "  vectorized loads that assume alignment.",
      false, plan_cmp03, judge_cmp01, applies_always},
     {GateId::kOrd01, "ORD-01", "reductions of every length within the declared accumulator's error model",
      "Property: any summation order is allowed; the result lies within the accumulation bound of the\n"
@@ -113,24 +114,26 @@ const std::array<GateDef, 12> kGates = {{
      false, plan_ord03, judge_ord03, applies_always},
     {GateId::kExc01, "EXC-01", "NaN/+Inf/-Inf propagation: the output's non-finite mask equals the oracle's",
      "Property: the set of output positions that are NaN, +Inf, -Inf (with class) equals the oracle's\n"
-     "  under the declared profile (maximum vs maxNum, clamp, argmax with NaN); finite elements stay within tau.\n"
+     "  under the declared profile (maximum vs maxNum, clamp, argmax with NaN). A profile's relaxation is a\n"
+     "  permission: under maxNum profiles the NaN-propagating and the NaN-dropping class both pass.\n"
      "Probes: NaN/+Inf/-Inf at first, middle, last and tail positions; both operands of binary ops at once\n"
      "  (NaN,NaN), (+Inf,-Inf), one-sided NaN, 0*Inf; inside one reduction line; +Inf and -Inf in one line;\n"
      "  fully -Inf softmax rows; near-overflow values where every correct evaluation order agrees.\n"
-     "Pass (tolerance-free on the mask): exact class equality per element (index outputs: exact values).\n"
+     "Pass (tolerance-free, the mask only): exact class equality per element (index outputs: exact values);\n"
+     "  elements where the declared-type run has another class than every sanctioned result are not judged.\n"
+     "  Finite values are CMP-01's business.\n"
      "Catches: NaN-dropping max/min/clamp, unstabilized softmax overflow, masked rows that give 0 or\n"
      "  garbage, argmax ignoring NaN.",
      true, plan_exc01, judge_exc01, applies_always},
-    {GateId::kExc02, "EXC-02", "subnormals kept or flushed exactly as the profile declares",
+    {GateId::kExc02, "EXC-02", "subnormals kept, or flushed only where the profile permits it",
      "Property: results whose exact value or inputs lie in the subnormal range are kept (strict,\n"
-     "  cuda-default, triton-default, pytorch-eager) or flushed to sign-preserving zero (fast-math).\n"
+     "  cuda-default, triton-default, pytorch-eager); fast-math permits flushing them to signed zeros.\n"
      "Probes: subnormal inputs; one subnormal operand; tiny operands whose products underflow (mul,\n"
      "  matmul, conv); exp arguments in [-103, -88] (subnormal exp results).\n"
-     "Pass (tolerance-free on the class): keeping profiles: no zero where the oracle is a nonzero\n"
-     "  subnormal that the bound does not admit, every element within tau; FTZ profiles: no nonzero\n"
-     "  subnormal where the oracle flushed to zero.\n"
-     "Catches: --use_fast_math / --ftz=true builds under a keeping contract, libdevice FTZ paths,\n"
-     "  subnormal/subnormal division returning NaN.",
+     "Pass (tolerance-free, by class): no zero where every sanctioned result is a nonzero subnormal that\n"
+     "  the bound does not admit. Values are CMP-01's business.\n"
+     "Catches: --use_fast_math / --ftz=true builds under a keeping contract, libdevice FTZ paths, DAZ\n"
+     "  loads that read subnormal inputs as zero.",
      true, plan_exc02, judge_exc02, exc02_not_applicable},
     {GateId::kPrc01, "PRC-01", "storage and conversion precision: no silent downcast, RN-even conversions",
      "Property: inputs, declared intermediates and outputs are stored in the declared types and\n"

@@ -73,28 +73,36 @@ std::vector<Probe> plan_res01(const OpSignature& sig, const Contract& contract, 
 
 namespace {
 
-std::vector<std::string> buffer_breaks(const JudgeInput& in, const CallRecord& call) {
-  std::vector<std::string> broke;
+struct BufferBreak {
+  Finding finding;
+  std::string what;
+};
+
+std::vector<BufferBreak> buffer_breaks(const JudgeInput& in, const CallRecord& call) {
+  std::vector<BufferBreak> broke;
   if (!call.guards_intact) {
-    broke.push_back(fmt::format("wrote outside its output (guard byte offset {})", call.first_guard_violation));
+    broke.push_back({Finding::kWrittenOutside,
+                     fmt::format("wrote outside its buffers (guard byte offset {}){}", call.first_guard_violation,
+                                 call.message.empty() ? "" : ": " + call.message)});
   }
   if (!call.all_written) {
-    broke.push_back(fmt::format("left {} unwritten (still the sentinel)",
-                                element_name(in.sig, std::max(call.unwritten_output, 0), call.first_unwritten)));
+    broke.push_back({Finding::kOutputUnwritten,
+                     fmt::format("left {} unwritten (still the sentinel)",
+                                 element_name(in.sig, std::max(call.unwritten_output, 0), call.first_unwritten))});
   }
   if (!call.inputs_unchanged) {
     const auto j = static_cast<std::size_t>(std::max(call.mutated_input, 0));
-    broke.push_back(fmt::format("modified input {} (storage element {})",
-                                j < in.sig.inputs.size() ? in.sig.inputs[j].name : "?",
-                                call.first_mutated_input_elem));
+    broke.push_back({Finding::kInputModified,
+                     fmt::format("modified input {} (storage element {})",
+                                 j < in.sig.inputs.size() ? in.sig.inputs[j].name : "?", call.first_mutated_input_elem)});
   }
   return broke;
 }
 
 /// Elements where a later call differs from call 0 by more than 2*tau (two results within tau of
-/// y* differ by at most 2*tau) or in class; bitwise when the contract declares determinism.
+/// y* differ by at most 2*tau) or in class. Not bitwise even under a deterministic contract: a
+/// last-bit difference is nondeterminism (ORD-02's finding), not a read outside the inputs.
 BitwiseDifference guard_dependence(const JudgeInput& in) {
-  if (in.contract.deterministic) return first_bitwise_difference(in.calls);
   BitwiseDifference d;
   const CallRecord& base = in.calls.front();
   for (std::size_t k = 1; k < in.calls.size(); ++k) {
@@ -123,11 +131,15 @@ GateResult judge_res01(const JudgeInput& in) {
   Evidence e;
   e.worst_ratio = std::numeric_limits<double>::infinity();
   for (std::size_t k = 0; k < in.calls.size(); ++k) {
-    const std::vector<std::string> broke = buffer_breaks(in, in.calls[k]);
+    const std::vector<BufferBreak> broke = buffer_breaks(in, in.calls[k]);
     if (broke.empty()) continue;
+    std::vector<std::string> words;
+    for (const BufferBreak& b : broke) words.push_back(b.what);
     e.violations = static_cast<int64_t>(broke.size());
-    e.summary = fmt::format("call {}: {}", k, fmt::join(broke, "; "));
-    return make_result(in, Verdict::kFail, std::move(e));
+    e.summary = fmt::format("call {}: {}", k, fmt::join(words, "; "));
+    GateResult r = make_result(in, Verdict::kFail, std::move(e));
+    r.finding = broke.front().finding;
+    return r;
   }
   const BitwiseDifference d = guard_dependence(in);
   if (d.count > 0) {
@@ -140,8 +152,10 @@ GateResult judge_res01(const JudgeInput& in) {
     e.summary = fmt::format("out-of-bounds read influences results: only guard contents changed, yet "
                             "call {} gives {} = {} where call 0 gave {} ({} elements{})", d.call,
                             element_name(in.sig, d.output, d.index), show(e.candidate_value),
-                            show(e.oracle_value), d.count, in.contract.deterministic ? ", bitwise" : " beyond 2*tau");
-    return make_result(in, Verdict::kFail, std::move(e));
+                            show(e.oracle_value), d.count, " beyond 2*tau");
+    GateResult r = make_result(in, Verdict::kFail, std::move(e));
+    r.finding = Finding::kReadOutside;
+    return r;
   }
   e.worst_ratio = 0;
   e.summary = fmt::format("{} calls: guards intact, every element written, inputs unchanged, results "

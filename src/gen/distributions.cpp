@@ -91,7 +91,70 @@ double low_bits(DType dtype, const CounterRng& rng, uint64_t index) {
   return random_sign(rng, index, 2) * std::ldexp(static_cast<double>(sig), e - (p - 1));
 }
 
+constexpr double kShiftRms = 1024.0;     // kShiftedMean: mean 1024 RMS, spread RMS
+constexpr double kParetoExponent = -2.0 / 3.0;  // (1 - U)^(-1/alpha), alpha = 1.5
+constexpr int kLargeExponent = 7;        // x * 128
+
+double rms(const std::vector<double>& values) {
+  double sum = 0;
+  int64_t n = 0;
+  for (double x : values) {
+    if (!std::isfinite(x)) continue;
+    sum += x * x;
+    ++n;
+  }
+  return n == 0 ? 0.0 : std::sqrt(sum / static_cast<double>(n));
+}
+
 }  // namespace
+
+double transform_scale(Distribution dist, DType dtype) {
+  const DType t = is_floating(dtype) ? dtype : DType::kF64;
+  switch (dist) {
+    case Distribution::kLargeScaled: return std::ldexp(1.0, kLargeExponent);
+    case Distribution::kHugeScaled:
+      return std::ldexp(1.0, std::max(max_exponent(t) - 27, max_exponent(t) / 2 + 4));
+    case Distribution::kSubnormalScaled: return std::ldexp(1.0, min_exponent(t) - 4);
+    case Distribution::kTinyScaled: return std::ldexp(1.0, (min_exponent(t) - 6) / 2);
+    default: return 1.0;
+  }
+}
+
+void transform_values(Distribution dist, DType dtype, const CounterRng& rng, std::vector<double>& values,
+                      double base_rms) {
+  switch (dist) {
+    case Distribution::kShiftedMean: {
+      const double base = base_rms > 0 ? base_rms : rms(values);
+      const double shift = kShiftRms * (base > 0 ? base : 1.0);
+      for (double& x : values) x += shift;
+      return;
+    }
+    case Distribution::kParetoScaled:
+      for (std::size_t i = 0; i < values.size(); ++i) {
+        const double u = rng.uniform(i, 0);  // in [0, 1): 1 - u in (0, 1]
+        values[i] *= numeric::portable_exp(kParetoExponent * numeric::portable_log(1.0 - u));
+      }
+      return;
+    case Distribution::kWideScaled: {
+      // As wide_range: +-20 binades, fewer where the dtype's range is narrower (fp16: +-11).
+      const DType t = is_floating(dtype) ? dtype : DType::kF64;
+      const int span = std::min({kWideExponent, max_exponent(t) - 4, -min_exponent(t)});
+      for (std::size_t i = 0; i < values.size(); ++i) {
+        values[i] = std::ldexp(values[i], uniform_int(rng, i, 1, -span, 2 * span));
+      }
+      return;
+    }
+    case Distribution::kLargeScaled:
+    case Distribution::kHugeScaled:
+    case Distribution::kSubnormalScaled:
+    case Distribution::kTinyScaled: {
+      const double f = transform_scale(dist, dtype);
+      for (double& x : values) x *= f;  // a power of two: exact until the range ends
+      return;
+    }
+    default: return;  // kDrawn and the non-transforms: the base as it is
+  }
+}
 
 double draw_value(Distribution dist, DType dtype, const CounterRng& rng, uint64_t index) {
   switch (dist) {
@@ -111,6 +174,7 @@ double draw_value(Distribution dist, DType dtype, const CounterRng& rng, uint64_
     case Distribution::kExpUnderflow:
       return kExpUnderflowLow + (kExpUnderflowHigh - kExpUnderflowLow) * rng.uniform(index, 0);
     case Distribution::kTiny: return tiny(dtype, rng, index);
+    default: return rng.normal(index, 0);  // a transform's base draw for an op (transform_values)
   }
   return 0.0;
 }

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "kcv/op.hpp"
 #include "kcv/probe.hpp"
@@ -15,6 +16,17 @@ namespace kcv::gen {
 /// Draws 0 and 1 of (index) are used; kCancellation pairs elements 2p and 2p+1 and draws both
 /// from index 2p.
 double draw_value(Distribution dist, DType dtype, const CounterRng& rng, uint64_t index);
+
+/// Applies a transform distribution (is_transform(dist)) to base values in place: the
+/// KernelBench module's own draw, or N(0, 1) for an op. kShiftedMean shifts by 1024 times
+/// `base_rms` (0: the RMS of `values` themselves; an op passes 1, its base's RMS, so that an element
+/// still depends on its own index only); factors come from `rng` at the element's index.
+void transform_values(Distribution dist, DType dtype, const CounterRng& rng, std::vector<double>& values,
+                      double base_rms = 0);
+
+/// The power of two a scaling transform multiplies by in `dtype` (kLargeScaled, kHugeScaled,
+/// kSubnormalScaled, kTinyScaled); 1 for the others.
+double transform_scale(Distribution dist, DType dtype);
 
 /// Maps a drawn value into the signature's value domain (kPositive: |x|; kNonZero: |x| >= 0.5,
 /// sign kept). NaN and infinities pass through unchanged.

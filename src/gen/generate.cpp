@@ -25,6 +25,11 @@ std::vector<double> draw_values(const Probe& probe, const InputSpec& spec, Value
     const double x = gen::draw_value(spec.dist, spec.dtype, rng, static_cast<uint64_t>(i));
     values[static_cast<std::size_t>(i)] = gen::apply_domain(domain, x);
   }
+  if (is_transform(spec.dist)) {
+    // The transform's own factors come from a second stream, so the base stays N(0, 1).
+    gen::transform_values(spec.dist, spec.dtype, CounterRng(probe.seed, stream + (uint64_t{1} << 32)), values,
+                          /*base_rms=*/1.0);
+  }
   return values;
 }
 

@@ -13,7 +13,7 @@ namespace {
 template <typename E>
 using NameTable = std::pair<E, std::string_view>;
 
-constexpr std::array<NameTable<Distribution>, 12> kDistributionNames = {{
+constexpr std::array<NameTable<Distribution>, 20> kDistributionNames = {{
     {Distribution::kNormal, "normal"},
     {Distribution::kUniform01, "uniform01"},
     {Distribution::kHeavyTail, "heavy_tail"},
@@ -26,6 +26,22 @@ constexpr std::array<NameTable<Distribution>, 12> kDistributionNames = {{
     {Distribution::kSmallIndex, "small_index"},
     {Distribution::kExpUnderflow, "exp_underflow"},
     {Distribution::kTiny, "tiny"},
+    {Distribution::kDrawn, "drawn"},
+    {Distribution::kShiftedMean, "shifted_mean"},
+    {Distribution::kParetoScaled, "pareto_scaled"},
+    {Distribution::kWideScaled, "wide_scaled"},
+    {Distribution::kLargeScaled, "large_scaled"},
+    {Distribution::kHugeScaled, "huge_scaled"},
+    {Distribution::kSubnormalScaled, "subnormal_scaled"},
+    {Distribution::kTinyScaled, "tiny_scaled"},
+}};
+
+constexpr std::array<NameTable<ProbeScope>, 5> kScopeNames = {{
+    {ProbeScope::kReference, "reference"},
+    {ProbeScope::kValues, "values"},
+    {ProbeScope::kRepeat, "repeat"},
+    {ProbeScope::kShape, "shape"},
+    {ProbeScope::kLayout, "layout"},
 }};
 
 constexpr std::array<NameTable<LayoutKind>, 6> kLayoutNames = {{
@@ -86,6 +102,13 @@ std::vector<E> all_in(const std::array<NameTable<E>, N>& table) {
 std::string_view distribution_name(Distribution d) { return name_in(kDistributionNames, d); }
 std::string_view layout_name(LayoutKind k) { return name_in(kLayoutNames, k); }
 std::string_view special_name(Special s) { return name_in(kSpecialNames, s); }
+std::string_view scope_name(ProbeScope s) { return name_in(kScopeNames, s); }
+
+bool is_transform(Distribution d) {
+  return static_cast<int>(d) >= static_cast<int>(Distribution::kDrawn);
+}
+
+Expected<ProbeScope> parse_scope(std::string_view name) { return parse_in(kScopeNames, name, "scope"); }
 
 Expected<Distribution> parse_distribution(std::string_view name) {
   return parse_in(kDistributionNames, name, "distribution");

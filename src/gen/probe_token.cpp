@@ -256,7 +256,8 @@ std::map<std::string, int64_t> read_sizes(Reader& r, const json& obj) {
 Probe read_probe(Reader& r, const json& j) {
   Probe p;
   if (!r.check_object(j, "", {"gate", "label", "seed", "sizes", "inputs", "injections", "repetitions",
-                              "shift_addresses", "launch_configs", "concurrency", "randomize_guards"})) {
+                              "shift_addresses", "launch_configs", "concurrency", "randomize_guards",
+                              "autotune_configs"})) {
     return p;
   }
   p.gate = r.parsed(parse_gate(r.string(j, "", "gate", true)), "gate", GateId::kCmp01);
@@ -270,6 +271,17 @@ Probe read_probe(Reader& r, const json& j) {
   p.launch_configs = read_array<LaunchConfig>(r, j, "launch_configs", false, read_launch);
   p.concurrency = static_cast<int>(r.integer(j, "", "concurrency", 1, 1, kMaxInt32));
   p.randomize_guards = r.boolean(j, "", "randomize_guards", false);
+  if (const json* v = r.field(j, "", "autotune_configs", false); v != nullptr) {
+    if (!v->is_array()) r.fail("autotune_configs", "expected an array of integers");
+    for (std::size_t k = 0; v->is_array() && k < v->size(); ++k) {
+      const json& x = (*v)[k];
+      if (!x.is_number_integer() || x.get<int64_t>() < 0 || x.get<int64_t>() > kMaxInt32) {
+        r.fail("autotune_configs[" + std::to_string(k) + "]", "expected an integer in [0, 2^31)");
+        break;
+      }
+      p.autotune_configs.push_back(static_cast<int>(x.get<int64_t>()));
+    }
+  }
   return p;
 }
 
@@ -291,6 +303,7 @@ std::string probe_to_token(const Probe& p) {
   j["launch_configs"] = launch_json(p.launch_configs);
   j["concurrency"] = p.concurrency;
   j["randomize_guards"] = p.randomize_guards;
+  if (!p.autotune_configs.empty()) j["autotune_configs"] = p.autotune_configs;  // module probes only
   return j.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 

@@ -1,7 +1,8 @@
 // File: src/report/audit_format.cpp
 // How the audit report writes rates and optional values for people. A rate always shows its
 // numerator and denominator next to the percentage: a 50% over 2 kernels and a 50% over 2000
-// are different findings, and the report must not let them look alike.
+// are different findings, and the report must not let them look alike. A rate the store cannot
+// give reads "unavailable", never a number computed some other way.
 #include <fmt/format.h>
 
 #include "report/audit_report_internal.hpp"
@@ -15,6 +16,47 @@ std::string percent_text(const audit::Rate& r) {
 
 std::string rate_text(const audit::Rate& r) {
   return fmt::format("{}/{} ({})", r.hits, r.total, percent_text(r));
+}
+
+std::string rate_text(const std::optional<audit::Rate>& r) {
+  return r ? rate_text(*r) : "unavailable";
+}
+
+std::vector<PopulationView> populations(const audit::ProfileHeadline& h) {
+  return {{"judged", "judged", &h.judged},
+          {"replica-accepted", "replica_accepted", &h.replica_accepted},
+          {"original-accepted", "original_accepted", &h.original_accepted}};
+}
+
+std::string_view choice_label(audit::ContractChoice c) {
+  switch (c) {
+    case audit::ContractChoice::kAsJudged:
+      return "as judged";
+    case audit::ContractChoice::kNoDeterminism:
+      return "without determinism";
+    case audit::ContractChoice::kNoShape:
+      return "and without shape generality";
+    case audit::ContractChoice::kNoLayout:
+      return "and without layout generality";
+  }
+  return "as judged";
+}
+
+std::string finding_label(const std::optional<Finding>& f) {
+  return f ? std::string(finding_name(*f)) : "(no finding)";
+}
+
+std::string untyped_text(const audit::ProfileHeadline& h) {
+  if (h.judged.tf_floor) return "";
+  return fmt::format(
+      "the tolerance-free floor of {} is unavailable: {} judged kernel(s) have a fail that names "
+      "no finding (a store recorded before findings were typed); it is not recomputed from gates",
+      h.profile, h.untyped_kernels);
+}
+
+std::string untyped_findings_text() {
+  return "(no finding): kernels with a fail recorded without a finding; the rows above count "
+         "typed fails only, so each is a lower bound";
 }
 
 std::string opt_text(const std::optional<std::string>& s) { return s ? *s : "-"; }

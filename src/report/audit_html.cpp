@@ -1,8 +1,10 @@
 // File: src/report/audit_html.cpp
 // The audit report as ONE self-contained HTML page: inline CSS, the three figures as inline
-// SVG, tables for every number, and no script or external resource of any kind, so the file
-// can be mailed, archived or opened offline and always shows the same thing. All store text
-// (kernel ids, messages, harness text) is escaped; long text sits in <details>.
+// SVG, tables for every number (the headline over its three populations, statuses, the
+// robustness table, findings, gates, classes, differentials), and no script or external
+// resource of any kind, so the file can be mailed, archived or opened offline and always shows
+// the same thing. All store text (kernel ids, messages, harness text) is escaped; long text
+// sits in <details>.
 #include <fmt/format.h>
 
 #include <cctype>
@@ -39,14 +41,15 @@ std::string figure(const char* id, const std::string& svg, const std::string& ca
                      escape(caption));
 }
 
-std::string headline_html(const AuditReport& r) {
-  std::string out = "<h2>Headline</h2>\n<table>\n" +
-                    row({"profile", "any violation", "tolerance-free floor"}, true);
-  for (const audit::ProfileHeadline& p : r.headline.profiles)
-    out += row({p.profile, rate_text(p.any_violation), rate_text(p.tf_floor)});
-  out += "</table>\n<h3>Kernel statuses</h3>\n<table>\n" + row({"status", "kernels"}, true);
-  for (const audit::StatusCount& s : r.headline.statuses)
-    out += row({s.status, std::to_string(s.kernels)});
+std::string statuses_html(const AuditReport& r) {
+  std::string out =
+      "<h3>Kernel statuses</h3>\n<p>A status is never counted as a gate failure: only kernels "
+      "with status ok are judged.</p>\n<table>\n" +
+      row({"status", "kernels", "of them replica-accepted", "of them original-accepted"}, true);
+  for (const audit::StatusCount& s : r.headline.statuses) {
+    out += row({s.status, std::to_string(s.kernels), std::to_string(s.replica_accepted),
+                std::to_string(s.original_accepted)});
+  }
   out += "</table>\n<h3>Coverage per corpus</h3>\n<table>\n" +
          row({"corpus", "final / kernels", "final statuses", "not final"}, true);
   for (const CorpusCoverage& c : corpus_coverage(r)) {
@@ -56,16 +59,83 @@ std::string headline_html(const AuditReport& r) {
   out += "</table>\n";
   if (const std::string reduced = reduced_shape_text(r); !reduced.empty())
     out += "<p>" + escape(reduced) + ".</p>\n";
+  return out;
+}
+
+std::string profiles_html(const AuditReport& r) {
+  std::string out =
+      "<h2>Headline</h2>\n<p>Judged = status ok with a pass or fail verdict under the profile. "
+      "The floor counts tolerance-free findings only.</p>\n<table>\n" +
+      row({"profile", "kernels", "any violation", "tolerance-free floor"}, true);
+  std::string notes;
+  for (const audit::ProfileHeadline& p : r.headline.profiles) {
+    for (const PopulationView& v : populations(p))
+      out += row(
+          {p.profile, v.label, rate_text(v.rates->any_violation), rate_text(v.rates->tf_floor)});
+    if (const std::string why = untyped_text(p); !why.empty())
+      notes += "<p>" + escape(why) + ".</p>\n";
+    if (p.unjudged_ok > 0)
+      notes += fmt::format(
+          "<p>{}: {} ok kernel(s) with no pass or fail verdict, in no "
+          "denominator.</p>\n",
+          escape(p.profile), p.unjudged_ok);
+  }
+  return out + "</table>\n" + notes;
+}
+
+std::string robustness_html(const AuditReport& r) {
+  std::string out =
+      fmt::format(
+          "<h3 id=\"robustness\">Robustness (profile {}; replica-accepted judged "
+          "kernels)</h3>\n<p>Each row leaves out the fails of one more contract choice; "
+          "the denominator stays the same.</p>\n<table>\n",
+          escape(r.options.profile)) +
+      row({"contract", "any violation", "tolerance-free floor"}, true);
+  for (const audit::RobustnessRow& rr : r.robustness) {
+    out += row({std::string(choice_label(rr.choice)), rate_text(rr.any_violation),
+                rate_text(rr.tf_floor)});
+  }
+  out +=
+      "</table>\n<h3 id=\"by-profile\">By profile (as judged; replica-accepted judged "
+      "kernels)</h3>\n<table>\n" +
+      row({"profile", "any violation", "tolerance-free floor"}, true);
+  for (const audit::RobustnessRow& rr : r.by_profile)
+    out += row({rr.profile, rate_text(rr.any_violation), rate_text(rr.tf_floor)});
+  return out + "</table>\n";
+}
+
+std::string findings_html(const AuditReport& r) {
+  std::string out =
+      fmt::format(
+          "<h3 id=\"findings\">Findings (profile {}; judged kernels with at least one "
+          "fail of the finding)</h3>\n<table>\n",
+          escape(r.options.profile)) +
+      row({"finding", "tolerance-free", "judged", "replica-accepted"}, true);
+  for (const audit::FindingCount& f : r.findings) {
+    const bool tf = f.finding && is_tolerance_free(*f.finding);
+    out += row({finding_label(f.finding), tf ? "yes" : "no", rate_text(f.judged),
+                rate_text(f.replica_accepted)});
+  }
+  out += "</table>\n";
+  if (!r.findings.empty() && !r.findings.back().finding)
+    out += "<p>" + escape(untyped_findings_text()) + ".</p>\n";
+  return out;
+}
+
+std::string headline_html(const AuditReport& r) {
+  std::string out = profiles_html(r) + statuses_html(r) + robustness_html(r) + findings_html(r);
   out += fmt::format("<h3>Per gate (profile {})</h3>\n<table>\n", escape(r.options.profile)) +
-         row({"gate", "fail (among kernels where it applies)", "errors", "not applicable"}, true);
+         row({"gate", "fail (judged kernels where it applies)", "of them replica-accepted",
+              "errors", "not applicable"},
+             true);
   for (const audit::GateRate& g : r.gates)
-    out += row(
-        {g.gate, rate_text(g.fail), std::to_string(g.errors), std::to_string(g.not_applicable)});
+    out += row({g.gate, rate_text(g.fail), rate_text(g.fail_replica_accepted),
+                std::to_string(g.errors), std::to_string(g.not_applicable)});
   out += fmt::format("</table>\n<h3>Per op class (profile {})</h3>\n<table>\n",
                      escape(r.options.profile)) +
          row({"op class", "any violation", "tolerance-free floor"}, true);
   for (const audit::ClassRate& c : r.classes)
-    out += row({c.op_class, rate_text(c.any_violation), rate_text(c.tf_floor)});
+    out += row({c.op_class, rate_text(c.judged.any_violation), rate_text(c.judged.tf_floor)});
   return out + "</table>\n";
 }
 
@@ -124,7 +194,10 @@ std::string lists_html(const AuditReport& r) {
              true);
   for (const SampleEntry& e : r.sample) {
     std::string failing;
-    for (const std::string& g : e.failing_gates) failing += (failing.empty() ? "" : " ") + g;
+    for (size_t i = 0; i < e.failing_gates.size(); ++i) {
+      const std::string& f = i < e.failing_findings.size() ? e.failing_findings[i] : "";
+      failing += (failing.empty() ? "" : " ") + e.failing_gates[i] + (f.empty() ? "" : ":" + f);
+    }
     out += row({e.stratum, e.kernel_id, e.status, e.op_class, e.language,
                 opt_text(e.original_verdict), opt_text(e.replica_verdict), failing});
   }

@@ -1,8 +1,10 @@
 // File: src/report/audit_json.cpp
 // The audit report as JSON (schema "kcv-audit-report", version kAuditReportSchemaVersion;
 // fields in docs/09_report.md). Every rate is written as {hits, total, value} so a reader never
-// has to guess a denominator; absent values are null. worst_ratio is finite by construction (the
-// store keeps non-finite ratios as null), so no number needs a string encoding here.
+// has to guess a denominator; absent values are null, and so is a rate the store cannot give
+// (a floor over fails without findings), with floor_available saying so per profile. worst_ratio is
+// finite by construction (the store keeps non-finite ratios as null), so no number needs a string
+// encoding here.
 #include <nlohmann/json.hpp>
 
 #include "report/audit_report_internal.hpp"
@@ -16,6 +18,53 @@ json rate(const audit::Rate& r) {
   return {{"hits", r.hits}, {"total", r.total}, {"value", r.value()}};
 }
 
+// An unavailable rate is null: a reader can never mistake it for a zero.
+json rate(const std::optional<audit::Rate>& r) { return r ? rate(*r) : json(nullptr); }
+
+json rates(const audit::ViolationRates& v) {
+  return {{"any_violation", rate(v.any_violation)}, {"tolerance_free_floor", rate(v.tf_floor)}};
+}
+
+json profile_json(const audit::ProfileHeadline& p) {
+  json out = {{"profile", p.profile}};
+  for (const PopulationView& v : populations(p)) out[v.key] = rates(*v.rates);
+  out["floor_available"] = p.judged.tf_floor.has_value();
+  out["untyped_kernels"] = p.untyped_kernels;
+  out["unjudged_ok"] = p.unjudged_ok;
+  return out;
+}
+
+json findings_json(const std::vector<audit::FindingCount>& findings) {
+  json out = json::array();
+  for (const audit::FindingCount& f : findings) {
+    out.push_back({{"profile", f.profile},
+                   {"finding", f.finding ? json(finding_name(*f.finding)) : json(nullptr)},
+                   {"tolerance_free", f.finding && is_tolerance_free(*f.finding)},
+                   {"judged", rate(f.judged)},
+                   {"replica_accepted", rate(f.replica_accepted)}});
+  }
+  return out;
+}
+
+json robustness_json(const std::vector<audit::RobustnessRow>& rows) {
+  json out = json::array();
+  for (const audit::RobustnessRow& row : rows) {
+    out.push_back({{"profile", row.profile},
+                   {"choice", audit::contract_choice_name(row.choice)},
+                   {"any_violation", rate(row.any_violation)},
+                   {"tolerance_free_floor", rate(row.tf_floor)}});
+  }
+  return out;
+}
+
+json tolerance_free_findings() {
+  json out = json::array();
+  for (Finding f : kAllFindings) {
+    if (is_tolerance_free(f)) out.push_back(finding_name(f));
+  }
+  return out;
+}
+
 template <typename T>
 json opt(const std::optional<T>& x) {
   return x ? json(*x) : json(nullptr);
@@ -23,36 +72,43 @@ json opt(const std::optional<T>& x) {
 
 json headline_json(const AuditReport& r) {
   json statuses = json::object();
-  for (const audit::StatusCount& s : r.headline.statuses) statuses[s.status] = s.kernels;
+  json status_rows = json::array();
+  for (const audit::StatusCount& s : r.headline.statuses) {
+    statuses[s.status] = s.kernels;
+    status_rows.push_back({{"status", s.status},
+                           {"kernels", s.kernels},
+                           {"replica_accepted", s.replica_accepted},
+                           {"original_accepted", s.original_accepted}});
+  }
   json by_corpus = json::object();
   for (const audit::CorpusStatusCount& s : r.headline.corpus_statuses)
     by_corpus[s.corpus][s.status] = s.kernels;
   json profiles = json::array();
-  for (const audit::ProfileHeadline& p : r.headline.profiles) {
-    profiles.push_back({{"profile", p.profile},
-                        {"any_violation", rate(p.any_violation)},
-                        {"tolerance_free_floor", rate(p.tf_floor)}});
-  }
+  for (const audit::ProfileHeadline& p : r.headline.profiles) profiles.push_back(profile_json(p));
   json gates = json::array();
   for (const audit::GateRate& g : r.headline.gates) {
     gates.push_back({{"profile", g.profile},
                      {"gate", g.gate},
                      {"fail", rate(g.fail)},
+                     {"fail_replica_accepted", rate(g.fail_replica_accepted)},
                      {"errors", g.errors},
                      {"not_applicable", g.not_applicable}});
   }
   json classes = json::array();
   for (const audit::ClassRate& c : r.headline.classes) {
-    classes.push_back({{"profile", c.profile},
-                       {"op_class", c.op_class},
-                       {"any_violation", rate(c.any_violation)},
-                       {"tolerance_free_floor", rate(c.tf_floor)}});
+    json row = {{"profile", c.profile}, {"op_class", c.op_class}};
+    row.update(rates(c.judged));
+    classes.push_back(row);
   }
   return {{"kernels", r.kernels},
           {"statuses", statuses},
+          {"status_rows", status_rows},
           {"statuses_by_corpus", by_corpus},
+          {"tolerance_free_findings", tolerance_free_findings()},
           {"tolerance_free_gates", audit::tolerance_free_gates()},
           {"profiles", profiles},
+          {"robustness", robustness_json(r.headline.robustness)},
+          {"findings", findings_json(r.headline.findings)},
           {"gates", gates},
           {"op_classes", classes},
           {"reduced_shape_kernels", r.headline.reduced_shape}};
@@ -111,7 +167,8 @@ json sample_json(const AuditReport& r) {
                    {"language", e.language},
                    {"original_verdict", opt(e.original_verdict)},
                    {"replica_verdict", opt(e.replica_verdict)},
-                   {"failing_gates", e.failing_gates}});
+                   {"failing_gates", e.failing_gates},
+                   {"failing_findings", e.failing_findings}});
   }
   return out;
 }

@@ -3,8 +3,9 @@
 // one pass over every kernel and its verdicts for what SQL aggregates cannot give — the reverse
 // cases (kcv accepts, another judge rejects) one by one, the non-ok kernels, the threshold
 // margins, and the detail of each sampled kernel. A reverse case uses the same rule as
-// audit::differential (kcv rejects = some gate fails under the profile; the other judge accepts
-// only with the word "accepted"), so the list always has as many entries as the 2x2's cell.
+// audit::differential (judged = status ok with a pass or fail under the profile; kcv rejects =
+// some verdict fails; the other judge accepts only with the word "accepted"), so the list always
+// has as many entries as the 2x2's cell.
 #include <fmt/format.h>
 
 #include <map>
@@ -19,9 +20,10 @@ namespace {
 struct KernelView {
   const audit::KernelRow* row = nullptr;
   std::vector<GateVerdict> gates;  // under the report's profile
-  bool evaluated = false;
+  bool judged = false;
   bool rejected = false;
   std::vector<std::string> failing;
+  std::vector<std::string> failing_findings;
 };
 
 /// "summary" of a verdict's evidence JSON; empty when it has none or does not parse.
@@ -44,6 +46,13 @@ void select_profile(AuditReport& r) {
   for (const audit::GateRate& g : r.headline.gates) {
     if (g.profile == p) r.gates.push_back(g);
   }
+  for (const audit::FindingCount& f : r.headline.findings) {
+    if (f.profile == p) r.findings.push_back(f);
+  }
+  for (const audit::RobustnessRow& row : r.headline.robustness) {
+    if (row.profile == p) r.robustness.push_back(row);
+    if (row.choice == audit::ContractChoice::kAsJudged) r.by_profile.push_back(row);
+  }
   for (const audit::ClassRate& c : r.headline.classes) {
     if (c.profile == p) r.classes.push_back(c);
   }
@@ -60,14 +69,18 @@ Expected<KernelView> view_of(const audit::Store& store, const audit::KernelRow& 
     margins.add(rec);
     v.gates.push_back(
         {rec.gate, rec.verdict, rec.reason, rec.worst_ratio, evidence_summary(rec.evidence_json)});
-    v.evaluated |= rec.verdict == "pass" || rec.verdict == "fail";
+    v.judged |= rec.verdict == "pass" || rec.verdict == "fail";
     if (rec.verdict == "fail") {
       v.rejected = true;
       v.failing.push_back(rec.gate);
+      v.failing_findings.emplace_back(
+          rec.finding == Finding::kNone ? "" : std::string(finding_name(rec.finding)));
     }
   }
-  // As in the headline (audit/queries.cpp): passes of an unfinished battery accept nothing.
-  v.evaluated = v.rejected || (v.evaluated && k.status == audit::KernelStatus::kOk);
+  // As in the headline (audit/queries.cpp): only a kernel whose status is ok is judged; the
+  // verdicts of an unfinished battery, passes or fails, decide nothing.
+  v.judged = v.judged && k.status == audit::KernelStatus::kOk;
+  v.rejected = v.rejected && v.judged;
   return v;
 }
 
@@ -77,7 +90,7 @@ void add_kernel(AuditReport& r, const KernelView& v) {
     r.bad_kernels.push_back(
         {k.info.kernel_id, k.info.corpus, std::string(audit::status_name(k.status)), k.message});
   }
-  if (!v.evaluated || v.rejected) return;
+  if (!v.judged || v.rejected) return;
   ReverseCase c;
   if (other_rejects(k.replica_verdict)) c.rejected_by.push_back("replica");
   if (other_rejects(k.info.original_verdict)) c.rejected_by.push_back("original");
@@ -108,6 +121,7 @@ Status fill_sample(AuditReport& r, const audit::Store& store,
       e.original_verdict = k.info.original_verdict;
       e.replica_verdict = k.replica_verdict;
       e.failing_gates = it->second.failing;
+      e.failing_findings = it->second.failing_findings;
     }
     r.sample.push_back(std::move(e));
   }

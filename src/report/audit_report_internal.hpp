@@ -46,6 +46,23 @@ std::string reduced_shape_text(const AuditReport& r);
 
 /// "3/12 (25.0%)"; "0/0 (-)" for an empty denominator.
 std::string rate_text(const audit::Rate& r);
+/// rate_text, or "unavailable" for a rate the store cannot give (a fail without a finding).
+std::string rate_text(const std::optional<audit::Rate>& r);
+/// The headline's three populations, in the order every rendering shows them.
+struct PopulationView {
+  const char* label;  // "judged", "replica-accepted", "original-accepted"
+  const char* key;    // the JSON key: "judged", "replica_accepted", "original_accepted"
+  const audit::ViolationRates* rates;
+};
+std::vector<PopulationView> populations(const audit::ProfileHeadline& h);
+/// "as judged", "without determinism", "and without shape generality", ...
+std::string_view choice_label(audit::ContractChoice c);
+/// The finding's name, or "(no finding)" for fails that name none.
+std::string finding_label(const std::optional<Finding>& f);
+/// The sentence saying why a floor is unavailable; "" when it is available.
+std::string untyped_text(const audit::ProfileHeadline& h);
+/// The note under a findings table that has a "(no finding)" row.
+std::string untyped_findings_text();
 /// "25.0%" or "-".
 std::string percent_text(const audit::Rate& r);
 /// The value, or "-" when absent.

@@ -1,7 +1,8 @@
 // File: src/report/audit_text.cpp
-// The terminal summary of `kcv report`: the headline (any violation, tolerance-free floor),
-// kernel statuses, per-gate and per-class rates, the two differentials and the reverse cases,
-// in plain aligned text. Long lists (bad kernels, the sample) are cut to a few lines with a
+// The terminal summary of `kcv report`: kernel statuses in rows of their own, the headline (any
+// violation, tolerance-free floor) per profile over its three populations, the robustness
+// table, the findings, per-gate and per-class rates, the two differentials and the reverse
+// cases, in plain aligned text. Long lists (bad kernels, the sample) are cut to a few lines with a
 // count of the rest: the JSON and the HTML page carry them whole.
 #include <fmt/format.h>
 
@@ -14,13 +15,14 @@ namespace {
 
 constexpr size_t kListLines = 10;
 
-void headline_text(std::string& out, const AuditReport& r) {
-  out += fmt::format("kcv audit report: {} ({} kernels, profile {})\n", r.store_path, r.kernels,
-                     r.options.profile);
-  out += "statuses:";
-  for (const audit::StatusCount& s : r.headline.statuses)
-    out += fmt::format(" {} {}", s.status, s.kernels);
-  out += "\n";
+void statuses_text(std::string& out, const AuditReport& r) {
+  out += "kernel statuses (a status is never counted as a gate failure)\n";
+  out += fmt::format("  {:<16} {:>8} {:>17} {:>18}\n", "status", "kernels", "replica-accepted",
+                     "original-accepted");
+  for (const audit::StatusCount& s : r.headline.statuses) {
+    out += fmt::format("  {:<16} {:>8} {:>17} {:>18}\n", s.status, s.kernels, s.replica_accepted,
+                       s.original_accepted);
+  }
   for (const CorpusCoverage& c : corpus_coverage(r)) {
     out += fmt::format("  {}: {} of {} final ({}){}\n", c.corpus, c.final_kernels, c.kernels,
                        c.final_text.empty() ? "none" : c.final_text,
@@ -28,34 +30,83 @@ void headline_text(std::string& out, const AuditReport& r) {
   }
   if (const std::string reduced = reduced_shape_text(r); !reduced.empty())
     out += "  " + reduced + "\n";
-  out += "\n";
-  out += fmt::format("{:<12} {:>22} {:>26}\n", "profile", "any violation", "tolerance-free floor");
+}
+
+void headline_text(std::string& out, const AuditReport& r) {
+  out += fmt::format("kcv audit report: {} ({} kernels, profile {})\n", r.store_path, r.kernels,
+                     r.options.profile);
+  statuses_text(out, r);
+  out += "\nheadline (judged = status ok with a pass or fail verdict under the profile)\n";
+  out += fmt::format("{:<14} {:<18} {:>22} {:>26}\n", "profile", "kernels", "any violation",
+                     "tolerance-free floor");
   for (const audit::ProfileHeadline& p : r.headline.profiles) {
-    out += fmt::format("{:<12} {:>22} {:>26}\n", p.profile, rate_text(p.any_violation),
-                       rate_text(p.tf_floor));
+    bool first = true;
+    for (const PopulationView& v : populations(p)) {
+      out += fmt::format("{:<14} {:<18} {:>22} {:>26}\n", first ? p.profile : "", v.label,
+                         rate_text(v.rates->any_violation), rate_text(v.rates->tf_floor));
+      first = false;
+    }
+    if (p.unjudged_ok > 0)
+      out += fmt::format("{:<14} ({} ok kernel(s) with no pass or fail: in no denominator)\n", "",
+                         p.unjudged_ok);
+    if (const std::string why = untyped_text(p); !why.empty()) out += "  " + why + "\n";
   }
   if (!r.profile_headline)
-    out += fmt::format("(no kernel was evaluated under profile {})\n", r.options.profile);
+    out += fmt::format("(no kernel was judged under profile {})\n", r.options.profile);
+}
+
+void robustness_text(std::string& out, const AuditReport& r) {
+  out += fmt::format(
+      "\nrobustness ({}; replica-accepted judged kernels; each row leaves out one more contract "
+      "choice)\n",
+      r.options.profile);
+  out += fmt::format("{:<32} {:>22} {:>26}\n", "contract", "any violation", "tolerance-free floor");
+  for (const audit::RobustnessRow& row : r.robustness) {
+    out += fmt::format("{:<32} {:>22} {:>26}\n", choice_label(row.choice),
+                       rate_text(row.any_violation), rate_text(row.tf_floor));
+  }
+  out += "by profile (as judged; replica-accepted judged kernels)\n";
+  for (const audit::RobustnessRow& row : r.by_profile) {
+    out += fmt::format("{:<32} {:>22} {:>26}\n", row.profile, rate_text(row.any_violation),
+                       rate_text(row.tf_floor));
+  }
+}
+
+void findings_text(std::string& out, const AuditReport& r) {
+  out += fmt::format(
+      "\nfindings ({}; judged kernels with at least one fail of the finding; TF = "
+      "tolerance-free)\n",
+      r.options.profile);
+  out += fmt::format("{:<22} {:<3} {:>22} {:>22}\n", "finding", "", "judged", "replica-accepted");
+  for (const audit::FindingCount& f : r.findings) {
+    const bool tf = f.finding && is_tolerance_free(*f.finding);
+    out += fmt::format("{:<22} {:<3} {:>22} {:>22}\n", finding_label(f.finding), tf ? "TF" : "",
+                       rate_text(f.judged), rate_text(f.replica_accepted));
+  }
+  if (!r.findings.empty() && !r.findings.back().finding)
+    out += "  " + untyped_findings_text() + "\n";
 }
 
 void gates_text(std::string& out, const AuditReport& r) {
-  out += fmt::format("\nper gate ({}; among kernels where the gate applies)\n", r.options.profile);
-  out += fmt::format("{:<8} {:>22} {:>7} {:>7}\n", "gate", "fail", "errors", "n/a");
+  out += fmt::format("\nper gate ({}; among judged kernels where the gate applies)\n",
+                     r.options.profile);
+  out += fmt::format("{:<8} {:>22} {:>22} {:>7} {:>7}\n", "gate", "fail", "replica-accepted",
+                     "errors", "n/a");
   for (const audit::GateRate& g : r.gates) {
-    out += fmt::format("{:<8} {:>22} {:>7} {:>7}\n", g.gate, rate_text(g.fail), g.errors,
-                       g.not_applicable);
+    out += fmt::format("{:<8} {:>22} {:>22} {:>7} {:>7}\n", g.gate, rate_text(g.fail),
+                       rate_text(g.fail_replica_accepted), g.errors, g.not_applicable);
   }
-  out += fmt::format("\nper op class ({})\n", r.options.profile);
+  out += fmt::format("\nper op class ({}; judged kernels)\n", r.options.profile);
   out += fmt::format("{:<14} {:>22} {:>26}\n", "op class", "any violation", "tolerance-free floor");
   for (const audit::ClassRate& c : r.classes) {
-    out += fmt::format("{:<14} {:>22} {:>26}\n", c.op_class, rate_text(c.any_violation),
-                       rate_text(c.tf_floor));
+    out += fmt::format("{:<14} {:>22} {:>26}\n", c.op_class, rate_text(c.judged.any_violation),
+                       rate_text(c.judged.tf_floor));
   }
 }
 
 void differential_text(std::string& out, const char* title,
                        const std::vector<audit::Differential>& ds) {
-  out += fmt::format("\nkcv vs {} ({})\n", title, "kcv reject = any gate fails");
+  out += fmt::format("\nkcv vs {} ({})\n", title, "kcv rejects = a judged kernel has a fail");
   out += fmt::format("{:<16} {:>8} {:>12} {:>12} {:>8} {:>9} {:>20}\n", "corpus", "both ok",
                      "kcv rejects", "kcv accepts", "both rej", "excluded", "rigor gap");
   for (const audit::Differential& d : ds) {
@@ -117,6 +168,8 @@ void bad_text(std::string& out, const AuditReport& r) {
 std::string render_report_text(const AuditReport& r) {
   std::string out;
   headline_text(out, r);
+  robustness_text(out, r);
+  findings_text(out, r);
   gates_text(out, r);
   differential_text(out, "the allclose replica", r.vs_replica);
   differential_text(out, "the original verdict", r.vs_original);

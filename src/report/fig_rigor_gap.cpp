@@ -1,9 +1,12 @@
 // File: src/report/fig_rigor_gap.cpp
 // Figure 1, the rigor gap as bars: first the gap itself (the share of kernels the other judge
 // accepts that kcv rejects, against the replica and against the original verdict), then the
-// headline rates (any violation, tolerance-free floor), then each gate's failure rate among
-// the kernels where that gate applies. Every bar is labelled with hits/total: a bar's length
-// alone hides how many kernels stand behind it. Tolerance-free gates are marked "(TF)".
+// headline rates (any violation and tolerance-free floor over judged kernels, and the floor
+// over replica-accepted ones: the any-violation rate there is the replica gap bar already),
+// then each gate's failure rate among the kernels where that gate applies. Every bar is
+// labelled with hits/total: a bar's length alone hides how many kernels stand behind it. A floor
+// the store cannot give is a row reading "unavailable" with no bar. Tolerance-free gates are
+// marked "(TF)".
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -18,7 +21,7 @@ struct Bar {
   std::string group;
   std::string label;
   std::string key;  // data-key, stable for tests: "gap:replica", "any", "tf", "gate:CMP-01"
-  audit::Rate rate;
+  std::optional<audit::Rate> rate;  // nullopt: unavailable, no bar drawn
 };
 
 std::vector<Bar> bars_of(const AuditReport& r) {
@@ -29,8 +32,11 @@ std::vector<Bar> bars_of(const AuditReport& r) {
     bars.push_back(
         {"rigor gap", "vs original verdict", "gap:original", rigor_gap(r.vs_original[0])});
   if (r.profile_headline) {
-    bars.push_back({"headline", "any violation", "any", r.profile_headline->any_violation});
-    bars.push_back({"headline", "tolerance-free floor", "tf", r.profile_headline->tf_floor});
+    const audit::ProfileHeadline& h = *r.profile_headline;
+    bars.push_back({"headline", "any violation", "any", h.judged.any_violation});
+    bars.push_back({"headline", "tolerance-free floor", "tf", h.judged.tf_floor});
+    bars.push_back(
+        {"headline", "floor, replica-accepted", "tf:replica", h.replica_accepted.tf_floor});
   }
   const std::vector<std::string> tf = audit::tolerance_free_gates();
   for (const audit::GateRate& g : r.gates) {
@@ -61,17 +67,18 @@ std::string svg_rigor_gap(const AuditReport& r) {
       y += kGroupGap;
       c.text(10, y - 6, b.group, "start", 12, " font-weight=\"bold\"");
     }
-    const double w = kTrack * b.rate.value();
     const bool gap = b.group == "rigor gap";
     c.text(kLeft - 8, y + kRow * 0.65, b.label, "end", 12);
     c.rect(kLeft, y + 3, kTrack, kRow - 6, {"#eeeeee"});
-    c.rect(kLeft, y + 3, w, kRow - 6, {gap ? "#ee7733" : "#cc3311"},
-           svg::attr("class", "bar") + svg::attr("data-key", b.key) +
-               fmt::format(" data-hits=\"{}\" data-total=\"{}\"", b.rate.hits, b.rate.total));
+    if (b.rate) {
+      c.rect(kLeft, y + 3, kTrack * b.rate->value(), kRow - 6, {gap ? "#ee7733" : "#cc3311"},
+             svg::attr("class", "bar") + svg::attr("data-key", b.key) +
+                 fmt::format(" data-hits=\"{}\" data-total=\"{}\"", b.rate->hits, b.rate->total));
+    }
     c.text(kLeft + kTrack + 8, y + kRow * 0.65, rate_text(b.rate), "start", 12);
     y += kRow;
   }
-  if (bars.empty()) c.text(kLeft, kTop + 20, "no kernel evaluated under this profile");
+  if (bars.empty()) c.text(kLeft, kTop + 20, "no kernel judged under this profile");
   for (int pct = 0; pct <= 100; pct += 25) {
     const double x = kLeft + kTrack * pct / 100.0;
     c.line(x, kTop, x, y, {"none", "#999999", 0.5, "2,3"});

@@ -4,7 +4,6 @@
 // strings "nan", "inf" and "-inf"; every other number stays a JSON number. The contract is
 // embedded as the object contract_to_json produces, so the report can be re-read as a contract.
 #include <cmath>
-
 #include <nlohmann/json.hpp>
 
 #include "kcv/report.hpp"
@@ -39,13 +38,14 @@ json evidence_json(const Evidence& e) {
 json gate_json(const VerifyReport& r, std::size_t i) {
   const GateResult& g = r.results[i];
   const std::optional<std::string> replay = report::replay_for(r, i);
-  return {{"gate", gate_code(g.gate)},
-          {"verdict", report::verdict_word(g.verdict)},
-          {"reason", g.reason},
-          {"probes_run", g.probes_run},
-          {"evidence", evidence_json(g.evidence)},
-          {"failing_probe", g.failing_probe ? json(probe_to_token(*g.failing_probe)) : json(nullptr)},
-          {"replay", replay ? json(*replay) : json(nullptr)}};
+  return {
+      {"gate", gate_code(g.gate)},
+      {"verdict", report::verdict_word(g.verdict)},
+      {"reason", g.reason},
+      {"probes_run", g.probes_run},
+      {"evidence", evidence_json(g.evidence)},
+      {"failing_probe", g.failing_probe ? json(probe_to_token(*g.failing_probe)) : json(nullptr)},
+      {"replay", replay ? json(*replay) : json(nullptr)}};
 }
 
 json report_json(const VerifyReport& r) {

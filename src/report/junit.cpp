@@ -4,10 +4,10 @@
 // evidence summary and whose text holds the full evidence and the replay line; a gate that does
 // not apply is <skipped>; a gate kcv could not decide is an <error>. Built with pugixml so that
 // escaping is never hand-written.
-#include <sstream>
-
 #include <fmt/format.h>
+
 #include <pugixml.hpp>
+#include <sstream>
 
 #include "kcv/report.hpp"
 #include "report/report_common.hpp"

@@ -4,18 +4,22 @@
 // a plain list (one per failing gate, in gate order).
 #include "report/report_common.hpp"
 
-#include <cmath>
-
 #include <fmt/format.h>
+
+#include <cmath>
 
 namespace kcv::report {
 
 std::string_view verdict_word(Verdict v) {
   switch (v) {
-    case Verdict::kPass: return "pass";
-    case Verdict::kFail: return "fail";
-    case Verdict::kNotApplicable: return "not_applicable";
-    case Verdict::kError: return "error";
+    case Verdict::kPass:
+      return "pass";
+    case Verdict::kFail:
+      return "fail";
+    case Verdict::kNotApplicable:
+      return "not_applicable";
+    case Verdict::kError:
+      return "error";
   }
   return "error";
 }

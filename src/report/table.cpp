@@ -3,12 +3,12 @@
 // gate (gate, verdict, worst ratio, evidence), a one-line result, then the replay lines. Colour
 // (ANSI escapes) only when the caller asks for it, so piped output and tests see plain text;
 // column widths are computed on the plain text before any colour is applied.
+#include <fmt/color.h>
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <string>
 #include <vector>
-
-#include <fmt/color.h>
-#include <fmt/format.h>
 
 #include "kcv/report.hpp"
 #include "report/report_common.hpp"
@@ -29,10 +29,14 @@ std::string ratio_cell(const GateResult& g) {
 std::string colored(const std::string& padded, Verdict v, bool color) {
   if (!color) return padded;
   switch (v) {
-    case Verdict::kPass: return fmt::format(fmt::fg(fmt::terminal_color::green), "{}", padded);
-    case Verdict::kFail: return fmt::format(fmt::emphasis::bold | fmt::fg(fmt::terminal_color::red), "{}", padded);
-    case Verdict::kError: return fmt::format(fmt::fg(fmt::terminal_color::magenta), "{}", padded);
-    case Verdict::kNotApplicable: return fmt::format(fmt::fg(fmt::terminal_color::bright_black), "{}", padded);
+    case Verdict::kPass:
+      return fmt::format(fmt::fg(fmt::terminal_color::green), "{}", padded);
+    case Verdict::kFail:
+      return fmt::format(fmt::emphasis::bold | fmt::fg(fmt::terminal_color::red), "{}", padded);
+    case Verdict::kError:
+      return fmt::format(fmt::fg(fmt::terminal_color::magenta), "{}", padded);
+    case Verdict::kNotApplicable:
+      return fmt::format(fmt::fg(fmt::terminal_color::bright_black), "{}", padded);
   }
   return padded;
 }
@@ -45,8 +49,8 @@ std::string result_line(const VerifyReport& r) {
     na += g.verdict == Verdict::kNotApplicable;
   }
   return fmt::format("result: {} ({} gate{}: {} failed, {} errors, {} not applicable)",
-                     r.passed() ? "PASS" : "FAIL", r.results.size(), r.results.size() == 1 ? "" : "s",
-                     fails, errors, na);
+                     r.passed() ? "PASS" : "FAIL", r.results.size(),
+                     r.results.size() == 1 ? "" : "s", fails, errors, na);
 }
 
 }  // namespace
@@ -63,8 +67,9 @@ std::string render_table(const VerifyReport& r, bool color) {
     w_verdict = std::max(w_verdict, row.verdict.size());
     w_ratio = std::max(w_ratio, row.ratio.size());
   }
-  std::string out = fmt::format("kernel: {}  op: {}  profile: {}  seed: {:#x}  executor: {}\n",
-                                r.kernel, r.op, profile(r.contract.profile).name, r.seed, r.executor);
+  std::string out =
+      fmt::format("kernel: {}  op: {}  profile: {}  seed: {:#x}  executor: {}\n", r.kernel, r.op,
+                  profile(r.contract.profile).name, r.seed, r.executor);
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const Row& row = rows[i];
     const std::string verdict = fmt::format("{:<{}}", row.verdict, w_verdict);

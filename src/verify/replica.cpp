@@ -24,24 +24,23 @@ Probe replica_probe(const OpSignature& sig, const Contract& contract, uint64_t s
   return p;
 }
 
-// allclose(out, ref) with any NaN failing, as torch.allclose(equal_nan=False) does.
-std::string compare(const OracleOutput& ref, const HostTensor& got, const ReplicaOptions& o,
-                    double& max_abs_diff) {
-  for (int64_t i = 0; i < got.numel(); ++i) {
-    const double r = round_to(ref.dtype, ref.value[static_cast<std::size_t>(i)]);
+}  // namespace
+
+std::string allclose_failure(std::span<const double> reference, const HostTensor& got, double atol, double rtol,
+                             double& max_abs_diff) {
+  for (int64_t i = 0; i < got.numel() && i < std::ssize(reference); ++i) {
+    const double r = reference[static_cast<std::size_t>(i)];
     const double c = got.value_at(i);
-    if (std::isnan(c) || std::isnan(r)) return fmt::format("NaN at element {}", i);
+    if (std::isnan(c) || std::isnan(r)) return fmt::format("NaN in the {} at element {}", std::isnan(c) ? "candidate" : "reference", i);
     if (c == r) continue;  // equal infinities included
     const double diff = std::fabs(c - r);
-    max_abs_diff = std::max(max_abs_diff, diff);
-    if (!(diff <= o.atol + o.rtol * std::fabs(r))) {
+    if (std::isfinite(diff)) max_abs_diff = std::max(max_abs_diff, diff);
+    if (!(diff <= atol + rtol * std::fabs(c))) {
       return fmt::format("element {}: got {} expected {} (|diff| {:.3g})", i, c, r, diff);
     }
   }
   return {};
 }
-
-}  // namespace
 
 Expected<ReplicaResult> allclose_replica(Candidate& candidate, Executor& executor,
                                          const ReplicaOptions& options) {
@@ -68,7 +67,9 @@ Expected<ReplicaResult> allclose_replica(Candidate& candidate, Executor& executo
       return result;
     }
     for (std::size_t o = 0; o < oracle.outputs.size(); ++o) {
-      std::string why = compare(oracle.outputs[o], rec.outputs[o], options, result.max_abs_diff);
+      std::vector<double> reference = oracle.outputs[o].value;
+      for (double& x : reference) x = round_to(oracle.outputs[o].dtype, x);
+      std::string why = allclose_failure(reference, rec.outputs[o], options.atol, options.rtol, result.max_abs_diff);
       if (!why.empty()) {
         result.reason = fmt::format("trial {} output {}: {}", t, o, why);
         return result;

@@ -23,6 +23,7 @@ struct Pending {
   std::optional<worker::CallRegion> region;
   std::optional<exec::KernelOutcome> outcome;  // set once the call ended, one way or another
   bool returned = false;                        // a result arrived: audit the buffers
+  std::string reply;                            // the result reply, as sent
 };
 
 class WorkerExecutorImpl final : public WorkerExecutor {
@@ -30,6 +31,7 @@ class WorkerExecutorImpl final : public WorkerExecutor {
   explicit WorkerExecutorImpl(WorkerOptions o) : session_(std::move(o)) {}
   std::string_view name() const override { return "worker"; }
   Expected<WorkerKernelInfo> start() override { return session_.ensure_started(); }
+  Expected<WorkerKernelInfo> reload(const WorkerLoad& load) override { return session_.reload(load); }
   int workers_started() const override { return session_.started(); }
 
   CallRecord run(Candidate& candidate, const std::vector<HostTensor>& inputs,
@@ -114,6 +116,7 @@ void WorkerExecutorImpl::accept(Pending& p, const nlohmann::json& result) {
     std::memcpy(raws[k].data(), p.region->buffer(k).data(), raws[k].size());
   p.outcome = worker::outcome_of(result);
   p.returned = true;
+  p.reply = result.dump();
 }
 
 // Reads results until every call in `calls` (sent with the same position's id) has an outcome.
@@ -219,6 +222,7 @@ std::vector<CallRecord> WorkerExecutorImpl::run_all(Candidate& candidate,
     exec::KernelOutcome outcome = std::move(*calls[i].outcome);
     records.push_back(exec::finish_record(std::move(calls[i].buffers), options[i],
                                           std::move(outcome), calls[i].returned));
+    records.back().worker_reply = std::move(calls[i].reply);
   }
   return records;
 }

@@ -75,14 +75,15 @@ std::string call_request(uint64_t id, const CallRegion& region, const exec::Call
     outputs.push_back(describe(b.outputs[i], fmt::format("output.{}", i), region.begin(k)));
   json params = json::object();
   for (const auto& [name, value] : options.params) params[name] = value;
-  return json{{"type", "call"},
-              {"id", id},
-              {"shm", {{"path", region.path()}, {"size", region.size()}}},
-              {"inputs", inputs},
-              {"outputs", outputs},
-              {"params", params},
-              {"launch", {{"block", options.launch.block}, {"threads", options.launch.threads}}}}
-      .dump();
+  json req{{"type", "call"},
+           {"id", id},
+           {"shm", {{"path", region.path()}, {"size", region.size()}}},
+           {"inputs", inputs},
+           {"outputs", outputs},
+           {"params", params},
+           {"launch", {{"block", options.launch.block}, {"threads", options.launch.threads}}}};
+  if (!options.task_json.empty()) req["task"] = json::parse(options.task_json);
+  return req.dump();
 }
 
 Expected<json> parse_reply(const std::string& line, std::string_view type) {

@@ -37,6 +37,31 @@ Expected<WorkerKernelInfo> Session::ensure_started() {
   return start();
 }
 
+Expected<WorkerKernelInfo> Session::reload(const WorkerLoad& load) {
+  options_.load = load;
+  if (!proc_ || !proc_->alive()) {
+    proc_.reset();
+    return start();
+  }
+  auto fail = [&](const Error& e) {
+    if (proc_->alive()) proc_->kill_and_reap();
+    proc_.reset();
+    return make_error(e.code, fmt::format("worker '{}' load: {}", options_.command.front(), e.message));
+  };
+  try {
+    auto line = load_request(options_.load);
+    if (!line) return fail(line.error());
+    auto loaded = request(*line, "loaded", deadline_after(options_.startup_timeout_ms));
+    if (!loaded) return fail(loaded.error());
+    WorkerKernelInfo info = info_;
+    if (Status s = read_loaded(*loaded, info); !s) return fail(s.error());
+    info_ = info;
+  } catch (const nlohmann::json::exception& e) {
+    return fail(make_error(ErrorCode::kParse, fmt::format("worker protocol violation: {}", e.what())));
+  }
+  return info_;
+}
+
 std::string Session::with_stderr(std::string text) {
   const std::string tail = proc_ ? proc_->stderr_tail() : std::string();
   if (tail.empty()) return text;

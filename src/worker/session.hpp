@@ -21,6 +21,9 @@ class Session {
 
   /// The running worker's info, starting one first when none runs.
   Expected<WorkerKernelInfo> ensure_started();
+  /// Replaces the load: sent to the running worker (within the startup timeout), or used by the
+  /// next start when none runs.
+  Expected<WorkerKernelInfo> reload(const WorkerLoad& load);
   int started() const { return started_; }
   const WorkerOptions& options() const { return options_; }
   WorkerProcess* process() { return proc_.get(); }

@@ -75,7 +75,8 @@ inline const std::vector<std::string>& toy_gates() {
   return gates;
 }
 
-/// Every gate of toy_gates() under each profile; CMP-01 fails (with a probe token) when `fail`.
+/// Every gate of toy_gates() under each profile; CMP-01 fails (with a probe token, finding
+/// value_over_bound at the reference shape) when `fail`.
 inline KernelOutcome toy_outcome(const std::string& id, bool fail = false,
                                  const std::vector<std::string>& profiles = {"strict"}) {
   KernelOutcome o;
@@ -92,6 +93,7 @@ inline KernelOutcome toy_outcome(const std::string& id, bool fail = false,
       v.worst_ratio = failing ? 3.0 : 0.25;
       v.evidence_json = fmt::format(R"({{"summary":"{} on {}"}})", gate, id);
       v.probe_token = failing ? fmt::format(R"({{"probe":"{}"}})", id) : "";
+      v.finding = failing ? Finding::kValueOverBound : Finding::kNone;
       o.verdicts.push_back(v);
     }
   }

@@ -66,6 +66,42 @@ TEST(Merge, IdenticalOverlapIsFine) {
   EXPECT_EQ(m->verdicts_identical, static_cast<int64_t>(testing::toy_gates().size()));
 }
 
+TEST(Merge, CopiesFindingsScopesAndFacts) {
+  ScratchDir dir;
+  {
+    Store a = Store::open(dir.file("a.db")).value();
+    const int64_t run = a.begin_run({}).value();
+    ASSERT_TRUE(a.enqueue({toy_kernel(kid(1))}).ok());
+    KernelOutcome o = toy_outcome(kid(1), /*fail=*/true);
+    o.verdicts[0].scope = ProbeScope::kShape;
+    o.facts_json = R"({"ops":["relu"]})";
+    ASSERT_TRUE(a.record(o, run).ok());
+  }
+  ASSERT_TRUE(merge(dir.file("all.db"), {dir.file("a.db")}).has_value());
+  const std::string all = dir.file("all.db");
+  EXPECT_EQ(count(all,
+                  "SELECT count(*) FROM verdicts WHERE gate='CMP-01' AND "
+                  "finding='value_over_bound' AND scope='shape'"),
+            1);
+  EXPECT_EQ(count(all, "SELECT count(*) FROM kernels WHERE facts='{\"ops\":[\"relu\"]}'"), 1);
+}
+
+// The same verdict with another finding (an older kcv recorded none) keeps the destination's.
+TEST(Merge, ADifferingFindingIsDifferingEvidence) {
+  ScratchDir dir;
+  make_shard(dir.file("a.db"), 3, 4, "0/1");
+  make_shard(dir.file("b.db"), 3, 4, "0/1");
+  {
+    Store b = Store::open(dir.file("b.db")).value();
+    ASSERT_TRUE(b.impl().db.exec("UPDATE verdicts SET finding='' WHERE verdict='fail'").ok());
+  }
+  Expected<MergeSummary> m = merge(dir.file("all.db"), {dir.file("a.db"), dir.file("b.db")});
+  ASSERT_TRUE(m.has_value()) << m.error().to_string();
+  EXPECT_EQ(m->evidence_differs, 1);
+  EXPECT_EQ(m->verdicts_identical, static_cast<int64_t>(testing::toy_gates().size()) - 1);
+  EXPECT_EQ(count(dir.file("all.db"), "SELECT count(*) FROM verdicts WHERE finding=''"), 0);
+}
+
 TEST(Merge, DifferingVerdictIsAnErrorNamingTheKey) {
   ScratchDir dir;
   make_shard(dir.file("a.db"), 0, 4, "0/1");

@@ -1,10 +1,14 @@
 // File: tests/unit/audit/store_test.cpp
-// The store's contract without faults: a recorded kernel reads back exactly; resume redoes
-// pending and running kernels and skips final ones; a redone kernel replaces its verdicts; a
-// store of a newer schema, or a database that is not a store, is refused.
+// The store's contract without faults: a recorded kernel reads back exactly (findings, scopes and
+// the facts the run learned included); resume redoes pending and running kernels and skips final
+// ones; a redone kernel replaces its verdicts; a store of a newer schema, or a database that is
+// not a store, is refused. Migration from older schemas: schema_test.cpp.
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
+#include <map>
+
+#include "audit/store_impl.hpp"
 #include "audit_fixtures.hpp"
 
 namespace kcv::audit {
@@ -67,16 +71,71 @@ TEST(Store, RoundTripsKernelsAndVerdicts) {
   EXPECT_EQ(store.integrity_check().value(), "ok");
 }
 
+int64_t count(Store& store, const char* sql) { return store.impl().db.scalar(sql).value(); }
+
+TEST(Store, RoundTripsFindingsScopesAndFacts) {
+  ScratchDir dir;
+  Store store = open_store(dir.file("a.db"));
+  const int64_t run = store.begin_run({}).value();
+  ASSERT_TRUE(store.enqueue({toy_kernel(kid(1)), toy_kernel(kid(2))}).ok());
+  KernelOutcome o = toy_outcome(kid(1), /*fail=*/true);
+  o.verdicts[0].scope = ProbeScope::kLayout;  // CMP-01, failing
+  o.verdicts[1].scope = ProbeScope::kShape;   // CMP-02, passing: no scope stored
+  o.verdicts[2].verdict = "fail";             // EXC-01
+  o.verdicts[2].finding = Finding::kClassMismatch;
+  o.verdicts[2].scope = ProbeScope::kValues;
+  o.op_class = "reduction";
+  o.determinism_declared = false;
+  o.facts_json = R"({"ops":["sum"],"deterministic":false})";
+  ASSERT_TRUE(store.record(o, run).ok());
+  std::map<std::string, VerdictRecord> got;
+  const std::vector<VerdictRecord> verdicts = store.verdicts(kid(1)).value();
+  for (const VerdictRecord& v : verdicts) got[v.gate] = v;
+  EXPECT_EQ(got["CMP-01"].finding, Finding::kValueOverBound);
+  EXPECT_EQ(got["CMP-01"].scope, ProbeScope::kLayout);
+  EXPECT_EQ(got["EXC-01"].finding, Finding::kClassMismatch);
+  EXPECT_EQ(got["EXC-01"].scope, ProbeScope::kValues);
+  EXPECT_EQ(got["CMP-02"].finding, Finding::kNone);
+  EXPECT_EQ(count(store, "SELECT count(*) FROM verdicts WHERE scope=''"), 2);  // the passes
+  EXPECT_EQ(count(store, "SELECT count(*) FROM verdicts WHERE finding='none'"), 2);
+  const KernelRow k = store.kernel(kid(1)).value().value();
+  EXPECT_EQ(k.info.op_class, "reduction");
+  EXPECT_FALSE(k.info.determinism_declared);
+  EXPECT_EQ(k.facts_json, o.facts_json);
+  // An outcome that learned nothing leaves the enqueued facts as they are.
+  ASSERT_TRUE(store.record(toy_outcome(kid(2)), run).ok());
+  const KernelRow k2 = store.kernel(kid(2)).value().value();
+  EXPECT_EQ(k2.info.op_class, "elementwise");
+  EXPECT_TRUE(k2.info.determinism_declared);
+  EXPECT_EQ(k2.facts_json, "{}");
+}
+
+TEST(Store, FactsMustBeJson) {
+  ScratchDir dir;
+  Store store = open_store(dir.file("a.db"));
+  const int64_t run = store.begin_run({}).value();
+  ASSERT_TRUE(store.enqueue({toy_kernel(kid(1))}).ok());
+  KernelOutcome bad = toy_outcome(kid(1));
+  bad.facts_json = "{not json";
+  Status s = store.record(bad, run);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.error().message.find("facts"), std::string::npos) << s.error().to_string();
+  EXPECT_EQ(store.kernel(kid(1)).value()->status, KernelStatus::kPending);
+  EXPECT_TRUE(store.verdicts(kid(1)).value().empty());
+}
+
 TEST(Store, VerdictGeneratorsNameOnlyRunsThatJudged) {
   ScratchDir dir;
   Store store = open_store(dir.file("g.db"));
-  const int64_t judged = store.begin_run({"0.1.0", "gen-global", 42, {"strict"}, "", "0/1"}).value();
+  const int64_t judged =
+      store.begin_run({"0.1.0", "gen-global", 42, {"strict"}, "", "0/1"}).value();
   ASSERT_TRUE(store.enqueue({toy_kernel(kid(1)), toy_kernel(kid(2))}).ok());
   ASSERT_TRUE(store.record(toy_outcome(kid(1)), judged).ok());
   // a launcher's run, and a run that only saw a malformed row: no verdicts
   ASSERT_TRUE(store.begin_run({"0.1.0", "gen-launcher", 42, {"strict"}, "", "0/1"}).has_value());
   const int64_t bad = store.begin_run({"0.1.0", "gen-banded", 42, {"strict"}, "", "0/1"}).value();
-  ASSERT_TRUE(store.record_malformed({"a.jsonl", 3, "toy/x", "level: not an integer"}, "toy", bad).ok());
+  ASSERT_TRUE(
+      store.record_malformed({"a.jsonl", 3, "toy/x", "level: not an integer"}, "toy", bad).ok());
   EXPECT_EQ(store.verdict_generators().value(), std::vector<std::string>{"gen-global"});
   ASSERT_TRUE(store.record(toy_outcome(kid(2)), bad).ok());
   EXPECT_EQ(store.verdict_generators().value(),

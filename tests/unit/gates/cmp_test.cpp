@@ -138,7 +138,8 @@ TEST(Cmp02Judge, FailsOnInputMutationAndSaysSo) {
   s.outcome.calls[0].first_mutated_input_elem = 7;
   const GateResult r = s.judge(GateId::kCmp02);
   EXPECT_EQ(r.verdict, Verdict::kFail);
-  EXPECT_NE(r.evidence.summary.find("input x modified"), std::string::npos) << r.evidence.summary;
+  EXPECT_EQ(r.finding, Finding::kInputModified);
+  EXPECT_NE(r.evidence.summary.find("x modified"), std::string::npos) << r.evidence.summary;
 }
 
 TEST(Cmp02Judge, FailsOnGuardWriteAndSaysSo) {
@@ -147,16 +148,31 @@ TEST(Cmp02Judge, FailsOnGuardWriteAndSaysSo) {
   s.outcome.calls[0].first_guard_violation = 16;
   const GateResult r = s.judge(GateId::kCmp02);
   EXPECT_EQ(r.verdict, Verdict::kFail);
+  EXPECT_EQ(r.finding, Finding::kWrittenOutside);
   EXPECT_NE(r.evidence.summary.find("guard"), std::string::npos) << r.evidence.summary;
 }
 
-TEST(Cmp02Judge, FailsOnWrongElementReads) {
-  Synthetic s;  // a contiguity-assuming kernel reads a neighbour's value
-  s.with_oracle(DType::kF32, kY, kTau).with_call(std::vector<double>{kY[0], kY[2], kY[2], kY[3]});
+TEST(Cmp02Judge, FailsOnAnUnwrittenOutputElement) {
+  Synthetic s = conforming();
+  s.outcome.calls[0].all_written = false;
+  s.outcome.calls[0].unwritten_output = 0;
+  s.outcome.calls[0].first_unwritten = 2;
   const GateResult r = s.judge(GateId::kCmp02);
   EXPECT_EQ(r.verdict, Verdict::kFail);
+  EXPECT_EQ(r.finding, Finding::kOutputUnwritten);
+  EXPECT_EQ(r.evidence.worst_index, 2);
+}
+
+// Structural only: a wrong value read by stride is CMP-03's finding, not CMP-02's (one defect,
+// one gate), so CMP-02 passes where the buffers are intact and CMP-03 fails on the same calls.
+TEST(Cmp02Judge, LeavesWrongElementReadsToCmp03) {
+  Synthetic s;  // a contiguity-assuming kernel reads a neighbour's value
+  s.with_oracle(DType::kF32, kY, kTau).with_call(std::vector<double>{kY[0], kY[2], kY[2], kY[3]});
+  EXPECT_EQ(s.judge(GateId::kCmp02).verdict, Verdict::kPass);
+  const GateResult r = s.judge(GateId::kCmp03);
+  EXPECT_EQ(r.verdict, Verdict::kFail);
+  EXPECT_EQ(r.finding, Finding::kValueOverBound);
   EXPECT_EQ(r.evidence.worst_index, 1);
-  EXPECT_NE(r.evidence.summary.find("by stride"), std::string::npos) << r.evidence.summary;
 }
 
 }  // namespace

@@ -19,7 +19,7 @@ TEST(ProbeNames, EveryValueHasAUniqueNameThatParsesBack) {
     EXPECT_TRUE(seen.insert(distribution_name(d)).second);
     EXPECT_EQ(parse_distribution(distribution_name(d)).value(), d);
   }
-  EXPECT_EQ(all_distributions().size(), 12u);
+  EXPECT_EQ(all_distributions().size(), 20u);
   for (LayoutKind k : all_layout_kinds()) {
     EXPECT_EQ(parse_layout_kind(layout_name(k)).value(), k);
   }

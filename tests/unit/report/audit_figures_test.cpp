@@ -51,10 +51,10 @@ TEST_F(AuditFigures, RigorGapDrawsOneBarPerRateWithItsCounts) {
   }
   const std::map<std::string, std::pair<int64_t, int64_t>> expected = {
       {"gap:replica", {2, 4}}, {"gap:original", {2, 2}}, {"any", {4, 7}},
-      {"tf", {2, 7}},          {"gate:CMP-01", {1, 7}},  {"gate:CMP-02", {1, 2}},
-      {"gate:EXC-01", {1, 3}}, {"gate:ORD-02", {1, 2}}};
+      {"tf", {2, 7}},          {"tf:replica", {1, 4}},   {"gate:CMP-01", {1, 6}},
+      {"gate:CMP-02", {1, 2}}, {"gate:EXC-01", {1, 3}},  {"gate:ORD-02", {1, 2}}};
   EXPECT_EQ(bars, expected);
-  EXPECT_NEAR(widths["any"], 2 * widths["tf"], 0.2);  // 4/7 against 2/7
+  EXPECT_NEAR(widths["any"], 2 * widths["tf"], 0.2);                    // 4/7 against 2/7
   EXPECT_NEAR(widths["gap:original"], 2 * widths["gate:CMP-02"], 0.2);  // 100% against 50%
   EXPECT_NE(svg_rigor_gap(report_).find("CMP-02 (TF)"), std::string::npos);
 }
@@ -124,6 +124,43 @@ TEST_F(AuditFigures, HtmlEmbedsTheThreeFiguresAndLoadsNothing) {
     ++urls;
   }
   EXPECT_EQ(urls, 3u);
+}
+
+// A floor the store cannot give (no findings recorded) is a labelled row without a bar.
+TEST_F(AuditFigures, AnUnavailableFloorDrawsNoBar) {
+  AuditReport r = report_;
+  r.profile_headline->judged.tf_floor.reset();
+  r.profile_headline->replica_accepted.tf_floor.reset();
+  const std::string text = svg_rigor_gap(r);
+  const pugi::xml_node svg = parse(text);
+  ASSERT_TRUE(svg);
+  EXPECT_EQ(svg.select_nodes("//rect[@class='bar']").size(), 7u);
+  EXPECT_TRUE(svg.select_nodes("//rect[@data-key='tf']").empty());
+  EXPECT_NE(text.find(">unavailable<"), std::string::npos);
+}
+
+// The robustness table, the profile choice and the findings are HTML tables with every row.
+TEST_F(AuditFigures, HtmlHasTheRobustnessAndFindingsTables) {
+  const std::string html = render_report_html(report_);
+  const size_t robustness = html.find("<h3 id=\"robustness\">");
+  ASSERT_NE(robustness, std::string::npos);
+  const size_t end = html.find("</table>", robustness);
+  const std::string table = html.substr(robustness, end - robustness);
+  for (const char* choice : {"as judged", "without determinism", "and without shape generality",
+                             "and without layout generality"}) {
+    EXPECT_NE(table.find(std::string("<tr><td>") + choice +
+                         "</td><td class=\"n\">2/4 (50.0%)</td><td class=\"n\">1/4 (25.0%)</td>"),
+              std::string::npos)
+        << choice << "\n"
+        << table;
+  }
+  EXPECT_NE(html.find("<h3 id=\"by-profile\">"), std::string::npos);
+  EXPECT_NE(html.find("<tr><td>fast-math</td><td class=\"n\">0/1 (0.0%)</td>"), std::string::npos);
+  EXPECT_NE(html.find("<h3 id=\"findings\">"), std::string::npos);
+  EXPECT_NE(html.find("<tr><td>class_mismatch</td><td>yes</td><td class=\"n\">1/7 (14.3%)</td>"),
+            std::string::npos);
+  EXPECT_NE(html.find("<tr><td>strict</td><td>replica-accepted</td><td class=\"n\">2/4 (50.0%)"),
+            std::string::npos);
 }
 
 TEST_F(AuditFigures, HtmlEscapesStoreText) {

@@ -1,18 +1,23 @@
 // File: tests/unit/report/audit_report_store.hpp
 // A ten-kernel synthetic audit store (our own toy data) whose every report number is worked
 // out by hand below, shared by the report unit tests and the e2e helper that writes a store
-// for `kcv report`. Corpus A: k1 (CMP-01 fails: the gap), k2 (CMP-02 fails, tolerance-free:
-// the gap), k3 (ORD-02 fails without declared determinism: not TF; both reject). Corpus B:
-// k4 clean (original unknown), k5 clean but rejected by replica and original (reverse twice),
-// k6 crashed without verdicts, k7 EXC-01 fails and CMP-01 errors (original compile_error),
-// k8 timed out after one passing gate (its battery did not finish: not evaluated), k9 clean with an id full of markup characters and
+// for `kcv report`. Corpus A: k1 (CMP-01 fails, value_over_bound: the gap), k2 (CMP-02 fails,
+// input_modified, tolerance-free: the gap), k3 (ORD-02 fails, nondeterministic, without declared
+// determinism: not in the floor; both reject). Corpus B: k4 clean (original unknown), k5 clean
+// but rejected by replica and original (reverse twice), k6 crashed without verdicts, k7 EXC-01
+// fails (class_mismatch) and CMP-01 errors (original compile_error), k8 timed out after one
+// passing gate (a status: not judged), k9 clean with an id full of markup characters and
 // rejected by the original only (reverse), k10 a malformed row.
 //
-// Strict, evaluated = k1 k2 k3 k4 k5 k7 k9 (7); any violation 4 (k1 k2 k3 k7); TF floor 2
-// (k2 k7). CMP-01 1/7 (+1 error; k8's pass counts here), CMP-02 1/2, EXC-01 1/3, ORD-02 1/2
-// (+1 n/a). vs replica (all): both accept 2 (k4 k9), gap 2, reverse 1 (k5), both reject 2,
-// excluded 3 (k6 k8 k10). vs original (all): both accept 0, gap 2, reverse 2 (k5 k9), both
-// reject 2, excluded 4 (k4 k6 k8 k10).
+// Strict, judged = k1 k2 k3 k4 k5 k7 k9 (7); any violation 4 (k1 k2 k3 k7); TF floor 2 (k2 k7).
+// Replica-accepted judged: k1 k2 k4 k9 (4): any 2, floor 1 (k2), the same in every robustness
+// row. Original-accepted judged: k1 k2 (2): any 2, floor 1. Findings: value_over_bound,
+// input_modified, nondeterministic, class_mismatch 1/7 each (replica-accepted: 1/4, 1/4, 0/4,
+// 0/4). CMP-01 1/6 (+1 error; k8 timed out, so its pass is not counted), CMP-02 1/2, EXC-01
+// 1/3, ORD-02 1/2 (+1 n/a). fast-math: k1 passes (1 judged, replica-accepted). vs replica
+// (all): both accept 2 (k4 k9), gap 2, reverse 1 (k5), both reject 2, excluded 3 (k6 k8 k10).
+// vs original (all): both accept 0, gap 2, reverse 2 (k5 k9), both reject 2, excluded 4 (k4
+// k6 k8 k10).
 #pragma once
 
 #include <optional>
@@ -30,6 +35,8 @@ inline const std::string kMarkupId = "B/z<x>&\"y\"/P9";  // sorts after B/k5
 struct SpecVerdict {
   std::string gate, verdict;
   std::optional<double> ratio;
+  Finding finding = Finding::kNone;
+  ProbeScope scope = ProbeScope::kReference;
 };
 
 struct KernelSpec {
@@ -47,12 +54,13 @@ inline std::vector<KernelSpec> report_specs() {
   // clang-format off
   return {
       {"A/k1", "A", "elementwise", true, "accepted", "accepted", KernelStatus::kOk, "",
-       {{"CMP-01", "fail", 3.0}, {"CMP-02", "pass", 0.01}, {"EXC-01", "pass", std::nullopt},
+       {{"CMP-01", "fail", 3.0, Finding::kValueOverBound}, {"CMP-02", "pass", 0.01}, {"EXC-01", "pass", std::nullopt},
         {"ORD-02", "pass", 0.0}}},
       {"A/k2", "A", "reduction", true, "accepted", "accepted", KernelStatus::kOk, "",
-       {{"CMP-01", "pass", 0.5}, {"CMP-02", "fail", 100.0}}},
+       {{"CMP-01", "pass", 0.5}, {"CMP-02", "fail", 100.0, Finding::kInputModified}}},
       {"A/k3", "A", "reduction", false, "rejected", "rejected", KernelStatus::kOk, "",
-       {{"CMP-01", "pass", 0.001}, {"ORD-02", "fail", 2.0}}},
+       {{"CMP-01", "pass", 0.001},
+        {"ORD-02", "fail", 2.0, Finding::kNondeterministic, ProbeScope::kRepeat}}},
       {"B/k4", "B", "elementwise", true, std::nullopt, "accepted", KernelStatus::kOk, "",
        {{"CMP-01", "pass", 1.0}, {"EXC-01", "pass", std::nullopt},
         {"ORD-02", "not_applicable", std::nullopt}}},
@@ -61,7 +69,8 @@ inline std::vector<KernelSpec> report_specs() {
       {"B/k6", "B", "matmul", true, std::nullopt, std::nullopt, KernelStatus::kCrash,
        "worker died: SIGSEGV", {}},
       {"B/k7", "B", "matmul", true, "compile_error", "rejected", KernelStatus::kOk, "",
-       {{"EXC-01", "fail", std::nullopt}, {"CMP-01", "error", std::nullopt}}},
+       {{"EXC-01", "fail", std::nullopt, Finding::kClassMismatch, ProbeScope::kValues},
+        {"CMP-01", "error", std::nullopt}}},
       {"B/k8", "B", "matmul", true, "accepted", "accepted", KernelStatus::kTimeout,
        "call timed out after 60000 ms", {{"CMP-01", "pass", 1e-7}}},
       {kMarkupId, "B", "elementwise", true, "rejected", "accepted", KernelStatus::kOk, "",
@@ -104,6 +113,8 @@ inline void write_report_store(const std::string& path) {
       rec.verdict = v.verdict;
       rec.reason = v.verdict == "error" ? "judge error" : "";
       rec.worst_ratio = v.ratio;
+      rec.finding = v.finding;
+      rec.scope = v.scope;
       if (v.gate == "CMP-01") rec.evidence_json = R"({"summary": "tightest element within tau"})";
       o.verdicts.push_back(rec);
     }

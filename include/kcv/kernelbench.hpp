@@ -1,0 +1,295 @@
+// File: include/kcv/kernelbench.hpp
+// A KernelBench problem (a reference `Model` with `get_inputs`, a candidate `ModelNew`) through
+// the one pipeline of kcv/pipeline.hpp. The parts:
+//  - ModuleProbes plans each gate from the problem's facts, which the trusted reference worker
+//    learns at load (size constants and which function reads them, traced reductions and the
+//    constant that sets each length, min/max ops, random draws, repeatability): no op class is
+//    guessed from a problem name and no semantics from source text;
+//  - ModelOracle draws get_inputs() in the reference worker under the probe's seed and constants,
+//    applies the probe's transforms here (value distribution, special values, layout view), and
+//    runs Model in fp64 under the profile's semantics plus fp32 eager for the bound;
+//  - ModuleRunner calls ModelNew in the candidate worker; the buffer audit is the executor's.
+// verify_module runs one corpus row end to end: loads, the reference-shape check (kernel
+// statuses), KernelBench's own check (the replica), then every gate under every profile.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kcv/audit.hpp"
+#include "kcv/executor.hpp"
+#include "kcv/pipeline.hpp"
+#include "kcv/worker.hpp"
+
+namespace kcv::kb {
+
+using Constants = std::map<std::string, int64_t>;
+
+// ------------------------------------------------------------------------------------------
+// What the reference worker says about a problem (docs/06 §7.1-7.2)
+
+struct SizeConstant {
+  std::string name;
+  int64_t value = 0;
+  bool in_get_inputs = false;  // get_inputs reads it
+  bool in_init = false;        // get_init_inputs reads it (a weight's shape)
+};
+
+enum class ReductionKind { kSum, kDot, kNorm, kCompare, kScan };
+std::string_view reduction_kind_name(ReductionKind k);
+
+struct TracedReduction {
+  std::string op;
+  ReductionKind kind = ReductionKind::kSum;
+  int64_t length = 0;    // terms per output element
+  std::string constant;  // the size constant that sets the length; empty: none found
+};
+
+struct ProblemFacts {
+  std::vector<SizeConstant> constants;
+  std::vector<TracedReduction> reductions;
+  bool minmax = false;      // an op whose NaN result depends on max/min semantics
+  bool stochastic = false;  // random draws in forward
+  bool repeatable = true;   // three fp32 forwards bitwise equal
+  std::vector<std::string> ops;
+  std::vector<uint64_t> trial_seeds;  // KernelBench's five trial seeds
+  std::string json;                   // the facts object as the worker sent it
+};
+
+struct ModuleArg {
+  bool tensor = false;
+  DType dtype = DType::kF32;
+  Shape shape;
+};
+
+struct ModuleProblem {
+  std::vector<ModuleArg> inputs;  // get_inputs() items in order; non-tensors stay in the worker
+  std::vector<OutputSpec> outputs;
+  Constants constants;
+  ProblemFacts facts;
+  std::string device;  // "cpu" or "cuda"
+  bool sized_on_meta = false;
+
+  std::vector<OutputSpec> tensor_inputs() const;
+  int64_t io_bytes() const;  // inputs + outputs
+};
+
+/// The `problem` of a reference worker's load reply (plus its `device`); an Error names the field.
+Expected<ModuleProblem> parse_problem(std::string_view load_reply_json);
+
+// ------------------------------------------------------------------------------------------
+// Typed calls (docs/06 §7.3)
+
+enum class TaskKind { kDraw, kForget, kReference64, kReference32, kRun, kDescribe };
+enum class Autocast { kNone, kF16, kBF16 };
+
+struct Task {
+  TaskKind kind = TaskKind::kRun;
+  uint64_t seed = 0;
+  bool keep = false;                     // draw
+  bool nan_number = false;               // reference64: maxNum max/min (else NaN propagates)
+  bool flush_subnormals = false;         // reference64: FTZ/DAZ at op granularity
+  bool cudnn_tf32 = false;               // reference32
+  bool matmul_tf32 = false;              // reference32
+  Autocast autocast = Autocast::kNone;   // reference32
+  int concurrency = 1;                   // run
+  int autotune_config = -1;              // run
+  bool poison = false;                   // run: the call's sentinel in fresh allocations
+  int64_t device_guard = 0;              // run: guard bytes around device input copies
+  uint64_t guard_seed = 0;               // run
+  std::optional<uint64_t> shuffle_seed;  // run
+};
+
+/// The request's task object; `sentinel_seed` gives the poison patterns (the executor's
+/// sentinel of each dtype for that seed, so unwritten elements match its audit).
+std::string task_json(const Task& task, uint64_t sentinel_seed);
+
+// ------------------------------------------------------------------------------------------
+// The kernel's workers
+
+struct WorkerSetup {
+  std::vector<std::string> command;  // argv of `python -m kcv.worker`
+  std::string reference_code;
+  std::string candidate_code;
+  std::string device = "auto";
+  std::string cache_dir;
+  std::string name;                  // the row id (echoed by the worker)
+  uint64_t seed = 42;                // the load seed (model init, the load's own draw)
+  int64_t memory_limit_bytes = 0;
+  int load_timeout_ms = 900000;
+  int64_t size_on_meta_over = 0;     // reference loads: size on meta over this many bytes
+  /// Load requests of another kind (a JSON object each; kcv.verify's "pickle" loads, docs/06
+  /// §7.5); empty: kernelbench loads made from the codes above.
+  std::string reference_load_json;
+  std::string candidate_load_json;
+};
+
+enum class Role { kReference, kCandidate };
+
+/// The reference and candidate workers of one kernel: a pair kept at the judge shape and a pair
+/// moved between the other shapes by reloading (a warm worker takes another shape in a fraction
+/// of a start). Lazily started; a failed load is an Error with the worker's message.
+class ModuleWorkers {
+ public:
+  /// `other_shape_budget` > 0: a reference load at a shape other than the base sizes the problem
+  /// on meta and stops there over this many bytes of inputs + outputs (problem().sized_on_meta).
+  ModuleWorkers(WorkerSetup setup, Constants base, int64_t other_shape_budget);
+  ~ModuleWorkers();
+  ModuleWorkers(const ModuleWorkers&) = delete;
+  ModuleWorkers& operator=(const ModuleWorkers&) = delete;
+
+  /// The worker of `role` loaded at `constants` (merged over the base), and its load reply.
+  Expected<WorkerExecutor*> worker(Role role, const Constants& constants);
+  /// The reference's problem description at `constants` (from its load reply).
+  Expected<const ModuleProblem*> problem(const Constants& constants);
+  const Constants& base() const { return base_; }
+  Constants merged(const Constants& constants) const;
+  const WorkerSetup& setup() const { return setup_; }
+  int starts() const;  // worker processes started so far (restarts included)
+  /// What the executors check a worker's load reply against (name and op); never called.
+  Candidate& stub() { return *stub_; }
+  /// The load reply (JSON text) of `role`'s worker at the judge shape; empty before it loaded.
+  std::string base_load_reply(Role role) const;
+
+ private:
+  struct Slot;
+  Slot& slot(Role role, bool at_base);
+  WorkerSetup setup_;
+  Constants base_;
+  int64_t other_shape_budget_ = 0;
+  std::unique_ptr<Candidate> stub_;
+  std::vector<std::unique_ptr<Slot>> slots_;  // [reference base, reference other, candidate base, candidate other]
+};
+
+// ------------------------------------------------------------------------------------------
+// The error model (docs/08_audit.md §3): tau = u_out |y*| + 4 E, E eager fp32's own error
+
+struct EagerScale {
+  double e = 0;                 // worst |y32 - y*| over elements finite in both, floored
+  int64_t informative = 0;      // elements finite in both and not exact zeros of both
+};
+/// E of one output from one eager run (y32) against the fp64 value (y*).
+EagerScale eager_scale(DType out_dtype, const std::vector<double>& value, const HostTensor& eager);
+/// Fewer informative elements than this: the scale pools the eager runs of more seeds.
+inline constexpr int64_t kMinInformative = 32;
+inline constexpr double kEagerMultiple = 4.0;
+/// The reason no value claim is made, or empty: eager fp32 is off by more than 1/16 of RMS(y*),
+/// or 4E is looser than KernelBench's allclose(1e-2, 1e-2) at RMS(y*).
+std::string no_claim_reason(double e, double rms_value);
+
+// ------------------------------------------------------------------------------------------
+// The pipeline parts
+
+struct ModuleConfig {
+  int call_timeout_ms = 120000;
+  int64_t probe_budget_bytes = int64_t{256} << 20;  // other shapes: inputs + outputs at most this
+  bool declared_deterministic = true;               // the row's contract (default: declared)
+  std::optional<DType> declared_precision;          // f16 / bf16 accumulation the row declares
+  int autotune_configs = 0;                         // the most configs of a candidate's autotuner
+  uint64_t forward_seed = 42;                       // torch.manual_seed before every forward
+};
+
+class ModuleProbes final : public ProbeSource {
+ public:
+  ModuleProbes(const ModuleProblem& problem, Constants base, ModuleConfig config);
+  const OpSignature& signature() const override { return sig_; }
+  std::string not_applicable_reason(GateId id, const Contract& contract) const override;
+  std::vector<Probe> plan(GateId id, const Contract& contract, uint64_t seed) const override;
+  ProbeScope scope_of(const Probe& probe) const override;
+  std::vector<Probe> simplifications(const Probe& failing, const Contract& contract) const override;
+
+ private:
+  const ModuleProblem& problem_;
+  Constants base_;
+  ModuleConfig config_;
+  OpSignature sig_;
+};
+
+class ModelOracle final : public Oracle {
+ public:
+  ModelOracle(ModuleWorkers& workers, ModuleConfig config);
+  ~ModelOracle() override;
+  Expected<ProbeInputs> make_inputs(const Probe& probe) override;
+  Expected<OracleResult> evaluate(const Probe& probe, const ProbeInputs& inputs, const Contract& contract) override;
+
+ private:
+  struct Cache;
+  /// E per output pooled over the eager runs of up to kPoolSeeds more draws of the probe's shape.
+  Expected<std::vector<double>> pool_scale(const Probe& probe, const ModuleProblem& problem);
+  ModuleWorkers& workers_;
+  ModuleConfig config_;
+  std::unique_ptr<Cache> cache_;
+};
+
+class ModuleRunner final : public CandidateRunner {
+ public:
+  ModuleRunner(ModuleWorkers& workers, ModuleConfig config);
+  std::string_view name() const override { return "kernelbench worker"; }
+  ProbeOutcome run(const Probe& probe, const ProbeInputs& inputs, const Contract& contract) override;
+  Expected<ResourceFacts> resources() override;
+  std::string exhausted() const override;
+
+  /// One plain call (zero-filled buffers, no poison: KernelBench's own conditions) for the
+  /// replica, with torch.manual_seed(seed) before the forward.
+  CallRecord run_plain(const std::vector<HostTensor>& inputs, const std::vector<OutputSpec>& outputs, uint64_t seed);
+
+ private:
+  CallRecord call(WorkerExecutor& w, const ProbeInputs& inputs, const std::vector<OutputSpec>& outputs,
+                  const Task& task, CallOptions options);
+  ModuleWorkers& workers_;
+  ModuleConfig config_;
+  int timeouts_ = 0;
+  uint64_t calls_ = 0;
+};
+
+// ------------------------------------------------------------------------------------------
+// One corpus row
+
+struct ModuleRow {
+  std::string id;
+  std::string reference_code;
+  std::string candidate_code;
+  std::string reference_load_json;  // instead of the codes: load requests of another kind
+  std::string candidate_load_json;
+  std::optional<bool> deterministic;  // the row's contract; default: declared where it can hold
+  std::optional<ProfileId> profile;   // the row's declared profile (reported; every profile is judged)
+  std::optional<DType> accumulator;   // the row's declared accumulation precision (f16, bf16)
+};
+
+struct ModuleRunOptions {
+  WorkerSetup workers;                // command, device, cache, limits (codes and name: from the row)
+  Constants base;                     // the judge shape (a reduced shape), empty: the reference's
+  std::vector<ProfileId> profiles;    // empty: all five
+  uint64_t seed = 0x6b6376;
+  int call_timeout_ms = 120000;
+  int64_t kernel_timeout_ms = 900000; // after the loads
+  int64_t probe_budget_bytes = int64_t{256} << 20;
+  bool shrink = true;
+  std::function<void(std::string_view)> progress;
+};
+
+struct ModuleOutcome {
+  audit::KernelOutcome outcome;       // status, message, replica verdict, verdict records
+  ModuleProblem problem;              // as the reference described it (facts included)
+  std::map<std::string, double> timings;  // seconds: load, replica, gates, total
+  bool out_of_memory = false;         // a harness error the orchestrator retries alone
+};
+
+ModuleOutcome verify_module(const ModuleRow& row, const ModuleRunOptions& options);
+
+/// `kcv replay` of an audit failure: the recorded probe run once more on `row` under the
+/// recorded profile, and whether it fails the same way (the same finding, and for a value the
+/// same element with the same candidate bits).
+struct ReplayOutcome {
+  GateResult result;
+  bool reproduced = false;  // fails with the recorded finding at the recorded element
+  std::string detail;       // what differs, when it does not reproduce
+};
+Expected<ReplayOutcome> replay_verdict(const ModuleRow& row, const audit::VerdictRecord& recorded,
+                                       const ModuleRunOptions& options);
+
+}  // namespace kcv::kb

@@ -1,0 +1,149 @@
+// File: python/src/core_kernelbench.cpp
+// kcv._core.verify_module: one KernelBench corpus row through the C++ pipeline
+// (include/kcv/kernelbench.hpp), for the Python orchestrator. The orchestrator keeps what only
+// it can (scheduling, host-memory and GPU admission, the store); everything that decides a
+// verdict (plans, inputs, the fp64 oracle's bound, the replica, the judges, folding, shrinking)
+// runs here, without the GIL. The result is the store's outcome as a dict that Store.record
+// takes as it is, plus the reference's facts, timings and the out-of-memory flag.
+#include <nanobind/stl/function.h>
+#include <nanobind/stl/map.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <fmt/format.h>
+
+#include "core_common.hpp"
+#include "kcv/kernelbench.hpp"
+
+namespace kcv::py {
+namespace {
+
+std::string row_string(const nb::dict& row, const char* key, bool required) {
+  if (!row.contains(key)) {
+    if (required) throw nb::value_error(fmt::format("row: no \"{}\"", key).c_str());
+    return {};
+  }
+  nb::handle v = row[key];
+  if (!nb::isinstance<nb::str>(v)) throw nb::value_error(fmt::format("row[\"{}\"]: expected a string", key).c_str());
+  return nb::cast<std::string>(v);
+}
+
+// The row's optional "contract": {"deterministic": bool, "profile": name, "accumulator": dtype}.
+void read_contract(const nb::dict& row, kb::ModuleRow& out) {
+  if (!row.contains("contract") || row["contract"].is_none()) return;
+  if (!nb::isinstance<nb::dict>(row["contract"])) throw nb::value_error("row[\"contract\"]: expected an object");
+  nb::dict c = nb::cast<nb::dict>(row["contract"]);
+  if (c.contains("deterministic")) out.deterministic = nb::cast<bool>(c["deterministic"]);
+  if (c.contains("profile")) {
+    auto p = parse_profile(nb::cast<std::string>(c["profile"]));
+    if (!p) throw nb::value_error(("row[\"contract\"][\"profile\"]: " + p.error().message).c_str());
+    out.profile = *p;
+  }
+  if (c.contains("accumulator")) {
+    const DType t = dtype_from_string(nb::cast<std::string>(c["accumulator"]), "row[\"contract\"][\"accumulator\"]");
+    if (t == DType::kF16 || t == DType::kBF16) out.accumulator = t;
+  }
+}
+
+nb::dict record_dict(const audit::VerdictRecord& v) {
+  nb::dict d;
+  d["gate"] = v.gate;
+  d["profile"] = v.profile;
+  d["verdict"] = v.verdict;
+  d["reason"] = v.reason;
+  d["worst_ratio"] = v.worst_ratio ? nb::cast(*v.worst_ratio) : nb::none();
+  d["bits_lost"] = v.bits_lost ? nb::cast(*v.bits_lost) : nb::none();
+  d["evidence_json"] = v.evidence_json;
+  d["probe_token"] = v.probe_token;
+  d["finding"] = std::string(finding_name(v.finding));
+  d["scope"] = std::string(scope_name(v.scope));
+  return d;
+}
+
+nb::dict outcome_dict(const kb::ModuleOutcome& r) {
+  const audit::KernelOutcome& o = r.outcome;
+  nb::dict d;
+  d["kernel_id"] = o.kernel_id;
+  d["status"] = std::string(audit::status_name(o.status));
+  d["message"] = o.message;
+  d["replica_verdict"] = o.replica_verdict ? nb::cast(*o.replica_verdict) : nb::none();
+  nb::list verdicts;
+  for (const audit::VerdictRecord& v : o.verdicts) verdicts.append(record_dict(v));
+  d["verdicts"] = verdicts;
+  d["op_class"] = o.op_class;
+  d["determinism_declared"] = o.determinism_declared ? nb::cast(*o.determinism_declared) : nb::none();
+  d["facts"] = o.facts_json.empty() ? std::string("{}") : o.facts_json;
+  nb::dict timings;
+  for (const auto& [k, v] : r.timings) timings[k.c_str()] = v;
+  d["timings"] = timings;
+  d["out_of_memory"] = r.out_of_memory;
+  return d;
+}
+
+nb::dict verify_module(nb::dict row, std::vector<std::string> worker_command, std::string device,
+                       std::string cache_dir, int64_t memory_limit_bytes, double load_timeout_s,
+                       double call_timeout_s, double kernel_timeout_s, std::vector<std::string> profiles,
+                       uint64_t seed, std::map<std::string, int64_t> base_constants, int64_t probe_budget_bytes,
+                       bool shrink, std::optional<nb::callable> progress) {
+  kb::ModuleRow r;
+  r.id = row_string(row, "id", true);
+  const bool loads = row.contains("reference_load") && row.contains("candidate_load");
+  if (loads) {  // kcv.verify: load requests of another kind (docs/06 §7.5)
+    r.reference_load_json = to_json_text(row["reference_load"]);
+    r.candidate_load_json = to_json_text(row["candidate_load"]);
+  } else {
+    r.reference_code = row_string(row, "reference_code", true);
+    r.candidate_code = row_string(row, "candidate_code", true);
+  }
+  read_contract(row, r);
+  kb::ModuleRunOptions o;
+  o.workers.command = std::move(worker_command);
+  o.workers.device = std::move(device);
+  o.workers.cache_dir = std::move(cache_dir);
+  o.workers.memory_limit_bytes = memory_limit_bytes;
+  o.workers.load_timeout_ms = static_cast<int>(load_timeout_s * 1000);
+  o.call_timeout_ms = static_cast<int>(call_timeout_s * 1000);
+  o.kernel_timeout_ms = static_cast<int64_t>(kernel_timeout_s * 1000);
+  for (const std::string& name : profiles) {
+    auto p = parse_profile(name);
+    if (!p) throw nb::value_error(("profiles: " + p.error().message).c_str());
+    o.profiles.push_back(*p);
+  }
+  o.seed = seed;
+  o.base = std::move(base_constants);
+  o.probe_budget_bytes = probe_budget_bytes;
+  o.shrink = shrink;
+  if (progress) {
+    o.progress = [cb = *progress](std::string_view line) {
+      nb::gil_scoped_acquire held;
+      try {
+        cb(std::string(line));
+      } catch (const nb::python_error&) {  // a broken progress display must not stop a verdict
+      }
+    };
+  }
+  kb::ModuleOutcome result;
+  {
+    nb::gil_scoped_release unlocked;
+    result = kb::verify_module(r, o);
+  }
+  return outcome_dict(result);
+}
+
+}  // namespace
+
+void bind_kernelbench(nb::module_& m) {
+  m.def("verify_module", &verify_module, nb::arg("row"), nb::kw_only(), nb::arg("worker_command"),
+        nb::arg("device") = "auto", nb::arg("cache_dir") = "", nb::arg("memory_limit_bytes") = 0,
+        nb::arg("load_timeout_s") = 900.0, nb::arg("call_timeout_s") = 120.0, nb::arg("kernel_timeout_s") = 900.0,
+        nb::arg("profiles") = std::vector<std::string>{}, nb::arg("seed") = uint64_t{0x6b6376},
+        nb::arg("base_constants") = std::map<std::string, int64_t>{},
+        nb::arg("probe_budget_bytes") = int64_t{256} << 20, nb::arg("shrink") = true,
+        nb::arg("progress") = nb::none(),
+        "Verifies one KernelBench row (id, reference_code, candidate_code, optional contract) through the\n"
+        "C++ pipeline: loads, KernelBench's check, every gate under every profile. Returns the store\n"
+        "outcome dict (Store.record takes it) with 'timings' and 'out_of_memory'.");
+}
+
+}  // namespace kcv::py

@@ -1,0 +1,54 @@
+// File: src/kernelbench/model_bound.cpp
+// The error model of an opaque module (docs/08_audit.md §3): E is what PyTorch eager fp32 itself
+// gets wrong on the probe's very inputs, floored at one output rounding of the RMS; tau =
+// u_out |y*| + 4 E. A reordering of sums or a fused epilogue stays within 4 E; a silent downcast
+// (bf16, fp16, TF32) costs 2^8 to 2^13 times E. Where E itself is comparable to the output, or
+// looser than KernelBench's own allclose, no value claim is made at all.
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "kcv/kernelbench.hpp"
+
+namespace kcv::kb {
+namespace {
+
+constexpr double kClaimFraction = 1.0 / 16;  // E above RMS(y*)/16: fp32 itself is lost
+constexpr double kKernelBenchTol = 1e-2;     // allclose(atol = rtol = 1e-2), KernelBench v0/v0.1
+
+}  // namespace
+
+EagerScale eager_scale(DType out_dtype, const std::vector<double>& value, const HostTensor& eager) {
+  EagerScale s;
+  if (!is_floating(out_dtype)) return s;
+  double worst = 0;
+  double sum_sq = 0;
+  int64_t finite = 0;
+  const int64_t n = std::min<int64_t>(eager.numel(), static_cast<int64_t>(value.size()));
+  for (int64_t i = 0; i < n; ++i) {
+    const double v = value[static_cast<std::size_t>(i)];
+    const double e = eager.value_at(i);
+    if (!std::isfinite(v) || !std::isfinite(e)) continue;
+    worst = std::max(worst, std::fabs(e - v));
+    sum_sq += v * v;
+    ++finite;
+    if (!(v == 0 && e == 0)) ++s.informative;
+  }
+  const double rms = finite == 0 ? 0.0 : std::sqrt(sum_sq / static_cast<double>(finite));
+  s.e = std::max(worst, unit_roundoff(out_dtype) * rms);
+  return s;
+}
+
+std::string no_claim_reason(double e, double rms_value) {
+  if (e > kClaimFraction * rms_value) {
+    return fmt::format("no fp64 claim: fp32 eager itself is off by E = {:.3g}, more than 1/16 of RMS(y*) = {:.3g}",
+                       e, rms_value);
+  }
+  if (kEagerMultiple * e > kKernelBenchTol * (1 + rms_value)) {
+    return fmt::format("no fp64 claim: the bound 4E = {:.3g} is looser than KernelBench's allclose(1e-2, 1e-2) "
+                       "at RMS(y*) = {:.3g}", kEagerMultiple * e, rms_value);
+  }
+  return {};
+}
+
+}  // namespace kcv::kb

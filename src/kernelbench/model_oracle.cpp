@@ -1,0 +1,310 @@
+// File: src/kernelbench/model_oracle.cpp
+// ModelOracle: the trusted reference worker draws get_inputs() under the probe's seed and
+// constants, the probe's transforms are applied here, and the reference runs Model in fp64
+// (the value) and fp32 eager (the bound's scale E, and the declared result PRC judges against).
+// The profile decides the semantics:
+//  - eager's TF32 flags are the profile's own (tf32_conv for cuDNN, tf32_dot for matmul), and a
+//    profile's E is never below strict's: what it sanctions never tightens the bound;
+//  - the EXC probes get a second fp64 run as the alternative where the profile permits a
+//    relaxation (maxNum max/min where the reference has such ops; FTZ), so either class passes;
+//  - a row that declares f16/bf16 accumulation gets eager under autocast as its declared result.
+// A reference that raises on a probe's input refuses the probe (a view it does not take); any
+// other trusted-side failure is an Error (a harness failure). A probe whose outputs hold fewer
+// than kMinInformative informative elements pools E over the eager runs of more seeds.
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "kcv/kernelbench.hpp"
+#include "kcv/op_pipeline.hpp"
+#include "kernelbench/calls.hpp"
+#include "kernelbench/transforms.hpp"
+
+namespace kcv::kb {
+namespace {
+
+constexpr int kPoolSeeds = 7;  // extra draws at most, for a probe with too few informative elements
+
+struct EagerFlags {
+  bool cudnn = false;
+  bool matmul = false;
+  Autocast autocast = Autocast::kNone;
+  bool operator==(const EagerFlags&) const = default;
+};
+
+EagerFlags flags_of(const Profile& p, bool on_cpu) {
+  if (on_cpu) return {};  // no TF32 on the CPU: the flags-off run stands for every profile
+  return EagerFlags{p.tf32_conv, p.tf32_dot, Autocast::kNone};
+}
+
+std::vector<OutputSpec> as_f64(const std::vector<OutputSpec>& outputs) {
+  std::vector<OutputSpec> out = outputs;
+  for (OutputSpec& o : out) {
+    if (is_floating(o.dtype)) o.dtype = DType::kF64;
+  }
+  return out;
+}
+
+double rms_of(const std::vector<double>& v) {
+  double sum = 0;
+  int64_t n = 0;
+  for (double x : v) {
+    if (!std::isfinite(x)) continue;
+    sum += x * x;
+    ++n;
+  }
+  return n == 0 ? 0.0 : std::sqrt(sum / static_cast<double>(n));
+}
+
+}  // namespace
+
+// What one probe's trusted runs gave; kept while the pipeline judges the probe's profiles.
+struct ModelOracle::Cache {
+  std::string token;
+  std::map<std::pair<bool, bool>, std::vector<std::vector<double>>> fp64;  // (nan_number, flush)
+  std::map<std::tuple<bool, bool, int>, std::vector<HostTensor>> eager;     // flags
+  std::optional<std::vector<double>> pooled_e;                              // per output
+  std::string refused;
+  // The last draw (shape, seed): consecutive probes of one shape share it.
+  std::optional<std::pair<Constants, uint64_t>> draw_key;
+  std::vector<HostTensor> drawn;
+};
+
+ModelOracle::ModelOracle(ModuleWorkers& workers, ModuleConfig config)
+    : workers_(workers), config_(std::move(config)), cache_(std::make_unique<Cache>()) {}
+
+ModelOracle::~ModelOracle() = default;
+
+namespace {
+
+CallOptions reference_options(const ModuleConfig& c, uint64_t salt) {
+  CallOptions o;
+  o.timeout_ms = c.call_timeout_ms;
+  o.sentinel_seed = mix_seed(0x7265660aULL, salt);
+  return o;
+}
+
+}  // namespace
+
+Expected<ProbeInputs> ModelOracle::make_inputs(const Probe& probe) {
+  const bool at_base = workers_.merged(probe.sizes) == workers_.merged({});
+  auto problem = workers_.problem(probe.sizes);
+  if (!problem) {
+    if (at_base) return problem.error();
+    return ProbeInputs{{}, {}, "the reference does not load at this shape: " + problem.error().message};
+  }
+  const ModuleProblem& p = **problem;
+  if (p.sized_on_meta) {
+    return ProbeInputs{{}, {}, fmt::format("inputs + outputs of {:.1f} MiB at this shape exceed the probe "
+                                           "budget of {:.0f} MiB", static_cast<double>(p.io_bytes()) / (1 << 20),
+                                           static_cast<double>(config_.probe_budget_bytes) / (1 << 20))};
+  }
+  const std::pair<Constants, uint64_t> key{workers_.merged(probe.sizes), probe.seed};
+  if (cache_->draw_key != key) {
+    auto w = workers_.worker(Role::kReference, probe.sizes);
+    if (!w) return w.error();
+    Task draw;
+    draw.kind = TaskKind::kDraw;
+    draw.seed = probe.seed;
+    const CallRecord rec = call_task(**w, workers_.stub(), {}, p.tensor_inputs(), draw,
+                                     reference_options(config_, probe.seed));
+    if (rec.status != CallStatus::kOk) {
+      const std::string why = "the reference's get_inputs() failed: " + describe_call(rec);
+      if (at_base) return make_error(ErrorCode::kInternal, why, "reference worker");
+      return ProbeInputs{{}, {}, why};
+    }
+    cache_->drawn = contiguous_outputs(rec);
+    cache_->draw_key = key;
+  }
+  return ProbeInputs{transform_inputs(probe, cache_->drawn), p.outputs, {}};
+}
+
+namespace {
+
+// fp64 values of a reference64 call's outputs (f64 views: exact).
+std::vector<std::vector<double>> values_of(const CallRecord& rec) {
+  std::vector<std::vector<double>> out;
+  for (const HostTensor& t : rec.outputs) out.push_back(t.to_f64());
+  return out;
+}
+
+}  // namespace
+
+Expected<std::vector<double>> ModelOracle::pool_scale(const Probe& probe, const ModuleProblem& p) {
+  auto w = workers_.worker(Role::kReference, probe.sizes);
+  if (!w) return w.error();
+  std::vector<double> e(p.outputs.size(), 0.0);
+  std::vector<int64_t> informative(p.outputs.size(), 0);
+  for (int k = 1; k <= kPoolSeeds; ++k) {
+    Probe other = probe;
+    other.seed = mix_seed(probe.seed, 1000 + static_cast<uint64_t>(k));
+    Task draw;
+    draw.kind = TaskKind::kDraw;
+    draw.seed = other.seed;
+    const CallRecord drawn = call_task(**w, workers_.stub(), {}, p.tensor_inputs(), draw,
+                                       reference_options(config_, other.seed));
+    if (drawn.status != CallStatus::kOk) break;  // the probe's own scale stands
+    const std::vector<HostTensor> inputs = transform_inputs(other, contiguous_outputs(drawn));
+    Task t64;
+    t64.kind = TaskKind::kReference64;
+    t64.seed = other.seed;
+    const CallRecord r64 = call_task(**w, workers_.stub(), inputs, as_f64(p.outputs), t64,
+                                     reference_options(config_, other.seed + 1));
+    Task t32;
+    t32.kind = TaskKind::kReference32;
+    t32.seed = other.seed;
+    const CallRecord r32 = call_task(**w, workers_.stub(), inputs, p.outputs, t32,
+                                     reference_options(config_, other.seed + 2));
+    if (r64.status != CallStatus::kOk || r32.status != CallStatus::kOk) break;
+    bool enough = true;
+    for (std::size_t o = 0; o < p.outputs.size(); ++o) {
+      const EagerScale s = eager_scale(p.outputs[o].dtype, r64.outputs[o].to_f64(), r32.outputs[o]);
+      e[o] = std::max(e[o], s.e);
+      informative[o] += s.informative;
+      enough = enough && informative[o] >= kMinInformative;
+    }
+    if (enough) break;
+  }
+  return e;
+}
+
+Expected<OracleResult> ModelOracle::evaluate(const Probe& probe, const ProbeInputs& inputs,
+                                             const Contract& contract) {
+  const std::string token = probe_to_token(probe);
+  if (cache_->token != token) {
+    cache_->token = token;
+    cache_->fp64.clear();
+    cache_->eager.clear();
+    cache_->pooled_e.reset();
+    cache_->refused.clear();
+  }
+  if (!cache_->refused.empty()) return OracleResult{{}, false, cache_->refused, {}};
+  auto w = workers_.worker(Role::kReference, probe.sizes);
+  if (!w) return w.error();
+  auto problem = workers_.problem(probe.sizes);
+  if (!problem) return problem.error();
+  const ModuleProblem& p = **problem;
+  const bool on_cpu = p.device != "cuda";
+  const Profile& prof = profile(contract.profile);
+
+  // One fp64 run per semantics, one eager run per flag set; an exception refuses the probe.
+  const auto fp64 = [&](bool nan_number, bool flush) -> Expected<const std::vector<std::vector<double>>*> {
+    auto it = cache_->fp64.find({nan_number, flush});
+    if (it != cache_->fp64.end()) return &it->second;
+    Task t;
+    t.kind = TaskKind::kReference64;
+    t.seed = probe.seed;
+    t.nan_number = nan_number;
+    t.flush_subnormals = flush;
+    const CallRecord rec = call_task(**w, workers_.stub(), inputs.tensors, as_f64(p.outputs), t,
+                                     reference_options(config_, probe.seed + 1));
+    if (rec.status == CallStatus::kException || rec.status == CallStatus::kKernelError) {
+      cache_->refused = "the reference raises on this input: " + describe_call(rec);
+      return nullptr;
+    }
+    if (rec.status != CallStatus::kOk) {
+      return make_error(ErrorCode::kInternal, "reference64: " + describe_call(rec), "reference worker");
+    }
+    return &cache_->fp64.emplace(std::pair{nan_number, flush}, values_of(rec)).first->second;
+  };
+  const auto eager = [&](EagerFlags f) -> Expected<const std::vector<HostTensor>*> {
+    const auto key = std::tuple{f.cudnn, f.matmul, static_cast<int>(f.autocast)};
+    auto it = cache_->eager.find(key);
+    if (it != cache_->eager.end()) return &it->second;
+    Task t;
+    t.kind = TaskKind::kReference32;
+    t.seed = probe.seed;
+    t.cudnn_tf32 = f.cudnn;
+    t.matmul_tf32 = f.matmul;
+    t.autocast = f.autocast;
+    const CallRecord rec = call_task(**w, workers_.stub(), inputs.tensors, p.outputs, t,
+                                     reference_options(config_, probe.seed + 2));
+    if (rec.status == CallStatus::kException || rec.status == CallStatus::kKernelError) {
+      cache_->refused = "the reference raises on this input: " + describe_call(rec);
+      return nullptr;
+    }
+    if (rec.status != CallStatus::kOk) {
+      return make_error(ErrorCode::kInternal, "reference32: " + describe_call(rec), "reference worker");
+    }
+    return &cache_->eager.emplace(key, contiguous_outputs(rec)).first->second;
+  };
+  const auto refused = [&] { return OracleResult{{}, false, cache_->refused, {}}; };
+
+  auto value = fp64(false, false);
+  if (!value) return value.error();
+  if (*value == nullptr) return refused();
+  const EagerFlags strict_flags{};
+  auto eager_strict = eager(strict_flags);
+  if (!eager_strict) return eager_strict.error();
+  if (*eager_strict == nullptr) return refused();
+  const EagerFlags profile_flags = flags_of(prof, on_cpu);
+  const std::vector<HostTensor>* eager_profile = *eager_strict;
+  if (!(profile_flags == strict_flags)) {
+    auto e = eager(profile_flags);
+    if (!e) return e.error();
+    if (*e == nullptr) return refused();
+    eager_profile = *e;
+  }
+  const std::vector<HostTensor>* eager_declared = nullptr;
+  if (config_.declared_precision) {
+    EagerFlags d = profile_flags;
+    d.autocast = *config_.declared_precision == DType::kBF16 ? Autocast::kBF16 : Autocast::kF16;
+    auto e = eager(d);
+    if (!e) return e.error();
+    if (*e == nullptr) return refused();
+    eager_declared = *e;
+  }
+  const std::vector<std::vector<double>>* alternative = nullptr;
+  const bool exc01 = probe.gate == GateId::kExc01, exc02 = probe.gate == GateId::kExc02;
+  if ((exc01 && prof.nan_minmax == NanMinMax::kNumber && p.facts.minmax) || (exc02 && prof.flush_subnormals)) {
+    auto alt = fp64(exc01, exc02);
+    if (!alt) return alt.error();
+    if (*alt == nullptr) return refused();
+    alternative = *alt;
+  }
+
+  OracleResult result;
+  for (std::size_t o = 0; o < p.outputs.size(); ++o) {
+    const OutputSpec& spec = p.outputs[o];
+    OracleOutput out;
+    out.dtype = spec.dtype;
+    out.shape = spec.shape;
+    out.value = (**value)[o];
+    EagerScale s = eager_scale(spec.dtype, out.value, (**eager_strict)[o]);
+    double e = s.e;
+    e = std::max(e, eager_scale(spec.dtype, out.value, (*eager_profile)[o]).e);
+    if (eager_declared != nullptr) e = std::max(e, eager_scale(spec.dtype, out.value, (*eager_declared)[o]).e);
+    if (s.informative < kMinInformative && is_floating(spec.dtype)) {
+      if (!cache_->pooled_e) {
+        auto pooled = pool_scale(probe, p);
+        if (!pooled) return pooled.error();
+        cache_->pooled_e = std::move(*pooled);
+      }
+      if (o < cache_->pooled_e->size()) e = std::max(e, (*cache_->pooled_e)[o]);
+    }
+    const double u = unit_roundoff(spec.dtype);
+    const HostTensor& declared = eager_declared != nullptr ? (*eager_declared)[o] : (*eager_profile)[o];
+    out.tau.resize(out.value.size());
+    out.declared.resize(out.value.size());
+    for (std::size_t i = 0; i < out.value.size(); ++i) {
+      const double y = out.value[i];
+      const double d = declared.value_at(static_cast<int64_t>(i));
+      out.declared[i] = d;
+      if (!is_floating(spec.dtype) || !std::isfinite(y)) {
+        out.tau[i] = 0;  // exact: integer outputs, and non-finite values compared by class
+      } else if (!std::isfinite(d)) {
+        out.tau[i] = std::numeric_limits<double>::quiet_NaN();  // fp32 eager overflows here: no claim
+      } else {
+        out.tau[i] = u * std::fabs(y) + kEagerMultiple * e;
+      }
+    }
+    if (alternative != nullptr) out.alternative = (*alternative)[o];
+    if (is_floating(spec.dtype) && result.no_value_claim.empty()) {
+      result.no_value_claim = no_claim_reason(e, rms_of(out.value));
+    }
+    result.outputs.push_back(std::move(out));
+  }
+  return result;
+}
+
+}  // namespace kcv::kb

@@ -1,0 +1,121 @@
+// File: src/kernelbench/outcome.cpp
+// Store records of a module's verdicts (outcome.hpp). The evidence keeps what a reader needs to
+// see the counterexample without replaying it: the failing probe's label, the worst element,
+// the candidate's and the oracle's values there, the ratio quantiles, and how many probes ran
+// and how many the reference refused.
+#include "kernelbench/outcome.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+namespace kcv::kb {
+namespace {
+
+constexpr std::size_t kMessageLimit = 4000;
+
+nlohmann::json number(double x) {
+  if (std::isfinite(x)) return x;
+  return std::isnan(x) ? "nan" : (x > 0 ? "inf" : "-inf");
+}
+
+std::string evidence_json(const GateResult& r, const Constants& shape) {
+  const Evidence& e = r.evidence;
+  nlohmann::json j{{"summary", e.summary},
+                   {"probe", e.probe_label},
+                   {"probes", r.probes_run},
+                   {"probes_refused", r.probes_refused}};
+  if (e.worst_index >= 0) {
+    j["output"] = e.output;
+    j["worst_index"] = e.worst_index;
+    j["candidate_value"] = number(e.candidate_value);
+    j["oracle_value"] = number(e.oracle_value);
+  }
+  if (!e.ratio_quantiles.empty()) {
+    nlohmann::json q = nlohmann::json::array();
+    for (double x : e.ratio_quantiles) q.push_back(number(x));
+    j["ratio_quantiles"] = q;
+  }
+  if (e.violations > 0) j["violations"] = e.violations;
+  if (r.failing_probe) j["shape"] = shape;
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+bool contains_word(std::string_view text, std::string_view word) {
+  std::string lower(text);
+  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+  return lower.find(word) != std::string::npos;
+}
+
+}  // namespace
+
+std::vector<audit::VerdictRecord> verdict_records(const PipelineReport& report, const Constants& base) {
+  std::vector<audit::VerdictRecord> out;
+  for (const ProfileResults& p : report.profiles) {
+    for (const GateResult& r : p.results) {
+      audit::VerdictRecord v;
+      v.gate = std::string(gate_code(r.gate));
+      v.profile = std::string(profile(p.profile).name);
+      v.verdict = std::string(verdict_name(r.verdict));
+      v.reason = r.reason;
+      if (std::isfinite(r.evidence.worst_ratio) && r.verdict != Verdict::kNotApplicable) v.worst_ratio = r.evidence.worst_ratio;
+      if (r.gate == GateId::kPrc01 || r.gate == GateId::kPrc02) {
+        if (std::isfinite(r.evidence.bits_lost) && r.verdict != Verdict::kNotApplicable) v.bits_lost = r.evidence.bits_lost;
+      }
+      Constants shape = base;
+      if (r.failing_probe) {
+        for (const auto& [name, value] : r.failing_probe->sizes) shape[name] = value;
+      }
+      v.evidence_json = evidence_json(r, shape);
+      if (r.verdict == Verdict::kFail) {
+        v.finding = r.finding;
+        v.scope = r.scope;  // the plan's first failing probe's, before shrinking
+        if (r.failing_probe) {
+          Probe whole = *r.failing_probe;
+          whole.sizes = shape;
+          v.probe_token = probe_to_token(whole);
+        }
+      }
+      out.push_back(std::move(v));
+    }
+  }
+  return out;
+}
+
+audit::KernelStatus load_failure_status(std::string_view message, bool reference) {
+  if (reference) return audit::KernelStatus::kReferenceError;
+  if (contains_word(message, "compile_error:")) return audit::KernelStatus::kCompileError;
+  if (contains_word(message, "import_error:")) return audit::KernelStatus::kImportError;
+  if (contains_word(message, "no result within") || contains_word(message, "no reply in time")) {
+    return audit::KernelStatus::kTimeout;
+  }
+  if (contains_word(message, "died of signal")) return audit::KernelStatus::kCrash;
+  return audit::KernelStatus::kError;
+}
+
+bool mentions_out_of_memory(std::string_view message) {
+  return contains_word(message, "out of memory") || contains_word(message, "outofmemoryerror") ||
+         contains_word(message, "cudaerrormemoryallocation") || contains_word(message, "cublas_status_alloc_failed");
+}
+
+std::string clip(std::string text) {
+  if (text.size() > kMessageLimit) text = text.substr(0, kMessageLimit - 3) + "...";
+  return text;
+}
+
+std::string_view op_class_name(OpClass c) {
+  switch (c) {
+    case OpClass::kElementwise: return "elementwise";
+    case OpClass::kReduction: return "reduction";
+    case OpClass::kNormalization: return "normalization";
+    case OpClass::kMatmul: return "matmul";
+    case OpClass::kScan: return "scan";
+    case OpClass::kConvolution: return "convolution";
+  }
+  return "elementwise";
+}
+
+}  // namespace kcv::kb

@@ -1,0 +1,31 @@
+// File: src/kernelbench/outcome.hpp
+// From the pipeline's results to the store's records, and the kernel statuses of failed loads.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kcv/kernelbench.hpp"
+
+namespace kcv::kb {
+
+/// One record per (gate, profile); evidence as JSON (non-finite numbers as strings). A failing
+/// probe's token holds its whole shape (the judge shape's constants merged under the probe's), so
+/// `kcv replay` needs nothing but the row and the token.
+std::vector<audit::VerdictRecord> verdict_records(const PipelineReport& report, const Constants& base);
+
+/// The kernel status of a worker that failed to load. The Python worker's error classes
+/// (docs/06 §7.1: import_error, compile_error, init_error, problem_error, bad_request) lead its
+/// message; a reference that fails for any reason is a reference_error (never the candidate's).
+audit::KernelStatus load_failure_status(std::string_view message, bool reference);
+
+/// A CUDA or host out-of-memory message: a harness error, retried with the GPU to itself.
+bool mentions_out_of_memory(std::string_view message);
+
+/// `text` cut to the store's message length.
+std::string clip(std::string text);
+
+std::string_view op_class_name(OpClass c);
+
+}  // namespace kcv::kb

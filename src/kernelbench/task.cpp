@@ -1,0 +1,75 @@
+// File: src/kernelbench/task.cpp
+// The typed task of a KernelBench worker call as the request's "task" object (docs/06 §7.3).
+// Only the fields of the task's kind are written: the worker refuses fields it does not expect.
+#include <nlohmann/json.hpp>
+
+#include "kcv/kernelbench.hpp"
+
+namespace kcv::kb {
+namespace {
+
+using nlohmann::json;
+
+std::string_view kind_name(TaskKind k) {
+  constexpr std::array<std::string_view, 6> kNames = {"draw", "forget", "reference64", "reference32", "run",
+                                                      "describe"};
+  return kNames[static_cast<std::size_t>(k)];
+}
+
+std::string_view autocast_name(Autocast a) {
+  switch (a) {
+    case Autocast::kF16: return "f16";
+    case Autocast::kBF16: return "bf16";
+    case Autocast::kNone: break;
+  }
+  return "none";
+}
+
+// The sentinel of each dtype the executor poisons outputs with, for the worker's empty tensors.
+json poison_patterns(uint64_t sentinel_seed) {
+  json p = json::object();
+  for (DType t : {DType::kF32, DType::kF64, DType::kF16, DType::kBF16, DType::kI32, DType::kI64}) {
+    p[std::string(dtype_name(t))] = sentinel_bits(t, sentinel_seed);
+  }
+  return p;
+}
+
+}  // namespace
+
+std::string task_json(const Task& t, uint64_t sentinel_seed) {
+  json j{{"kind", kind_name(t.kind)}};
+  switch (t.kind) {
+    case TaskKind::kDraw:
+      j["seed"] = t.seed;
+      j["keep"] = t.keep;
+      break;
+    case TaskKind::kForget:
+      j["seed"] = t.seed;
+      break;
+    case TaskKind::kReference64:
+      j["seed"] = t.seed;
+      j["nan"] = t.nan_number ? "number" : "propagate";
+      j["subnormals"] = t.flush_subnormals ? "flush" : "keep";
+      break;
+    case TaskKind::kReference32:
+      j["seed"] = t.seed;
+      j["cudnn_tf32"] = t.cudnn_tf32;
+      j["matmul_tf32"] = t.matmul_tf32;
+      j["autocast"] = autocast_name(t.autocast);
+      break;
+    case TaskKind::kRun:
+      j["seed"] = t.seed;
+      j["concurrency"] = t.concurrency;
+      j["autotune_config"] = t.autotune_config;
+      if (t.poison) j["poison"] = poison_patterns(sentinel_seed);
+      j["device_guard"] = t.device_guard;
+      j["guard_seed"] = t.guard_seed;
+      if (t.shuffle_seed) j["shuffle_seed"] = *t.shuffle_seed;
+      break;
+    case TaskKind::kDescribe:
+      break;
+  }
+  return j.dump();
+}
+
+}  // namespace kcv::kb

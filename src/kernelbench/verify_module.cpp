@@ -1,0 +1,225 @@
+// File: src/kernelbench/verify_module.cpp
+// One corpus row end to end. The order is the reason-based numbers' order:
+//  1. the loads: a reference that does not load is the harness's or the row's problem (its own
+//     status), a candidate that does not load is an import/compile error, never a gate failure;
+//  2. KernelBench's own check, the replica (five trials at the reference shape, get_inputs' own
+//     draws, fp32 eager with PyTorch's default flags, plain zero-filled buffers, allclose
+//     1e-2/1e-2); its first call is the reference-shape check: a candidate that raises, crashes,
+//     hangs or returns the wrong outputs there gets a kernel status and no gate verdicts;
+//  3. every gate under every profile through the pipeline, with shrinking.
+// Whatever was judged before a deadline or an exhausted candidate is kept.
+#include <fmt/format.h>
+
+#include <chrono>
+#include <nlohmann/json.hpp>
+
+#include "kcv/kernelbench.hpp"
+#include "kcv/replica.hpp"
+#include "kernelbench/calls.hpp"
+#include "kernelbench/outcome.hpp"
+
+namespace kcv::kb {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr int kShrinkRuns = 12;
+constexpr double kReplicaTol = 1e-2;
+
+double seconds_since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+struct Replica {
+  std::optional<bool> accepted;
+  std::string reason;
+  std::optional<audit::KernelStatus> kernel_status;  // the reference-shape check failed
+  std::string status_message;
+};
+
+audit::KernelStatus status_of_first_call(CallStatus s) {
+  switch (s) {
+    case CallStatus::kCrash: return audit::KernelStatus::kCrash;
+    case CallStatus::kTimeout: return audit::KernelStatus::kTimeout;
+    case CallStatus::kBadOutput: return audit::KernelStatus::kBadOutput;
+    default: return audit::KernelStatus::kRuntimeError;
+  }
+}
+
+Replica run_replica(ModuleWorkers& workers, ModuleRunner& runner, const ModuleProblem& problem,
+                    const ModuleConfig& config) {
+  Replica r;
+  auto w = workers.worker(Role::kReference, {});
+  if (!w) {
+    r.reason = "replica not run: " + w.error().message;
+    return r;
+  }
+  CallOptions ref_options;
+  ref_options.timeout_ms = config.call_timeout_ms;
+  for (std::size_t t = 0; t < problem.facts.trial_seeds.size(); ++t) {
+    const uint64_t seed = problem.facts.trial_seeds[t];
+    Task draw;
+    draw.kind = TaskKind::kDraw;
+    draw.seed = seed;
+    const CallRecord drawn = call_task(**w, workers.stub(), {}, problem.tensor_inputs(), draw, ref_options);
+    Task ref;
+    ref.kind = TaskKind::kReference32;
+    ref.seed = seed;
+    ref.cudnn_tf32 = problem.device == "cuda";  // PyTorch's defaults, as KernelBench runs it
+    const std::vector<HostTensor> inputs = contiguous_outputs(drawn);
+    const CallRecord want = drawn.status == CallStatus::kOk
+                                ? call_task(**w, workers.stub(), inputs, problem.outputs, ref, ref_options)
+                                : drawn;
+    if (want.status != CallStatus::kOk) {
+      r.reason = fmt::format("replica not run: the reference failed in trial {}: {}", t + 1, describe_call(want));
+      return r;
+    }
+    const CallRecord got = runner.run_plain(inputs, problem.outputs, seed);
+    if (got.status != CallStatus::kOk) {
+      if (t == 0) {
+        r.kernel_status = status_of_first_call(got.status);
+        r.status_message = "at the reference shape, on get_inputs' own draw: " + describe_call(got);
+      }
+      r.accepted = false;
+      r.reason = fmt::format("trial {}: candidate {}", t + 1, describe_call(got));
+      return r;
+    }
+    double max_diff = 0;
+    for (std::size_t o = 0; o < problem.outputs.size(); ++o) {
+      const std::vector<double> reference = want.outputs[o].to_f64();
+      const std::string why = allclose_failure(reference, got.outputs[o], kReplicaTol, kReplicaTol, max_diff);
+      if (!why.empty()) {
+        r.accepted = false;
+        r.reason = fmt::format("trial {}, output {}: {}", t + 1, o, why);
+        return r;
+      }
+    }
+  }
+  if (problem.facts.trial_seeds.empty()) {
+    r.reason = "replica not run: the reference worker reported no trial seeds";
+    return r;
+  }
+  r.accepted = true;
+  return r;
+}
+
+int autotune_configs_of(const std::string& candidate_load_reply) {
+  const nlohmann::json j = nlohmann::json::parse(candidate_load_reply, nullptr, false);
+  int most = 0;
+  if (j.is_object() && j.contains("autotuners") && j["autotuners"].is_array()) {
+    for (const auto& a : j["autotuners"]) {
+      if (a.is_object()) most = std::max(most, a.value("configs", 0));
+    }
+  }
+  return most;
+}
+
+std::vector<ProfileId> profiles_or_all(const std::vector<ProfileId>& given) {
+  if (!given.empty()) return given;
+  std::vector<ProfileId> all;
+  for (const Profile& p : all_profiles()) all.push_back(p.id);
+  return all;
+}
+
+}  // namespace
+
+ModuleOutcome verify_module(const ModuleRow& row, const ModuleRunOptions& options) {
+  const auto t0 = Clock::now();
+  ModuleOutcome result;
+  audit::KernelOutcome& out = result.outcome;
+  out.kernel_id = row.id;
+  WorkerSetup setup = options.workers;
+  setup.reference_code = row.reference_code;
+  setup.candidate_code = row.candidate_code;
+  setup.reference_load_json = row.reference_load_json;
+  setup.candidate_load_json = row.candidate_load_json;
+  setup.name = row.id;
+  ModuleWorkers workers(setup, options.base, options.probe_budget_bytes);
+  const auto say = [&](std::string_view what) {
+    if (options.progress) options.progress(fmt::format("{}: {}", row.id, what));
+  };
+
+  say("loading the reference");
+  auto problem = workers.problem({});
+  if (!problem) {
+    out.status = load_failure_status(problem.error().message, /*reference=*/true);
+    out.message = clip("the reference: " + problem.error().message);
+    result.out_of_memory = mentions_out_of_memory(out.message);
+    return result;
+  }
+  result.problem = **problem;
+  out.facts_json = result.problem.facts.json.empty() ? "{}" : result.problem.facts.json;
+  if (result.problem.sized_on_meta) {
+    out.status = audit::KernelStatus::kError;
+    out.message = "the judge shape was only sized on the meta device (a reduced shape must be given)";
+    return result;
+  }
+  say("loading the candidate");
+  auto candidate = workers.worker(Role::kCandidate, {});
+  result.timings["load"] = seconds_since(t0);
+  if (!candidate) {
+    out.status = load_failure_status(candidate.error().message, /*reference=*/false);
+    out.message = clip("the candidate: " + candidate.error().message);
+    out.replica_verdict = "rejected";  // KernelBench's check fails on it too
+    result.out_of_memory = mentions_out_of_memory(out.message);
+    return result;
+  }
+
+  ModuleConfig config;
+  config.call_timeout_ms = options.call_timeout_ms;
+  config.probe_budget_bytes = options.probe_budget_bytes;
+  config.declared_deterministic = row.deterministic.value_or(true);
+  config.declared_precision = row.accumulator;
+  config.autotune_configs = autotune_configs_of(workers.base_load_reply(Role::kCandidate));
+  config.forward_seed = setup.seed;
+  ModuleRunner runner(workers, config);
+
+  say("KernelBench's check");
+  const auto t1 = Clock::now();
+  const Replica replica = run_replica(workers, runner, result.problem, config);
+  result.timings["replica"] = seconds_since(t1);
+  if (replica.accepted) out.replica_verdict = *replica.accepted ? "accepted" : "rejected";
+  if (replica.kernel_status) {
+    out.status = *replica.kernel_status;
+    out.message = clip(replica.status_message);
+    result.out_of_memory = mentions_out_of_memory(out.message);
+    result.timings["total"] = seconds_since(t0);
+    return result;
+  }
+
+  Contract contract;
+  contract.op = "kernelbench";
+  contract.deterministic = config.declared_deterministic;
+  contract.profile = row.profile.value_or(ProfileId::kStrict);
+  ModuleProbes source(result.problem, options.base, config);
+  ModelOracle oracle(workers, config);
+  PipelineOptions po;
+  po.seed = options.seed;
+  po.profiles = profiles_or_all(options.profiles);
+  po.shrink = options.shrink;
+  po.shrink_runs = kShrinkRuns;
+  po.progress = [&](std::string_view line) { say(line); };
+  const auto deadline = Clock::now() + std::chrono::milliseconds(options.kernel_timeout_ms);
+  po.keep_going = [&] { return Clock::now() < deadline; };
+  const auto t2 = Clock::now();
+  const PipelineReport report = run_pipeline(source, oracle, runner, contract, po);
+  result.timings["gates"] = seconds_since(t2);
+
+  out.verdicts = verdict_records(report, options.base);
+  out.op_class = std::string(op_class_name(source.signature().op_class));
+  out.determinism_declared = source.not_applicable_reason(GateId::kOrd02, contract).empty();
+  std::vector<std::string> notes;
+  if (!replica.reason.empty()) notes.push_back("replica: " + replica.reason);
+  if (!report.stopped.empty()) {
+    notes.insert(notes.begin(), "probing stopped: " + report.stopped);
+    if (!runner.exhausted().empty()) out.status = audit::KernelStatus::kTimeout;
+  }
+  out.message = clip(fmt::format("{}", fmt::join(notes, "; ")));
+  for (const audit::VerdictRecord& v : out.verdicts) {
+    result.out_of_memory = result.out_of_memory || (v.verdict == "error" && mentions_out_of_memory(v.reason));
+  }
+  result.timings["total"] = seconds_since(t0);
+  return result;
+}
+
+}  // namespace kcv::kb

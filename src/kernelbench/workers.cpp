@@ -1,0 +1,163 @@
+// File: src/kernelbench/workers.cpp
+// The kernel's worker processes. Four slots: reference and candidate at the judge shape (kept
+// loaded for the whole kernel, where most probes run) and reference and candidate for any other
+// shape (reloaded from one shape to the next: a warm worker with torch imported and the build
+// cached takes a new shape in a fraction of a cold start). A reference load at another shape
+// sizes the problem on the meta device first, so a shape over the probe budget is never drawn.
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "kcv/kernelbench.hpp"
+
+namespace kcv::kb {
+namespace {
+
+/// What the executor checks the worker's load reply against; never called itself.
+class WorkerStub final : public Candidate {
+ public:
+  explicit WorkerStub(std::string name) : name_(std::move(name)) { contract_.op = op_; }
+  const std::string& name() const override { return name_; }
+  const std::string& op() const override { return op_; }
+  const Contract& contract() const override { return contract_; }
+  std::optional<std::string> device_code() const override { return std::nullopt; }
+  int call(const std::vector<kcv_tensor>&, std::vector<kcv_tensor>&, const std::map<std::string, double>&,
+           const LaunchConfig&, std::string* message) override {
+    if (message != nullptr) *message = "a KernelBench candidate runs only in its worker process";
+    return -1;
+  }
+
+ private:
+  std::string name_;
+  std::string op_ = "kernelbench";
+  Contract contract_;
+};
+
+WorkerLoad load_for(const WorkerSetup& s, Role role, const Constants& constants, int64_t size_on_meta_over) {
+  const std::string& given = role == Role::kReference ? s.reference_load_json : s.candidate_load_json;
+  nlohmann::json j;
+  if (!given.empty()) {  // another kind: the caller's request, with the kernel's name
+    j = nlohmann::json::parse(given, nullptr, false);
+    if (!j.is_object()) j = nlohmann::json::object();
+    j["role"] = role == Role::kReference ? "reference" : "candidate";
+    j["name"] = s.name;
+    j["op"] = "kernelbench";
+    if (!s.device.empty()) j["device"] = s.device;
+  } else {
+    j = nlohmann::json{{"kind", "kernelbench"},
+                       {"role", role == Role::kReference ? "reference" : "candidate"},
+                       {"reference_code", s.reference_code},
+                       {"seed", s.seed},
+                       {"device", s.device},
+                       {"name", s.name},
+                       {"op", "kernelbench"},
+                       {"constants", nlohmann::json::object()}};
+    if (role == Role::kCandidate) j["candidate_code"] = s.candidate_code;
+    if (!s.cache_dir.empty()) j["cache_dir"] = s.cache_dir;
+    for (const auto& [name, v] : constants) j["constants"][name] = v;
+    if (role == Role::kReference && size_on_meta_over > 0) j["size_on_meta_over"] = size_on_meta_over;
+  }
+  WorkerLoad load;
+  load.kind = j.value("kind", std::string("kernelbench"));
+  load.kernel = s.name;
+  load.op = "kernelbench";
+  load.extra_json = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return load;
+}
+
+}  // namespace
+
+struct ModuleWorkers::Slot {
+  Role role = Role::kReference;
+  bool at_base = true;
+  std::unique_ptr<WorkerExecutor> executor;
+  std::optional<Constants> loaded;  // the constants of the current load
+  std::optional<ModuleProblem> problem;
+  std::optional<Error> failed;      // the last load's error at `loaded`
+  std::string load_reply;           // the last successful load's reply
+  int earlier_starts = 0;
+};
+
+ModuleWorkers::ModuleWorkers(WorkerSetup setup, Constants base, int64_t other_shape_budget)
+    : setup_(std::move(setup)), base_(std::move(base)), other_shape_budget_(other_shape_budget),
+      stub_(std::make_unique<WorkerStub>(setup_.name)) {
+  for (Role role : {Role::kReference, Role::kCandidate}) {
+    for (bool at_base : {true, false}) {
+      auto s = std::make_unique<Slot>();
+      s->role = role;
+      s->at_base = at_base;
+      slots_.push_back(std::move(s));
+    }
+  }
+}
+
+ModuleWorkers::~ModuleWorkers() = default;
+
+Constants ModuleWorkers::merged(const Constants& constants) const {
+  Constants m = base_;
+  for (const auto& [k, v] : constants) m[k] = v;
+  return m;
+}
+
+ModuleWorkers::Slot& ModuleWorkers::slot(Role role, bool at_base) {
+  return *slots_[(role == Role::kReference ? 0 : 2) + (at_base ? 0 : 1)];
+}
+
+int ModuleWorkers::starts() const {
+  int n = 0;
+  for (const auto& s : slots_) n += s->earlier_starts + (s->executor ? s->executor->workers_started() : 0);
+  return n;
+}
+
+Expected<WorkerExecutor*> ModuleWorkers::worker(Role role, const Constants& constants) {
+  const Constants want = merged(constants);
+  Slot& s = slot(role, want == merged({}));
+  if (s.loaded == want) {
+    if (s.failed) return *s.failed;
+    return s.executor.get();
+  }
+  const int64_t meta = s.at_base ? setup_.size_on_meta_over : other_shape_budget_;
+  const WorkerLoad load = load_for(setup_, role, want, role == Role::kReference ? meta : 0);
+  Expected<WorkerKernelInfo> info = make_error(ErrorCode::kInternal, "not started");
+  if (!s.executor) {
+    WorkerOptions o;
+    o.command = setup_.command;
+    o.load = load;
+    o.memory_limit_bytes = setup_.memory_limit_bytes;
+    o.startup_timeout_ms = setup_.load_timeout_ms;
+    s.executor = make_worker_executor(std::move(o));
+    info = s.executor->start();
+  } else {
+    info = s.executor->reload(load);
+  }
+  s.loaded = want;
+  s.problem.reset();
+  s.failed.reset();
+  if (!info) {
+    s.failed = info.error();
+    return *s.failed;
+  }
+  s.load_reply = info->load_reply_json;
+  if (role == Role::kReference) {
+    auto p = parse_problem(info->load_reply_json);
+    if (!p) {
+      s.failed = p.error();
+      return *s.failed;
+    }
+    s.problem = std::move(*p);
+  }
+  return s.executor.get();
+}
+
+std::string ModuleWorkers::base_load_reply(Role role) const {
+  return slots_[role == Role::kReference ? 0 : 2]->load_reply;
+}
+
+Expected<const ModuleProblem*> ModuleWorkers::problem(const Constants& constants) {
+  auto w = worker(Role::kReference, constants);
+  if (!w) return w.error();
+  Slot& s = slot(Role::kReference, merged(constants) == merged({}));
+  return &*s.problem;
+}
+
+}  // namespace kcv::kb

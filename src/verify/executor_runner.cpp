@@ -1,0 +1,69 @@
+// File: src/verify/executor_runner.cpp
+// ExecutorRunner: a probe's calls through an Executor. Call k of a probe gets the sentinel seed
+// mix(seed, 2k) and the guard seed mix(seed, 2k + 1); repetitions of an address-shifting probe sit
+// 16 bytes further each (element-aligned for every dtype, but different 16/32/64-byte alignments).
+#include "kcv/op_pipeline.hpp"
+
+namespace kcv {
+
+uint64_t mix_seed(uint64_t seed, uint64_t salt) {
+  uint64_t z = seed + 0x9e3779b97f4a7c15ULL * (salt + 1);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+namespace {
+
+CallOptions call_options(const Probe& probe, const Contract& contract, const Candidate& candidate,
+                         const LaunchConfig& launch, int repetition, uint64_t call_index) {
+  CallOptions opts;
+  opts.launch = launch;
+  if (const Op* op = find_op(candidate.op()); op != nullptr) opts.params = merged_params(op->signature(), contract);
+  opts.sentinel_seed = mix_seed(probe.seed, 2 * call_index);
+  opts.address_shift = probe.shift_addresses ? repetition * 16 + 16 : 0;
+  opts.randomize_guards = probe.randomize_guards;
+  opts.guard_seed = mix_seed(probe.seed, 2 * call_index + 1);
+  return opts;
+}
+
+}  // namespace
+
+ExecutorRunner::ExecutorRunner(Candidate& candidate, Executor& executor, std::optional<ResourceReport> resources)
+    : candidate_(candidate), executor_(executor), resources_(std::move(resources)) {}
+
+std::string_view ExecutorRunner::name() const { return executor_.name(); }
+
+ProbeOutcome ExecutorRunner::run(const Probe& probe, const ProbeInputs& inputs, const Contract& contract) {
+  ProbeOutcome outcome;
+  std::vector<LaunchConfig> configs = probe.launch_configs;
+  if (configs.empty()) configs.push_back(LaunchConfig{});
+  uint64_t call_index = 0;
+  for (const LaunchConfig& launch : configs) {
+    for (int r = 0; r < std::max(1, probe.repetitions); ++r) {
+      const CallOptions opts = call_options(probe, contract, candidate_, launch, r, call_index++);
+      outcome.calls.push_back(executor_.run(candidate_, inputs.tensors, inputs.outputs, opts));
+    }
+  }
+  if (probe.concurrency > 1) {
+    std::vector<CallOptions> all;
+    for (int i = 0; i < probe.concurrency; ++i) {
+      all.push_back(call_options(probe, contract, candidate_, configs.front(), i, call_index++));
+    }
+    for (auto& rec : executor_.run_concurrently(candidate_, inputs.tensors, inputs.outputs, all)) {
+      outcome.calls.push_back(std::move(rec));
+    }
+  }
+  return outcome;
+}
+
+Expected<ResourceFacts> ExecutorRunner::resources() {
+  if (resources_) return ResourceFacts{resources_, {}};
+  const auto path = candidate_.device_code();
+  if (!path) return ResourceFacts{std::nullopt, "no device code (a CPU kernel)"};
+  auto report = load_resource_report(*path);
+  if (!report) return report.error();
+  return ResourceFacts{std::move(*report), {}};
+}
+
+}  // namespace kcv

@@ -1,0 +1,272 @@
+// File: src/verify/pipeline.cpp
+// run_pipeline: for each gate, plan probes, make each probe's inputs, call the candidate once,
+// then evaluate the oracle and judge under every profile still open for that gate; fold, shrink
+// each distinct failing probe once and re-judge the shrunk probe under the profiles it failed.
+// Harness trouble (an oracle Error) is a verdict `error` of that probe, never a failure, and a
+// probe the reference refuses does not count. RES-02 is judged from the runner's resources.
+#include "kcv/pipeline.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+
+namespace kcv {
+
+Contract with_profile(const Contract& contract, ProfileId profile) {
+  Contract c = contract;
+  c.profile = profile;
+  return c;
+}
+
+namespace {
+
+// Gates whose verdict rests on a value bound; a probe without a value claim cannot judge them.
+bool value_bound_gate(GateId id) {
+  switch (id) {
+    case GateId::kCmp01:
+    case GateId::kCmp03:
+    case GateId::kOrd01:
+    case GateId::kOrd03:
+    case GateId::kPrc01:
+    case GateId::kPrc02:
+      return true;
+    default:
+      return false;
+  }
+}
+
+GateResult plain_result(GateId id, Verdict v, std::string reason, const Probe* probe = nullptr) {
+  GateResult r;
+  r.gate = id;
+  r.verdict = v;
+  r.reason = reason;
+  r.evidence.summary = std::move(reason);
+  if (probe != nullptr) r.evidence.probe_label = probe->label;
+  return r;
+}
+
+// One probe judged under one contract, given its inputs and calls.
+GateResult judge_one(ProbeSource& source, Oracle& oracle, const Probe& probe, const ProbeInputs& inputs,
+                     const ProbeOutcome& outcome, const Contract& contract, bool* refused) {
+  auto evaluated = oracle.evaluate(probe, inputs, contract);
+  if (!evaluated) {
+    return plain_result(probe.gate, Verdict::kError,
+                        "the trusted side failed: " + evaluated.error().to_string(), &probe);
+  }
+  OracleResult& result = *evaluated;
+  if (!result.refused.empty()) {
+    *refused = true;
+    return plain_result(probe.gate, Verdict::kNotApplicable, result.refused, &probe);
+  }
+  if (!result.no_value_claim.empty() && value_bound_gate(probe.gate)) {
+    return plain_result(probe.gate, Verdict::kNotApplicable, result.no_value_claim, &probe);
+  }
+  oracle.refine(probe, inputs, contract, outcome, result);
+  const GateDef& def = gate_def(probe.gate);
+  JudgeInput in{probe, source.signature(), contract, result, outcome, inputs.tensors};
+  GateResult r = def.judge(in);
+  r.gate = probe.gate;
+  r.probes_run = 1;
+  if (r.evidence.probe_label.empty()) r.evidence.probe_label = probe.label;
+  if (r.verdict == Verdict::kFail) {
+    r.failing_probe = probe;
+    r.scope = source.scope_of(probe);
+  } else {
+    r.failing_probe.reset();
+  }
+  return r;
+}
+
+GateResult resource_gate(CandidateRunner& runner, const Contract& contract) {
+  auto facts = runner.resources();
+  if (!facts) return plain_result(GateId::kRes02, Verdict::kError, facts.error().to_string());
+  if (!facts->report) return plain_result(GateId::kRes02, Verdict::kNotApplicable, facts->none_reason);
+  GateResult r = judge_resources(*facts->report, contract);
+  if (r.verdict == Verdict::kFail) r.finding = Finding::kResourceOverLimit;
+  return r;
+}
+
+class GateRun {
+ public:
+  GateRun(ProbeSource& source, Oracle& oracle, CandidateRunner& runner, const Contract& contract,
+          const PipelineOptions& options, std::vector<ProfileId> profiles, std::string& stopped)
+      : source_(source), oracle_(oracle), runner_(runner), contract_(contract), options_(options),
+        profiles_(std::move(profiles)), stopped_(stopped) {}
+
+  // One result per profile, in profiles_ order.
+  std::vector<GateResult> run(GateId id) {
+    if (id == GateId::kRes02) return per_profile(id, [&](ProfileId p) {
+      return resource_gate(runner_, with_profile(contract_, p));
+    });
+    if (std::string why = source_.not_applicable_reason(id, contract_); !why.empty()) {
+      return per_profile(id, [&](ProfileId) { return plain_result(id, Verdict::kNotApplicable, why); });
+    }
+    const std::vector<Probe> probes = source_.plan(id, contract_, options_.seed);
+    if (probes.empty()) {
+      return per_profile(id, [&](ProfileId) {
+        return plain_result(id, Verdict::kNotApplicable, "no probe applies to this problem and contract");
+      });
+    }
+    std::vector<std::vector<GateResult>> results(profiles_.size());
+    std::vector<int> refused(profiles_.size(), 0);
+    std::vector<bool> open(profiles_.size(), true);
+    for (const Probe& probe : probes) {
+      if (std::none_of(open.begin(), open.end(), [](bool b) { return b; })) break;
+      if (const std::string why = stop_reason(); !why.empty()) {
+        for (std::size_t k = 0; k < profiles_.size(); ++k) {
+          if (open[k]) results[k].push_back(plain_result(id, Verdict::kError, "not run: " + why, &probe));
+        }
+        break;
+      }
+      auto inputs = oracle_.make_inputs(probe);
+      if (!inputs) {
+        for (std::size_t k = 0; k < profiles_.size(); ++k) {
+          if (open[k]) results[k].push_back(plain_result(
+                           id, Verdict::kError, "the trusted side failed: " + inputs.error().to_string(), &probe));
+        }
+        continue;
+      }
+      if (!inputs->refused.empty()) {
+        for (int& n : refused) ++n;
+        last_refusal_ = inputs->refused;
+        continue;
+      }
+      const ProbeOutcome outcome = runner_.run(probe, *inputs, contract_);
+      for (std::size_t k = 0; k < profiles_.size(); ++k) {
+        if (!open[k]) continue;
+        bool was_refused = false;
+        GateResult r = judge_one(source_, oracle_, probe, *inputs, outcome,
+                                 with_profile(contract_, profiles_[k]), &was_refused);
+        if (was_refused) {
+          ++refused[k];
+          last_refusal_ = r.reason;
+          continue;
+        }
+        if (r.verdict == Verdict::kFail) open[k] = false;
+        results[k].push_back(std::move(r));
+      }
+    }
+    std::vector<GateResult> out;
+    for (std::size_t k = 0; k < profiles_.size(); ++k) {
+      GateResult r = combine_results(id, results[k]);
+      r.probes_refused = refused[k];
+      if (results[k].empty() && refused[k] > 0) {
+        r.reason = fmt::format("the reference refuses all {} probe(s) of this gate; the last: {}",
+                               refused[k], last_refusal_);
+        r.evidence.summary = r.reason;
+      }
+      out.push_back(std::move(r));
+    }
+    if (options_.shrink) shrink(out);
+    return out;
+  }
+
+ private:
+  template <typename F>
+  std::vector<GateResult> per_profile(GateId id, F make) {
+    std::vector<GateResult> out;
+    for (ProfileId p : profiles_) {
+      GateResult r = make(p);
+      r.gate = id;
+      out.push_back(std::move(r));
+    }
+    return out;
+  }
+
+  std::string stop_reason() {
+    if (!stopped_.empty()) return stopped_;
+    if (std::string why = runner_.exhausted(); !why.empty()) stopped_ = why;
+    if (options_.keep_going && !options_.keep_going()) stopped_ = "the time limit was reached";
+    return stopped_;
+  }
+
+  // Each distinct failing probe is shrunk once (under the first profile it failed); the shrunk
+  // probe replaces the evidence of every profile where it still fails.
+  void shrink(std::vector<GateResult>& results) {
+    std::map<std::string, Probe> shrunk;
+    for (std::size_t k = 0; k < results.size(); ++k) {
+      GateResult& r = results[k];
+      if (r.verdict != Verdict::kFail || !r.failing_probe || !stop_reason().empty()) continue;
+      const Contract c = with_profile(contract_, profiles_[k]);
+      const std::string token = probe_to_token(*r.failing_probe);
+      auto it = shrunk.find(token);
+      if (it == shrunk.end()) {
+        it = shrunk.emplace(token, shrink_failing_probe(source_, oracle_, runner_, *r.failing_probe, c,
+                                                        options_.shrink_runs)).first;
+      }
+      if (it->second == *r.failing_probe) continue;
+      GateResult again = judge_probe(source_, oracle_, runner_, it->second, c);
+      if (again.verdict != Verdict::kFail) continue;
+      r.evidence = again.evidence;
+      r.failing_probe = it->second;
+      r.finding = again.finding;  // the scope stays the original probe's: the most basic one that fails
+    }
+  }
+
+  ProbeSource& source_;
+  Oracle& oracle_;
+  CandidateRunner& runner_;
+  const Contract& contract_;
+  const PipelineOptions& options_;
+  std::vector<ProfileId> profiles_;
+  std::string& stopped_;
+  std::string last_refusal_;
+};
+
+}  // namespace
+
+GateResult judge_probe(ProbeSource& source, Oracle& oracle, CandidateRunner& runner, const Probe& probe,
+                       const Contract& contract) {
+  auto inputs = oracle.make_inputs(probe);
+  if (!inputs) {
+    return plain_result(probe.gate, Verdict::kError, "the trusted side failed: " + inputs.error().to_string(),
+                        &probe);
+  }
+  if (!inputs->refused.empty()) return plain_result(probe.gate, Verdict::kNotApplicable, inputs->refused, &probe);
+  const ProbeOutcome outcome = runner.run(probe, *inputs, contract);
+  bool refused = false;
+  return judge_one(source, oracle, probe, *inputs, outcome, contract, &refused);
+}
+
+Probe shrink_failing_probe(ProbeSource& source, Oracle& oracle, CandidateRunner& runner, const Probe& failing,
+                           const Contract& contract, int max_runs) {
+  Probe best = failing;
+  int runs = 0;
+  bool progress = true;
+  while (progress && runs < max_runs) {
+    progress = false;
+    for (const Probe& p : source.simplifications(best, contract)) {
+      if (runs >= max_runs || !runner.exhausted().empty()) break;
+      if (p == best) continue;
+      ++runs;
+      if (judge_probe(source, oracle, runner, p, contract).verdict == Verdict::kFail) {
+        best = p;
+        progress = true;
+        break;  // simplify the new best from its simplest variant again
+      }
+    }
+  }
+  if (!(best == failing) && best.label.find("(shrunk)") == std::string::npos) best.label += " (shrunk)";
+  return best;
+}
+
+PipelineReport run_pipeline(ProbeSource& source, Oracle& oracle, CandidateRunner& runner,
+                            const Contract& contract, const PipelineOptions& options) {
+  std::vector<ProfileId> profiles = options.profiles;
+  if (profiles.empty()) profiles.push_back(contract.profile);
+  const std::vector<GateId> gates =
+      options.gates.empty() ? std::vector<GateId>(kAllGates.begin(), kAllGates.end()) : options.gates;
+  PipelineReport report;
+  for (ProfileId p : profiles) report.profiles.push_back(ProfileResults{p, {}});
+  GateRun run(source, oracle, runner, contract, options, profiles, report.stopped);
+  for (GateId id : kAllGates) {
+    if (std::find(gates.begin(), gates.end(), id) == gates.end()) continue;
+    if (options.progress) options.progress(fmt::format("{} ...", gate_code(id)));
+    std::vector<GateResult> per = run.run(id);
+    for (std::size_t k = 0; k < per.size(); ++k) report.profiles[k].results.push_back(std::move(per[k]));
+  }
+  return report;
+}
+
+}  // namespace kcv

@@ -1,0 +1,202 @@
+// File: tests/unit/verify/pipeline_test.cpp
+// The one loop, on fakes: each probe's calls are made once and judged under every profile; a
+// probe the reference refuses does not count; a trusted-side failure is an error, never a
+// failure; a probe without a value claim leaves the value gates not applicable; an exhausted
+// candidate stops the plans; a failure carries its finding and scope and shrinks.
+#include <gtest/gtest.h>
+
+#include "kcv/pipeline.hpp"
+
+namespace kcv {
+namespace {
+
+const std::vector<double> kY = {1.0, 2.0, 3.0, 4.0};
+
+// Identity on four f32 elements; probes "a" (reference) and "b" (another shape, label only).
+class FakeSource final : public ProbeSource {
+ public:
+  FakeSource() {
+    sig_.name = "identity";
+    sig_.inputs = {TensorSig{"x", {"N"}, ValueDomain::kAny}};
+    sig_.outputs = {TensorSig{"y", {"N"}, ValueDomain::kAny}};
+  }
+  const OpSignature& signature() const override { return sig_; }
+  std::string not_applicable_reason(GateId, const Contract&) const override { return {}; }
+  std::vector<Probe> plan(GateId id, const Contract&, uint64_t seed) const override {
+    std::vector<Probe> out;
+    for (const char* label : {"a", "b"}) {
+      Probe p;
+      p.gate = id;
+      p.label = label;
+      p.seed = seed;
+      p.inputs = {InputSpec{DType::kF32, Distribution::kDrawn, {}}};
+      if (std::string(label) == "b") p.sizes = {{"N", 4}};
+      out.push_back(p);
+    }
+    return out;
+  }
+  ProbeScope scope_of(const Probe& p) const override {
+    return p.sizes.empty() ? ProbeScope::kReference : ProbeScope::kShape;
+  }
+  std::vector<Probe> simplifications(const Probe& failing, const Contract&) const override {
+    if (failing.label != "b") return {};
+    Probe p = failing;
+    p.label = "b-small";
+    return {p};
+  }
+
+ private:
+  OpSignature sig_;
+};
+
+class FakeOracle final : public Oracle {
+ public:
+  std::string refuse_label;       // make_inputs refuses this probe
+  std::string fail_label;         // evaluate fails for this probe (harness)
+  bool no_claim = false;
+  Expected<ProbeInputs> make_inputs(const Probe& probe) override {
+    ProbeInputs in;
+    in.tensors = {make_tensor(DType::kF32, {4}, kY)};
+    in.outputs = {OutputSpec{DType::kF32, {4}}};
+    if (probe.label == refuse_label) in.refused = "the reference refuses it";
+    return in;
+  }
+  Expected<OracleResult> evaluate(const Probe& probe, const ProbeInputs&, const Contract& c) override {
+    if (probe.label == fail_label) return make_error(ErrorCode::kInternal, "reference worker died");
+    OracleResult r;
+    OracleOutput o;
+    o.dtype = DType::kF32;
+    o.shape = {4};
+    o.value = kY;
+    // strict's bound is tight, pytorch-eager's loose: the same calls pass one and fail the other.
+    o.tau.assign(4, c.profile == ProfileId::kStrict ? 1e-6 : 1e-1);
+    r.outputs.push_back(std::move(o));
+    if (no_claim) r.no_value_claim = "no fp64 claim here";
+    return r;
+  }
+};
+
+class FakeRunner final : public CandidateRunner {
+ public:
+  int runs = 0;
+  int exhaust_after = -1;
+  double error = 1e-3;  // added to every element
+  std::string_view name() const override { return "fake"; }
+  ProbeOutcome run(const Probe&, const ProbeInputs&, const Contract&) override {
+    ++runs;
+    CallRecord c;
+    std::vector<double> y = kY;
+    for (double& v : y) v += error;
+    c.outputs.push_back(make_tensor(DType::kF32, {4}, y));
+    return ProbeOutcome{{c}};
+  }
+  Expected<ResourceFacts> resources() override { return ResourceFacts{std::nullopt, "a CPU kernel"}; }
+  std::string exhausted() const override {
+    return exhaust_after >= 0 && runs >= exhaust_after ? "the candidate timed out twice" : "";
+  }
+};
+
+PipelineOptions cmp01_under(std::vector<ProfileId> profiles) {
+  PipelineOptions o;
+  o.gates = {GateId::kCmp01};
+  o.profiles = std::move(profiles);
+  return o;
+}
+
+TEST(Pipeline, CallsOnceJudgesUnderEveryProfile) {
+  FakeSource source;
+  FakeOracle oracle;
+  FakeRunner runner;
+  const PipelineReport r =
+      run_pipeline(source, oracle, runner, Contract{}, cmp01_under({ProfileId::kStrict, ProfileId::kPytorchEager}));
+  ASSERT_EQ(r.profiles.size(), 2u);
+  const GateResult& strict = r.profiles[0].results.at(0);
+  const GateResult& eager = r.profiles[1].results.at(0);
+  EXPECT_EQ(strict.verdict, Verdict::kFail);
+  EXPECT_EQ(strict.finding, Finding::kValueOverBound);
+  EXPECT_EQ(strict.scope, ProbeScope::kReference);  // probe "a" failed first
+  EXPECT_EQ(eager.verdict, Verdict::kPass);
+  EXPECT_EQ(eager.probes_run, 2);
+  // Two probes, each called once for both profiles (the shrink of "a" proposes nothing).
+  EXPECT_EQ(runner.runs, 2);
+}
+
+TEST(Pipeline, ARefusedProbeDoesNotCount) {
+  FakeSource source;
+  FakeOracle oracle;
+  oracle.refuse_label = "a";
+  FakeRunner runner;
+  runner.error = 0;
+  const PipelineReport r = run_pipeline(source, oracle, runner, Contract{}, cmp01_under({ProfileId::kStrict}));
+  const GateResult& g = r.profiles[0].results.at(0);
+  EXPECT_EQ(g.verdict, Verdict::kPass);
+  EXPECT_EQ(g.probes_run, 1);
+  EXPECT_EQ(g.probes_refused, 1);
+  EXPECT_EQ(runner.runs, 1);  // the refused probe's candidate is never called
+}
+
+TEST(Pipeline, ATrustedSideFailureIsAnErrorNeverAFailure) {
+  FakeSource source;
+  FakeOracle oracle;
+  oracle.fail_label = "a";
+  FakeRunner runner;
+  runner.error = 0;
+  const PipelineReport r = run_pipeline(source, oracle, runner, Contract{}, cmp01_under({ProfileId::kStrict}));
+  const GateResult& g = r.profiles[0].results.at(0);
+  EXPECT_EQ(g.verdict, Verdict::kError);
+  EXPECT_EQ(g.finding, Finding::kNone);
+  EXPECT_NE(g.reason.find("trusted side"), std::string::npos) << g.reason;
+}
+
+TEST(Pipeline, NoValueClaimLeavesValueGatesNotApplicable) {
+  FakeSource source;
+  FakeOracle oracle;
+  oracle.no_claim = true;
+  FakeRunner runner;
+  PipelineOptions o = cmp01_under({ProfileId::kStrict});
+  o.gates = {GateId::kCmp01, GateId::kCmp02};
+  const PipelineReport r = run_pipeline(source, oracle, runner, Contract{}, o);
+  EXPECT_EQ(r.profiles[0].results.at(0).verdict, Verdict::kNotApplicable);
+  EXPECT_NE(r.profiles[0].results.at(0).reason.find("no fp64 claim"), std::string::npos);
+  EXPECT_EQ(r.profiles[0].results.at(1).verdict, Verdict::kPass);  // CMP-02 is structural
+}
+
+TEST(Pipeline, AnExhaustedCandidateStopsThePlans) {
+  FakeSource source;
+  FakeOracle oracle;
+  FakeRunner runner;
+  runner.error = 0;
+  runner.exhaust_after = 1;
+  const PipelineReport r = run_pipeline(source, oracle, runner, Contract{}, cmp01_under({ProfileId::kStrict}));
+  EXPECT_EQ(r.stopped, "the candidate timed out twice");
+  const GateResult& g = r.profiles[0].results.at(0);
+  EXPECT_EQ(g.verdict, Verdict::kError);  // probe b was not run: not a pass
+  EXPECT_EQ(runner.runs, 1);
+}
+
+TEST(Pipeline, AFailureShrinksToItsSimplestFailingProbe) {
+  FakeSource source;
+  FakeOracle oracle;
+  oracle.refuse_label = "a";  // so "b" is the failing probe, and "b-small" its simplification
+  FakeRunner runner;
+  const PipelineReport r = run_pipeline(source, oracle, runner, Contract{}, cmp01_under({ProfileId::kStrict}));
+  const GateResult& g = r.profiles[0].results.at(0);
+  ASSERT_EQ(g.verdict, Verdict::kFail);
+  ASSERT_TRUE(g.failing_probe);
+  EXPECT_EQ(g.failing_probe->label, "b-small (shrunk)");
+  EXPECT_EQ(g.scope, ProbeScope::kShape);
+}
+
+TEST(Pipeline, Res02ComesFromTheRunnersResources) {
+  FakeSource source;
+  FakeOracle oracle;
+  FakeRunner runner;
+  PipelineOptions o;
+  o.gates = {GateId::kRes02};
+  const PipelineReport r = run_pipeline(source, oracle, runner, Contract{}, o);
+  EXPECT_EQ(r.profiles[0].results.at(0).verdict, Verdict::kNotApplicable);
+  EXPECT_EQ(r.profiles[0].results.at(0).reason, "a CPU kernel");
+}
+
+}  // namespace
+}  // namespace kcv

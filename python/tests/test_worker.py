@@ -1,9 +1,10 @@
 """Tests of the Python worker (`python -m kcv.worker`) driven over its protocol by a small
 client (worker_client.py) that plays kcv's part, without kcv._core: requests and error replies,
 the kernelbench load (problem description, constants, weight copy, load-error classes), the
-three call modes against values computed here with torch, strided views, bad outputs, and the
-pickle load kind. One worker serves most tests (each test loads what it needs); tests of the
-bare protocol use workers that never import torch."""
+typed tasks (draw, reference64, reference32, run) against values computed here with torch,
+strided views, bad outputs, and the pickle load kind. Task validation, semantics and facts have
+test_worker_tasks.py and test_worker_facts.py. One worker serves most tests (each test loads
+what it needs); tests of the bare protocol use workers that never import torch."""
 
 import base64
 import json
@@ -15,7 +16,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import kb_problems as kb  # noqa: E402
-from worker_client import Arg, WorkerClient, pickled_add  # noqa: E402
+from worker_client import Arg, WorkerClient, draw, pickled_add, ref32, ref64, run  # noqa: E402
 
 F32, F64 = torch.float32, torch.float64
 
@@ -87,7 +88,10 @@ def test_reference_load_describes_inputs_outputs_and_constants(worker, cache_dir
     assert reply["type"] == "loaded", reply
     assert (reply["name"], reply["op"], reply["role"], reply["device"]) == \
         ("Model", "kernelbench", "reference", "cpu")
-    assert reply["problem"] == {
+    problem = dict(reply["problem"])
+    assert set(problem.pop("facts")) == {"constants", "reductions", "minmax", "stochastic",
+                                         "repeatable", "ops", "trial_seeds"}
+    assert problem == {
         "inputs": [{"kind": "tensor", "dtype": "f32", "shape": [4, 8]},
                    {"kind": "tensor", "dtype": "f32", "shape": [4, 8]},
                    {"kind": "scalar", "value": 0.5}],
@@ -113,18 +117,18 @@ def test_a_constant_the_reference_does_not_assign_is_a_bad_request(worker, cache
     assert reply["message"].startswith("bad_request: constants.DEPTH:")
 
 
-def test_mode0_runs_the_reference_in_float64(worker, cache_dir):
+def test_reference64_runs_the_reference_in_float64(worker, cache_dir):
     load(worker, cache_dir, "reference", kb.ADD)
     x, y = torch.randn(4, 8), torch.randn(4, 8)
-    r = worker.call([x, y], [(F64, (4, 8))], {"mode": 0})
+    r = worker.call([x, y], [(F64, (4, 8))], ref64())
     assert r.reply == {"type": "result", "id": r.reply["id"], "status": "ok"}
     assert torch.equal(r.outputs[0], x.double() + 3.0 * y.double() * 0.5)
     assert all(r.inputs_unchanged)
 
 
-def test_mode1_makes_the_inputs_of_a_seed(worker, cache_dir):
+def test_draw_makes_the_inputs_of_a_seed(worker, cache_dir):
     load(worker, cache_dir, "reference", kb.ADD, constants={"ROWS": 3})
-    r = worker.call([], [(F32, (3, 8)), (F32, (3, 8))], {"mode": 1, "seed": 123})
+    r = worker.call([], [(F32, (3, 8)), (F32, (3, 8))], draw(123))
     ref = kb.module(kb.ADD)
     ref.ROWS = 3
     torch.manual_seed(123)
@@ -133,23 +137,23 @@ def test_mode1_makes_the_inputs_of_a_seed(worker, cache_dir):
     assert torch.equal(r.outputs[0], want[0]) and torch.equal(r.outputs[1], want[1])
 
 
-def test_mode1_with_outputs_of_the_wrong_shape_is_a_bad_output(worker, cache_dir):
+def test_a_draw_into_outputs_of_the_wrong_count_is_a_bad_output(worker, cache_dir):
     load(worker, cache_dir, "reference", kb.ADD)
-    r = worker.call([], [(F32, (4, 8))], {"mode": 1, "seed": 1})
+    r = worker.call([], [(F32, (4, 8))], draw(1))
     assert r.reply["status"] == "bad_output"
     assert r.reply["message"] == "expected 1 output tensor(s), got 2"
 
 
-def test_mode2_runs_the_reference_at_its_own_precision_into_f64_buffers(worker, cache_dir):
+def test_reference32_runs_the_reference_at_its_own_precision_into_f64_buffers(worker, cache_dir):
     load(worker, cache_dir, "reference", kb.LINEAR)
     x = torch.randn(5, 6)
-    r = worker.call([x], [(F64, (5, 7))], {"mode": 2})
+    r = worker.call([x], [(F64, (5, 7))], ref32())
     ref = kb.module(kb.LINEAR)
     torch.manual_seed(7)
     model = ref.Model(*ref.get_init_inputs())
     with torch.no_grad():
         assert torch.equal(r.outputs[0], model(x).double())
-        r64 = worker.call([x], [(F64, (5, 7))], {"mode": 0})
+        r64 = worker.call([x], [(F64, (5, 7))], ref64())
         assert torch.equal(r64.outputs[0], model.double()(x.double()))
 
 
@@ -158,7 +162,7 @@ def test_integer_inputs_pass_through_and_0d_outputs_work(worker, cache_dir):
     assert [i["dtype"] for i in reply["problem"]["inputs"]] == ["f32", "i64"]
     assert reply["problem"]["outputs"] == [{"dtype": "f32", "shape": []}]
     logits, targets = torch.randn(6, 5), torch.tensor([0, 4, 2, 2, 1, 3])
-    r = worker.call([logits, targets], [(F64, ())], {"mode": 0})
+    r = worker.call([logits, targets], [(F64, ())], ref64())
     assert r.reply["status"] == "ok", r.reply
     want = torch.nn.functional.cross_entropy(logits.double(), targets)
     assert torch.equal(r.outputs[0], want)
@@ -169,16 +173,26 @@ def test_tuple_outputs_are_flattened_with_their_own_dtypes(worker, cache_dir):
     assert reply["problem"]["outputs"] == [{"dtype": "f32", "shape": [3]},
                                            {"dtype": "i64", "shape": [3]}]
     x = torch.randn(3, 4)
-    r = worker.call([x], [(F64, (3,)), (torch.int64, (3,))], {"mode": 0})
+    r = worker.call([x], [(F64, (3,)), (torch.int64, (3,))], ref64())
     assert torch.equal(r.outputs[0], x.double().sum(dim=1))
     assert torch.equal(r.outputs[1], x.argmax(dim=1))
 
 
-def test_the_candidate_role_refuses_modes_1_and_2(worker, cache_dir):
+def test_the_candidate_role_refuses_the_reference_tasks(worker, cache_dir):
     load(worker, cache_dir, "candidate", kb.ADD, kb.ADD_CANDIDATE)
-    for mode in (1, 2):
-        reply = worker.call([], [(F32, (4, 8))], {"mode": mode, "seed": 1}).reply
-        assert reply["type"] == "error" and "needs the reference role" in reply["message"]
+    for task in (draw(1), ref32(), ref64(), {"kind": "forget", "seed": 1}):
+        reply = worker.call([], [(F32, (4, 8))], task).reply
+        assert reply["type"] == "error", reply
+        assert f"task.kind: '{task['kind']}' is not served by the candidate role" in \
+            reply["message"]
+
+
+def test_the_reference_role_refuses_the_candidate_tasks(worker, cache_dir):
+    load(worker, cache_dir, "reference", kb.ADD)
+    for task in (run(), {"kind": "describe"}):
+        reply = worker.call([], [], task).reply
+        assert reply["type"] == "error"
+        assert "is not served by the reference role" in reply["message"], reply
 
 
 # --- candidate role ------------------------------------------------------------------------
@@ -192,7 +206,7 @@ def assert_linear_candidate_runs_with_the_reference_weights(worker, cache_dir, c
     assert (reply["weights_copied"], reply["weights_total"]) == copied
     assert "problem" not in reply
     x = torch.randn(5, 6)
-    r = worker.call([x], [(F32, (5, 7))], {"mode": 0})
+    r = worker.call([x], [(F32, (5, 7))], run())
     ref = kb.module(kb.LINEAR)
     torch.manual_seed(7)
     with torch.no_grad():
@@ -223,7 +237,7 @@ def test_a_scalar_get_inputs_draws_with_item_is_the_references_own(worker, cache
                  ITEM_SCALAR.replace("class Model(", "class ModelNew("))
     assert reply["type"] == "loaded", reply
     x, y = torch.randn(4, 8), torch.randn(4, 8)
-    r = worker.call([x, y], [(F32, (4, 8))], {"mode": 0})
+    r = worker.call([x, y], [(F32, (4, 8))], run())
     assert r.reply["status"] == "ok", r.reply
     torch.manual_seed(7)
     scale = torch.randn(4, 8), torch.randn(4, 8), torch.rand(1).item()
@@ -244,7 +258,7 @@ def test_a_triton_candidate_runs_in_the_interpreter_on_the_cpu(worker, cache_dir
     reply = load(worker, cache_dir, "candidate", kb.ADD, kb.ADD_TRITON)
     assert reply["type"] == "loaded" and reply["triton_interpret"] is True, reply
     x, y = torch.randn(4, 8), torch.randn(4, 8)
-    r = worker.call([x, y], [(F32, (4, 8))], {"mode": 0})
+    r = worker.call([x, y], [(F32, (4, 8))], run())
     assert r.reply["status"] == "ok", r.reply
     assert torch.equal(r.outputs[0], x + 1.5 * y)
 
@@ -252,7 +266,7 @@ def test_a_triton_candidate_runs_in_the_interpreter_on_the_cpu(worker, cache_dir
 def test_half_precision_views_round_trip(worker, cache_dir):
     load(worker, cache_dir, "candidate", kb.HALF, kb.HALF_CANDIDATE)
     x = torch.randn(4, 4).to(torch.bfloat16)
-    r = worker.call([x], [(torch.bfloat16, (4, 4))], {"mode": 0})
+    r = worker.call([x], [(torch.bfloat16, (4, 4))], run())
     assert r.reply["status"] == "ok" and torch.equal(r.outputs[0], x * 2 + 1)
 
 
@@ -261,7 +275,7 @@ def test_strided_broadcast_and_offset_inputs_are_read_by_stride(worker, cache_di
     # x: rows padded to 11 elements behind a storage offset of 5; y: one row broadcast (stride 0)
     x = Arg(torch.randn(5 + 4 * 11), (4, 8), (11, 1), 5)
     y = Arg(torch.randn(8), (4, 8), (0, 1), 0)
-    r = worker.call([x, y], [(F32, (4, 8))], {"mode": 0}, shift=4)
+    r = worker.call([x, y], [(F32, (4, 8))], run(), shift=4)
     assert r.reply["status"] == "ok", r.reply
     assert torch.equal(r.outputs[0], x.value() + 3.0 * y.value() * 0.5)
     assert r.inputs_unchanged == [True, True]
@@ -280,7 +294,7 @@ def test_bad_outputs_name_what_came_back(worker, cache_dir, pick, message):
     assert reply["type"] == "loaded", reply
     x = torch.randn(4, 8)
     x[0, 0] = pick
-    r = worker.call([x, torch.randn(4, 8)], [(F32, (4, 8))], {"mode": 0})
+    r = worker.call([x, torch.randn(4, 8)], [(F32, (4, 8))], run())
     assert r.reply["status"] == "bad_output"
     assert r.reply["message"] == message
 
@@ -289,7 +303,7 @@ def test_an_exception_reports_its_last_traceback_line(worker, cache_dir):
     load(worker, cache_dir, "candidate", kb.ADD, kb.CHOOSY)
     x = torch.randn(4, 8)
     x[0, 0] = 7
-    r = worker.call([x, torch.randn(4, 8)], [(F32, (4, 8))], {"mode": 0})
+    r = worker.call([x, torch.randn(4, 8)], [(F32, (4, 8))], run())
     assert r.reply["status"] == "exception"
     assert r.reply["message"] == "ValueError: pick 7 is not supported"
     assert "pick 7 is not supported" in worker.stderr()  # the whole traceback went there
@@ -297,7 +311,7 @@ def test_an_exception_reports_its_last_traceback_line(worker, cache_dir):
 
 def test_a_wrong_number_of_inputs_is_an_error_reply(worker, cache_dir):
     load(worker, cache_dir, "candidate", kb.ADD, kb.ADD_CANDIDATE)
-    reply = worker.call([torch.randn(4, 8)], [(F32, (4, 8))], {"mode": 0}).reply
+    reply = worker.call([torch.randn(4, 8)], [(F32, (4, 8))], run()).reply
     assert reply["type"] == "error"
     assert "inputs: expected 2 tensor(s)" in reply["message"]
 
@@ -308,7 +322,7 @@ def test_a_view_outside_its_raw_region_is_an_error_reply(worker, cache_dir):
 
     path, req, _ = write_call_file([Arg.of(torch.randn(4, 8))] * 2, [(F32, (4, 8))])
     req["inputs"][0]["strides"] = [20, 1]  # rows of 20: past the 64-byte back guard
-    req.update(id=99, params={"mode": 0})
+    req.update(id=99, task=run())
     try:
         reply = worker.request(req)
     finally:

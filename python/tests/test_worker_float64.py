@@ -1,10 +1,10 @@
-"""The reference role's float64 run (mode 0) on models that make float32 tensors themselves:
-a GRU whose initial state is a plain attribute drawn in __init__, and an LSTM that draws its
-state inside forward. Both failed with "Input and hidden tensors are not the same dtype" before
-the worker widened such tensors. The expected values are computed here: the float32 model
-widened by hand, its random state drawn in float32 (as the candidate's run draws it) and then
-widened. Mode 2 must stay the plain float32 run, and the default dtype must be float32 again
-after a mode-0 call. The problems are our own, written for these tests."""
+"""The reference role's float64 run (the reference64 task) on models that make float32 tensors
+themselves: a GRU whose initial state is a plain attribute drawn in __init__, and an LSTM that
+draws its state inside forward. Both failed with "Input and hidden tensors are not the same
+dtype" before the worker widened such tensors. The expected values are computed here: the
+float32 model widened by hand, its random state drawn in float32 (as the candidate's run draws
+it) and then widened. reference32 must stay the plain float32 run, and the default dtype must be
+float32 again after a reference64 call. The problems are our own, written for these tests."""
 
 import copy
 
@@ -13,6 +13,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import kb_problems as kb  # noqa: E402
+from worker_client import draw, ref32, ref64  # noqa: E402
 
 F32, F64 = torch.float32, torch.float64
 SEED = 7
@@ -107,7 +108,7 @@ def model32(code):
 def test_a_plain_attribute_state_is_widened_for_the_float64_run(worker, tmp_path):
     load_reference(worker, str(tmp_path), GRU_ATTRIBUTE_STATE)
     x = torch.randn(4, 5, 3)
-    r = worker.call([x], [(F64, (4, 6))], {"mode": 0})
+    r = worker.call([x], [(F64, (4, 6))], ref64(SEED))
     assert r.reply["status"] == "ok", r.reply
 
     m32 = model32(GRU_ATTRIBUTE_STATE)
@@ -117,7 +118,7 @@ def test_a_plain_attribute_state_is_widened_for_the_float64_run(worker, tmp_path
         want = m64(x.double())
     torch.testing.assert_close(r.outputs[0], want, rtol=1e-12, atol=1e-12)
 
-    r2 = worker.call([x], [(F64, (4, 6))], {"mode": 2})  # the float32 run stays float32
+    r2 = worker.call([x], [(F64, (4, 6))], ref32(SEED))  # the float32 run stays float32
     assert r2.reply["status"] == "ok", r2.reply
     with torch.no_grad():
         assert torch.equal(r2.outputs[0], m32(x).double())
@@ -126,18 +127,18 @@ def test_a_plain_attribute_state_is_widened_for_the_float64_run(worker, tmp_path
 def test_states_drawn_in_forward_are_the_float32_draws_widened(worker, tmp_path):
     load_reference(worker, str(tmp_path), LSTM_FORWARD_STATE)
     x = torch.randn(4, 5, 3)
-    r = worker.call([x], [(F64, (4, 6))], {"mode": 0})
+    r = worker.call([x], [(F64, (4, 6))], ref64(SEED))
     assert r.reply["status"] == "ok", r.reply
 
     m32 = model32(LSTM_FORWARD_STATE)
     m64 = copy.deepcopy(m32).double()
-    torch.manual_seed(SEED)  # the worker seeds every forward with the load's seed
+    torch.manual_seed(SEED)  # the worker seeds the forward with the task's seed
     h0, c0 = torch.randn(2, 4, 6).double(), torch.randn(2, 4, 6).double()
     with torch.no_grad():
         want = m64.lstm(x.double(), (h0, c0))[0][:, -1, :]
     torch.testing.assert_close(r.outputs[0], want, rtol=1e-12, atol=1e-12)
 
-    r2 = worker.call([x], [(F64, (4, 6))], {"mode": 2})
+    r2 = worker.call([x], [(F64, (4, 6))], ref32(SEED))
     torch.manual_seed(SEED)
     with torch.no_grad():
         assert torch.equal(r2.outputs[0], m32(x).double())
@@ -147,9 +148,9 @@ def test_states_drawn_in_forward_are_the_float32_draws_widened(worker, tmp_path)
 
 def test_the_default_dtype_is_float32_again_after_a_float64_run(worker, tmp_path):
     load_reference(worker, str(tmp_path), LSTM_FORWARD_STATE)
-    assert worker.call([torch.randn(4, 5, 3)], [(F64, (4, 6))], {"mode": 0}).reply["status"] \
+    assert worker.call([torch.randn(4, 5, 3)], [(F64, (4, 6))], ref64(SEED)).reply["status"] \
         == "ok"
-    made = worker.call([], [(F32, (4, 5, 3))], {"mode": 1, "seed": 3})
+    made = worker.call([], [(F32, (4, 5, 3))], draw(3))
     assert made.reply["status"] == "ok", made.reply  # get_inputs() made float32 tensors again
     torch.manual_seed(3)
     assert torch.equal(made.outputs[0], torch.randn(4, 5, 3))

@@ -14,6 +14,7 @@ torch = pytest.importorskip("torch")
 from torch.overrides import TorchFunctionMode  # noqa: E402
 
 import kb_problems as kb  # noqa: E402
+from worker_client import ref64  # noqa: E402
 
 from kcv.worker.meta import size_on_meta  # noqa: E402
 
@@ -42,6 +43,7 @@ def cache_dir(tmp_path_factory):
 def test_over_the_limit_the_problem_is_only_sized_and_calls_are_refused(worker, cache_dir):
     reply = load(worker, cache_dir, kb.ADD, size_on_meta_over=ADD_IO - 1)
     assert reply["type"] == "loaded", reply
+    assert "facts" not in reply["problem"]  # nothing ran: nothing learnt
     assert reply["problem"] == {
         "inputs": [{"kind": "tensor", "dtype": "f32", "shape": [4, 8]},
                    {"kind": "tensor", "dtype": "f32", "shape": [4, 8]},
@@ -50,7 +52,7 @@ def test_over_the_limit_the_problem_is_only_sized_and_calls_are_refused(worker, 
         "constants": {"ROWS": 4, "COLS": 8, "SIZE": 32},
         "sized_on_meta": True}
     r = worker.call([torch.randn(4, 8), torch.randn(4, 8)], [(torch.float64, (4, 8))],
-                    {"mode": 0})
+                    ref64())
     assert r.reply["type"] == "error" and "only sized the problem on meta" in r.reply["message"]
 
 
@@ -58,7 +60,7 @@ def test_at_or_under_the_limit_the_load_is_the_real_one(worker, cache_dir):
     reply = load(worker, cache_dir, kb.ADD, size_on_meta_over=ADD_IO)
     assert reply["type"] == "loaded" and "sized_on_meta" not in reply["problem"], reply
     x, y = torch.randn(4, 8), torch.randn(4, 8)
-    r = worker.call([x, y], [(torch.float64, (4, 8))], {"mode": 0})
+    r = worker.call([x, y], [(torch.float64, (4, 8))], ref64())
     assert r.reply["status"] == "ok", r.reply
     torch.testing.assert_close(r.outputs[0], x.double() + 1.5 * y.double())
 
@@ -74,7 +76,7 @@ def test_where_meta_cannot_run_the_forward_the_load_is_the_real_one(worker, cach
     reply = load(worker, cache_dir, NO_META_FORWARD, size_on_meta_over=1)
     assert reply["type"] == "loaded" and "sized_on_meta" not in reply["problem"], reply
     r = worker.call([torch.randn(4, 8), torch.randn(4, 8)], [(torch.float64, (4, 8))],
-                    {"mode": 0})
+                    ref64())
     assert r.reply["status"] == "ok", r.reply
 
 

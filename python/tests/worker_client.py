@@ -6,6 +6,7 @@ safetensors-style file in /dev/shm laid out as kcv lays it out: per buffer a 64-
 guard, the storage (strided views, padding and storage offsets included), a 64-byte back guard,
 each region 64-byte aligned; outputs poisoned with a NaN-like sentinel. After the reply it reads
 the file back: the outputs, and whether every input byte (guards and padding too) is unchanged.
+Calls carry a typed task (docs/06_worker_protocol.md §7.3); the helpers below build them.
 Tensors are torch tensors of the test process, which candidate code never touches.
 """
 
@@ -27,6 +28,7 @@ NAMES = {torch.float64: "f64", torch.float32: "f32", torch.float16: "f16",
 GUARD = 64
 GUARD_BYTE = 0xA5
 POISON_BYTE = 0x7F  # every output byte 0x7F: a NaN pattern for f16/bf16/f32/f64
+RUN = {"kind": "run", "seed": 0}
 
 
 @dataclass
@@ -119,12 +121,15 @@ class WorkerClient:
     def load(self, timeout: float = 120.0, **fields):
         return self.request({"type": "load", **fields}, timeout)
 
-    def call(self, inputs, outputs, params=None, timeout: float = 60.0, shift: int = 0,
-             keep_file: bool = False) -> Call:
-        """`inputs`: Args or tensors; `outputs`: (dtype, shape) pairs."""
+    def call(self, inputs, outputs, task=None, timeout: float = 60.0, shift: int = 0,
+             keep_file: bool = False, params=None) -> Call:
+        """`inputs`: Args or tensors; `outputs`: (dtype, shape) pairs; `task`: the typed task
+        (docs/06 §7.3; default a candidate's plain run, {"kind": "run", "seed": 0}); `params`:
+        sent as given (a task call has none)."""
         args = [a if isinstance(a, Arg) else Arg.of(a) for a in inputs]
         path, req, regions = write_call_file(args, outputs, shift)
-        req.update(id=self.next_id, params=params or {}, launch={"block": 0, "threads": 1})
+        req.update(id=self.next_id, task=task if task is not None else RUN, params=params or {},
+                   launch={"block": 0, "threads": 1})
         self.next_id += 1
         try:
             reply = self.request(req, timeout)
@@ -214,6 +219,47 @@ def write_call_file(args, outputs, shift: int = 0):
     return path, req, regions
 
 
+def draw(seed: int, keep: bool = False) -> dict:
+    return {"kind": "draw", "seed": seed, "keep": keep}
+
+
+def ref64(seed: int = 7, nan: str = "propagate", subnormals: str = "keep", **extra) -> dict:
+    return {"kind": "reference64", "seed": seed, "nan": nan, "subnormals": subnormals, **extra}
+
+
+def ref32(seed: int = 7, cudnn_tf32: bool = False, matmul_tf32: bool = False,
+          autocast: str = "none", **extra) -> dict:
+    return {"kind": "reference32", "seed": seed, "cudnn_tf32": cudnn_tf32,
+            "matmul_tf32": matmul_tf32, "autocast": autocast, **extra}
+
+
+def run(seed: int = 7, **extra) -> dict:
+    return {"kind": "run", "seed": seed, **extra}
+
+
 def pickled_add(a, b):
     """A module-level callable for the pickle load kind (imported by name in the worker)."""
     return a + b
+
+
+def pickled_rowsum(x):
+    """A module-level reference for the pickle load kind's reference role."""
+    return x.sum(dim=1)
+
+
+def pickled_scaled(a, scale=1.0):
+    """A candidate taking keyword params (the pickle load's pass_params)."""
+    return a * scale
+
+
+class PickledAffine(torch.nn.Module):
+    """An nn.Module reference with a parameter and a plain tensor attribute: its float64 model
+    is a widened copy."""
+
+    def __init__(self):
+        super().__init__()
+        self.weight = torch.nn.Parameter(torch.tensor([0.5, -1.25, 2.0, 3.0]))
+        self.shift = torch.tensor(0.1)
+
+    def forward(self, x):
+        return x * self.weight + self.shift

@@ -8,18 +8,20 @@ Both models are built (kcv.worker.kernelbench) under torch.manual_seed(seed); th
 receives the reference's parameters and buffers wherever names and shapes match, so a different
 init order cannot make a correct kernel look wrong.
 
-The reference role serves the trusted values: mode 0 runs Model in float64 (floating inputs
-cast, integer inputs untouched, TF32 off; tensors the model makes itself are widened too, see
-kcv.worker.float64), mode 1 makes the inputs of a seed (and keeps them with params.keep), mode 2
-runs Model at its own precision ("reference32": the eager result the error model calls
-declared), mode 3 forgets a seed's kept inputs; modes 0 and 2 with params.inputs_seed run on a
-copy of the kept inputs instead of the call's (the orchestrator then sends none). The
-candidate role serves mode 0 only, on the input views themselves when on the CPU, so in-place
-writes to inputs reach kcv's mutation check. On CUDA the inputs are copied to the device with
-their layout (strides, padding) intact and copied back over the views afterwards. A reference
-load with "size_on_meta_over": N first sizes the problem on the meta device
-(kcv.worker.meta.size_on_meta); over N bytes of inputs + outputs it stops there: the reply's
-problem says "sized_on_meta": true, and the worker refuses calls.
+The reference role serves the trusted values through typed tasks (docs/06 §7.3,
+kcv.worker.reference): draw makes the inputs of a seed (and keeps them with keep), reference64
+runs Model in float64 (floating inputs widened with their layout, integer inputs untouched, TF32
+off, tensors the model makes itself widened too, see kcv.worker.float64) under the task's NaN and
+subnormal semantics, reference32 runs Model at its own precision (the eager result the error
+model calls declared, under TF32 flags and autocast), forget drops a seed's kept inputs; the
+reference tasks with inputs_seed run on a copy of the kept inputs instead of the call's. Its
+load also learns the problem's facts (kcv.worker.facts), tracing the module again at bumped
+constants on the meta device (_retrace). The candidate role serves run and describe
+(kcv.worker.candidate): on the CPU on the input views themselves, so in-place writes to inputs
+reach kcv's mutation check; on CUDA on device copies with their layout (strides, padding) intact,
+copied back over the views afterwards. A reference load with "size_on_meta_over": N first sizes
+the problem on the meta device (kcv.worker.meta.size_on_meta); over N bytes of inputs + outputs
+it stops there: the reply's problem says "sized_on_meta": true, and the worker refuses calls.
 
 Environment first: TORCH_EXTENSIONS_DIR and TRITON_CACHE_DIR go under cache_dir, and without a
 GPU TRITON_INTERPRET=1, all before torch (and so Triton) is imported by this process. The
@@ -148,5 +150,27 @@ def load(req: dict):
         _require(cand, ("ModelNew",), "candidate_code")
     from kcv.worker.kernelbench import KernelBenchPair  # noqa: PLC0415 (imports torch)
 
-    return KernelBenchPair(f, device, ref, cand)
+    retrace = _retrace(f["reference_code"], src_dir, f["constants"]) \
+        if f["role"] == "reference" else None
+    return KernelBenchPair(f, device, ref, cand, retrace)
+
+
+def _retrace(code: str, src_dir: str, constants: dict):
+    """retrace(overrides): the reference module executed again with the load's constants and
+    `overrides` on top (facts trace the problem on meta at bumped constants), None if it fails.
+    It runs with meta as the default device, so module-level tensors of a bumped shape take no
+    memory (a module that needs real values there just gives no trace)."""
+    import torch  # noqa: PLC0415 (after prepare_environment, as everywhere here)
+
+    names = modexec.top_level_names(code)
+
+    def retrace(overrides: dict):
+        wanted = {k: v for k, v in {**constants, **overrides}.items() if k in names}
+        try:
+            with torch.device("meta"):
+                return modexec.exec_module(code, "retrace", src_dir, wanted)
+        except BaseException:  # noqa: BLE001 (a bumped constant the module rejects)
+            return None
+
+    return retrace
 

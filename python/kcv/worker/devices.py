@@ -1,5 +1,12 @@
 """Moving a call's input views to the device and back, layout included.
 
+layout_copy() is how every trusted run (the reference's float64 and float32 tasks) gets its
+inputs: a fresh tensor with the view's shape and strides (torch.empty_strided + copy_), at the
+dtype the task computes in, so a model that refuses a layout (`.view()` of a padded or
+transposed input) refuses it there too, as it does in the candidate's run. A broadcast view
+(a stride 0 over a dim of several elements) cannot be written by copy_ (torch refuses internal
+overlap), so such a view is converted span and all instead: same strides, same sharing.
+
 On the CPU the kernel gets the views over the shared file themselves. On CUDA each input is
 copied with the storage span between its first and last element, so the device tensor has the
 same strides and padding as the view kcv sent (layout probes stay layout probes); after the call
@@ -27,6 +34,26 @@ def copy_with_layout(view: torch.Tensor, device: str) -> torch.Tensor:
     if view.numel() == 0:
         return view.to(device, copy=True)
     return _span(view).to(device, copy=True).as_strided(view.shape, view.stride())
+
+
+def _may_overlap(t: torch.Tensor) -> bool:
+    """Whether two elements of `t` may share memory: some stride (of a dim of more than one
+    element) does not clear what the smaller strides reach. A padded or transposed view
+    does not; a broadcast one (stride 0) does."""
+    reach = 0
+    for stride, size in sorted((s, d) for d, s in zip(t.shape, t.stride()) if d > 1):
+        if stride <= reach:
+            return True
+        reach += (size - 1) * stride
+    return False
+
+
+def layout_copy(view: torch.Tensor, device: str, dtype: torch.dtype) -> torch.Tensor:
+    """A new tensor on `device` at `dtype` holding `view`'s values with `view`'s strides."""
+    if view.numel() and _may_overlap(view):  # a broadcast view: convert its span
+        return _span(view).to(device, dtype, copy=True).as_strided(view.shape, view.stride())
+    out = torch.empty_strided(view.shape, view.stride(), dtype=dtype, device=device)
+    return out.copy_(view)
 
 
 def to_device(view: torch.Tensor, device: str) -> torch.Tensor:

@@ -19,7 +19,7 @@ class LoadError(Exception):
 
 
 class RequestError(Exception):
-    """A request kcv should not have sent (wrong input count, unknown mode): an error reply."""
+    """A request kcv should not have sent (wrong input count, a malformed task): an error reply."""
 
 
 def last_line(exc: BaseException) -> str:

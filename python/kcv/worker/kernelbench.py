@@ -1,10 +1,14 @@
-"""A loaded KernelBench pair: the models, the inputs' template, and the three call modes.
+"""A loaded KernelBench pair (load kind "kernelbench", docs/06_worker_protocol.md §7.1): the
+models built, the inputs' template, the problem described, and the role's tasks.
 
-Built by kcv.kb.problem.load once the modules are executed (that file says what each role and
-mode means). The candidate role drops the reference Model right after the weight copy, so a
-candidate walking gc.get_objects() finds no reference tensors to overwrite in its process.
-Scalars of get_inputs() (a dim, an eps) are re-made here from the load seed's get_inputs(); calls
-carry only the tensor inputs.
+Built by kcv.kb.problem.load once the modules are executed. The reference role builds Model
+twice (float32, and float64 widened with its plain tensor attributes) and serves the reference
+tasks (kcv.worker.reference); its load runs the float32 forward on the load seed's draw to
+describe the outputs and learn the problem's facts (kcv.worker.facts). The candidate role
+builds ModelNew, copies Model's parameters and buffers into it and drops Model right after, so
+a candidate walking gc.get_objects() finds no reference tensors to overwrite in its process;
+it serves run and describe (kcv.worker.candidate). Scalars of get_inputs() (a dim, an eps) are
+re-made here from the load seed's get_inputs(); calls carry only the tensor inputs.
 """
 
 import contextlib
@@ -12,18 +16,20 @@ import os
 
 import torch
 
-from kcv.worker import modexec
-from kcv.worker.devices import copy_back, to_device
+from kcv.worker import facts, modexec
+from kcv.worker.candidate import CandidateSide
 from kcv.worker.errors import LoadError, RequestError, load_error
-from kcv.worker.float64 import float64_forward, promote_attributes
+from kcv.worker.float64 import promote_attributes
 from kcv.worker.meta import meta_sample, size_on_meta
-from kcv.worker.outputs import BadOutput, flatten, store
+from kcv.worker.outputs import BadOutput, flatten
+from kcv.worker.reference import ReferenceSide
+from kcv.worker.tasks import REFERENCE_KINDS
 from kcv.worker.views import dtype_name
 
 _sync = torch.cuda.synchronize  # bound before candidate code could replace it
 
 
-def _scalar(value):
+def scalar(value):
     """The JSON description of a non-tensor input."""
     if value is None or isinstance(value, (bool, int, float, str)):
         return {"kind": "scalar", "value": value}
@@ -32,23 +38,12 @@ def _scalar(value):
     return {"kind": "other", "type": type(value).__name__}
 
 
-def _tf32_flag(params: dict, name: str) -> bool:
-    v = params.get(name, 0)
-    if v not in (0, 1) or isinstance(v, str):
-        raise RequestError(f"params.{name}: {v!r} is not 0 or 1")
-    return bool(v)
-
-
-@contextlib.contextmanager
-def tf32_flags(cudnn: bool, matmul: bool):
-    """torch.backends' TF32 flags set for one call, then restored (mode 2's "cudnn_tf32" and
-    "matmul_tf32": the fp32-eager run under the flags a profile sanctions, docs/08_audit.md)."""
-    was = (torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32)
-    torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32 = cudnn, matmul
-    try:
-        yield
-    finally:
-        torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32 = was
+def description(sample: list, outs: list, constants: dict) -> dict:
+    """problem's inputs, outputs and constants."""
+    return {"inputs": [{"kind": "tensor", "dtype": dtype_name(x.dtype), "shape": list(x.shape)}
+                       if isinstance(x, torch.Tensor) else scalar(x) for x in sample],
+            "outputs": [{"dtype": dtype_name(t.dtype), "shape": list(t.shape)} for t in outs],
+            "constants": constants}
 
 
 def copy_weights(source: torch.nn.Module, target: torch.nn.Module) -> tuple:
@@ -70,55 +65,76 @@ def copy_weights(source: torch.nn.Module, target: torch.nn.Module) -> tuple:
     return copied, len(want)
 
 
-def _io_bytes(sample: list, outs: list) -> int:
-    return sum(t.numel() * t.element_size() for t in sample + outs if isinstance(t, torch.Tensor))
+class Template:
+    """Where the tensors of a call go among get_inputs()'s items (the others are reused)."""
+
+    def __init__(self, sample: list):
+        self.slots = [None if isinstance(x, torch.Tensor) else x for x in sample]
+        self.count = sum(isinstance(x, torch.Tensor) for x in sample)
+
+    def args(self, tensors: list) -> list:
+        if len(tensors) != self.count:
+            raise RequestError(f"inputs: expected {self.count} tensor(s) (those of get_inputs), "
+                               f"got {len(tensors)}")
+        it = iter(tensors)
+        return [next(it) if slot is None else slot for slot in self.slots]
 
 
 class KernelBenchPair:
-    """What a kernelbench load made; call() serves the protocol's call requests."""
+    """What a kernelbench load made; call() serves the call requests' tasks."""
 
-    def __init__(self, f: dict, device: str, ref, cand):
+    def __init__(self, f: dict, device: str, ref, cand, retrace=None):
         self.role, self.seed, self.device = f["role"], f["seed"], device
         self.name, self.op = f["name"], f["op"]
         self.ref = ref
         self.weights = None
-        self.kept = {}  # seed -> its get_inputs() tensors, contiguous (mode 1 with "keep")
+        self.side = None
         self.sized_only = False
         if self.role == "reference" and f.get("size_on_meta_over"):
             sized = size_on_meta(ref, self.seed)
-            if sized is not None and _io_bytes(*sized) > f["size_on_meta_over"]:
-                self._sized_only(*sized)
+            if sized is not None and sum(t.numel() * t.element_size() for t in sized[0] + sized[1]
+                                         if isinstance(t, torch.Tensor)) > f["size_on_meta_over"]:
+                self.sized_only = True
+                self.template = Template(sized[0])
+                self.problem = {**description(*sized, modexec.int_constants(ref)),
+                                "sized_on_meta": True}
                 return
         if self.role == "reference":
             torch.backends.cuda.matmul.allow_tf32 = False
             torch.backends.cudnn.allow_tf32 = False
-            self.model32 = self._build(ref.Model, "reference_code").to(device)
+            model32 = self._build(ref.Model, "reference_code").to(device)
             # built at float32 like model32 (same init draws), then widened with its plain
             # tensor attributes; its forward runs under float64_forward() (kcv.worker.float64)
-            self.model64 = self._build(ref.Model, "reference_code").double().to(device)
-            promote_attributes(self.model64)
+            model64 = self._build(ref.Model, "reference_code").double().to(device)
+            promote_attributes(model64)
         else:
             model = self._build(ref.Model, "reference_code")
             candidate = self._build(cand.ModelNew, "candidate_code")
             self.weights = copy_weights(model, candidate)
             del model
-            self.model = candidate.to(device)
+            candidate = candidate.to(device)
         try:
             sample = self._sample(ref)
         except BaseException as e:  # noqa: BLE001
             raise load_error(e, "problem_error", "reference_code get_inputs()") from None
-        self.template = [None if isinstance(x, torch.Tensor) else x for x in sample]
-        self.tensor_count = sum(isinstance(x, torch.Tensor) for x in sample)
-        self.problem = self._describe(sample) if self.role == "reference" else None
+        self.template = Template(sample)
+        self.problem = None
+        if self.role == "reference":
+            self.side = ReferenceSide(device, model32, model64, self._draw, self.template.args)
+            self.problem = self._describe(model32, sample, f.get("reference_code"), retrace)
+        else:
+            self.side = CandidateSide(candidate, device, vars(cand),
+                                      os.environ.get("TORCH_EXTENSIONS_DIR"), self.template.args)
 
-    def _sized_only(self, sample: list, outs: list) -> None:
-        """The load of a problem sized on meta over the request's size_on_meta_over: no model
-        built, nothing drawn or run; the reply describes it (problem.sized_on_meta) and calls
-        are refused. The audit judges such a problem at a reduced shape, on other workers."""
-        self.sized_only = True
-        self.template = [None if isinstance(x, torch.Tensor) else x for x in sample]
-        self.tensor_count = sum(isinstance(x, torch.Tensor) for x in sample)
-        self.problem = {**self._description(sample, outs), "sized_on_meta": True}
+    @property
+    def kinds(self) -> tuple:
+        if self.sized_only:  # the reference's tasks reach call(), which refuses them all
+            return REFERENCE_KINDS
+        return self.side.kinds
+
+    def _draw(self, seed: int) -> list:
+        torch.manual_seed(seed)
+        return list(self.ref.get_inputs())
 
     def _sample(self, ref) -> list:
         """get_inputs() under the load's seed. The candidate needs only which items are tensors
@@ -130,8 +146,7 @@ class KernelBenchPair:
             sample = meta_sample(ref, self.seed)
             if sample is not None:
                 return sample
-        torch.manual_seed(self.seed)
-        return list(ref.get_inputs())
+        return self._draw(self.seed)
 
     def _build(self, cls, what: str) -> torch.nn.Module:
         try:
@@ -142,23 +157,25 @@ class KernelBenchPair:
         except BaseException as e:  # noqa: BLE001
             raise load_error(e, "init_error", what) from None
 
-    def _describe(self, sample: list) -> dict:
-        try:
-            args = [x.to(self.device) if isinstance(x, torch.Tensor) else x for x in sample]
+    def _describe(self, model32, sample: list, code: str | None, retrace) -> dict:
+        args = [x.to(self.device) if isinstance(x, torch.Tensor) else x for x in sample]
+
+        def forward():
             torch.manual_seed(self.seed)
             with torch.no_grad():
-                outs = flatten(self.model32(*args))
+                outs = flatten(model32(*args))
+            if self.device == "cuda":
+                _sync()
+            return outs
+
+        constants = modexec.int_constants(self.ref)
+        try:
+            outs, found = facts.problem_facts(forward, code, constants, retrace, self.seed)
         except BadOutput as e:
             raise LoadError(f"problem_error: reference_code Model: {e}") from None
         except BaseException as e:  # noqa: BLE001
             raise load_error(e, "problem_error", "reference_code Model.forward") from None
-        return self._description(sample, outs)
-
-    def _description(self, sample: list, outs: list) -> dict:
-        return {"inputs": [{"kind": "tensor", "dtype": dtype_name(x.dtype), "shape": list(x.shape)}
-                           if isinstance(x, torch.Tensor) else _scalar(x) for x in sample],
-                "outputs": [{"dtype": dtype_name(t.dtype), "shape": list(t.shape)} for t in outs],
-                "constants": modexec.int_constants(self.ref)}
+        return {**description(sample, outs, constants), "facts": found}
 
     def loaded_fields(self) -> dict:
         out = {"role": self.role, "device": self.device, "seed": self.seed,
@@ -166,78 +183,21 @@ class KernelBenchPair:
                "triton_interpret": os.environ.get("TRITON_INTERPRET") == "1"}
         if self.weights is not None:
             out["weights_copied"], out["weights_total"] = self.weights
+        if isinstance(self.side, CandidateSide):
+            out.update(self.side.loaded_fields())
         if self.problem is not None:
             out["problem"] = self.problem
         return out
 
-    def _inputs(self, inputs: list, params: dict) -> list:
-        """The call's input views, or the kept inputs of params["inputs_seed"] (then the call
-        carries none). The kept tensors are never handed to the model: mode 0 and 2 copy them."""
-        if "inputs_seed" not in params:
-            return inputs
-        seed = params["inputs_seed"]
-        if inputs:
-            raise RequestError("inputs: a call with params.inputs_seed carries no inputs")
-        if not isinstance(seed, (int, float)) or seed != int(seed) or int(seed) not in self.kept:
-            raise RequestError(f"params.inputs_seed: {seed!r} names no kept inputs (mode 1 with "
-                               "keep)")
-        return self.kept[int(seed)]
-
-    def _seed(self, params: dict) -> int:
-        seed = params.get("seed")
-        if not isinstance(seed, (int, float)) or seed != int(seed):
-            raise RequestError("params.seed: missing or not an integer")
-        return int(seed)
-
-    def _args(self, tensors: list) -> list:
-        if len(tensors) != self.tensor_count:
-            raise RequestError(f"inputs: expected {self.tensor_count} tensor(s) (those of "
-                               f"get_inputs), got {len(tensors)}")
-        it = iter(tensors)
-        return [next(it) if slot is None else slot for slot in self.template]
-
-    def _forward(self, model, args):
-        torch.manual_seed(self.seed)
-        with torch.no_grad():
-            result = model(*args)
-        if self.device == "cuda":
-            _sync()  # the whole device: work left on side streams is finished too
-        return result
-
-    def call(self, mode: int, inputs: list, outputs: list, params: dict) -> None:
+    def call(self, task, inputs: list, outputs: list, kwargs: dict) -> dict | None:
         if self.sized_only:
             raise RequestError("this load only sized the problem on meta (problem.sized_on_meta):"
                                " load it again without size_on_meta_over to call it")
-        if mode != 0 and self.role != "reference":
-            raise RequestError(f"params.mode: mode {mode} needs the reference role")
-        if mode == 0 and self.role == "candidate":
-            moved = [to_device(t, self.device) for t in inputs]
-            result = self._forward(self.model, self._args(moved))
-            store(result, outputs, convert=False)
-            for view, m in zip(inputs, moved):
-                copy_back(view, m)
-        elif mode == 0:
-            kept = "inputs_seed" in params  # the model may write to its inputs: not to the kept
-            cast = [t.to(self.device, torch.float64, copy=kept) if t.is_floating_point() else
-                    t.to(self.device, copy=kept) for t in self._inputs(inputs, params)]
-            with float64_forward():
-                result = self._forward(self.model64, self._args(cast))
-            store(result, outputs, convert=True)
-        elif mode == 1:
-            seed = self._seed(params)
-            torch.manual_seed(seed)
-            made = [x for x in self.ref.get_inputs() if isinstance(x, torch.Tensor)]
-            store(made, outputs, convert=False)
-            if params.get("keep"):
-                # as kcv received them: contiguous (their values, not get_inputs' own layout)
-                self.kept[seed] = [x.detach().contiguous() for x in made]
-        elif mode == 2:
-            flags = (_tf32_flag(params, "cudnn_tf32"), _tf32_flag(params, "matmul_tf32"))
-            args = self._args([t.to(self.device, copy=True) for t in self._inputs(inputs, params)])
-            with tf32_flags(*flags):
-                store(self._forward(self.model32, args), outputs, convert=True)
-        elif mode == 3:
-            self.kept.pop(self._seed(params), None)
-        else:
-            raise RequestError(f"params.mode: {mode} is not 0 (run), 1 (inputs), "
-                               "2 (reference32) or 3 (forget kept inputs)")
+        return self.side.serve(task, inputs, outputs, kwargs)
+
+    def after_exception(self) -> str:
+        return self.side.after_exception() if isinstance(self.side, CandidateSide) else ""
+
+    @property
+    def exit_status(self):
+        return getattr(self.side, "exit_status", None)

@@ -6,11 +6,13 @@ when the audit asks (size_on_meta): a problem of gigabytes that the audit will j
 reduced shape is then never drawn or run at its own shape. Anything meta cannot answer (no meta
 kernel, .item(), a real generator, a recurrent layer stepping for minutes) returns None and the
 caller does it for real, so a result here is only ever an answer a real run would give.
+kcv.worker.facts traces the problem here at bumped constants too (size_on_meta's
+during_forward), to learn which size constant sets each reduction's length.
 """
 
 import signal
 import threading
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 
 import torch
 
@@ -78,7 +80,7 @@ def _global_state_kept():
 _warm = False
 
 
-def _warm_up_meta() -> None:
+def warm_up_meta() -> None:
     """The first meta op of a process imports some 400 modules (torch._decomp, sympy, ...): over
     a second on an idle host, several on a loaded one. Done once, outside the timer, so the
     limit times the problem only."""
@@ -111,17 +113,20 @@ def _time_limit(seconds: float):
             signal.signal(signal.SIGALRM, previous)
 
 
-def size_on_meta(ref, seed: int, limit_s: float = META_FORWARD_S) -> tuple[list, list] | None:
+def size_on_meta(ref, seed: int, limit_s: float = META_FORWARD_S,
+                 during_forward=None) -> tuple[list, list] | None:
     """(get_inputs()'s items, the forward's output tensors), all tensors on meta: Model built
     from get_init_inputs() and run on meta_sample's draw, each under `seed` as the real load
     does; None where meta cannot tell (meta_sample refused, the build or forward raised, a
-    non-tensor output, over `limit_s`, or not on the main thread, where no timer can stop it)."""
+    non-tensor output, over `limit_s`, or not on the main thread, where no timer can stop it).
+    `during_forward` (a context manager, e.g. kcv.worker.facts' op recorder) is entered around
+    the forward only, not the build: facts trace a problem at other constants this way."""
     if threading.current_thread() is not threading.main_thread():
         return None
     sample = meta_sample(ref, seed)
     if sample is None:
         return None
-    _warm_up_meta()
+    warm_up_meta()
     with _global_state_kept() as changed:
         try:
             # the timer innermost: its interrupt leaves through the contexts' exits
@@ -129,7 +134,8 @@ def size_on_meta(ref, seed: int, limit_s: float = META_FORWARD_S) -> tuple[list,
                 torch.manual_seed(seed)
                 model = ref.Model(*ref.get_init_inputs())
                 torch.manual_seed(seed)
-                outs = flatten(model(*sample))
+                with during_forward if during_forward is not None else nullcontext():
+                    outs = flatten(model(*sample))
         except (_TooSlow, BadOutput, Exception):  # noqa: BLE001 - the real load says what failed
             return None
     if changed() or not all(t.device.type == "meta" for t in outs):

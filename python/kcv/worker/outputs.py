@@ -2,7 +2,7 @@
 
 A result is a tensor or a (nested) tuple/list of tensors, flattened in order. Anything else is a
 bad_output whose message names what came back. The candidate must match each view's dtype and
-shape exactly; trusted producers (the reference in float64, mode 1's inputs) may be converted to
+shape exactly; trusted producers (the reference64/reference32 tasks) may be converted to
 the view's dtype (`convert=True`) but never reshaped. Tensor subclasses are stripped to plain
 tensors before the copy so a subclass cannot intercept it (lazy outputs, hack class 3).
 """

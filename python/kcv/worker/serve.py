@@ -5,7 +5,9 @@ worker does not advertise concurrent_calls: it runs calls sequentially, so kcv s
 after the other). A load may come again and replaces what was loaded, but candidate code can
 change the whole process (patch torch, leave threads), so kcv starts one worker per candidate.
 The worker ends with os._exit after "bye" or at end of input: a candidate's non-daemon threads
-or atexit handlers cannot keep it alive.
+or atexit handlers cannot keep it alive. It also ends, with the loaded object's exit_status
+(3), right after the reply to a call that left the CUDA device in a sticky error state
+(kcv.worker.candidate): every later call of this process would fail.
 """
 
 import json
@@ -96,6 +98,10 @@ class Server:
         from kcv.worker.calls import serve_call  # noqa: PLC0415 (imports torch)
 
         self.channel.send(serve_call(self.loaded, req))
+        status = getattr(self.loaded, "exit_status", None)
+        if status:  # the device is broken (a sticky CUDA error): the reply said so; a fresh
+            sys.stderr.flush()  # process is the only way on
+            os._exit(status)
 
 
 def main(channel: Channel) -> int:

@@ -45,6 +45,7 @@ struct CorpusRow {
   std::optional<std::string> original_verdict;  // accepted | rejected | compile_error
   std::optional<double> original_speedup;
   std::optional<std::string> original_hardware;
+  std::optional<std::string> contract_json;  // the row's declared contract (docs/01), JSON text
 };
 
 /// A line that is not a valid row. `message` names the field ("level: expected an integer").

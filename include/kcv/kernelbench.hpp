@@ -190,6 +190,7 @@ struct ModuleConfig {
   bool declared_deterministic = true;               // the row's contract (default: declared)
   std::optional<DType> declared_precision;          // f16 / bf16 accumulation the row declares
   int autotune_configs = 0;                         // the most configs of a candidate's autotuner
+  std::string no_concurrency;                       // non-empty: why concurrent calls are not run
   uint64_t forward_seed = 42;                       // torch.manual_seed before every forward
 };
 
@@ -255,9 +256,11 @@ struct ModuleRow {
   std::string candidate_code;
   std::string reference_load_json;  // instead of the codes: load requests of another kind
   std::string candidate_load_json;
-  std::optional<bool> deterministic;  // the row's contract; default: declared where it can hold
-  std::optional<ProfileId> profile;   // the row's declared profile (reported; every profile is judged)
-  std::optional<DType> accumulator;   // the row's declared accumulation precision (f16, bf16)
+  /// The row's declared contract (docs/01: "deterministic", "profile", "accumulator", "budgets",
+  /// "arch"); absent: deterministic where the reference is, strict, fp32 accumulation, no budgets.
+  /// Every profile is judged whatever it declares; an accumulator of f16/bf16 is the precision the
+  /// declared result is simulated in.
+  std::optional<Contract> contract;
 };
 
 struct ModuleRunOptions {

@@ -1,6 +1,7 @@
 """pytest helper: kcv.testing.assert_contracts(candidate, reference, inputs, ...) runs
-kcv.verify and raises AssertionError listing every failing gate with its evidence (and the
-kernel status when the candidate crashed, hung or did not load)."""
+kcv.verify (the pipeline the audit uses) and raises AssertionError listing every failing gate
+with its finding and evidence (and the kernel status when the candidate raised, crashed, hung
+or did not load)."""
 
 from __future__ import annotations
 
@@ -22,6 +23,6 @@ def assert_contracts(candidate, reference, inputs, contract=None, **kwargs):
             where = (f" (element {ev['worst_index']}: candidate {ev.get('candidate_value')}, "
                      f"oracle {ev.get('oracle_value')})")
         ratio = "" if g.worst_ratio is None else f", error/bound {g.worst_ratio:.3g}"
-        lines.append(f"  {g.gate} [{g.profile}]: {g.reason or ev.get('summary', '')}{ratio}{where}"
-                     f" probe {ev.get('probe', '')}")
+        lines.append(f"  {g.gate} [{g.profile}] {g.finding}: {g.reason or ev.get('summary', '')}{ratio}"
+                     f"{where} probe {ev.get('probe', '')}")
     raise AssertionError("\n".join(lines))

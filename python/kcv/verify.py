@@ -1,80 +1,42 @@
-"""kcv.verify: the gate battery for a plain torch callable against the user's own reference.
+"""kcv.verify: every gate for a plain torch callable against the user's own reference.
 
     report = kcv.verify(my_kernel, reference_fn, [x, w], contract={"profile": "strict"})
-    print(report)            # one line per gate: verdict, worst error/bound ratio, evidence
+    print(report)            # one line per gate and profile: verdict, worst error/bound, evidence
     assert report.passed
 
-The reference is the caller's own code, hence trusted: it runs here, in this process, in
-float64 (the oracle value) and at the inputs' own dtypes (eager's own error, the error model of
-docs/08_audit.md). The candidate never runs here: it is pickled (by reference, so its module
-must be importable; cloudpickle is used for lambdas and closures when installed) and runs in a
-`python -m kcv.worker` process through kcv._core.Worker, which owns the buffers and audits them
-(guard bands, sentinels, input mutation, timeouts, crashes). The probes and judges are the
-audit's (kcv.audit.battery), minus the rescaled shape: a callable has no module constants."""
+The same pipeline as the audit judges it (kcv._core.verify_module, src/kernelbench): the
+reference, the candidate and the inputs are pickled (by reference, so their modules must be
+importable; cloudpickle is used for lambdas and closures when installed) into two
+`python -m kcv.worker` processes of load kind "pickle" (docs/06 §7.5). The reference worker
+serves the inputs and runs the reference in float64 and at its own precision (the oracle and its
+bound); the candidate worker runs the candidate; the buffer audit, the probes, the judges,
+folding and shrinking are kcv's. A callable has no module constants, so no other shape is
+probed: the inputs' own shape is the only one."""
 
 from __future__ import annotations
 
 import base64
+import json
 import os
 import pickle
 import sys
-import time
 from dataclasses import dataclass, field
 
-import numpy as np
+from kcv.audit.workers import worker_command
 
-from kcv.audit import battery as battery_mod
-from kcv.audit.session import Limits, Problem, worker_command, run_call
-
-TORCH_DTYPE_NAMES = {"float64": "f64", "float32": "f32", "float16": "f16", "bfloat16": "bf16",
-                     "int32": "i32", "int64": "i64", "bool": "bool"}
+PROFILES = ("strict", "cuda-default", "fast-math", "triton-default", "pytorch-eager")
 
 
-def _dtype_name(t) -> str:
-    name = str(t.dtype).replace("torch.", "")
-    if name not in TORCH_DTYPE_NAMES:
-        raise TypeError(f"inputs: dtype {t.dtype} is not supported ({', '.join(TORCH_DTYPE_NAMES)})")
-    return TORCH_DTYPE_NAMES[name]
-
-
-def _to_numpy(t) -> np.ndarray:
-    import torch
-
-    t = t.detach().cpu().contiguous()
-    if t.dtype == torch.bfloat16:
-        return t.view(torch.int16).numpy().view(np.uint16).copy()
-    return t.numpy().copy()
-
-
-def _to_torch(a: np.ndarray, dtype: str, device):
-    import torch
-
-    a = np.ascontiguousarray(a)
-    if dtype == "bf16":
-        return torch.from_numpy(a.view(np.int16).copy()).view(torch.bfloat16).to(device)
-    return torch.from_numpy(a.copy()).to(device)
-
-
-def _flatten(result) -> list:
-    import torch
-
-    if isinstance(result, torch.Tensor):
-        return [result]
-    if isinstance(result, (list, tuple)) and all(isinstance(r, torch.Tensor) for r in result):
-        return list(result)
-    raise TypeError(f"reference: returned {type(result).__name__}, expected a tensor or a tuple of tensors")
-
-
-def _payload(fn) -> str:
+def _payload(obj, what: str) -> str:
     try:
-        data = pickle.dumps(fn)
+        data = pickle.dumps(obj)
     except (pickle.PicklingError, AttributeError, TypeError) as e:
         try:
             import cloudpickle  # noqa: PLC0415
         except ImportError:
-            raise TypeError(f"candidate: cannot be pickled ({e}); define it at module level, "
+            raise TypeError(f"{what}: cannot be pickled ({e}); define it at module level, "
                             "or install cloudpickle for lambdas and closures") from None
-        data = cloudpickle.dumps(fn)
+        data = cloudpickle.dumps(obj)
     return base64.b64encode(data).decode("ascii")
 
 
@@ -89,78 +51,13 @@ def _worker_env():
         os.environ["PYTHONPATH"] = os.pathsep.join(missing + [p for p in have if p])
 
 
-class CallableSession:
-    """The interface Battery uses (see kcv.audit.session.ProblemSession) over an in-process
-    trusted reference and a candidate worker of load kind "pickle"."""
-
-    def __init__(self, reference, inputs, limits: Limits, device: str):
-        self.reference_fn = reference
-        self.limits = limits
-        self.device = device
-        self.on_cpu = device == "cpu"
-        self.label = "given inputs"
-        self.specs = [_dtype_name(t) for t in inputs]
-        self.given = [(f"input.{k}", _to_numpy(t)) for k, t in enumerate(inputs)]
-        outs = self._run(self.given, wide=False, raw=True)
-        self.problem = Problem(
-            inputs=[{"kind": "tensor", "dtype": d, "shape": list(a.shape)}
-                    for d, (_, a) in zip(self.specs, self.given)],
-            outputs=[{"dtype": _dtype_name(o), "shape": list(o.shape)} for o in outs])
-        self.candidate = None
-
-    def _run(self, inputs, wide: bool, raw: bool = False):
-        import torch
-
-        dev = "cuda" if self.device == "cuda" else "cpu"
-        args = []
-        for d, (_, a) in zip(self.specs, inputs):
-            t = _to_torch(a, d, dev)
-            args.append(t.double() if wide and t.is_floating_point() else t)
-        with torch.no_grad():
-            outs = _flatten(self.reference_fn(*args))
-        if raw:
-            return outs
-        return [o.detach().double().cpu().numpy() if o.is_floating_point() else
-                o.detach().cpu().numpy().astype(np.float64) for o in outs]
-
-    def start_candidate(self, candidate):
-        from kcv import _core
-
-        _worker_env()
-        mod = sys.modules.get(getattr(candidate, "__module__", "") or "")
-        paths = [p for p in sys.path if p and os.path.isdir(p)]
+def _sys_path(*fns) -> list[str]:
+    paths = [p for p in sys.path if p and os.path.isdir(p)]
+    for fn in fns:
+        mod = sys.modules.get(getattr(fn, "__module__", "") or "")
         if mod is not None and getattr(mod, "__file__", None):
             paths.insert(0, os.path.dirname(os.path.abspath(mod.__file__)))
-        load = {"kind": "pickle", "payload": _payload(candidate), "sys_path": paths,
-                "device": self.device, "kernel": "candidate", "op": "callable"}
-        self.candidate = _core.Worker(worker_command(), load, name="candidate", op="callable",
-                                      memory_limit_bytes=self.limits.memory_limit_bytes,
-                                      startup_timeout_ms=self.limits.budget_ms(self.limits.remaining_s()))
-        self.candidate.start()
-
-    def inputs(self, seed):
-        return self.given
-
-    def reference64(self, inputs, key=None):
-        return self._run(inputs, wide=True)
-
-    def reference32(self, inputs, key=None, tf32=(0, 0)):
-        return self._run(inputs, wide=False)
-
-    def forget(self, seed):
-        """Nothing memoised here: the inputs are the caller's."""
-
-    def output_specs(self):
-        return [(o["dtype"], tuple(o["shape"])) for o in self.problem.outputs]
-
-    def run_candidate(self, inputs, **opts):
-        return run_call(self.candidate, inputs, self.output_specs(), mode=0,
-                        timeout_ms=self.limits.budget_ms(self.limits.call_timeout_s), **opts)
-
-    def close(self):
-        if self.candidate is not None:
-            self.candidate.close()
-            self.candidate = None
+    return paths
 
 
 @dataclass
@@ -170,14 +67,16 @@ class GateReport:
     verdict: str
     reason: str
     worst_ratio: float | None
+    finding: str = "none"
     evidence: dict = field(default_factory=dict)
 
 
 @dataclass
 class VerifyReport:
     gates: list
-    status: str = "ok"  # the kernel status: ok, crash, timeout, import_error, error
+    status: str = "ok"  # the kernel status: ok, runtime_error, bad_output, crash, timeout, ...
     message: str = ""
+    replica: str | None = None  # KernelBench's own check on the given inputs: accepted | rejected
 
     @property
     def failures(self) -> list:
@@ -185,7 +84,8 @@ class VerifyReport:
 
     @property
     def passed(self) -> bool:
-        return self.status == "ok" and not self.failures
+        return self.status == "ok" and not self.failures and not any(
+            g.verdict == "error" for g in self.gates)
 
     def __str__(self) -> str:
         lines = [f"kcv.verify: {'PASS' if self.passed else 'FAIL'} (status {self.status})"
@@ -200,43 +100,37 @@ class VerifyReport:
 def verify(candidate, reference, inputs, contract=None, *, profiles=None, device=None,
            call_timeout_s: float = 60.0, timeout_s: float = 600.0,
            memory_limit_bytes: int = 0) -> VerifyReport:
-    """Runs the gate battery on `candidate(*inputs)` against `reference(*inputs)`.
+    """Runs every gate on `candidate(*inputs)` against `reference(*inputs)`.
 
-    contract: a dict (or JSON text) of docs/01's contract fields; its "profile" (default
-    strict) is the profile judged unless `profiles` lists several. device: where the candidate
-    runs, "cpu" or "cuda" (default: the inputs' device)."""
-    import json
+    contract: a dict (or JSON text) with the optional fields "profile" (default strict),
+    "deterministic" (default true) and "accumulator" ("f16"/"bf16" when declared); the
+    contract's profile is judged unless `profiles` lists others. device: where both run, "cpu"
+    or "cuda" (default: the inputs' device)."""
+    from kcv import _core
 
     if isinstance(contract, str):
         contract = json.loads(contract)
     contract = dict(contract or {})
     profs = list(profiles or [contract.get("profile", "strict")])
-    contract.pop("profile", None)
-    inputs = list(inputs)
+    bad = [p for p in profs if p not in PROFILES]
+    if bad:
+        raise ValueError(f"profiles: unknown profile {', '.join(bad)}; known: {', '.join(PROFILES)}")
+    inputs = [t.detach().cpu() for t in inputs]
     if device is None:
-        device = "cuda" if any(getattr(t, "is_cuda", False) for t in inputs) else "cpu"
-    limits = Limits(deadline=time.monotonic() + timeout_s, call_timeout_s=call_timeout_s,
-                    memory_limit_bytes=memory_limit_bytes)
-    session = CallableSession(reference, inputs, limits, device)
-    row = {"id": "verify", "reference_code": "", "problem_name": getattr(reference, "__name__", ""),
-           "level": 1}
-    bat = battery_mod.Battery(session, row, profs, seeds=(0,), contract=contract)
-    status, message = "ok", ""
-    try:
-        session.start_candidate(candidate)
-        bat.run()
-        status = bat.kernel_status
-        message = "; ".join(bat.status_messages)
-    except battery_mod.StopBattery as e:
-        status, message = e.status, e.message
-    except RuntimeError as e:
-        from kcv.audit.statuses import status_of_load_error
-
-        status, message = status_of_load_error(str(e)), str(e)
-    finally:
-        session.close()
-    gates = []
-    for r in bat.records:
-        gates.append(GateReport(r["gate"], r["profile"], r["verdict"], r["reason"],
-                                r["worst_ratio"], json.loads(r["evidence_json"])))
-    return VerifyReport(gates, status, message)
+        device = "cpu"
+    _worker_env()
+    paths = _sys_path(candidate, reference)
+    common = {"kind": "pickle", "sys_path": paths, "device": device}
+    row = {"id": getattr(candidate, "__name__", "candidate"),
+           "reference_load": {**common, "payload": _payload(reference, "reference"),
+                              "inputs": _payload(inputs, "inputs")},
+           "candidate_load": {**common, "payload": _payload(candidate, "candidate")},
+           "contract": contract}
+    outcome = _core.verify_module(row, worker_command=worker_command(), device=device,
+                                  memory_limit_bytes=memory_limit_bytes,
+                                  load_timeout_s=timeout_s, call_timeout_s=call_timeout_s,
+                                  kernel_timeout_s=timeout_s, profiles=profs)
+    gates = [GateReport(v["gate"], v["profile"], v["verdict"], v["reason"], v["worst_ratio"],
+                        v.get("finding", "none"), json.loads(v["evidence_json"]))
+             for v in outcome["verdicts"]]
+    return VerifyReport(gates, outcome["status"], outcome["message"], outcome["replica_verdict"])

@@ -36,6 +36,7 @@ nb::dict row_dict(const CorpusRow& r) {
   d["original_verdict"] = r.original_verdict;
   d["original_speedup"] = r.original_speedup;
   d["original_hardware"] = r.original_hardware;
+  d["contract"] = r.contract_json ? from_json_text(*r.contract_json) : nb::none();
   return d;
 }
 

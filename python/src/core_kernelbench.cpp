@@ -14,7 +14,9 @@
 #include <fmt/format.h>
 
 #include "core_common.hpp"
+#include "kcv/contract.hpp"
 #include "kcv/kernelbench.hpp"
+#include "kcv/resource.hpp"
 
 namespace kcv::py {
 namespace {
@@ -29,21 +31,13 @@ std::string row_string(const nb::dict& row, const char* key, bool required) {
   return nb::cast<std::string>(v);
 }
 
-// The row's optional "contract": {"deterministic": bool, "profile": name, "accumulator": dtype}.
+// The row's optional "contract": docs/01's fields, parsed strictly (an unknown field is an error).
 void read_contract(const nb::dict& row, kb::ModuleRow& out) {
   if (!row.contains("contract") || row["contract"].is_none()) return;
   if (!nb::isinstance<nb::dict>(row["contract"])) throw nb::value_error("row[\"contract\"]: expected an object");
-  nb::dict c = nb::cast<nb::dict>(row["contract"]);
-  if (c.contains("deterministic")) out.deterministic = nb::cast<bool>(c["deterministic"]);
-  if (c.contains("profile")) {
-    auto p = parse_profile(nb::cast<std::string>(c["profile"]));
-    if (!p) throw nb::value_error(("row[\"contract\"][\"profile\"]: " + p.error().message).c_str());
-    out.profile = *p;
-  }
-  if (c.contains("accumulator")) {
-    const DType t = dtype_from_string(nb::cast<std::string>(c["accumulator"]), "row[\"contract\"][\"accumulator\"]");
-    if (t == DType::kF16 || t == DType::kBF16) out.accumulator = t;
-  }
+  auto c = parse_contract(to_json_text(row["contract"]), "kernelbench");
+  if (!c) throw nb::value_error(("row[\"contract\"]: " + c.error().to_string()).c_str());
+  out.contract = std::move(*c);
 }
 
 nb::dict record_dict(const audit::VerdictRecord& v) {
@@ -131,9 +125,27 @@ nb::dict verify_module(nb::dict row, std::vector<std::string> worker_command, st
   return outcome_dict(result);
 }
 
+// RES-02 of device code compiled outside a worker (the calibration set's CUDA sources compiled
+// with nvcc -Xptxas -v where no GPU is): the same judge as a worker's device code.
+nb::dict judge_ptxas_log(const std::string& log, nb::handle contract) {
+  auto report = parse_ptxas_log(log);
+  if (!report) throw nb::value_error(("log: " + report.error().to_string()).c_str());
+  auto c = parse_contract(contract.is_none() ? std::string("{}") : to_json_text(contract), "kernelbench");
+  if (!c) throw nb::value_error(("contract: " + c.error().to_string()).c_str());
+  const GateResult r = judge_resources(*report, *c);
+  nb::dict d;
+  d["verdict"] = std::string(verdict_name(r.verdict));
+  d["summary"] = r.evidence.summary;
+  d["reason"] = r.reason;
+  d["kernels"] = report->kernels.size();
+  return d;
+}
+
 }  // namespace
 
 void bind_kernelbench(nb::module_& m) {
+  m.def("judge_ptxas_log", &judge_ptxas_log, nb::arg("log"), nb::arg("contract") = nb::none(),
+        "RES-02 of a `ptxas -v` log against a contract dict (budgets, arch): {verdict, summary, reason, kernels}.");
   m.def("verify_module", &verify_module, nb::arg("row"), nb::kw_only(), nb::arg("worker_command"),
         nb::arg("device") = "auto", nb::arg("cache_dir") = "", nb::arg("memory_limit_bytes") = 0,
         nb::arg("load_timeout_s") = 900.0, nb::arg("call_timeout_s") = 120.0, nb::arg("kernel_timeout_s") = 900.0,

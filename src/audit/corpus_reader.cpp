@@ -1,10 +1,12 @@
 // File: src/audit/corpus_reader.cpp
 // Streams a JSONL corpus line by line (rows hold whole source files, so a corpus is never held
 // in memory). A bad line becomes a RowError and reading goes on; only an unreadable file is an
-// Error. Every line is parsed, then filtered by its id (a malformed line by shard_key), so each
-// malformed row is reported by exactly one shard, like every valid row.
+// Error. A row without a corpus belongs to the file's stem. Every line is parsed, then filtered
+// by its id (a malformed line by shard_key), so each malformed row is reported by exactly one
+// shard, like every valid row.
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <fstream>
 
 #include "kcv/audit.hpp"
@@ -21,6 +23,7 @@ Expected<ReadCounts> read_corpus(const std::string& path, const CorpusVisitor& v
   std::ifstream in(path, std::ios::binary);
   if (!in) return make_error(ErrorCode::kNotFound, "cannot open corpus file", path);
   ReadCounts counts;
+  const std::string stem = std::filesystem::path(path).stem().string();  // a row's corpus by default
   std::string line;
   int64_t number = 0;
   while (std::getline(in, line)) {
@@ -33,6 +36,7 @@ Expected<ReadCounts> read_corpus(const std::string& path, const CorpusVisitor& v
         continue;
       }
       ++counts.rows;
+      if (row->corpus.empty()) row->corpus = stem;
       if (visit.on_row) visit.on_row(std::move(row).value());
       continue;
     }

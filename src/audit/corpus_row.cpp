@@ -1,9 +1,13 @@
 // File: src/audit/corpus_row.cpp
 // One JSONL line -> CorpusRow, validated against the schema of ../shared/corpora/README.md.
-// Every key of the schema must be present; model, original_verdict, original_speedup and
-// original_hardware may be null. Enumerated fields (language, reference_version,
-// original_verdict) are checked, since the report groups by them. Unknown keys are ignored
-// (a newer corpus may add some). Errors name the field: "level: expected an integer, got string".
+// Only id, reference_code and candidate_code are required: a user with a kernel and its
+// reference has those and nothing else. Every other key may be absent (strings default to "",
+// level and problem_id to 0, the corpus to the file's stem: corpus_reader.cpp) or null where the
+// schema allows it; present, it must have its type, and enumerated fields (language,
+// reference_version, original_verdict) their values, since the report groups by them. An
+// optional "contract" object is the kernel's declared contract (docs/01), checked here so that
+// a typo is a malformed row rather than a silently weaker contract. Unknown keys are ignored (a
+// newer corpus may add some). Errors name the field: "level: expected an integer, got string".
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -80,7 +84,24 @@ Status get_opt_number(const json& row, std::string_view name, std::optional<doub
   return {};
 }
 
+// A key that may be absent: keep the default then.
+bool absent(const json& row, std::string_view name) { return row.find(name) == row.end(); }
+
+Status get_contract(const json& row, std::optional<std::string>& out) {
+  auto it = row.find("contract");
+  if (it == row.end() || it->is_null()) return {};
+  if (!it->is_object()) return field_error("contract", fmt::format("expected an object, got {}", it->type_name()));
+  const std::string text = it->dump();
+  auto c = parse_contract(text, "kernelbench");
+  if (!c) return field_error("contract", c.error().message);
+  out = text;
+  return {};
+}
+
 Status fill(const json& j, CorpusRow& r) {
+  for (std::string_view name : {"id", "reference_code", "candidate_code"}) {
+    if (absent(j, name)) return field_error(name, "missing required field");
+  }
   const std::pair<std::string_view, std::string*> strings[] = {
       {"id", &r.id},
       {"corpus", &r.corpus},
@@ -94,18 +115,31 @@ Status fill(const json& j, CorpusRow& r) {
       {"language", &r.language},
       {"original_harness", &r.original_harness}};
   for (const auto& [name, out] : strings) {
+    if (absent(j, name)) continue;
     if (Status s = get_string(j, name, *out); !s) return s;
   }
   if (r.id.empty()) return field_error("id", "empty");
-  if (Status s = get_int(j, "level", r.level); !s) return s;
-  if (Status s = get_int(j, "problem_id", r.problem_id); !s) return s;
-  if (Status s = get_opt_string(j, "model", r.model); !s) return s;
-  if (Status s = get_opt_string(j, "original_verdict", r.original_verdict); !s) return s;
-  if (Status s = get_opt_number(j, "original_speedup", r.original_speedup); !s) return s;
-  if (Status s = get_opt_string(j, "original_hardware", r.original_hardware); !s) return s;
-  if (Status s = check_enum("language", r.language, kLanguages); !s) return s;
-  if (Status s = check_enum("reference_version", r.reference_version, kReferenceVersions); !s)
-    return s;
+  if (!absent(j, "level")) {
+    if (Status s = get_int(j, "level", r.level); !s) return s;
+  }
+  if (!absent(j, "problem_id")) {
+    if (Status s = get_int(j, "problem_id", r.problem_id); !s) return s;
+  }
+  for (const auto& [name, out] : {std::pair{"model", &r.model}, std::pair{"original_verdict", &r.original_verdict},
+                                  std::pair{"original_hardware", &r.original_hardware}}) {
+    if (absent(j, name)) continue;
+    if (Status s = get_opt_string(j, name, *out); !s) return s;
+  }
+  if (!absent(j, "original_speedup")) {
+    if (Status s = get_opt_number(j, "original_speedup", r.original_speedup); !s) return s;
+  }
+  if (Status s = get_contract(j, r.contract_json); !s) return s;
+  if (!r.language.empty()) {
+    if (Status s = check_enum("language", r.language, kLanguages); !s) return s;
+  }
+  if (!r.reference_version.empty()) {
+    if (Status s = check_enum("reference_version", r.reference_version, kReferenceVersions); !s) return s;
+  }
   if (r.original_verdict) return check_enum("original_verdict", *r.original_verdict, kVerdicts);
   return {};
 }

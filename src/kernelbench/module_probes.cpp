@@ -292,7 +292,7 @@ std::vector<Probe> plan_ord01(const PlanContext& c) {
 
 std::vector<Probe> plan_prc02(const PlanContext& c) {
   std::vector<Probe> out;
-  for (const SizeConstant& k : c.reduction_constants({ReductionKind::kSum, ReductionKind::kDot})) {
+  for (const SizeConstant& k : c.reduction_constants({ReductionKind::kSum, ReductionKind::kDot, ReductionKind::kNorm})) {
     for (int64_t n : kPrc02Lengths) {
       out.push_back(c.probe(GateId::kPrc02, fmt::format("{}={} drawn", k.name, n), c.sweep(k.name, n)));
     }
@@ -370,8 +370,8 @@ std::string ModuleProbes::not_applicable_reason(GateId id, const Contract& contr
       return {};
     case GateId::kPrc02:
       if (sig_.index_output) return "the outputs are indices: no accumulator to downcast";
-      if (c.reduction_constants({ReductionKind::kSum, ReductionKind::kDot}).empty()) {
-        return "the traced reference accumulates no sum or dot product whose length a size constant sets";
+      if (c.reduction_constants({ReductionKind::kSum, ReductionKind::kDot, ReductionKind::kNorm}).empty()) {
+        return "the traced reference accumulates no sum, dot product or norm whose length a size constant sets";
       }
       return {};
     case GateId::kOrd02:
@@ -386,6 +386,9 @@ std::string ModuleProbes::not_applicable_reason(GateId id, const Contract& contr
       return any_floating ? "" : "no floating tensor input: no subnormals";
     case GateId::kPrc01:
       return sig_.index_output ? "the outputs are indices, compared exactly by CMP-01: no precision to lose" : "";
+    case GateId::kOrd03:
+      if (!config_.no_concurrency.empty() && config_.autotune_configs <= 1) return config_.no_concurrency;
+      return {};
     default:
       return {};
   }
@@ -406,9 +409,11 @@ std::vector<Probe> ModuleProbes::plan(GateId id, const Contract&, uint64_t seed)
     }
     case GateId::kOrd03: {
       std::vector<Probe> out;
-      Probe conc = c.probe(GateId::kOrd03, fmt::format("reference drawn, {} concurrent calls", kOrd03Concurrency));
-      conc.concurrency = kOrd03Concurrency;
-      out.push_back(std::move(conc));
+      if (config_.no_concurrency.empty()) {
+        Probe conc = c.probe(GateId::kOrd03, fmt::format("reference drawn, {} concurrent calls", kOrd03Concurrency));
+        conc.concurrency = kOrd03Concurrency;
+        out.push_back(std::move(conc));
+      }
       if (config_.autotune_configs > 1) {
         Probe at = c.probe(GateId::kOrd03, "reference drawn, each autotune config forced");
         for (int k = 0; k < std::min(config_.autotune_configs, kMaxAutotuneConfigs); ++k) at.autotune_configs.push_back(k);

@@ -96,6 +96,10 @@ audit::KernelStatus load_failure_status(std::string_view message, bool reference
   return audit::KernelStatus::kError;
 }
 
+bool needs_a_gpu(std::string_view message) {
+  return contains_word(message, "cuda") || contains_word(message, "nvidia") || contains_word(message, "gpu");
+}
+
 bool mentions_out_of_memory(std::string_view message) {
   return contains_word(message, "out of memory") || contains_word(message, "outofmemoryerror") ||
          contains_word(message, "cudaerrormemoryallocation") || contains_word(message, "cublas_status_alloc_failed");
@@ -104,6 +108,17 @@ bool mentions_out_of_memory(std::string_view message) {
 std::string clip(std::string text) {
   if (text.size() > kMessageLimit) text = text.substr(0, kMessageLimit - 3) + "...";
   return text;
+}
+
+Contract declared_contract(const ModuleRow& row) {
+  Contract c = row.contract.value_or(Contract{});
+  c.op = "kernelbench";
+  return c;
+}
+
+std::optional<DType> declared_precision(const Contract& c) {
+  if (c.accumulator == DType::kF16 || c.accumulator == DType::kBF16) return c.accumulator;
+  return std::nullopt;
 }
 
 std::string_view op_class_name(OpClass c) {

@@ -20,6 +20,10 @@ std::vector<audit::VerdictRecord> verdict_records(const PipelineReport& report, 
 /// message; a reference that fails for any reason is a reference_error (never the candidate's).
 audit::KernelStatus load_failure_status(std::string_view message, bool reference);
 
+/// A failure that says the code needs CUDA (no driver, CUDA tensors required, nvcc's CUDA build):
+/// on a machine without a GPU the kernel cannot run here, which is this machine's limit.
+bool needs_a_gpu(std::string_view message);
+
 /// A CUDA or host out-of-memory message: a harness error, retried with the GPU to itself.
 bool mentions_out_of_memory(std::string_view message);
 
@@ -27,5 +31,10 @@ bool mentions_out_of_memory(std::string_view message);
 std::string clip(std::string text);
 
 std::string_view op_class_name(OpClass c);
+
+/// The row's contract, or the default one (op "kernelbench", deterministic, strict).
+Contract declared_contract(const ModuleRow& row);
+/// f16 or bf16 when the contract declares that accumulator; nullopt for fp32.
+std::optional<DType> declared_precision(const Contract& c);
 
 }  // namespace kcv::kb

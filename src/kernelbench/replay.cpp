@@ -55,15 +55,13 @@ Expected<ReplayOutcome> replay_verdict(const ModuleRow& row, const audit::Verdic
   ModuleConfig config;
   config.call_timeout_ms = options.call_timeout_ms;
   config.probe_budget_bytes = options.probe_budget_bytes;
-  config.declared_deterministic = row.deterministic.value_or(true);
-  config.declared_precision = row.accumulator;
+  Contract contract = declared_contract(row);
+  config.declared_deterministic = contract.deterministic;
+  config.declared_precision = declared_precision(contract);
   config.forward_seed = setup.seed;
   ModuleProbes source(**problem, probe->sizes, config);
   ModelOracle oracle(workers, config);
   ModuleRunner runner(workers, config);
-  Contract contract;
-  contract.op = "kernelbench";
-  contract.deterministic = config.declared_deterministic;
   contract.profile = *profile_id;
   ReplayOutcome out;
   out.result = judge_probe(source, oracle, runner, *probe, contract);

@@ -103,12 +103,23 @@ Replica run_replica(ModuleWorkers& workers, ModuleRunner& runner, const ModulePr
   return r;
 }
 
+// Why a candidate's calls are not run concurrently, or empty.
+std::string no_concurrency_of(const std::string& candidate_load_reply) {
+  const nlohmann::json j = nlohmann::json::parse(candidate_load_reply, nullptr, false);
+  if (j.is_object() && j.value("triton_interpret", false) && j.value("triton_kernels", 0) > 0) {
+    return "concurrent calls are not run under the Triton interpreter, which is not thread-safe (a CPU run)";
+  }
+  return {};
+}
+
 int autotune_configs_of(const std::string& candidate_load_reply) {
   const nlohmann::json j = nlohmann::json::parse(candidate_load_reply, nullptr, false);
   int most = 0;
   if (j.is_object() && j.contains("autotuners") && j["autotuners"].is_array()) {
     for (const auto& a : j["autotuners"]) {
-      if (a.is_object()) most = std::max(most, a.value("configs", 0));
+      if (!a.is_object() || !a.contains("configs")) continue;
+      const auto& c = a["configs"];  // a list of configs (docs/06 §7.4), or their count
+      most = std::max(most, c.is_array() ? static_cast<int>(c.size()) : (c.is_number_integer() ? c.get<int>() : 0));
     }
   }
   return most;
@@ -123,7 +134,22 @@ std::vector<ProfileId> profiles_or_all(const std::vector<ProfileId>& given) {
 
 }  // namespace
 
+ModuleOutcome verify_module_unguarded(const ModuleRow& row, const ModuleRunOptions& options);
+
 ModuleOutcome verify_module(const ModuleRow& row, const ModuleRunOptions& options) {
+  // Our own fault must not lose the row: it becomes status error with what went wrong.
+  try {
+    return verify_module_unguarded(row, options);
+  } catch (const std::exception& e) {
+    ModuleOutcome failed;
+    failed.outcome.kernel_id = row.id;
+    failed.outcome.status = audit::KernelStatus::kError;
+    failed.outcome.message = clip(fmt::format("internal error in kcv: {}", e.what()));
+    return failed;
+  }
+}
+
+ModuleOutcome verify_module_unguarded(const ModuleRow& row, const ModuleRunOptions& options) {
   const auto t0 = Clock::now();
   ModuleOutcome result;
   audit::KernelOutcome& out = result.outcome;
@@ -157,8 +183,10 @@ ModuleOutcome verify_module(const ModuleRow& row, const ModuleRunOptions& option
   say("loading the candidate");
   auto candidate = workers.worker(Role::kCandidate, {});
   result.timings["load"] = seconds_since(t0);
+  const bool on_cpu = result.problem.device != "cuda";
   if (!candidate) {
     out.status = load_failure_status(candidate.error().message, /*reference=*/false);
+    if (on_cpu && needs_a_gpu(candidate.error().message)) out.status = audit::KernelStatus::kEnvironment;
     out.message = clip("the candidate: " + candidate.error().message);
     out.replica_verdict = "rejected";  // KernelBench's check fails on it too
     result.out_of_memory = mentions_out_of_memory(out.message);
@@ -168,9 +196,11 @@ ModuleOutcome verify_module(const ModuleRow& row, const ModuleRunOptions& option
   ModuleConfig config;
   config.call_timeout_ms = options.call_timeout_ms;
   config.probe_budget_bytes = options.probe_budget_bytes;
-  config.declared_deterministic = row.deterministic.value_or(true);
-  config.declared_precision = row.accumulator;
+  const Contract declared = declared_contract(row);
+  config.declared_deterministic = declared.deterministic;
+  config.declared_precision = declared_precision(declared);
   config.autotune_configs = autotune_configs_of(workers.base_load_reply(Role::kCandidate));
+  config.no_concurrency = no_concurrency_of(workers.base_load_reply(Role::kCandidate));
   config.forward_seed = setup.seed;
   ModuleRunner runner(workers, config);
 
@@ -181,16 +211,15 @@ ModuleOutcome verify_module(const ModuleRow& row, const ModuleRunOptions& option
   if (replica.accepted) out.replica_verdict = *replica.accepted ? "accepted" : "rejected";
   if (replica.kernel_status) {
     out.status = *replica.kernel_status;
+    // A CUDA-only candidate on a machine without a GPU: an environment finding, not the kernel's.
+    if (on_cpu && needs_a_gpu(replica.status_message)) out.status = audit::KernelStatus::kEnvironment;
     out.message = clip(replica.status_message);
     result.out_of_memory = mentions_out_of_memory(out.message);
     result.timings["total"] = seconds_since(t0);
     return result;
   }
 
-  Contract contract;
-  contract.op = "kernelbench";
-  contract.deterministic = config.declared_deterministic;
-  contract.profile = row.profile.value_or(ProfileId::kStrict);
+  const Contract& contract = declared;
   ModuleProbes source(result.problem, options.base, config);
   ModelOracle oracle(workers, config);
   PipelineOptions po;

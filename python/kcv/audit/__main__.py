@@ -1,7 +1,7 @@
 """`python -m kcv.audit CORPUS.jsonl... --store audit.db`: the audit's command line (`kcv audit`
 execs this with the same arguments). Exit 0 when the audit ran (whatever the kernels did),
-1 when an orchestrator process of --procs failed, 2 on bad arguments or a store judged under
-another error scale. Documented in
+1 when an orchestrator process of --procs failed, 2 on bad arguments or a store judged by
+another generator. Documented in
 docs/08_audit.md."""
 
 from __future__ import annotations
@@ -72,7 +72,7 @@ def parser() -> argparse.ArgumentParser:
                    help="audit only the row ids listed in FILE, one a line ('#' comments and blank "
                         "lines ignored); with --ids, the ids of both")
     p.add_argument("--kernel-timeout", type=_positive(float), default=900.0, metavar="S",
-                   help="seconds per kernel after its workers' load: warm-up, replica, battery "
+                   help="seconds per kernel after its workers' load: the replica and the gates "
                         "(default 900)")
     p.add_argument("--load-timeout", type=_positive(float), default=900.0, metavar="S",
                    help="seconds for the load of a kernel's four workers, compiles included "
@@ -83,8 +83,8 @@ def parser() -> argparse.ArgumentParser:
                                        "TRITON_CACHE_DIR under it; default: kcv-cache beside the store)")
     p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto",
                    help="where candidates run (auto: cuda when available)")
-    p.add_argument("--profiles", type=_profiles, default=["strict", "pytorch-eager"],
-                   help="comma list of semantic profiles to judge under (default strict,pytorch-eager)")
+    p.add_argument("--profiles", type=_profiles, default=list(PROFILES),
+                   help="comma list of semantic profiles to judge under (default: all five)")
     p.add_argument("--memory-limit-gb", type=float, default=None, metavar="GB",
                    help="address-space limit per worker (default: 32 on --device cpu, none "
                         "otherwise: CUDA reserves far more address space than it uses)")
@@ -96,7 +96,7 @@ def parser() -> argparse.ArgumentParser:
                         "running (default: host memory / 12; the trusted side holds several copies)")
     p.add_argument("--reduce-over-gb", type=_non_negative, default=1.0, metavar="GB",
                    help="kernels whose inputs + outputs exceed GB are judged (replica and "
-                        "battery) at a reduced shape of about --reduce-to-gb, every verdict "
+                        "gates) at a reduced shape of about --reduce-to-gb, every verdict "
                         "marked so (default 1; 0: never; docs/08_audit.md)")
     p.add_argument("--reduce-to-gb", type=_positive(float), default=0.125, metavar="GB",
                    help="inputs + outputs the reduced shape aims at (default 0.125)")
@@ -108,17 +108,13 @@ def parser() -> argparse.ArgumentParser:
                    help="start no new kernel after S seconds (kernels in flight finish, bounded by "
                         "--load-timeout + --kernel-timeout); the rest stays pending for the next run")
     p.add_argument("--timings", metavar="FILE.jsonl",
-                   help="append per-kernel wall times (load, replica, battery, rescale_load, "
+                   help="append per-kernel wall times (size, load, replica, gates, "
                         "total) as JSON lines, for bench/")
     p.add_argument("--gpus", type=_positive(int), default=None, metavar="N",
                    help="spread kernels over the first N visible GPUs, each kernel's workers on "
                         "one (default: all visible GPUs; ignored with --device cpu)")
     p.add_argument("--worker-threads", type=_positive(int), default=None, metavar="N",
                    help="CPU threads per worker process (default: CPU cores / --jobs, at least 1)")
-    p.add_argument("--error-scale", choices=("global", "banded"), default="global",
-                   help="the eager error scale E of the bound tau = u|y*| + 4E: one per output "
-                        "(global, default) or per binade of |y*| (banded: sees small elements of "
-                        "wide-range outputs; docs/08_audit.md §3)")
     p.add_argument("--procs", type=_positive(int), default=1, metavar="P",
                    help="orchestrator processes sharing --jobs, the host-memory budget and the "
                         "GPUs (default 1): each process has its own interpreter and address "
@@ -201,7 +197,6 @@ def main(argv=None) -> int:
                         host_memory_ledger=args.host_memory_ledger,
                         gpus=gpus, worker_threads=threads, defer_alone=args.defer_alone,
                         progress_events=args.progress_events, all_alone=args.all_alone,
-                        error_scale=args.error_scale,
                         reduce_over_bytes=int((args.reduce_over_gb or 0) * (1 << 30)),
                         reduce_to_bytes=int(args.reduce_to_gb * (1 << 30)))
     try:

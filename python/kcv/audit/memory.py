@@ -1,8 +1,8 @@
 """Host memory as a shared budget of the audit's parallel slots.
 
-The trusted side holds several copies of a kernel's data while it judges it: the memoised inputs
-of two seeds, fp64 reference values and fp32 eager runs (as fp64) for every probe, the
-candidate's output of every call, and the shared-memory regions of the calls in flight. With a
+The trusted side holds several copies of a kernel's data while it judges a probe: the drawn and
+transformed inputs, the fp64 reference values, bounds and eager runs, the candidate's output of
+every call, and the shared-memory regions of the calls in flight. With a
 dozen slots on problems of hundreds of megabytes that outgrew a 128 GB host on the H200 (the
 kernel's OOM killer took the orchestrator, docs/audit/README.md). So each kernel, once its
 problem is known, holds an estimate of what it will keep until it is done, and waits while the
@@ -19,20 +19,13 @@ from contextlib import contextmanager, nullcontext
 
 from kcv.audit.memory_ledger import Ledger
 
-# Copies of one set of inputs the orchestrator can hold at once (two memoised seeds, the probe
-# being built, its non-contiguous and NaN variants, the executor's copies in a call), and of one
-# output at its own size (the two kept seeds' memoised reference runs, the seed probe's fp64
-# value and f32 eager runs beside the probe being judged, its candidate outputs, the judges'
-# transient f64 copies; battery.py judges each probe as it is made and releases it, and the
-# session forgets a seed once its probes are done). Checked against the peak RSS growth that
-# bench/audit/cpu_battery.py prints, with inputs = outputs: 13.9 x (inputs + outputs) at
-# --dim 262144 since session 10 (19.9 x before), 11.4 x since the executor keeps only the
-# outputs' guard bytes from before a call and compares the inputs in place, so (8 + 26) / 2 =
-# 17 x estimated; the margin covers the eager TF32 runs a GPU adds per seed. Plus the three sets
-# of inputs the trusted reference worker keeps (the two battery seeds and the seed drawn last;
-# session.py), which the orchestrator's own peak does not show.
-INPUT_COPIES = 8 + 3
-OUTPUT_COPIES = 26
+# Copies the trusted side holds at its peak for one probe (src/kernelbench): of the inputs, the
+# reference's draw, the probe's transformed tensors and the executor's guarded copy of a call;
+# of the outputs (as f32), the fp64 value, tau and the declared eager run as fp64 (2 each), the
+# alternative fp64 run, two eager f32 runs, and the candidate outputs of up to four calls. By count,
+# plus the reference worker's own copy of the inputs.
+INPUT_COPIES = 4
+OUTPUT_COPIES = 16
 
 
 def estimate_host_bytes(input_bytes: int, output_bytes: int) -> int:

@@ -25,42 +25,27 @@ from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-from kcv.audit import statuses
-from kcv.audit.battery import op_class_of
 from kcv.audit.kernel import KernelConfig, audit_kernel
 from kcv.audit.gpus import GpuPool
 from kcv.audit.memory import MemoryGate, Reservation
 from kcv.audit.memory_ledger import Ledger
 from kcv.audit.progress import Progress
-from kcv.audit.replica import trial_seeds
 
-GENERATOR_VERSION = "kcv.audit/1 (get_inputs seeds from 42; rescale, NaN, layout, address probes)"
+# What judged the verdicts of a run (the runs table): the C++ pipeline of src/kernelbench.
+GENERATOR_VERSION = "kcv.pipeline/2 (src/kernelbench: plans from traced facts, fp64 ModelOracle, findings)"
 
 
 class AuditRefused(Exception):
     """The audit cannot run on this store as asked (the message says why and what to do)."""
 
 
-def error_scale_of(version: str) -> str:
-    """The error scale a generator_version names (generator_version()); global when none."""
-    marker = "; error scale "
-    return version.split(marker, 1)[1].split(";")[0].strip() if marker in version else "global"
-
-
-def check_store_scale(store, error_scale: str):
-    """Refuses to add verdicts under one error scale to a store judged under another: its
-    report would mix two bounds in one set of rates."""
-    other = sorted({error_scale_of(v) for v in store.verdict_generators()} - {error_scale})
+def check_store_generator(store):
+    """Refuses to add verdicts to a store judged by another generator: its report would mix two
+    verifiers' verdicts in one set of rates."""
+    other = sorted(set(store.verdict_generators()) - {GENERATOR_VERSION})
     if other:
-        raise AuditRefused(f"the store's verdicts were judged under the {', '.join(other)} error "
-                           f"scale; --error-scale {error_scale} would mix two bounds in one store. "
-                           "Use a fresh --store (docs/08_audit.md §3).")
-
-
-def generator_version(error_scale: str) -> str:
-    """The runs table's generator_version: kcv.audit/1 plus the error scale when not global, so a
-    store says which bound each run's verdicts were judged under."""
-    return GENERATOR_VERSION + ("" if error_scale == "global" else f"; error scale {error_scale}")
+        raise AuditRefused(f"the store's verdicts were judged by {', '.join(other)}; this kcv judges "
+                           f"with {GENERATOR_VERSION}. Use a fresh --store.")
 
 
 @dataclass
@@ -91,7 +76,6 @@ class AuditOptions:
     defer_alone: bool = False  # leave run-alone kernels to the --procs launcher (parallel.py)
     progress_events: bool = False  # progress as JSON lines, for the --procs launcher
     all_alone: bool = False  # every kernel as a deferred one: in turn, with nothing beside it
-    error_scale: str = "global"  # error_model.ERROR_SCALES
     reduce_over_bytes: int = 1 << 30  # KernelConfig.reduce_over_bytes (kernel.py); 0: never
     reduce_to_bytes: int = 128 << 20
 
@@ -108,7 +92,7 @@ def kernel_info(row: dict) -> dict:
         "problem_id": int(row["problem_id"]),
         "problem_name": row["problem_name"],
         "language": row["language"],
-        "op_class": op_class_of(row["problem_name"], int(row["level"])),
+        "op_class": "",  # from the traced reference, once judged (the outcome's op_class)
         "determinism_declared": True,
         "original_verdict": row.get("original_verdict"),
     }
@@ -203,7 +187,6 @@ class Auditor:
                                 gpu_pool=(GpuPool(opts.gpus) if opts.gpus and len(opts.gpus) > 1
                                           else None),
                                 worker_threads=opts.worker_threads,
-                                error_scale=opts.error_scale,
                                 reduce_over_bytes=opts.reduce_over_bytes,
                                 reduce_to_bytes=opts.reduce_to_bytes)
         self.retry_alone: list[dict] = []
@@ -239,8 +222,7 @@ class Auditor:
             self.progress.message(f"kcv audit: {row['id']}: no room for {need / 2**30:.1f} GiB "
                                   "of host memory; runs again when memory frees")
             return "postponed"
-        if outcome["status"] == "run_alone" or (
-                may_retry and outcome["status"] != "ok" and statuses.is_out_of_memory(outcome["message"])):
+        if outcome["status"] == "run_alone" or (may_retry and outcome.get("out_of_memory")):
             why = "large inputs" if outcome["status"] == "run_alone" else "out of memory"
             if self.opts.defer_alone:  # the launcher runs it once every process has finished
                 self.progress.deferred(row["id"], why)
@@ -249,6 +231,7 @@ class Auditor:
                 self.retry_alone.append(row)
             self.progress.message(f"kcv audit: {row['id']}: {why}; runs alone at the end")
             return "retry"
+        outcome.pop("out_of_memory", None)
         self.store.record(outcome, self.run_id)
         self._log_timings(row, outcome, timings)
         note = f"replica {outcome['replica_verdict']}" if outcome["replica_verdict"] else ""
@@ -323,7 +306,7 @@ class Auditor:
         reads the corpora into it and returns the rows to do, round-robin over the corpora;
         sets up the progress display."""
         o = self.opts
-        check_store_scale(self.store, o.error_scale)
+        check_store_generator(self.store)
         self.run_id = self.store.begin_run({
             "kcv_version": _kcv_version(), "generator_version": generator, "seed": 42,
             "profiles": list(o.profiles), "command_line": o.command_line, "shard": o.shard})
@@ -346,8 +329,7 @@ class Auditor:
 
     def run(self) -> dict:
         o = self.opts
-        todo = self.begin(generator_version(o.error_scale))
-        trial_seeds()  # imports torch here, once, not inside the first kernel's replica
+        todo = self.begin(GENERATOR_VERSION)
         if self.cfg.gpu_pool is not None:
             self.progress.message(f"kcv audit: kernels spread over GPUs "
                                   f"{','.join(self.cfg.gpu_pool.ids)}")

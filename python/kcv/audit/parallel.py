@@ -31,7 +31,7 @@ import threading
 import time
 
 from kcv.audit.memory_ledger import Ledger
-from kcv.audit.orchestrator import AuditOptions, Auditor, generator_version
+from kcv.audit.orchestrator import GENERATOR_VERSION, AuditOptions, Auditor
 
 _GIB = float(1 << 30)
 
@@ -70,7 +70,7 @@ class ParallelAuditor(Auditor):
                "--memory-limit-gb", repr(o.memory_limit_bytes / _GIB),
                "--alone-input-gb", repr(o.alone_input_bytes / _GIB),
                "--max-input-gb", repr(o.max_input_bytes / _GIB),
-               "--host-memory-gb", repr(host_gb), "--error-scale", o.error_scale,
+               "--host-memory-gb", repr(host_gb),
                "--progress-events"]
         if o.cache_dir:
             cmd += ["--cache-dir", o.cache_dir]
@@ -168,7 +168,7 @@ class ParallelAuditor(Auditor):
     def run(self) -> dict:
         o = self.opts
         todo = [r["id"] for r in self.begin(
-            f"{generator_version(o.error_scale)}; launcher of {self.procs} processes")]
+            f"{GENERATOR_VERSION}; launcher of {self.procs} processes")]
         procs = max(1, min(self.procs, len(todo), o.jobs))  # never more slots than --jobs
         gpus = o.gpus if o.gpus else [None]
         plans = []

@@ -49,7 +49,10 @@ class CandidateSide:
         self.exit_status = None  # set when the device is broken: serve exits after the reply
 
     def loaded_fields(self) -> dict:
-        return {"autotuners": autotune.describe(self.autotuners)}
+        # triton_kernels: how many Triton kernel objects the module defines; under the Triton
+        # interpreter (not thread-safe) kcv does not run such a module's calls concurrently.
+        return {"autotuners": autotune.describe(self.autotuners),
+                "triton_kernels": len(autotune.triton_objects(self.namespace))}
 
     def serve(self, task, inputs: list, outputs: list, kwargs: dict) -> dict | None:
         if task.kind == "describe":

@@ -96,8 +96,11 @@ class KernelBenchPair:
                                          if isinstance(t, torch.Tensor)) > f["size_on_meta_over"]:
                 self.sized_only = True
                 self.template = Template(sized[0])
-                self.problem = {**description(*sized, modexec.int_constants(ref)),
-                                "sized_on_meta": True}
+                # Only the constants' facts (cheap, by ast): what a reduced shape is made of.
+                consts = modexec.int_constants(ref)
+                self.problem = {**description(*sized, consts), "sized_on_meta": True,
+                                "facts": {"constants": facts.constant_facts(
+                                    f["reference_code"], consts)}}
                 return
         if self.role == "reference":
             torch.backends.cuda.matmul.allow_tf32 = False

@@ -53,6 +53,43 @@ TEST(CorpusRow, NullableFieldsMayBeNull) {
   EXPECT_FALSE(row->model.has_value());
 }
 
+// What a user naturally has: an id, the reference and the candidate. Nothing else is needed.
+TEST(CorpusRow, OnlyIdAndTheTwoCodesAreRequired) {
+  const nlohmann::json j = {{"id", "mine/1"}, {"reference_code", "class Model: pass"},
+                            {"candidate_code", "class ModelNew: pass"}};
+  Expected<CorpusRow> row = parse_corpus_row(dump(j));
+  ASSERT_TRUE(row.has_value()) << row.error().to_string();
+  EXPECT_EQ(row->level, 0);
+  EXPECT_EQ(row->language, "");
+  EXPECT_FALSE(row->contract_json.has_value());
+  for (const char* key : {"id", "reference_code", "candidate_code"}) {
+    nlohmann::json less = j;
+    less.erase(key);
+    EXPECT_EQ(parse_error(dump(less)).message, std::string(key) + ": missing required field");
+  }
+}
+
+TEST(CorpusRow, AContractIsCheckedWhereItIsRead) {
+  nlohmann::json j = toy_row("a");
+  j["contract"] = {{"profile", "fast-math"}, {"deterministic", false}};
+  Expected<CorpusRow> row = parse_corpus_row(dump(j));
+  ASSERT_TRUE(row.has_value()) << row.error().to_string();
+  ASSERT_TRUE(row->contract_json.has_value());
+  EXPECT_NE(row->contract_json->find("fast-math"), std::string::npos);
+  j["contract"] = {{"profil", "fast-math"}};  // a typo must not silently weaken a contract
+  EXPECT_NE(parse_error(dump(j)).message.find("contract"), std::string::npos);
+}
+
+TEST(CorpusReader, ARowWithoutACorpusBelongsToTheFile) {
+  ScratchDir dir;
+  const std::string path = dir.file("mine.jsonl");
+  std::ofstream(path) << R"({"id": "x", "reference_code": "r", "candidate_code": "c"})" << "\n";
+  std::vector<CorpusRow> rows;
+  ASSERT_TRUE(read_corpus(path, CorpusVisitor{[&](CorpusRow&& r) { rows.push_back(std::move(r)); }, {}}));
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].corpus, "mine");
+}
+
 TEST(CorpusRow, ErrorsNameTheField) {
   nlohmann::json missing = toy_row("a");
   missing.erase("candidate_code");

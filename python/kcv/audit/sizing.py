@@ -1,0 +1,72 @@
+"""How big a problem is at a shape, asked of the reference worker alone (docs/06 §7.1).
+
+The reference loads with `size_on_meta_over`: a problem over that many bytes of inputs + outputs
+is sized on the meta device and nothing is drawn or run. Only sizes are read here; every verdict
+comes from kcv._core.verify_module, which starts workers of its own. A reference that does not
+load here is not this module's business either: verify_module records it with its status."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from kcv.audit.workers import worker_command
+
+DTYPE_BYTES = {"f64": 8, "f32": 4, "f16": 2, "bf16": 2, "i32": 4, "i64": 8, "bool": 1}
+
+
+@dataclass
+class Sized:
+    input_bytes: int
+    output_bytes: int
+    sized_on_meta: bool
+    constants: dict = field(default_factory=dict)  # the module's int constants at this shape
+    in_get_inputs: list = field(default_factory=list)  # constants get_inputs reads
+    in_init: list = field(default_factory=list)  # constants get_init_inputs reads
+
+    @property
+    def io_bytes(self) -> int:
+        return self.input_bytes + self.output_bytes
+
+
+class ShapeRefused(Exception):
+    """The reference does not load at this shape (the message says why)."""
+
+
+def tensor_bytes(specs) -> int:
+    total = 0
+    for t in specs:
+        n = 1
+        for d in t["shape"]:
+            n *= int(d)
+        total += n * DTYPE_BYTES.get(t["dtype"], 8)
+    return total
+
+
+def size_problem(row: dict, *, device: str, cache_dir: str | None, constants: dict | None,
+                 over_bytes: int, gpu: str | None, threads: int | None, memory_limit_bytes: int,
+                 timeout_s: float) -> Sized:
+    """The reference's description at `constants`; ShapeRefused when it does not load."""
+    from kcv import _core
+
+    load = {"kind": "kernelbench", "role": "reference", "reference_code": row["reference_code"],
+            "seed": 42, "device": device, "constants": dict(constants or {})}
+    if cache_dir:
+        load["cache_dir"] = cache_dir
+    if over_bytes > 0:
+        load["size_on_meta_over"] = int(over_bytes)
+    name = f"size:{row['id']}"
+    with _core.Worker(worker_command(gpu, threads), load, name=name,
+                      memory_limit_bytes=memory_limit_bytes,
+                      startup_timeout_ms=max(1, int(1000 * timeout_s))) as worker:
+        try:
+            info = worker.start()
+        except RuntimeError as e:
+            raise ShapeRefused(str(e)) from e
+    problem = (info.get("reply") or {}).get("problem") or {}
+    tensors = [i for i in problem.get("inputs", []) if i.get("kind") == "tensor"]
+    facts = problem.get("facts") or {}
+    consts = facts.get("constants") or []
+    return Sized(tensor_bytes(tensors), tensor_bytes(problem.get("outputs", [])),
+                 problem.get("sized_on_meta") is True, dict(problem.get("constants") or {}),
+                 [c["name"] for c in consts if c.get("get_inputs")],
+                 [c["name"] for c in consts if c.get("init")])

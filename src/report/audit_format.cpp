@@ -84,7 +84,7 @@ std::string reduced_shape_text(const AuditReport& r) {
   if (r.headline.reduced_shape == 0) return "";
   return fmt::format(
       "{} kernel(s) judged at a reduced shape (inputs + outputs over kcv audit "
-      "--reduce-over-gb): replica and battery alike; every such verdict names the shape in its "
+      "--reduce-over-gb): replica and gates alike; every such verdict names the shape in its "
       "evidence (battery_shape)",
       r.headline.reduced_shape);
 }

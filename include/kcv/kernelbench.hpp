@@ -102,6 +102,7 @@ struct Task {
   int64_t device_guard = 0;              // run: guard bytes around device input copies
   uint64_t guard_seed = 0;               // run
   std::optional<uint64_t> shuffle_seed;  // run
+  bool fresh_inputs = false;             // run: inputs in fresh storage of their own (the replica)
 };
 
 /// The request's task object; `sentinel_seed` gives the poison patterns (the executor's

@@ -163,6 +163,7 @@ CallRecord ModuleRunner::run_plain(const std::vector<HostTensor>& inputs, const 
   Task t;
   t.kind = TaskKind::kRun;
   t.seed = seed;
+  t.fresh_inputs = true;  // KernelBench hands the candidate tensors of their own
   return call(**w, ProbeInputs{inputs, outputs, {}}, outputs, t, o);
 }
 

@@ -65,6 +65,7 @@ std::string task_json(const Task& t, uint64_t sentinel_seed) {
       j["device_guard"] = t.device_guard;
       j["guard_seed"] = t.guard_seed;
       if (t.shuffle_seed) j["shuffle_seed"] = *t.shuffle_seed;
+      j["fresh_inputs"] = t.fresh_inputs;
       break;
     case TaskKind::kDescribe:
       break;

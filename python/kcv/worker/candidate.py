@@ -70,8 +70,11 @@ class CandidateSide:
         cuda = self.device == "cuda"
         guarded = guards.guarded_copies(inputs, self.device, task.device_guard, task.guard_seed) \
             if cuda and task.device_guard > 0 else None
-        moved = [g.tensor if g is not None else to_device(v, self.device)
-                 for g, v in zip(guarded or [None] * len(inputs), inputs)]
+        if task.fresh_inputs:  # KernelBench's own conditions: tensors of their own storage
+            moved = [v.to(self.device, copy=True).contiguous() for v in inputs]
+        else:
+            moved = [g.tensor if g is not None else to_device(v, self.device)
+                     for g, v in zip(guarded or [None] * len(inputs), inputs)]
         args = self.args_of(moved)
         block = guards.shuffle_block(task.shuffle_seed, self.device) \
             if cuda and task.shuffle_seed is not None else None

@@ -9,7 +9,7 @@ is refused rather than ignored (a misspelt "subnormal" must not silently run the
 
 Defaults, for fields a request may leave out: keep false; nan "propagate", subnormals "keep";
 cudnn_tf32 and matmul_tf32 false, autocast "none"; concurrency 1, autotune_config -1,
-device_guard 0, guard_seed 0. inputs_seed, poison and shuffle_seed are optional (absent or null:
+device_guard 0, guard_seed 0, fresh_inputs false. inputs_seed, poison and shuffle_seed are optional (absent or null:
 none). seed is required wherever a kind has it. The old numeric params["mode"] is refused
 (check_params).
 """
@@ -45,6 +45,7 @@ class Task:
     device_guard: int = 0
     guard_seed: int = 0
     shuffle_seed: int | None = None
+    fresh_inputs: bool = False
 
 
 def _integer(task: dict, name: str, *, low: int | None = None, high: int | None = None):
@@ -107,7 +108,8 @@ _FIELDS = {
             "poison": _poison,
             "device_guard": lambda t: _integer(t, "device_guard", low=0),
             "guard_seed": lambda t: _integer(t, "guard_seed", low=0, high=_SEED_LIMIT),
-            "shuffle_seed": lambda t: _integer(t, "shuffle_seed", low=0, high=_SEED_LIMIT)},
+            "shuffle_seed": lambda t: _integer(t, "shuffle_seed", low=0, high=_SEED_LIMIT),
+            "fresh_inputs": lambda t: _flag(t, "fresh_inputs")},
     "describe": {},
 }
 _REQUIRED = {"seed"}

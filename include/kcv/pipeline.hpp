@@ -119,6 +119,12 @@ GateResult judge_probe(ProbeSource& source, Oracle& oracle, CandidateRunner& run
 Probe shrink_failing_probe(ProbeSource& source, Oracle& oracle, CandidateRunner& runner,
                            const Probe& failing, const Contract& contract, int max_runs);
 
+/// The simplifications of a failing probe that keep its shape, simplest first: each injection
+/// dropped, each layout made contiguous, each input's values made `plain` (inputs already
+/// `plain`, or in `keep`, stay), one launch configuration or autotune config left, two calls
+/// instead of more. Probe sources add their size simplifications around these.
+std::vector<Probe> same_shape_simplifications(const Probe& failing, Distribution plain, Distribution keep);
+
 /// The contract with its profile replaced.
 Contract with_profile(const Contract& contract, ProfileId profile);
 

@@ -71,6 +71,11 @@ class WorkerExecutor : public Executor {
 
 std::unique_ptr<WorkerExecutor> make_worker_executor(WorkerOptions options);
 
+/// The Candidate a WorkerExecutor checks a worker's load reply against (its name and op) when the
+/// kernel lives only in the worker (a KernelBench module, a Python callable); calling it directly
+/// fails with a message saying so.
+std::unique_ptr<Candidate> make_worker_candidate(std::string name, std::string op);
+
 /// $KCV_WORKER when set, else `kcv-worker` beside the running executable when it exists, else
 /// `kcv-worker` (looked up on PATH).
 std::vector<std::string> default_worker_command();

@@ -26,27 +26,6 @@
 namespace kcv::py {
 namespace {
 
-/// What the executor checks the worker's load reply against; it is never called here.
-class WorkerCandidate final : public Candidate {
- public:
-  WorkerCandidate(std::string name, std::string op) : name_(std::move(name)), op_(std::move(op)) {
-    contract_.op = op_;
-  }
-  const std::string& name() const override { return name_; }
-  const std::string& op() const override { return op_; }
-  const Contract& contract() const override { return contract_; }
-  std::optional<std::string> device_code() const override { return std::nullopt; }
-  int call(const std::vector<kcv_tensor>&, std::vector<kcv_tensor>&, const std::map<std::string, double>&,
-           const LaunchConfig&, std::string* message) override {
-    if (message != nullptr) *message = "a worker candidate runs only in its worker process";
-    return -1;
-  }
-
- private:
-  std::string name_, op_;
-  Contract contract_;
-};
-
 std::string string_field(const nb::dict& load, const char* key) {
   if (!load.contains(key)) return {};
   nb::object v = load[key];
@@ -103,7 +82,7 @@ class PyWorker {
  public:
   PyWorker(std::vector<std::string> command, nb::dict load, std::string name, std::string op,
            int64_t memory_limit_bytes, int startup_timeout_ms)
-      : candidate_(name, op) {
+      : candidate_(make_worker_candidate(name, op)) {
     if (!load.contains("kind")) throw nb::value_error("load: no \"kind\" (e.g. \"kernelbench\")");
     WorkerOptions o;
     o.command = std::move(command);
@@ -144,8 +123,8 @@ class PyWorker {
     const std::vector<OutputSpec> specs = output_specs(outputs);
     nb::gil_scoped_release unlocked;
     std::lock_guard lock(mutex_);
-    if (!concurrently) return {executor().run(candidate_, tensors, specs, options.front())};
-    return executor().run_concurrently(candidate_, tensors, specs, options);
+    if (!concurrently) return {executor().run(*candidate_, tensors, specs, options.front())};
+    return executor().run_concurrently(*candidate_, tensors, specs, options);
   }
 
   int workers_started() {
@@ -170,7 +149,7 @@ class PyWorker {
     return *executor_;
   }
 
-  WorkerCandidate candidate_;
+  std::unique_ptr<Candidate> candidate_;
   std::unique_ptr<WorkerExecutor> executor_;
   std::mutex mutex_;
   int closed_started_ = 0;

@@ -450,39 +450,8 @@ ProbeScope ModuleProbes::scope_of(const Probe& p) const {
 }
 
 std::vector<Probe> ModuleProbes::simplifications(const Probe& best, const Contract&) const {
-  std::vector<Probe> out;  // same-shape simplifications first: they need no other worker load
-  for (std::size_t i = 0; i < best.injections.size(); ++i) {
-    Probe p = best;
-    p.injections.erase(p.injections.begin() + static_cast<std::ptrdiff_t>(i));
-    out.push_back(std::move(p));
-  }
-  for (std::size_t i = 0; i < best.inputs.size(); ++i) {
-    if (best.inputs[i].layout.kind != LayoutKind::kContiguous) {
-      Probe p = best;
-      p.inputs[i].layout = Layout{};
-      out.push_back(std::move(p));
-    }
-    if (best.inputs[i].dist != Distribution::kDrawn) {
-      Probe p = best;
-      p.inputs[i].dist = Distribution::kDrawn;
-      out.push_back(std::move(p));
-    }
-  }
-  if (best.repetitions > 2) {
-    Probe p = best;
-    p.repetitions = 2;
-    out.push_back(std::move(p));
-  }
-  if (best.concurrency > 2) {
-    Probe p = best;
-    p.concurrency = 2;
-    out.push_back(std::move(p));
-  }
-  for (std::size_t i = 0; best.autotune_configs.size() > 1 && i < best.autotune_configs.size(); ++i) {
-    Probe p = best;
-    p.autotune_configs = {best.autotune_configs[i]};
-    out.push_back(std::move(p));
-  }
+  // Same-shape simplifications first: they need no other worker load.
+  std::vector<Probe> out = same_shape_simplifications(best, Distribution::kDrawn, Distribution::kDrawn);
   // Then smaller sizes of each constant get_inputs reads (each a reload of the other-shape pair).
   for (const SizeConstant& c : problem_.facts.constants) {
     if (!c.in_get_inputs) continue;

@@ -13,26 +13,6 @@
 namespace kcv::kb {
 namespace {
 
-/// What the executor checks the worker's load reply against; never called itself.
-class WorkerStub final : public Candidate {
- public:
-  explicit WorkerStub(std::string name) : name_(std::move(name)) { contract_.op = op_; }
-  const std::string& name() const override { return name_; }
-  const std::string& op() const override { return op_; }
-  const Contract& contract() const override { return contract_; }
-  std::optional<std::string> device_code() const override { return std::nullopt; }
-  int call(const std::vector<kcv_tensor>&, std::vector<kcv_tensor>&, const std::map<std::string, double>&,
-           const LaunchConfig&, std::string* message) override {
-    if (message != nullptr) *message = "a KernelBench candidate runs only in its worker process";
-    return -1;
-  }
-
- private:
-  std::string name_;
-  std::string op_ = "kernelbench";
-  Contract contract_;
-};
-
 WorkerLoad load_for(const WorkerSetup& s, Role role, const Constants& constants, int64_t size_on_meta_over) {
   const std::string& given = role == Role::kReference ? s.reference_load_json : s.candidate_load_json;
   nlohmann::json j;
@@ -80,7 +60,7 @@ struct ModuleWorkers::Slot {
 
 ModuleWorkers::ModuleWorkers(WorkerSetup setup, Constants base, int64_t other_shape_budget)
     : setup_(std::move(setup)), base_(std::move(base)), other_shape_budget_(other_shape_budget),
-      stub_(std::make_unique<WorkerStub>(setup_.name)) {
+      stub_(make_worker_candidate(setup_.name, "kernelbench")) {
   for (Role role : {Role::kReference, Role::kCandidate}) {
     for (bool at_base : {true, false}) {
       auto s = std::make_unique<Slot>();

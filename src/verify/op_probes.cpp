@@ -76,36 +76,7 @@ std::vector<Probe> SignatureProbes::simplifications(const Probe& best, const Con
       out.push_back(std::move(p));
     }
   }
-  for (std::size_t i = 0; i < best.injections.size(); ++i) {
-    Probe p = best;
-    p.injections.erase(p.injections.begin() + static_cast<std::ptrdiff_t>(i));
-    out.push_back(std::move(p));
-  }
-  for (std::size_t i = 0; i < best.inputs.size(); ++i) {
-    if (best.inputs[i].layout.kind != LayoutKind::kContiguous) {
-      Probe p = best;
-      p.inputs[i].layout = Layout{};
-      out.push_back(std::move(p));
-    }
-    if (best.inputs[i].dist != Distribution::kNormal && best.inputs[i].dist != Distribution::kSmallIndex) {
-      Probe p = best;
-      p.inputs[i].dist = Distribution::kNormal;
-      out.push_back(std::move(p));
-    }
-  }
-  for (std::size_t i = 0; best.launch_configs.size() > 1 && i < best.launch_configs.size(); ++i) {
-    Probe p = best;
-    p.launch_configs.erase(p.launch_configs.begin() + static_cast<std::ptrdiff_t>(i));
-    out.push_back(std::move(p));
-  }
-  if (best.repetitions > 2) {
-    Probe p = best;
-    p.repetitions = 2;
-    out.push_back(std::move(p));
-  }
-  if (best.concurrency > 2) {
-    Probe p = best;
-    p.concurrency = 2;
+  for (Probe& p : same_shape_simplifications(best, Distribution::kNormal, Distribution::kSmallIndex)) {
     out.push_back(std::move(p));
   }
   return out;

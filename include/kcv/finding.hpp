@@ -33,13 +33,21 @@ enum class Finding : uint8_t {
   kScheduleDependent,  // results differ across schedules by more than the bound allows
 };
 
-inline constexpr std::array<Finding, 15> kAllFindings = {
-    Finding::kNone,          Finding::kCallFailed,        Finding::kBadOutput,
-    Finding::kInputModified, Finding::kWrittenOutside,    Finding::kOutputUnwritten,
-    Finding::kReadOutside,
-    Finding::kClassMismatch, Finding::kSubnormalFlushed,  Finding::kNondeterministic,
-    Finding::kResourceOverLimit, Finding::kToolReport,    Finding::kValueOverBound,
-    Finding::kPrecisionLost, Finding::kScheduleDependent};
+inline constexpr std::array<Finding, 15> kAllFindings = {Finding::kNone,
+                                                         Finding::kCallFailed,
+                                                         Finding::kBadOutput,
+                                                         Finding::kInputModified,
+                                                         Finding::kWrittenOutside,
+                                                         Finding::kOutputUnwritten,
+                                                         Finding::kReadOutside,
+                                                         Finding::kClassMismatch,
+                                                         Finding::kSubnormalFlushed,
+                                                         Finding::kNondeterministic,
+                                                         Finding::kResourceOverLimit,
+                                                         Finding::kToolReport,
+                                                         Finding::kValueOverBound,
+                                                         Finding::kPrecisionLost,
+                                                         Finding::kScheduleDependent};
 
 /// "class_mismatch"; the store's `finding` column and the report use these names.
 std::string_view finding_name(Finding f);

@@ -118,11 +118,11 @@ struct WorkerSetup {
   std::string candidate_code;
   std::string device = "auto";
   std::string cache_dir;
-  std::string name;                  // the row id (echoed by the worker)
-  uint64_t seed = 42;                // the load seed (model init, the load's own draw)
+  std::string name;    // the row id (echoed by the worker)
+  uint64_t seed = 42;  // the load seed (model init, the load's own draw)
   int64_t memory_limit_bytes = 0;
   int load_timeout_ms = 900000;
-  int64_t size_on_meta_over = 0;     // reference loads: size on meta over this many bytes
+  int64_t size_on_meta_over = 0;  // reference loads: size on meta over this many bytes
   /// Load requests of another kind (a JSON object each; kcv.verify's "pickle" loads, docs/06
   /// §7.5); empty: kernelbench loads made from the codes above.
   std::string reference_load_json;
@@ -163,15 +163,16 @@ class ModuleWorkers {
   Constants base_;
   int64_t other_shape_budget_ = 0;
   std::unique_ptr<Candidate> stub_;
-  std::vector<std::unique_ptr<Slot>> slots_;  // [reference base, reference other, candidate base, candidate other]
+  std::vector<std::unique_ptr<Slot>>
+      slots_;  // [reference base, reference other, candidate base, candidate other]
 };
 
 // ------------------------------------------------------------------------------------------
 // The error model (docs/08_audit.md §3): tau = u_out |y*| + 4 E, E eager fp32's own error
 
 struct EagerScale {
-  double e = 0;                 // worst |y32 - y*| over elements finite in both, floored
-  int64_t informative = 0;      // elements finite in both and not exact zeros of both
+  double e = 0;             // worst |y32 - y*| over elements finite in both, floored
+  int64_t informative = 0;  // elements finite in both and not exact zeros of both
 };
 /// E of one output from one eager run (y32) against the fp64 value (y*).
 EagerScale eager_scale(DType out_dtype, const std::vector<double>& value, const HostTensor& eager);
@@ -216,7 +217,8 @@ class ModelOracle final : public Oracle {
   ModelOracle(ModuleWorkers& workers, ModuleConfig config);
   ~ModelOracle() override;
   Expected<ProbeInputs> make_inputs(const Probe& probe) override;
-  Expected<OracleResult> evaluate(const Probe& probe, const ProbeInputs& inputs, const Contract& contract) override;
+  Expected<OracleResult> evaluate(const Probe& probe, const ProbeInputs& inputs,
+                                  const Contract& contract) override;
 
  private:
   struct Cache;
@@ -231,17 +233,19 @@ class ModuleRunner final : public CandidateRunner {
  public:
   ModuleRunner(ModuleWorkers& workers, ModuleConfig config);
   std::string_view name() const override { return "kernelbench worker"; }
-  ProbeOutcome run(const Probe& probe, const ProbeInputs& inputs, const Contract& contract) override;
+  ProbeOutcome run(const Probe& probe, const ProbeInputs& inputs,
+                   const Contract& contract) override;
   Expected<ResourceFacts> resources() override;
   std::string exhausted() const override;
 
   /// One plain call (zero-filled buffers, no poison: KernelBench's own conditions) for the
   /// replica, with torch.manual_seed(seed) before the forward.
-  CallRecord run_plain(const std::vector<HostTensor>& inputs, const std::vector<OutputSpec>& outputs, uint64_t seed);
+  CallRecord run_plain(const std::vector<HostTensor>& inputs,
+                       const std::vector<OutputSpec>& outputs, uint64_t seed);
 
  private:
-  CallRecord call(WorkerExecutor& w, const ProbeInputs& inputs, const std::vector<OutputSpec>& outputs,
-                  const Task& task, CallOptions options);
+  CallRecord call(WorkerExecutor& w, const ProbeInputs& inputs,
+                  const std::vector<OutputSpec>& outputs, const Task& task, CallOptions options);
   ModuleWorkers& workers_;
   ModuleConfig config_;
   int timeouts_ = 0;
@@ -265,22 +269,22 @@ struct ModuleRow {
 };
 
 struct ModuleRunOptions {
-  WorkerSetup workers;                // command, device, cache, limits (codes and name: from the row)
-  Constants base;                     // the judge shape (a reduced shape), empty: the reference's
-  std::vector<ProfileId> profiles;    // empty: all five
+  WorkerSetup workers;              // command, device, cache, limits (codes and name: from the row)
+  Constants base;                   // the judge shape (a reduced shape), empty: the reference's
+  std::vector<ProfileId> profiles;  // empty: all five
   uint64_t seed = 0x6b6376;
   int call_timeout_ms = 120000;
-  int64_t kernel_timeout_ms = 900000; // after the loads
+  int64_t kernel_timeout_ms = 900000;  // after the loads
   int64_t probe_budget_bytes = int64_t{256} << 20;
   bool shrink = true;
   std::function<void(std::string_view)> progress;
 };
 
 struct ModuleOutcome {
-  audit::KernelOutcome outcome;       // status, message, replica verdict, verdict records
-  ModuleProblem problem;              // as the reference described it (facts included)
+  audit::KernelOutcome outcome;           // status, message, replica verdict, verdict records
+  ModuleProblem problem;                  // as the reference described it (facts included)
   std::map<std::string, double> timings;  // seconds: load, replica, gates, total
-  bool out_of_memory = false;         // a harness error the orchestrator retries alone
+  bool out_of_memory = false;             // a harness error the orchestrator retries alone
 };
 
 ModuleOutcome verify_module(const ModuleRow& row, const ModuleRunOptions& options);

@@ -36,7 +36,8 @@ class OpOracle final : public Oracle {
  public:
   OpOracle(const Op& op, const Contract& contract);
   Expected<ProbeInputs> make_inputs(const Probe& probe) override;
-  Expected<OracleResult> evaluate(const Probe& probe, const ProbeInputs& inputs, const Contract& contract) override;
+  Expected<OracleResult> evaluate(const Probe& probe, const ProbeInputs& inputs,
+                                  const Contract& contract) override;
   void refine(const Probe& probe, const ProbeInputs& inputs, const Contract& contract,
               const ProbeOutcome& outcome, OracleResult& result) override;
 
@@ -51,7 +52,8 @@ class ExecutorRunner final : public CandidateRunner {
  public:
   ExecutorRunner(Candidate& candidate, Executor& executor, std::optional<ResourceReport> resources);
   std::string_view name() const override;
-  ProbeOutcome run(const Probe& probe, const ProbeInputs& inputs, const Contract& contract) override;
+  ProbeOutcome run(const Probe& probe, const ProbeInputs& inputs,
+                   const Contract& contract) override;
   Expected<ResourceFacts> resources() override;
 
  private:

@@ -47,7 +47,8 @@ class ProbeSource {
   virtual ProbeScope scope_of(const Probe& probe) const = 0;
   /// Simpler variants of a failing probe, simplest first: smaller sizes, fewer injections,
   /// plainer layouts and values, fewer calls. Shrinking keeps the first that still fails.
-  virtual std::vector<Probe> simplifications(const Probe& failing, const Contract& contract) const = 0;
+  virtual std::vector<Probe> simplifications(const Probe& failing,
+                                             const Contract& contract) const = 0;
 };
 
 class Oracle {
@@ -78,7 +79,8 @@ class CandidateRunner {
   virtual std::string_view name() const = 0;
   /// The probe's calls: launch configs x repetitions (at shifted addresses when asked), then
   /// concurrent calls, then forced autotune configs.
-  virtual ProbeOutcome run(const Probe& probe, const ProbeInputs& inputs, const Contract& contract) = 0;
+  virtual ProbeOutcome run(const Probe& probe, const ProbeInputs& inputs,
+                           const Contract& contract) = 0;
   /// Device-code resources for RES-02; an Error when they exist but cannot be read.
   virtual Expected<ResourceFacts> resources() = 0;
   /// Non-empty once calling the candidate again is pointless (it hung twice, say): the
@@ -87,13 +89,13 @@ class CandidateRunner {
 };
 
 struct PipelineOptions {
-  uint64_t seed = 0x6b6376;            // "kcv"
-  std::vector<GateId> gates;           // empty: all twelve
-  std::vector<ProfileId> profiles;     // empty: the contract's own
+  uint64_t seed = 0x6b6376;         // "kcv"
+  std::vector<GateId> gates;        // empty: all twelve
+  std::vector<ProfileId> profiles;  // empty: the contract's own
   bool shrink = true;
-  int shrink_runs = 64;                // probes tried per shrink at most
+  int shrink_runs = 64;                            // probes tried per shrink at most
   std::function<void(std::string_view)> progress;  // one line per gate; may be empty
-  std::function<bool()> keep_going;    // false: time is up; remaining probes are not run
+  std::function<bool()> keep_going;  // false: time is up; remaining probes are not run
 };
 
 struct ProfileResults {
@@ -123,7 +125,8 @@ Probe shrink_failing_probe(ProbeSource& source, Oracle& oracle, CandidateRunner&
 /// dropped, each layout made contiguous, each input's values made `plain` (inputs already
 /// `plain`, or in `keep`, stay), one launch configuration or autotune config left, two calls
 /// instead of more. Probe sources add their size simplifications around these.
-std::vector<Probe> same_shape_simplifications(const Probe& failing, Distribution plain, Distribution keep);
+std::vector<Probe> same_shape_simplifications(const Probe& failing, Distribution plain,
+                                              Distribution keep);
 
 /// The contract with its profile replaced.
 Contract with_profile(const Contract& contract, ProfileId profile);

@@ -5,13 +5,12 @@
 // verdict (plans, inputs, the fp64 oracle's bound, the replica, the judges, folding, shrinking)
 // runs here, without the GIL. The result is the store's outcome as a dict that Store.record
 // takes as it is, plus the reference's facts, timings and the out-of-memory flag.
+#include <fmt/format.h>
 #include <nanobind/stl/function.h>
 #include <nanobind/stl/map.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
-
-#include <fmt/format.h>
 
 #include "core_common.hpp"
 #include "kcv/contract.hpp"
@@ -27,14 +26,16 @@ std::string row_string(const nb::dict& row, const char* key, bool required) {
     return {};
   }
   nb::handle v = row[key];
-  if (!nb::isinstance<nb::str>(v)) throw nb::value_error(fmt::format("row[\"{}\"]: expected a string", key).c_str());
+  if (!nb::isinstance<nb::str>(v))
+    throw nb::value_error(fmt::format("row[\"{}\"]: expected a string", key).c_str());
   return nb::cast<std::string>(v);
 }
 
 // The row's optional "contract": docs/01's fields, parsed strictly (an unknown field is an error).
 void read_contract(const nb::dict& row, kb::ModuleRow& out) {
   if (!row.contains("contract") || row["contract"].is_none()) return;
-  if (!nb::isinstance<nb::dict>(row["contract"])) throw nb::value_error("row[\"contract\"]: expected an object");
+  if (!nb::isinstance<nb::dict>(row["contract"]))
+    throw nb::value_error("row[\"contract\"]: expected an object");
   auto c = parse_contract(to_json_text(row["contract"]), "kernelbench");
   if (!c) throw nb::value_error(("row[\"contract\"]: " + c.error().to_string()).c_str());
   out.contract = std::move(*c);
@@ -66,7 +67,8 @@ nb::dict outcome_dict(const kb::ModuleOutcome& r) {
   for (const audit::VerdictRecord& v : o.verdicts) verdicts.append(record_dict(v));
   d["verdicts"] = verdicts;
   d["op_class"] = o.op_class;
-  d["determinism_declared"] = o.determinism_declared ? nb::cast(*o.determinism_declared) : nb::none();
+  d["determinism_declared"] =
+      o.determinism_declared ? nb::cast(*o.determinism_declared) : nb::none();
   d["facts"] = o.facts_json.empty() ? std::string("{}") : o.facts_json;
   nb::dict timings;
   for (const auto& [k, v] : r.timings) timings[k.c_str()] = v;
@@ -77,8 +79,9 @@ nb::dict outcome_dict(const kb::ModuleOutcome& r) {
 
 nb::dict verify_module(nb::dict row, std::vector<std::string> worker_command, std::string device,
                        std::string cache_dir, int64_t memory_limit_bytes, double load_timeout_s,
-                       double call_timeout_s, double kernel_timeout_s, std::vector<std::string> profiles,
-                       uint64_t seed, std::map<std::string, int64_t> base_constants, int64_t probe_budget_bytes,
+                       double call_timeout_s, double kernel_timeout_s,
+                       std::vector<std::string> profiles, uint64_t seed,
+                       std::map<std::string, int64_t> base_constants, int64_t probe_budget_bytes,
                        bool shrink, std::optional<nb::callable> progress) {
   kb::ModuleRow r;
   r.id = row_string(row, "id", true);
@@ -130,7 +133,8 @@ nb::dict verify_module(nb::dict row, std::vector<std::string> worker_command, st
 nb::dict judge_ptxas_log(const std::string& log, nb::handle contract) {
   auto report = parse_ptxas_log(log);
   if (!report) throw nb::value_error(("log: " + report.error().to_string()).c_str());
-  auto c = parse_contract(contract.is_none() ? std::string("{}") : to_json_text(contract), "kernelbench");
+  auto c = parse_contract(contract.is_none() ? std::string("{}") : to_json_text(contract),
+                          "kernelbench");
   if (!c) throw nb::value_error(("contract: " + c.error().to_string()).c_str());
   const GateResult r = judge_resources(*report, *c);
   nb::dict d;
@@ -145,16 +149,20 @@ nb::dict judge_ptxas_log(const std::string& log, nb::handle contract) {
 
 void bind_kernelbench(nb::module_& m) {
   m.def("judge_ptxas_log", &judge_ptxas_log, nb::arg("log"), nb::arg("contract") = nb::none(),
-        "RES-02 of a `ptxas -v` log against a contract dict (budgets, arch): {verdict, summary, reason, kernels}.");
+        "RES-02 of a `ptxas -v` log against a contract dict (budgets, arch): {verdict, summary, "
+        "reason, kernels}.");
   m.def("verify_module", &verify_module, nb::arg("row"), nb::kw_only(), nb::arg("worker_command"),
         nb::arg("device") = "auto", nb::arg("cache_dir") = "", nb::arg("memory_limit_bytes") = 0,
-        nb::arg("load_timeout_s") = 900.0, nb::arg("call_timeout_s") = 120.0, nb::arg("kernel_timeout_s") = 900.0,
-        nb::arg("profiles") = std::vector<std::string>{}, nb::arg("seed") = uint64_t{0x6b6376},
+        nb::arg("load_timeout_s") = 900.0, nb::arg("call_timeout_s") = 120.0,
+        nb::arg("kernel_timeout_s") = 900.0, nb::arg("profiles") = std::vector<std::string>{},
+        nb::arg("seed") = uint64_t{0x6b6376},
         nb::arg("base_constants") = std::map<std::string, int64_t>{},
         nb::arg("probe_budget_bytes") = int64_t{256} << 20, nb::arg("shrink") = true,
         nb::arg("progress") = nb::none(),
-        "Verifies one KernelBench row (id, reference_code, candidate_code, optional contract) through the\n"
-        "C++ pipeline: loads, KernelBench's check, every gate under every profile. Returns the store\n"
+        "Verifies one KernelBench row (id, reference_code, candidate_code, optional contract) "
+        "through the\n"
+        "C++ pipeline: loads, KernelBench's check, every gate under every profile. Returns the "
+        "store\n"
         "outcome dict (Store.record takes it) with 'timings' and 'out_of_memory'.");
 }
 

@@ -39,14 +39,18 @@ VerifyReport single_gate_report(const Candidate& candidate, const Contract& cont
 void configure_replay(CLI::App& cmd, CliOptions& o) {
   cmd.add_option("--candidate", o.candidate, "LIB[:KERNEL] as printed by `kcv verify`");
   cmd.add_option("--probe", o.probe, "the probe token printed by `kcv verify`");
-  cmd.add_option("--store", o.store_path, "an audit store: replay one of its failures (with --kernel, --gate)");
+  cmd.add_option("--store", o.store_path,
+                 "an audit store: replay one of its failures (with --kernel, --gate)");
   cmd.add_option("--kernel", o.kernel, "--store: the kernel (corpus row id)");
   cmd.add_option("--gate", o.gate, "--store: the failing gate");
-  cmd.add_option("--corpus", o.corpora, "--store: the corpus file(s) holding the row")->expected(1, -1);
+  cmd.add_option("--corpus", o.corpora, "--store: the corpus file(s) holding the row")
+      ->expected(1, -1);
   cmd.add_option("--device", o.device, "--store: auto, cpu or cuda")->capture_default_str();
-  cmd.add_option("--cache-dir", o.cache_dir, "--store: compile cache (default: kcv-cache beside the store)");
-  cmd.add_option("--profile", o.profile, "the profile the failure was found under (--store: default the "
-                                         "first failing one)");
+  cmd.add_option("--cache-dir", o.cache_dir,
+                 "--store: compile cache (default: kcv-cache beside the store)");
+  cmd.add_option("--profile", o.profile,
+                 "the profile the failure was found under (--store: default the "
+                 "first failing one)");
   cmd.add_option("--op", o.op, "pick the kernel implementing this op when KERNEL is not given");
   cmd.add_option("--executor", o.executor, "forked or in-process")->capture_default_str();
   cmd.add_flag("--color", o.color, "colour the verdict (ANSI)");
@@ -54,13 +58,15 @@ void configure_replay(CLI::App& cmd, CliOptions& o) {
 
 namespace {
 
-ExitStatus verdict_of_replay(bool reproduced, bool error, const std::string& gate, const std::string& detail) {
+ExitStatus verdict_of_replay(bool reproduced, bool error, const std::string& gate,
+                             const std::string& detail) {
   if (reproduced) {
     fmt::print("reproduced: {} fails again on this probe\n", gate);
     return ExitStatus::kGateFailed;
   }
   if (error) {
-    fmt::print("kcv could not decide this probe (error); the failure is neither reproduced nor refuted\n");
+    fmt::print(
+        "kcv could not decide this probe (error); the failure is neither reproduced nor refuted\n");
     return ExitStatus::kGateFailed;
   }
   const std::string banner(72, '!');
@@ -92,7 +98,8 @@ ExitStatus replay_from_store(const CliOptions& o) {
   audit::Store store = unwrap(audit::Store::open(o.store_path, so));
   std::optional<audit::VerdictRecord> record;
   for (audit::VerdictRecord& v : unwrap(store.verdicts(o.kernel))) {
-    if (v.gate == gate && v.verdict == "fail" && (o.profile.empty() || v.profile == o.profile) && !record) {
+    if (v.gate == gate && v.verdict == "fail" && (o.profile.empty() || v.profile == o.profile) &&
+        !record) {
       record = std::move(v);
     }
   }
@@ -109,13 +116,15 @@ ExitStatus replay_from_store(const CliOptions& o) {
   kb::ModuleRunOptions options;
   options.workers.command = {python_interpreter(), "-m", "kcv.worker"};
   options.workers.device = o.device;
-  options.workers.cache_dir = o.cache_dir.empty()
-                                  ? (std::filesystem::absolute(o.store_path).parent_path() / "kcv-cache").string()
-                                  : o.cache_dir;
+  options.workers.cache_dir =
+      o.cache_dir.empty()
+          ? (std::filesystem::absolute(o.store_path).parent_path() / "kcv-cache").string()
+          : o.cache_dir;
   fmt::print("replaying {} of {} under {} (probe: {})\n", gate, row.id, record->profile,
              unwrap(probe_from_token(record->probe_token)).label);
   const kb::ReplayOutcome r = unwrap(kb::replay_verdict(mr, *record, options));
-  fmt::print("{} {}: {} ({})\n", gate, record->profile, verdict_name(r.result.verdict), r.result.evidence.summary);
+  fmt::print("{} {}: {} ({})\n", gate, record->profile, verdict_name(r.result.verdict),
+             r.result.evidence.summary);
   return verdict_of_replay(r.reproduced, r.result.verdict == Verdict::kError, gate, r.detail);
 }
 
@@ -123,21 +132,28 @@ ExitStatus replay_from_store(const CliOptions& o) {
 
 ExitStatus run_replay(const CliOptions& o) {
   if (!o.store_path.empty()) return replay_from_store(o);
-  if (o.candidate.empty() || o.probe.empty()) usage_error("replay needs --candidate and --probe, or --store");
+  if (o.candidate.empty() || o.probe.empty())
+    usage_error("replay needs --candidate and --probe, or --store");
   const CandidateRef ref = parse_candidate_ref(o.candidate);
   const std::string path = loadable_path(ref.path);
   check_op(o.op);
   const Probe probe = unwrap(probe_from_token(o.probe));
-  if (probe.gate == GateId::kRes02) usage_error("--probe: RES-02 is judged from device code, not from probes");
+  if (probe.gate == GateId::kRes02)
+    usage_error("--probe: RES-02 is judged from device code, not from probes");
   const std::optional<ProfileId> profile = parse_profile_flag(o.profile);
-  std::unique_ptr<Candidate> candidate = unwrap(load_shared_library_candidate(path, ref.kernel, o.op));
+  std::unique_ptr<Candidate> candidate =
+      unwrap(load_shared_library_candidate(path, ref.kernel, o.op));
   std::unique_ptr<Executor> executor = make_executor(o.executor);
   const Contract contract = effective_contract(*candidate, profile);
-  fmt::print("replaying {} on {} (probe: {})\n", gate_code(probe.gate), candidate->name(), probe.label);
+  fmt::print("replaying {} on {} (probe: {})\n", gate_code(probe.gate), candidate->name(),
+             probe.label);
   GateResult result = run_probe(*candidate, *executor, probe, contract);
   const Verdict verdict = result.verdict;
-  fmt::print("{}", render_table(single_gate_report(*candidate, contract, probe, *executor, std::move(result)), o.color));
-  return verdict_of_replay(verdict == Verdict::kFail, verdict == Verdict::kError, std::string(gate_code(probe.gate)),
+  fmt::print("{}", render_table(single_gate_report(*candidate, contract, probe, *executor,
+                                                   std::move(result)),
+                                o.color));
+  return verdict_of_replay(verdict == Verdict::kFail, verdict == Verdict::kError,
+                           std::string(gate_code(probe.gate)),
                            fmt::format("{} {} on this probe now", gate_code(probe.gate),
                                        verdict == Verdict::kPass ? "passes" : "does not apply"));
 }

@@ -24,7 +24,8 @@ constexpr std::array<Distribution, 6> kCmp01Distributions = {
     Distribution::kCancellation, Distribution::kWideRange, Distribution::kNearOverflow};
 
 constexpr std::array<Distribution, 4> kCmp03Distributions = {
-    Distribution::kNormal, Distribution::kUniform01, Distribution::kHeavyTail, Distribution::kCancellation};
+    Distribution::kNormal, Distribution::kUniform01, Distribution::kHeavyTail,
+    Distribution::kCancellation};
 
 bool distribution_applies(const OpSignature& sig, Distribution d) {
   if (d == Distribution::kNearOverflow) return near_overflow_safe(sig);
@@ -64,7 +65,8 @@ std::vector<Probe> plan_cmp02(const OpSignature& sig, const Contract& contract, 
     }
   }
   // Every input at once: padded rows behind an odd storage offset (misaligned, not by stride 1).
-  Probe padded = make_probe(sig, contract, sizes, Distribution::kNormal, "all inputs padded+offset");
+  Probe padded =
+      make_probe(sig, contract, sizes, Distribution::kNormal, "all inputs padded+offset");
   for (InputSpec& in : padded.inputs) in.layout = Layout{LayoutKind::kPaddedRows, 2, 5, 3};
   probes.push_back(std::move(padded));
   return number_probes(std::move(probes), GateId::kCmp02, seed);
@@ -110,19 +112,23 @@ std::vector<Break> structural_breaks(const JudgeInput& in, const CallRecord& cal
   std::vector<Break> broke;
   if (!call.inputs_unchanged) {
     const auto j = static_cast<std::size_t>(std::max(call.mutated_input, 0));
-    const std::string name = j < in.sig.inputs.size() ? in.sig.inputs[j].name : fmt::format("input {}", j);
-    broke.push_back({Finding::kInputModified, fmt::format("{} modified (first at storage element {})", name,
-                                                          call.first_mutated_input_elem)});
+    const std::string name =
+        j < in.sig.inputs.size() ? in.sig.inputs[j].name : fmt::format("input {}", j);
+    broke.push_back(
+        {Finding::kInputModified, fmt::format("{} modified (first at storage element {})", name,
+                                              call.first_mutated_input_elem)});
   }
   if (!call.guards_intact) {
-    broke.push_back({Finding::kWrittenOutside,
-                     fmt::format("written outside the outputs (guard byte offset {}){}", call.first_guard_violation,
-                                 call.message.empty() ? "" : ": " + call.message)});
+    broke.push_back(
+        {Finding::kWrittenOutside,
+         fmt::format("written outside the outputs (guard byte offset {}){}",
+                     call.first_guard_violation, call.message.empty() ? "" : ": " + call.message)});
   }
   if (!call.all_written) {
-    broke.push_back({Finding::kOutputUnwritten,
-                     fmt::format("{} never written (it still holds the call's sentinel)",
-                                 element_name(in.sig, call.unwritten_output, call.first_unwritten))});
+    broke.push_back(
+        {Finding::kOutputUnwritten,
+         fmt::format("{} never written (it still holds the call's sentinel)",
+                     element_name(in.sig, call.unwritten_output, call.first_unwritten))});
   }
   return broke;
 }
@@ -150,8 +156,10 @@ GateResult judge_cmp02(const JudgeInput& in) {
     return r;
   }
   Evidence e;
-  e.summary = fmt::format("{} call(s): outputs of the right count, shape and dtype; inputs and guard bands "
-                          "intact; every output element written", in.calls.size());
+  e.summary = fmt::format(
+      "{} call(s): outputs of the right count, shape and dtype; inputs and guard bands "
+      "intact; every output element written",
+      in.calls.size());
   return make_result(in, Verdict::kPass, std::move(e));
 }
 

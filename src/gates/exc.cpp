@@ -44,18 +44,21 @@ std::vector<int64_t> spread_positions(int64_t numel, int64_t row) {
   return {at.begin(), at.end()};
 }
 
-void add_position_probes(const OpSignature& sig, const Contract& c, const Sizes& s, std::vector<Probe>& out) {
+void add_position_probes(const OpSignature& sig, const Contract& c, const Sizes& s,
+                         std::vector<Probe>& out) {
   const int64_t numel0 = input_numel(sig, 0, s);
   const int64_t row = s.at(innermost_dim(sig));
   for (Special sp : {Special::kNaN, Special::kPosInf, Special::kNegInf}) {
-    Probe p = make_probe(sig, c, s, Distribution::kNormal,
-                         fmt::format("{} at first/middle/last/tail of {}", special_name(sp), sig.inputs[0].name));
+    Probe p = make_probe(
+        sig, c, s, Distribution::kNormal,
+        fmt::format("{} at first/middle/last/tail of {}", special_name(sp), sig.inputs[0].name));
     for (int64_t i : spread_positions(numel0, row)) inject(p, 0, i, sp);
     out.push_back(std::move(p));
   }
 }
 
-void add_operand_probes(const OpSignature& sig, const Contract& c, const Sizes& s, std::vector<Probe>& out) {
+void add_operand_probes(const OpSignature& sig, const Contract& c, const Sizes& s,
+                        std::vector<Probe>& out) {
   using Pair = std::pair<std::optional<Special>, std::optional<Special>>;
   const std::array<Pair, 6> pairs = {{{Special::kNaN, Special::kNaN},
                                       {Special::kPosInf, Special::kNegInf},
@@ -67,7 +70,8 @@ void add_operand_probes(const OpSignature& sig, const Contract& c, const Sizes& 
     const int64_t n = input_numel(sig, j, s);
     Probe p = make_probe(sig, c, s, Distribution::kNormal, "");
     if (same_dims(sig, 0, j)) {  // both operands of a binary op at the same index
-      p.label = fmt::format("specials in {} and {} at the same index", sig.inputs[0].name, sig.inputs[j].name);
+      p.label = fmt::format("specials in {} and {} at the same index", sig.inputs[0].name,
+                            sig.inputs[j].name);
       for (std::size_t k = 0; k < pairs.size(); ++k) {
         const int64_t at = n * static_cast<int64_t>(k) / static_cast<int64_t>(pairs.size());
         if (pairs[k].first) inject(p, 0, at, *pairs[k].first);
@@ -92,7 +96,8 @@ int reduced_input(const OpSignature& sig) {
   return -1;
 }
 
-void add_line_probes(const OpSignature& sig, const Contract& c, const Sizes& s, std::vector<Probe>& out) {
+void add_line_probes(const OpSignature& sig, const Contract& c, const Sizes& s,
+                     std::vector<Probe>& out) {
   const int j = reduced_input(sig);
   if (j < 0) return;
   const auto ju = static_cast<std::size_t>(j);
@@ -101,29 +106,35 @@ void add_line_probes(const OpSignature& sig, const Contract& c, const Sizes& s, 
   const auto at = [&](int64_t line, int64_t k) { return line_index(sig, ju, s, red, line, k); };
   const bool two_lines = line_count(sig, ju, s, red) >= 2;
 
-  Probe nan = make_probe(sig, c, s, Distribution::kNormal, fmt::format("NaN inside one {} line", red));
+  Probe nan =
+      make_probe(sig, c, s, Distribution::kNormal, fmt::format("NaN inside one {} line", red));
   inject(nan, j, at(0, len / 3), Special::kNaN);
   out.push_back(std::move(nan));
   if (len >= 2) {
-    Probe both = make_probe(sig, c, s, Distribution::kNormal, fmt::format("+Inf and -Inf in one {} line", red));
+    Probe both = make_probe(sig, c, s, Distribution::kNormal,
+                            fmt::format("+Inf and -Inf in one {} line", red));
     inject(both, j, at(two_lines ? 1 : 0, len >= 3 ? 1 : 0), Special::kPosInf);
     inject(both, j, at(two_lines ? 1 : 0, len - (len >= 3 ? 2 : 1)), Special::kNegInf);
     out.push_back(std::move(both));
   }
   if (two_lines) {
-    Probe split = make_probe(sig, c, s, Distribution::kNormal, fmt::format("+Inf in one {} line, -Inf in the next", red));
+    Probe split = make_probe(sig, c, s, Distribution::kNormal,
+                             fmt::format("+Inf in one {} line, -Inf in the next", red));
     inject(split, j, at(0, len / 2), Special::kPosInf);
     inject(split, j, at(1, len / 2), Special::kNegInf);
     out.push_back(std::move(split));
   }
 }
 
-void add_masked_row_probe(const OpSignature& sig, const Contract& c, Sizes s, std::vector<Probe>& out) {
+void add_masked_row_probe(const OpSignature& sig, const Contract& c, Sizes s,
+                          std::vector<Probe>& out) {
   const std::string& red = sig.reduction_dim;
   if (!is_fixed(c, red)) s[red] = std::min<int64_t>(s[red], kMaskedRowLength);
   const int64_t len = s.at(red);
-  Probe p = make_probe(sig, c, s, Distribution::kNormal, fmt::format("fully -Inf {} line; one finite in the next", red));
-  for (int64_t k = 0; k < len; ++k) inject(p, 0, line_index(sig, 0, s, red, 0, k), Special::kNegInf);
+  Probe p = make_probe(sig, c, s, Distribution::kNormal,
+                       fmt::format("fully -Inf {} line; one finite in the next", red));
+  for (int64_t k = 0; k < len; ++k)
+    inject(p, 0, line_index(sig, 0, s, red, 0, k), Special::kNegInf);
   if (line_count(sig, 0, s, red) >= 2) {
     for (int64_t k = 0; k < len; ++k) {
       if (k != len / 2) inject(p, 0, line_index(sig, 0, s, red, 1, k), Special::kNegInf);
@@ -132,7 +143,8 @@ void add_masked_row_probe(const OpSignature& sig, const Contract& c, Sizes s, st
   out.push_back(std::move(p));
 }
 
-void add_overflow_probe(const OpSignature& sig, const Contract& c, const Sizes& s, std::vector<Probe>& out) {
+void add_overflow_probe(const OpSignature& sig, const Contract& c, const Sizes& s,
+                        std::vector<Probe>& out) {
   Probe p = make_probe(sig, c, s, Distribution::kNormal, "near-overflow values");
   if (huge_safe_elementwise(sig)) {
     const int64_t n = input_numel(sig, 0, s);
@@ -185,9 +197,11 @@ std::vector<Probe> plan_exc02(const OpSignature& sig, const Contract& contract, 
   }
   const bool products = sig.name == "mul" || sig.op_class == OpClass::kMatmul ||
                         sig.op_class == OpClass::kConvolution;
-  if (products) probes.push_back(make_probe(sig, contract, s, Distribution::kTiny, "underflowing products"));
+  if (products)
+    probes.push_back(make_probe(sig, contract, s, Distribution::kTiny, "underflowing products"));
   if (sig.uses_exp) {
-    Probe p = make_probe(sig, contract, s, Distribution::kNormal, "exp results in the subnormal range");
+    Probe p =
+        make_probe(sig, contract, s, Distribution::kNormal, "exp results in the subnormal range");
     p.inputs[0].dist = Distribution::kExpUnderflow;
     probes.push_back(std::move(p));
   }
@@ -246,7 +260,8 @@ MaskCheck check_masks(const JudgeInput& in) {
           const double x = got.value_at(static_cast<int64_t>(i));
           const double y = want.value[i];
           const auto same = [&](double ref) {
-            return exact ? (x == ref || (std::isnan(x) && std::isnan(ref))) : mask_of_value(x) == mask_of_value(ref);
+            return exact ? (x == ref || (std::isnan(x) && std::isnan(ref)))
+                         : mask_of_value(x) == mask_of_value(ref);
           };
           if (same(y) || (has_alt && same(want.alternative[i]))) continue;
           if (!exact && has_decl) {
@@ -279,8 +294,10 @@ GateResult judge_exc01(const JudgeInput& in) {
   if (auto screened = screen_calls(in)) return *screened;
   const MaskCheck m = check_masks(in);
   const std::string ambiguous =
-      m.ambiguous == 0 ? "" : fmt::format("; {} element(s) not judged (the declared-type run has another class)",
-                                          m.ambiguous);
+      m.ambiguous == 0
+          ? ""
+          : fmt::format("; {} element(s) not judged (the declared-type run has another class)",
+                        m.ambiguous);
   Evidence e;
   if (m.mismatches > 0) {
     e.output = m.output;
@@ -289,15 +306,18 @@ GateResult judge_exc01(const JudgeInput& in) {
     e.oracle_value = m.oracle;
     e.worst_ratio = std::numeric_limits<double>::infinity();
     e.violations = m.mismatches;
-    e.summary = fmt::format("call {}: {} is {} ({}) where the oracle is {} ({}); {} element(s) differ "
-                            "in class{}", m.call, element_name(in.sig, m.output, m.index),
-                            mask_name(mask_of_value(m.candidate)), show(m.candidate),
-                            mask_name(mask_of_value(m.oracle)), show(m.oracle), m.mismatches, ambiguous);
+    e.summary = fmt::format(
+        "call {}: {} is {} ({}) where the oracle is {} ({}); {} element(s) differ "
+        "in class{}",
+        m.call, element_name(in.sig, m.output, m.index), mask_name(mask_of_value(m.candidate)),
+        show(m.candidate), mask_name(mask_of_value(m.oracle)), show(m.oracle), m.mismatches,
+        ambiguous);
     GateResult r = make_result(in, Verdict::kFail, std::move(e));
     r.finding = Finding::kClassMismatch;
     return r;
   }
-  e.summary = fmt::format("{} call(s): the NaN/+Inf/-Inf mask equals the oracle's{}", in.calls.size(), ambiguous);
+  e.summary = fmt::format("{} call(s): the NaN/+Inf/-Inf mask equals the oracle's{}",
+                          in.calls.size(), ambiguous);
   return make_result(in, Verdict::kPass, std::move(e));
 }
 
@@ -314,7 +334,8 @@ bool flushed_to_zero(DType dtype, double x, double y, double tau) {
   return std::isnan(t) || std::fabs(y) > t;  // the bound does not admit the zero
 }
 
-void check_subnormal_output(const OracleOutput& want, const HostTensor& got, int output, SubnormalCheck& s) {
+void check_subnormal_output(const OracleOutput& want, const HostTensor& got, int output,
+                            SubnormalCheck& s) {
   const bool has_alt = want.alternative.size() == want.value.size();
   const auto scan = [&](std::size_t begin, std::size_t end, SubnormalCheck& part) {
     for (std::size_t i = begin; i < end; ++i) {
@@ -361,10 +382,11 @@ GateResult judge_exc02(const JudgeInput& in) {
   }
   Evidence e = comparison_evidence(in, s.worst);
   e.violations = s.flushed;
-  e.summary = fmt::format("{} subnormal result(s) read as zero, which {} keeps; first {}: candidate {} vs "
-                          "oracle {}", s.flushed, name,
-                          element_name(in.sig, s.worst.worst_output, s.worst.worst_index), show(s.worst.candidate),
-                          show(s.worst.oracle));
+  e.summary = fmt::format(
+      "{} subnormal result(s) read as zero, which {} keeps; first {}: candidate {} vs "
+      "oracle {}",
+      s.flushed, name, element_name(in.sig, s.worst.worst_output, s.worst.worst_index),
+      show(s.worst.candidate), show(s.worst.oracle));
   GateResult r = make_result(in, Verdict::kFail, std::move(e));
   r.finding = Finding::kSubnormalFlushed;
   return r;

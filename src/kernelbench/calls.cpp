@@ -12,13 +12,15 @@ constexpr std::size_t kMessageLimit = 2000;
 }  // namespace
 
 CallRecord call_task(WorkerExecutor& w, Candidate& stub, const std::vector<HostTensor>& inputs,
-                     const std::vector<OutputSpec>& outputs, const Task& task, CallOptions options) {
+                     const std::vector<OutputSpec>& outputs, const Task& task,
+                     CallOptions options) {
   options.task_json = task_json(task, options.sentinel_seed);
   return w.run(stub, inputs, outputs, options);
 }
 
 std::string describe_call(const CallRecord& rec) {
-  std::string msg = fmt::format("status {}{}", call_status_name(rec.status), rec.message.empty() ? "" : ": " + rec.message);
+  std::string msg = fmt::format("status {}{}", call_status_name(rec.status),
+                                rec.message.empty() ? "" : ": " + rec.message);
   if (msg.size() > kMessageLimit) msg = msg.substr(0, kMessageLimit - 3) + "...";
   return msg;
 }

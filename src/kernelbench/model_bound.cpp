@@ -41,12 +41,15 @@ EagerScale eager_scale(DType out_dtype, const std::vector<double>& value, const 
 
 std::string no_claim_reason(double e, double rms_value) {
   if (e > kClaimFraction * rms_value) {
-    return fmt::format("no fp64 claim: fp32 eager itself is off by E = {:.3g}, more than 1/16 of RMS(y*) = {:.3g}",
-                       e, rms_value);
+    return fmt::format(
+        "no fp64 claim: fp32 eager itself is off by E = {:.3g}, more than 1/16 of RMS(y*) = {:.3g}",
+        e, rms_value);
   }
   if (kEagerMultiple * e > kKernelBenchTol * (1 + rms_value)) {
-    return fmt::format("no fp64 claim: the bound 4E = {:.3g} is looser than KernelBench's allclose(1e-2, 1e-2) "
-                       "at RMS(y*) = {:.3g}", kEagerMultiple * e, rms_value);
+    return fmt::format(
+        "no fp64 claim: the bound 4E = {:.3g} is looser than KernelBench's allclose(1e-2, 1e-2) "
+        "at RMS(y*) = {:.3g}",
+        kEagerMultiple * e, rms_value);
   }
   return {};
 }

@@ -62,8 +62,8 @@ double rms_of(const std::vector<double>& v) {
 struct ModelOracle::Cache {
   std::string token;
   std::map<std::pair<bool, bool>, std::vector<std::vector<double>>> fp64;  // (nan_number, flush)
-  std::map<std::tuple<bool, bool, int>, std::vector<HostTensor>> eager;     // flags
-  std::optional<std::vector<double>> pooled_e;                              // per output
+  std::map<std::tuple<bool, bool, int>, std::vector<HostTensor>> eager;    // flags
+  std::optional<std::vector<double>> pooled_e;                             // per output
   std::string refused;
   // The last draw (shape, seed): consecutive probes of one shape share it.
   std::optional<std::pair<Constants, uint64_t>> draw_key;
@@ -91,13 +91,17 @@ Expected<ProbeInputs> ModelOracle::make_inputs(const Probe& probe) {
   auto problem = workers_.problem(probe.sizes);
   if (!problem) {
     if (at_base) return problem.error();
-    return ProbeInputs{{}, {}, "the reference does not load at this shape: " + problem.error().message};
+    return ProbeInputs{
+        {}, {}, "the reference does not load at this shape: " + problem.error().message};
   }
   const ModuleProblem& p = **problem;
   if (p.sized_on_meta) {
-    return ProbeInputs{{}, {}, fmt::format("inputs + outputs of {:.1f} MiB at this shape exceed the probe "
-                                           "budget of {:.0f} MiB", static_cast<double>(p.io_bytes()) / (1 << 20),
-                                           static_cast<double>(config_.probe_budget_bytes) / (1 << 20))};
+    return ProbeInputs{{},
+                       {},
+                       fmt::format("inputs + outputs of {:.1f} MiB at this shape exceed the probe "
+                                   "budget of {:.0f} MiB",
+                                   static_cast<double>(p.io_bytes()) / (1 << 20),
+                                   static_cast<double>(config_.probe_budget_bytes) / (1 << 20))};
   }
   const std::pair<Constants, uint64_t> key{workers_.merged(probe.sizes), probe.seed};
   if (cache_->draw_key != key) {
@@ -188,7 +192,8 @@ Expected<OracleResult> ModelOracle::evaluate(const Probe& probe, const ProbeInpu
   const Profile& prof = profile(contract.profile);
 
   // One fp64 run per semantics, one eager run per flag set; an exception refuses the probe.
-  const auto fp64 = [&](bool nan_number, bool flush) -> Expected<const std::vector<std::vector<double>>*> {
+  const auto fp64 = [&](bool nan_number,
+                        bool flush) -> Expected<const std::vector<std::vector<double>>*> {
     auto it = cache_->fp64.find({nan_number, flush});
     if (it != cache_->fp64.end()) return &it->second;
     Task t;
@@ -203,7 +208,8 @@ Expected<OracleResult> ModelOracle::evaluate(const Probe& probe, const ProbeInpu
       return nullptr;
     }
     if (rec.status != CallStatus::kOk) {
-      return make_error(ErrorCode::kInternal, "reference64: " + describe_call(rec), "reference worker");
+      return make_error(ErrorCode::kInternal, "reference64: " + describe_call(rec),
+                        "reference worker");
     }
     return &cache_->fp64.emplace(std::pair{nan_number, flush}, values_of(rec)).first->second;
   };
@@ -224,7 +230,8 @@ Expected<OracleResult> ModelOracle::evaluate(const Probe& probe, const ProbeInpu
       return nullptr;
     }
     if (rec.status != CallStatus::kOk) {
-      return make_error(ErrorCode::kInternal, "reference32: " + describe_call(rec), "reference worker");
+      return make_error(ErrorCode::kInternal, "reference32: " + describe_call(rec),
+                        "reference worker");
     }
     return &cache_->eager.emplace(key, contiguous_outputs(rec)).first->second;
   };
@@ -256,7 +263,8 @@ Expected<OracleResult> ModelOracle::evaluate(const Probe& probe, const ProbeInpu
   }
   const std::vector<std::vector<double>>* alternative = nullptr;
   const bool exc01 = probe.gate == GateId::kExc01, exc02 = probe.gate == GateId::kExc02;
-  if ((exc01 && prof.nan_minmax == NanMinMax::kNumber && p.facts.minmax) || (exc02 && prof.flush_subnormals)) {
+  if ((exc01 && prof.nan_minmax == NanMinMax::kNumber && p.facts.minmax) ||
+      (exc02 && prof.flush_subnormals)) {
     auto alt = fp64(exc01, exc02);
     if (!alt) return alt.error();
     if (*alt == nullptr) return refused();
@@ -273,7 +281,8 @@ Expected<OracleResult> ModelOracle::evaluate(const Probe& probe, const ProbeInpu
     EagerScale s = eager_scale(spec.dtype, out.value, (**eager_strict)[o]);
     double e = s.e;
     e = std::max(e, eager_scale(spec.dtype, out.value, (*eager_profile)[o]).e);
-    if (eager_declared != nullptr) e = std::max(e, eager_scale(spec.dtype, out.value, (*eager_declared)[o]).e);
+    if (eager_declared != nullptr)
+      e = std::max(e, eager_scale(spec.dtype, out.value, (*eager_declared)[o]).e);
     if (s.informative < kMinInformative && is_floating(spec.dtype)) {
       if (!cache_->pooled_e) {
         auto pooled = pool_scale(probe, p);
@@ -283,7 +292,8 @@ Expected<OracleResult> ModelOracle::evaluate(const Probe& probe, const ProbeInpu
       if (o < cache_->pooled_e->size()) e = std::max(e, (*cache_->pooled_e)[o]);
     }
     const double u = unit_roundoff(spec.dtype);
-    const HostTensor& declared = eager_declared != nullptr ? (*eager_declared)[o] : (*eager_profile)[o];
+    const HostTensor& declared =
+        eager_declared != nullptr ? (*eager_declared)[o] : (*eager_profile)[o];
     out.tau.resize(out.value.size());
     out.declared.resize(out.value.size());
     for (std::size_t i = 0; i < out.value.size(); ++i) {
@@ -293,7 +303,8 @@ Expected<OracleResult> ModelOracle::evaluate(const Probe& probe, const ProbeInpu
       if (!is_floating(spec.dtype) || !std::isfinite(y)) {
         out.tau[i] = 0;  // exact: integer outputs, and non-finite values compared by class
       } else if (!std::isfinite(d)) {
-        out.tau[i] = std::numeric_limits<double>::quiet_NaN();  // fp32 eager overflows here: no claim
+        out.tau[i] =
+            std::numeric_limits<double>::quiet_NaN();  // fp32 eager overflows here: no claim
       } else {
         out.tau[i] = u * std::fabs(y) + kEagerMultiple * e;
       }

@@ -28,8 +28,8 @@ constexpr int64_t kSmallBatch = 4;
 constexpr int64_t kLayoutOffset = 3;
 constexpr std::array<int64_t, 7> kOrd01Lengths = {1, 2, 31, 1024, 4096, 16384, 65536};
 constexpr std::array<int64_t, 3> kPrc02Lengths = {256, 2048, 8192};
-constexpr std::array<std::string_view, 11> kExpLike = {"exp", "softmax", "sigmoid", "tanh", "gelu", "silu",
-                                                       "elu", "softplus", "mish", "erf", "log"};
+constexpr std::array<std::string_view, 11> kExpLike = {
+    "exp", "softmax", "sigmoid", "tanh", "gelu", "silu", "elu", "softplus", "mish", "erf", "log"};
 
 bool is_prime(int64_t n) {
   if (n < 2) return false;
@@ -59,7 +59,8 @@ struct ShapeCase {
 
 OpClass class_of(const ProblemFacts& f) {
   auto has = [&](ReductionKind k) {
-    return std::any_of(f.reductions.begin(), f.reductions.end(), [&](const TracedReduction& r) { return r.kind == k; });
+    return std::any_of(f.reductions.begin(), f.reductions.end(),
+                       [&](const TracedReduction& r) { return r.kind == k; });
   };
   if (has(ReductionKind::kDot)) return OpClass::kMatmul;
   if (has(ReductionKind::kNorm)) return OpClass::kNormalization;
@@ -87,7 +88,8 @@ ModuleProbes::ModuleProbes(const ModuleProblem& problem, Constants base, ModuleC
   for (std::size_t o = 0; o < problem.outputs.size(); ++o) {
     TensorSig t;
     t.name = fmt::format("output{}", o);
-    for (std::size_t k = 0; k < problem.outputs[o].shape.size(); ++k) t.dims.push_back(fmt::format("d{}", k));
+    for (std::size_t k = 0; k < problem.outputs[o].shape.size(); ++k)
+      t.dims.push_back(fmt::format("d{}", k));
     sig_.outputs.push_back(std::move(t));
     all_index = all_index && !is_floating(problem.outputs[o].dtype);
   }
@@ -95,7 +97,8 @@ ModuleProbes::ModuleProbes(const ModuleProblem& problem, Constants base, ModuleC
   sig_.index_output = all_index;
   sig_.uses_minmax = problem.facts.minmax;
   for (const std::string& op : problem.facts.ops) {
-    for (std::string_view w : kExpLike) sig_.uses_exp = sig_.uses_exp || op.find(w) != std::string::npos;
+    for (std::string_view w : kExpLike)
+      sig_.uses_exp = sig_.uses_exp || op.find(w) != std::string::npos;
   }
 }
 
@@ -124,7 +127,8 @@ struct PlanContext {
     p.label = std::move(label);
     p.seed = seed;
     p.sizes = std::move(sizes);
-    for (const OutputSpec& t : tensors()) p.inputs.push_back(InputSpec{t.dtype, Distribution::kDrawn, Layout{}});
+    for (const OutputSpec& t : tensors())
+      p.inputs.push_back(InputSpec{t.dtype, Distribution::kDrawn, Layout{}});
     return p;
   }
 
@@ -153,7 +157,9 @@ struct PlanContext {
     for (const SizeConstant& c : problem.facts.constants) {
       if (c.in_get_inputs && c.value > 0) out.push_back(c);
     }
-    std::stable_sort(out.begin(), out.end(), [](const SizeConstant& a, const SizeConstant& b) { return a.value > b.value; });
+    std::stable_sort(out.begin(), out.end(), [](const SizeConstant& a, const SizeConstant& b) {
+      return a.value > b.value;
+    });
     if (out.size() > kMaxShapeConstants) out.resize(kMaxShapeConstants);
     return out;
   }
@@ -188,7 +194,8 @@ struct PlanContext {
   std::vector<ShapeCase> tail_cases() const {
     std::vector<ShapeCase> out;
     for (ShapeCase& s : shape_cases()) {
-      if (s.label.rfind("prime", 0) == 0 || s.label.rfind("tile+1", 0) == 0) out.push_back(std::move(s));
+      if (s.label.rfind("prime", 0) == 0 || s.label.rfind("tile+1", 0) == 0)
+        out.push_back(std::move(s));
       if (out.size() == 2) break;
     }
     return out;
@@ -198,8 +205,11 @@ struct PlanContext {
   std::vector<SizeConstant> reduction_constants(std::initializer_list<ReductionKind> kinds) const {
     std::vector<SizeConstant> out;
     for (const TracedReduction& r : problem.facts.reductions) {
-      if (r.constant.empty() || std::find(kinds.begin(), kinds.end(), r.kind) == kinds.end()) continue;
-      if (std::any_of(out.begin(), out.end(), [&](const SizeConstant& c) { return c.name == r.constant; })) continue;
+      if (r.constant.empty() || std::find(kinds.begin(), kinds.end(), r.kind) == kinds.end())
+        continue;
+      if (std::any_of(out.begin(), out.end(),
+                      [&](const SizeConstant& c) { return c.name == r.constant; }))
+        continue;
       for (const SizeConstant& c : problem.facts.constants) {
         if (c.name == r.constant) out.push_back(c);
       }
@@ -212,7 +222,8 @@ struct PlanContext {
   Constants sweep(const std::string& name, int64_t n) const {
     Constants s{{name, n}};
     for (const SizeConstant& c : problem.facts.constants) {
-      if (c.name != name && c.in_get_inputs && batch_like(c) && c.value > kSmallBatch) s[c.name] = kSmallBatch;
+      if (c.name != name && c.in_get_inputs && batch_like(c) && c.value > kSmallBatch)
+        s[c.name] = kSmallBatch;
     }
     return s;
   }
@@ -233,11 +244,12 @@ void inject(Probe& p, std::size_t input, int64_t index, Special s) {
 std::vector<Probe> plan_cmp01(const PlanContext& c) {
   std::vector<Probe> out;
   out.push_back(c.with_dist(c.probe(GateId::kCmp01, "reference"), Distribution::kDrawn));
-  for (Distribution d : {Distribution::kShiftedMean, Distribution::kParetoScaled, Distribution::kWideScaled,
-                         Distribution::kLargeScaled}) {
+  for (Distribution d : {Distribution::kShiftedMean, Distribution::kParetoScaled,
+                         Distribution::kWideScaled, Distribution::kLargeScaled}) {
     out.push_back(c.with_dist(c.probe(GateId::kCmp01, "reference"), d));
   }
-  for (const ShapeCase& s : c.shape_cases()) out.push_back(c.probe(GateId::kCmp01, s.label + " drawn", s.sizes));
+  for (const ShapeCase& s : c.shape_cases())
+    out.push_back(c.probe(GateId::kCmp01, s.label + " drawn", s.sizes));
   return out;
 }
 
@@ -267,7 +279,8 @@ std::vector<Probe> plan_cmp03(const PlanContext& c) {
       layouts.push_back(Layout{LayoutKind::kTransposed, 2, 0, 0});
     }
     layouts.push_back(Layout{LayoutKind::kSliced, 2, 0, 0});
-    if (shape.size() >= 2 && shape[0] > 1) layouts.push_back(Layout{LayoutKind::kBroadcast, 2, 0, 0});
+    if (shape.size() >= 2 && shape[0] > 1)
+      layouts.push_back(Layout{LayoutKind::kBroadcast, 2, 0, 0});
     layouts.push_back(Layout{LayoutKind::kOffset, 2, kLayoutOffset, 0});
     for (const Layout& l : layouts) {
       Probe p = c.probe(GateId::kCmp03, fmt::format("input{} {} drawn", j, layout_name(l.kind)));
@@ -280,10 +293,12 @@ std::vector<Probe> plan_cmp03(const PlanContext& c) {
 
 std::vector<Probe> plan_ord01(const PlanContext& c) {
   std::vector<Probe> out;
-  for (const SizeConstant& k : c.reduction_constants({ReductionKind::kSum, ReductionKind::kDot, ReductionKind::kNorm})) {
+  for (const SizeConstant& k :
+       c.reduction_constants({ReductionKind::kSum, ReductionKind::kDot, ReductionKind::kNorm})) {
     for (int64_t n : kOrd01Lengths) {
       for (Distribution d : {Distribution::kDrawn, Distribution::kShiftedMean}) {
-        out.push_back(c.with_dist(c.probe(GateId::kOrd01, fmt::format("{}={}", k.name, n), c.sweep(k.name, n)), d));
+        out.push_back(c.with_dist(
+            c.probe(GateId::kOrd01, fmt::format("{}={}", k.name, n), c.sweep(k.name, n)), d));
       }
     }
   }
@@ -292,9 +307,11 @@ std::vector<Probe> plan_ord01(const PlanContext& c) {
 
 std::vector<Probe> plan_prc02(const PlanContext& c) {
   std::vector<Probe> out;
-  for (const SizeConstant& k : c.reduction_constants({ReductionKind::kSum, ReductionKind::kDot, ReductionKind::kNorm})) {
+  for (const SizeConstant& k :
+       c.reduction_constants({ReductionKind::kSum, ReductionKind::kDot, ReductionKind::kNorm})) {
     for (int64_t n : kPrc02Lengths) {
-      out.push_back(c.probe(GateId::kPrc02, fmt::format("{}={} drawn", k.name, n), c.sweep(k.name, n)));
+      out.push_back(
+          c.probe(GateId::kPrc02, fmt::format("{}={} drawn", k.name, n), c.sweep(k.name, n)));
     }
   }
   return out;
@@ -307,7 +324,8 @@ std::vector<Probe> plan_exc01(const PlanContext& c) {
   for (std::size_t k = 0; k < fl.size() && k < kMaxInjectionInputs; ++k) {
     const std::size_t j = fl[k];
     for (Special s : {Special::kNaN, Special::kPosInf, Special::kNegInf}) {
-      Probe p = c.probe(GateId::kExc01, fmt::format("{} at first/middle/last/row end of input{}", special_name(s), j));
+      Probe p = c.probe(GateId::kExc01, fmt::format("{} at first/middle/last/row end of input{}",
+                                                    special_name(s), j));
       for (int64_t i : positions(ts[j])) inject(p, j, i, s);
       out.push_back(std::move(p));
     }
@@ -319,12 +337,14 @@ std::vector<Probe> plan_exc01(const PlanContext& c) {
     out.push_back(std::move(p));
   }
   if (fl.size() >= 2) {
-    Probe p = c.probe(GateId::kExc01, fmt::format("+inf in input{} where the other inputs hold 0", fl[0]));
+    Probe p = c.probe(GateId::kExc01,
+                      fmt::format("+inf in input{} where the other inputs hold 0", fl[0]));
     inject(p, fl[0], 0, Special::kPosInf);
     for (std::size_t k = 1; k < fl.size(); ++k) inject(p, fl[k], 0, Special::kPosZero);
     out.push_back(std::move(p));
   }
-  if (!fl.empty()) out.push_back(c.with_dist(c.probe(GateId::kExc01, "overflow"), Distribution::kHugeScaled));
+  if (!fl.empty())
+    out.push_back(c.with_dist(c.probe(GateId::kExc01, "overflow"), Distribution::kHugeScaled));
   return out;
 }
 
@@ -332,8 +352,10 @@ std::vector<Probe> plan_exc02(const PlanContext& c) {
   std::vector<Probe> out;
   const std::vector<std::size_t> fl = c.floating_inputs();
   if (fl.empty()) return out;
-  out.push_back(c.with_dist(c.probe(GateId::kExc02, "subnormal inputs"), Distribution::kSubnormalScaled));
-  out.push_back(c.with_dist(c.probe(GateId::kExc02, "underflowing products"), Distribution::kTinyScaled));
+  out.push_back(
+      c.with_dist(c.probe(GateId::kExc02, "subnormal inputs"), Distribution::kSubnormalScaled));
+  out.push_back(
+      c.with_dist(c.probe(GateId::kExc02, "underflowing products"), Distribution::kTinyScaled));
   if (fl.size() >= 2) {
     Probe p = c.probe(GateId::kExc02, fmt::format("subnormal input{}, the others drawn", fl[0]));
     p.inputs[fl[0]].dist = Distribution::kSubnormalScaled;
@@ -345,7 +367,8 @@ std::vector<Probe> plan_exc02(const PlanContext& c) {
 std::vector<Probe> plan_res01(const PlanContext& c) {
   std::vector<Probe> out;
   const auto add = [&](std::string label, Constants sizes) {
-    Probe p = c.probe(GateId::kRes01, label + fmt::format(" drawn x{}, random guards", kRes01Calls), std::move(sizes));
+    Probe p = c.probe(GateId::kRes01, label + fmt::format(" drawn x{}, random guards", kRes01Calls),
+                      std::move(sizes));
     p.repetitions = kRes01Calls;
     p.randomize_guards = true;
     out.push_back(std::move(p));
@@ -362,22 +385,31 @@ std::string ModuleProbes::not_applicable_reason(GateId id, const Contract& contr
   const bool any_floating = !c.floating_inputs().empty();
   switch (id) {
     case GateId::kCmp03:
-      return any_floating ? "" : "no floating tensor input with more than one element to view differently";
+      return any_floating
+                 ? ""
+                 : "no floating tensor input with more than one element to view differently";
     case GateId::kOrd01:
-      if (c.reduction_constants({ReductionKind::kSum, ReductionKind::kDot, ReductionKind::kNorm}).empty()) {
-        return "the traced reference has no sum, dot or norm reduction whose length a size constant sets";
+      if (c.reduction_constants({ReductionKind::kSum, ReductionKind::kDot, ReductionKind::kNorm})
+              .empty()) {
+        return "the traced reference has no sum, dot or norm reduction whose length a size "
+               "constant sets";
       }
       return {};
     case GateId::kPrc02:
       if (sig_.index_output) return "the outputs are indices: no accumulator to downcast";
-      if (c.reduction_constants({ReductionKind::kSum, ReductionKind::kDot, ReductionKind::kNorm}).empty()) {
-        return "the traced reference accumulates no sum, dot product or norm whose length a size constant sets";
+      if (c.reduction_constants({ReductionKind::kSum, ReductionKind::kDot, ReductionKind::kNorm})
+              .empty()) {
+        return "the traced reference accumulates no sum, dot product or norm whose length a size "
+               "constant sets";
       }
       return {};
     case GateId::kOrd02:
-      if (!contract.deterministic) return "the row declares the kernel non-deterministic (\"deterministic\": false)";
-      if (problem_.facts.stochastic) return "the reference draws random numbers in its forward (a stochastic layer)";
-      if (!problem_.facts.repeatable) return "the reference itself is not bitwise repeatable over three runs";
+      if (!contract.deterministic)
+        return "the row declares the kernel non-deterministic (\"deterministic\": false)";
+      if (problem_.facts.stochastic)
+        return "the reference draws random numbers in its forward (a stochastic layer)";
+      if (!problem_.facts.repeatable)
+        return "the reference itself is not bitwise repeatable over three runs";
       return {};
     case GateId::kExc01:
       return any_floating ? "" : "no floating tensor input to inject NaN or Inf into";
@@ -385,9 +417,12 @@ std::string ModuleProbes::not_applicable_reason(GateId id, const Contract& contr
       if (sig_.index_output) return "the outputs are indices: no subnormal result to keep or flush";
       return any_floating ? "" : "no floating tensor input: no subnormals";
     case GateId::kPrc01:
-      return sig_.index_output ? "the outputs are indices, compared exactly by CMP-01: no precision to lose" : "";
+      return sig_.index_output
+                 ? "the outputs are indices, compared exactly by CMP-01: no precision to lose"
+                 : "";
     case GateId::kOrd03:
-      if (!config_.no_concurrency.empty() && config_.autotune_configs <= 1) return config_.no_concurrency;
+      if (!config_.no_concurrency.empty() && config_.autotune_configs <= 1)
+        return config_.no_concurrency;
       return {};
     default:
       return {};
@@ -397,12 +432,18 @@ std::string ModuleProbes::not_applicable_reason(GateId id, const Contract& contr
 std::vector<Probe> ModuleProbes::plan(GateId id, const Contract&, uint64_t seed) const {
   const PlanContext c{problem_, seed};
   switch (id) {
-    case GateId::kCmp01: return plan_cmp01(c);
-    case GateId::kCmp02: return plan_cmp02(c);
-    case GateId::kCmp03: return plan_cmp03(c);
-    case GateId::kOrd01: return plan_ord01(c);
+    case GateId::kCmp01:
+      return plan_cmp01(c);
+    case GateId::kCmp02:
+      return plan_cmp02(c);
+    case GateId::kCmp03:
+      return plan_cmp03(c);
+    case GateId::kOrd01:
+      return plan_ord01(c);
     case GateId::kOrd02: {
-      Probe p = c.probe(GateId::kOrd02, fmt::format("reference drawn x{}, fresh addresses and contents", kOrd02Calls));
+      Probe p =
+          c.probe(GateId::kOrd02,
+                  fmt::format("reference drawn x{}, fresh addresses and contents", kOrd02Calls));
       p.repetitions = kOrd02Calls;
       p.shift_addresses = true;
       return {p};
@@ -410,23 +451,31 @@ std::vector<Probe> ModuleProbes::plan(GateId id, const Contract&, uint64_t seed)
     case GateId::kOrd03: {
       std::vector<Probe> out;
       if (config_.no_concurrency.empty()) {
-        Probe conc = c.probe(GateId::kOrd03, fmt::format("reference drawn, {} concurrent calls", kOrd03Concurrency));
+        Probe conc = c.probe(
+            GateId::kOrd03, fmt::format("reference drawn, {} concurrent calls", kOrd03Concurrency));
         conc.concurrency = kOrd03Concurrency;
         out.push_back(std::move(conc));
       }
       if (config_.autotune_configs > 1) {
         Probe at = c.probe(GateId::kOrd03, "reference drawn, each autotune config forced");
-        for (int k = 0; k < std::min(config_.autotune_configs, kMaxAutotuneConfigs); ++k) at.autotune_configs.push_back(k);
+        for (int k = 0; k < std::min(config_.autotune_configs, kMaxAutotuneConfigs); ++k)
+          at.autotune_configs.push_back(k);
         out.push_back(std::move(at));
       }
       return out;
     }
-    case GateId::kExc01: return plan_exc01(c);
-    case GateId::kExc02: return plan_exc02(c);
-    case GateId::kPrc01: return {c.probe(GateId::kPrc01, "reference drawn")};
-    case GateId::kPrc02: return plan_prc02(c);
-    case GateId::kRes01: return plan_res01(c);
-    case GateId::kRes02: return {};
+    case GateId::kExc01:
+      return plan_exc01(c);
+    case GateId::kExc02:
+      return plan_exc02(c);
+    case GateId::kPrc01:
+      return {c.probe(GateId::kPrc01, "reference drawn")};
+    case GateId::kPrc02:
+      return plan_prc02(c);
+    case GateId::kRes01:
+      return plan_res01(c);
+    case GateId::kRes02:
+      return {};
   }
   return {};
 }
@@ -438,26 +487,30 @@ ProbeScope ModuleProbes::scope_of(const Probe& p) const {
   for (const auto& [name, v] : p.sizes) {
     const auto it = base_.find(name);
     const auto ref = problem_.constants.find(name);
-    const int64_t was = it != base_.end() ? it->second : (ref != problem_.constants.end() ? ref->second : -1);
+    const int64_t was =
+        it != base_.end() ? it->second : (ref != problem_.constants.end() ? ref->second : -1);
     if (v != was) return ProbeScope::kShape;
   }
   if (p.repetitions > 1 || p.concurrency > 1 || !p.autotune_configs.empty() || p.shift_addresses) {
     return ProbeScope::kRepeat;
   }
-  const bool drawn = std::all_of(p.inputs.begin(), p.inputs.end(),
-                                 [](const InputSpec& in) { return in.dist == Distribution::kDrawn; });
+  const bool drawn = std::all_of(p.inputs.begin(), p.inputs.end(), [](const InputSpec& in) {
+    return in.dist == Distribution::kDrawn;
+  });
   return drawn && p.injections.empty() ? ProbeScope::kReference : ProbeScope::kValues;
 }
 
 std::vector<Probe> ModuleProbes::simplifications(const Probe& best, const Contract&) const {
   // Same-shape simplifications first: they need no other worker load.
-  std::vector<Probe> out = same_shape_simplifications(best, Distribution::kDrawn, Distribution::kDrawn);
+  std::vector<Probe> out =
+      same_shape_simplifications(best, Distribution::kDrawn, Distribution::kDrawn);
   // Then smaller sizes of each constant get_inputs reads (each a reload of the other-shape pair).
   for (const SizeConstant& c : problem_.facts.constants) {
     if (!c.in_get_inputs) continue;
     const auto at = best.sizes.find(c.name);
     const auto base = base_.find(c.name);
-    const int64_t v = at != best.sizes.end() ? at->second : (base != base_.end() ? base->second : c.value);
+    const int64_t v =
+        at != best.sizes.end() ? at->second : (base != base_.end() ? base->second : c.value);
     std::set<int64_t> smaller;
     for (int64_t s : {int64_t{1}, int64_t{2}, int64_t{3}, v / 4, v / 2, v - 1}) {
       if (s >= 1 && s < v) smaller.insert(s);

@@ -40,15 +40,19 @@ CallRecord not_loaded(const std::string& why) {
 void note_device_guards(CallRecord& rec) {
   if (rec.worker_reply.empty()) return;
   const nlohmann::json reply = nlohmann::json::parse(rec.worker_reply, nullptr, false);
-  if (reply.is_discarded() || !reply.contains("device_guards") || !reply["device_guards"].is_array()) return;
+  if (reply.is_discarded() || !reply.contains("device_guards") ||
+      !reply["device_guards"].is_array())
+    return;
   for (const auto& g : reply["device_guards"]) {
     if (!g.is_object()) continue;
     const int64_t input = g.value("input", int64_t{-1});
     const int64_t first = g.value("first", int64_t{0});
     if (rec.guards_intact) rec.first_guard_violation = first;
     rec.guards_intact = false;
-    rec.message += fmt::format("{}the device guard band of input {} was written (byte {}; reported by the "
-                               "candidate's worker)", rec.message.empty() ? "" : "; ", input, first);
+    rec.message += fmt::format(
+        "{}the device guard band of input {} was written (byte {}; reported by the "
+        "candidate's worker)",
+        rec.message.empty() ? "" : "; ", input, first);
   }
 }
 
@@ -91,8 +95,9 @@ std::string ModuleRunner::exhausted() const {
                      config_.call_timeout_ms / 1000);
 }
 
-CallRecord ModuleRunner::call(WorkerExecutor& w, const ProbeInputs& inputs, const std::vector<OutputSpec>& outputs,
-                              const Task& task, CallOptions options) {
+CallRecord ModuleRunner::call(WorkerExecutor& w, const ProbeInputs& inputs,
+                              const std::vector<OutputSpec>& outputs, const Task& task,
+                              CallOptions options) {
   options.timeout_ms = config_.call_timeout_ms;
   CallRecord rec = call_task(w, workers_.stub(), inputs.tensors, outputs, task, std::move(options));
   if (rec.status == CallStatus::kTimeout) ++timeouts_;
@@ -139,9 +144,11 @@ ProbeOutcome ModuleRunner::run(const Probe& probe, const ProbeInputs& inputs, co
     auto [o, t] = next(0);
     t.concurrency = probe.concurrency;
     std::vector<OutputSpec> repeated;
-    for (int j = 0; j < probe.concurrency; ++j) repeated.insert(repeated.end(), inputs.outputs.begin(), inputs.outputs.end());
-    for (CallRecord& r : split_concurrent(call(**w, inputs, repeated, t, o), static_cast<std::size_t>(probe.concurrency),
-                                          inputs.outputs.size())) {
+    for (int j = 0; j < probe.concurrency; ++j)
+      repeated.insert(repeated.end(), inputs.outputs.begin(), inputs.outputs.end());
+    for (CallRecord& r :
+         split_concurrent(call(**w, inputs, repeated, t, o),
+                          static_cast<std::size_t>(probe.concurrency), inputs.outputs.size())) {
       outcome.calls.push_back(std::move(r));
     }
     return outcome;
@@ -154,8 +161,8 @@ ProbeOutcome ModuleRunner::run(const Probe& probe, const ProbeInputs& inputs, co
   return outcome;
 }
 
-CallRecord ModuleRunner::run_plain(const std::vector<HostTensor>& inputs, const std::vector<OutputSpec>& outputs,
-                                   uint64_t seed) {
+CallRecord ModuleRunner::run_plain(const std::vector<HostTensor>& inputs,
+                                   const std::vector<OutputSpec>& outputs, uint64_t seed) {
   auto w = workers_.worker(Role::kCandidate, {});
   if (!w) return not_loaded(w.error().message);
   CallOptions o;
@@ -176,10 +183,14 @@ Expected<ResourceFacts> ModuleRunner::resources() {
   o.timeout_ms = config_.call_timeout_ms;
   const CallRecord rec = call_task(**w, workers_.stub(), {}, {}, t, o);
   if (rec.status != CallStatus::kOk) {
-    return make_error(ErrorCode::kCandidate, "the candidate's worker did not describe its device code: " + describe_call(rec));
+    return make_error(
+        ErrorCode::kCandidate,
+        "the candidate's worker did not describe its device code: " + describe_call(rec));
   }
   const nlohmann::json reply = nlohmann::json::parse(rec.worker_reply, nullptr, false);
-  const nlohmann::json code = reply.is_object() ? reply.value("device_code", nlohmann::json::object()) : nlohmann::json::object();
+  const nlohmann::json code = reply.is_object()
+                                  ? reply.value("device_code", nlohmann::json::object())
+                                  : nlohmann::json::object();
   ResourceReport report;
   report.format = ResourceFormat::kCuobjdump;
   std::vector<std::string> sources;
@@ -202,9 +213,10 @@ Expected<ResourceFacts> ModuleRunner::resources() {
     report.format = ResourceFormat::kPtxasLog;  // Triton's metadata knows spills
   }
   if (report.kernels.empty()) {
-    return ResourceFacts{std::nullopt,
-                         "no device code: the candidate built no CUDA library and compiled no Triton kernel here "
-                         "(a PyTorch-level kernel, or a run on the CPU)"};
+    return ResourceFacts{
+        std::nullopt,
+        "no device code: the candidate built no CUDA library and compiled no Triton kernel here "
+        "(a PyTorch-level kernel, or a run on the CPU)"};
   }
   report.source = fmt::format("{}", fmt::join(sources, ", "));
   return ResourceFacts{std::move(report), {}};

@@ -46,13 +46,15 @@ std::string evidence_json(const GateResult& r, const Constants& shape) {
 
 bool contains_word(std::string_view text, std::string_view word) {
   std::string lower(text);
-  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return std::tolower(c); });
   return lower.find(word) != std::string::npos;
 }
 
 }  // namespace
 
-std::vector<audit::VerdictRecord> verdict_records(const PipelineReport& report, const Constants& base) {
+std::vector<audit::VerdictRecord> verdict_records(const PipelineReport& report,
+                                                  const Constants& base) {
   std::vector<audit::VerdictRecord> out;
   for (const ProfileResults& p : report.profiles) {
     for (const GateResult& r : p.results) {
@@ -61,9 +63,11 @@ std::vector<audit::VerdictRecord> verdict_records(const PipelineReport& report, 
       v.profile = std::string(profile(p.profile).name);
       v.verdict = std::string(verdict_name(r.verdict));
       v.reason = r.reason;
-      if (std::isfinite(r.evidence.worst_ratio) && r.verdict != Verdict::kNotApplicable) v.worst_ratio = r.evidence.worst_ratio;
+      if (std::isfinite(r.evidence.worst_ratio) && r.verdict != Verdict::kNotApplicable)
+        v.worst_ratio = r.evidence.worst_ratio;
       if (r.gate == GateId::kPrc01 || r.gate == GateId::kPrc02) {
-        if (std::isfinite(r.evidence.bits_lost) && r.verdict != Verdict::kNotApplicable) v.bits_lost = r.evidence.bits_lost;
+        if (std::isfinite(r.evidence.bits_lost) && r.verdict != Verdict::kNotApplicable)
+          v.bits_lost = r.evidence.bits_lost;
       }
       Constants shape = base;
       if (r.failing_probe) {
@@ -97,12 +101,14 @@ audit::KernelStatus load_failure_status(std::string_view message, bool reference
 }
 
 bool needs_a_gpu(std::string_view message) {
-  return contains_word(message, "cuda") || contains_word(message, "nvidia") || contains_word(message, "gpu");
+  return contains_word(message, "cuda") || contains_word(message, "nvidia") ||
+         contains_word(message, "gpu");
 }
 
 bool mentions_out_of_memory(std::string_view message) {
   return contains_word(message, "out of memory") || contains_word(message, "outofmemoryerror") ||
-         contains_word(message, "cudaerrormemoryallocation") || contains_word(message, "cublas_status_alloc_failed");
+         contains_word(message, "cudaerrormemoryallocation") ||
+         contains_word(message, "cublas_status_alloc_failed");
 }
 
 std::string clip(std::string text) {
@@ -123,12 +129,18 @@ std::optional<DType> declared_precision(const Contract& c) {
 
 std::string_view op_class_name(OpClass c) {
   switch (c) {
-    case OpClass::kElementwise: return "elementwise";
-    case OpClass::kReduction: return "reduction";
-    case OpClass::kNormalization: return "normalization";
-    case OpClass::kMatmul: return "matmul";
-    case OpClass::kScan: return "scan";
-    case OpClass::kConvolution: return "convolution";
+    case OpClass::kElementwise:
+      return "elementwise";
+    case OpClass::kReduction:
+      return "reduction";
+    case OpClass::kNormalization:
+      return "normalization";
+    case OpClass::kMatmul:
+      return "matmul";
+    case OpClass::kScan:
+      return "scan";
+    case OpClass::kConvolution:
+      return "convolution";
   }
   return "elementwise";
 }

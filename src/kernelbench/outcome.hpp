@@ -13,7 +13,8 @@ namespace kcv::kb {
 /// One record per (gate, profile); evidence as JSON (non-finite numbers as strings). A failing
 /// probe's token holds its whole shape (the judge shape's constants merged under the probe's), so
 /// `kcv replay` needs nothing but the row and the token.
-std::vector<audit::VerdictRecord> verdict_records(const PipelineReport& report, const Constants& base);
+std::vector<audit::VerdictRecord> verdict_records(const PipelineReport& report,
+                                                  const Constants& base);
 
 /// The kernel status of a worker that failed to load. The Python worker's error classes
 /// (docs/06 §7.1: import_error, compile_error, init_error, problem_error, bad_request) lead its

@@ -14,14 +14,16 @@ namespace {
 using nlohmann::json;
 
 Error bad(const std::string& field, const std::string& what) {
-  return make_error(ErrorCode::kParse, fmt::format("problem.{}: {}", field, what), "reference worker");
+  return make_error(ErrorCode::kParse, fmt::format("problem.{}: {}", field, what),
+                    "reference worker");
 }
 
 Expected<Shape> shape_of_json(const json& j, const std::string& field) {
   if (!j.is_array()) return bad(field, "expected an array of sizes");
   Shape s;
   for (const json& d : j) {
-    if (!d.is_number_integer() || d.get<int64_t>() < 0) return bad(field, "expected non-negative integers");
+    if (!d.is_number_integer() || d.get<int64_t>() < 0)
+      return bad(field, "expected non-negative integers");
     s.push_back(d.get<int64_t>());
   }
   return s;
@@ -39,9 +41,12 @@ Expected<OutputSpec> tensor_of_json(const json& j, const std::string& field) {
 }
 
 Expected<ReductionKind> kind_of(const std::string& name) {
-  constexpr std::array<std::pair<std::string_view, ReductionKind>, 5> kKinds = {{
-      {"sum", ReductionKind::kSum}, {"dot", ReductionKind::kDot}, {"norm", ReductionKind::kNorm},
-      {"compare", ReductionKind::kCompare}, {"scan", ReductionKind::kScan}}};
+  constexpr std::array<std::pair<std::string_view, ReductionKind>, 5> kKinds = {
+      {{"sum", ReductionKind::kSum},
+       {"dot", ReductionKind::kDot},
+       {"norm", ReductionKind::kNorm},
+       {"compare", ReductionKind::kCompare},
+       {"scan", ReductionKind::kScan}}};
   for (const auto& [n, k] : kKinds) {
     if (n == name) return k;
   }
@@ -70,7 +75,8 @@ Expected<ProblemFacts> facts_of(const json& f) {
     }
     auto kind = kind_of(r.value("kind", std::string("sum")));
     if (!kind) return kind.error();
-    facts.reductions.push_back(TracedReduction{r.value("op", std::string()), *kind, r["length"].get<int64_t>(),
+    facts.reductions.push_back(TracedReduction{r.value("op", std::string()), *kind,
+                                               r["length"].get<int64_t>(),
                                                r.value("constant", std::string())});
   }
   facts.minmax = flag(f, "minmax", false);
@@ -80,7 +86,8 @@ Expected<ProblemFacts> facts_of(const json& f) {
     if (op.is_string()) facts.ops.push_back(op.get<std::string>());
   }
   for (const json& s : f.value("trial_seeds", json::array())) {
-    if (!s.is_number_unsigned() && !s.is_number_integer()) return bad("facts.trial_seeds", "expected integers");
+    if (!s.is_number_unsigned() && !s.is_number_integer())
+      return bad("facts.trial_seeds", "expected integers");
     facts.trial_seeds.push_back(s.get<uint64_t>());
   }
   return facts;
@@ -103,15 +110,19 @@ std::vector<OutputSpec> ModuleProblem::tensor_inputs() const {
 
 int64_t ModuleProblem::io_bytes() const {
   int64_t total = 0;
-  for (const OutputSpec& t : tensor_inputs()) total += numel(t.shape) * static_cast<int64_t>(dtype_size(t.dtype));
-  for (const OutputSpec& t : outputs) total += numel(t.shape) * static_cast<int64_t>(dtype_size(t.dtype));
+  for (const OutputSpec& t : tensor_inputs())
+    total += numel(t.shape) * static_cast<int64_t>(dtype_size(t.dtype));
+  for (const OutputSpec& t : outputs)
+    total += numel(t.shape) * static_cast<int64_t>(dtype_size(t.dtype));
   return total;
 }
 
 Expected<ModuleProblem> parse_problem(std::string_view load_reply_json) {
   const json reply = json::parse(load_reply_json, nullptr, false);
-  if (reply.is_discarded() || !reply.is_object()) return bad("", "the load reply is not a JSON object");
-  if (!reply.contains("problem") || !reply["problem"].is_object()) return bad("", "the load reply has no problem");
+  if (reply.is_discarded() || !reply.is_object())
+    return bad("", "the load reply is not a JSON object");
+  if (!reply.contains("problem") || !reply["problem"].is_object())
+    return bad("", "the load reply has no problem");
   const json& p = reply["problem"];
   ModuleProblem out;
   out.device = reply.value("device", std::string("cpu"));
@@ -132,7 +143,8 @@ Expected<ModuleProblem> parse_problem(std::string_view load_reply_json) {
     if (!t) return t.error();
     out.outputs.push_back(std::move(*t));
   }
-  if (out.outputs.empty() && !out.sized_on_meta) return bad("outputs", "the reference returns no tensor output");
+  if (out.outputs.empty() && !out.sized_on_meta)
+    return bad("outputs", "the reference returns no tensor output");
   const json constants = p.value("constants", json::object());  // items() must not outlive it
   for (const auto& [name, v] : constants.items()) {
     if (v.is_number_integer()) out.constants[name] = v.get<int64_t>();

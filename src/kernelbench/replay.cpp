@@ -19,15 +19,18 @@ std::string same_element(const GateResult& now, const nlohmann::json& was) {
   if (!was.contains("worst_index")) return {};
   const int64_t index = was["worst_index"].get<int64_t>();
   if (now.evidence.worst_index != index || now.evidence.output != was.value("output", 0)) {
-    return fmt::format("the worst element is output{}[{}] now, output{}[{}] when recorded", now.evidence.output,
-                       now.evidence.worst_index, was.value("output", 0), index);
+    return fmt::format("the worst element is output{}[{}] now, output{}[{}] when recorded",
+                       now.evidence.output, now.evidence.worst_index, was.value("output", 0),
+                       index);
   }
   const auto& v = was["candidate_value"];
-  const double recorded = v.is_number() ? v.get<double>()
-                                        : (v == "nan" ? std::nan("") : (v == "inf" ? HUGE_VAL : -HUGE_VAL));
+  const double recorded = v.is_number()
+                              ? v.get<double>()
+                              : (v == "nan" ? std::nan("") : (v == "inf" ? HUGE_VAL : -HUGE_VAL));
   const double got = now.evidence.candidate_value;
   const bool equal = (std::isnan(got) && std::isnan(recorded)) || got == recorded;
-  if (!equal) return fmt::format("the candidate gives {} there now, {} when recorded", got, recorded);
+  if (!equal)
+    return fmt::format("the candidate gives {} there now, {} when recorded", got, recorded);
   return {};
 }
 
@@ -37,8 +40,8 @@ Expected<ReplayOutcome> replay_verdict(const ModuleRow& row, const audit::Verdic
                                        const ModuleRunOptions& options) {
   if (recorded.verdict != "fail" || recorded.probe_token.empty()) {
     return make_error(ErrorCode::kInvalidArgument,
-                      fmt::format("{} under {} is '{}', not a failure with a probe token", recorded.gate,
-                                  recorded.profile, recorded.verdict),
+                      fmt::format("{} under {} is '{}', not a failure with a probe token",
+                                  recorded.gate, recorded.profile, recorded.verdict),
                       row.id);
   }
   auto probe = probe_from_token(recorded.probe_token);
@@ -67,10 +70,11 @@ Expected<ReplayOutcome> replay_verdict(const ModuleRow& row, const audit::Verdic
   out.result = judge_probe(source, oracle, runner, *probe, contract);
   const nlohmann::json was = nlohmann::json::parse(recorded.evidence_json, nullptr, false);
   if (out.result.verdict != Verdict::kFail) {
-    out.detail = fmt::format("{} {} on this probe now", recorded.gate, verdict_name(out.result.verdict));
+    out.detail =
+        fmt::format("{} {} on this probe now", recorded.gate, verdict_name(out.result.verdict));
   } else if (out.result.finding != recorded.finding) {
-    out.detail = fmt::format("it fails with {} now, {} when recorded", finding_name(out.result.finding),
-                             finding_name(recorded.finding));
+    out.detail = fmt::format("it fails with {} now, {} when recorded",
+                             finding_name(out.result.finding), finding_name(recorded.finding));
   } else if (was.is_object()) {
     out.detail = same_element(out.result, was);
   }

@@ -11,16 +11,19 @@ namespace {
 using nlohmann::json;
 
 std::string_view kind_name(TaskKind k) {
-  constexpr std::array<std::string_view, 6> kNames = {"draw", "forget", "reference64", "reference32", "run",
-                                                      "describe"};
+  constexpr std::array<std::string_view, 6> kNames = {"draw",        "forget", "reference64",
+                                                      "reference32", "run",    "describe"};
   return kNames[static_cast<std::size_t>(k)];
 }
 
 std::string_view autocast_name(Autocast a) {
   switch (a) {
-    case Autocast::kF16: return "f16";
-    case Autocast::kBF16: return "bf16";
-    case Autocast::kNone: break;
+    case Autocast::kF16:
+      return "f16";
+    case Autocast::kBF16:
+      return "bf16";
+    case Autocast::kNone:
+      break;
   }
   return "none";
 }

@@ -15,14 +15,16 @@ std::vector<HostTensor> transform_inputs(const Probe& probe, const std::vector<H
   out.reserve(drawn.size());
   for (std::size_t j = 0; j < drawn.size(); ++j) {
     const HostTensor& d = drawn[j];
-    const InputSpec spec = j < probe.inputs.size() ? probe.inputs[j] : InputSpec{d.dtype(), Distribution::kDrawn, {}};
+    const InputSpec spec =
+        j < probe.inputs.size() ? probe.inputs[j] : InputSpec{d.dtype(), Distribution::kDrawn, {}};
     std::vector<double> values = d.to_f64();
     if (is_floating(d.dtype())) {
       const CounterRng rng(probe.seed, j + (uint64_t{1} << 32));
       if (is_transform(spec.dist)) {
         gen::transform_values(spec.dist, d.dtype(), rng, values);
       } else {
-        for (std::size_t i = 0; i < values.size(); ++i) values[i] = gen::draw_value(spec.dist, d.dtype(), rng, i);
+        for (std::size_t i = 0; i < values.size(); ++i)
+          values[i] = gen::draw_value(spec.dist, d.dtype(), rng, i);
       }
     }
     const Layout layout = is_floating(d.dtype()) ? spec.layout : Layout{};

@@ -39,10 +39,14 @@ struct Replica {
 
 audit::KernelStatus status_of_first_call(CallStatus s) {
   switch (s) {
-    case CallStatus::kCrash: return audit::KernelStatus::kCrash;
-    case CallStatus::kTimeout: return audit::KernelStatus::kTimeout;
-    case CallStatus::kBadOutput: return audit::KernelStatus::kBadOutput;
-    default: return audit::KernelStatus::kRuntimeError;
+    case CallStatus::kCrash:
+      return audit::KernelStatus::kCrash;
+    case CallStatus::kTimeout:
+      return audit::KernelStatus::kTimeout;
+    case CallStatus::kBadOutput:
+      return audit::KernelStatus::kBadOutput;
+    default:
+      return audit::KernelStatus::kRuntimeError;
   }
 }
 
@@ -61,17 +65,20 @@ Replica run_replica(ModuleWorkers& workers, ModuleRunner& runner, const ModulePr
     Task draw;
     draw.kind = TaskKind::kDraw;
     draw.seed = seed;
-    const CallRecord drawn = call_task(**w, workers.stub(), {}, problem.tensor_inputs(), draw, ref_options);
+    const CallRecord drawn =
+        call_task(**w, workers.stub(), {}, problem.tensor_inputs(), draw, ref_options);
     Task ref;
     ref.kind = TaskKind::kReference32;
     ref.seed = seed;
     ref.cudnn_tf32 = problem.device == "cuda";  // PyTorch's defaults, as KernelBench runs it
     const std::vector<HostTensor> inputs = contiguous_outputs(drawn);
-    const CallRecord want = drawn.status == CallStatus::kOk
-                                ? call_task(**w, workers.stub(), inputs, problem.outputs, ref, ref_options)
-                                : drawn;
+    const CallRecord want =
+        drawn.status == CallStatus::kOk
+            ? call_task(**w, workers.stub(), inputs, problem.outputs, ref, ref_options)
+            : drawn;
     if (want.status != CallStatus::kOk) {
-      r.reason = fmt::format("replica not run: the reference failed in trial {}: {}", t + 1, describe_call(want));
+      r.reason = fmt::format("replica not run: the reference failed in trial {}: {}", t + 1,
+                             describe_call(want));
       return r;
     }
     const CallRecord got = runner.run_plain(inputs, problem.outputs, seed);
@@ -87,7 +94,8 @@ Replica run_replica(ModuleWorkers& workers, ModuleRunner& runner, const ModulePr
     double max_diff = 0;
     for (std::size_t o = 0; o < problem.outputs.size(); ++o) {
       const std::vector<double> reference = want.outputs[o].to_f64();
-      const std::string why = allclose_failure(reference, got.outputs[o], kReplicaTol, kReplicaTol, max_diff);
+      const std::string why =
+          allclose_failure(reference, got.outputs[o], kReplicaTol, kReplicaTol, max_diff);
       if (!why.empty()) {
         r.accepted = false;
         r.reason = fmt::format("trial {}, output {}: {}", t + 1, o, why);
@@ -107,7 +115,8 @@ Replica run_replica(ModuleWorkers& workers, ModuleRunner& runner, const ModulePr
 std::string no_concurrency_of(const std::string& candidate_load_reply) {
   const nlohmann::json j = nlohmann::json::parse(candidate_load_reply, nullptr, false);
   if (j.is_object() && j.value("triton_interpret", false) && j.value("triton_kernels", 0) > 0) {
-    return "concurrent calls are not run under the Triton interpreter, which is not thread-safe (a CPU run)";
+    return "concurrent calls are not run under the Triton interpreter, which is not thread-safe (a "
+           "CPU run)";
   }
   return {};
 }
@@ -119,7 +128,8 @@ int autotune_configs_of(const std::string& candidate_load_reply) {
     for (const auto& a : j["autotuners"]) {
       if (!a.is_object() || !a.contains("configs")) continue;
       const auto& c = a["configs"];  // a list of configs (docs/06 §7.4), or their count
-      most = std::max(most, c.is_array() ? static_cast<int>(c.size()) : (c.is_number_integer() ? c.get<int>() : 0));
+      most = std::max(most, c.is_array() ? static_cast<int>(c.size())
+                                         : (c.is_number_integer() ? c.get<int>() : 0));
     }
   }
   return most;
@@ -177,7 +187,8 @@ ModuleOutcome verify_module_unguarded(const ModuleRow& row, const ModuleRunOptio
   out.facts_json = result.problem.facts.json.empty() ? "{}" : result.problem.facts.json;
   if (result.problem.sized_on_meta) {
     out.status = audit::KernelStatus::kError;
-    out.message = "the judge shape was only sized on the meta device (a reduced shape must be given)";
+    out.message =
+        "the judge shape was only sized on the meta device (a reduced shape must be given)";
     return result;
   }
   say("loading the candidate");
@@ -186,7 +197,8 @@ ModuleOutcome verify_module_unguarded(const ModuleRow& row, const ModuleRunOptio
   const bool on_cpu = result.problem.device != "cuda";
   if (!candidate) {
     out.status = load_failure_status(candidate.error().message, /*reference=*/false);
-    if (on_cpu && needs_a_gpu(candidate.error().message)) out.status = audit::KernelStatus::kEnvironment;
+    if (on_cpu && needs_a_gpu(candidate.error().message))
+      out.status = audit::KernelStatus::kEnvironment;
     out.message = clip("the candidate: " + candidate.error().message);
     out.replica_verdict = "rejected";  // KernelBench's check fails on it too
     result.out_of_memory = mentions_out_of_memory(out.message);
@@ -212,7 +224,8 @@ ModuleOutcome verify_module_unguarded(const ModuleRow& row, const ModuleRunOptio
   if (replica.kernel_status) {
     out.status = *replica.kernel_status;
     // A CUDA-only candidate on a machine without a GPU: an environment finding, not the kernel's.
-    if (on_cpu && needs_a_gpu(replica.status_message)) out.status = audit::KernelStatus::kEnvironment;
+    if (on_cpu && needs_a_gpu(replica.status_message))
+      out.status = audit::KernelStatus::kEnvironment;
     out.message = clip(replica.status_message);
     result.out_of_memory = mentions_out_of_memory(out.message);
     result.timings["total"] = seconds_since(t0);
@@ -245,7 +258,8 @@ ModuleOutcome verify_module_unguarded(const ModuleRow& row, const ModuleRunOptio
   }
   out.message = clip(fmt::format("{}", fmt::join(notes, "; ")));
   for (const audit::VerdictRecord& v : out.verdicts) {
-    result.out_of_memory = result.out_of_memory || (v.verdict == "error" && mentions_out_of_memory(v.reason));
+    result.out_of_memory =
+        result.out_of_memory || (v.verdict == "error" && mentions_out_of_memory(v.reason));
   }
   result.timings["total"] = seconds_since(t0);
   return result;

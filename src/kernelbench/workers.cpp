@@ -13,8 +13,10 @@
 namespace kcv::kb {
 namespace {
 
-WorkerLoad load_for(const WorkerSetup& s, Role role, const Constants& constants, int64_t size_on_meta_over) {
-  const std::string& given = role == Role::kReference ? s.reference_load_json : s.candidate_load_json;
+WorkerLoad load_for(const WorkerSetup& s, Role role, const Constants& constants,
+                    int64_t size_on_meta_over) {
+  const std::string& given =
+      role == Role::kReference ? s.reference_load_json : s.candidate_load_json;
   nlohmann::json j;
   if (!given.empty()) {  // another kind: the caller's request, with the kernel's name
     j = nlohmann::json::parse(given, nullptr, false);
@@ -35,7 +37,8 @@ WorkerLoad load_for(const WorkerSetup& s, Role role, const Constants& constants,
     if (role == Role::kCandidate) j["candidate_code"] = s.candidate_code;
     if (!s.cache_dir.empty()) j["cache_dir"] = s.cache_dir;
     for (const auto& [name, v] : constants) j["constants"][name] = v;
-    if (role == Role::kReference && size_on_meta_over > 0) j["size_on_meta_over"] = size_on_meta_over;
+    if (role == Role::kReference && size_on_meta_over > 0)
+      j["size_on_meta_over"] = size_on_meta_over;
   }
   WorkerLoad load;
   load.kind = j.value("kind", std::string("kernelbench"));
@@ -53,13 +56,15 @@ struct ModuleWorkers::Slot {
   std::unique_ptr<WorkerExecutor> executor;
   std::optional<Constants> loaded;  // the constants of the current load
   std::optional<ModuleProblem> problem;
-  std::optional<Error> failed;      // the last load's error at `loaded`
-  std::string load_reply;           // the last successful load's reply
+  std::optional<Error> failed;  // the last load's error at `loaded`
+  std::string load_reply;       // the last successful load's reply
   int earlier_starts = 0;
 };
 
 ModuleWorkers::ModuleWorkers(WorkerSetup setup, Constants base, int64_t other_shape_budget)
-    : setup_(std::move(setup)), base_(std::move(base)), other_shape_budget_(other_shape_budget),
+    : setup_(std::move(setup)),
+      base_(std::move(base)),
+      other_shape_budget_(other_shape_budget),
       stub_(make_worker_candidate(setup_.name, "kernelbench")) {
   for (Role role : {Role::kReference, Role::kCandidate}) {
     for (bool at_base : {true, false}) {
@@ -85,7 +90,8 @@ ModuleWorkers::Slot& ModuleWorkers::slot(Role role, bool at_base) {
 
 int ModuleWorkers::starts() const {
   int n = 0;
-  for (const auto& s : slots_) n += s->earlier_starts + (s->executor ? s->executor->workers_started() : 0);
+  for (const auto& s : slots_)
+    n += s->earlier_starts + (s->executor ? s->executor->workers_started() : 0);
   return n;
 }
 

@@ -19,7 +19,8 @@ CallOptions call_options(const Probe& probe, const Contract& contract, const Can
                          const LaunchConfig& launch, int repetition, uint64_t call_index) {
   CallOptions opts;
   opts.launch = launch;
-  if (const Op* op = find_op(candidate.op()); op != nullptr) opts.params = merged_params(op->signature(), contract);
+  if (const Op* op = find_op(candidate.op()); op != nullptr)
+    opts.params = merged_params(op->signature(), contract);
   opts.sentinel_seed = mix_seed(probe.seed, 2 * call_index);
   opts.address_shift = probe.shift_addresses ? repetition * 16 + 16 : 0;
   opts.randomize_guards = probe.randomize_guards;
@@ -29,12 +30,14 @@ CallOptions call_options(const Probe& probe, const Contract& contract, const Can
 
 }  // namespace
 
-ExecutorRunner::ExecutorRunner(Candidate& candidate, Executor& executor, std::optional<ResourceReport> resources)
+ExecutorRunner::ExecutorRunner(Candidate& candidate, Executor& executor,
+                               std::optional<ResourceReport> resources)
     : candidate_(candidate), executor_(executor), resources_(std::move(resources)) {}
 
 std::string_view ExecutorRunner::name() const { return executor_.name(); }
 
-ProbeOutcome ExecutorRunner::run(const Probe& probe, const ProbeInputs& inputs, const Contract& contract) {
+ProbeOutcome ExecutorRunner::run(const Probe& probe, const ProbeInputs& inputs,
+                                 const Contract& contract) {
   ProbeOutcome outcome;
   std::vector<LaunchConfig> configs = probe.launch_configs;
   if (configs.empty()) configs.push_back(LaunchConfig{});

@@ -32,11 +32,13 @@ Expected<ProbeInputs> OpOracle::make_inputs(const Probe& probe) {
   return in;
 }
 
-Expected<OracleResult> OpOracle::evaluate(const Probe& probe, const ProbeInputs& inputs, const Contract& contract) {
+Expected<OracleResult> OpOracle::evaluate(const Probe& probe, const ProbeInputs& inputs,
+                                          const Contract& contract) {
   OracleResult r = op_.evaluate(inputs.tensors, contract);
   const bool exc = probe.gate == GateId::kExc01 || probe.gate == GateId::kExc02;
   if (exc && relaxes(profile(contract.profile))) {
-    const OracleResult strict = op_.evaluate(inputs.tensors, with_profile(contract, ProfileId::kStrict));
+    const OracleResult strict =
+        op_.evaluate(inputs.tensors, with_profile(contract, ProfileId::kStrict));
     for (std::size_t o = 0; o < r.outputs.size() && o < strict.outputs.size(); ++o) {
       r.outputs[o].alternative = strict.outputs[o].value;
     }
@@ -44,8 +46,8 @@ Expected<OracleResult> OpOracle::evaluate(const Probe& probe, const ProbeInputs&
   return r;
 }
 
-void OpOracle::refine(const Probe&, const ProbeInputs& inputs, const Contract& contract, const ProbeOutcome& outcome,
-                      OracleResult& result) {
+void OpOracle::refine(const Probe&, const ProbeInputs& inputs, const Contract& contract,
+                      const ProbeOutcome& outcome, OracleResult& result) {
   for (std::size_t o = 0; o < result.outputs.size(); ++o) {
     OracleOutput& out = result.outputs[o];
     std::set<int64_t> borderline;  // over all calls: repeated calls share one recomputation
@@ -62,7 +64,8 @@ void OpOracle::refine(const Probe&, const ProbeInputs& inputs, const Contract& c
     }
     if (borderline.empty()) continue;
     const std::vector<int64_t> indices(borderline.begin(), borderline.end());
-    const auto exact = op_.evaluate_exact_many(inputs.tensors, contract, static_cast<int>(o), indices);
+    const auto exact =
+        op_.evaluate_exact_many(inputs.tensors, contract, static_cast<int>(o), indices);
     for (std::size_t k = 0; k < indices.size(); ++k) {
       if (!exact[k]) continue;
       out.value[static_cast<std::size_t>(indices[k])] = *exact[k];

@@ -20,7 +20,8 @@ std::vector<int64_t> smaller_values(int64_t v) {
 }
 
 bool fixed_dim(const Contract& c, const std::string& dim) {
-  return dim == "R" || dim == "S" || std::find(c.fixed_dims.begin(), c.fixed_dims.end(), dim) != c.fixed_dims.end();
+  return dim == "R" || dim == "S" ||
+         std::find(c.fixed_dims.begin(), c.fixed_dims.end(), dim) != c.fixed_dims.end();
 }
 
 }  // namespace
@@ -39,7 +40,8 @@ std::string SignatureProbes::not_applicable_reason(GateId id, const Contract& co
 std::vector<Probe> SignatureProbes::plan(GateId id, const Contract& contract, uint64_t seed) const {
   std::vector<Probe> probes = gate_def(id).plan(op_.signature(), contract, seed);
   if (!include_large_) {
-    std::erase_if(probes, [](const Probe& p) { return p.label.find("large") != std::string::npos; });
+    std::erase_if(probes,
+                  [](const Probe& p) { return p.label.find("large") != std::string::npos; });
   }
   return probes;
 }
@@ -53,7 +55,8 @@ ProbeScope SignatureProbes::scope_of(const Probe& p) const {
     return ProbeScope::kRepeat;
   }
   const bool plain = std::all_of(p.inputs.begin(), p.inputs.end(), [](const InputSpec& in) {
-    return in.dist == Distribution::kNormal || in.dist == Distribution::kDrawn || in.dist == Distribution::kSmallIndex;
+    return in.dist == Distribution::kNormal || in.dist == Distribution::kDrawn ||
+           in.dist == Distribution::kSmallIndex;
   });
   return plain && p.injections.empty() ? ProbeScope::kReference : ProbeScope::kValues;
 }
@@ -64,7 +67,8 @@ int64_t SignatureProbes::input_numel(const Probe& p, int input) const {
   return numel(shape_of(inputs[static_cast<std::size_t>(input)], p.sizes));
 }
 
-std::vector<Probe> SignatureProbes::simplifications(const Probe& best, const Contract& contract) const {
+std::vector<Probe> SignatureProbes::simplifications(const Probe& best,
+                                                    const Contract& contract) const {
   std::vector<Probe> out;
   for (const auto& [dim, value] : best.sizes) {
     if (fixed_dim(contract, dim)) continue;
@@ -72,11 +76,13 @@ std::vector<Probe> SignatureProbes::simplifications(const Probe& best, const Con
       Probe p = best;
       p.sizes[dim] = v;
       // Injections must stay inside the smaller tensors.
-      std::erase_if(p.injections, [&](const Injection& inj) { return inj.index >= input_numel(p, inj.input); });
+      std::erase_if(p.injections,
+                    [&](const Injection& inj) { return inj.index >= input_numel(p, inj.input); });
       out.push_back(std::move(p));
     }
   }
-  for (Probe& p : same_shape_simplifications(best, Distribution::kNormal, Distribution::kSmallIndex)) {
+  for (Probe& p :
+       same_shape_simplifications(best, Distribution::kNormal, Distribution::kSmallIndex)) {
     out.push_back(std::move(p));
   }
   return out;

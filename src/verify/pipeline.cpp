@@ -47,8 +47,9 @@ GateResult plain_result(GateId id, Verdict v, std::string reason, const Probe* p
 }
 
 // One probe judged under one contract, given its inputs and calls.
-GateResult judge_one(ProbeSource& source, Oracle& oracle, const Probe& probe, const ProbeInputs& inputs,
-                     const ProbeOutcome& outcome, const Contract& contract, bool* refused) {
+GateResult judge_one(ProbeSource& source, Oracle& oracle, const Probe& probe,
+                     const ProbeInputs& inputs, const ProbeOutcome& outcome,
+                     const Contract& contract, bool* refused) {
   auto evaluated = oracle.evaluate(probe, inputs, contract);
   if (!evaluated) {
     return plain_result(probe.gate, Verdict::kError,
@@ -81,7 +82,8 @@ GateResult judge_one(ProbeSource& source, Oracle& oracle, const Probe& probe, co
 GateResult resource_gate(CandidateRunner& runner, const Contract& contract) {
   auto facts = runner.resources();
   if (!facts) return plain_result(GateId::kRes02, Verdict::kError, facts.error().to_string());
-  if (!facts->report) return plain_result(GateId::kRes02, Verdict::kNotApplicable, facts->none_reason);
+  if (!facts->report)
+    return plain_result(GateId::kRes02, Verdict::kNotApplicable, facts->none_reason);
   GateResult r = judge_resources(*facts->report, contract);
   if (r.verdict == Verdict::kFail) r.finding = Finding::kResourceOverLimit;
   return r;
@@ -91,21 +93,28 @@ class GateRun {
  public:
   GateRun(ProbeSource& source, Oracle& oracle, CandidateRunner& runner, const Contract& contract,
           const PipelineOptions& options, std::vector<ProfileId> profiles, std::string& stopped)
-      : source_(source), oracle_(oracle), runner_(runner), contract_(contract), options_(options),
-        profiles_(std::move(profiles)), stopped_(stopped) {}
+      : source_(source),
+        oracle_(oracle),
+        runner_(runner),
+        contract_(contract),
+        options_(options),
+        profiles_(std::move(profiles)),
+        stopped_(stopped) {}
 
   // One result per profile, in profiles_ order.
   std::vector<GateResult> run(GateId id) {
-    if (id == GateId::kRes02) return per_profile(id, [&](ProfileId p) {
-      return resource_gate(runner_, with_profile(contract_, p));
-    });
+    if (id == GateId::kRes02)
+      return per_profile(
+          id, [&](ProfileId p) { return resource_gate(runner_, with_profile(contract_, p)); });
     if (std::string why = source_.not_applicable_reason(id, contract_); !why.empty()) {
-      return per_profile(id, [&](ProfileId) { return plain_result(id, Verdict::kNotApplicable, why); });
+      return per_profile(id,
+                         [&](ProfileId) { return plain_result(id, Verdict::kNotApplicable, why); });
     }
     const std::vector<Probe> probes = source_.plan(id, contract_, options_.seed);
     if (probes.empty()) {
       return per_profile(id, [&](ProfileId) {
-        return plain_result(id, Verdict::kNotApplicable, "no probe applies to this problem and contract");
+        return plain_result(id, Verdict::kNotApplicable,
+                            "no probe applies to this problem and contract");
       });
     }
     std::vector<std::vector<GateResult>> results(profiles_.size());
@@ -115,15 +124,18 @@ class GateRun {
       if (std::none_of(open.begin(), open.end(), [](bool b) { return b; })) break;
       if (const std::string why = stop_reason(); !why.empty()) {
         for (std::size_t k = 0; k < profiles_.size(); ++k) {
-          if (open[k]) results[k].push_back(plain_result(id, Verdict::kError, "not run: " + why, &probe));
+          if (open[k])
+            results[k].push_back(plain_result(id, Verdict::kError, "not run: " + why, &probe));
         }
         break;
       }
       auto inputs = oracle_.make_inputs(probe);
       if (!inputs) {
         for (std::size_t k = 0; k < profiles_.size(); ++k) {
-          if (open[k]) results[k].push_back(plain_result(
-                           id, Verdict::kError, "the trusted side failed: " + inputs.error().to_string(), &probe));
+          if (open[k])
+            results[k].push_back(
+                plain_result(id, Verdict::kError,
+                             "the trusted side failed: " + inputs.error().to_string(), &probe));
         }
         continue;
       }
@@ -192,15 +204,18 @@ class GateRun {
       const std::string token = probe_to_token(*r.failing_probe);
       auto it = shrunk.find(token);
       if (it == shrunk.end()) {
-        it = shrunk.emplace(token, shrink_failing_probe(source_, oracle_, runner_, *r.failing_probe, c,
-                                                        options_.shrink_runs)).first;
+        it = shrunk
+                 .emplace(token, shrink_failing_probe(source_, oracle_, runner_, *r.failing_probe,
+                                                      c, options_.shrink_runs))
+                 .first;
       }
       if (it->second == *r.failing_probe) continue;
       GateResult again = judge_probe(source_, oracle_, runner_, it->second, c);
       if (again.verdict != Verdict::kFail) continue;
       r.evidence = again.evidence;
       r.failing_probe = it->second;
-      r.finding = again.finding;  // the scope stays the original probe's: the most basic one that fails
+      r.finding =
+          again.finding;  // the scope stays the original probe's: the most basic one that fails
     }
   }
 
@@ -216,21 +231,22 @@ class GateRun {
 
 }  // namespace
 
-GateResult judge_probe(ProbeSource& source, Oracle& oracle, CandidateRunner& runner, const Probe& probe,
-                       const Contract& contract) {
+GateResult judge_probe(ProbeSource& source, Oracle& oracle, CandidateRunner& runner,
+                       const Probe& probe, const Contract& contract) {
   auto inputs = oracle.make_inputs(probe);
   if (!inputs) {
-    return plain_result(probe.gate, Verdict::kError, "the trusted side failed: " + inputs.error().to_string(),
-                        &probe);
+    return plain_result(probe.gate, Verdict::kError,
+                        "the trusted side failed: " + inputs.error().to_string(), &probe);
   }
-  if (!inputs->refused.empty()) return plain_result(probe.gate, Verdict::kNotApplicable, inputs->refused, &probe);
+  if (!inputs->refused.empty())
+    return plain_result(probe.gate, Verdict::kNotApplicable, inputs->refused, &probe);
   const ProbeOutcome outcome = runner.run(probe, *inputs, contract);
   bool refused = false;
   return judge_one(source, oracle, probe, *inputs, outcome, contract, &refused);
 }
 
-Probe shrink_failing_probe(ProbeSource& source, Oracle& oracle, CandidateRunner& runner, const Probe& failing,
-                           const Contract& contract, int max_runs) {
+Probe shrink_failing_probe(ProbeSource& source, Oracle& oracle, CandidateRunner& runner,
+                           const Probe& failing, const Contract& contract, int max_runs) {
   Probe best = failing;
   int runs = 0;
   bool progress = true;
@@ -247,7 +263,8 @@ Probe shrink_failing_probe(ProbeSource& source, Oracle& oracle, CandidateRunner&
       }
     }
   }
-  if (!(best == failing) && best.label.find("(shrunk)") == std::string::npos) best.label += " (shrunk)";
+  if (!(best == failing) && best.label.find("(shrunk)") == std::string::npos)
+    best.label += " (shrunk)";
   return best;
 }
 
@@ -255,8 +272,9 @@ PipelineReport run_pipeline(ProbeSource& source, Oracle& oracle, CandidateRunner
                             const Contract& contract, const PipelineOptions& options) {
   std::vector<ProfileId> profiles = options.profiles;
   if (profiles.empty()) profiles.push_back(contract.profile);
-  const std::vector<GateId> gates =
-      options.gates.empty() ? std::vector<GateId>(kAllGates.begin(), kAllGates.end()) : options.gates;
+  const std::vector<GateId> gates = options.gates.empty()
+                                        ? std::vector<GateId>(kAllGates.begin(), kAllGates.end())
+                                        : options.gates;
   PipelineReport report;
   for (ProfileId p : profiles) report.profiles.push_back(ProfileResults{p, {}});
   GateRun run(source, oracle, runner, contract, options, profiles, report.stopped);
@@ -264,7 +282,8 @@ PipelineReport run_pipeline(ProbeSource& source, Oracle& oracle, CandidateRunner
     if (std::find(gates.begin(), gates.end(), id) == gates.end()) continue;
     if (options.progress) options.progress(fmt::format("{} ...", gate_code(id)));
     std::vector<GateResult> per = run.run(id);
-    for (std::size_t k = 0; k < per.size(); ++k) report.profiles[k].results.push_back(std::move(per[k]));
+    for (std::size_t k = 0; k < per.size(); ++k)
+      report.profiles[k].results.push_back(std::move(per[k]));
   }
   return report;
 }

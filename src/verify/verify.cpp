@@ -38,7 +38,8 @@ Contract effective_contract(const Candidate& candidate, std::optional<ProfileId>
   return c;
 }
 
-GateResult run_probe(Candidate& candidate, Executor& executor, const Probe& probe, const Contract& contract) {
+GateResult run_probe(Candidate& candidate, Executor& executor, const Probe& probe,
+                     const Contract& contract) {
   const Op* op = find_op(candidate.op());
   if (op == nullptr) return unknown_op(candidate, probe.gate);
   SignatureProbes source(*op, contract, /*include_large=*/true);
@@ -47,7 +48,8 @@ GateResult run_probe(Candidate& candidate, Executor& executor, const Probe& prob
   return judge_probe(source, oracle, runner, probe, contract);
 }
 
-Probe shrink_probe(Candidate& candidate, Executor& executor, const Probe& failing, const Contract& contract) {
+Probe shrink_probe(Candidate& candidate, Executor& executor, const Probe& failing,
+                   const Contract& contract) {
   const Op* op = find_op(candidate.op());
   if (op == nullptr) return failing;
   SignatureProbes source(*op, contract, /*include_large=*/true);
@@ -56,11 +58,13 @@ Probe shrink_probe(Candidate& candidate, Executor& executor, const Probe& failin
   return shrink_failing_probe(source, oracle, runner, failing, contract, kShrinkRuns);
 }
 
-Expected<VerifyReport> verify(Candidate& candidate, Executor& executor, const VerifyOptions& options) {
+Expected<VerifyReport> verify(Candidate& candidate, Executor& executor,
+                              const VerifyOptions& options) {
   const Op* op = find_op(candidate.op());
   if (op == nullptr) {
     return make_error(ErrorCode::kInvalidArgument,
-                      fmt::format("unknown op '{}' (see `kcv ops`)", candidate.op()), candidate.name());
+                      fmt::format("unknown op '{}' (see `kcv ops`)", candidate.op()),
+                      candidate.name());
   }
   VerifyReport report;
   report.kernel = candidate.name();
@@ -80,11 +84,14 @@ Expected<VerifyReport> verify(Candidate& candidate, Executor& executor, const Ve
   po.shrink = options.shrink;
   po.shrink_runs = kShrinkRuns;
   if (options.progress) {
-    po.progress = [&](std::string_view line) { options.progress(fmt::format("{} {}", report.kernel, line)); };
+    po.progress = [&](std::string_view line) {
+      options.progress(fmt::format("{} {}", report.kernel, line));
+    };
   }
   PipelineReport pr = run_pipeline(source, oracle, runner, report.contract, po);
   report.results = std::move(pr.profiles.front().results);
-  const std::string ref = options.replay_candidate.empty() ? candidate.name() : options.replay_candidate;
+  const std::string ref =
+      options.replay_candidate.empty() ? candidate.name() : options.replay_candidate;
   for (const GateResult& r : report.results) {
     if (r.verdict == Verdict::kFail && r.failing_probe) {
       report.replay_lines.push_back(replay_line(ref, *r.failing_probe, options.profile));

@@ -7,13 +7,16 @@ namespace {
 
 class WorkerCandidate final : public Candidate {
  public:
-  WorkerCandidate(std::string name, std::string op) : name_(std::move(name)), op_(std::move(op)) { contract_.op = op_; }
+  WorkerCandidate(std::string name, std::string op) : name_(std::move(name)), op_(std::move(op)) {
+    contract_.op = op_;
+  }
   const std::string& name() const override { return name_; }
   const std::string& op() const override { return op_; }
   const Contract& contract() const override { return contract_; }
   std::optional<std::string> device_code() const override { return std::nullopt; }
-  int call(const std::vector<kcv_tensor>&, std::vector<kcv_tensor>&, const std::map<std::string, double>&,
-           const LaunchConfig&, std::string* message) override {
+  int call(const std::vector<kcv_tensor>&, std::vector<kcv_tensor>&,
+           const std::map<std::string, double>&, const LaunchConfig&,
+           std::string* message) override {
     if (message != nullptr) *message = "this candidate runs only in its worker process";
     return -1;
   }

@@ -30,9 +30,9 @@ TEST(EagerScale, IntegerOutputsAreExact) {
 
 TEST(NoClaim, WhenEagerIsLostOrLooserThanKernelBench) {
   EXPECT_EQ(no_claim_reason(1e-6, 1.0), "");
-  EXPECT_NE(no_claim_reason(0.1, 1.0), "");           // eager off by a tenth of the output
-  EXPECT_EQ(no_claim_reason(1e-2, 1e3), "");          // 4E = 0.04 within allclose's 1e-2 (1 + 1e3)
-  EXPECT_NE(no_claim_reason(1e-2, 0.5), "");          // 4E = 0.04 > 0.015: looser than allclose
+  EXPECT_NE(no_claim_reason(0.1, 1.0), "");   // eager off by a tenth of the output
+  EXPECT_EQ(no_claim_reason(1e-2, 1e3), "");  // 4E = 0.04 within allclose's 1e-2 (1 + 1e3)
+  EXPECT_NE(no_claim_reason(1e-2, 0.5), "");  // 4E = 0.04 > 0.015: looser than allclose
 }
 
 }  // namespace

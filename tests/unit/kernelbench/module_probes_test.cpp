@@ -46,9 +46,9 @@ TEST(ModuleProbes, Cmp01ShapesComeFromTheSizeConstants) {
   EXPECT_TRUE(has(l, "prime dim=4093 drawn"));
   EXPECT_TRUE(has(l, "tile-1 dim=4095 drawn"));
   EXPECT_TRUE(has(l, "tile+1 dim=4097 drawn"));
-  EXPECT_TRUE(has(l, "larger dim=6145 drawn"));   // dim is not a batch: a larger row
+  EXPECT_TRUE(has(l, "larger dim=6145 drawn"));  // dim is not a batch: a larger row
   EXPECT_TRUE(has(l, "ones batch_size=1 drawn"));
-  EXPECT_FALSE(has(l, "larger batch_size=25 drawn"));  // the batch gets no larger shape
+  EXPECT_FALSE(has(l, "larger batch_size=25 drawn"));   // the batch gets no larger shape
   for (const Probe& q : probes) EXPECT_EQ(q.seed, 7u);  // one draw per shape serves every probe
   // Scope order: reference first, values, then shapes.
   ASSERT_GE(probes.size(), 6u);
@@ -107,8 +107,8 @@ TEST(ModuleProbes, Cmp03ViewsEveryFloatingInput) {
   const auto probes = src.plan(GateId::kCmp03, Contract{}, 1);
   std::vector<LayoutKind> kinds;
   for (const Probe& q : probes) kinds.push_back(q.inputs[0].layout.kind);
-  EXPECT_EQ(kinds, (std::vector<LayoutKind>{LayoutKind::kTransposed, LayoutKind::kSliced, LayoutKind::kBroadcast,
-                                            LayoutKind::kOffset}));
+  EXPECT_EQ(kinds, (std::vector<LayoutKind>{LayoutKind::kTransposed, LayoutKind::kSliced,
+                                            LayoutKind::kBroadcast, LayoutKind::kOffset}));
   for (const Probe& q : probes) EXPECT_EQ(src.scope_of(q), ProbeScope::kLayout);
 }
 

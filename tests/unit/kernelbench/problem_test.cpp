@@ -36,7 +36,8 @@ TEST(ModuleProblem, ReadsTheLoadReplyWithItsFacts) {
 }
 
 TEST(ModuleProblem, NamesTheBadField) {
-  auto p = parse_problem(R"({"problem": {"inputs": [], "outputs": [{"dtype": "f99", "shape": [1]}]}})");
+  auto p =
+      parse_problem(R"({"problem": {"inputs": [], "outputs": [{"dtype": "f99", "shape": [1]}]}})");
   ASSERT_FALSE(p);
   EXPECT_NE(p.error().message.find("outputs.dtype"), std::string::npos) << p.error().message;
   auto q = parse_problem(R"({"problem": {"inputs": [], "outputs": [],

@@ -18,7 +18,8 @@ TEST(Task, Reference64CarriesItsSemanticsOnly) {
   t.seed = 7;
   t.nan_number = true;
   const json j = json::parse(task_json(t, 0));
-  EXPECT_EQ(j, (json{{"kind", "reference64"}, {"seed", 7}, {"nan", "number"}, {"subnormals", "keep"}}));
+  EXPECT_EQ(
+      j, (json{{"kind", "reference64"}, {"seed", 7}, {"nan", "number"}, {"subnormals", "keep"}}));
 }
 
 TEST(Task, RunPoisonIsTheCallsSentinel) {

@@ -2,11 +2,11 @@
 // A module probe's inputs are the reference's draw transformed: signs kept, values scaled or
 // shifted as the distribution says, laid out as the probe's layout, specials injected; integer
 // tensors keep the drawn values.
+#include "kernelbench/transforms.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
-
-#include "kernelbench/transforms.hpp"
 
 namespace kcv::kb {
 namespace {
@@ -51,7 +51,8 @@ TEST(TransformInputs, ShiftedMeanAddsAThousandRms) {
 TEST(TransformInputs, LayoutAndInjections) {
   Probe p = probe_with(Distribution::kDrawn);
   p.inputs[0].layout = Layout{LayoutKind::kTransposed, 2, 0, 0};
-  p.injections = {Injection{0, 4, Special::kNaN}, Injection{0, 99, Special::kNaN}};  // 99: past the end
+  p.injections = {Injection{0, 4, Special::kNaN},
+                  Injection{0, 99, Special::kNaN}};  // 99: past the end
   const auto out = transform_inputs(p, kDrawn);
   EXPECT_FALSE(out[0].is_contiguous());
   EXPECT_EQ(out[0].value_at(1), -2.0);  // the logical values are the drawn ones

@@ -3,9 +3,9 @@
 // probe the reference refuses does not count; a trusted-side failure is an error, never a
 // failure; a probe without a value claim leaves the value gates not applicable; an exhausted
 // candidate stops the plans; a failure carries its finding and scope and shrinks.
-#include <gtest/gtest.h>
-
 #include "kcv/pipeline.hpp"
+
+#include <gtest/gtest.h>
 
 namespace kcv {
 namespace {
@@ -51,8 +51,8 @@ class FakeSource final : public ProbeSource {
 
 class FakeOracle final : public Oracle {
  public:
-  std::string refuse_label;       // make_inputs refuses this probe
-  std::string fail_label;         // evaluate fails for this probe (harness)
+  std::string refuse_label;  // make_inputs refuses this probe
+  std::string fail_label;    // evaluate fails for this probe (harness)
   bool no_claim = false;
   Expected<ProbeInputs> make_inputs(const Probe& probe) override {
     ProbeInputs in;
@@ -61,7 +61,8 @@ class FakeOracle final : public Oracle {
     if (probe.label == refuse_label) in.refused = "the reference refuses it";
     return in;
   }
-  Expected<OracleResult> evaluate(const Probe& probe, const ProbeInputs&, const Contract& c) override {
+  Expected<OracleResult> evaluate(const Probe& probe, const ProbeInputs&,
+                                  const Contract& c) override {
     if (probe.label == fail_label) return make_error(ErrorCode::kInternal, "reference worker died");
     OracleResult r;
     OracleOutput o;
@@ -90,7 +91,9 @@ class FakeRunner final : public CandidateRunner {
     c.outputs.push_back(make_tensor(DType::kF32, {4}, y));
     return ProbeOutcome{{c}};
   }
-  Expected<ResourceFacts> resources() override { return ResourceFacts{std::nullopt, "a CPU kernel"}; }
+  Expected<ResourceFacts> resources() override {
+    return ResourceFacts{std::nullopt, "a CPU kernel"};
+  }
   std::string exhausted() const override {
     return exhaust_after >= 0 && runs >= exhaust_after ? "the candidate timed out twice" : "";
   }
@@ -108,7 +111,8 @@ TEST(Pipeline, CallsOnceJudgesUnderEveryProfile) {
   FakeOracle oracle;
   FakeRunner runner;
   const PipelineReport r =
-      run_pipeline(source, oracle, runner, Contract{}, cmp01_under({ProfileId::kStrict, ProfileId::kPytorchEager}));
+      run_pipeline(source, oracle, runner, Contract{},
+                   cmp01_under({ProfileId::kStrict, ProfileId::kPytorchEager}));
   ASSERT_EQ(r.profiles.size(), 2u);
   const GateResult& strict = r.profiles[0].results.at(0);
   const GateResult& eager = r.profiles[1].results.at(0);
@@ -127,7 +131,8 @@ TEST(Pipeline, ARefusedProbeDoesNotCount) {
   oracle.refuse_label = "a";
   FakeRunner runner;
   runner.error = 0;
-  const PipelineReport r = run_pipeline(source, oracle, runner, Contract{}, cmp01_under({ProfileId::kStrict}));
+  const PipelineReport r =
+      run_pipeline(source, oracle, runner, Contract{}, cmp01_under({ProfileId::kStrict}));
   const GateResult& g = r.profiles[0].results.at(0);
   EXPECT_EQ(g.verdict, Verdict::kPass);
   EXPECT_EQ(g.probes_run, 1);
@@ -141,7 +146,8 @@ TEST(Pipeline, ATrustedSideFailureIsAnErrorNeverAFailure) {
   oracle.fail_label = "a";
   FakeRunner runner;
   runner.error = 0;
-  const PipelineReport r = run_pipeline(source, oracle, runner, Contract{}, cmp01_under({ProfileId::kStrict}));
+  const PipelineReport r =
+      run_pipeline(source, oracle, runner, Contract{}, cmp01_under({ProfileId::kStrict}));
   const GateResult& g = r.profiles[0].results.at(0);
   EXPECT_EQ(g.verdict, Verdict::kError);
   EXPECT_EQ(g.finding, Finding::kNone);
@@ -167,7 +173,8 @@ TEST(Pipeline, AnExhaustedCandidateStopsThePlans) {
   FakeRunner runner;
   runner.error = 0;
   runner.exhaust_after = 1;
-  const PipelineReport r = run_pipeline(source, oracle, runner, Contract{}, cmp01_under({ProfileId::kStrict}));
+  const PipelineReport r =
+      run_pipeline(source, oracle, runner, Contract{}, cmp01_under({ProfileId::kStrict}));
   EXPECT_EQ(r.stopped, "the candidate timed out twice");
   const GateResult& g = r.profiles[0].results.at(0);
   EXPECT_EQ(g.verdict, Verdict::kError);  // probe b was not run: not a pass
@@ -179,7 +186,8 @@ TEST(Pipeline, AFailureShrinksToItsSimplestFailingProbe) {
   FakeOracle oracle;
   oracle.refuse_label = "a";  // so "b" is the failing probe, and "b-small" its simplification
   FakeRunner runner;
-  const PipelineReport r = run_pipeline(source, oracle, runner, Contract{}, cmp01_under({ProfileId::kStrict}));
+  const PipelineReport r =
+      run_pipeline(source, oracle, runner, Contract{}, cmp01_under({ProfileId::kStrict}));
   const GateResult& g = r.profiles[0].results.at(0);
   ASSERT_EQ(g.verdict, Verdict::kFail);
   ASSERT_TRUE(g.failing_probe);

@@ -24,6 +24,7 @@ struct Error {
   ErrorCode code = ErrorCode::kInternal;
   std::string message;
   std::string context;  // where: row id, gate, probe, file; empty when obvious
+  std::string worker_class;  // a worker's error class (docs/06 §7.1: "import_error", ...); else empty
 
   std::string to_string() const {
     return context.empty() ? message : context + ": " + message;

@@ -89,14 +89,16 @@ std::vector<audit::VerdictRecord> verdict_records(const PipelineReport& report,
   return out;
 }
 
-audit::KernelStatus load_failure_status(std::string_view message, bool reference) {
+audit::KernelStatus load_failure_status(const Error& error, bool reference) {
   if (reference) return audit::KernelStatus::kReferenceError;
-  if (contains_word(message, "compile_error:")) return audit::KernelStatus::kCompileError;
-  if (contains_word(message, "import_error:")) return audit::KernelStatus::kImportError;
-  if (contains_word(message, "no result within") || contains_word(message, "no reply in time")) {
+  if (error.worker_class == "compile_error") return audit::KernelStatus::kCompileError;
+  if (error.worker_class == "import_error") return audit::KernelStatus::kImportError;
+  if (!error.worker_class.empty()) return audit::KernelStatus::kError;  // init, problem, request
+  // No class: the executor's own words for a worker it had to stop or that died.
+  if (contains_word(error.message, "no reply in time") || contains_word(error.message, "no result within")) {
     return audit::KernelStatus::kTimeout;
   }
-  if (contains_word(message, "died of signal")) return audit::KernelStatus::kCrash;
+  if (contains_word(error.message, "died of signal")) return audit::KernelStatus::kCrash;
   return audit::KernelStatus::kError;
 }
 

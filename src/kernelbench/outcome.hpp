@@ -16,10 +16,11 @@ namespace kcv::kb {
 std::vector<audit::VerdictRecord> verdict_records(const PipelineReport& report,
                                                   const Constants& base);
 
-/// The kernel status of a worker that failed to load. The Python worker's error classes
-/// (docs/06 §7.1: import_error, compile_error, init_error, problem_error, bad_request) lead its
-/// message; a reference that fails for any reason is a reference_error (never the candidate's).
-audit::KernelStatus load_failure_status(std::string_view message, bool reference);
+/// The kernel status of a worker that failed to load: from the worker's error class (docs/06
+/// §7.1: import_error, compile_error, ...), else from how kcv's executor ended it (no reply in
+/// time, the process died); a reference that fails for any reason is a reference_error (never
+/// the candidate's).
+audit::KernelStatus load_failure_status(const Error& error, bool reference);
 
 /// A failure that says the code needs CUDA (no driver, CUDA tensors required, nvcc's CUDA build):
 /// on a machine without a GPU the kernel cannot run here, which is this machine's limit.

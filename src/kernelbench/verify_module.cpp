@@ -178,7 +178,7 @@ ModuleOutcome verify_module_unguarded(const ModuleRow& row, const ModuleRunOptio
   say("loading the reference");
   auto problem = workers.problem({});
   if (!problem) {
-    out.status = load_failure_status(problem.error().message, /*reference=*/true);
+    out.status = load_failure_status(problem.error(), /*reference=*/true);
     out.message = clip("the reference: " + problem.error().message);
     result.out_of_memory = mentions_out_of_memory(out.message);
     return result;
@@ -196,7 +196,7 @@ ModuleOutcome verify_module_unguarded(const ModuleRow& row, const ModuleRunOptio
   result.timings["load"] = seconds_since(t0);
   const bool on_cpu = result.problem.device != "cuda";
   if (!candidate) {
-    out.status = load_failure_status(candidate.error().message, /*reference=*/false);
+    out.status = load_failure_status(candidate.error(), /*reference=*/false);
     if (on_cpu && needs_a_gpu(candidate.error().message))
       out.status = audit::KernelStatus::kEnvironment;
     out.message = clip("the candidate: " + candidate.error().message);

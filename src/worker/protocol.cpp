@@ -94,7 +94,9 @@ Expected<json> parse_reply(const std::string& line, std::string_view type) {
   const std::string got = j["type"];
   if (got == "error") {
     const std::string msg = j.value("message", std::string("(no message)"));
-    return make_error(ErrorCode::kCandidate, "the worker reported an error: " + msg);
+    Error e = make_error(ErrorCode::kCandidate, "the worker reported an error: " + msg);
+    if (j.contains("class") && j["class"].is_string()) e.worker_class = j["class"].get<std::string>();
+    return e;
   }
   if (got != type)
     return protocol_error(fmt::format("expected a \"{}\" reply, got: {}", type, quote(line)));

@@ -46,7 +46,9 @@ Expected<WorkerKernelInfo> Session::reload(const WorkerLoad& load) {
   auto fail = [&](const Error& e) {
     if (proc_->alive()) proc_->kill_and_reap();
     proc_.reset();
-    return make_error(e.code, fmt::format("worker '{}' load: {}", options_.command.front(), e.message));
+    Error out = make_error(e.code, fmt::format("worker '{}' load: {}", options_.command.front(), e.message));
+    out.worker_class = e.worker_class;
+    return out;
   };
   try {
     auto line = load_request(options_.load);
@@ -93,7 +95,11 @@ Expected<nlohmann::json> Session::request(const std::string& line, std::string_v
   switch (r.end) {
     case ReadEnd::kLine: {
       auto reply = parse_reply(r.line, reply_type);
-      if (!reply) return make_error(reply.error().code, with_stderr(reply.error().message));
+      if (!reply) {
+        Error e = make_error(reply.error().code, with_stderr(reply.error().message));
+        e.worker_class = reply.error().worker_class;
+        return e;
+      }
       return reply;
     }
     case ReadEnd::kEof:
@@ -118,8 +124,10 @@ Expected<WorkerKernelInfo> Session::start() {
   info.pid = proc_->pid();
   auto fail = [&](std::string_view step, const Error& e) {
     if (proc_->alive()) proc_->kill_and_reap();
-    return make_error(e.code, fmt::format("worker '{}' {}: {}", options_.command.front(), step,
-                                          e.message));
+    Error out = make_error(e.code, fmt::format("worker '{}' {}: {}", options_.command.front(), step,
+                                               e.message));
+    out.worker_class = e.worker_class;
+    return out;
   };
   try {
     auto hello = request(hello_request(), "hello", deadline);

@@ -20,6 +20,7 @@ from kcv.worker.errors import LoadError, last_line, report
 
 PROTOCOL = 1
 LOAD_KINDS = ("kernelbench", "pickle")
+LOAD_ERROR_CLASSES = ("import_error", "compile_error", "init_error", "problem_error", "bad_request")
 
 
 def _load(req: dict):
@@ -81,7 +82,10 @@ class Server:
         try:
             loaded = _load(req)
         except LoadError as e:
-            self.error(str(e))
+            # The failure's class (the message's first word: import_error, compile_error, ...) as
+            # a field of its own, so kcv reads it without parsing the message (docs/06 §7.1).
+            head = str(e).split(":", 1)[0]
+            self.error(str(e), **({"class": head} if head in LOAD_ERROR_CLASSES else {}))
             return
         except BaseException as e:  # noqa: BLE001 (a bug of ours or a hostile import: say which)
             report(e, "load failed")

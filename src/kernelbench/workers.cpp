@@ -14,7 +14,7 @@ namespace kcv::kb {
 namespace {
 
 WorkerLoad load_for(const WorkerSetup& s, Role role, const Constants& constants,
-                    int64_t size_on_meta_over) {
+                    int64_t size_on_meta_over, bool facts) {
   const std::string& given =
       role == Role::kReference ? s.reference_load_json : s.candidate_load_json;
   nlohmann::json j;
@@ -39,6 +39,7 @@ WorkerLoad load_for(const WorkerSetup& s, Role role, const Constants& constants,
     for (const auto& [name, v] : constants) j["constants"][name] = v;
     if (role == Role::kReference && size_on_meta_over > 0)
       j["size_on_meta_over"] = size_on_meta_over;
+    if (role == Role::kReference && !facts) j["facts"] = false;  // the judge shape's facts serve
   }
   WorkerLoad load;
   load.kind = j.value("kind", std::string("kernelbench"));
@@ -103,7 +104,7 @@ Expected<WorkerExecutor*> ModuleWorkers::worker(Role role, const Constants& cons
     return s.executor.get();
   }
   const int64_t meta = s.at_base ? setup_.size_on_meta_over : other_shape_budget_;
-  const WorkerLoad load = load_for(setup_, role, want, role == Role::kReference ? meta : 0);
+  const WorkerLoad load = load_for(setup_, role, want, role == Role::kReference ? meta : 0, s.at_base);
   Expected<WorkerKernelInfo> info = make_error(ErrorCode::kInternal, "not started");
   if (!s.executor) {
     WorkerOptions o;

@@ -97,8 +97,11 @@ def _fields(req: dict) -> dict:
         raise bad("size_on_meta_over", f"{over!r} is not a non-negative integer")
     if over and role != "reference":
         raise bad("size_on_meta_over", "only the reference role sizes the problem")
+    want_facts = req.get("facts", True)
+    if not isinstance(want_facts, bool):
+        raise bad("facts", f"{want_facts!r} is not a boolean")
     out.update(seed=seed, device=device, cache_dir=cache_dir, constants=constants,
-               size_on_meta_over=over,
+               size_on_meta_over=over, facts=want_facts,
                name=req.get("name") or req.get("kernel") or
                ("ModelNew" if role == "candidate" else "Model"),
                op=req.get("op") or "kernelbench")

@@ -1,9 +1,10 @@
-"""The audit benchmark (issue 3 item 6): how long kcv's battery takes per kernel against the
+"""The audit benchmark (issue 3 item 6): how long kcv's gates take per kernel against the
 allclose replica measured in the same run, from the per-kernel timings `kcv audit --timings`
-writes (one JSON object per line: load, memory_wait, warmup, replica, battery, rescale_load,
-total, and the cost_* breakdown: wall seconds per kind of worker request and in the judges; seconds).
-Compiles are excluded by construction: they happen in `load` (and the untimed warm-up call).
-Target: battery <= 2 x replica per kernel. Prints the ratio table and the share within target.
+writes (one JSON object per line, seconds: size, memory_wait, load, replica, gates, total, and
+reduced when judged at a reduced shape; timing files of the Python battery, before the one
+pipeline, have battery, warmup and cost_* instead of gates, and are read too).
+Compiles are excluded by construction: they happen in `load`.
+Target: gates <= 2 x replica per kernel. Prints the ratio table and the share within target.
 
   python3 bench/audit/battery_vs_replica.py TIMINGS.jsonl [...]
 """
@@ -33,25 +34,31 @@ def slot_time(every):
           f"({100 * wait / total if total else 0:.0f} %)")
 
 
+def gates_time(r):
+    """The gates' wall time of one kernel: `gates` (src/kernelbench), or `battery` in a timing
+    file of the Python battery; None when the kernel got no further than the replica."""
+    return r.get("gates", r.get("battery"))
+
+
 def main(paths):
     every = list(rows(paths))
     if every:
         slot_time(every)
-    measured = [r for r in every if r.get("replica") and r.get("battery") is not None]
+    measured = [r for r in every if r.get("replica") and gates_time(r) is not None]
     if not measured:
-        print("no kernel with both a replica and a battery time")
+        print("no kernel with both a replica and a gates time")
         return 1
-    ratios = sorted(r["battery"] / r["replica"] for r in measured)
+    ratios = sorted(gates_time(r) / r["replica"] for r in measured)
     within = sum(x <= 2.0 for x in ratios)
     q = lambda p: ratios[min(len(ratios) - 1, int(p * len(ratios)))]  # noqa: E731
     reduced = sum(1 for r in measured if r.get("reduced"))
     print(f"kernels with both times: {len(ratios)}"
-          + (f" ({reduced} judged at a reduced shape, replica and battery alike)" if reduced
+          + (f" ({reduced} judged at a reduced shape, replica and gates alike)" if reduced
              else ""))
-    print(f"battery / replica: median {statistics.median(ratios):.2f}, p10 {q(0.1):.2f}, "
+    print(f"gates / replica: median {statistics.median(ratios):.2f}, p10 {q(0.1):.2f}, "
           f"p90 {q(0.9):.2f}, max {ratios[-1]:.2f}")
     print(f"within the 2x target: {within}/{len(ratios)} ({100 * within / len(ratios):.0f} %)")
-    for key in ("load", "memory_wait", "warmup", "replica", "battery", "total"):
+    for key in ("size", "load", "memory_wait", "warmup", "replica", "gates", "battery", "total"):
         vals = [r[key] for r in measured if r.get(key) is not None]
         if vals:
             print(f"{key:>11}: median {statistics.median(vals):7.2f} s, sum {sum(vals):8.1f} s")
@@ -63,7 +70,7 @@ def main(paths):
         print(f"  {key[5:]:>26}: median {statistics.median(vals):7.2f} s, sum {sum(vals):8.1f} s")
     by_lang = {}
     for r in measured:
-        by_lang.setdefault(r.get("language", "?"), []).append(r["battery"] / r["replica"])
+        by_lang.setdefault(r.get("language", "?"), []).append(gates_time(r) / r["replica"])
     for lang, xs in sorted(by_lang.items()):
         print(f"  {lang:>7}: {len(xs)} kernels, median ratio {statistics.median(xs):.2f}")
     return 0

@@ -18,6 +18,8 @@ pytest.importorskip("torch")
 CUDA_L1 = os.path.join(CORPORA, "cuda_l1.jsonl")
 SMALL = re.compile(r"ReLU|Sigmoid|Tanh|L2Norm")
 ROWS = 3
+FINAL = ("ok", "crash", "timeout", "compile_error", "import_error", "error", "runtime_error",
+         "bad_output", "reference_error", "environment")
 
 
 def pick_rows():
@@ -44,8 +46,12 @@ def test_cpu_runnable_corpus_rows_reach_a_final_status(tmp_path):
     assert store.todo() == []
     for kid in ids:
         k = store.kernel(kid)
-        assert k is not None and k["status"] in ("ok", "crash", "timeout", "compile_error",
-                                                 "import_error", "error"), (kid, k)
+        assert k is not None and k["status"] in FINAL, (kid, k)
         if k["status"] == "ok":
             assert k["replica_verdict"] in ("accepted", "rejected")
-            assert {v["gate"] for v in store.verdicts(kid)} >= {"CMP-01", "RES-01"}
+            assert k["op_class"] and json.loads(k["facts"])["trial_seeds"]
+            vs = store.verdicts(kid)
+            # every gate under each of the five profiles (the CLI's default), with a finding
+            # wherever one fails
+            assert len(vs) == 60 and {v["gate"] for v in vs} >= {"CMP-01", "RES-01"}
+            assert all(v["finding"] != "none" for v in vs if v["verdict"] == "fail"), vs

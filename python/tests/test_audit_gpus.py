@@ -1,16 +1,15 @@
-"""Spreading kernels over GPUs and sizing workers' thread pools (kcv.audit.gpus, session.py):
-the pool hands out the least-loaded GPU, CUDA_VISIBLE_DEVICES decides which ids exist, and a
-worker started for a GPU and a thread count really sees them (a reference model that returns
-what its process sees, run on the CPU)."""
+"""Spreading kernels over GPUs and sizing workers' thread pools (kcv.audit.gpus, workers.py):
+the pool hands out the least-loaded GPU, CUDA_VISIBLE_DEVICES decides which ids exist,
+audit_kernel gives the kernel's GPU and thread count to its sizing and to every worker
+verify_module starts, and a worker started for a GPU and a thread count really sees them (a
+reference whose get_inputs shape is what its process sees, sized on the CPU)."""
 
 import threading
-import time
 
-import numpy as np
 import pytest
 
 from kcv.audit.gpus import GpuPool, visible_gpus
-from kcv.audit.session import worker_command
+from kcv.audit.workers import worker_command
 
 
 def test_the_pool_hands_out_the_gpu_with_fewest_kernels_and_takes_it_back():
@@ -91,30 +90,50 @@ import os
 import torch
 class Model(torch.nn.Module):
     def forward(self, x):
-        gpu = float(os.environ.get("CUDA_VISIBLE_DEVICES", "-1"))
-        return x.sum() * 0 + torch.tensor([float(torch.get_num_threads()), gpu], dtype=x.dtype)
+        return x * 2.0
 def get_inputs():
-    return [torch.randn(4)]
+    return [torch.randn(torch.get_num_threads(), int(os.environ.get("CUDA_VISIBLE_DEVICES", "1")))]
 def get_init_inputs():
     return []
 """
 
 
-def test_a_session_worker_sees_its_gpu_and_thread_count(tmp_path):
+def test_a_sizing_worker_sees_its_gpu_and_thread_count(tmp_path):
     pytest.importorskip("kcv._core")
     pytest.importorskip("torch")
-    from kcv.audit.session import Limits, ProblemSession
+    from kcv.audit.sizing import size_problem
 
-    row = {"id": "sees", "corpus": "test", "level": 1, "problem_id": 1, "problem_name": "1_sees",
-           "language": "pytorch", "reference_code": SEES, "candidate_code": ""}
-    s = ProblemSession(row, Limits(deadline=time.monotonic() + 300, call_timeout_s=120),
-                       device="cpu", cache_dir=str(tmp_path), gpu="5", threads=2)
-    try:
-        s.start_reference()
-        out = s.reference32(s.inputs(1))
-        assert np.asarray(out[0]).tolist() == [2.0, 5.0]
+    row = {"id": "sees", "reference_code": SEES}
+    sized = size_problem(row, device="cpu", cache_dir=str(tmp_path), constants=None, over_bytes=0,
+                         gpu="5", threads=2, memory_limit_bytes=32 << 30, timeout_s=300)
+    assert sized.input_bytes == 2 * 5 * 4  # f32[threads, gpu]
+    assert sized.output_bytes == 2 * 5 * 4 and not sized.sized_on_meta
 
-        assert s.costs["start_reference"] > 0 and s.costs["ref_f32"] > 0
-        assert s.costs["ref_inputs"] > 0
-    finally:
-        s.close()
+
+def test_audit_kernel_gives_the_kernels_gpu_and_threads_to_all_its_workers(monkeypatch):
+    pytest.importorskip("kcv._core")
+    from kcv import _core
+    from kcv.audit import kernel as kernel_mod
+    from kcv.audit.sizing import Sized
+
+    sized, verified = [], []
+
+    def size_problem(row, **kw):
+        sized.append((kw["gpu"], kw["threads"]))
+        return Sized(16, 16, False)
+
+    def verify_module(row, **kw):
+        verified.append(kw["worker_command"])
+        return {"kernel_id": row["id"], "status": "ok", "message": "", "replica_verdict": None,
+                "verdicts": [], "timings": {}, "out_of_memory": False}
+
+    monkeypatch.setattr(kernel_mod, "size_problem", size_problem)
+    monkeypatch.setattr(_core, "verify_module", verify_module)
+    pool = GpuPool(["3", "7"])
+    cfg = kernel_mod.KernelConfig(profiles=["strict"], device="cuda", gpu_pool=pool,
+                                  worker_threads=4)
+    with pool.take():  # GPU 3 is busy: the kernel gets 7
+        kernel_mod.audit_kernel({"id": "k", "reference_code": "", "candidate_code": ""}, cfg)
+    assert sized == [("7", 4)]
+    assert verified == [worker_command("7", 4)]
+    assert pool.in_flight == [0, 0]  # given back with the kernel

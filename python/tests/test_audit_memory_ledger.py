@@ -118,6 +118,11 @@ def test_the_children_share_the_whole_budget_instead_of_a_share_each(tmp_path):
     assert "one budget of" in proc.stderr and "over 2 processes" in proc.stderr
     assert "runs alone" not in proc.stderr, proc.stderr[-4000:]
     assert "[2/2]" in proc.stderr
+    from kcv import _core
+
+    store = _core.Store(str(tmp_path / "twice.db"))
+    assert sorted((k["kernel_id"], k["status"], k["replica_verdict"]) for k in store.kernels()) == [
+        (f"twice/cpu/L1/P{k}", "ok", "accepted") for k in (1, 2)]
 
 
 def hold_reserved_room_in_another_process(path, row, n, took):

@@ -1,16 +1,24 @@
-"""A problem over --reduce-over-gb is judged at a reduced shape, replica and battery alike, every
-verdict marked with it (kernel.py, reduced.py). On the CPU, with problems of 1 to 2 MiB in + out
-and a limit of 1 MiB standing in for the H200's gigabytes."""
+"""A problem over --reduce-over-gb is judged at a reduced shape, replica and gates alike, every
+verdict marked with it (kernel.py, reduced.py, rescale.py). On the CPU, with problems of 1 to 2
+MiB in + out and a limit of 1 MiB standing in for the H200's gigabytes. End to end through
+verify_module (real workers) where the verdicts matter: a faithful kernel, one right only at the
+reference shape, one wrong only there, a problem too big to draw (sized on meta), one with
+nothing to shrink, a candidate that loads only at the reference shape. With verify_module a
+stand-in (sizing real) where only the shape handed to it matters: an inner dimension kept, a
+reference that takes no reduced shape. reduced.search on its own with a stand-in for the
+sizing, so every branch is reached without workers."""
 
 import json
+import time
 
 import pytest
 
 core = pytest.importorskip("kcv._core")
 pytest.importorskip("torch")
 
-from kcv.audit import rescale  # noqa: E402
+from kcv.audit import reduced  # noqa: E402
 from kcv.audit.kernel import KernelConfig, audit_kernel  # noqa: E402
+from kcv.audit.sizing import ShapeRefused, Sized, size_problem  # noqa: E402
 
 REFERENCE = '''
 import torch
@@ -53,13 +61,14 @@ REFERENCE_BYTES = 2 * 64 * 4096 * 4
 
 
 def audit(kernel_id: str, candidate: str, tmp_path, reduce_over: int = 1 << 20,
-          reference: str = REFERENCE, timings: dict | None = None) -> dict:
+          reference: str = REFERENCE, timings: dict | None = None, to: int = 64 << 10,
+          profiles=("strict", "pytorch-eager")) -> dict:
     row = {"id": kernel_id, "corpus": "test", "level": 1, "problem_id": 19,
            "problem_name": "19_ReLU_scaled.py", "language": "pytorch",
            "reference_code": reference, "candidate_code": candidate}
-    cfg = KernelConfig(profiles=["strict", "pytorch-eager"], device="cpu", call_timeout_s=120,
+    cfg = KernelConfig(profiles=list(profiles), device="cpu", call_timeout_s=120,
                        memory_limit_bytes=32 << 30, cache_dir=str(tmp_path),
-                       reduce_over_bytes=reduce_over, reduce_to_bytes=64 << 10)
+                       reduce_over_bytes=reduce_over, reduce_to_bytes=to)
     return audit_kernel(row, cfg, timings)
 
 
@@ -67,34 +76,65 @@ def shapes(out: dict) -> list:
     return [json.loads(v["evidence_json"]).get("battery_shape") for v in out["verdicts"]]
 
 
-def failed(out: dict) -> set:
-    return {v["gate"] for v in out["verdicts"] if v["verdict"] == "fail"}
+def failed(out: dict) -> dict:
+    return {v["gate"]: v["finding"] for v in out["verdicts"] if v["verdict"] == "fail"}
+
+
+class Handed:
+    """verify_module's stand-in: records the judge shape it is given and returns one verdict
+    per profile, as the pipeline would (without evidence of a shape of its own)."""
+
+    def __init__(self):
+        self.base = []
+
+    def __call__(self, row, **kw):
+        self.base.append(dict(kw["base_constants"]))
+        verdicts = [{"gate": "CMP-01", "profile": p, "verdict": "pass", "reason": "",
+                     "worst_ratio": 0.0, "bits_lost": None, "evidence_json": "{}",
+                     "probe_token": "", "finding": "none", "scope": "reference"}
+                    for p in kw["profiles"]]
+        return {"kernel_id": row["id"], "status": "ok", "message": "",
+                "replica_verdict": "accepted", "verdicts": verdicts, "op_class": "elementwise",
+                "determinism_declared": True, "facts": "{}", "timings": {"load": 0.0},
+                "out_of_memory": False}
+
+
+@pytest.fixture
+def handed(monkeypatch):
+    h = Handed()
+    monkeypatch.setattr(core, "verify_module", h)
+    return h
 
 
 def test_a_faithful_kernel_passes_with_every_verdict_marked_reduced(tmp_path):
-    out = audit("reduced_faithful", FAITHFUL, tmp_path)
+    timings: dict = {}
+    out = audit("reduced_faithful", FAITHFUL, tmp_path, timings=timings)
     assert out["status"] == "ok", out["message"]
     assert out["replica_verdict"] == "accepted"
-    assert failed(out) == set(), out["verdicts"]
+    assert failed(out) == {}, out["verdicts"]
     assert len(out["verdicts"]) == 24  # 12 gates x 2 profiles
     want = {"reduced": "batch_size=2", "reference_shape_bytes": REFERENCE_BYTES,
             "reduced_shape_bytes": 2 * 2 * 4096 * 4}
     assert all(s == want for s in shapes(out)), shapes(out)
-    assert "judged at a reduced shape batch_size=2" in out["message"]
-    cmp01 = next(v for v in out["verdicts"] if v["gate"] == "CMP-01")
-    # CMP-01's second shape starts from the reduced one: another batch, not the same.
-    assert json.loads(cmp01["evidence_json"])["rescale"] == {"rescale": "run",
-                                                             "override": "batch_size=3"}
+    assert out["message"].startswith("judged at a reduced shape batch_size=2 (0.1 MiB in + out;")
+    assert timings["reduced"] == 1
+    # the reference worker traced the problem at the judge shape
+    consts = {c["name"]: c["value"] for c in json.loads(out["facts"])["constants"]}
+    assert consts == {"batch_size": 2, "dim": 4096}
 
 
-def test_under_the_limit_the_battery_runs_at_the_reference_shape(tmp_path):
+def test_under_the_limit_the_kernel_is_judged_at_the_reference_shape(tmp_path, handed):
     timings: dict = {}
     out = audit("reduced_not_needed", FAITHFUL, tmp_path, reduce_over=REFERENCE_BYTES,
                 timings=timings)
     assert out["status"] == "ok", out["message"]
-    assert all(s is None for s in shapes(out))
-    assert "reduced" not in out["message"]
-    assert "sized_on_meta" not in timings
+    assert handed.base == [{}]  # the reference's own constants
+    assert all(s is None for s in shapes(out)) and out["verdicts"]
+    assert "reduced" not in out["message"] and "reduced" not in timings
+    # 0: never reduce, however large
+    handed.base.clear()
+    out = audit("reduced_off", FAITHFUL, tmp_path, reduce_over=0)
+    assert handed.base == [{}] and all(s is None for s in shapes(out))
 
 
 # 2^22 x 4096 floats in and out, 128 GiB: over the workers' 32 GiB limit, so judged only because
@@ -107,11 +147,24 @@ def test_a_problem_too_big_to_draw_is_sized_on_meta_and_judged_at_a_reduced_shap
     out = audit("reduced_huge", HUGE_REFERENCE.replace("class Model(", "class ModelNew("),
                 tmp_path, reference=HUGE_REFERENCE, timings=timings)
     assert out["status"] == "ok", out["message"]
-    assert out["replica_verdict"] == "accepted" and failed(out) == set(), out["verdicts"]
-    assert timings["sized_on_meta"] == 1 and timings["reduced"] == 1
+    assert out["replica_verdict"] == "accepted" and failed(out) == {}, out["verdicts"]
+    assert timings["reduced"] == 1
     got = shapes(out)[0]
+    # 128 GiB: only the meta device sizes it under the workers' 32 GiB limit
     assert got["reference_shape_bytes"] == 2 * (1 << 22) * 4096 * 4
     assert got["reduced"].startswith("batch_size=") and got["reduced_shape_bytes"] <= 1 << 20
+    assert all(s == got for s in shapes(out))
+
+
+def test_the_sizing_of_a_huge_problem_draws_nothing(tmp_path):
+    t0 = time.monotonic()
+    sized = size_problem({"id": "huge", "reference_code": HUGE_REFERENCE}, device="cpu",
+                         cache_dir=str(tmp_path), constants=None, over_bytes=1 << 20, gpu=None,
+                         threads=None, memory_limit_bytes=32 << 30, timeout_s=300)
+    assert sized.sized_on_meta and sized.io_bytes == 2 * (1 << 22) * 4096 * 4
+    assert sized.constants == {"batch_size": 1 << 22, "dim": 4096}
+    assert sized.in_get_inputs == ["batch_size", "dim"] and sized.in_init == []
+    assert time.monotonic() - t0 < 120
 
 
 # Sizes written as literals: no module constant to shrink. Sized on meta (2 MiB, over the
@@ -119,16 +172,15 @@ def test_a_problem_too_big_to_draw_is_sized_on_meta_and_judged_at_a_reduced_shap
 LITERAL_SIZES = REFERENCE.replace("torch.randn(batch_size, dim)", "torch.randn(64, 4096)")
 
 
-def test_over_the_limit_with_nothing_to_shrink_it_is_judged_on_a_real_pair(tmp_path):
-    timings: dict = {}
+def test_over_the_limit_with_nothing_to_shrink_it_is_judged_at_its_own_shape(tmp_path):
     out = audit("reduced_literal", LITERAL_SIZES.replace("class Model(", "class ModelNew("),
-                tmp_path, reference=LITERAL_SIZES, timings=timings)
+                tmp_path, reference=LITERAL_SIZES)
+    # not "the judge shape was only sized on the meta device": verify_module loads it for real
     assert out["status"] == "ok", out["message"]
-    assert out["replica_verdict"] == "accepted" and failed(out) == set(), out["verdicts"]
+    assert out["replica_verdict"] == "accepted" and failed(out) == {}, out["verdicts"]
     assert len(out["verdicts"]) == 24 and all(s is None for s in shapes(out))
-    assert timings["sized_on_meta"] == 1 and "reduced" not in timings
-    assert "judged at the reference shape" in out["message"]
-    assert "no reduced shape" in out["message"], out["message"]
+    assert "judged at the reference shape (0.00195 GiB in + out): no reduced shape: get_inputs " \
+           "reads no module-level int constant" in out["message"], out["message"]
 
 
 # The same, its forward too slow on meta (a recurrent layer, say): the first pair loads for
@@ -140,77 +192,33 @@ SLOW_ON_META = LITERAL_SIZES.replace("import torch\n", "import time\nimport torc
         return torch.relu(x) * 2.0""")
 
 
-def test_over_the_limit_no_call_goes_to_a_pair_whose_load_asks_for_sizing(tmp_path, monkeypatch):
-    from kcv.audit import kernel as kernel_mod
-
-    made = []
-
-    class Recording(kernel_mod.ProblemSession):
-        def __init__(self, *args, **kwargs):
-            super().__init__(*args, **kwargs)
-            made.append(self)
-
-    monkeypatch.setattr(kernel_mod, "ProblemSession", Recording)
-    timings: dict = {}
-    out = audit("reduced_slow_on_meta", SLOW_ON_META.replace("class Model(", "class ModelNew("),
-                tmp_path, reference=SLOW_ON_META, timings=timings)
-    assert out["status"] == "ok", out["message"]
-    assert "sized_on_meta" not in timings and "no reduced shape" in out["message"]
-    assert made[0].size_on_meta_over == 1 << 20 and "candidate" not in made[0].costs
-    called = [p for p in made if "candidate" in p.costs]
-    assert called and all(p.size_on_meta_over == 0 for p in called)
+def test_a_reference_too_slow_on_meta_is_sized_for_real(tmp_path):
+    t0 = time.monotonic()
+    sized = size_problem({"id": "slow", "reference_code": SLOW_ON_META}, device="cpu",
+                         cache_dir=str(tmp_path), constants=None, over_bytes=1 << 20, gpu=None,
+                         threads=None, memory_limit_bytes=32 << 30, timeout_s=300)
+    assert not sized.sized_on_meta
+    assert (sized.input_bytes, sized.output_bytes) == (64 * 4096 * 4, 64 * 4096 * 4)
+    assert time.monotonic() - t0 < 50  # not the forward's 60 s on meta
 
 
 def test_a_kernel_right_only_at_the_reference_shape_fails_at_the_reduced_one(tmp_path):
     out = audit("reduced_shape_specific", SHAPE_SPECIFIC, tmp_path)
     assert out["status"] == "ok", out["message"]
     assert out["replica_verdict"] == "rejected"
-    assert "CMP-01" in failed(out), out["verdicts"]
+    assert failed(out).get("CMP-01") == "value_over_bound", out["verdicts"]
+    assert all(s["reduced"] == "batch_size=2" for s in shapes(out))
 
 
 def test_a_defect_only_at_the_reference_shape_is_missed_at_the_reduced_one(tmp_path):
-    out = audit("reduced_full_size_bug", FULL_SIZE_BUG, tmp_path)
+    out = audit("reduced_full_size_bug", FULL_SIZE_BUG, tmp_path, profiles=["strict"])
     assert out["status"] == "ok", out["message"]
     assert out["replica_verdict"] == "accepted"
-    assert failed(out) == set(), out["verdicts"]
+    assert failed(out) == {}, out["verdicts"]
     # at the reference shape both see it
-    full = audit("full_size_bug", FULL_SIZE_BUG, tmp_path, reduce_over=0)
+    full = audit("full_size_bug", FULL_SIZE_BUG, tmp_path, reduce_over=0, profiles=["strict"])
     assert full["replica_verdict"] == "rejected"
-    assert "CMP-01" in failed(full)
-
-
-def test_reduce_shrinks_batch_first_keeping_alignment():
-    code = REFERENCE.replace("dim = 4096", "dim = 393216").replace("batch_size = 64",
-                                                                    "batch_size = 4096")
-    assert rescale.reduce(code, {"batch_size": 4096, "dim": 393216}, 48) == (
-        {"batch_size": 64}, "")
-    # Past the batch, the next size get_inputs reads, a power of two below the rest of the factor.
-    assert rescale.reduce(code, {"batch_size": 4096, "dim": 393216}, 100000) == (
-        {"batch_size": 1, "dim": 8192}, "")
-
-
-def test_reduce_keeps_the_weights_sizes_until_last():
-    code = '''
-batch_size = 8
-in_features = 4096
-height = 1024
-def get_inputs():
-    return [torch.randn(batch_size, in_features, height)]
-def get_init_inputs():
-    return [in_features]
-'''
-    override, why = rescale.reduce(code, {"batch_size": 8, "in_features": 4096, "height": 1024},
-                                   8 * 64)
-    assert why == ""
-    assert override == {"batch_size": 1, "height": 16}  # in_features (the weights') untouched
-
-
-def test_reduce_says_why_not():
-    fixed = "def get_inputs():\n    return [torch.randn(4, 4)]\n"
-    assert rescale.reduce(fixed, {}, 10)[0] is None
-    floor = "n = 16\ndef get_inputs():\n    return [torch.randn(n, n)]\n"
-    override, why = rescale.reduce(floor, {"n": 16}, 10)
-    assert override is None and "floor" in why
+    assert failed(full).get("CMP-01") == "value_over_bound", full["verdicts"]
 
 
 # A tall-skinny product (KernelBench's #9 at a small size): N is its inner dimension, not a
@@ -280,25 +288,33 @@ def audit_row(kernel_id, reference, tmp_path, over, to):
     return audit_kernel(row, cfg)
 
 
-def test_an_inner_dimension_keeps_its_size_and_the_outer_one_shrinks(tmp_path):
+def test_an_inner_dimension_keeps_its_size_and_the_outer_one_shrinks(tmp_path, handed):
     out = audit_row("reduced_matmul", MATMUL, tmp_path, over=1 << 20, to=MATMUL_BYTES // 16)
     assert out["status"] == "ok", out["message"]
-    assert out["replica_verdict"] == "accepted"
-    assert failed(out) == set(), out["verdicts"]
+    assert handed.base == [{"M": 32}]
     want = {"reduced": "M=32", "reference_shape_bytes": MATMUL_BYTES,
             "reduced_shape_bytes": (2 * 32 * 16 + 32 * 32) * 4}
-    assert all(s == want for s in shapes(out)), shapes(out)
+    assert shapes(out) == [want], shapes(out)
 
 
-def test_without_a_reduced_shape_the_reference_takes_it_is_judged_at_its_own(tmp_path):
+def test_without_a_reduced_shape_the_reference_takes_it_is_judged_at_its_own(tmp_path, handed):
     out = audit_row("reduced_never", BROADCAST, tmp_path, over=1 << 20, to=64 << 10)
     assert out["status"] == "ok", out["message"]
-    assert out["replica_verdict"] == "accepted"
+    assert handed.base == [{}]
     assert "the reference fails at the reduced shape batch_size=" in out["message"]
     assert "the reference fails at the reduced shape width=" in out["message"]
     assert "judged at the reference shape" in out["message"]
-    assert failed(out) == set(), out["verdicts"]
     assert all(s is None for s in shapes(out))
+
+
+def test_a_candidate_that_loads_only_at_the_reference_shape_keeps_its_load_status(tmp_path):
+    # Its module refuses any other batch: every worker of the kernel loads at the reduced shape.
+    only_64 = FAITHFUL + "\nassert batch_size == 64, 'built for batch 64 only'\n"
+    out = audit("reduced_load_fails", only_64, tmp_path)
+    assert out["status"] == "import_error", out["message"]
+    assert out["message"].startswith("judged at a reduced shape batch_size=2"), out["message"]
+    assert "the candidate: " in out["message"] and "built for batch 64 only" in out["message"]
+    assert out["verdicts"] == []
 
 
 def test_the_cli_reduces_over_1_gib_by_default_and_0_turns_it_off():
@@ -322,16 +338,20 @@ def test_the_children_of_procs_get_the_same_reduction_even_when_it_is_off(tmp_pa
         assert float(cmd[cmd.index("--reduce-to-gb") + 1]) == 1 / 16
 
 
-# reduced.search on its own, with a stand-in for starting a pair: the bytes each shape measures
-# are given, so every branch is reached without workers.
-SEARCH_CODE = """
-batch_size = 64
-K = 1024
-M = 512
-def get_inputs():
-    return [torch.randn(batch_size, K), torch.randn(M)]
-"""
-SEARCH_CONSTS = {"batch_size": 64, "K": 1024, "M": 512}
+def test_the_cli_refuses_a_limit_not_above_the_target(capsys):
+    from kcv.audit.__main__ import main
+
+    with pytest.raises(SystemExit):
+        main(["c.jsonl", "--store", "s.db", "--reduce-over-gb", "0.1"])
+    assert "must exceed --reduce-to-gb" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["c.jsonl", "--store", "s.db", "--reduce-over-gb", "-1"])
+
+
+# reduced.search on its own, with a stand-in for the sizing: the bytes each shape measures are
+# given, so every branch is reached without workers.
+SEARCH = Sized(100 << 20, 0, False, {"batch_size": 64, "K": 1024, "M": 512},
+               ["batch_size", "K", "M"], [])
 
 
 class Pair:
@@ -342,21 +362,19 @@ class Pair:
         self.closed += 1
 
 
-def run_search(measure, io=100 << 20, over=10 << 20, to=1 << 20, code=SEARCH_CODE,
-               consts=SEARCH_CONSTS):
-    from kcv.audit import reduced
-
+def run_search(measure, io=100 << 20, over=10 << 20, to=1 << 20, sized=SEARCH):
     made, notes = [], []
 
     def try_shape(override, desc):
+        assert desc == reduced.describe(override)
         small = measure(override)
         if small is None:
-            raise reduced.ShapeRejected("no")
+            raise ShapeRefused("no")
         made.append(Pair(override))
         return made[-1], small
 
     try:
-        result = reduced.search(code, consts, io, over, to, try_shape, notes)
+        result = reduced.search(sized, io, over, to, try_shape, notes, drop=Pair.close)
     except reduced.NoReducedShape as e:
         result = e
     return result, made, notes
@@ -398,7 +416,7 @@ def test_search_keeps_the_best_shape_over_the_limit_when_later_ones_fail():
 
 def test_search_never_calls_a_shape_no_smaller_than_the_reference_reduced():
     result, made, notes = run_search(lambda o: 100 << 20)
-    assert isinstance(result, Exception) and "no reduced shape" in str(result)
+    assert isinstance(result, reduced.NoReducedShape) and "no reduced shape" in str(result)
     assert all(p.closed == 1 for p in made)
 
 
@@ -413,55 +431,6 @@ def test_search_says_which_shapes_it_tried_when_the_reference_takes_none():
     assert sum("the reference fails at the reduced shape" in n for n in notes) == 2
 
 
-def test_cmp01s_second_shape_starts_from_the_reduced_constants():
-    from kcv.audit.battery import Battery
-
-    asked = []
-
-    class Unstarted:
-        def start_both(self):
-            pass
-
-        def close(self):
-            pass
-
-    def make_session(constants=None, label=""):
-        asked.append(dict(constants or {}))
-        return Unstarted()
-
-    row = {"id": "x", "reference_code": REFERENCE, "problem_name": "19_ReLU.py", "level": 1}
-    for base, second in (({"batch_size": 3}, 5), (None, 3)):
-        asked.clear()
-        b = Battery(Unstarted(), row, ["strict"], make_session=make_session, base_constants=base)
-        b.prestart_rescale()
-        b.close()
-        assert asked == [{"batch_size": second}], (base, asked)
-
-
-def test_reduce_has_nothing_to_do_within_the_target():
-    assert rescale.reduce(REFERENCE, {"batch_size": 64, "dim": 4096}, 1.0)[0] is None
-    assert rescale.reduce(REFERENCE, {"batch_size": 64, "dim": 4096}, float("nan"))[0] is None
-
-
-def test_the_cli_refuses_a_limit_not_above_the_target(capsys):
-    from kcv.audit.__main__ import main
-
-    with pytest.raises(SystemExit):
-        main(["c.jsonl", "--store", "s.db", "--reduce-over-gb", "0.1"])
-    assert "must exceed --reduce-to-gb" in capsys.readouterr().err
-    with pytest.raises(SystemExit):
-        main(["c.jsonl", "--store", "s.db", "--reduce-over-gb", "-1"])
-
-
-def test_a_candidate_that_loads_only_at_the_reference_shape_keeps_its_load_status(tmp_path):
-    # Its module refuses any other batch: it loaded at the reference shape, not at the reduced.
-    only_64 = FAITHFUL + "\nassert batch_size == 64, 'built for batch 64 only'\n"
-    out = audit("reduced_load_fails", only_64, tmp_path)
-    assert out["status"] == "import_error", out["message"]
-    assert "at the reduced shape batch_size=2 (it loaded at the reference shape)" in out["message"]
-    assert "built for batch 64 only" in out["message"]
-
-
 def test_search_keeps_a_shape_within_the_limit_however_little_it_shrank():
     # 1120 bytes of which 520 do not scale with the batch: 568 is under the limit of 1000.
     (pair, override, small), made, notes = run_search(lambda o: 568, io=1120, over=1000, to=100)
@@ -469,9 +438,23 @@ def test_search_keeps_a_shape_within_the_limit_however_little_it_shrank():
 
 
 def test_search_returns_the_held_best_without_starting_it_again():
-    code = "batch_size = 4\ndef get_inputs():\n    return [torch.randn(batch_size, 8)]\n"
-    (pair, override, small), made, notes = run_search(lambda o: 20 << 20, code=code,
-                                                       consts={"batch_size": 4})
+    sized = Sized(4 * 8 * 4, 0, False, {"batch_size": 4}, ["batch_size"], [])
+    (pair, override, small), made, notes = run_search(lambda o: 20 << 20, sized=sized)
     assert override == {"batch_size": 1} and small == 20 << 20
     assert made == [pair] and pair.closed == 0  # one start: nothing further to try
     assert any("smallest found" in n for n in notes), notes
+
+
+def test_search_with_no_size_to_shrink_says_so():
+    sized = Sized(100 << 20, 0, True, {"n": 7}, [], [])
+    result, made, notes = run_search(lambda o: 1, sized=sized)
+    assert made == [] and str(result) == (
+        "no reduced shape: get_inputs reads no module-level int constant (the shape is fixed)")
+
+
+def test_mark_puts_the_shape_into_every_verdicts_evidence():
+    records = [{"evidence_json": json.dumps({"probe": "a"})}, {"evidence_json": ""}]
+    reduced.mark(records, {"reduced": "batch_size=2"})
+    assert [json.loads(r["evidence_json"]) for r in records] == [
+        {"battery_shape": {"reduced": "batch_size=2"}, "probe": "a"},
+        {"battery_shape": {"reduced": "batch_size=2"}}]

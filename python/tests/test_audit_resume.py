@@ -16,7 +16,9 @@ from audit_helpers import SAMPLE, audit_command, child_env, run_audit
 core = pytest.importorskip("kcv._core")
 pytest.importorskip("torch")
 
-FINAL_RUN = "('ok','crash','timeout','compile_error','import_error','error')"
+# The statuses a kernel that ran ends with (not the malformed row, recorded as it is read).
+FINAL_RUN = ("('ok','crash','timeout','compile_error','import_error','error','runtime_error',"
+             "'bad_output','reference_error','environment')")
 # Two kernels that run (so one is recorded and the next one is cut), the import error and the
 # malformed row: the whole path in a fraction of the sample's time.
 IDS = ["sample/cpu/L1/P1", "sample/cpu/L1/P3", "sample/cpu/L1/P7", "sample/cpu/L1/P8"]
@@ -77,6 +79,13 @@ def test_kill_minus_9_then_resume_loses_nothing_and_redoes_nothing(tmp_path):
         assert after[kid] == state, kid  # same status, run, attempts (1) and verdicts
         assert state[2] == 1
     for kid in pending:
-        assert after[kid][0] != "running"
+        assert after[kid][0] not in ("running", "pending")
         assert after[kid][1] != done_before[next(iter(done_before))][1]  # finished by the second run
     assert store.integrity_check() == "ok"
+    # what the four rows are (examples/kernelbench/README.md): a resumed store judges them as a
+    # fresh one does
+    assert {k: v[0] for k, v in after.items()} == {
+        "sample/cpu/L1/P1": "ok", "sample/cpu/L1/P3": "ok", "sample/cpu/L1/P7": "import_error",
+        "sample/cpu/L1/P8": "malformed"}
+    cmp02 = [v for v in after["sample/cpu/L1/P3"][3] if v[0] == "CMP-02"]
+    assert cmp02 and all(v[2] == "fail" for v in cmp02)

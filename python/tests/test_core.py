@@ -1,7 +1,9 @@
 """Tests of kcv._core, the verifier core bound for the Python orchestrator: the C++ gate judges on
 synthetic calls (verdicts that must pass and must fail), CallRecord conversions (bf16 as uint16
-bits, float16), the audit Store's round trip and resume semantics, the corpus reader on a small
-malformed file, and Worker against a tiny fake worker written here (docs/06: ok, strided and
+bits, float16), the audit Store's round trip and resume semantics and its v2 fields (a verdict's
+finding and scope, an outcome's op_class, determinism_declared and facts, each refused by name
+when bad), verify_module on one sample row (its outcome dict, and that the store keeps what it
+says), the corpus reader on a small malformed file, and Worker against a tiny fake worker written here (docs/06: ok, strided and
 broadcast inputs, crash, timeout, input mutation, unwritten outputs, wrong kernel name) and, when
 this build's kcv-worker and bundled kernels are found, against the C++ worker."""
 
@@ -97,7 +99,7 @@ def test_exc02_fails_when_a_subnormal_result_is_flushed():
     tiny = np.float32(1e-40)
     r = core.judge("EXC-02", calls=[ok_call(cand)], oracle=[oracle(want, 0.0)],
                    inputs=[("x", np.full(4, tiny))])
-    assert r["verdict"] == "fail" and "flushed" in r["summary"]
+    assert r["verdict"] == "fail" and "subnormal result(s) read as zero" in r["summary"], r
     r = core.judge("EXC-02", calls=[ok_call(np.full(4, tiny))], oracle=[oracle(np.float64(tiny) * np.ones(4), 0.0)],
                    inputs=[("x", np.full(4, tiny))])
     assert r["verdict"] == "pass", r["summary"]
@@ -289,6 +291,119 @@ def test_store_records_malformed_rows_as_final(tmp_path):
     row = store.kernel("bad/row")
     assert row["status"] == "malformed" and "level" in row["message"]
     assert store.todo() == []
+
+
+def test_store_keeps_findings_scopes_op_class_determinism_and_facts(tmp_path):
+    store = core.Store(str(tmp_path / "audit.db"))
+    run = store.begin_run({"generator_version": "test"})
+    store.enqueue([kernel(1, op_class="", determinism_declared=True), kernel(2)])
+    facts = {"constants": [{"name": "batch_size", "value": 8, "get_inputs": True, "init": False}],
+             "trial_seeds": [1, 2, 3, 4, 5]}
+    store.record({"kernel_id": "test/run/L1/P1", "status": "ok", "replica_verdict": "accepted",
+                  "op_class": "reduction", "determinism_declared": False,
+                  "facts": json.dumps(facts),
+                  "verdicts": [{"gate": "EXC-01", "profile": "strict", "verdict": "fail",
+                                "finding": "class_mismatch", "scope": "values"},
+                               {"gate": "CMP-03", "profile": "strict", "verdict": "fail",
+                                "finding": "value_over_bound", "scope": "layout"},
+                               {"gate": "CMP-01", "profile": "strict", "verdict": "pass"}]}, run)
+    row = store.kernel("test/run/L1/P1")
+    # the traced reference's class and determinism replace what the corpus row said
+    assert row["op_class"] == "reduction" and row["determinism_declared"] is False
+    assert json.loads(row["facts"]) == facts
+    vs = {v["gate"]: (v["finding"], v["scope"]) for v in store.verdicts("test/run/L1/P1")}
+    assert vs == {"EXC-01": ("class_mismatch", "values"), "CMP-03": ("value_over_bound", "layout"),
+                  "CMP-01": ("none", "reference")}  # the defaults
+    # an outcome without them keeps the row's own and an empty facts object
+    store.record({"kernel_id": "test/run/L1/P2", "status": "ok"}, run)
+    other = store.kernel("test/run/L1/P2")
+    assert other["op_class"] == "elementwise" and json.loads(other["facts"] or "{}") == {}
+
+
+def test_store_names_a_bad_finding_scope_or_facts(tmp_path):
+    store = core.Store(str(tmp_path / "audit.db"))
+    run = store.begin_run({})
+    store.enqueue([kernel(1)])
+    one = {"gate": "CMP-01", "profile": "strict", "verdict": "fail"}
+    with pytest.raises(ValueError, match=r"outcome.verdicts\[0\].finding"):
+        store.record({"kernel_id": "test/run/L1/P1", "status": "ok",
+                      "verdicts": [dict(one, finding="wrong_vibes")]}, run)
+    with pytest.raises(ValueError, match=r"outcome.verdicts\[1\].scope"):
+        store.record({"kernel_id": "test/run/L1/P1", "status": "ok",
+                      "verdicts": [one, dict(one, gate="CMP-02", scope="everywhere")]}, run)
+    with pytest.raises(ValueError, match="unknown field 'colour'"):
+        store.record({"kernel_id": "test/run/L1/P1", "status": "ok", "colour": "red"}, run)
+    with pytest.raises((RuntimeError, ValueError), match="facts"):
+        store.record({"kernel_id": "test/run/L1/P1", "status": "ok", "facts": "{not json"}, run)
+    assert store.kernel("test/run/L1/P1")["status"] == "pending"  # nothing half-recorded
+    assert store.verdicts("test/run/L1/P1") == []
+
+
+@pytest.fixture(scope="module")
+def module_outcome(tmp_path_factory):
+    """verify_module on the sample's P4 (nan_to_num: EXC-01 fails), strict only, no shrinking."""
+    pytest.importorskip("torch")
+    from kcv.audit.workers import worker_command
+
+    sample = Path(__file__).resolve().parents[2] / "examples/kernelbench/sample.jsonl"
+    rows = [json.loads(line) for line in sample.read_text().splitlines() if line.strip()]
+    row = next(r for r in rows if r["id"] == "sample/cpu/L1/P4")
+    lines = []
+    out = core.verify_module(row, worker_command=worker_command(), device="cpu",
+                             cache_dir=str(tmp_path_factory.mktemp("cache")),
+                             memory_limit_bytes=32 << 30, profiles=["strict"], shrink=False,
+                             progress=lines.append)
+    return row, out, lines
+
+
+def test_verify_module_returns_the_store_outcome_with_timings(module_outcome):
+    row, out, lines = module_outcome
+    assert sorted(out) == ["determinism_declared", "facts", "kernel_id", "message", "op_class",
+                           "out_of_memory", "replica_verdict", "status", "timings", "verdicts"]
+    assert (out["kernel_id"], out["status"], out["replica_verdict"]) == (row["id"], "ok", "accepted")
+    assert out["out_of_memory"] is False and out["op_class"] == "elementwise"
+    assert set(out["timings"]) >= {"load", "replica", "gates", "total"}
+    assert len(out["verdicts"]) == 12 and {v["profile"] for v in out["verdicts"]} == {"strict"}
+    exc = next(v for v in out["verdicts"] if v["gate"] == "EXC-01")
+    assert (exc["verdict"], exc["finding"], exc["scope"]) == ("fail", "class_mismatch", "values")
+    assert json.loads(out["facts"])["trial_seeds"]
+    assert any(line.startswith(row["id"] + ": ") for line in lines)  # progress lines
+    with pytest.raises(ValueError, match="profiles"):
+        core.verify_module(row, worker_command=["false"], profiles=["nope"])
+
+
+def record_in_fresh_store(tmp_path, row, outcome):
+    store = core.Store(str(tmp_path / "audit.db"))
+    run = store.begin_run({})
+    store.enqueue([{"kernel_id": row["id"], "corpus": "sample", "level": 1, "problem_id": 4,
+                    "problem_name": "4_SiLU", "language": "torch"}])
+    store.record(outcome, run)
+    return store
+
+
+def test_verify_modules_outcome_without_its_two_extras_is_what_the_store_keeps(
+        module_outcome, tmp_path):
+    # what the orchestrator records: audit_kernel takes "timings" out, Auditor "out_of_memory"
+    row, out, _ = module_outcome
+    kept = {k: v for k, v in out.items() if k not in ("timings", "out_of_memory")}
+    store = record_in_fresh_store(tmp_path, row, kept)
+    k = store.kernel(row["id"])
+    assert (k["status"], k["replica_verdict"], k["op_class"]) == ("ok", "accepted", "elementwise")
+    assert k["determinism_declared"] == out["determinism_declared"]
+    assert json.loads(k["facts"]) == json.loads(out["facts"])
+    key = lambda vs: sorted((v["gate"], v["profile"], v["verdict"], v["finding"], v["scope"],  # noqa: E731
+                             v["probe_token"]) for v in vs)
+    assert key(store.verdicts(row["id"])) == key(out["verdicts"])
+
+
+@pytest.mark.xfail(strict=True, raises=ValueError,
+                   reason="Store.record refuses verify_module's 'timings' and 'out_of_memory' "
+                          "(unknown field), though core_kernelbench.cpp says it takes the dict "
+                          "as it is")
+def test_verify_modules_outcome_is_accepted_by_store_record_as_it_is(module_outcome, tmp_path):
+    row, out, _ = module_outcome
+    store = record_in_fresh_store(tmp_path, row, dict(out))
+    assert store.kernel(row["id"])["status"] == "ok"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -527,15 +642,19 @@ def test_cpp_worker_runs_a_strided_add_and_the_judge_passes_it():
 
 
 @needs_cpp_worker
-def test_cpp_worker_contiguity_assumption_fails_cmp02():
+def test_cpp_worker_contiguity_assumption_passes_cmp02_and_fails_cmp03():
+    # CMP-02 is structural only (docs/decisions/0001): a value read wrongly through a view is
+    # CMP-03's finding
     base = np.random.default_rng(0).standard_normal((16, 16)).astype(np.float32)
     x, y = base[:, ::2], base[:, 8:]
     want = x.astype(np.float64) + y
-    with cpp_worker("redteam.cmp02.contiguity_assumed", "add") as w:
+    with cpp_worker("redteam.cmp03.contiguity_assumed", "add") as w:
         rec = w.run([("x", x), ("y", y)], [("f32", (16, 8))])
-    r = core.judge("CMP-02", calls=[rec], oracle=[oracle(want, np.abs(want) * 2.0**-24)],
-                   inputs=[("x", x), ("y", y)])
-    assert r["verdict"] == "fail", r["summary"]
+    ora = [oracle(want, np.abs(want) * 2.0**-24)]
+    r = core.judge("CMP-02", calls=[rec], oracle=ora, inputs=[("x", x), ("y", y)])
+    assert r["verdict"] == "pass", r["summary"]
+    r = core.judge("CMP-03", calls=[rec], oracle=ora, inputs=[("x", x), ("y", y)])
+    assert r["verdict"] == "fail" and r["worst_ratio"] > 1, r["summary"]
 
 
 @needs_cpp_worker
@@ -545,7 +664,7 @@ def test_cpp_worker_write_past_end_breaks_the_guard():
         rec = w.run([("x", x), ("y", x)], [("f32", (4, 8))], randomize_guards=True, guard_seed=5)
     assert not rec.guards_intact
     r = core.judge("RES-01", calls=[rec], oracle=[oracle(2 * x, 0.0)], inputs=[("x", x), ("y", x)])
-    assert r["verdict"] == "fail" and "outside its output" in r["summary"]
+    assert r["verdict"] == "fail" and "wrote outside its buffers" in r["summary"], r["summary"]
 
 
 def test_take_outputs_hands_over_the_buffers_as_arrays():

@@ -89,6 +89,8 @@ def test_a_detached_audit_outlives_its_call_and_the_next_call_attaches(span_env)
     final = statuses(out2 / "audit.db")
     assert len(final) == 8 and not {"pending", "running"} & set(final.values()), final
     assert final["sample/cpu/L1/P8"] == "malformed"
+    assert final["sample/cpu/L1/P7"] == "import_error"
+    assert sum(s == "ok" for s in final.values()) == 6  # the six rows that load
     assert "kcv audit report" in (out2 / "report.txt").read_text()
     log = (out2 / "audit.log").read_text()
     assert "shard 0/2,0/1, " in log  # "0/2, 0/1" is the list (its order: unit tests)
@@ -110,9 +112,9 @@ def test_a_detached_audit_outlives_its_call_and_the_next_call_attaches(span_env)
 
 
 def test_a_detached_audit_that_kcv_audit_refuses_stops_at_once(span_env):
-    """Exit 2 (bad arguments, a store judged under another error scale) is not retried."""
+    """Exit 2 (bad arguments, a store judged by another generator of verdicts) is not retried."""
     out_text, out = device_audit(span_env, "out", AUDIT_SPAN_S="300", AUDIT_DEADLINE_S="120",
-                                 AUDIT_ARGS="--error-scale nonsense")
+                                 AUDIT_ARGS="--device cpu --profiles nonsense")
     assert "span: ended" in out_text, out_text
     log = (out / "audit.log").read_text()
     assert "refused to run (exit 2" in log and log.count("kcv audit exit 2") == 1, log

@@ -1,6 +1,6 @@
 """The reference load's sizing on the meta device (load field size_on_meta_over,
-kcv.worker.meta): a problem over the limit is described without being drawn, built or run, and
-its worker refuses calls; under the limit, or where meta cannot tell, the load is the real one."""
+kcv.worker.meta): a problem over the limit is described without being drawn, built or run (its
+facts only the constants), and its worker refuses calls; under the limit, or where meta cannot tell, the load is the real one."""
 
 import signal
 import threading
@@ -43,7 +43,12 @@ def cache_dir(tmp_path_factory):
 def test_over_the_limit_the_problem_is_only_sized_and_calls_are_refused(worker, cache_dir):
     reply = load(worker, cache_dir, kb.ADD, size_on_meta_over=ADD_IO - 1)
     assert reply["type"] == "loaded", reply
-    assert "facts" not in reply["problem"]  # nothing ran: nothing learnt
+    # nothing ran, so nothing was traced: the facts are the constants alone (read by ast), what
+    # a reduced shape is made of (kcv.audit.rescale)
+    assert reply["problem"].pop("facts") == {"constants": [
+        {"name": "ROWS", "value": 4, "get_inputs": True, "init": False},
+        {"name": "COLS", "value": 8, "get_inputs": True, "init": False},
+        {"name": "SIZE", "value": 32, "get_inputs": False, "init": False}]}
     assert reply["problem"] == {
         "inputs": [{"kind": "tensor", "dtype": "f32", "shape": [4, 8]},
                    {"kind": "tensor", "dtype": "f32", "shape": [4, 8]},

@@ -39,3 +39,13 @@ def matmul_reference(a, b):
 def matmul_bf16(a, b):
     """Silent downcast: multiplies in bfloat16, returns float32."""
     return (a.bfloat16() @ b.bfloat16()).float()
+
+
+def softmax_raises(x):
+    """Raises on every call."""
+    raise ValueError("not implemented for this shape")
+
+
+def softmax_wrong_shape(x):
+    """Returns one row too few."""
+    return torch.softmax(x, dim=-1)[:-1]

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import time
+import traceback
 from dataclasses import dataclass
 
 from kcv.audit import memory, reduced as reduced_mod
@@ -81,11 +82,11 @@ def _choose_shape(row: dict, cfg: KernelConfig, gpu, notes: list) -> tuple[dict,
         small, override, small_io = reduced_mod.search(full, io, cfg.reduce_over_bytes,
                                                        cfg.reduce_to_bytes, try_shape, notes)
     except reduced_mod.NoReducedShape as e:
-        notes.append(f"judged at the reference shape ({io / 2**30:.2f} GiB in + out): {e}")
+        notes.append(f"judged at the reference shape ({io / 2**30:.3g} GiB in + out): {e}")
         return {}, (full.input_bytes, full.output_bytes), None
     desc = reduced_mod.describe(override)
     notes.append(f"judged at a reduced shape {desc} ({small_io / 2**20:.1f} MiB in + out; the "
-                 f"reference shape's {io / 2**30:.2f} GiB is over {cfg.reduce_over_bytes / 2**30:g} "
+                 f"reference shape's {io / 2**30:.3g} GiB is over {cfg.reduce_over_bytes / 2**30:.3g} "
                  "GiB): replica and gates alike")
     return override, (small.input_bytes, small.output_bytes), {"reduced": desc, "reference_shape_bytes": io,
                                          "reduced_shape_bytes": small_io}
@@ -95,10 +96,23 @@ def audit_kernel(row: dict, cfg: KernelConfig, timings: dict | None = None, alon
                  may_postpone: bool = False, reservation: memory.Reservation | None = None) -> dict:
     """The store outcome dict of one corpus row (kcv._core.Store.record takes it), or the
     orchestrator's `run_alone` / `postponed` (module docstring). `timings` receives wall seconds:
-    size, memory_wait, and verify_module's load, replica, gates and total."""
+    size, memory_wait, and verify_module's load, replica, gates and total. An exception here (a
+    bug of ours in sizing, admission or marking) is this kernel's `error`, never a stopped
+    audit: with --jobs 1 nothing else would catch it."""
+    t = {} if timings is None else timings
+    try:
+        return _audit_kernel(row, cfg, t, alone, may_postpone, reservation)
+    except Exception as e:  # noqa: BLE001 - our own fault must not stop the audit
+        return {"kernel_id": row.get("id", ""), "status": "error", "replica_verdict": None,
+                "verdicts": [], "message": _clip(
+                    f"internal error in kcv.audit: {type(e).__name__}: {e}; "
+                    f"{traceback.format_exc(limit=3)}")}
+
+
+def _audit_kernel(row: dict, cfg: KernelConfig, t: dict, alone: bool, may_postpone: bool,
+                  reservation: memory.Reservation | None) -> dict:
     from kcv import _core
 
-    t = {} if timings is None else timings
     t0 = time.monotonic()
     notes: list[str] = []
     with contextlib.ExitStack() as held:

@@ -29,7 +29,8 @@ def describe(override: dict) -> str:
 
 
 def mark(records: list[dict], shape: dict):
-    """Every verdict of a battery run at a reduced shape says so in its evidence."""
+    """Every verdict judged at a reduced shape says so in its evidence (key "battery_shape",
+    the name the store's readers know)."""
     for r in records:
         ev = json.loads(r.get("evidence_json") or "{}")
         ev["battery_shape"] = shape

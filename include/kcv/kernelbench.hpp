@@ -13,6 +13,7 @@
 // statuses), KernelBench's own check (the replica), then every gate under every profile.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -99,6 +100,7 @@ struct Task {
   int concurrency = 1;                   // run
   int autotune_config = -1;              // run
   bool poison = false;                   // run: the call's sentinel in fresh allocations
+  bool zero_fill = false;                // run: zeros in fresh allocations instead (the replica)
   int64_t device_guard = 0;              // run: guard bytes around device input copies
   uint64_t guard_seed = 0;               // run
   std::optional<uint64_t> shuffle_seed;  // run
@@ -188,6 +190,10 @@ std::string no_claim_reason(double e, double rms_value);
 
 struct ModuleConfig {
   int call_timeout_ms = 120000;
+  /// The kernel's deadline (after its loads): no call is given more than what is left of it.
+  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
+  /// call_timeout_ms, cut to what is left before the deadline (at least 1 ms).
+  int call_budget_ms() const;
   int64_t probe_budget_bytes = int64_t{256} << 20;  // other shapes: inputs + outputs at most this
   bool declared_deterministic = true;               // the row's contract (default: declared)
   std::optional<DType> declared_precision;          // f16 / bf16 accumulation the row declares
@@ -238,7 +244,8 @@ class ModuleRunner final : public CandidateRunner {
   Expected<ResourceFacts> resources() override;
   std::string exhausted() const override;
 
-  /// One plain call (zero-filled buffers, no poison: KernelBench's own conditions) for the
+  /// One plain call (zero-filled buffers and fresh allocations, inputs of their own storage:
+  /// KernelBench's own conditions at their most forgiving) for the
   /// replica, with torch.manual_seed(seed) before the forward.
   CallRecord run_plain(const std::vector<HostTensor>& inputs,
                        const std::vector<OutputSpec>& outputs, uint64_t seed);

@@ -68,6 +68,7 @@ nb::dict result_dict(const GateResult& r) {
   d["ratio_quantiles"] = r.evidence.ratio_quantiles;
   d["bits_lost"] = r.evidence.bits_lost;
   d["violations"] = r.evidence.violations;
+  d["finding"] = std::string(finding_name(r.finding));
   return d;
 }
 

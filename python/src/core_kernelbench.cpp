@@ -4,7 +4,7 @@
 // it can (scheduling, host-memory and GPU admission, the store); everything that decides a
 // verdict (plans, inputs, the fp64 oracle's bound, the replica, the judges, folding, shrinking)
 // runs here, without the GIL. The result is the store's outcome as a dict that Store.record
-// takes as it is, plus the reference's facts, timings and the out-of-memory flag.
+// takes once the orchestrator has taken out what is its own (timings, the out-of-memory flag).
 #include <fmt/format.h>
 #include <nanobind/stl/function.h>
 #include <nanobind/stl/map.h>
@@ -159,11 +159,10 @@ void bind_kernelbench(nb::module_& m) {
         nb::arg("base_constants") = std::map<std::string, int64_t>{},
         nb::arg("probe_budget_bytes") = int64_t{256} << 20, nb::arg("shrink") = true,
         nb::arg("progress") = nb::none(),
-        "Verifies one KernelBench row (id, reference_code, candidate_code, optional contract) "
-        "through the\n"
-        "C++ pipeline: loads, KernelBench's check, every gate under every profile. Returns the "
-        "store\n"
-        "outcome dict (Store.record takes it) with 'timings' and 'out_of_memory'.");
+        "Verifies one KernelBench row (id, reference_code, candidate_code, optional contract)\n"
+        "through the C++ pipeline: loads, KernelBench's check, every gate under every profile.\n"
+        "Returns the store's outcome dict plus 'timings' (seconds) and 'out_of_memory' (a harness\n"
+        "error to retry alone), which are the orchestrator's: take them out before Store.record.");
 }
 
 }  // namespace kcv::py

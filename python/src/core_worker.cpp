@@ -6,12 +6,11 @@
 // it, and the executor refuses a worker that loaded another kernel than name/op). The GIL is
 // released while a worker starts, runs or shuts down, so Workers on several threads run at once;
 // each Worker serialises its own calls.
+#include <fmt/format.h>
 #include <nanobind/stl/map.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
-
-#include <fmt/format.h>
 
 #include <map>
 #include <memory>
@@ -40,7 +39,8 @@ std::vector<OutputSpec> output_specs(nb::handle outputs) {
   for (nb::handle item : outputs) {
     nb::tuple pair = nb::cast<nb::tuple>(item);
     const std::string what = fmt::format("outputs[{}]", k++);
-    if (pair.size() != 2) throw nb::value_error((what + ": expected a (dtype, shape) pair").c_str());
+    if (pair.size() != 2)
+      throw nb::value_error((what + ": expected a (dtype, shape) pair").c_str());
     OutputSpec s{dtype_from_string(nb::cast<std::string>(pair[0]), what), {}};
     for (nb::handle d : pair[1]) s.shape.push_back(nb::cast<int64_t>(d));
     specs.push_back(std::move(s));
@@ -50,7 +50,7 @@ std::vector<OutputSpec> output_specs(nb::handle outputs) {
 
 CallOptions call_options(const std::map<std::string, double>& params, int timeout_ms,
                          uint64_t sentinel_seed, int64_t address_shift, bool randomize_guards,
-                         uint64_t guard_seed, bool plain_buffers) {
+                         uint64_t guard_seed, bool plain_buffers, const std::string& task_json) {
   CallOptions o;
   o.params = params;
   o.timeout_ms = timeout_ms;
@@ -59,7 +59,16 @@ CallOptions call_options(const std::map<std::string, double>& params, int timeou
   o.randomize_guards = randomize_guards;
   o.guard_seed = guard_seed;
   o.plain_buffers = plain_buffers;
+  o.task_json = task_json;
   return o;
+}
+
+/// The call's typed task (docs/06 §7.3) as JSON text; None: the request carries none.
+std::string task_text(nb::handle task) {
+  if (task.is_none()) return {};
+  if (!nb::isinstance<nb::dict>(task))
+    throw nb::value_error("task: expected a dict (docs/06 §7.3)");
+  return to_json_text(task);
 }
 
 /// One option dict of run_concurrently: the keyword arguments of run.
@@ -67,10 +76,11 @@ CallOptions call_options_from(const nb::dict& d) {
   const auto get = [&](const char* key, auto fallback) {
     return d.contains(key) ? nb::cast<decltype(fallback)>(d[key]) : fallback;
   };
-  CallOptions o = call_options(get("params", std::map<std::string, double>{}), get("timeout_ms", 60000),
-                               get("sentinel_seed", uint64_t{0}), get("address_shift", int64_t{0}),
-                               get("randomize_guards", false), get("guard_seed", uint64_t{0}),
-                               get("plain_buffers", false));
+  CallOptions o = call_options(get("params", std::map<std::string, double>{}),
+                               get("timeout_ms", 60000), get("sentinel_seed", uint64_t{0}),
+                               get("address_shift", int64_t{0}), get("randomize_guards", false),
+                               get("guard_seed", uint64_t{0}), get("plain_buffers", false),
+                               d.contains("task") ? task_text(d["task"]) : std::string());
   if (d.contains("launch")) {
     const auto l = nb::cast<std::tuple<int32_t, int32_t>>(d["launch"]);
     o.launch = LaunchConfig{std::get<0>(l), std::get<1>(l)};
@@ -113,12 +123,13 @@ class PyWorker {
     d["pid"] = info->pid;
     d["worker"] = info->worker;
     d["concurrent_calls"] = info->concurrent_calls;
-    d["reply"] = info->load_reply_json.empty() ? nb::object(nb::dict()) : from_json_text(info->load_reply_json);
+    d["reply"] = info->load_reply_json.empty() ? nb::object(nb::dict())
+                                               : from_json_text(info->load_reply_json);
     return d;
   }
 
-  std::vector<CallRecord> run_all(nb::handle inputs, nb::handle outputs, const std::vector<CallOptions>& options,
-                                  bool concurrently) {
+  std::vector<CallRecord> run_all(nb::handle inputs, nb::handle outputs,
+                                  const std::vector<CallOptions>& options, bool concurrently) {
     const std::vector<HostTensor> tensors = tensors_from_pairs(inputs, "inputs");
     const std::vector<OutputSpec> specs = output_specs(outputs);
     nb::gil_scoped_release unlocked;
@@ -170,18 +181,20 @@ void bind_worker(nb::module_& m) {
            "concurrent_calls, reply}. RuntimeError with the worker's message on failure.")
       .def(
           "run",
-          [](PyWorker& w, nb::handle inputs, nb::handle outputs, const std::map<std::string, double>& params,
-             int timeout_ms, uint64_t sentinel_seed, int64_t address_shift, bool randomize_guards,
-             uint64_t guard_seed, bool plain_buffers) {
-            const CallOptions o = call_options(params, timeout_ms, sentinel_seed, address_shift,
-                                               randomize_guards, guard_seed, plain_buffers);
+          [](PyWorker& w, nb::handle inputs, nb::handle outputs,
+             const std::map<std::string, double>& params, int timeout_ms, uint64_t sentinel_seed,
+             int64_t address_shift, bool randomize_guards, uint64_t guard_seed, bool plain_buffers,
+             nb::handle task) {
+            const CallOptions o =
+                call_options(params, timeout_ms, sentinel_seed, address_shift, randomize_guards,
+                             guard_seed, plain_buffers, task_text(task));
             return std::move(w.run_all(inputs, outputs, {o}, false).front());
           },
           nb::arg("inputs"), nb::arg("outputs"), nb::kw_only(),
           nb::arg("params") = std::map<std::string, double>{}, nb::arg("timeout_ms") = 60000,
           nb::arg("sentinel_seed") = 0, nb::arg("address_shift") = 0,
           nb::arg("randomize_guards") = false, nb::arg("guard_seed") = 0,
-          nb::arg("plain_buffers") = false,
+          nb::arg("plain_buffers") = false, nb::arg("task") = nb::none(),
           "One call: inputs [(name, array)] with their strides, outputs [(dtype, shape)].")
       .def(
           "run_concurrently",

@@ -4,8 +4,7 @@ test client — the load reply reaches start(), a draw task and a reference64 ta
 and the float64 oracle, non-contiguous numpy inputs are read by stride, and hostile candidates
 become the CallRecord fields the gates judge (inputs_unchanged, crash, timeout, all_written).
 Calls are typed tasks (docs/06 §7.3); a call without one is refused by the worker, which is
-checked here too. kcv._core.Worker.run has no way to send a task yet (CallOptions::task_json is
-not bound): the task tests are strict xfails on that TypeError until it has one. Through
+checked here too; Worker.run's `task=` sends one. Through
 verify_module the same behaviours are judged end to end (test_audit_limits.py,
 test_audit_sample.py, test_verify.py). Skipped when kcv._core is not built
 (PYTHONPATH=<build>/python:<repo>/python)."""
@@ -71,9 +70,6 @@ def test_start_returns_the_workers_load_reply(workers):
     assert started["good"]["name"] == "ModelNew"
 
 
-NO_TASK_ARGUMENT = pytest.mark.xfail(
-    strict=True, raises=TypeError,
-    reason="kcv._core.Worker.run takes no typed task (CallOptions::task_json is not bound)")
 
 
 def test_a_call_without_a_task_is_refused_not_run(workers):
@@ -84,7 +80,6 @@ def test_a_call_without_a_task_is_refused_not_run(workers):
         assert "numeric modes are gone" in rec.message or "task: missing" in rec.message, rec.message
 
 
-@NO_TASK_ARGUMENT
 def test_a_draw_then_a_reference64_task_through_the_executor(workers):
     w = workers[0]["reference"]
     gen = w.run([], [("f32", (4, 8)), ("f32", (4, 8))], task={"kind": "draw", "seed": 9})
@@ -102,7 +97,6 @@ def test_a_draw_then_a_reference64_task_through_the_executor(workers):
 RUN = {"kind": "run", "seed": 7}
 
 
-@NO_TASK_ARGUMENT
 def test_non_contiguous_numpy_inputs_are_read_by_stride(workers):
     w = workers[0]["good"]
     rng = np.random.default_rng(4)
@@ -115,7 +109,6 @@ def test_non_contiguous_numpy_inputs_are_read_by_stride(workers):
     assert np.array_equal(r.outputs[0], expect.numpy())
 
 
-@NO_TASK_ARGUMENT
 def test_an_input_written_in_place_is_a_mutation_record(workers):
     w = workers[0]["mutate"]
     x, y = np.ones((4, 8), np.float32), np.ones((4, 8), np.float32)
@@ -124,7 +117,6 @@ def test_an_input_written_in_place_is_a_mutation_record(workers):
     assert r.mutated_input == 0  # the index of x
 
 
-@NO_TASK_ARGUMENT
 def test_a_segfault_is_a_crash_record_and_the_next_call_restarts(workers):
     w = workers[0]["segfault"]
     x = np.ones((4, 8), np.float32)
@@ -133,7 +125,6 @@ def test_a_segfault_is_a_crash_record_and_the_next_call_restarts(workers):
     assert w.workers_started == 1
 
 
-@NO_TASK_ARGUMENT
 def test_an_endless_forward_is_a_timeout_record(workers):
     w = workers[0]["loop"]
     x = np.ones((4, 8), np.float32)

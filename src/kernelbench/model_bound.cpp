@@ -6,6 +6,7 @@
 // looser than KernelBench's own allclose, no value claim is made at all.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "kcv/kernelbench.hpp"
@@ -37,6 +38,13 @@ EagerScale eager_scale(DType out_dtype, const std::vector<double>& value, const 
   const double rms = finite == 0 ? 0.0 : std::sqrt(sum_sq / static_cast<double>(finite));
   s.e = std::max(worst, unit_roundoff(out_dtype) * rms);
   return s;
+}
+
+int ModuleConfig::call_budget_ms() const {
+  if (deadline == std::chrono::steady_clock::time_point::max()) return call_timeout_ms;
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+      deadline - std::chrono::steady_clock::now());
+  return static_cast<int>(std::clamp<int64_t>(left.count(), 1, call_timeout_ms));
 }
 
 std::string no_claim_reason(double e, double rms_value) {

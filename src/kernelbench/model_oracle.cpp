@@ -79,7 +79,7 @@ namespace {
 
 CallOptions reference_options(const ModuleConfig& c, uint64_t salt) {
   CallOptions o;
-  o.timeout_ms = c.call_timeout_ms;
+  o.timeout_ms = c.call_budget_ms();
   o.sentinel_seed = mix_seed(0x7265660aULL, salt);
   return o;
 }

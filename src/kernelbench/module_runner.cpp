@@ -98,7 +98,7 @@ std::string ModuleRunner::exhausted() const {
 CallRecord ModuleRunner::call(WorkerExecutor& w, const ProbeInputs& inputs,
                               const std::vector<OutputSpec>& outputs, const Task& task,
                               CallOptions options) {
-  options.timeout_ms = config_.call_timeout_ms;
+  options.timeout_ms = config_.call_budget_ms();
   CallRecord rec = call_task(w, workers_.stub(), inputs.tensors, outputs, task, std::move(options));
   if (rec.status == CallStatus::kTimeout) ++timeouts_;
   note_device_guards(rec);
@@ -171,6 +171,7 @@ CallRecord ModuleRunner::run_plain(const std::vector<HostTensor>& inputs,
   t.kind = TaskKind::kRun;
   t.seed = seed;
   t.fresh_inputs = true;  // KernelBench hands the candidate tensors of their own
+  t.zero_fill = true;     // and, as plain buffers, its own fresh allocations hold zeros
   return call(**w, ProbeInputs{inputs, outputs, {}}, outputs, t, o);
 }
 
@@ -180,7 +181,7 @@ Expected<ResourceFacts> ModuleRunner::resources() {
   Task t;
   t.kind = TaskKind::kDescribe;
   CallOptions o;
-  o.timeout_ms = config_.call_timeout_ms;
+  o.timeout_ms = config_.call_budget_ms();
   const CallRecord rec = call_task(**w, workers_.stub(), {}, {}, t, o);
   if (rec.status != CallStatus::kOk) {
     return make_error(

@@ -95,7 +95,8 @@ audit::KernelStatus load_failure_status(const Error& error, bool reference) {
   if (error.worker_class == "import_error") return audit::KernelStatus::kImportError;
   if (!error.worker_class.empty()) return audit::KernelStatus::kError;  // init, problem, request
   // No class: the executor's own words for a worker it had to stop or that died.
-  if (contains_word(error.message, "no reply in time") || contains_word(error.message, "no result within")) {
+  if (contains_word(error.message, "no reply in time") ||
+      contains_word(error.message, "no result within")) {
     return audit::KernelStatus::kTimeout;
   }
   if (contains_word(error.message, "died of signal")) return audit::KernelStatus::kCrash;

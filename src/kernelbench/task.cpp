@@ -29,10 +29,11 @@ std::string_view autocast_name(Autocast a) {
 }
 
 // The sentinel of each dtype the executor poisons outputs with, for the worker's empty tensors.
-json poison_patterns(uint64_t sentinel_seed) {
+// zeros: what a fresh allocation holds as KernelBench's check meets it (the replica).
+json poison_patterns(uint64_t sentinel_seed, bool zeros) {
   json p = json::object();
   for (DType t : {DType::kF32, DType::kF64, DType::kF16, DType::kBF16, DType::kI32, DType::kI64}) {
-    p[std::string(dtype_name(t))] = sentinel_bits(t, sentinel_seed);
+    p[std::string(dtype_name(t))] = zeros ? uint64_t{0} : sentinel_bits(t, sentinel_seed);
   }
   return p;
 }
@@ -64,7 +65,7 @@ std::string task_json(const Task& t, uint64_t sentinel_seed) {
       j["seed"] = t.seed;
       j["concurrency"] = t.concurrency;
       j["autotune_config"] = t.autotune_config;
-      if (t.poison) j["poison"] = poison_patterns(sentinel_seed);
+      if (t.poison || t.zero_fill) j["poison"] = poison_patterns(sentinel_seed, !t.poison);
       j["device_guard"] = t.device_guard;
       j["guard_seed"] = t.guard_seed;
       if (t.shuffle_seed) j["shuffle_seed"] = *t.shuffle_seed;

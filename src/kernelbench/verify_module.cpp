@@ -59,9 +59,10 @@ Replica run_replica(ModuleWorkers& workers, ModuleRunner& runner, const ModulePr
     return r;
   }
   CallOptions ref_options;
-  ref_options.timeout_ms = config.call_timeout_ms;
+  ref_options.timeout_ms = config.call_budget_ms();
   for (std::size_t t = 0; t < problem.facts.trial_seeds.size(); ++t) {
     const uint64_t seed = problem.facts.trial_seeds[t];
+    ref_options.timeout_ms = config.call_budget_ms();  // what is left of the kernel's time
     Task draw;
     draw.kind = TaskKind::kDraw;
     draw.seed = seed;
@@ -214,6 +215,8 @@ ModuleOutcome verify_module_unguarded(const ModuleRow& row, const ModuleRunOptio
   config.autotune_configs = autotune_configs_of(workers.base_load_reply(Role::kCandidate));
   config.no_concurrency = no_concurrency_of(workers.base_load_reply(Role::kCandidate));
   config.forward_seed = setup.seed;
+  // --kernel-timeout covers everything after the loads: the replica too, and no call outlives it.
+  config.deadline = Clock::now() + std::chrono::milliseconds(options.kernel_timeout_ms);
   ModuleRunner runner(workers, config);
 
   say("KernelBench's check");
@@ -241,8 +244,7 @@ ModuleOutcome verify_module_unguarded(const ModuleRow& row, const ModuleRunOptio
   po.shrink = options.shrink;
   po.shrink_runs = kShrinkRuns;
   po.progress = [&](std::string_view line) { say(line); };
-  const auto deadline = Clock::now() + std::chrono::milliseconds(options.kernel_timeout_ms);
-  po.keep_going = [&] { return Clock::now() < deadline; };
+  po.keep_going = [&] { return Clock::now() < config.deadline; };
   const auto t2 = Clock::now();
   const PipelineReport report = run_pipeline(source, oracle, runner, contract, po);
   result.timings["gates"] = seconds_since(t2);

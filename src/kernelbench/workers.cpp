@@ -104,7 +104,8 @@ Expected<WorkerExecutor*> ModuleWorkers::worker(Role role, const Constants& cons
     return s.executor.get();
   }
   const int64_t meta = s.at_base ? setup_.size_on_meta_over : other_shape_budget_;
-  const WorkerLoad load = load_for(setup_, role, want, role == Role::kReference ? meta : 0, s.at_base);
+  const WorkerLoad load =
+      load_for(setup_, role, want, role == Role::kReference ? meta : 0, s.at_base);
   Expected<WorkerKernelInfo> info = make_error(ErrorCode::kInternal, "not started");
   if (!s.executor) {
     WorkerOptions o;

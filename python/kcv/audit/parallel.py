@@ -1,10 +1,9 @@
 """`kcv audit --procs P`: one audit run by P orchestrator processes on one store.
 
-Why processes: one orchestrator drives its slots from threads of one interpreter, and the slots'
-Python work (building oracles, the replica's comparisons, converting arrays for the C++ judges)
-takes turns on its lock. On the H200 with 20 slots in one process the host's 32 cores showed a
-load average of 6 to 20, both GPUs sat near 0 % busy, and a battery's wall time ran well past the
-sum of its worker calls and judges (docs/audit/README.md, session 8, first call).
+Why processes: one orchestrator drives its slots from threads of one interpreter and one address
+space; its Python work (reading rows, admission, the store) takes turns on the interpreter's lock
+and every call maps its shared-memory regions in the one process. P processes each have their
+own.
 
 The launcher (this process) reads the corpora into the store and takes the kernels to do, as
 `kcv audit` does, then deals them round-robin to P child processes (`python -m kcv.audit ...

@@ -1,10 +1,10 @@
 """What a detached audit's machine watch saw (scripts/device-audit-span writes it every 30 s):
 the 1-minute load, the host memory used, how many GPU readings were 0 % busy, and, from the
 `cpu:` lines of scripts/cpu-by-kind, each kind of process's share of the sampled CPU time, and
-from its `host:` lines (watches since session 14's last commits) the host's median user, system
+from its `host:` lines (watches written by the current scripts/device-audit-span) the host's median user, system
 and idle percentages.
 
-    python3 bench/audit/watch_summary.py docs/audit/watch-s13-span.log
+    python3 bench/audit/watch_summary.py WATCH_LOG
 """
 
 import re

@@ -4,7 +4,7 @@ The trusted side holds several copies of a kernel's data while it judges a probe
 transformed inputs, the fp64 reference values, bounds and eager runs, the candidate's output of
 every call, and the shared-memory regions of the calls in flight. With a
 dozen slots on problems of hundreds of megabytes that outgrew a 128 GB host on the H200 (the
-kernel's OOM killer took the orchestrator, docs/audit/README.md). So each kernel, once its
+kernel's OOM killer took the orchestrator). So each kernel, once its
 problem is known, holds an estimate of what it will keep until it is done, and waits while the
 running kernels' estimates would not leave room; a kernel whose estimate exceeds the whole
 budget runs alone at the end, when nothing else runs. A kernel that may be postponed waits only

@@ -3,11 +3,10 @@
 // it and the judges take it. Outputs convert to new contiguous numpy arrays on every read, or
 // are taken out once without a copy (take_outputs: the arrays own the record's buffers); the
 // keyword constructor lets Python build synthetic records (tests, replayed results) from arrays.
+#include <fmt/format.h>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
-
-#include <fmt/format.h>
 
 #include <array>
 
@@ -17,15 +16,17 @@
 namespace kcv::py {
 namespace {
 
-constexpr std::array<CallStatus, 6> kStatuses = {CallStatus::kOk,    CallStatus::kKernelError,
+constexpr std::array<CallStatus, 6> kStatuses = {CallStatus::kOk,        CallStatus::kKernelError,
                                                  CallStatus::kException, CallStatus::kCrash,
-                                                 CallStatus::kTimeout, CallStatus::kBadOutput};
+                                                 CallStatus::kTimeout,   CallStatus::kBadOutput};
 
 CallStatus status_from_string(std::string_view name) {
   for (CallStatus s : kStatuses)
     if (call_status_name(s) == name) return s;
-  throw nb::value_error(fmt::format("status: unknown call status '{}' (ok, kernel_error, exception, "
-                                    "crash, timeout, bad_output)", name).c_str());
+  raise_invalid(
+      fmt::format("status: unknown call status '{}' (ok, kernel_error, exception, "
+                  "crash, timeout, bad_output)",
+                  name));
 }
 
 nb::list outputs_of(const CallRecord& r) {
@@ -75,7 +76,8 @@ nb::list take_outputs(CallRecord& r) {
 void set_outputs(CallRecord& r, nb::handle arrays) {
   std::vector<HostTensor> outputs;
   std::size_t k = 0;
-  for (nb::handle a : arrays) outputs.push_back(tensor_from_array(a, fmt::format("outputs[{}]", k++)));
+  for (nb::handle a : arrays)
+    outputs.push_back(tensor_from_array(a, fmt::format("outputs[{}]", k++)));
   r.outputs = std::move(outputs);
 }
 
@@ -86,10 +88,10 @@ void bind_call_record(nb::module_& m) {
                          "One audited candidate call: status, outputs and the buffer audit.")
       .def(
           "__init__",
-          [](CallRecord* r, const std::string& status, nb::handle outputs, const std::string& message,
-             bool inputs_unchanged, int mutated_input, int64_t first_mutated_input_elem,
-             bool guards_intact, int64_t first_guard_violation, bool all_written,
-             int64_t first_unwritten, int unwritten_output, uint64_t sentinel) {
+          [](CallRecord* r, const std::string& status, nb::handle outputs,
+             const std::string& message, bool inputs_unchanged, int mutated_input,
+             int64_t first_mutated_input_elem, bool guards_intact, int64_t first_guard_violation,
+             bool all_written, int64_t first_unwritten, int unwritten_output, uint64_t sentinel) {
             const CallStatus s = status_from_string(status);
             new (r) CallRecord();
             r->status = s;
@@ -106,11 +108,11 @@ void bind_call_record(nb::module_& m) {
             set_outputs(*r, outputs);
           },
           nb::kw_only(), nb::arg("status") = "ok", nb::arg("outputs") = nb::list(),
-          nb::arg("message") = "", nb::arg("inputs_unchanged") = true, nb::arg("mutated_input") = -1,
-          nb::arg("first_mutated_input_elem") = -1, nb::arg("guards_intact") = true,
-          nb::arg("first_guard_violation") = -1, nb::arg("all_written") = true,
-          nb::arg("first_unwritten") = -1, nb::arg("unwritten_output") = -1,
-          nb::arg("sentinel") = 0)
+          nb::arg("message") = "", nb::arg("inputs_unchanged") = true,
+          nb::arg("mutated_input") = -1, nb::arg("first_mutated_input_elem") = -1,
+          nb::arg("guards_intact") = true, nb::arg("first_guard_violation") = -1,
+          nb::arg("all_written") = true, nb::arg("first_unwritten") = -1,
+          nb::arg("unwritten_output") = -1, nb::arg("sentinel") = 0)
       .def_prop_rw(
           "status", [](const CallRecord& r) { return std::string(call_status_name(r.status)); },
           [](CallRecord& r, const std::string& s) { r.status = status_from_string(s); })
@@ -130,7 +132,8 @@ void bind_call_record(nb::module_& m) {
       .def_rw("unwritten_output", &CallRecord::unwritten_output)
       .def_rw("sentinel", &CallRecord::sentinel)
       .def_prop_rw(
-          "launch", [](const CallRecord& r) { return std::make_tuple(r.launch.block, r.launch.threads); },
+          "launch",
+          [](const CallRecord& r) { return std::make_tuple(r.launch.block, r.launch.threads); },
           [](CallRecord& r, std::tuple<int32_t, int32_t> l) {
             r.launch = LaunchConfig{std::get<0>(l), std::get<1>(l)};
           },

@@ -1,8 +1,9 @@
 // File: python/src/core_common.hpp
 // Shared pieces of the kcv._core bindings (python/src/core_*.cpp, one job per file): dtype
 // strings, numpy <-> HostTensor conversion honouring strides and base offsets, JSON <-> Python
-// through the json module, and the error mapping (kcv Errors of bad input become ValueError,
-// the rest RuntimeError). Each core_*.cpp defines one bind_* function that core_module.cpp calls.
+// through the json module, and the error mapping (a kcv Error becomes the kcv._core exception
+// class of its code, core_errors.cpp). Each core_*.cpp defines one bind_* function that
+// core_module.cpp calls.
 #pragma once
 
 #include <nanobind/nanobind.h>
@@ -21,8 +22,12 @@ namespace kcv::py {
 
 namespace nb = nanobind;
 
-/// Throws ValueError (kInvalidArgument, kParse) or RuntimeError (anything else).
-[[noreturn]] void raise(const Error& e);
+/// Raises the kcv._core exception class of e.code (core_errors.cpp), its message prefixed with
+/// `what` when given.
+[[noreturn]] void raise(const Error& e, std::string_view what = {});
+
+/// Raises kcv._core.InvalidArgumentError (also a ValueError) with this message.
+[[noreturn]] void raise_invalid(const std::string& message);
 
 /// "f64" ... "bool" (also the torch spellings) -> DType; ValueError naming `what` otherwise.
 DType dtype_from_string(std::string_view name, std::string_view what);

@@ -51,7 +51,7 @@ nb::dict error_dict(const RowError& e) {
 
 std::pair<nb::list, nb::list> read_corpus(const std::string& path, const std::string& shard_text) {
   auto shard = audit::parse_shard(shard_text);
-  if (!shard) throw nb::value_error(("shard: " + shard.error().to_string()).c_str());
+  if (!shard) raise(shard.error(), "shard");
   std::vector<CorpusRow> rows;
   std::vector<RowError> errors;
   Expected<audit::ReadCounts> counts = make_error(ErrorCode::kInternal, "");
@@ -70,7 +70,7 @@ std::pair<nb::list, nb::list> read_corpus(const std::string& path, const std::st
 
 std::string normalized_contract(const std::string& json) {
   auto c = parse_contract(json);
-  if (!c) throw nb::value_error(c.error().to_string().c_str());
+  if (!c) raise(c.error());
   return contract_to_json(*c);
 }
 

@@ -7,15 +7,14 @@
 // the gate, label, repetitions and injections. The contract's input dtypes default to those of
 // `inputs` (they set the compute type of the precision model). Gates whose applicability rule
 // rejects the synthetic op/contract return not_applicable with the rule's reason.
+#include <fmt/format.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
-#include <nlohmann/json.hpp>
-
-#include <fmt/format.h>
 
 #include <array>
 #include <cmath>
+#include <nlohmann/json.hpp>
 
 #include "core_common.hpp"
 #include "core_oracle.hpp"
@@ -24,16 +23,21 @@
 namespace kcv::py {
 namespace {
 
-constexpr std::array<std::pair<std::string_view, OpClass>, 6> kClasses = {{
-    {"elementwise", OpClass::kElementwise}, {"reduction", OpClass::kReduction},
-    {"normalization", OpClass::kNormalization}, {"matmul", OpClass::kMatmul},
-    {"scan", OpClass::kScan}, {"convolution", OpClass::kConvolution}}};
+constexpr std::array<std::pair<std::string_view, OpClass>, 6> kClasses = {
+    {{"elementwise", OpClass::kElementwise},
+     {"reduction", OpClass::kReduction},
+     {"normalization", OpClass::kNormalization},
+     {"matmul", OpClass::kMatmul},
+     {"scan", OpClass::kScan},
+     {"convolution", OpClass::kConvolution}}};
 
 OpClass op_class_from(std::string_view name) {
   for (const auto& [n, c] : kClasses)
     if (n == name) return c;
-  throw nb::value_error(fmt::format("op_class: unknown class '{}' (elementwise, reduction, "
-                                    "normalization, matmul, scan, convolution)", name).c_str());
+  raise_invalid(
+      fmt::format("op_class: unknown class '{}' (elementwise, reduction, "
+                  "normalization, matmul, scan, convolution)",
+                  name));
 }
 
 TensorSig positional_sig(std::string name, std::size_t rank) {
@@ -49,7 +53,7 @@ Contract contract_from(const std::string& json_text, const std::vector<ArrayHead
     for (const ArrayHeader& t : inputs) doc["inputs"].push_back(std::string(dtype_name(t.dtype)));
   }
   auto c = parse_contract(doc.is_discarded() ? json_text : doc.dump());
-  if (!c) throw nb::value_error(("contract_json: " + c.error().to_string()).c_str());
+  if (!c) raise(c.error(), "contract_json");
   return *c;
 }
 
@@ -72,15 +76,15 @@ nb::dict result_dict(const GateResult& r) {
   return d;
 }
 
-nb::dict judge(const std::string& gate, nb::handle calls, nb::handle oracle_entries, nb::handle input_pairs,
-               const std::string& contract_json, const std::string& op_class, const std::string& label,
-               int repetitions, nb::handle injections, bool uses_minmax, const std::string& op_name,
-               bool uses_exp) {
+nb::dict judge(const std::string& gate, nb::handle calls, nb::handle oracle_entries,
+               nb::handle input_pairs, const std::string& contract_json,
+               const std::string& op_class, const std::string& label, int repetitions,
+               nb::handle injections, bool uses_minmax, const std::string& op_name, bool uses_exp) {
   auto id = parse_gate(gate);
-  if (!id) throw nb::value_error(("gate: " + id.error().to_string()).c_str());
+  if (!id) raise(id.error(), "gate");
   const GateDef& def = gate_def(*id);
   if (def.judge == nullptr)
-    throw nb::value_error(fmt::format("gate: {} is not judged from calls", def.code).c_str());
+    raise_invalid(fmt::format("gate: {} is not judged from calls", def.code));
 
   const std::vector<ArrayHeader> headers = headers_from_pairs(input_pairs, "inputs");
   OracleResult converted;
@@ -111,12 +115,13 @@ nb::dict judge(const std::string& gate, nb::handle calls, nb::handle oracle_entr
   probe.gate = *id;
   probe.label = label;
   probe.repetitions = repetitions;
-  for (const ArrayHeader& t : headers) probe.inputs.push_back(InputSpec{t.dtype, Distribution::kNormal, {}});
+  for (const ArrayHeader& t : headers)
+    probe.inputs.push_back(InputSpec{t.dtype, Distribution::kNormal, {}});
   std::size_t k = 0;
   for (nb::handle item : injections) {
     const auto [input, index, special] = nb::cast<std::tuple<int, int64_t, std::string>>(item);
     auto s = parse_special(special);
-    if (!s) throw nb::value_error(fmt::format("injections[{}]: {}", k, s.error().to_string()).c_str());
+    if (!s) raise_invalid(fmt::format("injections[{}]: {}", k, s.error().to_string()));
     probe.injections.push_back(Injection{input, index, *s});
     ++k;
   }
@@ -140,7 +145,8 @@ nb::dict judge(const std::string& gate, nb::handle calls, nb::handle oracle_entr
       result.evidence.summary = why;
       result.evidence.probe_label = label;
     } else {
-      result = def.judge(JudgeInput{probe, sig, contract, oracle, CallsView(std::move(records)), inputs});
+      result = def.judge(
+          JudgeInput{probe, sig, contract, oracle, CallsView(std::move(records)), inputs});
     }
   }
   return result_dict(result);

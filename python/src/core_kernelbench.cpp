@@ -22,12 +22,12 @@ namespace {
 
 std::string row_string(const nb::dict& row, const char* key, bool required) {
   if (!row.contains(key)) {
-    if (required) throw nb::value_error(fmt::format("row: no \"{}\"", key).c_str());
+    if (required) raise_invalid(fmt::format("row: no \"{}\"", key));
     return {};
   }
   nb::handle v = row[key];
   if (!nb::isinstance<nb::str>(v))
-    throw nb::value_error(fmt::format("row[\"{}\"]: expected a string", key).c_str());
+    raise_invalid(fmt::format("row[\"{}\"]: expected a string", key));
   return nb::cast<std::string>(v);
 }
 
@@ -35,9 +35,9 @@ std::string row_string(const nb::dict& row, const char* key, bool required) {
 void read_contract(const nb::dict& row, kb::ModuleRow& out) {
   if (!row.contains("contract") || row["contract"].is_none()) return;
   if (!nb::isinstance<nb::dict>(row["contract"]))
-    throw nb::value_error("row[\"contract\"]: expected an object");
+    raise_invalid("row[\"contract\"]: expected an object");
   auto c = parse_contract(to_json_text(row["contract"]), "kernelbench");
-  if (!c) throw nb::value_error(("row[\"contract\"]: " + c.error().to_string()).c_str());
+  if (!c) raise(c.error(), "row[\"contract\"]");
   out.contract = std::move(*c);
 }
 
@@ -104,7 +104,7 @@ nb::dict verify_module(nb::dict row, std::vector<std::string> worker_command, st
   o.kernel_timeout_ms = static_cast<int64_t>(kernel_timeout_s * 1000);
   for (const std::string& name : profiles) {
     auto p = parse_profile(name);
-    if (!p) throw nb::value_error(("profiles: " + p.error().message).c_str());
+    if (!p) raise_invalid("profiles: " + p.error().message);
     o.profiles.push_back(*p);
   }
   o.seed = seed;
@@ -132,10 +132,10 @@ nb::dict verify_module(nb::dict row, std::vector<std::string> worker_command, st
 // with nvcc -Xptxas -v where no GPU is): the same judge as a worker's device code.
 nb::dict judge_ptxas_log(const std::string& log, nb::handle contract) {
   auto report = parse_ptxas_log(log);
-  if (!report) throw nb::value_error(("log: " + report.error().to_string()).c_str());
+  if (!report) raise(report.error(), "log");
   auto c = parse_contract(contract.is_none() ? std::string("{}") : to_json_text(contract),
                           "kernelbench");
-  if (!c) throw nb::value_error(("contract: " + c.error().to_string()).c_str());
+  if (!c) raise(c.error(), "contract");
   const GateResult r = judge_resources(*report, *c);
   nb::dict d;
   d["verdict"] = std::string(verdict_name(r.verdict));

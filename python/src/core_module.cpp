@@ -1,7 +1,8 @@
 // File: python/src/core_module.cpp
 // The extension module kcv._core: the trusted verifier core for the Python audit orchestrator
-// (worker executor, call records, prepared oracles, gate judges, audit store, corpus reader). The orchestrator
-// never imports candidate code; candidates run only in worker processes behind kcv._core.Worker.
+// (worker executor, call records, prepared oracles, gate judges, audit store, corpus reader). The
+// orchestrator never imports candidate code; candidates run only in worker processes behind
+// kcv._core.Worker.
 #include "core_common.hpp"
 
 #ifndef KCV_VERSION
@@ -9,6 +10,7 @@
 #endif
 
 namespace kcv::py {
+void bind_errors(nb::module_& m);
 void bind_call_record(nb::module_& m);
 void bind_worker(nb::module_& m);
 void bind_oracle(nb::module_& m);
@@ -19,8 +21,11 @@ void bind_kernelbench(nb::module_& m);
 }  // namespace kcv::py
 
 NB_MODULE(_core, m) {
-  m.doc() = "kcv's verifier core: Worker, CallRecord, judge, Store, read_corpus, parse_contract.";
+  m.doc() =
+      "kcv's verifier core: Worker, CallRecord, judge, Store, read_corpus, parse_contract, and the "
+      "exception classes of its error codes (Error and its subclasses).";
   m.attr("version") = KCV_VERSION;
+  kcv::py::bind_errors(m);
   kcv::py::bind_call_record(m);
   kcv::py::bind_worker(m);
   kcv::py::bind_oracle(m);

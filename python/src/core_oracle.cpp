@@ -2,17 +2,16 @@
 // Oracle entry dicts -> OracleResult, and the kcv._core.Oracle class that keeps one. An entry
 // gives tau per element, or tau_rel with tau_abs or tau_abs_steps (the audit's error model),
 // expanded here; `declared` and `n_terms` are optional. Conversions run without the GIL.
-#include <nanobind/stl/tuple.h>
+#include "core_oracle.hpp"
 
 #include <fmt/format.h>
+#include <nanobind/stl/tuple.h>
 
 #include <cmath>
 #include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
-
-#include "core_oracle.hpp"
 
 namespace kcv::py {
 namespace {
@@ -52,7 +51,7 @@ std::vector<double> banded_tau(const std::vector<double>& value, double rel, nb:
   for (nb::handle item : steps) {
     const auto [e, a] = nb::cast<std::tuple<int, double>>(item);
     if (!table.empty() && e <= table.back().first)
-      throw nb::value_error(fmt::format("{}.tau_abs_steps: exponents must increase", what).c_str());
+      raise_invalid(fmt::format("{}.tau_abs_steps: exponents must increase", what));
     table.emplace_back(e, a);
   }
   nb::gil_scoped_release unlocked;
@@ -75,7 +74,7 @@ std::vector<double> banded_tau(const std::vector<double>& value, double rel, nb:
     if (!std::isfinite(y)) continue;
     int e = kZeroExponent;
     if (y != 0) std::frexp(y, &e);
-    const double a = e <= lo ? table.front().second
+    const double a = e <= lo   ? table.front().second
                      : e >= hi ? table.back().second
                                : dense[static_cast<std::size_t>(e - lo)];
     tau[i] = rel * std::fabs(y) + a;
@@ -90,12 +89,14 @@ OracleResult oracle_from(nb::handle entries) {
     const std::string what = fmt::format("oracle[{}]", o++);
     nb::dict d = nb::cast<nb::dict>(item);
     for (const char* key : {"dtype", "shape", "value"})
-      if (!d.contains(key)) throw nb::value_error(fmt::format("{}: no \"{}\"", what, key).c_str());
+      if (!d.contains(key)) raise_invalid(fmt::format("{}: no \"{}\"", what, key));
     const bool affine =
         d.contains("tau_rel") && (d.contains("tau_abs") || d.contains("tau_abs_steps"));
     if (!d.contains("tau") && !affine)
-      throw nb::value_error(fmt::format("{}: no \"tau\" (nor \"tau_rel\" with \"tau_abs\" or "
-                                        "\"tau_abs_steps\")", what).c_str());
+      raise_invalid(
+          fmt::format("{}: no \"tau\" (nor \"tau_rel\" with \"tau_abs\" or "
+                      "\"tau_abs_steps\")",
+                      what));
     OracleOutput out;
     out.dtype = dtype_from_string(nb::cast<std::string>(d["dtype"]), what + ".dtype");
     for (nb::handle s : d["shape"]) out.shape.push_back(nb::cast<int64_t>(s));
@@ -116,8 +117,7 @@ OracleResult oracle_from(nb::handle entries) {
     }
     if (d.contains("declared") && !d["declared"].is_none())
       out.declared = f64_values(d["declared"]);
-    if (d.contains("n_terms") && !d["n_terms"].is_none())
-      out.n_terms = f64_values(d["n_terms"]);
+    if (d.contains("n_terms") && !d["n_terms"].is_none()) out.n_terms = f64_values(d["n_terms"]);
     r.outputs.push_back(std::move(out));
   }
   return r;
@@ -137,12 +137,15 @@ void bind_oracle(nb::module_& m) {
                              "`oracle` takes it in place of the list of entries).")
       .def(
           "__init__",
-          [](PreparedOracle* o, nb::handle entries) { new (o) PreparedOracle{oracle_from(entries)}; },
+          [](PreparedOracle* o, nb::handle entries) {
+            new (o) PreparedOracle{oracle_from(entries)};
+          },
           nb::arg("entries"),
           "Converts a list of oracle entry dicts (see judge) once: values widened to fp64, tau "
           "expanded per element.")
-      .def_prop_ro("outputs", [](const PreparedOracle& o) { return o.result.outputs.size(); },
-                   "The number of oracle outputs.");
+      .def_prop_ro(
+          "outputs", [](const PreparedOracle& o) { return o.result.outputs.size(); },
+          "The number of oracle outputs.");
 }
 
 }  // namespace kcv::py

@@ -8,11 +8,10 @@
 // "none" and "reference"); an unknown name raises ValueError naming the field. An outcome's
 // "facts" is JSON text (the store checks it). Each Store serialises its own calls and releases
 // the GIL while SQLite works.
+#include <fmt/format.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
-
-#include <fmt/format.h>
 
 #include <mutex>
 #include <optional>
@@ -30,25 +29,24 @@ using namespace kcv::audit;  // NOLINT(google-build-using-namespace): every reco
 class Fields {
  public:
   Fields(nb::handle obj, std::string what, std::set<std::string> known) : what_(std::move(what)) {
-    if (!nb::isinstance<nb::dict>(obj)) throw nb::value_error((what_ + ": expected a dict").c_str());
+    if (!nb::isinstance<nb::dict>(obj)) raise_invalid(what_ + ": expected a dict");
     d_ = nb::borrow<nb::dict>(obj);
     for (auto [k, v] : d_) {
-      if (!nb::isinstance<nb::str>(k)) throw nb::value_error((what_ + ": keys must be strings").c_str());
+      if (!nb::isinstance<nb::str>(k)) raise_invalid(what_ + ": keys must be strings");
       const std::string key = nb::cast<std::string>(k);
-      if (!known.contains(key))
-        throw nb::value_error(fmt::format("{}: unknown field '{}'", what_, key).c_str());
+      if (!known.contains(key)) raise_invalid(fmt::format("{}: unknown field '{}'", what_, key));
     }
   }
   template <typename T>
   void get(const char* key, T& out, bool required = false) {
     if (!d_.contains(key)) {
-      if (required) throw nb::value_error(fmt::format("{}: no '{}'", what_, key).c_str());
+      if (required) raise_invalid(fmt::format("{}: no '{}'", what_, key));
       return;
     }
     try {
       out = nb::cast<T>(d_[key]);
     } catch (const nb::cast_error&) {
-      throw nb::value_error(fmt::format("{}.{}: wrong type", what_, key).c_str());
+      raise_invalid(fmt::format("{}.{}: wrong type", what_, key));
     }
   }
 
@@ -58,17 +56,18 @@ class Fields {
 };
 
 void check(const Status& s) {
-  if (!s) throw std::runtime_error(s.error().to_string());
+  if (!s) raise(s.error());
 }
 template <typename T>
 T check(Expected<T> e) {
-  if (!e) throw std::runtime_error(e.error().to_string());
+  if (!e) raise(e.error());
   return std::move(*e);
 }
 
 KernelInfo kernel_info_from(nb::handle obj, const std::string& what) {
-  Fields f(obj, what, {"kernel_id", "corpus", "level", "problem_id", "problem_name", "language",
-                       "op_class", "determinism_declared", "original_verdict"});
+  Fields f(obj, what,
+           {"kernel_id", "corpus", "level", "problem_id", "problem_name", "language", "op_class",
+            "determinism_declared", "original_verdict"});
   KernelInfo k;
   f.get("kernel_id", k.kernel_id, true);
   f.get("corpus", k.corpus);
@@ -116,13 +115,14 @@ void get_named(Fields& f, const char* key, const std::string& what, E& out,
   f.get(key, name);
   if (!name) return;
   Expected<E> e = parse(*name);
-  if (!e) throw nb::value_error(fmt::format("{}.{}: {}", what, key, e.error().message).c_str());
+  if (!e) raise_invalid(fmt::format("{}.{}: {}", what, key, e.error().message));
   out = *e;
 }
 
 VerdictRecord verdict_from(nb::handle obj, const std::string& what) {
-  Fields f(obj, what, {"gate", "profile", "verdict", "reason", "worst_ratio", "bits_lost",
-                       "evidence_json", "probe_token", "finding", "scope"});
+  Fields f(obj, what,
+           {"gate", "profile", "verdict", "reason", "worst_ratio", "bits_lost", "evidence_json",
+            "probe_token", "finding", "scope"});
   VerdictRecord v;
   f.get("gate", v.gate, true);
   f.get("profile", v.profile);
@@ -153,14 +153,15 @@ nb::dict verdict_dict(const VerdictRecord& v) {
 }
 
 KernelOutcome outcome_from(nb::handle obj) {
-  Fields f(obj, "outcome", {"kernel_id", "status", "message", "replica_verdict", "verdicts",
-                            "op_class", "determinism_declared", "facts"});
+  Fields f(obj, "outcome",
+           {"kernel_id", "status", "message", "replica_verdict", "verdicts", "op_class",
+            "determinism_declared", "facts"});
   KernelOutcome o;
   f.get("kernel_id", o.kernel_id, true);
   std::string status = "ok";
   f.get("status", status);
   auto s = parse_status(status);
-  if (!s) throw nb::value_error(("outcome.status: " + s.error().to_string()).c_str());
+  if (!s) raise(s.error(), "outcome.status");
   o.status = *s;
   f.get("message", o.message);
   f.get("replica_verdict", o.replica_verdict);
@@ -170,12 +171,14 @@ KernelOutcome outcome_from(nb::handle obj) {
   nb::list verdicts;
   f.get("verdicts", verdicts);
   std::size_t k = 0;
-  for (nb::handle v : verdicts) o.verdicts.push_back(verdict_from(v, fmt::format("outcome.verdicts[{}]", k++)));
+  for (nb::handle v : verdicts)
+    o.verdicts.push_back(verdict_from(v, fmt::format("outcome.verdicts[{}]", k++)));
   return o;
 }
 
 RunInfo run_info_from(nb::handle obj) {
-  Fields f(obj, "run", {"kcv_version", "generator_version", "seed", "profiles", "command_line", "shard"});
+  Fields f(obj, "run",
+           {"kcv_version", "generator_version", "seed", "profiles", "command_line", "shard"});
   RunInfo r;
   f.get("kcv_version", r.kcv_version);
   f.get("generator_version", r.generator_version);
@@ -207,68 +210,111 @@ class PyStore {
 void bind_store(nb::module_& m) {
   nb::class_<PyStore>(m, "Store", "The audit's resumable SQLite store (docs/07_audit_store.md).")
       .def(nb::init<const std::string&>(), nb::arg("path"))
-      .def("begin_run", [](PyStore& s, nb::handle run) {
-        const RunInfo r = run_info_from(run);
-        return s.locked([&](Store& st) { return check(st.begin_run(r)); });
-      }, nb::arg("run"))
-      .def("finish_run", [](PyStore& s, int64_t id) {
-        s.locked([&](Store& st) { check(st.finish_run(id)); return 0; });
-      }, nb::arg("run_id"))
-      .def("enqueue", [](PyStore& s, nb::handle kernels) {
-        std::vector<KernelInfo> infos;
-        std::size_t k = 0;
-        for (nb::handle h : kernels) infos.push_back(kernel_info_from(h, fmt::format("kernels[{}]", k++)));
-        s.locked([&](Store& st) { check(st.enqueue(infos)); return 0; });
-      }, nb::arg("kernels"))
-      .def("record_malformed", [](PyStore& s, const std::string& file, int64_t line, const std::string& id,
-                                  const std::string& message, const std::string& corpus, int64_t run_id) {
-        const RowError e{file, line, id, message};
-        s.locked([&](Store& st) { check(st.record_malformed(e, corpus, run_id)); return 0; });
-      }, nb::arg("file"), nb::arg("line"), nb::arg("id"), nb::arg("message"), nb::arg("corpus"),
-         nb::arg("run_id"))
-      .def("mark_running", [](PyStore& s, const std::string& id, int64_t run_id) {
-        s.locked([&](Store& st) { check(st.mark_running(id, run_id)); return 0; });
-      }, nb::arg("kernel_id"), nb::arg("run_id"))
-      .def("record", [](PyStore& s, nb::handle outcome, int64_t run_id) {
-        const KernelOutcome o = outcome_from(outcome);
-        s.locked([&](Store& st) { check(st.record(o, run_id)); return 0; });
-      }, nb::arg("outcome"), nb::arg("run_id"))
-      .def("verdict_generators", [](PyStore& s) {
-        return s.locked([&](Store& st) { return check(st.verdict_generators()); });
-      })
-      .def("todo", [](PyStore& s) {
-        return s.locked([&](Store& st) { return check(st.todo()); });
-      })
-      .def("kernel", [](PyStore& s, const std::string& id) -> nb::object {
-        auto row = s.locked([&](Store& st) { return check(st.kernel(id)); });
-        if (!row) return nb::none();
-        return row_dict(*row);
-      }, nb::arg("kernel_id"))
-      .def("kernels", [](PyStore& s) {
-        auto rows = s.locked([&](Store& st) { return check(st.kernels()); });
-        nb::list out;
-        for (const KernelRow& r : rows) out.append(row_dict(r));
-        return out;
-      })
-      .def("verdicts", [](PyStore& s, const std::string& id) {
-        auto vs = s.locked([&](Store& st) { return check(st.verdicts(id)); });
-        nb::list out;
-        for (const VerdictRecord& v : vs) out.append(verdict_dict(v));
-        return out;
-      }, nb::arg("kernel_id"))
-      .def("failing_probes", [](PyStore& s, const std::string& id) {
-        auto ps = s.locked([&](Store& st) { return check(st.failing_probes(id)); });
-        nb::list out;
-        for (const FailingProbe& p : ps) {
-          nb::dict d;
-          d["kernel_id"] = p.kernel_id;
-          d["gate"] = p.gate;
-          d["profile"] = p.profile;
-          d["probe_token"] = p.probe_token;
-          out.append(d);
-        }
-        return out;
-      }, nb::arg("kernel_id"))
+      .def(
+          "begin_run",
+          [](PyStore& s, nb::handle run) {
+            const RunInfo r = run_info_from(run);
+            return s.locked([&](Store& st) { return check(st.begin_run(r)); });
+          },
+          nb::arg("run"))
+      .def(
+          "finish_run",
+          [](PyStore& s, int64_t id) {
+            s.locked([&](Store& st) {
+              check(st.finish_run(id));
+              return 0;
+            });
+          },
+          nb::arg("run_id"))
+      .def(
+          "enqueue",
+          [](PyStore& s, nb::handle kernels) {
+            std::vector<KernelInfo> infos;
+            std::size_t k = 0;
+            for (nb::handle h : kernels)
+              infos.push_back(kernel_info_from(h, fmt::format("kernels[{}]", k++)));
+            s.locked([&](Store& st) {
+              check(st.enqueue(infos));
+              return 0;
+            });
+          },
+          nb::arg("kernels"))
+      .def(
+          "record_malformed",
+          [](PyStore& s, const std::string& file, int64_t line, const std::string& id,
+             const std::string& message, const std::string& corpus, int64_t run_id) {
+            const RowError e{file, line, id, message};
+            s.locked([&](Store& st) {
+              check(st.record_malformed(e, corpus, run_id));
+              return 0;
+            });
+          },
+          nb::arg("file"), nb::arg("line"), nb::arg("id"), nb::arg("message"), nb::arg("corpus"),
+          nb::arg("run_id"))
+      .def(
+          "mark_running",
+          [](PyStore& s, const std::string& id, int64_t run_id) {
+            s.locked([&](Store& st) {
+              check(st.mark_running(id, run_id));
+              return 0;
+            });
+          },
+          nb::arg("kernel_id"), nb::arg("run_id"))
+      .def(
+          "record",
+          [](PyStore& s, nb::handle outcome, int64_t run_id) {
+            const KernelOutcome o = outcome_from(outcome);
+            s.locked([&](Store& st) {
+              check(st.record(o, run_id));
+              return 0;
+            });
+          },
+          nb::arg("outcome"), nb::arg("run_id"))
+      .def("verdict_generators",
+           [](PyStore& s) {
+             return s.locked([&](Store& st) { return check(st.verdict_generators()); });
+           })
+      .def("todo", [](PyStore& s) { return s.locked([&](Store& st) { return check(st.todo()); }); })
+      .def(
+          "kernel",
+          [](PyStore& s, const std::string& id) -> nb::object {
+            auto row = s.locked([&](Store& st) { return check(st.kernel(id)); });
+            if (!row) return nb::none();
+            return row_dict(*row);
+          },
+          nb::arg("kernel_id"))
+      .def("kernels",
+           [](PyStore& s) {
+             auto rows = s.locked([&](Store& st) { return check(st.kernels()); });
+             nb::list out;
+             for (const KernelRow& r : rows) out.append(row_dict(r));
+             return out;
+           })
+      .def(
+          "verdicts",
+          [](PyStore& s, const std::string& id) {
+            auto vs = s.locked([&](Store& st) { return check(st.verdicts(id)); });
+            nb::list out;
+            for (const VerdictRecord& v : vs) out.append(verdict_dict(v));
+            return out;
+          },
+          nb::arg("kernel_id"))
+      .def(
+          "failing_probes",
+          [](PyStore& s, const std::string& id) {
+            auto ps = s.locked([&](Store& st) { return check(st.failing_probes(id)); });
+            nb::list out;
+            for (const FailingProbe& p : ps) {
+              nb::dict d;
+              d["kernel_id"] = p.kernel_id;
+              d["gate"] = p.gate;
+              d["profile"] = p.profile;
+              d["probe_token"] = p.probe_token;
+              out.append(d);
+            }
+            return out;
+          },
+          nb::arg("kernel_id"))
       .def("integrity_check", [](PyStore& s) {
         return s.locked([&](Store& st) { return check(st.integrity_check()); });
       });

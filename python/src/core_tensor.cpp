@@ -64,7 +64,8 @@ void copy_view(const std::byte* src, std::byte* dst, const Shape& shape,
     std::memcpy(dst, src, itemsize);
     return;
   }
-  const auto step = static_cast<std::ptrdiff_t>(strides[dim]) * static_cast<std::ptrdiff_t>(itemsize);
+  const auto step =
+      static_cast<std::ptrdiff_t>(strides[dim]) * static_cast<std::ptrdiff_t>(itemsize);
   if (dim + 1 == shape.size() && strides[dim] == 1) {
     std::memcpy(dst, src, static_cast<std::size_t>(shape[dim]) * itemsize);
     return;
@@ -77,8 +78,9 @@ void copy_view(const std::byte* src, std::byte* dst, const Shape& shape,
 
 DType dtype_from_string(std::string_view name, std::string_view what) {
   auto t = parse_dtype(name);
-  if (!t) throw nb::value_error(fmt::format("{}: unknown dtype '{}' (f64, f32, f16, bf16, i32, i64, bool)",
-                                            what, name).c_str());
+  if (!t)
+    raise_invalid(
+        fmt::format("{}: unknown dtype '{}' (f64, f32, f16, bf16, i32, i64, bool)", what, name));
   return *t;
 }
 
@@ -89,8 +91,10 @@ const TypeName& type_of(nb::handle array, const nb::dict& iface, std::string_vie
   for (const TypeName& n : kTypes)
     if (n.typestr == typestr) return n;
   const std::string numpy_dtype = nb::cast<std::string>(array.attr("dtype").attr("name"));
-  throw nb::value_error(fmt::format("{}: numpy dtype {} is not supported (float64, float32, float16, "
-                                    "uint16 = bf16 bits, int32, int64, bool)", what, numpy_dtype).c_str());
+  raise_invalid(
+      fmt::format("{}: numpy dtype {} is not supported (float64, float32, float16, "
+                  "uint16 = bf16 bits, int32, int64, bool)",
+                  what, numpy_dtype));
 }
 
 Shape shape_of(const nb::dict& iface) {
@@ -127,10 +131,12 @@ PendingCopy prepare_copy(nb::handle obj, std::string_view what) {
     for (nb::handle s : nb::cast<nb::tuple>(byte_strides)) {
       const auto bytes = nb::cast<int64_t>(s);
       if (bytes < 0)
-        throw nb::value_error(fmt::format("{}: negative strides are not supported (pass a copy)", what).c_str());
+        raise_invalid(fmt::format("{}: negative strides are not supported (pass a copy)", what));
       if (bytes % itemsize != 0)
-        throw nb::value_error(fmt::format("{}: stride of {} bytes is not a whole number of {}-byte "
-                                          "elements", what, bytes, itemsize).c_str());
+        raise_invalid(
+            fmt::format("{}: stride of {} bytes is not a whole number of {}-byte "
+                        "elements",
+                        what, bytes, itemsize));
       c.strides[k++] = bytes / itemsize;
     }
   }
@@ -163,7 +169,8 @@ nb::object array_from_tensor(const HostTensor& tensor) {
   nb::object out = numpy().attr("empty")(nb::tuple(shape), numpy_name(src.dtype()));
   const std::size_t bytes = static_cast<std::size_t>(src.numel()) * dtype_size(src.dtype());
   if (bytes > 0)
-    std::memcpy(reinterpret_cast<void*>(static_cast<uintptr_t>(data_pointer(out))), src.data(), bytes);
+    std::memcpy(reinterpret_cast<void*>(static_cast<uintptr_t>(data_pointer(out))), src.data(),
+                bytes);
   return out;
 }
 
@@ -176,7 +183,7 @@ void for_each_pair(nb::handle pairs, std::string_view what, Fn&& fn) {
   for (nb::handle item : pairs) {
     nb::tuple pair = nb::cast<nb::tuple>(item);
     if (pair.size() != 2)
-      throw nb::value_error(fmt::format("{}[{}]: expected a (name, array) pair", what, k).c_str());
+      raise_invalid(fmt::format("{}[{}]: expected a (name, array) pair", what, k));
     const std::string name = nb::cast<std::string>(pair[0]);
     fn(pair[1], fmt::format("{}[{}] ('{}')", what, k, name));
     ++k;

@@ -29,7 +29,7 @@ std::string string_field(const nb::dict& load, const char* key) {
   if (!load.contains(key)) return {};
   nb::object v = load[key];
   if (!nb::isinstance<nb::str>(v))
-    throw nb::value_error(fmt::format("load[\"{}\"]: expected a string", key).c_str());
+    raise_invalid(fmt::format("load[\"{}\"]: expected a string", key));
   return nb::cast<std::string>(v);
 }
 
@@ -39,8 +39,7 @@ std::vector<OutputSpec> output_specs(nb::handle outputs) {
   for (nb::handle item : outputs) {
     nb::tuple pair = nb::cast<nb::tuple>(item);
     const std::string what = fmt::format("outputs[{}]", k++);
-    if (pair.size() != 2)
-      throw nb::value_error((what + ": expected a (dtype, shape) pair").c_str());
+    if (pair.size() != 2) raise_invalid(what + ": expected a (dtype, shape) pair");
     OutputSpec s{dtype_from_string(nb::cast<std::string>(pair[0]), what), {}};
     for (nb::handle d : pair[1]) s.shape.push_back(nb::cast<int64_t>(d));
     specs.push_back(std::move(s));
@@ -66,8 +65,7 @@ CallOptions call_options(const std::map<std::string, double>& params, int timeou
 /// The call's typed task (docs/06 §7.3) as JSON text; None: the request carries none.
 std::string task_text(nb::handle task) {
   if (task.is_none()) return {};
-  if (!nb::isinstance<nb::dict>(task))
-    throw nb::value_error("task: expected a dict (docs/06 §7.3)");
+  if (!nb::isinstance<nb::dict>(task)) raise_invalid("task: expected a dict (docs/06 §7.3)");
   return to_json_text(task);
 }
 
@@ -93,7 +91,7 @@ class PyWorker {
   PyWorker(std::vector<std::string> command, nb::dict load, std::string name, std::string op,
            int64_t memory_limit_bytes, int startup_timeout_ms)
       : candidate_(make_worker_candidate(name, op)) {
-    if (!load.contains("kind")) throw nb::value_error("load: no \"kind\" (e.g. \"kernelbench\")");
+    if (!load.contains("kind")) raise_invalid("load: no \"kind\" (e.g. \"kernelbench\")");
     WorkerOptions o;
     o.command = std::move(command);
     o.load.kind = string_field(load, "kind");
@@ -116,7 +114,7 @@ class PyWorker {
       std::lock_guard lock(mutex_);
       info = executor().start();
     }
-    if (!info) throw std::runtime_error(info.error().to_string());
+    if (!info) raise(info.error());
     nb::dict d;
     d["name"] = info->name;
     d["op"] = info->op;
@@ -156,7 +154,7 @@ class PyWorker {
 
  private:
   WorkerExecutor& executor() {
-    if (!executor_) throw std::runtime_error("the Worker is closed");
+    if (!executor_) raise_invalid("the Worker is closed");
     return *executor_;
   }
 
@@ -178,7 +176,9 @@ void bind_worker(nb::module_& m) {
            nb::arg("startup_timeout_ms") = 120000)
       .def("start", &PyWorker::start,
            "Starts the worker (spawn, hello, load) unless running; returns {name, op, pid, worker, "
-           "concurrent_calls, reply}. RuntimeError with the worker's message on failure.")
+           "concurrent_calls, reply}. On failure a kcv._core.Error of the failure's code "
+           "(CandidateError "
+           "when the worker fails to start or load, with worker_class when it says why).")
       .def(
           "run",
           [](PyWorker& w, nb::handle inputs, nb::handle outputs,

@@ -272,9 +272,9 @@ def test_store_rejects_bad_records(tmp_path):
     store = core.Store(str(tmp_path / "audit.db"))
     run = store.begin_run({})
     store.enqueue([kernel(1)])
-    with pytest.raises(RuntimeError, match="final"):
+    with pytest.raises(core.InvalidArgumentError, match="final"):
         store.record({"kernel_id": "test/run/L1/P1", "status": "running"}, run)
-    with pytest.raises(RuntimeError, match="not in the store"):
+    with pytest.raises(core.NotFoundError, match="not in the store"):
         store.record({"kernel_id": "test/run/L1/P9", "status": "ok"}, run)
     with pytest.raises(ValueError, match="colour"):
         store.enqueue([{"kernel_id": "x", "colour": "red"}])
@@ -598,7 +598,7 @@ def test_worker_errors(fake_worker, tmp_path):
     rec = w.run([("x", np.ones(2, dtype=np.float32))], [("f32", (2,))])
     assert rec.status == "crash" and "could not be started" in rec.message
     w.close()
-    with pytest.raises(RuntimeError, match="closed"):
+    with pytest.raises(core.InvalidArgumentError, match="closed"):
         w.run([], [])
     with pytest.raises(ValueError, match="negative"):
         fake_worker().run([("x", np.arange(4, dtype=np.float32)[::-1])], [("f32", (4,))])

@@ -60,7 +60,7 @@ def size_problem(row: dict, *, device: str, cache_dir: str | None, constants: di
                       startup_timeout_ms=max(1, int(1000 * timeout_s))) as worker:
         try:
             info = worker.start()
-        except RuntimeError as e:
+        except _core.Error as e:  # the worker's typed error (kcv._core: CandidateError, ...)
             raise ShapeRefused(str(e)) from e
     problem = (info.get("reply") or {}).get("problem") or {}
     tensors = [i for i in problem.get("inputs", []) if i.get("kind") == "tensor"]

@@ -14,7 +14,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import kb_problems as kb  # noqa: E402
-from kcv.kb.problem import extensions_dir  # noqa: E402
+from kcv.worker.problem import extensions_dir  # noqa: E402
 from worker_client import WorkerClient  # noqa: E402
 
 PROBE = '''

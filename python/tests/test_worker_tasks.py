@@ -530,7 +530,7 @@ open(os.path.join(_dir, "build.ninja"), "w").close()
 
 def test_describe_lists_the_candidates_libraries_and_no_triton_kernels_when_interpreted(
         worker, cache_dir):
-    from kcv.kb.problem import extensions_dir
+    from kcv.worker.problem import extensions_dir
 
     load(worker, cache_dir, AUTOTUNED_REF, DESCRIBED)
     r = worker.call([], [], {"kind": "describe"})

@@ -1,7 +1,7 @@
 """The describe task's `device_code` (docs/06 §7.4): what kcv's resource checks (RES-02) read.
 
 - `libraries`: every shared library under the candidate's TORCH_EXTENSIONS_DIR (the directory
-  kcv.kb.problem.prepare_environment set for this candidate's code before it was imported, so
+  kcv.worker.problem.prepare_environment set for this candidate's code before it was imported, so
   it holds exactly what torch.utils.cpp_extension built, or reused, for it); kcv runs cuobjdump
   on them for registers, spills and shared memory.
 - `triton`: the compiled kernels in the device caches of the module's Triton JIT functions,

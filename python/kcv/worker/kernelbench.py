@@ -1,7 +1,7 @@
 """A loaded KernelBench pair (load kind "kernelbench", docs/06_worker_protocol.md §7.1): the
 models built, the inputs' template, the problem described, and the role's tasks.
 
-Built by kcv.kb.problem.load once the modules are executed. The reference role builds Model
+Built by kcv.worker.problem.load once the modules are executed. The reference role builds Model
 twice (float32, and float64 widened with its plain tensor attributes) and serves the reference
 tasks (kcv.worker.reference); its load runs the float32 forward on the load seed's draw to
 describe the outputs and learn the problem's facts (kcv.worker.facts). The candidate role

@@ -26,7 +26,7 @@ LOAD_ERROR_CLASSES = ("import_error", "compile_error", "init_error", "problem_er
 def _load(req: dict):
     kind = req.get("kind")
     if kind == "kernelbench":
-        from kcv.kb import problem  # noqa: PLC0415 (torch is imported only when needed)
+        from kcv.worker import problem  # noqa: PLC0415 (torch is imported only when needed)
 
         return problem.load(req)
     if kind == "pickle":

@@ -1,1 +1,0 @@
-"""KernelBench support: loading a reference/candidate pair inside a worker (problem.py)."""

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -116,6 +117,9 @@ std::string task_json(const Task& task, uint64_t sentinel_seed);
 
 struct WorkerSetup {
   std::vector<std::string> command;  // argv of `python -m kcv.worker`
+  /// argv of the reference's workers; empty: `command`. Separate so that a warm parent of
+  /// candidate workers (kcv.worker.forkserver) is never the parent of a trusted one.
+  std::vector<std::string> reference_command;
   std::string reference_code;
   std::string candidate_code;
   std::string device = "auto";
@@ -133,6 +137,32 @@ struct WorkerSetup {
 
 enum class Role { kReference, kCandidate };
 
+/// A reference worker started and loaded ahead of verify_module, at the judge shape (the audit
+/// sizes a problem with it). verify_module adopts it as its judge-shape reference when it was
+/// started with the very load request verify_module would send (same setup, same constants), so
+/// a problem is loaded, drawn and traced once instead of twice; otherwise it is closed.
+class StartedReference {
+ public:
+  /// Spawns, says hello and loads the reference of `setup` at `constants` (merged over nothing:
+  /// they are the judge shape). An Error is the worker's own (a load that fails, a timeout).
+  static Expected<StartedReference> start(const WorkerSetup& setup, const Constants& constants);
+  StartedReference(StartedReference&&) noexcept;
+  StartedReference& operator=(StartedReference&&) noexcept;
+  ~StartedReference();
+
+  /// The worker's load reply (JSON text): the problem, its sizes and facts.
+  const std::string& load_reply_json() const { return reply_; }
+  const Constants& constants() const { return constants_; }
+
+ private:
+  friend class ModuleWorkers;
+  StartedReference() = default;
+  Constants constants_;
+  WorkerLoad load_;
+  std::unique_ptr<WorkerExecutor> executor_;
+  std::string reply_;
+};
+
 /// The reference and candidate workers of one kernel: a pair kept at the judge shape and a pair
 /// moved between the other shapes by reloading (a warm worker takes another shape in a fraction
 /// of a start). Lazily started; a failed load is an Error with the worker's message.
@@ -141,6 +171,9 @@ class ModuleWorkers {
   /// `other_shape_budget` > 0: a reference load at a shape other than the base sizes the problem
   /// on meta and stops there over this many bytes of inputs + outputs (problem().sized_on_meta).
   ModuleWorkers(WorkerSetup setup, Constants base, int64_t other_shape_budget);
+  /// Takes `started` as the judge-shape reference when its load request equals the one this
+  /// kernel's reference would be started with; true when it did (else `started` is closed).
+  bool adopt(StartedReference&& started);
   ~ModuleWorkers();
   ModuleWorkers(const ModuleWorkers&) = delete;
   ModuleWorkers& operator=(const ModuleWorkers&) = delete;
@@ -294,7 +327,10 @@ struct ModuleOutcome {
   bool out_of_memory = false;             // a harness error the orchestrator retries alone
 };
 
-ModuleOutcome verify_module(const ModuleRow& row, const ModuleRunOptions& options);
+/// `reference`: a judge-shape reference already started (StartedReference), adopted when its
+/// load is the one the kernel's reference would get; timings then say "reference_adopted": 1.
+ModuleOutcome verify_module(const ModuleRow& row, const ModuleRunOptions& options,
+                            std::optional<StartedReference> reference = std::nullopt);
 
 /// `kcv replay` of an audit failure: the recorded probe run once more on `row` under the
 /// recorded profile, and whether it fails the same way (the same finding, and for a value the

@@ -77,12 +77,67 @@ nb::dict outcome_dict(const kb::ModuleOutcome& r) {
   return d;
 }
 
+// The workers' part of the options, shared by start_reference and verify_module: a reference
+// started by one is adopted by the other only when both describe the same workers.
+kb::WorkerSetup worker_setup(std::vector<std::string> worker_command, std::string device,
+                             std::string cache_dir, int64_t memory_limit_bytes,
+                             double load_timeout_s, int64_t size_on_meta_over) {
+  kb::WorkerSetup w;
+  w.command = std::move(worker_command);
+  w.device = std::move(device);
+  w.cache_dir = std::move(cache_dir);
+  w.memory_limit_bytes = memory_limit_bytes;
+  w.load_timeout_ms = static_cast<int>(load_timeout_s * 1000);
+  w.size_on_meta_over = size_on_meta_over;
+  return w;
+}
+
+// kcv._core.StartedReference: a judge-shape reference worker started ahead of verify_module.
+class PyStartedReference {
+ public:
+  explicit PyStartedReference(kb::StartedReference r) : started_(std::move(r)) {}
+  nb::object reply() const {
+    if (!started_) raise_invalid("the StartedReference was closed or given to verify_module");
+    return from_json_text(started_->load_reply_json());
+  }
+  std::optional<kb::StartedReference> take() { return std::exchange(started_, std::nullopt); }
+  void close() {
+    std::optional<kb::StartedReference> gone = take();
+    nb::gil_scoped_release unlocked;  // shutdown request, grace period, kill: without the GIL
+    gone.reset();
+  }
+
+ private:
+  std::optional<kb::StartedReference> started_;
+};
+
+PyStartedReference start_reference(nb::dict row, std::vector<std::string> worker_command,
+                                   std::string device, std::string cache_dir,
+                                   int64_t memory_limit_bytes, double load_timeout_s,
+                                   int64_t size_on_meta_over,
+                                   std::map<std::string, int64_t> constants) {
+  kb::WorkerSetup setup =
+      worker_setup(std::move(worker_command), std::move(device), std::move(cache_dir),
+                   memory_limit_bytes, load_timeout_s, size_on_meta_over);
+  setup.reference_code = row_string(row, "reference_code", true);
+  setup.name = row_string(row, "id", true);
+  Expected<kb::StartedReference> started = make_error(ErrorCode::kInternal, "not started");
+  {
+    nb::gil_scoped_release unlocked;
+    started = kb::StartedReference::start(setup, constants);
+  }
+  if (!started) raise(started.error());
+  return PyStartedReference(std::move(*started));
+}
+
 nb::dict verify_module(nb::dict row, std::vector<std::string> worker_command, std::string device,
                        std::string cache_dir, int64_t memory_limit_bytes, double load_timeout_s,
                        double call_timeout_s, double kernel_timeout_s,
                        std::vector<std::string> profiles, uint64_t seed,
                        std::map<std::string, int64_t> base_constants, int64_t probe_budget_bytes,
-                       bool shrink, std::optional<nb::callable> progress) {
+                       bool shrink, std::optional<nb::callable> progress, int64_t size_on_meta_over,
+                       PyStartedReference* reference,
+                       std::vector<std::string> reference_worker_command) {
   kb::ModuleRow r;
   r.id = row_string(row, "id", true);
   const bool loads = row.contains("reference_load") && row.contains("candidate_load");
@@ -95,11 +150,9 @@ nb::dict verify_module(nb::dict row, std::vector<std::string> worker_command, st
   }
   read_contract(row, r);
   kb::ModuleRunOptions o;
-  o.workers.command = std::move(worker_command);
-  o.workers.device = std::move(device);
-  o.workers.cache_dir = std::move(cache_dir);
-  o.workers.memory_limit_bytes = memory_limit_bytes;
-  o.workers.load_timeout_ms = static_cast<int>(load_timeout_s * 1000);
+  o.workers = worker_setup(std::move(worker_command), std::move(device), std::move(cache_dir),
+                           memory_limit_bytes, load_timeout_s, size_on_meta_over);
+  o.workers.reference_command = std::move(reference_worker_command);
   o.call_timeout_ms = static_cast<int>(call_timeout_s * 1000);
   o.kernel_timeout_ms = static_cast<int64_t>(kernel_timeout_s * 1000);
   for (const std::string& name : profiles) {
@@ -120,10 +173,12 @@ nb::dict verify_module(nb::dict row, std::vector<std::string> worker_command, st
       }
     };
   }
+  std::optional<kb::StartedReference> started;
+  if (reference != nullptr) started = reference->take();
   kb::ModuleOutcome result;
   {
     nb::gil_scoped_release unlocked;
-    result = kb::verify_module(r, o);
+    result = kb::verify_module(r, o, std::move(started));
   }
   return outcome_dict(result);
 }
@@ -151,6 +206,23 @@ void bind_kernelbench(nb::module_& m) {
   m.def("judge_ptxas_log", &judge_ptxas_log, nb::arg("log"), nb::arg("contract") = nb::none(),
         "RES-02 of a `ptxas -v` log against a contract dict (budgets, arch): {verdict, summary, "
         "reason, kernels}.");
+  nb::class_<PyStartedReference>(
+      m, "StartedReference",
+      "A judge-shape reference worker started ahead of verify_module (start_reference).")
+      .def_prop_ro("reply", &PyStartedReference::reply,
+                   "The worker's load reply: the problem's inputs, outputs, sizes and facts.")
+      .def("close", &PyStartedReference::close)
+      .def("__enter__", [](nb::handle self) { return nb::borrow(self); })
+      .def("__exit__", [](PyStartedReference& r, nb::args) { r.close(); });
+  m.def("start_reference", &start_reference, nb::arg("row"), nb::kw_only(),
+        nb::arg("worker_command"), nb::arg("device") = "auto", nb::arg("cache_dir") = "",
+        nb::arg("memory_limit_bytes") = 0, nb::arg("load_timeout_s") = 900.0,
+        nb::arg("size_on_meta_over") = 0, nb::arg("constants") = std::map<std::string, int64_t>{},
+        "Starts and loads the reference worker of a row (id, reference_code) at `constants`,\n"
+        "as verify_module would start it, and returns it (reply: its load reply). Give it to\n"
+        "verify_module(reference=...) with the same worker options and base_constants and it\n"
+        "is adopted instead of loading the reference again; close() ends it otherwise. A load\n"
+        "that fails raises the worker's typed kcv._core.Error.");
   m.def("verify_module", &verify_module, nb::arg("row"), nb::kw_only(), nb::arg("worker_command"),
         nb::arg("device") = "auto", nb::arg("cache_dir") = "", nb::arg("memory_limit_bytes") = 0,
         nb::arg("load_timeout_s") = 900.0, nb::arg("call_timeout_s") = 120.0,
@@ -158,11 +230,17 @@ void bind_kernelbench(nb::module_& m) {
         nb::arg("seed") = uint64_t{0x6b6376},
         nb::arg("base_constants") = std::map<std::string, int64_t>{},
         nb::arg("probe_budget_bytes") = int64_t{256} << 20, nb::arg("shrink") = true,
-        nb::arg("progress") = nb::none(),
+        nb::arg("progress") = nb::none(), nb::arg("size_on_meta_over") = 0,
+        nb::arg("reference") = nb::none(),
+        nb::arg("reference_worker_command") = std::vector<std::string>{},
         "Verifies one KernelBench row (id, reference_code, candidate_code, optional contract)\n"
         "through the C++ pipeline: loads, KernelBench's check, every gate under every profile.\n"
         "Returns the store's outcome dict plus 'timings' (seconds) and 'out_of_memory' (a harness\n"
-        "error to retry alone), which are the orchestrator's: take them out before Store.record.");
+        "error to retry alone), which are the orchestrator's: take them out before Store.record.\n"
+        "reference: a StartedReference of this row at base_constants (start_reference with the\n"
+        "same worker options), adopted and so closed here; size_on_meta_over: as the reference\n"
+        "load's field (docs/06 §7.1), the one start_reference was given;\n"
+        "reference_worker_command: argv of the reference's workers (empty: worker_command).");
 }
 
 }  // namespace kcv::py

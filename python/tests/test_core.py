@@ -372,6 +372,47 @@ def test_verify_module_returns_the_store_outcome_with_timings(module_outcome):
         core.verify_module(row, worker_command=["false"], profiles=["nope"])
 
 
+def _sample_p4():
+    sample = Path(__file__).resolve().parents[2] / "examples/kernelbench/sample.jsonl"
+    rows = [json.loads(line) for line in sample.read_text().splitlines() if line.strip()]
+    return next(r for r in rows if r["id"] == "sample/cpu/L1/P4")
+
+
+def test_a_started_reference_is_adopted_once_and_judges_the_same(module_outcome, tmp_path):
+    """start_reference + verify_module(reference=...) loads the reference once (the timings say
+    so) and gives the verdicts the plain call gave; the handle is spent afterwards."""
+    pytest.importorskip("torch")
+    from kcv.audit.workers import worker_command
+
+    row, plain, _ = module_outcome
+    options = dict(worker_command=worker_command(), device="cpu", cache_dir=str(tmp_path),
+                   memory_limit_bytes=32 << 30, size_on_meta_over=1 << 30)
+    started = core.start_reference(row, **options)
+    assert started.reply["problem"].get("sized_on_meta") is not True
+    out = core.verify_module(row, **options, profiles=["strict"], shrink=False, reference=started)
+    assert out["timings"].get("reference_adopted") == 1
+    assert [(v["gate"], v["verdict"], v["reason"]) for v in out["verdicts"]] == \
+        [(v["gate"], v["verdict"], v["reason"]) for v in plain["verdicts"]]
+    with pytest.raises(ValueError, match="closed or given"):
+        started.reply  # noqa: B018 - the property raises
+
+
+def test_a_started_reference_of_another_load_is_closed_not_adopted(tmp_path):
+    """A reference started at other constants (or other worker options) is not the one the
+    kernel's reference would be: verify_module closes it and starts its own."""
+    pytest.importorskip("torch")
+    from kcv.audit.workers import worker_command
+
+    row = _sample_p4()
+    options = dict(worker_command=worker_command(), device="cpu", cache_dir=str(tmp_path),
+                   memory_limit_bytes=32 << 30)
+    consts = core.start_reference(row, **options).reply["problem"]["constants"]
+    name = next(iter(consts))
+    other = core.start_reference(row, **options, constants={name: consts[name] + 1})
+    out = core.verify_module(row, **options, profiles=["strict"], shrink=False, reference=other)
+    assert "reference_adopted" not in out["timings"] and out["status"] == "ok"
+
+
 def record_in_fresh_store(tmp_path, row, outcome):
     store = core.Store(str(tmp_path / "audit.db"))
     run = store.begin_run({})

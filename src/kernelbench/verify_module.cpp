@@ -145,12 +145,14 @@ std::vector<ProfileId> profiles_or_all(const std::vector<ProfileId>& given) {
 
 }  // namespace
 
-ModuleOutcome verify_module_unguarded(const ModuleRow& row, const ModuleRunOptions& options);
+ModuleOutcome verify_module_unguarded(const ModuleRow& row, const ModuleRunOptions& options,
+                                      std::optional<StartedReference> reference);
 
-ModuleOutcome verify_module(const ModuleRow& row, const ModuleRunOptions& options) {
+ModuleOutcome verify_module(const ModuleRow& row, const ModuleRunOptions& options,
+                            std::optional<StartedReference> reference) {
   // Our own fault must not lose the row: it becomes status error with what went wrong.
   try {
-    return verify_module_unguarded(row, options);
+    return verify_module_unguarded(row, options, std::move(reference));
   } catch (const std::exception& e) {
     ModuleOutcome failed;
     failed.outcome.kernel_id = row.id;
@@ -160,7 +162,8 @@ ModuleOutcome verify_module(const ModuleRow& row, const ModuleRunOptions& option
   }
 }
 
-ModuleOutcome verify_module_unguarded(const ModuleRow& row, const ModuleRunOptions& options) {
+ModuleOutcome verify_module_unguarded(const ModuleRow& row, const ModuleRunOptions& options,
+                                      std::optional<StartedReference> reference) {
   const auto t0 = Clock::now();
   ModuleOutcome result;
   audit::KernelOutcome& out = result.outcome;
@@ -172,6 +175,7 @@ ModuleOutcome verify_module_unguarded(const ModuleRow& row, const ModuleRunOptio
   setup.candidate_load_json = row.candidate_load_json;
   setup.name = row.id;
   ModuleWorkers workers(setup, options.base, options.probe_budget_bytes);
+  if (reference && workers.adopt(std::move(*reference))) result.timings["reference_adopted"] = 1;
   const auto say = [&](std::string_view what) {
     if (options.progress) options.progress(fmt::format("{}: {}", row.id, what));
   };

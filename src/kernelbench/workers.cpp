@@ -49,7 +49,33 @@ WorkerLoad load_for(const WorkerSetup& s, Role role, const Constants& constants,
   return load;
 }
 
+WorkerOptions options_for(const WorkerSetup& s, Role role, WorkerLoad load) {
+  WorkerOptions o;
+  o.command =
+      role == Role::kReference && !s.reference_command.empty() ? s.reference_command : s.command;
+  o.load = std::move(load);
+  o.memory_limit_bytes = s.memory_limit_bytes;
+  o.startup_timeout_ms = s.load_timeout_ms;
+  return o;
+}
+
 }  // namespace
+
+Expected<StartedReference> StartedReference::start(const WorkerSetup& setup,
+                                                   const Constants& constants) {
+  StartedReference r;
+  r.constants_ = constants;
+  r.load_ = load_for(setup, Role::kReference, constants, setup.size_on_meta_over, true);
+  r.executor_ = make_worker_executor(options_for(setup, Role::kReference, r.load_));
+  auto info = r.executor_->start();
+  if (!info) return info.error();
+  r.reply_ = info->load_reply_json;
+  return r;
+}
+
+StartedReference::StartedReference(StartedReference&&) noexcept = default;
+StartedReference& StartedReference::operator=(StartedReference&&) noexcept = default;
+StartedReference::~StartedReference() = default;
 
 struct ModuleWorkers::Slot {
   Role role = Role::kReference;
@@ -108,12 +134,7 @@ Expected<WorkerExecutor*> ModuleWorkers::worker(Role role, const Constants& cons
       load_for(setup_, role, want, role == Role::kReference ? meta : 0, s.at_base);
   Expected<WorkerKernelInfo> info = make_error(ErrorCode::kInternal, "not started");
   if (!s.executor) {
-    WorkerOptions o;
-    o.command = setup_.command;
-    o.load = load;
-    o.memory_limit_bytes = setup_.memory_limit_bytes;
-    o.startup_timeout_ms = setup_.load_timeout_ms;
-    s.executor = make_worker_executor(std::move(o));
+    s.executor = make_worker_executor(options_for(setup_, role, load));
     info = s.executor->start();
   } else {
     info = s.executor->reload(load);
@@ -135,6 +156,27 @@ Expected<WorkerExecutor*> ModuleWorkers::worker(Role role, const Constants& cons
     s.problem = std::move(*p);
   }
   return s.executor.get();
+}
+
+bool ModuleWorkers::adopt(StartedReference&& started) {
+  Slot& s = slot(Role::kReference, true);
+  const Constants want = merged({});
+  const WorkerLoad load =
+      load_for(setup_, Role::kReference, want, setup_.size_on_meta_over, /*facts=*/true);
+  StartedReference taken = std::move(started);  // closed on return unless adopted
+  if (s.executor || !taken.executor_ || taken.constants_ != want ||
+      taken.load_.extra_json != load.extra_json || taken.load_.kind != load.kind ||
+      taken.load_.kernel != load.kernel || taken.load_.op != load.op) {
+    return false;
+  }
+  auto p = parse_problem(taken.reply_);
+  if (!p) return false;
+  s.executor = std::move(taken.executor_);
+  s.loaded = want;
+  s.problem = std::move(*p);
+  s.failed.reset();
+  s.load_reply = std::move(taken.reply_);
+  return true;
 }
 
 std::string ModuleWorkers::base_load_reply(Role role) const {

@@ -42,6 +42,7 @@ class KernelConfig:
     memory_gate: memory.MemoryGate | None = None  # host memory shared with the other slots
     gpu_pool: GpuPool | None = None  # several GPUs: each kernel's workers see one of them
     worker_threads: int | None = None  # CPU threads per worker process (None: torch's default)
+    forkservers: object = None  # kcv.audit.forkservers.ForkServers: warm starts; None: cold
     memory_postpone_s: float = 30.0
     reduce_over_bytes: int = 0  # larger inputs + outputs: judged at a reduced shape; 0: never
     reduce_to_bytes: int = 128 << 20
@@ -58,21 +59,42 @@ class RunAlone(Exception):
     """The kernel's inputs are large: run it later, with no other slot running."""
 
 
-def _choose_shape(row: dict, cfg: KernelConfig, gpu, notes: list) -> tuple[dict, tuple, dict | None]:
+def _commands(cfg: KernelConfig, gpu) -> tuple[list[str], list[str]]:
+    """argv of the (reference, candidate) workers of a kernel on `gpu`."""
+    if cfg.forkservers is None:
+        plain = worker_command(gpu, cfg.worker_threads)
+        return plain, plain
+    return cfg.forkservers.command("reference", gpu), cfg.forkservers.command("candidate", gpu)
+
+
+def _choose_shape(row: dict, cfg: KernelConfig, gpu, notes: list,
+                  held: contextlib.ExitStack) -> tuple[dict, tuple, dict | None, object]:
     """(the judge shape's constants, its (input, output) bytes, the battery_shape evidence or
-    None). A reference that does not size is left to verify_module, at the reference shape."""
+    None, the sizing's reference worker for verify_module to adopt or None). A reference that
+    does not size is left to verify_module, at the reference shape. Only a shape within
+    reduce_over_bytes hands its worker on: there its load is a real one whether or not meta
+    sizing runs, so the adopted worker restarts (after a crash) exactly as verify_module's own
+    would; every other sizing worker is closed when `held` unwinds."""
     def size(constants, over):
-        return size_problem(row, device=cfg.device, cache_dir=cfg.cache_dir, constants=constants,
-                            over_bytes=over, gpu=gpu, threads=cfg.worker_threads,
-                            memory_limit_bytes=cfg.memory_limit_bytes,
-                            timeout_s=cfg.load_timeout_s)
+        sized = size_problem(row, device=cfg.device, cache_dir=cfg.cache_dir, constants=constants,
+                             over_bytes=over, gpu=gpu, threads=cfg.worker_threads,
+                             memory_limit_bytes=cfg.memory_limit_bytes,
+                             timeout_s=cfg.load_timeout_s, keep=True,
+                             command=_commands(cfg, gpu)[0])
+        held.callback(sized.close)
+        return sized
+
+    def handed_on(sized):
+        within = not cfg.reduce_over_bytes or sized.io_bytes <= cfg.reduce_over_bytes
+        return sized.reference if within else None
+
     try:
         full = size(None, cfg.reduce_over_bytes)
     except ShapeRefused:
-        return {}, (0, 0), None
+        return {}, (0, 0), None, None
     io = full.io_bytes
     if not cfg.reduce_over_bytes or (io <= cfg.reduce_over_bytes and not full.sized_on_meta):
-        return {}, (full.input_bytes, full.output_bytes), None
+        return {}, (full.input_bytes, full.output_bytes), None, handed_on(full)
 
     def try_shape(override, desc):
         small = size(override, cfg.reduce_over_bytes)
@@ -80,16 +102,17 @@ def _choose_shape(row: dict, cfg: KernelConfig, gpu, notes: list) -> tuple[dict,
 
     try:
         small, override, small_io = reduced_mod.search(full, io, cfg.reduce_over_bytes,
-                                                       cfg.reduce_to_bytes, try_shape, notes)
+                                                       cfg.reduce_to_bytes, try_shape, notes,
+                                                       drop=lambda s: s.close())
     except reduced_mod.NoReducedShape as e:
         notes.append(f"judged at the reference shape ({io / 2**30:.3g} GiB in + out): {e}")
-        return {}, (full.input_bytes, full.output_bytes), None
+        return {}, (full.input_bytes, full.output_bytes), None, None
     desc = reduced_mod.describe(override)
     notes.append(f"judged at a reduced shape {desc} ({small_io / 2**20:.1f} MiB in + out; the "
                  f"reference shape's {io / 2**30:.3g} GiB is over {cfg.reduce_over_bytes / 2**30:.3g} "
                  "GiB): replica and gates alike")
     return override, (small.input_bytes, small.output_bytes), {"reduced": desc, "reference_shape_bytes": io,
-                                         "reduced_shape_bytes": small_io}
+                                         "reduced_shape_bytes": small_io}, handed_on(small)
 
 
 def audit_kernel(row: dict, cfg: KernelConfig, timings: dict | None = None, alone: bool = False,
@@ -117,7 +140,8 @@ def _audit_kernel(row: dict, cfg: KernelConfig, t: dict, alone: bool, may_postpo
     notes: list[str] = []
     with contextlib.ExitStack() as held:
         gpu = held.enter_context(cfg.gpu_pool.take()) if cfg.gpu_pool is not None else None
-        base, (input_bytes, output_bytes), shape = _choose_shape(row, cfg, gpu, notes)
+        base, (input_bytes, output_bytes), shape, reference = _choose_shape(row, cfg, gpu, notes,
+                                                                           held)
         t["size"] = time.monotonic() - t0
         if cfg.max_input_bytes and input_bytes > cfg.max_input_bytes:
             return {"kernel_id": row["id"], "status": "error", "replica_verdict": None, "verdicts": [],
@@ -138,12 +162,16 @@ def _audit_kernel(row: dict, cfg: KernelConfig, t: dict, alone: bool, may_postpo
             except memory.MemoryBusy as e:
                 return {"status": "postponed", "host_bytes": e.need, "message": f"host memory: {e}"}
             t["memory_wait"] = time.monotonic() - t1
+        reference_command, candidate_command = _commands(cfg, gpu)
         outcome = _core.verify_module(
-            row, worker_command=worker_command(gpu, cfg.worker_threads), device=cfg.device,
+            row, worker_command=candidate_command, reference_worker_command=reference_command,
+            device=cfg.device,
             cache_dir=cfg.cache_dir or "", memory_limit_bytes=cfg.memory_limit_bytes,
             load_timeout_s=cfg.load_timeout_s, call_timeout_s=cfg.call_timeout_s,
             kernel_timeout_s=cfg.kernel_timeout_s, profiles=list(cfg.profiles), seed=cfg.seed,
-            base_constants=base, probe_budget_bytes=cfg.probe_budget_bytes, shrink=cfg.shrink)
+            base_constants=base, probe_budget_bytes=cfg.probe_budget_bytes, shrink=cfg.shrink,
+            size_on_meta_over=cfg.reduce_over_bytes if reference is not None else 0,
+            reference=reference)
     for k, v in outcome.pop("timings", {}).items():
         t[k] = v
     if shape is not None:

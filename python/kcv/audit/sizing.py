@@ -2,8 +2,13 @@
 
 The reference loads with `size_on_meta_over`: a problem over that many bytes of inputs + outputs
 is sized on the meta device and nothing is drawn or run. Only sizes are read here; every verdict
-comes from kcv._core.verify_module, which starts workers of its own. A reference that does not
-load here is not this module's business either: verify_module records it with its status."""
+comes from kcv._core.verify_module. A reference that does not load here is not this module's
+business either: verify_module records it with its status.
+
+The worker is kcv._core.start_reference's, started exactly as verify_module starts its
+judge-shape reference. Where it loaded for real (not only sized) and `keep` asks for it, Sized
+holds it open (`reference`) so that verify_module adopts it: the problem is then loaded, drawn
+and traced once per kernel, not twice."""
 
 from __future__ import annotations
 
@@ -22,10 +27,17 @@ class Sized:
     constants: dict = field(default_factory=dict)  # the module's int constants at this shape
     in_get_inputs: list = field(default_factory=list)  # constants get_inputs reads
     in_init: list = field(default_factory=list)  # constants get_init_inputs reads
+    reference: object = None  # kcv._core.StartedReference kept open (keep=True, a real load)
 
     @property
     def io_bytes(self) -> int:
         return self.input_bytes + self.output_bytes
+
+    def close(self) -> None:
+        """Ends the kept reference worker, if any (verify_module did not take it)."""
+        if self.reference is not None:
+            self.reference.close()
+            self.reference = None
 
 
 class ShapeRefused(Exception):
@@ -44,29 +56,30 @@ def tensor_bytes(specs) -> int:
 
 def size_problem(row: dict, *, device: str, cache_dir: str | None, constants: dict | None,
                  over_bytes: int, gpu: str | None, threads: int | None, memory_limit_bytes: int,
-                 timeout_s: float) -> Sized:
-    """The reference's description at `constants`; ShapeRefused when it does not load."""
+                 timeout_s: float, keep: bool = False, command: list[str] | None = None) -> Sized:
+    """The reference's description at `constants`; ShapeRefused when it does not load. With
+    `keep`, a reference that loaded for real stays open in Sized.reference (close() ends it).
+    `command`: the reference worker's argv (default: a plain worker on `gpu`)."""
     from kcv import _core
 
-    load = {"kind": "kernelbench", "role": "reference", "reference_code": row["reference_code"],
-            "seed": 42, "device": device, "constants": dict(constants or {})}
-    if cache_dir:
-        load["cache_dir"] = cache_dir
-    if over_bytes > 0:
-        load["size_on_meta_over"] = int(over_bytes)
-    name = f"size:{row['id']}"
-    with _core.Worker(worker_command(gpu, threads), load, name=name,
-                      memory_limit_bytes=memory_limit_bytes,
-                      startup_timeout_ms=max(1, int(1000 * timeout_s))) as worker:
-        try:
-            info = worker.start()
-        except _core.Error as e:  # the worker's typed error (kcv._core: CandidateError, ...)
-            raise ShapeRefused(str(e)) from e
-    problem = (info.get("reply") or {}).get("problem") or {}
+    try:
+        started = _core.start_reference(
+            row, worker_command=command or worker_command(gpu, threads), device=device,
+            cache_dir=cache_dir or "", memory_limit_bytes=memory_limit_bytes,
+            load_timeout_s=timeout_s, size_on_meta_over=max(0, int(over_bytes)),
+            constants={k: int(v) for k, v in (constants or {}).items()})
+    except _core.Error as e:  # the worker's typed error (kcv._core: CandidateError, ...)
+        raise ShapeRefused(str(e)) from e
+    problem = (started.reply or {}).get("problem") or {}
     tensors = [i for i in problem.get("inputs", []) if i.get("kind") == "tensor"]
     facts = problem.get("facts") or {}
     consts = facts.get("constants") or []
-    return Sized(tensor_bytes(tensors), tensor_bytes(problem.get("outputs", [])),
-                 problem.get("sized_on_meta") is True, dict(problem.get("constants") or {}),
-                 [c["name"] for c in consts if c.get("get_inputs")],
-                 [c["name"] for c in consts if c.get("init")])
+    sized = Sized(tensor_bytes(tensors), tensor_bytes(problem.get("outputs", [])),
+                  problem.get("sized_on_meta") is True, dict(problem.get("constants") or {}),
+                  [c["name"] for c in consts if c.get("get_inputs")],
+                  [c["name"] for c in consts if c.get("init")])
+    if keep and not sized.sized_on_meta:
+        sized.reference = started
+    else:
+        started.close()
+    return sized

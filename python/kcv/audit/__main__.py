@@ -123,6 +123,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--defer-alone", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--progress-events", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--all-alone", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("--cold-workers", action="store_true",
+                   help="start every worker as a fresh interpreter instead of forking it from a "
+                        "warm parent that has torch imported (docs/06 §8; slower, for comparison)")
     p.add_argument("--no-progress", action="store_true", help="no progress display on stderr")
     return p
 
@@ -198,7 +201,8 @@ def main(argv=None) -> int:
                         gpus=gpus, worker_threads=threads, defer_alone=args.defer_alone,
                         progress_events=args.progress_events, all_alone=args.all_alone,
                         reduce_over_bytes=int((args.reduce_over_gb or 0) * (1 << 30)),
-                        reduce_to_bytes=int(args.reduce_to_gb * (1 << 30)))
+                        reduce_to_bytes=int(args.reduce_to_gb * (1 << 30)),
+                        warm_workers=not args.cold_workers)
     try:
         summary = run_audit(opts, procs=args.procs)
     except AuditRefused as e:

@@ -26,6 +26,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from kcv.audit.kernel import KernelConfig, audit_kernel
+from kcv.audit.forkservers import ForkServers
 from kcv.audit.gpus import GpuPool
 from kcv.audit.memory import MemoryGate, Reservation
 from kcv.audit.memory_ledger import Ledger
@@ -78,6 +79,7 @@ class AuditOptions:
     all_alone: bool = False  # every kernel as a deferred one: in turn, with nothing beside it
     reduce_over_bytes: int = 1 << 30  # KernelConfig.reduce_over_bytes (kernel.py); 0: never
     reduce_to_bytes: int = 128 << 20
+    warm_workers: bool = True  # workers forked from warm parents (forkservers.py); False: cold
 
 
 def corpus_name(path: str) -> str:
@@ -330,6 +332,20 @@ class Auditor:
     def run(self) -> dict:
         o = self.opts
         todo = self.begin(GENERATOR_VERSION)
+        if o.warm_workers and todo:
+            gpus = self.cfg.gpu_pool.ids if self.cfg.gpu_pool is not None else [None]
+            self.cfg.forkservers = ForkServers(gpus, self.cfg.worker_threads)
+            for why in self.cfg.forkservers.failed:
+                self.progress.message(f"kcv audit: warm workers: {why}; its workers start cold")
+        try:
+            return self._run(todo)
+        finally:
+            if self.cfg.forkservers is not None:
+                self.cfg.forkservers.close()
+                self.cfg.forkservers = None
+
+    def _run(self, todo: list[dict]) -> dict:
+        o = self.opts
         if self.cfg.gpu_pool is not None:
             self.progress.message(f"kcv audit: kernels spread over GPUs "
                                   f"{','.join(self.cfg.gpu_pool.ids)}")

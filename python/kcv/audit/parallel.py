@@ -79,6 +79,8 @@ class ParallelAuditor(Auditor):
                 "--reduce-to-gb", repr(o.reduce_to_bytes / _GIB)]
         if o.timings_path:
             cmd += ["--timings", o.timings_path]
+        if not o.warm_workers:
+            cmd.append("--cold-workers")
         if time_limit_s is not None:
             cmd += ["--time-limit", repr(max(time_limit_s, 1e-3))]
         if ledger_row is not None:

@@ -11,9 +11,14 @@ from __future__ import annotations
 import sys
 
 
-def worker_command(gpu: str | None = None, threads: int | None = None) -> list[str]:
-    """argv of a Python worker: this interpreter, so the worker sees the same kcv and torch."""
+def worker_command(gpu: str | None = None, threads: int | None = None,
+                   socket: str | None = None) -> list[str]:
+    """argv of a Python worker: this interpreter, so the worker sees the same kcv and torch.
+    `socket`: started through the warm parent listening there (kcv.worker.spawn), which falls
+    back to the plain worker by itself when none answers."""
     cmd = [sys.executable, "-m", "kcv.worker"]
+    if socket is not None:
+        cmd = [sys.executable, "-m", "kcv.worker.spawn", "--socket", socket]
     if gpu is not None:
         cmd += ["--gpu", str(gpu)]
     if threads is not None:

@@ -1,0 +1,202 @@
+"""`python -m kcv.worker.forkserver --socket PATH [--gpu ID] [--threads N]`: a warm parent of
+worker processes (docs/06_worker_protocol.md §8).
+
+A worker spends most of a small kernel's time importing: torch, and on the reference side the
+~400 modules of the first meta op. This process does that once, with no CUDA context (a CUDA
+context does not survive fork), then forks one worker per request of kcv.worker.spawn. The
+worker it forks is the plain `python -m kcv.worker` process in every way the protocol sees: the
+spawn client's stdin, stdout and stderr, its process group (so kcv's kill of the group reaches
+the worker), its address-space limit, its working directory and environment, and its end (the
+client exits as the worker did: same code, or same signal).
+
+The loop is single-threaded (fork in a threaded process is unsafe) and waits on the listening
+socket and on pidfds: a worker that ends is reported to its client, and a client that ends (kcv
+killed it, or died) takes its worker with it (SIGKILL). When this process ends, its workers get
+SIGKILL too (PR_SET_PDEATHSIG). The orchestrator keeps one server per worker role, so a
+candidate can reach only the parent of later candidates, never of a reference worker.
+"""
+
+import ctypes
+import json
+import os
+import selectors
+import signal
+import socket
+import sys
+
+PR_SET_PDEATHSIG = 1
+HEADER_LIMIT = 1 << 20
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+def _options(argv: list[str]) -> dict:
+    known = {"--socket": "socket", "--gpu": "gpu", "--threads": "threads", "--warm": "warm"}
+    out = {}
+    k = 0
+    while k < len(argv):
+        key = known.get(argv[k])
+        if key is None or k + 1 >= len(argv):
+            sys.exit(f"kcv.worker.forkserver: unknown argument {argv[k]!r} (known: {', '.join(known)})")
+        out[key] = argv[k + 1]
+        k += 2
+    if "socket" not in out:
+        sys.exit("kcv.worker.forkserver: --socket PATH is required")
+    return out
+
+
+def _warm_up(warm: str) -> None:
+    """Imports what every worker imports; `meta` also runs the first meta op (the reference's
+    sizing and tracing need it). Nothing here touches CUDA."""
+    import torch  # noqa: F401, PLC0415
+
+    from kcv.worker import calls, candidate, problem, serve  # noqa: F401, PLC0415
+
+    if warm == "meta":
+        from kcv.worker import meta  # noqa: PLC0415
+
+        meta.warm_up_meta()
+
+
+def _read_request(conn: socket.socket):
+    """(header dict, [stdin, stdout, stderr] fds) of one spawn request."""
+    data, fds, _, _ = socket.recv_fds(conn, HEADER_LIMIT, 3)
+    if len(fds) != 3:
+        for fd in fds:
+            os.close(fd)
+        raise ValueError(f"expected 3 descriptors, got {len(fds)}")
+    return json.loads(data.decode("utf-8")), fds
+
+
+def _become_worker(header: dict, fds: list[int], close: list[int], fixed_env: dict) -> None:
+    """In the forked child: take the client's place and serve the protocol; never returns."""
+    try:
+        for fd in close:
+            os.close(fd)
+        _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        os.setpgid(0, os.getpgid(header["pid"]))  # kcv kills the client's group: this one too
+        for target, fd in enumerate(fds):
+            os.dup2(fd, target)
+            os.close(fd)
+        limit = header.get("rlimit_as")
+        if limit is not None:
+            import resource  # noqa: PLC0415
+
+            resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+        os.chdir(header.get("cwd") or "/")
+        os.environ.clear()
+        os.environ.update(header.get("env") or {})
+        os.environ.update(fixed_env)  # what the imports already took: the server's GPU, threads
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        sys.argv = ["kcv.worker"]
+        from kcv.worker.channel import protect  # noqa: PLC0415
+        from kcv.worker.serve import main  # noqa: PLC0415
+
+        main(protect())
+    except BaseException as e:  # noqa: BLE001 - a child of the server must never return into its loop
+        os.write(2, f"kcv.worker.forkserver: the worker could not start: {e!r}\n".encode())
+    os._exit(70)
+
+
+def _status_line(status: int) -> bytes:
+    if os.WIFSIGNALED(status):
+        return f"signal {os.WTERMSIG(status)}\n".encode()
+    return f"exit {os.waitstatus_to_exitcode(status)}\n".encode()
+
+
+class Server:
+    def __init__(self, path: str, fixed_env: dict):
+        self.fixed_env = fixed_env
+        self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.listener.bind(path)
+        os.chmod(path, 0o600)
+        self.listener.listen(64)
+        self.selector = selectors.DefaultSelector()
+        self.selector.register(self.listener, selectors.EVENT_READ, ("accept", None))
+        self.workers = {}  # worker pid -> (conn, worker pidfd, client pidfd)
+
+    def serve(self) -> None:
+        while True:
+            for key, _ in self.selector.select():
+                kind, pid = key.data
+                if kind == "accept":
+                    self.accept()
+                elif kind == "worker":
+                    self.worker_ended(pid)
+                else:
+                    self.client_ended(pid)
+
+    def accept(self) -> None:
+        conn, _ = self.listener.accept()
+        try:
+            header, fds = _read_request(conn)
+            client_pidfd = os.pidfd_open(int(header["pid"]))
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            conn.sendall(f"refused {e}\n".encode()[:1000])
+            conn.close()
+            return
+        others = [self.listener.fileno(), conn.fileno(), client_pidfd]
+        for w_conn, w_fd, c_fd in self.workers.values():
+            others += [w_conn.fileno(), w_fd, c_fd]
+        pid = os.fork()
+        if pid == 0:
+            self.selector.close()
+            _become_worker(header, fds, others, self.fixed_env)
+        for fd in fds:
+            os.close(fd)
+        worker_pidfd = os.pidfd_open(pid)
+        self.workers[pid] = (conn, worker_pidfd, client_pidfd)
+        self.selector.register(worker_pidfd, selectors.EVENT_READ, ("worker", pid))
+        self.selector.register(client_pidfd, selectors.EVENT_READ, ("client", pid))
+        conn.sendall(f"started {pid}\n".encode())
+
+    def worker_ended(self, pid: int) -> None:
+        _, status = os.waitpid(pid, 0)
+        conn, worker_pidfd, client_pidfd = self.workers.pop(pid)
+        for fd in (worker_pidfd, client_pidfd):
+            if fd >= 0:
+                self.selector.unregister(fd)
+                os.close(fd)
+        try:
+            conn.sendall(_status_line(status))
+        except OSError:
+            pass  # the client is gone already
+        conn.close()
+
+    def client_ended(self, pid: int) -> None:
+        conn, worker_pidfd, client_pidfd = self.workers[pid]
+        self.selector.unregister(client_pidfd)
+        try:
+            os.kill(pid, signal.SIGKILL)  # reaped when its pidfd reports the end
+        except ProcessLookupError:
+            pass
+        self.workers[pid] = (conn, worker_pidfd, -1)
+        os.close(client_pidfd)
+
+
+def main(argv: list[str]) -> int:
+    options = _options(argv)
+    fixed_env = {}
+    if "gpu" in options:
+        fixed_env["CUDA_VISIBLE_DEVICES"] = options["gpu"]
+    if "threads" in options:
+        fixed_env["OMP_NUM_THREADS"] = fixed_env["MKL_NUM_THREADS"] = options["threads"]
+    os.environ.update(fixed_env)  # before torch is imported, which is when they take effect
+    _libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)  # the orchestrator that started it is gone
+    _warm_up(options.get("warm", "torch"))
+    server = Server(options["socket"], fixed_env)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    print("ready", flush=True)
+    try:
+        server.serve()
+    finally:
+        for pid in list(server.workers):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,157 @@
+"""Workers forked from a warm parent (kcv.worker.forkserver via kcv.worker.spawn, docs/06 §8),
+driven by kcv's own executor (kcv._core.Worker): to the trusted side such a worker is the plain
+`python -m kcv.worker` in every way the protocol sees — a load reply, results, a segfault read
+as a crash of signal 11, an endless call killed at its timeout with nothing left running, an
+address-space limit — and a start that finds no server is a cold start, not a failure. The
+audit's two servers (reference and candidate roles) are separate processes. Skipped when
+kcv._core is not built."""
+
+import os
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+np = pytest.importorskip("numpy")
+torch = pytest.importorskip("torch")
+core = pytest.importorskip("kcv._core")
+
+import kb_problems as kb  # noqa: E402
+
+from kcv.audit.forkservers import ForkServers  # noqa: E402
+from kcv.audit.workers import worker_command  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+RUN = {"kind": "run", "seed": 7}
+X = np.ones((4, 8), np.float32)
+
+
+def hostile(name):
+    with open(os.path.join(HERE, "hostile", name + ".py"), encoding="utf-8") as f:
+        return f.read()
+
+
+@pytest.fixture(scope="module")
+def servers():
+    s = ForkServers([None], threads=1)
+    assert not s.failed, s.failed
+    yield s
+    s.close()
+
+
+def load(cand, cache):
+    return {"kind": "kernelbench", "role": "candidate", "reference_code": kb.ADD,
+            "candidate_code": cand, "seed": 2, "device": "cpu", "cache_dir": cache,
+            "op": "kernelbench"}
+
+
+def started(command, cand, cache, **kw):
+    w = core.Worker(command, load(cand, cache), name="ModelNew", startup_timeout_ms=600_000, **kw)
+    return w, w.start()
+
+
+def descendants_alive(pid):
+    """Pids whose parent is `pid` (the server's children), from /proc."""
+    out = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat", encoding="utf-8") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == pid and fields[0] != "Z":
+                out.append(int(entry))
+    return out
+
+
+def forked_worker(servers, client_pid):
+    """The candidate server's child in the process group of `client_pid` (kcv's child)."""
+    mine = [p for p in descendants_alive(servers.pid("candidate", None))
+            if os.getpgid(p) == client_pid]
+    assert len(mine) == 1, mine
+    return mine[0]
+
+
+def test_the_roles_have_separate_servers(servers):
+    ref, cand = servers.command("reference", None), servers.command("candidate", None)
+    assert "kcv.worker.spawn" in ref and "kcv.worker.spawn" in cand
+    assert ref[ref.index("--socket") + 1] != cand[cand.index("--socket") + 1]
+
+
+def test_a_forked_worker_answers_as_a_plain_one(servers, tmp_path):
+    pool = ThreadPoolExecutor(1)  # a worker ends with the thread that started it
+    cmd = servers.command("candidate", None)
+    w, info = pool.submit(started, cmd, kb.ADD_CANDIDATE, str(tmp_path)).result()
+    try:
+        assert info["name"] == "ModelNew" and info["reply"]["type"] == "loaded"
+        r = pool.submit(w.run, [("x", X), ("y", X)], [("f32", (4, 8))], task=RUN).result()
+        assert r.status == "ok" and r.all_written and r.inputs_unchanged, r.message
+        assert np.array_equal(r.outputs[0], X + 3.0 * X * 0.5)
+        worker_pid = forked_worker(servers, info["pid"])
+        assert worker_pid != info["pid"]  # kcv's child is the spawn client; the server forked
+    finally:
+        pool.submit(w.close).result()
+    deadline = time.monotonic() + 30
+    while worker_pid in descendants_alive(servers.pid("candidate", None)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert worker_pid not in descendants_alive(servers.pid("candidate", None))
+    pool.shutdown()
+
+
+def test_a_segfault_is_a_crash_of_signal_11(servers, tmp_path):
+    pool = ThreadPoolExecutor(1)
+    w, _ = pool.submit(started, servers.command("candidate", None), hostile("segfault"),
+                       str(tmp_path)).result()
+    r = pool.submit(w.run, [("x", X), ("y", X)], [("f32", (4, 8))], task=RUN).result()
+    assert r.status == "crash" and "signal 11" in r.message, r.message
+    pool.submit(w.close).result()
+    pool.shutdown()
+
+
+def test_an_endless_call_is_killed_with_its_worker(servers, tmp_path):
+    pool = ThreadPoolExecutor(1)
+    w, info = pool.submit(started, servers.command("candidate", None), hostile("infinite_loop"),
+                          str(tmp_path)).result()
+    worker_pid = forked_worker(servers, info["pid"])
+    r = pool.submit(w.run, [("x", X), ("y", X)], [("f32", (4, 8))], task=RUN,
+                    timeout_ms=1500).result()
+    assert r.status == "timeout" and "killed by kcv" in r.message, r.message
+    deadline = time.monotonic() + 30
+    while worker_pid in descendants_alive(servers.pid("candidate", None)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert worker_pid not in descendants_alive(servers.pid("candidate", None)), "it lives on"
+    pool.submit(w.close).result()
+    pool.shutdown()
+
+
+def test_the_address_space_limit_reaches_the_forked_worker(servers, tmp_path):
+    pool = ThreadPoolExecutor(1)
+    limit = 24 << 30
+    w, info = pool.submit(started, servers.command("candidate", None), kb.ADD_CANDIDATE,
+                          str(tmp_path), memory_limit_bytes=limit).result()
+    with open(f"/proc/{forked_worker(servers, info['pid'])}/limits", encoding="utf-8") as f:
+        row = next(line for line in f if line.startswith("Max address space"))
+    assert row.split()[3] == str(limit), row
+    pool.submit(w.close).result()
+    pool.shutdown()
+
+
+def test_without_a_server_the_start_is_a_cold_one(tmp_path):
+    pool = ThreadPoolExecutor(1)
+    cmd = worker_command(None, 1, socket=str(tmp_path / "nobody-listens.sock"))
+    w, info = pool.submit(started, cmd, kb.ADD_CANDIDATE, str(tmp_path)).result()
+    assert info["reply"]["type"] == "loaded"
+    r = pool.submit(w.run, [("x", X), ("y", X)], [("f32", (4, 8))], task=RUN).result()
+    assert r.status == "ok", r.message
+    pool.submit(w.close).result()
+    pool.shutdown()
+
+
+def test_the_spawn_client_imports_nothing_heavy():
+    code = ("import sys; import kcv.worker.spawn; "
+            "print(sorted(m for m in ('torch', 'numpy', 'kcv._core') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]", out

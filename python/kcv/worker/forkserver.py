@@ -55,6 +55,8 @@ def _warm_up(warm: str) -> None:
         from kcv.worker import meta  # noqa: PLC0415
 
         meta.warm_up_meta()
+    if torch.cuda.is_initialized():  # a forked child could not use CUDA: serve nobody
+        sys.exit("kcv.worker.forkserver: CUDA was initialised while warming up")
 
 
 def _read_request(conn: socket.socket):

@@ -106,6 +106,7 @@ struct Task {
   uint64_t guard_seed = 0;               // run
   std::optional<uint64_t> shuffle_seed;  // run
   bool fresh_inputs = false;             // run: inputs in fresh storage of their own (the replica)
+  int64_t device_offset = 0;             // run: bytes past a 256-byte boundary of device copies
 };
 
 /// The request's task object; `sentinel_seed` gives the poison patterns (the executor's

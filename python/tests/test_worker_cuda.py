@@ -163,6 +163,33 @@ def test_device_guards_report_a_store_past_the_input(worker, cache_dir):
     assert "device_guards" not in plain.reply
 
 
+# A candidate that returns where its input lies: data_ptr() % 512, as a float.
+ADDRESS = '''
+import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        return torch.full_like(x, float(x.data_ptr() % 512))
+'''
+
+
+def test_device_offset_moves_the_inputs_past_their_boundary(worker, cache_dir):
+    """ORD-02's repetitions (run task device_offset) see their inputs at other alignments;
+    without it the device copy sits on a 256-byte boundary."""
+    load(worker, cache_dir, "candidate", tasks.SHAPED, ADDRESS)
+    x = torch.randn(2, 4)
+    at = {}
+    for offset in (0, 16, 48, 112):
+        r = worker.call([x], [(F32, (2, 4))], run(device_guard=256, guard_seed=3,
+                                                  device_offset=offset))
+        assert r.reply["status"] == "ok", r.reply
+        at[offset] = int(r.outputs[0][0, 0])
+    assert at[0] % 256 == 0
+    assert all((at[k] - at[0]) % 256 == k for k in (16, 48, 112)), at
+
+
 def test_describe_reports_the_compiled_triton_kernels(worker, cache_dir):
     load(worker, cache_dir, "candidate", kb.ADD, kb.ADD_TRITON)
     x, y = torch.randn(4, 8), torch.randn(4, 8)

@@ -71,6 +71,10 @@ MAXIMUM = source("", "pass", "return torch.maximum(xs[0], xs[1])", "",
                  "[torch.randn(4), torch.randn(4)]")
 COUNTER = source("", "self.calls = 0", "self.calls += 1\n        return xs[0] + self.calls", "",
                  "[torch.randn(4)]")
+# a row sum whose order follows its input's address (data_ptr() % 64), as ORD-02_alignment_peel
+ADDRESS_ORDER = source("", "pass", "x = xs[0]\n        if x.data_ptr() % 64 == 0:\n"
+                       "            return x.sum(dim=1)\n        return x.flip(1).cumsum(1)[:, -1]",
+                       "ROWS = 8\nCOLS = 1000", "[torch.randn(ROWS, COLS)]")
 NO_META = source("", "pass", "return xs[0].softmax(dim=-1) * (xs[0].sum() * 0 + 1).item()",
                  "DIM = 6", "[torch.randn(3, DIM)]")
 
@@ -131,6 +135,14 @@ def test_maximum_and_relu_are_minmax_and_a_sum_is_not(worker, cache_dir):
     relu = MAXIMUM.replace("torch.maximum(xs[0], xs[1])", "torch.relu(xs[0])")
     assert facts_of(worker, cache_dir, relu)["minmax"] is True
     assert facts_of(worker, cache_dir, ROW_SUM)["minmax"] is False
+
+
+def test_a_forward_that_follows_its_inputs_address_is_not_repeatable(worker, cache_dir):
+    """Repeatability is taken at shifted input addresses too (facts.REPEAT_OFFSETS), the
+    alignments ORD-02 gives the candidate: a reference whose bits follow the address is no
+    ground for declaring determinism."""
+    assert facts_of(worker, cache_dir, ADDRESS_ORDER)["repeatable"] is False
+    assert facts_of(worker, cache_dir, ROW_SUM)["repeatable"] is True
 
 
 def test_a_forward_that_changes_between_runs_is_not_repeatable(worker, cache_dir):

@@ -122,6 +122,8 @@ def test_malformed_tasks_are_error_replies_naming_the_field(worker, cache_dir, t
     (run(poison=[1]), "task.poison: expected an object"),
     (run(device_guard=-1), "task.device_guard: -1 is not >= 0"),
     (run(shuffle_seed=1.0), "task.shuffle_seed: expected an integer"),
+    (run(device_offset=8), "task.device_offset: 8 is not a multiple of 16 bytes"),
+    (run(device_offset=4096), "task.device_offset: 4096 is not in [0, 4096)"),
     ({"kind": "describe", "seed": 1}, "task.seed: not a field of a describe task"),
 ])
 def test_malformed_run_tasks_are_error_replies(worker, cache_dir, task, says):
@@ -147,6 +149,7 @@ def test_parse_fills_defaults_and_keeps_optional_fields_absent():
     t = parse({"kind": "run", "seed": 3, "shuffle_seed": None})
     assert (t.concurrency, t.autotune_config, t.device_guard, t.guard_seed) == (1, -1, 0, 0)
     assert t.poison == {} and t.shuffle_seed is None and t.inputs_seed is None
+    assert t.device_offset == 0 and parse({"kind": "run", "seed": 3, "device_offset": 48}).device_offset == 48
     t = parse({"kind": "reference64", "seed": 2 ** 64 - 1})
     assert (t.nan, t.subnormals, t.seed) == ("propagate", "keep", 2 ** 64 - 1)
     assert parse({"kind": "reference32", "seed": 0}).autocast == "none"

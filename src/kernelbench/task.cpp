@@ -70,6 +70,7 @@ std::string task_json(const Task& t, uint64_t sentinel_seed) {
       j["guard_seed"] = t.guard_seed;
       if (t.shuffle_seed) j["shuffle_seed"] = *t.shuffle_seed;
       j["fresh_inputs"] = t.fresh_inputs;
+      if (t.device_offset != 0) j["device_offset"] = t.device_offset;
       break;
     case TaskKind::kDescribe:
       break;

@@ -68,8 +68,9 @@ class CandidateSide:
                                f"{k} copies of the model's outputs")
         n = len(outputs) // k
         cuda = self.device == "cuda"
-        guarded = guards.guarded_copies(inputs, self.device, task.device_guard, task.guard_seed) \
-            if cuda and task.device_guard > 0 else None
+        guarded = guards.guarded_copies(inputs, self.device, task.device_guard, task.guard_seed,
+                                        task.device_offset) \
+            if cuda and (task.device_guard > 0 or task.device_offset > 0) else None
         if task.fresh_inputs:  # KernelBench's own conditions: tensors of their own storage
             moved = [v.to(self.device, copy=True).contiguous() for v in inputs]
         else:

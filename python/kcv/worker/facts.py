@@ -17,7 +17,10 @@
   budget of META_FORWARD_S seconds; what it does not reach, or where meta cannot run the
   problem (.item(), no meta kernel), keeps "".
 - repeatable: three float32 forwards under the load's seed give bitwise equal outputs
-  (compared as integers of the same width, so NaNs compare by their bits).
+  (compared as integers of the same width, so NaNs compare by their bits), the second and third
+  on copies of the inputs placed 16 and 48 bytes past a 256-byte boundary (REPEAT_OFFSETS): the
+  alignments ORD-02's repetitions give the candidate (run task device_offset), so determinism is
+  declared only where the reference itself does not follow its inputs' addresses.
 - trial_seeds: KernelBench's five trial seeds (manual_seed(42), then five randint draws), drawn
   from a private generator seeded the same way, so the global RNG state is not touched.
 """
@@ -161,19 +164,42 @@ def trial_seeds() -> list:
     return [int(torch.randint(0, 2**32 - 1, (1,), generator=g).item()) for _ in range(5)]
 
 
-def forward_facts(forward) -> tuple:
-    """(outputs, the Recorder of the first run, repeatable) from `forward()`, one seeded
-    float32 forward returning its flattened outputs, called three times."""
+REPEAT_OFFSETS = (16, 48)
+_ALIGN = 256
+
+
+def shifted(args: list, offset: int) -> list:
+    """Copies of the contiguous tensors of `args` whose data starts `offset` bytes past a
+    256-byte boundary (other arguments, and tensors with other layouts, as they are)."""
+    out = []
+    for a in args:
+        if not isinstance(a, torch.Tensor) or not a.is_contiguous() or a.numel() == 0:
+            out.append(a)
+            continue
+        nbytes = a.numel() * a.element_size()
+        raw = torch.empty(nbytes + offset + _ALIGN, dtype=torch.uint8, device=a.device)
+        start = (-raw.data_ptr()) % _ALIGN + offset
+        copy = raw[start:start + nbytes].view(a.dtype).view(a.shape)
+        copy.copy_(a)
+        out.append(copy)
+    return out
+
+
+def forward_facts(forward, args: list) -> tuple:
+    """(outputs, the Recorder of the first run, repeatable) from `forward(args)`, one seeded
+    float32 forward returning its flattened outputs: on `args`, then on copies of them at each
+    of REPEAT_OFFSETS."""
     recorder = Recorder()
     with recorder:
-        outs = forward()
-    repeatable = all(bitwise_equal(outs, forward()) for _ in range(2))
+        outs = forward(args)
+    repeatable = all(bitwise_equal(outs, forward(shifted(args, k))) for k in REPEAT_OFFSETS)
     return outs, recorder, repeatable
 
 
-def problem_facts(forward, code: str | None, constants: dict, retrace, seed: int) -> tuple:
-    """(outputs of the load's float32 forward, problem.facts)."""
-    outs, recorder, repeatable = forward_facts(forward)
+def problem_facts(forward, args: list, code: str | None, constants: dict, retrace,
+                  seed: int) -> tuple:
+    """(outputs of the load's float32 forward, problem.facts); forward(args) -> outputs."""
+    outs, recorder, repeatable = forward_facts(forward, args)
     consts = constant_facts(code, constants)
     names, traced = attribute(consts, retrace, seed) if recorder.events else ({}, set())
     reductions_out, seen = [], set()

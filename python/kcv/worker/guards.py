@@ -7,7 +7,8 @@ nobody checks. guarded_copy() places each input's device copy (its span, strides
 kcv.worker.devices does) inside one allocation between two bands filled with bytes drawn from
 guard_seed; changed() compares the bands after the forward. The front band is the requested
 size rounded up to 256 bytes, so the input starts 256-byte aligned as a cudaMalloc'ed tensor
-would (vectorized loads stay legal); the back band is exactly the requested size. `first` of a
+would (vectorized loads stay legal), plus the task's device_offset (a multiple of 16: ORD-02's
+repetitions put their inputs at other alignments); the back band is exactly the requested size. `first` of a
 report is the lowest-addressed changed guard byte, relative to the input's first byte: negative
 in the front band, at or past the input's last byte in the back band.
 
@@ -36,10 +37,11 @@ def _random_bytes(n: int, generator: torch.Generator, device: str) -> torch.Tens
 class GuardedInput:
     """One input's device copy between two guard bands (module docstring)."""
 
-    def __init__(self, view: torch.Tensor, device: str, guard: int, generator: torch.Generator):
+    def __init__(self, view: torch.Tensor, device: str, guard: int, generator: torch.Generator,
+                 offset: int = 0):
         span = _span(view)
         self.data_bytes = span.numel() * span.element_size()
-        self.front = -(-guard // _ALIGN) * _ALIGN
+        self.front = -(-guard // _ALIGN) * _ALIGN + offset
         self.buffer = torch.empty(self.front + self.data_bytes + guard, dtype=torch.uint8,
                                   device=device)
         self.expected_front = _random_bytes(self.front, generator, device)
@@ -61,10 +63,12 @@ class GuardedInput:
         return None
 
 
-def guarded_copies(views: list, device: str, guard: int, seed: int) -> list:
-    """A GuardedInput per view (None for an empty view, which has nothing to guard)."""
+def guarded_copies(views: list, device: str, guard: int, seed: int, offset: int = 0) -> list:
+    """A GuardedInput per view (None for an empty view, which has nothing to guard); `offset`
+    bytes (a multiple of 16) move each input past its 256-byte boundary (task device_offset)."""
     generator = torch.Generator(device=device).manual_seed(seed)
-    return [GuardedInput(v, device, guard, generator) if v.numel() else None for v in views]
+    return [GuardedInput(v, device, guard, generator, offset) if v.numel() else None
+            for v in views]
 
 
 def changed(guarded: list) -> list:

@@ -164,7 +164,7 @@ class KernelBenchPair:
     def _describe(self, model32, sample: list, code: str | None, retrace) -> dict:
         args = [x.to(self.device) if isinstance(x, torch.Tensor) else x for x in sample]
 
-        def forward():
+        def forward(args=args):
             torch.manual_seed(self.seed)
             with torch.no_grad():
                 outs = flatten(model32(*args))
@@ -175,7 +175,8 @@ class KernelBenchPair:
         constants = modexec.int_constants(self.ref)
         try:
             if self.want_facts:
-                outs, found = facts.problem_facts(forward, code, constants, retrace, self.seed)
+                outs, found = facts.problem_facts(forward, args, code, constants, retrace,
+                                                  self.seed)
             else:  # another shape of a problem whose facts kcv has: the outputs only
                 outs, found = forward(), {"constants": facts.constant_facts(code, constants)}
         except BadOutput as e:

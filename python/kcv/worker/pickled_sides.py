@@ -57,16 +57,16 @@ class PickledCallable:
         return self.side.kinds
 
     def _describe(self, fn, given: list) -> dict:
-        def forward():
+        def forward(args=given):
             torch.manual_seed(self.seed)
             with torch.no_grad():
-                outs = flatten(fn(*given))
+                outs = flatten(fn(*args))
             if self.device == "cuda":
                 _sync()
             return outs
 
         try:
-            outs, found = facts.problem_facts(forward, None, {}, None, self.seed)
+            outs, found = facts.problem_facts(forward, given, None, {}, None, self.seed)
         except BadOutput as e:
             raise LoadError(f"problem_error: payload: {e}") from None
         except BaseException as e:  # noqa: BLE001

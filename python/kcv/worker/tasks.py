@@ -9,7 +9,7 @@ is refused rather than ignored (a misspelt "subnormal" must not silently run the
 
 Defaults, for fields a request may leave out: keep false; nan "propagate", subnormals "keep";
 cudnn_tf32 and matmul_tf32 false, autocast "none"; concurrency 1, autotune_config -1,
-device_guard 0, guard_seed 0, fresh_inputs false. inputs_seed, poison and shuffle_seed are optional (absent or null:
+device_guard 0, guard_seed 0, fresh_inputs false, device_offset 0. inputs_seed, poison and shuffle_seed are optional (absent or null:
 none). seed is required wherever a kind has it. The old numeric params["mode"] is refused
 (check_params).
 """
@@ -46,6 +46,7 @@ class Task:
     guard_seed: int = 0
     shuffle_seed: int | None = None
     fresh_inputs: bool = False
+    device_offset: int = 0
 
 
 def _integer(task: dict, name: str, *, low: int | None = None, high: int | None = None):
@@ -89,6 +90,13 @@ def _poison(task: dict) -> dict:
     return out
 
 
+def _device_offset(task: dict) -> int:
+    value = _integer(task, "device_offset", low=0, high=4096)
+    if value % 16:
+        raise RequestError(f"task.device_offset: {value} is not a multiple of 16 bytes")
+    return value
+
+
 # kind -> {field: checker(task dict) -> value}; a field absent from the request keeps Task's default
 _SEED = {"seed": lambda t: _integer(t, "seed", low=0, high=_SEED_LIMIT)}
 _INPUTS_SEED = {"inputs_seed": lambda t: _integer(t, "inputs_seed", low=0, high=_SEED_LIMIT)}
@@ -109,7 +117,8 @@ _FIELDS = {
             "device_guard": lambda t: _integer(t, "device_guard", low=0),
             "guard_seed": lambda t: _integer(t, "guard_seed", low=0, high=_SEED_LIMIT),
             "shuffle_seed": lambda t: _integer(t, "shuffle_seed", low=0, high=_SEED_LIMIT),
-            "fresh_inputs": lambda t: _flag(t, "fresh_inputs")},
+            "fresh_inputs": lambda t: _flag(t, "fresh_inputs"),
+            "device_offset": _device_offset},
     "describe": {},
 }
 _REQUIRED = {"seed"}

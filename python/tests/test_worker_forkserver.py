@@ -36,7 +36,8 @@ def hostile(name):
 @pytest.fixture(scope="module")
 def servers():
     s = ForkServers([None], threads=1)
-    assert not s.failed, s.failed
+    assert s.command("candidate", None)[2] == "kcv.worker"  # a cold start until it is ready
+    assert s.wait_ready(300) == []
     yield s
     s.close()
 

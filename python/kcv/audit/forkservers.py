@@ -4,9 +4,9 @@ One server per (role, GPU): the reference role's has run the first meta op too (
 tracing need it), and a candidate's server is never the parent of a reference worker, so a
 candidate that tampers with its parent reaches only later candidates. The orchestrator starts
 them from its main thread (a server ends with the thread that started it, PR_SET_PDEATHSIG) and
-stops them at the end of the run. A server that does not come up leaves its workers to cold
-starts: worker_command then gives the plain `python -m kcv.worker`, as kcv.worker.spawn does by
-itself when its server has gone."""
+stops them at the end of the run. Nothing waits for them: until a server has said `ready`, and
+for good if it never does, worker_command gives the plain `python -m kcv.worker` (a cold start),
+as kcv.worker.spawn does by itself when its server has gone."""
 
 from __future__ import annotations
 
@@ -15,23 +15,41 @@ import select
 import subprocess
 import sys
 import tempfile
-import time
+import threading
 
 from kcv.audit.workers import worker_command
 
 ROLES = ("reference", "candidate")
-READY_S = 180.0  # importing torch on a loaded host
+
+
+class _Server:
+    def __init__(self, cmd: list[str], path: str):
+        self.path = path
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                     stderr=subprocess.DEVNULL)
+        self.ready = False
+        self._said = b""
+
+    def poll_ready(self) -> bool:
+        """True once the server printed its "ready" line; never blocks."""
+        if self.ready or self.proc.poll() is not None or self.proc.stdout is None:
+            return self.ready
+        fd = self.proc.stdout.fileno()
+        while b"\n" not in self._said and select.select([fd], [], [], 0)[0]:
+            chunk = os.read(fd, 64)
+            if not chunk:
+                break
+            self._said += chunk
+        self.ready = self._said.split(b"\n", 1)[0].strip() == b"ready" and b"\n" in self._said
+        return self.ready
 
 
 class ForkServers:
     def __init__(self, gpus: list[str | None], threads: int | None):
         self.threads = threads
         self.dir = tempfile.mkdtemp(prefix="kcv-forkservers-")
-        self.sockets: dict[tuple[str, str | None], str] = {}
-        self.procs: list[subprocess.Popen] = []
-        self.pids: dict[tuple[str, str | None], int] = {}
-        self.failed: list[str] = []
-        pending = []
+        self._lock = threading.Lock()
+        self._servers: dict[tuple[str, str | None], _Server] = {}
         for role in ROLES:
             for gpu in gpus:
                 path = os.path.join(self.dir, f"{role}-{gpu if gpu is not None else 'any'}.sock")
@@ -41,66 +59,55 @@ class ForkServers:
                     cmd += ["--gpu", str(gpu)]
                 if threads is not None:
                     cmd += ["--threads", str(int(threads))]
-                p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                     stderr=subprocess.DEVNULL, start_new_session=False)
-                self.procs.append(p)
-                self.pids[(role, gpu)] = p.pid
-                pending.append(((role, gpu), path, p))
-        deadline = time.monotonic() + READY_S
-        for key, path, p in pending:  # they import side by side; wait for each "ready"
-            if _ready(p, deadline):
-                self.sockets[key] = path
-            else:
-                self.failed.append(f"{key[0]} server (GPU {key[1]}) did not start")
-                p.kill()
+                self._servers[(role, gpu)] = _Server(cmd, path)
+
+    def wait_ready(self, timeout_s: float) -> list[str]:
+        """Waits up to timeout_s for every server; the ones not ready, described (tests)."""
+        import time  # noqa: PLC0415
+
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            with self._lock:
+                if all(s.poll_ready() or s.proc.poll() is not None for s in self._servers.values()):
+                    break
+            time.sleep(0.05)
+        with self._lock:
+            return [f"{role} server (GPU {gpu}) is not ready"
+                    for (role, gpu), s in self._servers.items() if not s.poll_ready()]
 
     def pid(self, role: str, gpu: str | None) -> int:
         """The server process of `role` on `gpu` (the parent of its workers)."""
-        return self.pids[(role, gpu)]
+        return self._servers[(role, gpu)].proc.pid
 
     def command(self, role: str, gpu: str | None) -> list[str]:
-        """argv of a worker of `role` on `gpu`: through its server, or a plain cold start."""
-        path = self.sockets.get((role, gpu))
-        if path is None:
+        """argv of a worker of `role` on `gpu`: through its server once it is ready, else a
+        plain cold start."""
+        with self._lock:
+            server = self._servers.get((role, gpu))
+            ready = server is not None and server.poll_ready()
+        if not ready:
             return worker_command(gpu, self.threads)
-        return worker_command(gpu, self.threads, socket=path)
+        return worker_command(gpu, self.threads, socket=server.path)
 
     def close(self) -> None:
-        for p in self.procs:
-            if p.poll() is None:
-                p.terminate()
-        for p in self.procs:
+        with self._lock:
+            servers = list(self._servers.values())
+        for s in servers:
+            if s.proc.poll() is None:
+                s.proc.terminate()
+        for s in servers:
             try:
-                p.wait(timeout=10)
+                s.proc.wait(timeout=10)
             except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait()
-            if p.stdout:
-                p.stdout.close()
-        for path in self.sockets.values():
+                s.proc.kill()
+                s.proc.wait()
+            if s.proc.stdout:
+                s.proc.stdout.close()
             try:
-                os.unlink(path)
+                os.unlink(s.path)
             except OSError:
                 pass
         try:
             os.rmdir(self.dir)
         except OSError:
             pass
-
-
-def _ready(p: subprocess.Popen, deadline: float) -> bool:
-    """True once the server printed its "ready" line before the deadline."""
-    fd = p.stdout.fileno()
-    buf = b""
-    while b"\n" not in buf:
-        left = deadline - time.monotonic()
-        if left <= 0 or p.poll() is not None:
-            return False
-        readable, _, _ = select.select([fd], [], [], left)
-        if not readable:
-            return False
-        chunk = os.read(fd, 64)
-        if not chunk:
-            return False
-        buf += chunk
-    return buf.split(b"\n", 1)[0].strip() == b"ready"

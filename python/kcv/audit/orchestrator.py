@@ -334,9 +334,7 @@ class Auditor:
         todo = self.begin(GENERATOR_VERSION)
         if o.warm_workers and todo:
             gpus = self.cfg.gpu_pool.ids if self.cfg.gpu_pool is not None else [None]
-            self.cfg.forkservers = ForkServers(gpus, self.cfg.worker_threads)
-            for why in self.cfg.forkservers.failed:
-                self.progress.message(f"kcv audit: warm workers: {why}; its workers start cold")
+            self.cfg.forkservers = ForkServers(gpus, self.cfg.worker_threads)  # never waited for
         try:
             return self._run(todo)
         finally:

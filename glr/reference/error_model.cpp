@@ -126,12 +126,12 @@ std::vector<double> slice_scale(Output out, std::span<const double> ref, const S
 Expected<std::vector<double>> tau(Output out, std::span<const double> ref, const Shape& s,
                                   std::int64_t gate_width, const ModelScale& m, double u_out,
                                   std::span<const double> terms, std::span<const double> sigma) {
+  if (!terms.empty() && (out != Output::kDg || terms.size() != ref.size()))
+    return detail::invalid_argument("terms: only for dg, one per element");
   const std::int64_t want = output_size(output_slices(out, s, gate_width), s);
   if (static_cast<std::int64_t>(ref.size()) != want)
     return detail::invalid_argument("ref: expected " + std::to_string(want) + " values, got " +
                                     std::to_string(ref.size()));
-  if (!terms.empty() && (out != Output::kDg || terms.size() != ref.size()))
-    return detail::invalid_argument("terms: only for dg, one per element");
   if (!sigma.empty() && sigma.size() != ref.size())
     return detail::invalid_argument("sigma: one per element of ref");
   std::vector<double> scale = slice_scale(out, ref, s, gate_width);

@@ -13,8 +13,9 @@
 // dg_i (dg_terms). σ_i is the standard deviation of the first-order error that the declared
 // operand roundings put on y_i, propagated through the stages in fp64 from the reference's own
 // intermediates (declared_rounding_sigma). Its derivation, and the fp32 terms', is
-// docs/glr/precision-contract.md. The forward outputs (o, final state) carry σ; a contract that
-// rounds a backward product is refused by backward users until that term is derived.
+// docs/glr/precision-contract.md. The forward outputs (o, final state) carry σ; the backward's
+// declared-rounding term is not derived yet (PrecisionContract::rounds_backward() says whether a
+// contract names roundings it would need).
 // Nothing here looks at a candidate's output.
 #pragma once
 

@@ -4,7 +4,12 @@ item 5). For every member (gdn, kda, gla, ssd, la) and every case of the shape s
 
 - CMP-01: ours against the fp64 chunked reference (kcv.glr on CPU float64 copies of the inputs,
   itself checked against the token-serial oracle to 1e-10 in CI), every element of o, ht, dq, dk,
-  dv, dg, dbeta, dh0 within tau of error_model.py;
+  dv, dg, dbeta, dh0 within tau of kcv's GLR error model (error_model.py over kcv._glr) under the
+  fp32 precision contract;
+- the precision contracts: ours, fla and FlashQLA (GDN with K = V = 128, when flash_qla imports)
+  judged by CMP-01 on the same inputs under both grades, fp32 (every output) and bf16 (o and the
+  final state, whose bound carries the declared roundings' term; the gradients' term is not
+  derived yet), and the report says which contract each meets;
 - ORD-02: --runs calls of forward + backward, bitwise identical outputs and gradients;
 - fla's metric (relative RMS against the same reference, fla's limits) for ours and for fla;
 - EXC-01, once per member: a NaN in v at one token of one sequence and value head (varlen, GVA);
@@ -16,8 +21,9 @@ item 5). For every member (gdn, kda, gla, ssd, la) and every case of the shape s
 
 Each member runs in --split worker processes (its cases divided by head dim), --jobs at once,
 each printing one line per case as it finishes; the parent writes the markdown report (--out)
-and exits 1 when a gate or fla's metric fails for ours. --device cpu runs end to end without a GPU: 'ours' is then kcv.glr's CPU path
-(fp64, cast to the output dtypes) and fla is skipped.
+and exits 1 when a gate or fla's metric fails for ours (a contract that fla or FlashQLA does not
+meet is a finding, not a failure). --device cpu runs end to end without a GPU: 'ours' is then
+kcv.glr's CPU path (fp64, cast to the output dtypes) and fla and FlashQLA are skipped.
 
   PYTHONPATH=/tmp/site python3 glr/check/gates_vs_fla.py --out verification.md
   python3 glr/check/gates_vs_fla.py --device cpu --cases t1-d64-b2,t65-d64-gva --out /tmp/v.md
@@ -76,12 +82,14 @@ def _summ(d):
 
 
 def _reference(member, x, cu):
-    """fp64 chunked reference on CPU float64 copies (kcv._glr releases the GIL)."""
+    """fp64 chunked reference on CPU float64 copies, and the bf16 grade's declared-rounding sigma
+    of o and ht (kcv._glr releases the GIL)."""
     import torch
+    import error_model as em
     import glr_cases as gc
     cpu = {n: (None if t is None else t.detach().double().cpu()) for n, t in x.items()}
     cu_t = None if cu is None else torch.tensor(cu, dtype=torch.int64)
-    return gc.fwd_bwd(gc.kcv_ops(), member, cpu, cu_t)
+    return gc.fwd_bwd(gc.kcv_ops(), member, cpu, cu_t), em.declared_sigma(member, cpu, cu, "bf16")
 
 
 def _dims(case):
@@ -97,13 +105,62 @@ def _output_dtype(name):
     return em.OUT_DTYPE[name]
 
 
+def _contracts(outputs, ref, taus, names, label):
+    """CMP-01 of one implementation's outputs under each grade: {grade: {verdict, worst_ratio,
+    output_name, ratio per output, judged outputs}}. The arrays are read in the implementation's
+    own dtypes; tau counts the interface's output rounding (error_model.OUT_DTYPE)."""
+    import gate_judge as gj
+    res = {}
+    for grade, tau in taus.items():
+        judged = [n for n in names if n in tau and n in outputs]
+        ents = [gj.oracle_entry(gj.DTYPES[outputs[n].dtype], ref[n], tau[n]) for n in judged]
+        arrays = [gj.to_array(outputs[n]) for n in judged]
+        r = gj.judge("CMP-01", [arrays], ents, [], label=f"{label} {grade}")
+        ratio = {n: gj.judge("CMP-01", [[a]], [e], [], label=n)["worst_ratio"]
+                 for n, a, e in zip(judged, arrays, ents)}
+        res[grade] = {"verdict": r["verdict"], "worst_ratio": r["worst_ratio"],
+                      "output_name": judged[r["output"]] if judged else None, "ratio": ratio,
+                      "outputs": judged,
+                      "dtypes": {n: gj.DTYPES[outputs[n].dtype] for n in judged
+                                 if gj.DTYPES[outputs[n].dtype] != _output_dtype(n)}}
+    return res
+
+
 def _case_inputs(member, case, device):
     import glr_cases as gc
     name, B, T, H, HV, K, V, cu, L = _dims(case)
     return gc.make_inputs(member, B, T, H, K, seed=SEED, device=device, cu_seqlens=cu, HV=HV, V=V)
 
 
-def _run_case(member, case, x, ref_future, ours, fla_ops, device, runs, state):
+def _other(ops, member, x, cu_dev, shapes):
+    """Forward + backward of fla or FlashQLA: (outputs or None, error or None, seconds)."""
+    import torch
+    import glr_cases as gc
+    t1 = time.time()
+    try:
+        theirs = gc.fwd_bwd(ops, member, x, cu_dev)
+        torch.cuda.synchronize()
+        bad = [n for n in shapes if n in theirs and theirs[n].shape != shapes[n]]
+        if bad:
+            raise ValueError(f"returned {bad[0]} of shape {tuple(theirs[bad[0]].shape)}, "
+                             f"ours {tuple(shapes[bad[0]])}")
+        return theirs, None, time.time() - t1
+    except Exception as e:  # noqa: BLE001 - record the failure, keep going
+        return None, f"{type(e).__name__}: {str(e).splitlines()[0][:160]}", time.time() - t1
+
+
+def _flashqla_skip(member, K, V, fq_ops):
+    """Why FlashQLA does not run on a case (None: it runs)."""
+    if fq_ops is None:
+        return "not run: FlashQLA not available (see the note)"
+    if member != "gdn":
+        return "not run: FlashQLA implements GDN only"
+    if K != 128 or V != 128:
+        return "not run: FlashQLA requires K = V = 128"
+    return None
+
+
+def _run_case(member, case, x, ref_future, ours, fla_ops, device, runs, state, fq_ops=None):
     import torch
     import error_model as em
     import gate_judge as gj
@@ -126,31 +183,28 @@ def _run_case(member, case, x, ref_future, ours, fla_ops, device, runs, state):
         skip_fla = (f"not run: fla's {FLA_NO_GVA[member]} has no GVA (it takes the head count "
                     "from q/k and would read v, g and the state with the wrong head stride)")
     row["fla_skipped"] = skip_fla
+    shapes = {n: t.shape for n, t in calls[0].items()}
     if skip_fla is None and fla_ops is not None and \
             (not state.get("fla_cases") or name in state["fla_cases"]):
-        t1 = time.time()
-        try:
-            theirs = gc.fwd_bwd(fla_ops, member, x, cu_dev)
-            torch.cuda.synchronize()
-            bad = [n for n in calls[0] if n in theirs and theirs[n].shape != calls[0][n].shape]
-            if bad:
-                raise ValueError(f"fla returned {bad[0]} of shape {tuple(theirs[bad[0]].shape)}, "
-                                 f"ours {tuple(calls[0][bad[0]].shape)}")
-        except Exception as e:  # noqa: BLE001 - record fla's failure, keep going
-            theirs, row["fla_error"] = None, f"{type(e).__name__}: {str(e).splitlines()[0][:160]}"
-        row["fla_s"] = time.time() - t1
+        theirs, row["fla_error"], row["fla_s"] = _other(fla_ops, member, x, cu_dev, shapes)
         if not state.get("fla_first_done"):
             state["fla_first_done"] = True
             _log(member, f"first fla call (compiles its kernels): {row['fla_s']:.1f} s")
+    fq, row["flashqla_error"] = None, None
+    row["flashqla_skipped"] = _flashqla_skip(member, K, V, fq_ops)
+    if row["flashqla_skipped"] is None:
+        fq, row["flashqla_error"], row["flashqla_s"] = _other(fq_ops, member, x, cu_dev, shapes)
     t2 = time.time()
-    ref = ref_future.result()
+    ref, sigma = ref_future.result()
     row["ref_wait_s"] = time.time() - t2
-    G = em.max_chunk_log_decay(x["g"], cu)
-    row["model"] = em.describe(L, K, V, G)
+    model = em.case(x, cu)
+    row["model"] = em.describe(model)
     names = [n for n in OUTPUTS if n in ref]
     terms = {"dg": em.dg_terms(member, x, cu)[0]} if "dg" in ref else {}
-    taus = {n: em.tau(ref[n], n, L=L, K=K, V=V, G=G, cu=None if n in em.STATE_OUTPUTS else cu,
-                      terms=terms.get(n)) for n in names}
+    taus = {n: em.tau(ref[n], n, model, terms.get(n)) for n in names}
+    grade_taus = {"fp32": taus,
+                  "bf16": {n: em.tau(ref[n], n, model, sigma=sigma[n]) for n in em.SIGMA_OUTPUTS
+                           if n in ref}}
     oracle = [gj.oracle_entry(_output_dtype(n), ref[n], taus[n]) for n in names]
     inputs = [(n, gj.to_array(x[n])) for n in ("q", "k", "v", "g", "beta", "h0", "do", "dht")
               if x[n] is not None]
@@ -165,6 +219,11 @@ def _run_case(member, case, x, ref_future, ours, fla_ops, device, runs, state):
         row["ratio"][n] = r.get("worst_ratio")
     ordr = gj.judge("ORD-02", arrays, oracle, inputs, label=f"{member} {name} x{runs}")
     row["ord02"] = _summ(ordr) | {"runs": runs}
+    row["contracts"] = {"ours": _contracts(calls[0], ref, grade_taus, names, f"{member} {name}")}
+    if theirs is not None:
+        row["contracts"]["fla"] = _contracts(theirs, ref, grade_taus, names, f"fla {name}")
+    if fq is not None:
+        row["contracts"]["flashqla"] = _contracts(fq, ref, grade_taus, names, f"flashqla {name}")
     row["metric"] = {}
     for n in names:
         e_ours = gc.err_ratio(ref[n], calls[0][n])
@@ -228,7 +287,7 @@ def _nan_probe(member, ours, device):
     cu_dev = torch.tensor(cu, dtype=torch.int64, device=device)
     mine = gc.fwd_bwd(ours, member, x, cu_dev)
     ref = ts.fwd_bwd(x, cu)
-    G = em.max_chunk_log_decay(x["g"], cu)
+    model = em.case(x, cu)
     delta = member in ("gdn", "kda")
     chunk0 = cu[NAN_SEQ] + NAN_TOKEN // em.CHUNK * em.CHUNK
     chunk1 = min(chunk0 + em.CHUNK, cu[NAN_SEQ + 1])
@@ -243,7 +302,7 @@ def _nan_probe(member, ours, device):
         if n in windowed:
             keep[0, chunk0:chunk1, windowed[n]] = False
             excluded += int((~keep).sum())
-        tau = em.tau(r, n, L=L, K=K, V=V, G=G, cu=None if n in em.STATE_OUTPUTS else cu)
+        tau = em.tau(r, n, model)
         oracle.append(gj.oracle_entry(_output_dtype(n), r[keep], tau[keep]))
         cand.append(gj.to_array(c[keep]))
         detail[n] = {"ours": _nan_where(c, n, cu), "oracle": _nan_where(r, n, cu)}
@@ -285,6 +344,15 @@ def worker(args):
         _log(member, f"fla import: {time.time() - t0:.1f} s")
     else:
         result["fla_note"] = "fla not run (--device cpu or --fla off)"
+    fq_ops = None
+    if device == "cuda" and args.flashqla != "off" and member == "gdn":
+        try:
+            fq_ops, result["flashqla_note"] = gc.load_flash_qla(args.flashqla == "auto-cp")
+        except Exception as e:  # noqa: BLE001
+            result["flashqla_note"] = f"FlashQLA not available: {type(e).__name__}: {e}"
+    else:
+        result["flashqla_note"] = ("FlashQLA not run (--device cpu, --flashqla off, or a member "
+                                   "other than gdn)")
     save()
     ours = gc.kcv_ops()
     state = {"fla_cases": [c for c in args.fla_cases.split(",") if c]}
@@ -301,7 +369,7 @@ def worker(args):
             t0 = time.time()
             try:
                 row = _run_case(member, case, inputs[case[0]], futures[case[0]], ours, fla_ops,
-                                device, args.runs, state)
+                                device, args.runs, state, fq_ops)
             except Exception as e:  # noqa: BLE001 - one broken case must not hide the others
                 import traceback
                 result["errors"].append(f"{case[0]}: {type(e).__name__}: {e}")
@@ -369,8 +437,9 @@ def merge(members, parts):
             r["errors"] += part.get("errors", [])
             if part.get("nan"):
                 r["nan"] = part["nan"]
-            if part.get("fla_note") and "fla_note" not in r:
-                r["fla_note"] = part["fla_note"]
+            for note in ("fla_note", "flashqla_note"):
+                if part.get(note) and note not in r and (note == "fla_note" or m == "gdn"):
+                    r[note] = part[note]
         r["rows"].sort(key=lambda row: order.get(row["case"], 99))
         out[m] = r
     return out
@@ -425,6 +494,8 @@ def main():
     ap.add_argument("--fla", choices=("first-fit", "full", "off"), default="first-fit",
                     help="fla's autotuning (first-fit: one config per kernel, no benchmarking)")
     ap.add_argument("--fla-cases", default="", help="run fla only on these cases (default all)")
+    ap.add_argument("--flashqla", choices=("exact", "auto-cp", "off"), default="exact",
+                    help="FlashQLA's GDN when flash_qla imports (exact: auto_cp=False)")
     ap.add_argument("--deadline", type=float, default=0,
                     help="seconds: stop the member processes then and report what they finished")
     ap.add_argument("--split", type=int, default=2,
@@ -458,7 +529,8 @@ def main():
             key = f"{m}.{i}"
             cmd = [sys.executable, "-u", os.path.abspath(__file__), "--worker", m, "--result",
                    os.path.join(tmp, f"{key}.json"), "--device", args.device, "--runs",
-                   str(args.runs), "--fla", args.fla, "--ref-threads", str(args.ref_threads),
+                   str(args.runs), "--fla", args.fla, "--flashqla", args.flashqla,
+                   "--ref-threads", str(args.ref_threads),
                    "--torch-threads", str(args.torch_threads), "--fla-cases", args.fla_cases,
                    "--cases", ",".join(group)]
             p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,

@@ -139,6 +139,26 @@ def load_fla(first_fit=False):
     return ops, note
 
 
+def load_flash_qla(auto_cp=False):
+    """FlashQLA's GDN op (flash_qla.chunk_gated_delta_rule, what fla's backend dispatch calls) with
+    fla's keyword arguments; raises ImportError when flash_qla is absent. Returns ({"gdn": op}, a
+    note). auto_cp=False runs its exact path: the intra-card context parallelism that fla's
+    backend turns on (auto_cp=True) warms chunks up from truncated decays, an approximation by
+    design."""
+    import flash_qla
+
+    def gdn(q, k, v, g, beta, initial_state=None, output_final_state=False, cu_seqlens=None):
+        return flash_qla.chunk_gated_delta_rule(
+            q=q, k=k, v=v, g=g, beta=beta, scale=q.shape[-1] ** -0.5,
+            initial_state=initial_state, output_final_state=output_final_state,
+            use_qk_l2norm_in_kernel=False, state_v_first=False, cu_seqlens=cu_seqlens,
+            auto_cp=auto_cp)
+
+    version = getattr(flash_qla, "__version__", "?")
+    return {"gdn": gdn}, (f"FlashQLA {version}: flash_qla.chunk_gated_delta_rule(auto_cp="
+                          f"{auto_cp}), GDN with K = V = 128 only.")
+
+
 def make_inputs(member, B, T, H, D, seed, device="cuda", cu_seqlens=None, h0=True, HV=None,
                 V=None):
     """fla-like inputs: l2-normalised q,k (bf16) [B,T,H,D], v bf16 [B,T,HV,V], beta = sigmoid

@@ -1,7 +1,9 @@
 """CPU tests of the Python side of glr/check (gates_vs_fla.py and its helpers): the token-serial
-NaN oracle against the fp64 chunked reference, the error model's fixed numbers, the three judges
-(kcv._core's or the mirror) on outputs with known defects, the cuobjdump parser, and the
-autotuner patches on a fake Triton autotuner. Needs torch and kcv._glr on the path:
+NaN oracle against the fp64 chunked reference, the error model's adapter over kcv._glr (the
+formula itself is tested in C++, glr/tests/error_model_test.cpp), the three judges (kcv._core's
+or the mirror) on outputs with known defects, the precision-contract judging of an
+implementation, the cuobjdump parser, and the autotuner patches on a fake Triton autotuner.
+Needs torch and kcv._glr on the path:
 
   PYTHONPATH=<dir with kcv> python -m pytest -q glr/check/test_glr_check.py
 """
@@ -49,19 +51,42 @@ def test_token_serial_poisons_o_only_from_the_nan_token():
 
 def test_tau_is_the_documented_formula():
     ref = torch.full((1, 4, 1, 2), 2.0, dtype=torch.float64)
-    t = em.tau(ref, "o", L=4, K=2, V=2, G=0.0)
+    case = em.Case(dims=(4, 1, 1, 2, 2), cu=[], gate_width=0, N=4 + 2 + 2 + 64, G=0.0)
+    t = em.tau(ref, "o", case)
     want = 2.0 ** -8 * 2.0 + 4 * 2.0 ** -24 * math.sqrt(4 + 2 + 2 + 64) * 2 * 2.0
     assert torch.allclose(t, torch.full_like(ref, want))
-    assert em.max_chunk_log_decay(torch.full((1, 130, 1), -0.5)) == pytest.approx(32.0)
+    t = em.tau(ref, "o", case, sigma=torch.full_like(ref, 1e-3))
+    assert torch.allclose(t, torch.full_like(ref, want + 4 * 1e-3))
+    x = {"q": torch.zeros(1, 130, 1, 2), "v": torch.zeros(1, 130, 1, 3),
+         "g": torch.full((1, 130, 1), -0.5)}
+    c = em.case(x)
+    assert (c.N, c.G) == (130 + 2 + 3 + 64, pytest.approx(32.0))
 
 
-def test_slice_rms_is_per_sequence_and_head():
-    ref = torch.zeros(1, 4, 2, 1, dtype=torch.float64)
-    ref[0, :2, 0] = 3.0   # sequence 0, head 0
-    ref[0, 2:, 1] = 4.0   # sequence 1, head 1
-    r = em.slice_rms(ref, "o", cu=[0, 2, 4])
-    assert r[0, 0, 0, 0] == 3.0 and r[0, 0, 1, 0] == 0.0
-    assert r[0, 3, 1, 0] == 4.0 and r[0, 3, 0, 0] == 0.0
+def test_tau_of_a_batch_is_tau_of_its_packed_sequences():
+    x = gc.make_inputs("gla", 2, 70, 1, 8, seed=2, device="cpu", HV=2, V=4)
+    ref = torch.randn(2, 70, 2, 4, dtype=torch.float64)
+    ref[1] *= 10  # the second sequence's slice has its own scale
+    packed = {n: (None if t is None else t.reshape(1, 140, *t.shape[2:])) for n, t in x.items()
+              if n not in ("h0", "dht")}
+    a = em.tau(ref, "o", em.case(x))
+    b = em.tau(ref.reshape(1, 140, 2, 4), "o", em.case(packed, [0, 70, 140]))
+    assert torch.equal(a.reshape(-1), b.reshape(-1))
+    slice_term = a - 2.0 ** -8 * ref.abs()  # the per-slice part of tau
+    assert float(slice_term[1].min()) > 5 * float(slice_term[0].max())
+
+
+def test_declared_sigma_is_zero_for_fp32_and_bounds_the_bf16_grade():
+    x = gc.make_inputs("gdn", 1, 100, 1, 16, seed=4, device="cpu", HV=2, V=8)
+    x64 = {n: (None if t is None else t.double()) for n, t in x.items()}
+    s32, s16 = em.declared_sigma("gdn", x64, grade="fp32"), em.declared_sigma("gdn", x64)
+    assert float(s32["o"].abs().max()) == 0.0 and float(s32["ht"].abs().max()) == 0.0
+    assert float(s16["o"].min()) > 0 and float(s16["ht"].min()) > 0
+    ref = gc.fwd_bwd(gc.kcv_ops(), "gdn", x64)
+    c = em.case(x)
+    rel = (s16["o"] / ref["o"].abs().clamp(min=1e-3)).median()
+    assert 2.0 ** -12 < float(rel) < 2.0 ** -4  # sigma is a few bf16 roundings of o
+    assert bool((em.tau(ref["o"], "o", c, sigma=s16["o"]) > em.tau(ref["o"], "o", c)).all())
 
 
 def _oracle(ref, tau_value=1e-3):
@@ -146,29 +171,62 @@ def test_autotuner_patch_runs_the_shard_and_skips_configs_that_do_not_fit():
 # ------------------------------------------------------------------ dg's term-based S
 
 
-def _chunk_form_dg(x, cu, bf16_products=False):
-    """ssd's dg evaluated in fp32 along the chunk form of error_model's docstring: per-value-head
-    dq, dk (fp32 token-serial autograd), row sums q.dq - k.dk, chunk-local reverse cumsum, plus
-    the fp32 boundary products <S_e, dS_e>. bf16_products: round each q*dq, k*dk product to bf16
-    first (a deliberately wrong kernel)."""
+def _revcumsum(r, cu):
+    """Reverse cumulative sum along tokens within each 64-token chunk of each sequence."""
+    out = torch.empty_like(r)
+    for lo, hi in zip(cu[:-1], cu[1:]):
+        for c0 in range(lo, hi, em.CHUNK):
+            c1 = min(c0 + em.CHUNK, hi)
+            out[0, c0:c1] = r[0, c0:c1].flip(0).cumsum(0).flip(0)
+    return out
+
+
+def _boundary_terms(x, cu):
+    """fp32, token-serial: for every token t, sum over k, v of S_e * dS_e of t's chunk (e its last
+    token, S_e the state after e, dS_e = dL/dS_e through the later tokens; dht at a sequence end),
+    for ssd (scalar gate, no delta rule)."""
     f = {n: (None if x[n] is None else x[n].detach().float()) for n in x}
-    B, T, H, K = f["q"].shape
-    HV = f["v"].shape[2]
+    q, k, v, g, do = f["q"], f["k"], f["v"], f["g"], f["do"]
+    H, HV, K = q.shape[2], v.shape[2], q.shape[3]
     heads = torch.arange(HV) // (HV // H)
-    y = {n: (f[n][:, :, heads].clone() if n in ("q", "k") else f[n]) for n in ("q", "k")}
-    y = {n: t.requires_grad_() for n, t in y.items()}
+    tot = torch.zeros(1, q.shape[1], HV)
+    for n, (lo, hi) in enumerate(zip(cu[:-1], cu[1:])):
+        S = f["h0"][n].clone()
+        ends = set(range(min(lo + em.CHUNK, hi) - 1, hi, em.CHUNK)) | {hi - 1}
+        states = {}
+        for t in range(lo, hi):
+            S = S * g[0, t].exp()[:, None, None] + k[0, t][heads][:, :, None] * v[0, t][:, None, :]
+            if t in ends:
+                states[t] = S.clone()
+        dS = f["dht"][n].clone()
+        for t in range(hi - 1, lo - 1, -1):
+            if t in states:
+                c0 = lo + (t - lo) // em.CHUNK * em.CHUNK
+                tot[0, c0:t + 1] = (states[t] * dS).sum(-1).sum(-1)  # over V, then K
+            dS = dS + K ** -0.5 * q[0, t][heads][:, :, None] * do[0, t][:, None, :]
+            dS = dS * g[0, t].exp()[:, None, None]
+    return tot
+
+
+def _chunk_form_dg(x, cu, bf16_products=False):
+    """ssd's dg evaluated in fp32 along the chunk form (a kernel stand-in): per-value-head dq, dk
+    (fp32 token-serial autograd), row sums q.dq - k.dk, chunk-local reverse cumsum, plus the fp32
+    boundary products <S_e, dS_e>. bf16_products: round each q*dq, k*dk product to bf16 first (a
+    deliberately wrong kernel)."""
+    f = {n: (None if x[n] is None else x[n].detach().float()) for n in x}
+    H, HV, K = f["q"].shape[2], f["v"].shape[2], f["q"].shape[3]
+    heads = torch.arange(HV) // (HV // H)
+    y = {n: f[n][:, :, heads].clone().requires_grad_() for n in ("q", "k")}
     o, ht = ts.forward(y["q"], y["k"], f["v"], f["g"], None, f["h0"], cu, K ** -0.5)
     torch.autograd.backward((o, ht), (f["do"], f["dht"]))
     a, b = y["q"].detach() * y["q"].grad, y["k"].detach() * y["k"].grad
     if bf16_products:
         a, b = a.bfloat16().float(), b.bfloat16().float()
-    rows = a.sum(-1) - b.sum(-1)
-    bsum, _ = em.chunk_boundary_terms(x, cu, dtype=torch.float32)
-    return em.chunk_revcumsum(rows, B, T, cu) + bsum
+    return _revcumsum(a.sum(-1) - b.sum(-1), cu) + _boundary_terms(x, cu)
 
 
-def _ratio(dg, ref, cu, L, K, V, G, terms):
-    t = em.tau(ref, "dg", L=L, K=K, V=V, G=G, cu=cu, terms=terms)
+def _ratio(dg, ref, case, terms):
+    t = em.tau(ref, "dg", case, terms)
     return float(((dg.double() - ref).abs() / t).max())
 
 
@@ -184,32 +242,62 @@ def test_dg_terms_sum_to_the_reference_dg(member):
 
 
 @pytest.mark.parametrize("member", ["ssd", "gla", "gdn", "kda"])
-def test_dg_tau_with_terms_is_never_below_the_old_one(member):
+def test_dg_tau_with_terms_is_never_below_the_slice_one(member):
     cu = [0, 1, 3, 70, 140]
     x = gc.make_inputs(member, 1, 140, 1, 16, seed=11, device="cpu", cu_seqlens=cu, HV=2, V=8)
     ref = gc.fwd_bwd(gc.kcv_ops(), member, {n: (None if t is None else t.double())
                                           for n, t in x.items()}, torch.tensor(cu))["dg"]
     S, _ = em.dg_terms(member, x, cu)
-    kw = dict(L=67, K=16, V=8, G=em.max_chunk_log_decay(x["g"], cu), cu=cu)
-    old, new = em.tau(ref, "dg", **kw), em.tau(ref, "dg", terms=S, **kw)
+    case = em.case(x, cu)
+    old, new = em.tau(ref, "dg", case), em.tau(ref, "dg", case, terms=S)
     assert bool((new >= old).all()) and bool((new > old).any())
     with pytest.raises(ValueError, match="terms"):
-        em.tau(ref, "dq", terms=S, **kw)
+        em.tau(ref, "dq", case, terms=S)
 
 
 def test_dg_of_the_h200_failing_case_passes_with_terms_and_a_wrong_dg_still_fails():
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import gates_vs_fla as gv
     case = [c for c in gv.CASES if c[0] == "varlen-d128-gva"][0]
     name, B, T, H, HV, K, V, cu, L = gv._dims(case)
     x = gv._case_inputs("ssd", case, "cpu")
     ref = gc.fwd_bwd(gc.kcv_ops(), "ssd", {n: (None if t is None else t.double())
                                           for n, t in x.items()}, torch.tensor(cu))["dg"]
-    G = em.max_chunk_log_decay(x["g"], cu)
+    model = em.case(x, cu)
     S, _ = em.dg_terms("ssd", x, cu)
     fp32 = _chunk_form_dg(x, cu)
-    assert _ratio(fp32, ref, cu, L, K, V, G, None) > 1.0  # the old S: what the H200 run saw
-    assert _ratio(fp32, ref, cu, L, K, V, G, S) < 1.0
-    assert _ratio(ref.float(), ref, cu, L, K, V, G, S) < 0.05  # the reference itself, in fp32
+    assert _ratio(fp32, ref, model, None) > 1.0  # the slice S alone: what the H200 run saw
+    assert _ratio(fp32, ref, model, S) < 1.0
+    assert _ratio(ref.float(), ref, model, S) < 0.05  # the reference itself, in fp32
     wrong = _chunk_form_dg(x, cu, bf16_products=True)
-    assert _ratio(wrong, ref, cu, L, K, V, G, S) > 1.0
+    assert _ratio(wrong, ref, model, S) > 1.0
+
+
+# ------------------------------------------------------------------ precision contracts
+
+
+def test_an_implementation_meets_the_strongest_grade_it_passes_everywhere():
+    import gates_vs_fla as gv
+    x = gc.make_inputs("gdn", 1, 70, 1, 16, seed=6, device="cpu", HV=2, V=8)
+    x64 = {n: (None if t is None else t.double()) for n, t in x.items()}
+    ref = gc.fwd_bwd(gc.kcv_ops(), "gdn", x64)
+    sigma = em.declared_sigma("gdn", x64)
+    c = em.case(x)
+    names = [n for n in gv.OUTPUTS if n in ref]
+    taus = {"fp32": {n: em.tau(ref[n], n, c) for n in names},
+            "bf16": {n: em.tau(ref[n], n, c, sigma=sigma[n]) for n in em.SIGMA_OUTPUTS}}
+    exact = {n: ref[n].to(torch.bfloat16 if em.OUT_DTYPE[n] == "bf16" else torch.float32)
+             for n in names}
+    # o off by 2 sigma: beyond the fp32 bound wherever sigma dominates it, inside the bf16 one
+    bf16_like = dict(exact, o=(ref["o"] + 2 * sigma["o"]).float())
+    worse = dict(exact, o=(ref["o"] + 8 * sigma["o"]).float())
+    rows = [{"contracts": {"ours": gv._contracts(exact, ref, taus, names, "exact"),
+                           "fla": gv._contracts(bf16_like, ref, taus, names, "bf16-like"),
+                           "flashqla": gv._contracts(worse, ref, taus, names, "worse")}}]
+    assert vr.contract_met(rows, "ours") == ("fp32", 1)
+    assert vr.contract_met(rows, "fla") == ("bf16", 1)
+    assert vr.contract_met(rows, "flashqla") == ("none", 1)
+    assert rows[0]["contracts"]["fla"]["fp32"]["output_name"] == "o"
+    assert rows[0]["contracts"]["fla"]["bf16"]["dtypes"] == {"o": "f32"}
+    assert vr.contract_met([{}], "ours") is None
+    text = "\n".join(vr.contract_lines([{"member": "gdn", "rows": [dict(rows[0], case="c")]}]))
+    assert "| gdn | fp32 (1 cases) | bf16 (1 cases) | none (1 cases) |" in text

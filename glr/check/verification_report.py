@@ -1,6 +1,7 @@
 """The markdown report of gates_vs_fla.py (docs/glr/verification.md): command, environment,
-judge and error model, a summary, one table per member with fla's figures beside ours, the NaN
-probe, and the resource report of every kernel (cuobjdump -res-usage of kcv/_glr)."""
+judge and error model, a summary, the precision contracts each implementation meets (ours, fla,
+FlashQLA), one table per member with fla's figures beside ours, the NaN probe, and the resource
+report of every kernel (cuobjdump -res-usage of kcv/_glr)."""
 
 import os
 import re
@@ -77,6 +78,69 @@ def _verdict(d):
     return v.upper() if v in ("pass", "fail") else v
 
 
+IMPLS = (("ours", "ours"), ("fla", "fla"), ("flashqla", "FlashQLA"))
+GRADES = ("fp32", "bf16")
+
+
+def _grade_cell(g):
+    if not g:
+        return "-"
+    cell = f"{_verdict(g)} {_fmt(g.get('worst_ratio'), '.3g')}"
+    if _verdict(g) != "PASS":
+        cell += f" ({g.get('output_name')})"
+    if g.get("dtypes"):
+        cell += " [" + ", ".join(f"{n} in {d}" for n, d in g["dtypes"].items()) + "]"
+    return cell
+
+
+def contract_met(rows, impl):
+    """The strongest grade `impl` meets on every case it ran ('fp32', 'bf16', 'none'), and the
+    number of cases it ran; None when it ran on no case."""
+    ran = [x["contracts"][impl] for x in rows if impl in x.get("contracts", {})]
+    if not ran:
+        return None
+    for grade in GRADES:
+        if all(_verdict(c.get(grade)) == "PASS" for c in ran):
+            return grade, len(ran)
+    return "none", len(ran)
+
+
+def contract_lines(results):
+    """The "Precision contracts" section: which contract each implementation meets, per member,
+    then the worst ratio per case and grade."""
+    L = ["## Precision contracts", "",
+         "CMP-01 of each implementation on the same inputs under the two grades of kcv's GLR "
+         "precision contract (docs/glr/precision-contract.md): **fp32** (no operand rounded: "
+         "every output within the fp32 bound) and **bf16** (every product's operands rounded "
+         "to bf16 once, U read in bf16, fp32 accumulation and state carry: o and the final "
+         "state within the fp32 bound plus c·σ of the declared roundings; the gradients' bf16 "
+         "term is not derived yet, so under bf16 only o and ht are judged). A grade is met when "
+         "every case passes. Cells: verdict, worst |y − y*|/tau, the output where a failure is "
+         "worst, and any output returned in a dtype other than the interface's.", "",
+         "| member | " + " | ".join(label for _, label in IMPLS) + " |",
+         "|---|" + "---|" * len(IMPLS)]
+    for r in results:
+        cells = []
+        for impl, _ in IMPLS:
+            met = contract_met(r.get("rows", []), impl)
+            cells.append("-" if met is None else f"{met[0]} ({met[1]} cases)")
+        L.append(f"| {r['member']} | " + " | ".join(cells) + " |")
+    L += ["", "| member | case | " + " | ".join(f"{label} {g}" for _, label in IMPLS
+                                               for g in GRADES) + " |",
+          "|---|---|" + "---|" * (len(IMPLS) * len(GRADES))]
+    for r in results:
+        for x in r.get("rows", []):
+            c = x.get("contracts", {})
+            L.append(f"| {r['member']} | {x['case']} | " +
+                     " | ".join(_grade_cell(c.get(impl, {}).get(g)) for impl, _ in IMPLS
+                                for g in GRADES) + " |")
+    notes = sorted({r.get("flashqla_note", "") for r in results if r.get("flashqla_note")})
+    skipped = sorted({x.get("flashqla_skipped") or x.get("flashqla_error") or ""
+                      for r in results for x in r.get("rows", [])} - {""})
+    L += [""] + [f"FlashQLA: {n}" for n in notes] + [f"- {n}" for n in skipped] + [""]
+    return L
+
+
 def render(env, command, results, resources, elapsed, args):
     """Returns (markdown text, number of failures of ours)."""
     import error_model as em
@@ -98,14 +162,18 @@ def render(env, command, results, resources, elapsed, args):
           "float64 copies of those inputs (matched against the token-serial fp64 oracle to 1e-10 "
           "relative in CI).", "",
           f"- **CMP-01** (judge: {env.get('judge')}): every element of o, ht, dq, dk, dv, dg, "
-          "dbeta, dh0 within tau of the oracle. tau = u_out·|y*| + c·u_f32·(sqrt(N) + G)·S with "
+          "dbeta, dh0 within tau of the oracle, under the fp32 precision contract (the one ours "
+          "declares). tau = u_out·|y*| + c·u_f32·(sqrt(N) + G)·S with "
           f"c = {em.C_CONF:g} (kcv's confidence constant), u_out the output dtype's unit roundoff "
           "(bf16 2^-8, fp32 2^-24), N = L + K + V + 64 the accumulation depth (L the longest "
           "sequence), G the largest |chunk-local cumulative log-decay|, S = 2·RMS(y*) over the "
           "element's (sequence, head) slice (kcv's S = ||p||_2 + |Σp| for terms of random sign); "
           "for dg, whose chunk-form terms cancel, S = max(2·RMS(slice), ||p||_2 + |Σp|) over "
           "those terms, computed in fp64. "
-          "Derived in glr/check/error_model.py; not fitted to any result. Cell: worst "
+          "Computed by kcv's C++ GLR error model (include/kcv/glr/error_model.hpp, through "
+          "kcv._glr), derived in docs/glr/precision-contract.md; not fitted to any result. The "
+          "bf16 contract adds c·σ, σ the first-order error of its declared roundings (section "
+          "Precision contracts). Cell: worst "
           "|ours − y*|/tau (≤ 1 passes).",
           f"- **ORD-02**: {args.runs} calls of forward + backward, every output and gradient "
           "bitwise identical.",
@@ -138,6 +206,7 @@ def render(env, command, results, resources, elapsed, args):
                  f"{exc} | {met_ok}/{len(rows)} | {fla_ok}/{len(rows)} | "
                  f"{len(r.get('errors', []))} |")
     L.append("")
+    L += contract_lines(results)
     for r in results:
         m = r["member"]
         rows = r.get("rows", [])

@@ -9,7 +9,7 @@
 #include <string>
 
 #include "glr/oracle/validate.hpp"
-#include "glr/reference/chunk_io.hpp"
+#include "glr/reference/chunk_pass.hpp"
 
 namespace kcv::glr {
 namespace {
@@ -19,51 +19,13 @@ using detail::ChunkInputs;
 using detail::ChunkRange;
 using detail::Matrix;
 
-Status validate_options(ChunkOptions opt) {
-  if (opt.chunk_size >= kSubChunk && opt.chunk_size % kSubChunk == 0) return {};
-  return detail::invalid_argument("chunk_size must be a positive multiple of " +
-                                  std::to_string(kSubChunk) + ", got " +
-                                  std::to_string(opt.chunk_size));
-}
-
-// What the backward keeps of the forward for one chunk (B0).
-struct ChunkRecord {
-  ChunkRange range;
-  ChunkInputs in;
-  ChunkFactors f;
-  Matrix h, delta, d_end, d_delta;
-};
-
-std::vector<ChunkRecord> recompute(Member m, const Problem& p, std::int64_t n, std::int64_t hv,
-                                   std::int64_t chunk_size) {
-  const bool delta_rule = traits(m).delta_rule;
-  std::vector<ChunkRecord> recs;
-  Matrix h = detail::load_state(p.h0, p.shape, n, hv, p.layout);
-  for (ChunkRange r : detail::chunks_of(p.shape, n, chunk_size)) {
-    ChunkRecord rec{r, detail::gather_chunk(m, p, hv, r), {}, h, {}, {}, {}};
-    rec.f = detail::prepare_chunk(rec.in, delta_rule);
-    rec.delta = detail::chunk_delta(rec.in, rec.f, h, delta_rule);
-    h = detail::chunk_next_state(rec.f, h, rec.delta);
-    recs.push_back(std::move(rec));
-  }
-  return recs;
-}
-
 void head_backward(Member m, const Problem& p, const Cotangents& cot, std::int64_t n,
                    std::int64_t hv, std::int64_t chunk_size, Gradients& out) {
   const bool delta_rule = traits(m).delta_rule;
-  std::vector<ChunkRecord> recs = recompute(m, p, n, hv, chunk_size);
-  Matrix d_state = detail::load_state(cot.d_final_state, p.shape, n, hv, p.layout);
-  for (auto it = recs.rbegin(); it != recs.rend(); ++it) {  // B1 + B2
-    const Matrix d_o = detail::gather_rows(cot.d_o, p.shape, hv, it->range);
-    detail::ScanStep step = detail::dh_scan_step(
-        it->f, detail::local_delta_grad(it->f, d_o, p.scale), d_state, d_o, p.scale, delta_rule);
-    it->d_end = std::move(d_state);
-    it->d_delta = std::move(step.d_delta);
-    d_state = std::move(step.d_entry);
-  }
-  detail::store_state(d_state, p.shape, n, hv, p.layout, out.dh0);
-  for (const ChunkRecord& rec : recs) {  // B3–B6
+  std::vector<detail::ChunkRecord> recs = detail::forward_records(m, p, n, hv, chunk_size);
+  const Matrix dh0 = detail::reverse_scan(p, cot, n, hv, delta_rule, recs);  // B1 + B2
+  detail::store_state(dh0, p.shape, n, hv, p.layout, out.dh0);
+  for (const detail::ChunkRecord& rec : recs) {  // B3–B6
     const Matrix d_o = detail::gather_rows(cot.d_o, p.shape, hv, rec.range);
     const detail::ChunkGrads g = detail::chunk_gradients(
         rec.in, rec.f, {rec.h, rec.d_end, rec.delta, rec.d_delta}, d_o, p.scale, delta_rule);
@@ -73,9 +35,16 @@ void head_backward(Member m, const Problem& p, const Cotangents& cot, std::int64
 
 }  // namespace
 
+Status validate(ChunkOptions opt) {
+  if (opt.chunk_size >= kSubChunk && opt.chunk_size % kSubChunk == 0) return {};
+  return detail::invalid_argument("chunk_size must be a positive multiple of " +
+                                  std::to_string(kSubChunk) + ", got " +
+                                  std::to_string(opt.chunk_size));
+}
+
 Expected<Outputs> chunked_forward(Member member, const Problem& p, ChunkOptions opt) {
   if (Status st = validate(member, p); !st) return st.error();
-  if (Status st = validate_options(opt); !st) return st.error();
+  if (Status st = validate(opt); !st) return st.error();
   const Shape& s = p.shape;
   const bool delta_rule = traits(member).delta_rule;
   Outputs out;
@@ -101,7 +70,7 @@ Expected<Gradients> chunked_backward(Member member, const Problem& p, const Cota
                                      ChunkOptions opt) {
   if (Status st = validate(member, p); !st) return st.error();
   if (Status st = validate(p, cot); !st) return st.error();
-  if (Status st = validate_options(opt); !st) return st.error();
+  if (Status st = validate(opt); !st) return st.error();
   Gradients out;
   out.dq.assign(p.q.size(), 0.0);
   out.dk.assign(p.k.size(), 0.0);

@@ -82,7 +82,35 @@ Matrix factored_gram(const Matrix& a, const Matrix& b, const ChunkGate& g, Trian
   return p;
 }
 
+// (ρ·x)² for one operand value x under rounding r.
+double rounding_sq(Rounding r, double x) {
+  if (r == Rounding::kNone || representable(r, x)) return 0.0;
+  const double u = unit_roundoff(r);
+  return u * u * x * x;
+}
+
 }  // namespace
+
+Matrix decayed_gram_rounding_var(const Matrix& a, const Matrix& b, const ChunkGate& gate,
+                                 Triangle tri, OperandRounding rounding) {
+  const std::int64_t c = a.rows();
+  Matrix var(c, c);
+  for (std::int64_t i = 0; i < c; ++i) {
+    for (std::int64_t j = 0; j < c && in_triangle(i, j, tri); ++j) {
+      double acc = 0.0;
+      for (std::int64_t d = 0; d < a.cols(); ++d) {
+        const ChannelPair f =
+            gate.kind() == GateKind::kChannel ? channel_pair(gate, i, j, d) : ChannelPair{1.0, 1.0};
+        const double x = a(i, d) * f.a_factor;
+        const double y = b(j, d) * f.b_factor;
+        acc += rounding_sq(rounding.a, x) * y * y + x * x * rounding_sq(rounding.b, y);
+      }
+      const double decay = gate.kind() == GateKind::kChannel ? 1.0 : gate.between(i, j, 0);
+      var(i, j) = acc * decay * decay;
+    }
+  }
+  return var;
+}
 
 Matrix decayed_gram(const Matrix& a, const Matrix& b, const ChunkGate& gate, Triangle tri) {
   if (gate.kind() == GateKind::kChannel) return channel_gram(a, b, gate, tri);

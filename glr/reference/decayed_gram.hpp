@@ -18,6 +18,7 @@
 
 #include "glr/oracle/matrix.hpp"
 #include "glr/reference/chunk_gate.hpp"
+#include "kcv/glr/precision.hpp"
 
 namespace kcv::glr::detail {
 
@@ -30,6 +31,14 @@ struct GramGrads {
   Matrix db;      ///< ∂L/∂B
   Matrix d_gate;  ///< ∂L/∂G (rows × gate width), off-diagonal pairs only
 };
+
+/// Variance bound of the first-order error that rounding the product's operands puts on each
+/// entry of P: Σ_d (ρ_a² + ρ_b²)·(a'_id b'_jd)², where a', b' are the operands the product reads
+/// (A, B themselves for no or a scalar gate, whose Γ multiplies afterwards; the anchored or
+/// per-pair factors for a per-channel gate) and ρ is the rounding's unit roundoff, 0 for an
+/// operand value the rounding leaves unchanged (bf16 inputs).
+Matrix decayed_gram_rounding_var(const Matrix& a, const Matrix& b, const ChunkGate& gate,
+                                 Triangle tri, OperandRounding rounding);
 
 /// VJP of decayed_gram; `p` is its forward value (used by the scalar-gate dG).
 GramGrads decayed_gram_vjp(const Matrix& dp, const Matrix& a, const Matrix& b, const Matrix& p,

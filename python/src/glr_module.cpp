@@ -8,6 +8,7 @@
 //     kernels (has_cuda()): gpu_forward / gpu_backward take raw device pointers as Python ints
 //     (tensor.data_ptr()), the dims, dtype codes, the workspace and the CUDA stream as an int, so
 //     nothing here links libtorch; the caller allocates every tensor and the workspace.
+//   * the GLR error model (include/kcv/glr/error_model.hpp), bound in glr_error_model.cpp.
 // Errors from the C++ side become ValueError (bad arguments) or RuntimeError (anything else). The
 // GIL is released while the reference or a launch runs.
 #include <nanobind/nanobind.h>
@@ -28,6 +29,7 @@
 #include <utility>
 #include <vector>
 
+#include "glr_common.hpp"
 #include "kcv/expected.hpp"
 #include "kcv/glr/chunked.hpp"
 #include "kcv/glr/member.hpp"
@@ -40,69 +42,13 @@ namespace nb = nanobind;
 
 namespace {
 
-using kcv::glr::Member;
-using HostArray = nb::ndarray<const double, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
-using NumpyArray = nb::ndarray<nb::numpy, double, nb::ndim<1>>;
+using namespace kcv_python_glr;  // NOLINT(google-build-using-namespace): the binding's helpers
 
-[[noreturn]] void raise(const kcv::Error& e) {
-  if (e.code == kcv::ErrorCode::kInvalidArgument) throw std::invalid_argument(e.to_string());
-  throw std::runtime_error(e.to_string());
-}
-
-Member member_of(int code) {
-  if (code < 0 || code >= static_cast<int>(kcv::glr::kAllMembers.size()))
-    throw std::invalid_argument("member: unknown member code " + std::to_string(code));
-  return static_cast<Member>(code);
-}
-
-std::vector<double> to_vector(const std::optional<HostArray>& a) {
-  if (!a) return {};
-  return std::vector<double>(a->data(), a->data() + a->size());
-}
-
-NumpyArray to_numpy(std::vector<double>&& v) {
-  auto* heap = new std::vector<double>(std::move(v));
-  nb::capsule owner(heap, [](void* p) noexcept { delete static_cast<std::vector<double>*>(p); });
-  return NumpyArray(heap->data(), {heap->size()}, owner);
-}
-
-/// dims = (tokens, H, HV, K, V); cu_seqlens empty = one sequence.
-kcv::glr::Problem make_problem(Member member, const std::array<std::int64_t, 5>& dims,
-                               std::vector<std::int64_t> cu_seqlens,
-                               const std::optional<HostArray>& q,
-                               const std::optional<HostArray>& k,
-                               const std::optional<HostArray>& v,
-                               const std::optional<HostArray>& g,
-                               const std::optional<HostArray>& beta,
-                               const std::optional<HostArray>& h0, double scale, bool v_first) {
-  kcv::glr::Problem p;
-  p.shape.tokens = dims[0];
-  p.shape.qk_heads = dims[1];
-  p.shape.v_heads = dims[2];
-  p.shape.key_dim = dims[3];
-  p.shape.value_dim = dims[4];
-  p.shape.cu_seqlens = std::move(cu_seqlens);
-  p.q = to_vector(q);
-  p.k = to_vector(k);
-  p.v = to_vector(v);
-  p.g = to_vector(g);
-  p.beta = to_vector(beta);
-  p.h0 = to_vector(h0);
-  p.scale = scale;
-  p.layout = v_first ? kcv::glr::StateLayout::kVK : kcv::glr::StateLayout::kKV;
-  if (auto st = kcv::glr::validate(member, p); !st) raise(st.error());
-  return p;
-}
-
-std::pair<NumpyArray, NumpyArray> ref_forward(int member_code, std::array<std::int64_t, 5> dims,
-                                              std::vector<std::int64_t> cu_seqlens,
-                                              std::optional<HostArray> q,
-                                              std::optional<HostArray> k,
-                                              std::optional<HostArray> v,
-                                              std::optional<HostArray> g,
-                                              std::optional<HostArray> beta,
-                                              std::optional<HostArray> h0, double scale,
-                                              bool v_first) {
+std::pair<NumpyArray, NumpyArray> ref_forward(
+    int member_code, std::array<std::int64_t, 5> dims, std::vector<std::int64_t> cu_seqlens,
+    std::optional<HostArray> q, std::optional<HostArray> k, std::optional<HostArray> v,
+    std::optional<HostArray> g, std::optional<HostArray> beta, std::optional<HostArray> h0,
+    double scale, bool v_first) {
   const Member member = member_of(member_code);
   kcv::glr::Problem p =
       make_problem(member, dims, std::move(cu_seqlens), q, k, v, g, beta, h0, scale, v_first);
@@ -279,6 +225,7 @@ NB_MODULE(_glr, m) {
   m.attr("CHUNK_SIZE") = 64;
   m.attr("MAX_HEAD_DIM") = 128;
 #endif
+  bind_error_model(m);
   m.def("ref_forward", &ref_forward, nb::arg("member"), nb::arg("dims"), nb::arg("cu_seqlens"),
         nb::arg("q").none(), nb::arg("k").none(), nb::arg("v").none(), nb::arg("g").none(),
         nb::arg("beta").none(), nb::arg("h0").none(), nb::arg("scale"), nb::arg("v_first"),

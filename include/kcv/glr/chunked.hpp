@@ -24,6 +24,9 @@ struct ChunkOptions {
   std::int64_t chunk_size = 64;  ///< C; a positive multiple of kSubChunk
 };
 
+/// @post ok() ⇔ chunk_size is a positive multiple of kSubChunk.
+[[nodiscard]] Status validate(ChunkOptions options);
+
 /// Chunked forward. @pre validate(member, problem).ok(); @post same contract as oracle_forward.
 [[nodiscard]] Expected<Outputs> chunked_forward(Member member, const Problem& problem,
                                                 ChunkOptions options = {});

@@ -41,6 +41,13 @@ Expected<ResourceReport> report_from_binary(const std::string& path) {
   }
   auto run = resource::run_tool({*search.found, "--dump-resource-usage", path});
   if (!run) return Error{run.error().code, run.error().message, path};
+  if (run->exit_code != 0 && resource::contains(run->output, "does not contain device code")) {
+    // Host code only (a C++ extension built without CUDA): a report of no kernels, which RES-02
+    // judges not applicable, rather than a failure to read device code.
+    ResourceReport none;
+    none.format = ResourceFormat::kCuobjdump;
+    return none;
+  }
   if (run->exit_code != 0) {
     return make_error(ErrorCode::kInvalidArgument,
                       fmt::format("{} --dump-resource-usage failed (exit {}): {}", *search.found,

@@ -93,13 +93,27 @@ TEST_F(LoadResourceReport, ReadsAnObjectThroughCuobjdump) {
 
 TEST_F(LoadResourceReport, PassesOnCuobjdumpsComplaint) {
   const std::string complaint =
-      write("complaint.txt", "cuobjdump info    : File 'x' does not contain device code\n");
+      write("complaint.txt", "cuobjdump fatal   : Could not open input file 'x'\n");
   fake_cuobjdump(complaint, 255);
   auto r = load_resource_report(write("kernel.cubin", "garbage"));
   ASSERT_FALSE(r.has_value());
-  EXPECT_NE(r.error().message.find("does not contain device code"), std::string::npos)
+  EXPECT_NE(r.error().message.find("Could not open input file"), std::string::npos)
       << r.error().message;
   EXPECT_NE(r.error().message.find("exit 255"), std::string::npos) << r.error().message;
+}
+
+TEST_F(LoadResourceReport, HostOnlyCodeIsAReportOfNoKernels) {
+  // A C++ extension built without CUDA: cuobjdump says so and exits 255; that is no device
+  // code to judge (RES-02 not applicable), not a failure to read it.
+  const std::string complaint =
+      write("complaint.txt", "cuobjdump info    : File 'x' does not contain device code\n");
+  fake_cuobjdump(complaint, 255);
+  auto r = load_resource_report(write("host_only.so",
+                                      "\x7f"
+                                      "ELF host code"));
+  ASSERT_TRUE(r.has_value()) << r.error().to_string();
+  EXPECT_TRUE(r->kernels.empty());  // judge_resources: "lists no kernel", not applicable
+  EXPECT_EQ(r->format, ResourceFormat::kCuobjdump);
 }
 
 TEST_F(LoadResourceReport, ExplainsAMissingCuobjdump) {

@@ -144,6 +144,20 @@ TEST_P(ChunkedMmaForward, MeetsTheBf16GradeBoundAtBothValueTiles) {
       << "value tiles 32 and 64 disagree on the final state";
 }
 
+TEST(ExpectByHead, ReassemblesTheReferenceAndAtMostTightensTheBound) {
+  const Problem p = testing::kernel_inputs(
+      testing::make_case(Member::kGatedDeltaNet, spec({70, 1, 64}, 2, 4, 805)).problem);
+  Expected<Expectation> whole = expect(Member::kGatedDeltaNet, p);
+  Expected<Expectation> split = expect_by_head(Member::kGatedDeltaNet, p);
+  ASSERT_TRUE(whole && split);
+  EXPECT_EQ(whole->ref.o, split->ref.o);
+  EXPECT_EQ(whole->ref.final_state, split->ref.final_state);
+  for (std::size_t i = 0; i < whole->tau.o.size(); ++i)
+    ASSERT_LE(split->tau.o[i], whole->tau.o[i] * (1 + 1e-12)) << i;
+  for (std::size_t i = 0; i < whole->tau.final_state.size(); ++i)
+    ASSERT_LE(split->tau.final_state[i], whole->tau.final_state[i] * (1 + 1e-12)) << i;
+}
+
 TEST(ChunkedMmaForwardArguments, RejectsWhatTheKernelsDoNotTake) {
   gpu::Dims d;
   d.seq_len = 64;

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <thread>
 
 #include "kcv/glr/precision.hpp"
 
@@ -59,6 +60,68 @@ Expected<Expectation> expect(Member member, const Problem& p) {
   Expected<ForwardBounds> tau = forward_bounds(member, p, *ref, contract_for(Grade::kBf16));
   if (!tau) return tau.error();
   return Expectation{std::move(*ref), std::move(*tau)};
+}
+
+Problem slice_head(const Problem& p, std::int64_t hv) {
+  const Shape& s = p.shape;
+  const std::int64_t h = hv / (s.v_heads / s.qk_heads);
+  Problem out;
+  out.shape = s;
+  out.shape.qk_heads = 1;
+  out.shape.v_heads = 1;
+  out.scale = p.scale;
+  out.layout = p.layout;
+  const std::int64_t kd = s.key_dim, vd = s.value_dim;
+  const auto at = [](const std::vector<double>& x, std::int64_t i) {
+    return x[static_cast<std::size_t>(i)];
+  };
+  for (std::int64_t t = 0; t < s.tokens; ++t) {
+    for (std::int64_t d = 0; d < kd; ++d) {
+      out.q.push_back(at(p.q, (t * s.qk_heads + h) * kd + d));
+      out.k.push_back(at(p.k, (t * s.qk_heads + h) * kd + d));
+    }
+    for (std::int64_t e = 0; e < vd; ++e) out.v.push_back(at(p.v, (t * s.v_heads + hv) * vd + e));
+    if (!p.g.empty()) out.g.push_back(at(p.g, t * s.v_heads + hv));
+    if (!p.beta.empty()) out.beta.push_back(at(p.beta, t * s.v_heads + hv));
+  }
+  if (!p.h0.empty())
+    for (std::int64_t n = 0; n < s.sequences(); ++n)
+      for (std::int64_t i = 0; i < kd * vd; ++i)
+        out.h0.push_back(at(p.h0, (n * s.v_heads + hv) * kd * vd + i));
+  return out;
+}
+
+Expected<Expectation> expect_by_head(Member member, const Problem& p) {
+  const Shape& s = p.shape;
+  const std::int64_t kd = s.key_dim, vd = s.value_dim, hvs = s.v_heads;
+  const auto idx = [](std::int64_t i) { return static_cast<std::size_t>(i); };
+  std::vector<Expected<Expectation>> parts(idx(hvs), Expected<Expectation>(Error{}));
+  std::vector<std::thread> threads;
+  for (std::int64_t hv = 0; hv < hvs; ++hv)
+    threads.emplace_back([&, hv] { parts[idx(hv)] = expect(member, slice_head(p, hv)); });
+  for (std::thread& t : threads) t.join();
+  Expectation all;
+  all.ref.o.resize(idx(s.v_size()));
+  all.tau.o.resize(idx(s.v_size()));
+  all.ref.final_state.resize(idx(s.state_size()));
+  all.tau.final_state.resize(idx(s.state_size()));
+  for (std::int64_t hv = 0; hv < hvs; ++hv) {
+    if (!parts[idx(hv)]) return parts[idx(hv)].error();
+    const Expectation& e = *parts[idx(hv)];
+    for (std::int64_t t = 0; t < s.tokens; ++t)
+      for (std::int64_t x = 0; x < vd; ++x) {
+        all.ref.o[idx((t * hvs + hv) * vd + x)] = e.ref.o[idx(t * vd + x)];
+        all.tau.o[idx((t * hvs + hv) * vd + x)] = e.tau.o[idx(t * vd + x)];
+      }
+    for (std::int64_t n = 0; n < s.sequences(); ++n)
+      for (std::int64_t i = 0; i < kd * vd; ++i) {
+        all.ref.final_state[idx((n * hvs + hv) * kd * vd + i)] =
+            e.ref.final_state[idx(n * kd * vd + i)];
+        all.tau.final_state[idx((n * hvs + hv) * kd * vd + i)] =
+            e.tau.final_state[idx(n * kd * vd + i)];
+      }
+  }
+  return all;
 }
 
 std::string Judgement::describe() const {

@@ -35,6 +35,14 @@ struct Expectation {
 };
 [[nodiscard]] Expected<Expectation> expect(Member member, const Problem& p);
 
+/// Value head hv of p as a one-head problem (its q/k head under GVA).
+Problem slice_head(const Problem& p, std::int64_t hv);
+
+/// expect() run per value head on one thread each, reassembled. The reference is the same
+/// arithmetic either way; the bound's G term becomes each head's own largest log-decay, at most
+/// the whole case's, so per head the bound can only be stricter.
+[[nodiscard]] Expected<Expectation> expect_by_head(Member member, const Problem& p);
+
 struct Judgement {
   double o_ratio = 0;   ///< max |o − o*| / tau
   double ht_ratio = 0;  ///< max |h − h*| / tau

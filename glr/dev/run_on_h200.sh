@@ -12,7 +12,9 @@
 #   3. fla's chunk_gated_delta_rule forward at the same shapes when fla imports (from PYTHONPATH,
 #      or installed from a carried .whl/ into /tmp/site), within the time left (fla.log);
 #   4. prints the tables last.
-#   bash glr/dev/run_on_h200.sh            # carry .whl (optional) for the fla row
+#   bash glr/dev/run_on_h200.sh                  # carry .whl (optional) for the fla row
+#   GLR_SANITIZE=1 bash glr/dev/run_on_h200.sh   # also compute-sanitizer memcheck and racecheck
+#                                                # on two small cases (sanitize.log), before fla
 # Exit status: glr_dev_check's (0 = every check passed).
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -64,9 +66,16 @@ grep -E "Compiling entry|registers|spill|smem" "$out/ptxas_dev.txt" \
   > "$out/resources.txt"
 
 # 2. the checks and the timings
-"$build/dev/glr_dev_check" --out "$out" 2>&1 | tee "$out/check.log"
+timeout 170 "$build/dev/glr_dev_check" --out "$out" 2>&1 | tee "$out/check.log"
 check_status=${PIPESTATUS[0]}
-echo "[$(elapsed) s] glr_dev_check: exit $check_status"
+echo "[$(elapsed) s] glr_dev_check: exit $check_status (124: out of time)"
+if [[ "${GLR_SANITIZE:-0}" == 1 ]]; then
+  for tool in memcheck racecheck; do
+    timeout 90 compute-sanitizer --tool "$tool" --error-exitcode 3 \
+      "$build/dev/glr_dev_check" --small --out /tmp >> "$out/sanitize.log" 2>&1
+    echo "[$(elapsed) s] compute-sanitizer $tool: exit $? (0 = clean; log: sanitize.log)"
+  done
+fi
 
 # 3. fla, in the time left
 left=$(( budget_s - $(elapsed) ))

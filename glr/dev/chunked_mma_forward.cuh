@@ -9,15 +9,15 @@
 //      state pass fused with the output (F4 + F5); T by fp32 block substitution on CUDA cores.
 //
 // 1. prepare_kernel, one CTA (4 warps) per (chunk slot, value head):
-//      G = chunk-local cumsum of g (fp32, serial: the reference's order), e = exp(G), r =
-//      exp(G_last − G) S = K Kᵀ, P = Q Kᵀ                      tensor cores, bf16 inputs exact,
-//      warp w: rows 16w..,
-//                                              only the column pairs at or left of the diagonal
-//      A^qk = P ⊙ Γ (incl.)  → a (bf16)        L = diag(β)(S ⊙ Γ) strict (fp32, shared memory)
-//      T = (I + L)⁻¹                            fp32 CUDA cores, 16×16 block substitution
-//                                              (glr/tiles/tril_inverse.cuh, the reference's
-//                                              algorithm)
-//      W = bf16(T)·bf16(diag(β)(K ⊙ E)),  U = bf16(T)·bf16(diag(β) V)   tensor cores → w, u (bf16)
+//      G = chunk-local cumsum of g (fp32, serial: the reference's order),
+//      e = exp(G), r = exp(G_last − G)
+//      S = K Kᵀ, P = Q Kᵀ on tensor cores (bf16 inputs, exact products); warp w
+//        computes rows 16w.. and only the column pairs at or left of the diagonal
+//      A^qk = P ⊙ Γ (incl.) → a (bf16);  L = diag(β)(S ⊙ Γ) strict (fp32, shared)
+//      T = (I + L)⁻¹ on CUDA cores in fp32, 16×16 block substitution
+//        (glr/tiles/tril_inverse.cuh, the reference's algorithm)
+//      W = bf16(T)·bf16(diag(β)(K ⊙ E)), U = bf16(T)·bf16(diag(β) V) on tensor
+//        cores → w, u (bf16)
 //    Without the delta rule only G's factors and A^qk.
 // 2. state_output_kernel, one CTA (4 warps) per (sequence, value head, kBV value columns), serial
 //    over the sequence's chunks; the next chunk's operands arrive by cp.async while this one is

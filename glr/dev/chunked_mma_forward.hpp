@@ -37,8 +37,7 @@ inline constexpr int kMmaThreads = 128;  ///< 4 warps per CTA in both kernels
 /// rows past a ragged chunk's end hold zeros.
 ///   w, u     [slots, HV, 64, 128] bf16   W = T X, U = T Ṽ (delta rule only)
 ///   a        [slots, HV, 64, 64]  bf16   A^qk = (Q Kᵀ) ⊙ Γ, lower triangle incl. the diagonal
-///   factors  [slots, HV, 2, 64]   fp32   e_i = exp(G_i) and r_i = exp(G_last − G_i) (0 past the
-///   end)
+///   factors  [slots, HV, 2, 64]   fp32   e_i = exp(G_i), r_i = exp(G_last − G_i); 0 past the end
 struct MmaForwardParams {
   std::int64_t tokens = 0;     ///< all packed tokens (B·T)
   std::int64_t sequences = 0;  ///< N

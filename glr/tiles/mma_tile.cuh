@@ -9,10 +9,10 @@
 //                   m16n8 fragments.
 // and the warp-level operations on them. An operand of a product is named by how its tile stores
 // it, which decides the ldmatrix variant:
-//   ARowMajor   A[m][k] stored as is           (ldmatrix)
-//   ATransposed A[m][k] stored as [k][m]        (ldmatrix.trans), e.g. Kᵀ from K's rows
-//   BKMajor     B[k][n] stored as is            (ldmatrix.trans)
-//   BNMajor     B[k][n] stored as [n][k]        (ldmatrix), e.g. Kᵀ as the B of Q·Kᵀ
+//   AStore::kRowMajor    A[m][k] stored as is      (ldmatrix)
+//   AStore::kTransposed  A[m][k] stored as [k][m]  (ldmatrix.trans), e.g. Kᵀ from K's rows
+//   BStore::kKMajor      B[k][n] stored as is      (ldmatrix.trans)
+//   BStore::kNMajor      B[k][n] stored as [n][k]  (ldmatrix), e.g. Kᵀ as the B of Q·Kᵀ
 // Each loader computes the row address every lane supplies (lane l: row l % 8 of matrix l / 8)
 // for the fragment order of mma_m16n8k16; glr/dev/arch_layout_test.cpp checks every one of them
 // against a plain matrix product in the host emulation.

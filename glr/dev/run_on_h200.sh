@@ -4,7 +4,8 @@
 # from the repository root, everything written under $OUT (default ./glr_dev_out):
 #   1. builds glr_dev_check for sm_90a (cmake -S glr: needs only CMake, Ninja, a C++20 host
 #      compiler and nvcc) and, beside it, the dev kernels alone with -Xptxas -v
-#      (ptxas_dev.txt: registers, spills, shared memory per kernel);
+#      (ptxas_dev.txt: registers, spills, stack per kernel; sass_counts.txt when cuobjdump is
+#      there: HMMA, LDSM, LDGSTS and local-memory instructions per kernel);
 #   2. glr_dev_check: GDN against the fp64 chunked reference under the bf16-grade bound at
 #      T ∈ {64, 1000, 8192} (B1, H4, K = V = 128) and one varlen GVA case, value tiles 32 and 64
 #      bitwise equal, 5-run bitwise determinism, then the forward's time at B1·T8192·H32 and
@@ -12,6 +13,8 @@
 #   3. fla's chunk_gated_delta_rule forward at the same shapes when fla imports (from PYTHONPATH,
 #      or installed from a carried .whl/ into /tmp/site), within the time left (fla.log);
 #   4. prints the tables last.
+# At most 8 files land in $OUT (env.txt, build.log, ptxas_dev.txt, sass_counts.txt, check.log,
+# results.tsv, fla.log, and sanitize.log with GLR_SANITIZE=1).
 #   bash glr/dev/run_on_h200.sh                  # carry .whl (optional) for the fla row
 #   GLR_SANITIZE=1 bash glr/dev/run_on_h200.sh   # also compute-sanitizer memcheck and racecheck
 #                                                # on two small cases (sanitize.log), before fla
@@ -63,7 +66,7 @@ if command -v cuobjdump > /dev/null; then  # which instructions the products bec
 fi
 grep -E "Compiling entry|registers|spill|smem" "$out/ptxas_dev.txt" \
   | sed -E 's/ptxas info *: //; s/kcv::glr::dev:://g; s/\(kcv::glr::GateKind\)//g' \
-  > "$out/resources.txt"
+  > /tmp/glr_dev_resources.txt
 
 # 2. the checks and the timings
 timeout 170 "$build/dev/glr_dev_check" --out "$out" 2>&1 | tee "$out/check.log"
@@ -73,7 +76,8 @@ if [[ "${GLR_SANITIZE:-0}" == 1 ]]; then
   for tool in memcheck racecheck; do
     timeout 90 compute-sanitizer --tool "$tool" --error-exitcode 3 \
       "$build/dev/glr_dev_check" --small --out /tmp >> "$out/sanitize.log" 2>&1
-    echo "[$(elapsed) s] compute-sanitizer $tool: exit $? (0 = clean; log: sanitize.log)"
+    san_status=$?
+    echo "[$(elapsed) s] compute-sanitizer $tool: exit $san_status (0 = clean; log: sanitize.log)"
   done
 fi
 
@@ -82,21 +86,22 @@ left=$(( budget_s - $(elapsed) ))
 export FLA_DISABLE_BACKEND_DISPATCH=1 TRITON_CACHE_DIR=${TRITON_CACHE_DIR:-/tmp/triton-cache}
 if ! python3 -c "import fla" > /dev/null 2>&1 && ls .whl/*.whl > /dev/null 2>&1; then
   python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl \
-    > "$out/fla_install.log" 2>&1
+    > "$out/fla.log" 2>&1
   export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
 fi
 if (( left > 30 )); then
-  timeout "$left" python3 glr/dev/time_fla.py --out "$out/fla.tsv" > "$out/fla.log" 2>&1
-  echo "[$(elapsed) s] fla: exit $? (3: fla not importable, 124: out of time)"
+  timeout "$left" python3 glr/dev/time_fla.py --out /tmp/glr_dev_fla.tsv >> "$out/fla.log" 2>&1
+  fla_status=$?
+  echo "[$(elapsed) s] fla: exit $fla_status (3: fla not importable, 124: out of time)"
 else
-  echo "fla: skipped (${left} s left)" > "$out/fla.log"
+  echo "fla: skipped (${left} s left)" >> "$out/fla.log"
 fi
 
 # 4. the tables
 echo
 echo "== resources (ptxas, sm_90a; per kernel: registers, spills, stack; smem is dynamic:"
 echo "   prepare 109.5 KB, state_output 151 KB (tile 32) / 175 KB (tile 64))"
-paste -d' ' - - - < <(grep -E "Compiling entry|Used|spill" "$out/resources.txt" \
+paste -d' ' - - - < <(grep -E "Compiling entry|Used|spill" /tmp/glr_dev_resources.txt \
   | sed -E "s/Compiling entry function '//; s/' for 'sm_90a'//") | cut -c1-180
 if [[ -s $out/sass_counts.txt ]]; then
   echo "== SASS instruction counts (GDN kernels; HMMA = tensor core, LDSM = ldmatrix,"

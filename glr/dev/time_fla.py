@@ -51,8 +51,8 @@ def main():
     ap.add_argument("--reps", type=int, default=30)
     args = ap.parse_args()
     os.environ.setdefault("FLA_DISABLE_BACKEND_DISPATCH", "1")
-    import torch
     try:
+        import torch
         import glr_cases as gc
         gc.quick_autotune_bench(5, 20)
         import fla

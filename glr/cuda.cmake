@@ -65,3 +65,4 @@ endif()
 kcv_glr_cuda_warnings(kcv_glr_cuda)
 
 add_subdirectory(check)
+add_subdirectory(dev)

@@ -5,7 +5,13 @@
 // __launch_bounds__ as nothing. The CUDA headers already make __global__, __device__ and
 // __shared__ empty for a host compiler and give bf16 host conversions. Include this before any
 // kernel header; emulated_device.cpp defines the shared-memory buffer and runs the grids.
+// It defines KCV_GLR_HOST_EMULATION, which selects the host versions of the tensor-core atoms of
+// glr/arch (a host thread there plays a whole warp: glr/dev/host_runner.cpp), and
+// lanes_per_host_thread: how many consecutive CUDA threads one host thread plays in the CTA-wide
+// loops of glr/tiles/block_loops.cuh (1 for glr_emulate, 32 for the warp-granular runner).
 #pragma once
+
+#define KCV_GLR_HOST_EMULATION 1
 
 #ifdef __CUDACC__
 #error "the emulator compiles the kernel sources as host C++; do not build it with nvcc"
@@ -26,6 +32,8 @@ inline dim3 blockDim;
 namespace kcv::glr::check::emulator {
 /// The barrier of the CTA being emulated; null when one host thread plays the whole CTA.
 inline std::barrier<>* cta_barrier = nullptr;
+/// Consecutive CUDA threads played by one host thread (threadIdx.x is the first of them).
+inline int lanes_per_host_thread = 1;
 }  // namespace kcv::glr::check::emulator
 
 inline void __syncthreads() {

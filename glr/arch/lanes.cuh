@@ -1,0 +1,82 @@
+// File: glr/arch/lanes.cuh
+// The execution model the tensor-core code of the GLR kernels is written against, on the device
+// and in the host emulation. On the device a thread is one lane and a register fragment holds that
+// lane's registers (kLanes = 1). In the host emulation (KCV_GLR_HOST_EMULATION, set by
+// glr/check/emulator/cuda_shim.hpp) one host thread plays a whole warp: threadIdx.x is the warp's
+// first thread, a fragment holds the registers of all 32 lanes (kLanes = 32), and every
+// warp-collective atom (ldmatrix, mma) computes all lanes at once with the lane mapping of the PTX
+// ISA. Kernel code is the same text in both: per-lane work goes through for_each_lane, per-thread
+// work of a CTA through cta_for (same element → thread ownership as on the device), warp-level work
+// through the atoms. The only place that needs the distinction is this directory.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#if defined(KCV_GLR_HOST_EMULATION)
+#include <cstring>
+#endif
+
+namespace kcv::glr::arch {
+
+inline constexpr int kWarpSize = 32;
+
+#if defined(KCV_GLR_HOST_EMULATION)
+inline constexpr int kLanes = 32;  ///< lanes a fragment holds: all of the warp
+/// The dynamic shared memory of the emulated CTA (defined by the host runner).
+extern std::byte* emulated_shared_memory;
+#else
+inline constexpr int kLanes = 1;  ///< lanes a fragment holds: this thread's own
+#endif
+
+/// Registers of one fragment: N values of type T per lane, for the lanes this thread holds.
+template <typename T, int N>
+struct Frag {
+  T r[kLanes][N];
+};
+
+/// Index of the calling thread's warp in the CTA.
+__device__ __forceinline__ int warp_id() { return static_cast<int>(threadIdx.x) / kWarpSize; }
+
+/// f(lane, slot) for every lane the calling thread plays; `slot` indexes Frag::r. Device: once,
+/// (lane id, 0). Host: 32 times, (l, l).
+template <typename F>
+__device__ __forceinline__ void for_each_lane(F&& f) {
+#if defined(KCV_GLR_HOST_EMULATION)
+  for (int l = 0; l < kWarpSize; ++l) f(l, l);
+#else
+  f(static_cast<int>(threadIdx.x) % kWarpSize, 0);
+#endif
+}
+
+/// f(i) for i in [0, n), element i owned by thread i mod blockDim.x (on the host by the lane of the
+/// warp that thread belongs to). No barrier inside.
+template <typename F>
+__device__ __forceinline__ void cta_for(int n, F&& f) {
+  const int step = static_cast<int>(blockDim.x);
+  for_each_lane([&](int lane, int) {
+    for (int i = warp_id() * kWarpSize + lane; i < n; i += step) f(i);
+  });
+}
+
+/// The CTA's dynamic shared memory viewed as its shared-storage struct.
+template <typename Storage>
+__device__ __forceinline__ Storage& shared_storage() {
+#if defined(KCV_GLR_HOST_EMULATION)
+  return *reinterpret_cast<Storage*>(emulated_shared_memory);
+#else
+  extern __shared__ __align__(128) unsigned char dynamic_smem[];
+  return *reinterpret_cast<Storage*>(dynamic_smem);
+#endif
+}
+
+/// A 32-bit store (two packed bf16) to shared or global memory.
+__device__ __forceinline__ void store_u32(void* p, std::uint32_t v) {
+#if defined(KCV_GLR_HOST_EMULATION)
+  std::memcpy(p, &v, sizeof v);
+#else
+  *static_cast<std::uint32_t*>(p) = v;
+#endif
+}
+
+}  // namespace kcv::glr::arch

@@ -1,0 +1,229 @@
+// File: glr/dev/arch_layout_test.cpp
+// The host emulation of the tensor-core atoms (glr/arch) and of the operand loaders built on them
+// (glr/tiles/mma_tile.cuh), against plain references:
+//  * the fragment maps of mma.m16n8k16 (A, B, C/D) place each element of their matrix exactly
+//    once over 32 lanes;
+//  * each of the four loaders (A row-major, A transposed, B k-major, B n-major) hands every lane,
+//    register and half the element the mma fragment table asks for, at an offset inside a larger
+//    tile (tiles whose values are their own row and column indices);
+//  * mma_acc over all four operand combinations equals a plain integer matrix product exactly
+//    (small integers: every sum is exact in fp32), also for a k sub-range and skipped column pairs;
+//  * the CTA-wide loops cover each element once with host threads playing warps, and cp.async's
+//    emulation copies valid rows and zero-fills the rest;
+//  * pack_bf16x2 rounds to nearest even.
+// What this cannot show is that the PTX ISA's tables are what the H200 does: the device check
+// (glr/dev/run_on_h200.sh) compares the same kernels with the fp64 reference there.
+#include "check/emulator/cuda_shim.hpp"  // first: the CUDA execution model
+// (the headers under test come after the shim)
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <memory>
+#include <random>
+#include <set>
+#include <utility>
+#include <vector>
+
+#include "glr/tiles/block_loops.cuh"
+#include "glr/tiles/mma_tile.cuh"
+
+namespace kcv::glr::gpu::detail {
+namespace {
+
+using arch::Coord;
+
+// Sets threadIdx / blockDim for code that runs as warp `w` of a 128-thread CTA.
+struct AsWarp {
+  explicit AsWarp(int w) {
+    blockDim = dim3(128);
+    threadIdx = uint3{static_cast<unsigned>(32 * w), 0, 0};
+  }
+};
+
+template <int R, int C>
+std::unique_ptr<SmemBf16<R, C>> tile_of(auto&& value) {
+  auto t = std::make_unique<SmemBf16<R, C>>();
+  for (int i = 0; i < R; ++i)
+    for (int j = 0; j < C + 8; ++j)
+      *t->ptr(i, j) = __float2bfloat16_rn(j < C ? static_cast<float>(value(i, j)) : -1.0f);
+  return t;
+}
+
+TEST(FragmentMaps, PlaceEachElementOnce) {
+  std::set<std::pair<int, int>> a, b, c;
+  for (int l = 0; l < 32; ++l) {
+    for (int r = 0; r < 4; ++r)
+      for (int h = 0; h < 2; ++h) {
+        const Coord x = arch::a_coord(l, r, h);
+        a.insert({x.row, x.col});
+      }
+    for (int r = 0; r < 2; ++r)
+      for (int h = 0; h < 2; ++h) {
+        const Coord x = arch::b_coord(l, r, h);
+        b.insert({x.row, x.col});
+      }
+    for (int i = 0; i < 4; ++i) {
+      const Coord x = arch::c_coord(l, i);
+      c.insert({x.row, x.col});
+    }
+  }
+  EXPECT_EQ(a.size(), 256u);
+  EXPECT_EQ(b.size(), 128u);
+  EXPECT_EQ(c.size(), 128u);
+  EXPECT_EQ(*a.rbegin(), std::make_pair(15, 15));
+  EXPECT_EQ(*b.rbegin(), std::make_pair(15, 7));
+  EXPECT_EQ(*c.rbegin(), std::make_pair(15, 7));
+}
+
+// Element (lane, reg, half) of a loaded fragment, decoded from the tile of row (or column) indices.
+int elem(const arch::Frag<std::uint32_t, 4>& f, int lane, int reg, int half) {
+  return static_cast<int>(arch::unpack_bf16(f.r[lane][reg], half));
+}
+int elem(const arch::FragB& f, int lane, int reg, int half) {
+  return static_cast<int>(arch::unpack_bf16(f.r[lane][reg], half));
+}
+
+TEST(Loaders, HandEveryLaneTheElementOfTheFragmentTable) {
+  AsWarp warp(0);
+  const auto rows = tile_of<48, 64>([](int i, int) { return i; });
+  const auto cols = tile_of<48, 64>([](int, int j) { return j; });
+  const int p0 = 16, q0 = 40;  // tile offsets: rows p0.., columns q0..
+  arch::FragA ar, ac;
+  load_a_row_major(ar, *rows, p0, q0);
+  load_a_row_major(ac, *cols, p0, q0);
+  arch::FragA tr, tc;
+  load_a_transposed(tr, *rows, q0 - 24, p0);  // A = Sᵀ: A[m][k] = S[p0 + k][q0 − 24 + m]
+  load_a_transposed(tc, *cols, q0 - 24, p0);
+  for (int l = 0; l < 32; ++l)
+    for (int r = 0; r < 4; ++r)
+      for (int h = 0; h < 2; ++h) {
+        const Coord x = arch::a_coord(l, r, h);
+        EXPECT_EQ(elem(ar, l, r, h), p0 + x.row);
+        EXPECT_EQ(elem(ac, l, r, h), q0 + x.col);
+        EXPECT_EQ(elem(tr, l, r, h), p0 + x.col);
+        EXPECT_EQ(elem(tc, l, r, h), q0 - 24 + x.row);
+      }
+  arch::FragB kr0, kr1, kc0, kc1, nr0, nr1, nc0, nc1;
+  load_b_k_major(kr0, kr1, *rows, p0, q0);  // B[k][n] = S[p0 + k][q0 + n]
+  load_b_k_major(kc0, kc1, *cols, p0, q0);
+  load_b_n_major(nr0, nr1, *rows, q0 - 8, p0);  // B[k][n] = S[p0 + n][q0 − 8 + k]
+  load_b_n_major(nc0, nc1, *cols, q0 - 8, p0);
+  for (int l = 0; l < 32; ++l)
+    for (int r = 0; r < 2; ++r)
+      for (int h = 0; h < 2; ++h) {
+        const Coord y = arch::b_coord(l, r, h);  // (k, n)
+        EXPECT_EQ(elem(kr0, l, r, h), p0 + y.row);
+        EXPECT_EQ(elem(kc0, l, r, h), q0 + y.col);
+        EXPECT_EQ(elem(kr1, l, r, h), p0 + y.row);
+        EXPECT_EQ(elem(kc1, l, r, h), q0 + 8 + y.col);
+        EXPECT_EQ(elem(nr0, l, r, h), p0 + y.col);
+        EXPECT_EQ(elem(nc0, l, r, h), q0 - 8 + y.row);
+        EXPECT_EQ(elem(nr1, l, r, h), p0 + 8 + y.col);
+        EXPECT_EQ(elem(nc1, l, r, h), q0 - 8 + y.row);
+      }
+}
+
+// Plain C = A·B over k in [16·k0, 16·k1), only the first n_pairs 16-column pairs.
+std::vector<int> plain(const std::vector<int>& a, const std::vector<int>& b, int m, int n, int kd,
+                       int k0, int k1, int n_pairs) {
+  std::vector<int> c(static_cast<std::size_t>(m * n), 0);
+  for (int i = 0; i < m; ++i)
+    for (int j = 0; j < n && j < 16 * n_pairs; ++j)
+      for (int k = 16 * k0; k < 16 * k1; ++k) c[i * n + j] += a[i * kd + k] * b[k * n + j];
+  return c;
+}
+
+template <AStore kA, BStore kB>
+void check_product(int k0, int k1, int n_pairs) {
+  constexpr int M = 32, N = 32, K = 48;
+  std::mt19937 rng(7 + k0 + 3 * n_pairs);
+  std::uniform_int_distribution<int> dist(-4, 4);
+  std::vector<int> a(M * K), b(K * N);
+  for (int& x : a) x = dist(rng);
+  for (int& x : b) x = dist(rng);
+  // The operands stored as the enumerators say, the m (n) index offset inside the tile, k from 0.
+  const auto sa = kA == AStore::kRowMajor
+                      ? tile_of<64, 64>([&](int i, int j) {
+                          return i >= 16 && i < 16 + M && j < K ? a[(i - 16) * K + j] : 0;
+                        })
+                      : tile_of<64, 64>([&](int i, int j) {
+                          return i < K && j >= 8 && j < 8 + M ? a[(j - 8) * K + i] : 0;
+                        });
+  const auto sb = kB == BStore::kKMajor
+                      ? tile_of<64, 64>([&](int i, int j) {
+                          return i < K && j >= 8 && j < 8 + N ? b[i * N + j - 8] : 0;
+                        })
+                      : tile_of<64, 64>([&](int i, int j) {
+                          return i >= 16 && i < 16 + N && j < K ? b[j * N + i - 16] : 0;
+                        });
+  AsWarp warp(0);
+  AccTile<M, N> acc;
+  zero(acc);
+  const int m0 = kA == AStore::kRowMajor ? 16 : 8;
+  const int n0 = kB == BStore::kKMajor ? 8 : 16;
+  mma_acc<kA, kB>(acc, *sa, m0, *sb, n0, k0, k1, n_pairs);
+  const std::vector<int> want = plain(a, b, M, N, K, k0, k1, n_pairs);
+  int checked = 0;
+  for_each_pair(acc, [&](int i, int j, float& x0, float& x1) {
+    EXPECT_EQ(x0, static_cast<float>(want[i * N + j])) << i << "," << j;
+    EXPECT_EQ(x1, static_cast<float>(want[i * N + j + 1])) << i << "," << j + 1;
+    checked += 2;
+  });
+  EXPECT_EQ(checked, M * N);
+}
+
+TEST(MmaAcc, EqualsPlainProductForEveryOperandStorage) {
+  check_product<AStore::kRowMajor, BStore::kKMajor>(0, 3, 2);
+  check_product<AStore::kRowMajor, BStore::kNMajor>(0, 3, 2);
+  check_product<AStore::kTransposed, BStore::kKMajor>(0, 3, 2);
+  check_product<AStore::kTransposed, BStore::kNMajor>(0, 3, 2);
+}
+
+TEST(MmaAcc, TakesAKRangeAndSkipsColumnPairs) {
+  check_product<AStore::kRowMajor, BStore::kKMajor>(1, 3, 1);
+  check_product<AStore::kTransposed, BStore::kNMajor>(2, 3, 1);
+}
+
+TEST(CtaLoops, HostThreadsPlayingWarpsCoverEachElementOnce) {
+  check::emulator::lanes_per_host_thread = 32;
+  std::vector<int> seen_cta(1000, 0), seen_1d(1000, 0), seen_2d(40 * 25, 0);
+  for (int w = 0; w < 4; ++w) {
+    AsWarp warp(w);
+    arch::cta_for(1000, [&](int i) { ++seen_cta[i]; });
+    for_each_1d(1000, [&](int i) { ++seen_1d[i]; });
+    for_each_2d(40, 25, [&](int i, int j) { ++seen_2d[i * 25 + j]; });
+  }
+  check::emulator::lanes_per_host_thread = 1;
+  for (int x : seen_cta) EXPECT_EQ(x, 1);
+  for (int x : seen_1d) EXPECT_EQ(x, 1);
+  for (int x : seen_2d) EXPECT_EQ(x, 1);
+}
+
+TEST(CopyRowsAsync, CopiesValidRowsAndZeroFillsTheRest) {
+  std::vector<bf16> src(40 * 200);
+  for (std::size_t i = 0; i < src.size(); ++i)
+    src[i] = __float2bfloat16_rn(static_cast<float>(i % 251) + 1.0f);
+  auto dst = std::make_unique<SmemBf16<64, 128>>();
+  std::memset(static_cast<void*>(dst.get()), 0xff, sizeof *dst);
+  for (int w = 0; w < 4; ++w) {
+    AsWarp warp(w);
+    copy_rows_async(*dst, src.data() + 8, 200, 37);
+  }
+  for (int i = 0; i < 64; ++i)
+    for (int j = 0; j < 128; ++j) {
+      const float want = i < 37 ? static_cast<float>((i * 200 + 8 + j) % 251) + 1.0f : 0.0f;
+      EXPECT_EQ(dst->at(i, j), want) << i << "," << j;
+    }
+}
+
+TEST(Bf16, PackRoundsToNearestEven) {
+  // 1 + 2^-8 is halfway between 1 and 1 + 2^-7: ties to the even mantissa, 1.
+  // 1 + 3·2^-8 is halfway between 1 + 2^-7 and 1 + 2^-6: ties to 1 + 2^-6.
+  const std::uint32_t p = arch::pack_bf16x2(1.0f + 0x1p-8f, 1.0f + 3 * 0x1p-8f);
+  EXPECT_EQ(arch::unpack_bf16(p, 0), 1.0f);
+  EXPECT_EQ(arch::unpack_bf16(p, 1), 1.0f + 0x1p-6f);
+  EXPECT_EQ(p & 0xffffu, 0x3f80u);
+}
+
+}  // namespace
+}  // namespace kcv::glr::gpu::detail

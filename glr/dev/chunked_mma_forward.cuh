@@ -1,0 +1,395 @@
+// File: glr/dev/chunked_mma_forward.cuh
+// The two kernels of the tensor-core GLR forward (chunked_mma_forward.hpp), written once over the
+// gate kind and the delta rule, and the launch sequence over a launch policy (the CUDA one is in
+// chunked_mma_forward.cu, the host emulation's in host_runner.cpp).
+//
+//   versions (one line each; the reference beside it: the fp64 chunked reference and the CUDA-core
+//   stage kernels glr/kernels/stage_{prepare,state,output}.cuh, which compute the same algebra)
+//   1  mma.sync m16n8k16 + ldmatrix + cp.async double buffering; prepare (F1–F3) chunk-parallel,
+//      state pass fused with the output (F4 + F5); T by fp32 block substitution on CUDA cores.
+//
+// 1. prepare_kernel, one CTA (4 warps) per (chunk slot, value head):
+//      G = chunk-local cumsum of g (fp32, serial: the reference's order),
+//      e = exp(G), r = exp(G_last − G)
+//      S = K Kᵀ, P = Q Kᵀ on tensor cores (bf16 inputs, exact products); warp w
+//        computes rows 16w.. and only the column pairs at or left of the diagonal
+//      A^qk = P ⊙ Γ (incl.) → a (bf16);  L = diag(β)(S ⊙ Γ) strict (fp32, shared)
+//      T = (I + L)⁻¹ on CUDA cores in fp32, 16×16 block substitution
+//        (glr/tiles/tril_inverse.cuh, the reference's algorithm)
+//      W = bf16(T)·bf16(diag(β)(K ⊙ E)), U = bf16(T)·bf16(diag(β) V) on tensor
+//        cores → w, u (bf16)
+//    Without the delta rule only G's factors and A^qk.
+// 2. state_output_kernel, one CTA (4 warps) per (sequence, value head, kBV value columns), serial
+//    over the sequence's chunks; the next chunk's operands arrive by cp.async while this one is
+//    computed. The fp32 state H (128 × kBV) lives in registers, warp w holding rows 32w..32w+31;
+//    its bf16 copy in shared memory is the B operand of the products that read it:
+//      Δ = U − W·bf16(H)                        (Δ = V without the delta rule)
+//      O = scale·(diag(e)(Q·bf16(H)) + A^qk·bf16(Δ))            → o (bf16)
+//      H ← e_last·H + Kᵀ·bf16(r ⊙ Δ)
+//    Every product accumulates into a zeroed fragment; Δ's subtraction and the state update are
+//    fp32 on CUDA cores (Hopper's tensor-core accumulation is not IEEE round-to-nearest, and the
+//    state is carried over 128 chunks).
+// Precision (bf16 grade): the operands rounded are T, X, Ṽ (wy_w, wy_u), U (u_addend), W and H
+// (state_w), H (output_inter), A^qk and Δ (output_intra), and r ⊙ Δ (state_update: fla's form,
+// the same rounding as K̄ = K ⊙ r moved across the row factor r). Q and K are bf16 inputs, so the
+// Grams and Q·H round nothing, and T is computed in fp32: fewer roundings than the grade declares.
+// Deterministic: every element is written by one thread in a fixed order; no atomics.
+#pragma once
+
+#include <cstdint>
+
+#include "glr/arch/cp_async.cuh"
+#include "glr/arch/lanes.cuh"
+#include "glr/arch/mma_m16n8k16.cuh"
+#include "glr/dev/chunked_mma_forward.hpp"
+#include "glr/tiles/mma_tile.cuh"
+#include "glr/tiles/tile.cuh"
+#include "glr/tiles/tril_inverse.cuh"
+#include "kcv/glr/member.hpp"
+
+namespace kcv::glr::dev {
+
+using gpu::detail::AccTile;
+using gpu::detail::AStore;
+using gpu::detail::BStore;
+using gpu::detail::copy_floats_async;
+using gpu::detail::copy_rows_async;
+using gpu::detail::for_each_pair;
+using gpu::detail::mma_acc;
+using gpu::detail::SmemBf16;
+using gpu::detail::zero;
+using gpu::detail::zip;
+
+inline constexpr int kSubBlock = 16;  ///< block size of the triangular inverse
+
+// ------------------------------------------------------------------------------ where things are
+
+__device__ __forceinline__ std::int64_t seq_begin(const MmaForwardParams& p, std::int64_t n) {
+  return p.cu_seqlens != nullptr ? p.cu_seqlens[n] : n * p.seq_len;
+}
+__device__ __forceinline__ std::int64_t slot_base(const MmaForwardParams& p, std::int64_t n) {
+  return seq_begin(p, n) / kMmaChunk + n;
+}
+
+/// The chunk that owns workspace slot `slot` (invalid for a slot no chunk uses).
+struct ChunkRef {
+  bool valid = false;
+  std::int64_t t0 = 0;  ///< first token
+  int rows = 0;         ///< valid rows, 1..64
+};
+
+__device__ __forceinline__ ChunkRef locate_slot(const MmaForwardParams& p, std::int64_t slot) {
+  std::int64_t lo = 0;
+  std::int64_t hi = p.sequences;  // slot_base(lo) <= slot < slot_base(hi) (hi = N: unbounded)
+  while (hi - lo > 1) {
+    const std::int64_t mid = lo + (hi - lo) / 2;
+    if (slot_base(p, mid) <= slot)
+      lo = mid;
+    else
+      hi = mid;
+  }
+  ChunkRef c;
+  c.t0 = seq_begin(p, lo) + (slot - slot_base(p, lo)) * kMmaChunk;
+  const std::int64_t left = seq_begin(p, lo + 1) - c.t0;
+  c.valid = left > 0;
+  c.rows = static_cast<int>(left < kMmaChunk ? left : kMmaChunk);
+  return c;
+}
+
+__device__ __forceinline__ std::int64_t qk_row(const MmaForwardParams& p, std::int64_t t, int hv) {
+  return (t * p.qk_heads + hv / p.group) * kMmaDim;
+}
+__device__ __forceinline__ std::int64_t v_row(const MmaForwardParams& p, std::int64_t t, int hv) {
+  return (t * p.v_heads + hv) * kMmaDim;
+}
+/// First element of a slot's [64, width] block of a workspace tensor.
+__device__ __forceinline__ std::int64_t slot_block(const MmaForwardParams& p, std::int64_t slot,
+                                                   int hv, int width) {
+  return (slot * p.v_heads + hv) * static_cast<std::int64_t>(kMmaChunk) * width;
+}
+__device__ __forceinline__ std::int64_t user_state(const MmaForwardParams& p, std::int64_t n,
+                                                   int hv, int d, int e) {
+  const std::int64_t base = (n * p.v_heads + hv) * static_cast<std::int64_t>(kMmaDim) * kMmaDim;
+  return p.state_kv ? base + d * kMmaDim + e : base + e * kMmaDim + d;
+}
+
+__device__ __forceinline__ float bf16_to_float(bf16 x) {
+  return arch::bf16_bits_to_float(arch::bf16_bits(x));
+}
+
+// ------------------------------------------------------------------------------ 1. prepare
+
+struct PrepareStorage {
+  SmemBf16<kMmaChunk, kMmaDim> q;  ///< Q, then X = bf16(β (K ⊙ E))
+  SmemBf16<kMmaChunk, kMmaDim> k;
+  SmemBf16<kMmaChunk, kMmaDim> v;                         ///< V, then Ṽ = bf16(β V)
+  gpu::detail::Tile<kMmaChunk, kMmaChunk> l, t, scratch;  ///< fp32 L, T and the inverse's scratch
+  SmemBf16<kMmaChunk, kMmaChunk> tb;                      ///< bf16(T)
+  float g[kMmaChunk];                                     ///< G
+  float e[kMmaChunk];                                     ///< exp(G), 0 past the end
+  float beta[kMmaChunk];                                  ///< β, 0 past the end
+};
+static_assert(sizeof(PrepareStorage) <= 113 * 1024,
+              "PrepareStorage: two CTAs per multiprocessor need at most 113 KB each");
+
+template <GateKind kGate, bool kDelta>
+__global__ void __launch_bounds__(kMmaThreads) prepare_kernel(MmaForwardParams p) {
+  static_assert(kGate != GateKind::kChannel,
+                "prepare_kernel: per-channel gates need the anchored Gram blocks (not written)");
+  PrepareStorage& sm = arch::shared_storage<PrepareStorage>();
+  const ChunkRef ch = locate_slot(p, blockIdx.x);
+  if (!ch.valid) return;
+  const std::int64_t slot = blockIdx.x;
+  const int hv = static_cast<int>(blockIdx.y);
+  const int c = ch.rows;
+  const std::int64_t qk_stride = static_cast<std::int64_t>(p.qk_heads) * kMmaDim;
+  const std::int64_t v_stride = static_cast<std::int64_t>(p.v_heads) * kMmaDim;
+
+  copy_rows_async(sm.q, p.q + qk_row(p, ch.t0, hv), qk_stride, c);
+  copy_rows_async(sm.k, p.k + qk_row(p, ch.t0, hv), qk_stride, c);
+  if constexpr (kDelta) copy_rows_async(sm.v, p.v + v_row(p, ch.t0, hv), v_stride, c);
+  arch::cp_async_commit();
+
+  if constexpr (kGate == GateKind::kScalar) {
+    arch::cta_for(1, [&](int) {  // serial, the reference's summation order
+      float g[kMmaChunk];
+      for (int i = 0; i < kMmaChunk; ++i) g[i] = i < c ? p.g[(ch.t0 + i) * p.v_heads + hv] : 0.0f;
+      float running = 0.0f;
+      for (int i = 0; i < kMmaChunk; ++i) {
+        running += g[i];
+        sm.g[i] = running;
+      }
+    });
+  } else {
+    arch::cta_for(kMmaChunk, [&](int i) { sm.g[i] = 0.0f; });
+  }
+  arch::cta_for(kMmaChunk, [&](int i) {
+    sm.beta[i] = kDelta && i < c ? bf16_to_float(p.beta[(ch.t0 + i) * p.v_heads + hv]) : 0.0f;
+  });
+  __syncthreads();
+  const auto decay = [&](int i, int j) {  // Γ_ij, i ≥ j both valid
+    if constexpr (kGate == GateKind::kScalar) return expf(sm.g[i] - sm.g[j]);
+    return 1.0f;
+  };
+  float* factors = p.factors + slot_block(p, slot, hv, 2);
+  arch::cta_for(kMmaChunk, [&](int i) {
+    const float e = i < c ? (kGate == GateKind::kScalar ? expf(sm.g[i]) : 1.0f) : 0.0f;
+    sm.e[i] = e;
+    factors[i] = e;
+    factors[kMmaChunk + i] = i < c ? decay(c - 1, i) : 0.0f;
+  });
+  arch::cp_async_wait<0>();
+  __syncthreads();
+
+  // Gram products, warp w: rows 16w..16w+15, column pairs 0..w (the rest is above the diagonal).
+  const int w = arch::warp_id();
+  const int r0 = 16 * w;
+  AccTile<16, kMmaChunk> qk;
+  zero(qk);
+  mma_acc<AStore::kRowMajor, BStore::kNMajor>(qk, sm.q, r0, sm.k, 0, 0, kMmaDim / 16, w + 1);
+  bf16* a_out = p.a + slot_block(p, slot, hv, kMmaChunk);
+  for_each_pair(qk, [&](int il, int j, float& x0, float& x1) {
+    const int i = r0 + il;
+    const float a0 = j <= i && i < c ? x0 * decay(i, j) : 0.0f;
+    const float a1 = j + 1 <= i && i < c ? x1 * decay(i, j + 1) : 0.0f;
+    arch::store_u32(a_out + i * kMmaChunk + j, arch::pack_bf16x2(a0, a1));
+  });
+  if constexpr (kDelta) {
+    AccTile<16, kMmaChunk> kk;
+    zero(kk);
+    mma_acc<AStore::kRowMajor, BStore::kNMajor>(kk, sm.k, r0, sm.k, 0, 0, kMmaDim / 16, w + 1);
+    for_each_pair(kk, [&](int il, int j, float& x0, float& x1) {
+      const int i = r0 + il;
+      sm.l(i, j) = j < i && i < c ? x0 * decay(i, j) * sm.beta[i] : 0.0f;
+      sm.l(i, j + 1) = j + 1 < i && i < c ? x1 * decay(i, j + 1) * sm.beta[i] : 0.0f;
+    });
+    __syncthreads();  // Q and K are no longer read as Gram operands
+
+    arch::cta_for(kMmaChunk * kMmaDim, [&](int idx) {
+      const int i = idx / kMmaDim;
+      const int d = idx % kMmaDim;
+      *sm.q.ptr(i, d) = __float2bfloat16_rn(sm.beta[i] * (sm.k.at(i, d) * sm.e[i]));
+      *sm.v.ptr(i, d) = __float2bfloat16_rn(sm.beta[i] * sm.v.at(i, d));
+    });
+    gpu::detail::invert_unit_lower<kMmaChunk, kSubBlock>(sm.l, sm.t, sm.scratch);
+    arch::cta_for(kMmaChunk * kMmaChunk, [&](int idx) {
+      const int i = idx / kMmaChunk;
+      const int j = idx % kMmaChunk;
+      *sm.tb.ptr(i, j) = __float2bfloat16_rn(sm.t(i, j));
+    });
+    __syncthreads();
+
+    // W = T X and U = T Ṽ, warp w: rows 16w.., k-steps 0..w (T is lower triangular).
+    AccTile<16, kMmaDim> acc;
+    for (int which = 0; which < 2; ++which) {
+      zero(acc);
+      mma_acc<AStore::kRowMajor, BStore::kKMajor>(acc, sm.tb, r0, which == 0 ? sm.q : sm.v, 0, 0,
+                                                  w + 1);
+      bf16* out = (which == 0 ? p.w : p.u) + slot_block(p, slot, hv, kMmaDim);
+      for_each_pair(acc, [&](int il, int d, float& x0, float& x1) {
+        arch::store_u32(out + (r0 + il) * kMmaDim + d, arch::pack_bf16x2(x0, x1));
+      });
+    }
+  }
+}
+
+// ------------------------------------------------------------------------------ 2. state + output
+
+/// The operands of one chunk step, filled by cp.async one chunk ahead.
+template <int kBV>
+struct StateStage {
+  SmemBf16<kMmaChunk, kMmaDim> q, k, w;
+  SmemBf16<kMmaChunk, kBV> u;  ///< U's columns (V's without the delta rule)
+  SmemBf16<kMmaChunk, kMmaChunk> a;
+  float f[2][kMmaChunk];  ///< e, r
+};
+
+template <int kBV>
+struct StateStorage {
+  StateStage<kBV> stage[2];
+  SmemBf16<kMmaDim, kBV> h;          ///< bf16(H)
+  SmemBf16<kMmaChunk, kBV> delta;    ///< bf16(Δ)
+  SmemBf16<kMmaChunk, kBV> delta_r;  ///< bf16(r ⊙ Δ)
+};
+static_assert(sizeof(StateStage<32>) % 16 == 0 && sizeof(StateStage<64>) % 16 == 0,
+              "StateStage: every tile must start 16-byte aligned");
+static_assert(sizeof(StateStorage<64>) <= 227 * 1024,
+              "StateStorage: shared storage over the sm_90 limit");
+
+template <GateKind kGate, bool kDelta, int kBV>
+__global__ void __launch_bounds__(kMmaThreads, 1) state_output_kernel(MmaForwardParams p) {
+  static_assert(kBV == 32 || kBV == 64, "state_output_kernel: 32 or 64 value columns per CTA");
+  static_assert(kGate != GateKind::kChannel,
+                "state_output_kernel: per-channel gates scale K's columns (not written)");
+  StateStorage<kBV>& sm = arch::shared_storage<StateStorage<kBV>>();
+  constexpr int kTiles = kMmaDim / kBV;
+  const std::int64_t b = blockIdx.x;
+  const int col0 = static_cast<int>(b % kTiles) * kBV;
+  const int hv = static_cast<int>((b / kTiles) % p.v_heads);
+  const std::int64_t n = b / kTiles / p.v_heads;
+  const std::int64_t bos = seq_begin(p, n);
+  const std::int64_t eos = seq_begin(p, n + 1);
+  const std::int64_t chunks = (eos - bos + kMmaChunk - 1) / kMmaChunk;
+  const std::int64_t slot0 = slot_base(p, n);
+  const std::int64_t qk_stride = static_cast<std::int64_t>(p.qk_heads) * kMmaDim;
+  const std::int64_t v_stride = static_cast<std::int64_t>(p.v_heads) * kMmaDim;
+  const int w = arch::warp_id();
+  const int d0 = 32 * w;  // this warp's rows of H
+  const int r0 = 16 * w;  // this warp's rows of a chunk
+
+  const auto rows_of = [&](std::int64_t j) {
+    const std::int64_t left = eos - bos - j * kMmaChunk;
+    return static_cast<int>(left < kMmaChunk ? left : kMmaChunk);
+  };
+  const auto issue = [&](std::int64_t j) {
+    StateStage<kBV>& st = sm.stage[j % 2];
+    const std::int64_t t0 = bos + j * kMmaChunk;
+    const std::int64_t slot = slot0 + j;
+    const int c = rows_of(j);
+    copy_rows_async(st.q, p.q + qk_row(p, t0, hv), qk_stride, c);
+    copy_rows_async(st.k, p.k + qk_row(p, t0, hv), qk_stride, c);
+    if constexpr (kDelta) {
+      copy_rows_async(st.w, p.w + slot_block(p, slot, hv, kMmaDim), kMmaDim, kMmaChunk);
+      copy_rows_async(st.u, p.u + slot_block(p, slot, hv, kMmaDim) + col0, kMmaDim, kMmaChunk);
+    } else {
+      copy_rows_async(st.u, p.v + v_row(p, t0, hv) + col0, v_stride, c);
+    }
+    copy_rows_async(st.a, p.a + slot_block(p, slot, hv, kMmaChunk), kMmaChunk, kMmaChunk);
+    copy_floats_async(&st.f[0][0], p.factors + slot_block(p, slot, hv, 2), 2 * kMmaChunk);
+    arch::cp_async_commit();
+  };
+
+  AccTile<32, kBV> h;  // fp32 state rows d0..d0+31, columns col0..col0+kBV
+  for_each_pair(h, [&](int r, int e, float& x0, float& x1) {
+    x0 = p.h0 != nullptr ? p.h0[user_state(p, n, hv, d0 + r, col0 + e)] : 0.0f;
+    x1 = p.h0 != nullptr ? p.h0[user_state(p, n, hv, d0 + r, col0 + e + 1)] : 0.0f;
+    arch::store_u32(sm.h.ptr(d0 + r, e), arch::pack_bf16x2(x0, x1));
+  });
+  if (chunks > 0) issue(0);
+
+  for (std::int64_t j = 0; j < chunks; ++j) {
+    arch::cp_async_wait<0>();
+    __syncthreads();  // chunk j has landed; every warp is done with chunk j − 1
+    if (j + 1 < chunks) issue(j + 1);
+    const StateStage<kBV>& st = sm.stage[j % 2];
+    const int c = rows_of(j);
+
+    // Phase A: Q·H and W·H (rows r0..r0+15), then Δ and r ⊙ Δ to shared memory.
+    AccTile<16, kBV> out, wh;
+    zero(out);
+    zero(wh);
+    mma_acc<AStore::kRowMajor, BStore::kKMajor>(out, st.q, r0, sm.h, 0, 0, kMmaDim / 16);
+    if constexpr (kDelta)
+      mma_acc<AStore::kRowMajor, BStore::kKMajor>(wh, st.w, r0, sm.h, 0, 0, kMmaDim / 16);
+    for_each_pair(wh, [&](int il, int e, float& x0, float& x1) {
+      const int i = r0 + il;
+      const float dl0 = st.u.at(i, e) - x0;  // rows past the end: U (V) and W rows are zero
+      const float dl1 = st.u.at(i, e + 1) - x1;
+      const float r = st.f[1][i];
+      arch::store_u32(sm.delta.ptr(i, e), arch::pack_bf16x2(dl0, dl1));
+      arch::store_u32(sm.delta_r.ptr(i, e), arch::pack_bf16x2(r * dl0, r * dl1));
+    });
+    for_each_pair(out, [&](int il, int, float& x0, float& x1) {
+      x0 *= st.f[0][r0 + il];
+      x1 *= st.f[0][r0 + il];
+    });
+    __syncthreads();  // Δ complete
+
+    // Phase B: O += A^qk·Δ (k-steps 0..w: A^qk is lower triangular), then H ← e_last H + Kᵀ(r ⊙ Δ).
+    mma_acc<AStore::kRowMajor, BStore::kKMajor>(out, st.a, r0, sm.delta, 0, 0, w + 1);
+    bf16* o = p.o + v_row(p, bos + j * kMmaChunk, hv) + col0;
+    for_each_pair(out, [&](int il, int e, float& x0, float& x1) {
+      const int i = r0 + il;
+      if (i < c)
+        arch::store_u32(o + i * v_stride + e, arch::pack_bf16x2(p.scale * x0, p.scale * x1));
+    });
+    AccTile<32, kBV> s;
+    zero(s);
+    mma_acc<AStore::kTransposed, BStore::kKMajor>(s, st.k, d0, sm.delta_r, 0, 0, kMmaChunk / 16);
+    const float e_last = st.f[0][c - 1];
+    zip(h, s, [&](float& x, float y) { x = e_last * x + y; });
+    for_each_pair(h, [&](int r, int e, float& x0, float& x1) {
+      arch::store_u32(sm.h.ptr(d0 + r, e), arch::pack_bf16x2(x0, x1));
+    });
+  }
+  if (p.final_state != nullptr)
+    for_each_pair(h, [&](int r, int e, float& x0, float& x1) {
+      p.final_state[user_state(p, n, hv, d0 + r, col0 + e)] = x0;
+      p.final_state[user_state(p, n, hv, d0 + r, col0 + e + 1)] = x1;
+    });
+}
+
+// ------------------------------------------------------------------------------ the sequence
+
+/// Both launches over a launch policy: launch(name, kernel, grid, shared_bytes, params) → Status.
+template <GateKind kGate, bool kDelta, int kBV, typename Launch>
+Status forward_sequence(const MmaForwardParams& p, Launch&& launch) {
+  const dim3 prepare_grid(static_cast<unsigned>(p.slots), static_cast<unsigned>(p.v_heads));
+  if (Status st =
+          launch("prepare", prepare_kernel<kGate, kDelta>, prepare_grid, sizeof(PrepareStorage), p);
+      !st)
+    return st;
+  const dim3 state_grid(static_cast<unsigned>(p.sequences * p.v_heads * (kMmaDim / kBV)));
+  return launch("state_output", state_output_kernel<kGate, kDelta, kBV>, state_grid,
+                sizeof(StateStorage<kBV>), p);
+}
+
+/// f.template operator()<gate, delta>() for the members this forward implements.
+template <typename F>
+Status for_mma_member(Member m, F&& f) {
+  switch (m) {
+    case Member::kLinearAttention:
+      return f.template operator()<GateKind::kNone, false>();
+    case Member::kSimpleGla:
+      return f.template operator()<GateKind::kScalar, false>();
+    case Member::kDeltaNet:
+      return f.template operator()<GateKind::kNone, true>();
+    case Member::kGatedDeltaNet:
+      return f.template operator()<GateKind::kScalar, true>();
+    default:
+      return make_error(ErrorCode::kInvalidArgument,
+                        "the tensor-core forward has no per-channel gate yet (gla, kda)", "member");
+  }
+}
+
+}  // namespace kcv::glr::dev

@@ -1,0 +1,101 @@
+// File: glr/dev/chunked_mma_forward.hpp
+// A GLR forward under development whose matrix products run on tensor cores (mma.sync m16n8k16,
+// bf16 operands, fp32 accumulation): the chunked WY algorithm of the fp64 chunked reference
+// (include/kcv/glr/chunked.hpp, gdn-spec.md §4–§5) in two launches, for K = V = 128, chunk 64,
+// under the bf16 precision grade (docs/glr/precision-contract.md), with an fp32 state carry.
+// Written once over the gate kind and the delta rule; members without a gate or with a scalar gate
+// (LA, SSD, DeltaNet, GDN) are instantiated, per-channel gates (GLA, KDA) are not written yet.
+// The kernels are chunked_mma_forward.cuh; docs/glr/tensor-core-forward.md is the design.
+//
+// This header is plain data and host declarations (g++ and nvcc): the parameter block, the
+// workspace layout and the two ways to run the kernels, on a GPU (chunked_mma_forward.cu) and in
+// the host emulation (host_runner.hpp).
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "kcv/expected.hpp"
+#include "kcv/glr/gpu.hpp"
+#include "kcv/glr/member.hpp"
+#include "kcv/glr/problem.hpp"
+
+namespace kcv::glr::dev {
+
+using bf16 = __nv_bfloat16;
+
+inline constexpr int kMmaChunk = 64;     ///< C
+inline constexpr int kMmaDim = 128;      ///< K = V
+inline constexpr int kMmaThreads = 128;  ///< 4 warps per CTA in both kernels
+
+/// Everything both kernels read, by value. Workspace tensors are chunk-slot-major: the chunk j of
+/// sequence n lives in slot slot_base(n) + j, slot_base(n) = ⌊bos_n / 64⌋ + n (disjoint for
+/// different chunks, < slots = ⌊tokens / 64⌋ + N), so no chunk index has to be built first;
+/// rows past a ragged chunk's end hold zeros.
+///   w, u     [slots, HV, 64, 128] bf16   W = T X, U = T Ṽ (delta rule only)
+///   a        [slots, HV, 64, 64]  bf16   A^qk = (Q Kᵀ) ⊙ Γ, lower triangle incl. the diagonal
+///   factors  [slots, HV, 2, 64]   fp32   e_i = exp(G_i), r_i = exp(G_last − G_i); 0 past the end
+struct MmaForwardParams {
+  std::int64_t tokens = 0;     ///< all packed tokens (B·T)
+  std::int64_t sequences = 0;  ///< N
+  std::int64_t seq_len = 0;    ///< length of every sequence when cu_seqlens is null
+  std::int64_t slots = 0;
+  const std::int64_t* cu_seqlens = nullptr;  ///< N+1 offsets, or null (fixed length)
+  int qk_heads = 0;
+  int v_heads = 0;
+  int group = 1;  ///< HV / H
+  float scale = 1.0f;
+  bool state_kv = true;  ///< states [.., K, V] (else [.., V, K])
+
+  const bf16* q = nullptr;     ///< [T, H, 128]
+  const bf16* k = nullptr;     ///< [T, H, 128]
+  const bf16* v = nullptr;     ///< [T, HV, 128]
+  const float* g = nullptr;    ///< [T, HV] log-decay (scalar gate only)
+  const bf16* beta = nullptr;  ///< [T, HV] (delta rule only)
+  const float* h0 = nullptr;   ///< [N, HV, 128, 128] or null (zero)
+
+  bf16* w = nullptr;
+  bf16* u = nullptr;
+  bf16* a = nullptr;
+  float* factors = nullptr;
+
+  bf16* o = nullptr;             ///< [T, HV, 128]
+  float* final_state = nullptr;  ///< [N, HV, 128, 128] or null
+};
+
+/// The caller's tensors (device pointers; host pointers for the emulation). q, k, v, beta bf16.
+struct MmaForwardTensors {
+  const void* q = nullptr;
+  const void* k = nullptr;
+  const void* v = nullptr;
+  const float* g = nullptr;
+  const void* beta = nullptr;
+  const float* h0 = nullptr;
+  const std::int64_t* cu_seqlens = nullptr;
+  void* o = nullptr;
+  float* final_state = nullptr;
+};
+
+/// Workspace bytes for `member` at `dims` (K = V = 128; LA, SSD, DeltaNet or GDN).
+[[nodiscard]] Expected<std::size_t> mma_forward_workspace_bytes(Member member,
+                                                                const gpu::Dims& dims);
+
+/// The parameter block: checks dims, the member, which pointers must be present and their
+/// 16-byte alignment, and lays the workspace out in `workspace` (mma_forward_workspace_bytes).
+[[nodiscard]] Expected<MmaForwardParams> mma_forward_params(Member member, const gpu::Dims& dims,
+                                                            float scale, StateLayout layout,
+                                                            const MmaForwardTensors& t,
+                                                            void* workspace, std::size_t bytes);
+
+/// Value columns per CTA of the state pass (32 or 64): 32 while N·HV·4 CTAs fit on the device's
+/// multiprocessors at one CTA each, else 64 (half the CTAs, twice the work each).
+int default_value_tile(const MmaForwardParams& p, int multiprocessors);
+
+/// Both launches on `stream` (chunked_mma_forward.cu). value_tile: 32 or 64.
+[[nodiscard]] Status mma_forward(Member member, const MmaForwardParams& p, int value_tile,
+                                 cudaStream_t stream);
+
+}  // namespace kcv::glr::dev

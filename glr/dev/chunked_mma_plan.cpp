@@ -1,0 +1,113 @@
+// File: glr/dev/chunked_mma_plan.cpp
+// Host side of the tensor-core forward (chunked_mma_forward.hpp): argument checks, the workspace
+// layout (one function both sizes it and hands out its pointers, so the two cannot disagree) and
+// the value-tile choice. Shared by the CUDA launcher and the host emulation.
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+
+#include "glr/dev/chunked_mma_forward.hpp"
+
+namespace kcv::glr::dev {
+namespace {
+
+Error bad(const std::string& field, const std::string& message) {
+  return make_error(ErrorCode::kInvalidArgument, message, field);
+}
+
+Status check_dims(Member member, const gpu::Dims& d) {
+  const MemberTraits tr = traits(member);
+  if (tr.gate == GateKind::kChannel)
+    return bad("member", "the tensor-core forward has no per-channel gate yet (gla, kda)");
+  if (d.key_dim != kMmaDim || d.value_dim != kMmaDim)
+    return bad("key_dim", "the tensor-core forward takes K = V = 128 only");
+  if (d.batch < 1 || d.seq_len < 1) return bad("seq_len", "batch and seq_len must be positive");
+  if (d.qk_heads < 1 || d.v_heads < d.qk_heads || d.v_heads % d.qk_heads != 0)
+    return bad("v_heads", "v_heads must be a positive multiple of qk_heads");
+  if (d.num_seqs > 0 && d.batch != 1) return bad("batch", "batch must be 1 with cu_seqlens");
+  return {};
+}
+
+std::int64_t sequences(const gpu::Dims& d) { return d.num_seqs > 0 ? d.num_seqs : d.batch; }
+
+// Bytes of the workspace for p's sizes; with base non-null also sets p's workspace pointers.
+std::size_t carve(Member member, MmaForwardParams& p, std::byte* base) {
+  std::size_t at = 0;
+  const auto piece = [&](std::size_t bytes) {
+    std::byte* ptr = base != nullptr ? base + at : nullptr;
+    at += (bytes + 255) / 256 * 256;
+    return ptr;
+  };
+  const auto blocks = static_cast<std::size_t>(p.slots * p.v_heads);
+  if (traits(member).delta_rule) {
+    p.w = reinterpret_cast<bf16*>(piece(blocks * kMmaChunk * kMmaDim * sizeof(bf16)));
+    p.u = reinterpret_cast<bf16*>(piece(blocks * kMmaChunk * kMmaDim * sizeof(bf16)));
+  }
+  p.a = reinterpret_cast<bf16*>(piece(blocks * kMmaChunk * kMmaChunk * sizeof(bf16)));
+  p.factors = reinterpret_cast<float*>(piece(blocks * 2 * kMmaChunk * sizeof(float)));
+  return at;
+}
+
+MmaForwardParams sizes(const gpu::Dims& d) {
+  MmaForwardParams p;
+  p.tokens = d.batch * d.seq_len;
+  p.sequences = sequences(d);
+  p.seq_len = d.seq_len;
+  p.slots = p.tokens / kMmaChunk + p.sequences;
+  p.qk_heads = static_cast<int>(d.qk_heads);
+  p.v_heads = static_cast<int>(d.v_heads);
+  p.group = static_cast<int>(d.v_heads / d.qk_heads);
+  return p;
+}
+
+bool aligned16(const void* ptr) { return reinterpret_cast<std::uintptr_t>(ptr) % 16 == 0; }
+
+}  // namespace
+
+Expected<std::size_t> mma_forward_workspace_bytes(Member member, const gpu::Dims& dims) {
+  if (Status st = check_dims(member, dims); !st) return st.error();
+  MmaForwardParams p = sizes(dims);
+  return carve(member, p, nullptr);
+}
+
+Expected<MmaForwardParams> mma_forward_params(Member member, const gpu::Dims& dims, float scale,
+                                              StateLayout layout, const MmaForwardTensors& t,
+                                              void* workspace, std::size_t bytes) {
+  if (Status st = check_dims(member, dims); !st) return st.error();
+  const MemberTraits tr = traits(member);
+  if (t.q == nullptr || t.k == nullptr || t.v == nullptr || t.o == nullptr)
+    return bad("q", "q, k, v and o are required");
+  if ((tr.gate == GateKind::kScalar) != (t.g != nullptr))
+    return bad("g", "g is required exactly for members with a gate");
+  if (tr.delta_rule != (t.beta != nullptr))
+    return bad("beta", "beta is required exactly for members with the delta rule");
+  if ((dims.num_seqs > 0) != (t.cu_seqlens != nullptr))
+    return bad("cu_seqlens", "cu_seqlens must be given exactly when num_seqs > 0");
+  for (const void* ptr : std::initializer_list<const void*>{t.q, t.k, t.v, t.o, workspace})
+    if (!aligned16(ptr)) return bad("q", "q, k, v, o and the workspace must be 16-byte aligned");
+  MmaForwardParams p = sizes(dims);
+  const std::size_t need = carve(member, p, nullptr);
+  if (workspace == nullptr || bytes < need)
+    return bad("workspace", "workspace too small: " + std::to_string(bytes) + " bytes, need " +
+                                std::to_string(need));
+  carve(member, p, static_cast<std::byte*>(workspace));
+  p.cu_seqlens = t.cu_seqlens;
+  p.scale = scale;
+  p.state_kv = layout == StateLayout::kKV;
+  p.q = static_cast<const bf16*>(t.q);
+  p.k = static_cast<const bf16*>(t.k);
+  p.v = static_cast<const bf16*>(t.v);
+  p.g = t.g;
+  p.beta = static_cast<const bf16*>(t.beta);
+  p.h0 = t.h0;
+  p.o = static_cast<bf16*>(t.o);
+  p.final_state = t.final_state;
+  return p;
+}
+
+int default_value_tile(const MmaForwardParams& p, int multiprocessors) {
+  const std::int64_t ctas = p.sequences * p.v_heads * (kMmaDim / 32);
+  return ctas <= multiprocessors ? 32 : 64;
+}
+
+}  // namespace kcv::glr::dev

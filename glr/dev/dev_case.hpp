@@ -1,0 +1,60 @@
+// File: glr/dev/dev_case.hpp
+// What the checks of the tensor-core forward share (the CPU test and the H200 check): a problem
+// turned into the kernel's input dtypes, the fp64 chunked reference and the bf16-grade bound on
+// the same inputs (include/kcv/glr/error_model.hpp: forward_bounds under contract_for(kBf16)),
+// and the judgement of a candidate's o and final state against them: worst |y − y*| / tau, and
+// whether every element is finite (the outputs start poisoned with NaN).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "glr/dev/chunked_mma_forward.hpp"
+#include "kcv/glr/chunked.hpp"
+#include "kcv/glr/error_model.hpp"
+#include "kcv/glr/problem.hpp"
+
+namespace kcv::glr::dev {
+
+/// A problem in the kernel's dtypes: q, k, v, β bf16; g, h0 fp32; cu_seqlens int64.
+struct HostTensors {
+  gpu::Dims dims;
+  std::vector<bf16> q, k, v, beta;
+  std::vector<float> g, h0;
+  std::vector<std::int64_t> cu_seqlens;  ///< empty: one sequence
+};
+
+/// @pre p's q, k, v, β are bf16 values and g, h0 fp32 values (testing::kernel_inputs).
+HostTensors host_tensors(const Problem& p);
+
+/// The fp64 chunked reference and its bf16-grade bound.
+struct Expectation {
+  Outputs ref;
+  ForwardBounds tau;
+};
+[[nodiscard]] Expected<Expectation> expect(Member member, const Problem& p);
+
+/// Value head hv of p as a one-head problem (its q/k head under GVA).
+Problem slice_head(const Problem& p, std::int64_t hv);
+
+/// expect() run per value head on one thread each, reassembled. The reference is the same
+/// arithmetic either way; the bound's G term becomes each head's own largest log-decay, at most
+/// the whole case's, so per head the bound can only be stricter.
+[[nodiscard]] Expected<Expectation> expect_by_head(Member member, const Problem& p);
+
+struct Judgement {
+  double o_ratio = 0;   ///< max |o − o*| / tau
+  double ht_ratio = 0;  ///< max |h − h*| / tau
+  std::int64_t nonfinite = 0;
+  bool pass() const { return nonfinite == 0 && o_ratio <= 1.0 && ht_ratio <= 1.0; }
+  std::string describe() const;
+};
+
+Judgement judge(const std::vector<bf16>& o, const std::vector<float>& final_state,
+                const Expectation& e);
+
+/// o as NaN bits (0xFFFF) and the final state as NaN, sized for p.
+void poison(const Problem& p, std::vector<bf16>& o, std::vector<float>& final_state);
+
+}  // namespace kcv::glr::dev

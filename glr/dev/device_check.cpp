@@ -1,0 +1,406 @@
+// File: glr/dev/device_check.cpp
+// glr_dev_check: the tensor-core forward (chunked_mma_forward.hpp) on a GPU.
+//  1. accuracy: GDN, K = V = 128, B1·H4 at T ∈ {64, 1000, 8192} and a varlen GVA case
+//     (700+1+64+300+65, H = 2, HV = 4), inputs drawn by fla's recipe (glr/tests/support/
+//     problems.hpp) in the kernel's dtypes; every element of o and of the final state against the
+//     fp64 chunked reference within the bf16-grade bound (error_model.hpp's forward_bounds),
+//     outputs poisoned with NaN before each run; value tiles 32 and 64 must agree bit for bit.
+//     The reference and the bound run per value head on all cores (the bound's G term is then the
+//     head's own largest log-decay, at most the case's: per head the bound can only be stricter).
+//  2. determinism: 5 runs of the T = 8192 case and of timing shape 1, bit for bit.
+//  3. timing: the forward at B1·T8192·H32 and B4·T4096·H16 (D = 128) against kcv's CUDA-core
+//     forward (include/kcv/glr/gpu.hpp) on the same inputs, CUDA events around each call, median
+//     of --reps calls after warm-up calls; plus max |o_mma − o_kcv| / RMS(o_kcv) between the two
+//     implementations, reported only (accuracy is judged in 1, against the fp64 reference).
+// Prints a short table last; writes results.tsv under --out. Exit status 0 only if every check
+// passes. Run by glr/dev/run_on_h200.sh.
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <random>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "glr/dev/chunked_mma_forward.hpp"
+#include "glr/dev/dev_case.hpp"
+#include "support/precision_emulation.hpp"
+#include "support/problems.hpp"
+
+namespace kcv::glr::dev {
+namespace {
+
+#define CHECK_CUDA(call)                                                                          \
+  do {                                                                                            \
+    const cudaError_t e_ = (call);                                                                \
+    if (e_ != cudaSuccess) {                                                                      \
+      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
+      std::exit(2);                                                                               \
+    }                                                                                             \
+  } while (0)
+
+void check_status(const Status& st, const char* what) {
+  if (!st) {
+    std::fprintf(stderr, "%s: %s\n", what, st.error().to_string().c_str());
+    std::exit(2);
+  }
+}
+
+struct DeviceBuffer {
+  void* ptr = nullptr;
+  std::size_t bytes = 0;
+  DeviceBuffer() = default;
+  explicit DeviceBuffer(std::size_t n) : bytes(n) {
+    if (n > 0) CHECK_CUDA(cudaMalloc(&ptr, n));
+  }
+  template <typename T>
+  static DeviceBuffer of(const std::vector<T>& v) {
+    DeviceBuffer b(v.size() * sizeof(T));
+    if (b.bytes > 0) CHECK_CUDA(cudaMemcpy(b.ptr, v.data(), b.bytes, cudaMemcpyHostToDevice));
+    return b;
+  }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  DeviceBuffer(DeviceBuffer&& o) noexcept : ptr(o.ptr), bytes(o.bytes) { o.ptr = nullptr; }
+  DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
+    std::swap(ptr, o.ptr);
+    std::swap(bytes, o.bytes);
+    return *this;
+  }
+  ~DeviceBuffer() {
+    if (ptr != nullptr) cudaFree(ptr);
+  }
+  template <typename T>
+  T* as() const {
+    return static_cast<T*>(ptr);
+  }
+};
+
+int multiprocessors() {
+  int dev = 0, n = 0;
+  CHECK_CUDA(cudaGetDevice(&dev));
+  CHECK_CUDA(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev));
+  return n;
+}
+
+/// One problem on the device: inputs, outputs, both workspaces.
+struct DeviceCase {
+  HostTensors t;
+  float scale = 0;
+  StateLayout layout = StateLayout::kKV;
+  DeviceBuffer q, k, v, g, beta, h0, cu, o, ht, ws;
+  MmaForwardParams params;
+
+  DeviceCase(HostTensors host, float s, StateLayout l) : t(std::move(host)), scale(s), layout(l) {
+    q = DeviceBuffer::of(t.q);
+    k = DeviceBuffer::of(t.k);
+    v = DeviceBuffer::of(t.v);
+    g = DeviceBuffer::of(t.g);
+    beta = DeviceBuffer::of(t.beta);
+    h0 = DeviceBuffer::of(t.h0);
+    cu = DeviceBuffer::of(t.cu_seqlens);
+    o = DeviceBuffer(t.v.size() * sizeof(bf16));
+    const std::int64_t seqs = t.dims.num_seqs > 0 ? t.dims.num_seqs : t.dims.batch;
+    ht = DeviceBuffer(static_cast<std::size_t>(seqs * t.dims.v_heads * kMmaDim * kMmaDim) * 4);
+    Expected<std::size_t> bytes = mma_forward_workspace_bytes(Member::kGatedDeltaNet, t.dims);
+    check_status(bytes ? Status{} : Status{bytes.error()}, "workspace");
+    ws = DeviceBuffer(*bytes);
+    MmaForwardTensors mt{
+        q.ptr, k.ptr,         v.ptr, g.as<float>(), beta.ptr, h0.as<float>(), cu.as<std::int64_t>(),
+        o.ptr, ht.as<float>()};
+    Expected<MmaForwardParams> p =
+        mma_forward_params(Member::kGatedDeltaNet, t.dims, scale, layout, mt, ws.ptr, ws.bytes);
+    check_status(p ? Status{} : Status{p.error()}, "params");
+    params = *p;
+  }
+
+  void poison() {
+    CHECK_CUDA(cudaMemset(o.ptr, 0xff, o.bytes));
+    CHECK_CUDA(cudaMemset(ht.ptr, 0xff, ht.bytes));
+    CHECK_CUDA(cudaMemset(ws.ptr, 0xff, ws.bytes));
+  }
+
+  void run(int tile) {
+    check_status(mma_forward(Member::kGatedDeltaNet, params, tile, nullptr), "mma_forward");
+    CHECK_CUDA(cudaGetLastError());
+  }
+
+  void fetch(std::vector<bf16>& host_o, std::vector<float>& host_ht) const {
+    CHECK_CUDA(cudaDeviceSynchronize());
+    host_o.resize(o.bytes / sizeof(bf16));
+    host_ht.resize(ht.bytes / sizeof(float));
+    CHECK_CUDA(cudaMemcpy(host_o.data(), o.ptr, o.bytes, cudaMemcpyDeviceToHost));
+    CHECK_CUDA(cudaMemcpy(host_ht.data(), ht.ptr, ht.bytes, cudaMemcpyDeviceToHost));
+  }
+};
+
+// ----------------------------------------------------------------------------- 1. accuracy
+
+struct Row {
+  std::string what, result;
+  bool pass = true;
+};
+
+bool same_bits(const std::vector<bf16>& a, const std::vector<bf16>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(bf16)) == 0;
+}
+bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+Row accuracy_case(const std::string& label, std::vector<std::int64_t> lengths, std::int64_t h,
+                  std::int64_t hv, std::uint64_t seed, int determinism_runs) {
+  testing::ProblemSpec spec;
+  spec.lengths = std::move(lengths);
+  spec.qk_heads = h;
+  spec.v_heads = hv;
+  spec.key_dim = kMmaDim;
+  spec.value_dim = kMmaDim;
+  spec.seed = seed;
+  const Problem p =
+      testing::kernel_inputs(testing::make_case(Member::kGatedDeltaNet, spec).problem);
+  DeviceCase dc(host_tensors(p), static_cast<float>(p.scale), p.layout);
+  std::vector<bf16> o32, o64, o_again;
+  std::vector<float> h32, h64, h_again;
+  dc.poison();
+  dc.run(32);
+  dc.fetch(o32, h32);
+  dc.poison();
+  dc.run(64);
+  dc.fetch(o64, h64);
+  Expected<Expectation> ex = expect_by_head(Member::kGatedDeltaNet, p);
+  check_status(ex ? Status{} : Status{ex.error()}, "reference");
+  const Expectation& e = *ex;
+  const Judgement j = judge(o32, h32, e);
+  const bool tiles_agree = same_bits(o32, o64) && same_bits(h32, h64);
+  bool deterministic = true;
+  for (int r = 1; r < determinism_runs; ++r) {
+    dc.poison();
+    dc.run(32);
+    dc.fetch(o_again, h_again);
+    deterministic = deterministic && same_bits(o32, o_again) && same_bits(h32, h_again);
+  }
+  Row row{label, j.describe(), j.pass() && tiles_agree && deterministic};
+  row.result += tiles_agree ? "; tiles 32/64 bitwise equal" : "; tiles 32/64 DIFFER";
+  if (determinism_runs > 1)
+    row.result += deterministic ? "; " + std::to_string(determinism_runs) + " runs bitwise equal"
+                                : "; runs DIFFER";
+  std::printf("accuracy %-28s %s\n", label.c_str(), row.result.c_str());
+  std::fflush(stdout);
+  return row;
+}
+
+// ----------------------------------------------------------------------------- 3. timing
+
+/// fla's benchmark inputs in the kernel dtypes, drawn fast (no reference needed).
+HostTensors random_inputs(std::int64_t b, std::int64_t t, std::int64_t h, std::uint64_t seed) {
+  HostTensors x;
+  x.dims.batch = b;
+  x.dims.seq_len = t;
+  x.dims.qk_heads = h;
+  x.dims.v_heads = h;
+  x.dims.key_dim = kMmaDim;
+  x.dims.value_dim = kMmaDim;
+  const std::int64_t rows = b * t * h;
+  x.q.resize(static_cast<std::size_t>(rows * kMmaDim));
+  x.k.resize(x.q.size());
+  x.v.resize(x.q.size());
+  x.g.resize(static_cast<std::size_t>(rows));
+  x.beta.resize(x.g.size());
+  x.h0.resize(static_cast<std::size_t>(b * h * kMmaDim * kMmaDim));
+  const int workers = std::max(1u, std::thread::hardware_concurrency());
+  std::vector<std::thread> pool;
+  for (int wk = 0; wk < workers; ++wk)
+    pool.emplace_back([&, wk] {
+      std::mt19937_64 rng(seed + 977 * wk);
+      std::normal_distribution<float> n01;
+      for (std::int64_t r = wk; r < rows; r += workers) {
+        float nq = 0, nk = 0, q[kMmaDim], k[kMmaDim];
+        for (int d = 0; d < kMmaDim; ++d) {
+          q[d] = n01(rng);
+          k[d] = n01(rng);
+          nq += q[d] * q[d];
+          nk += k[d] * k[d];
+        }
+        for (int d = 0; d < kMmaDim; ++d) {
+          x.q[r * kMmaDim + d] = __float2bfloat16_rn(q[d] / std::sqrt(nq));
+          x.k[r * kMmaDim + d] = __float2bfloat16_rn(k[d] / std::sqrt(nk));
+          x.v[r * kMmaDim + d] = __float2bfloat16_rn(n01(rng));
+        }
+        const float z = n01(rng);
+        x.g[r] = -std::log1p(std::exp(-z));  // logsigmoid(N(0,1))
+        x.beta[r] = __float2bfloat16_rn(1.0f / (1.0f + std::exp(-n01(rng))));
+      }
+      for (std::size_t i = wk; i < x.h0.size(); i += workers) x.h0[i] = 0.5f * n01(rng);
+    });
+  for (std::thread& th : pool) th.join();
+  return x;
+}
+
+template <typename F>
+double median_ms(F&& call, int warmup, int reps) {
+  for (int i = 0; i < warmup; ++i) call();
+  CHECK_CUDA(cudaDeviceSynchronize());
+  cudaEvent_t a, b;
+  CHECK_CUDA(cudaEventCreate(&a));
+  CHECK_CUDA(cudaEventCreate(&b));
+  std::vector<float> ms;
+  for (int i = 0; i < reps; ++i) {
+    CHECK_CUDA(cudaEventRecord(a));
+    call();
+    CHECK_CUDA(cudaEventRecord(b));
+    CHECK_CUDA(cudaEventSynchronize(b));
+    float x = 0;
+    CHECK_CUDA(cudaEventElapsedTime(&x, a, b));
+    ms.push_back(x);
+  }
+  CHECK_CUDA(cudaEventDestroy(a));
+  CHECK_CUDA(cudaEventDestroy(b));
+  std::sort(ms.begin(), ms.end());
+  return ms[ms.size() / 2];
+}
+
+double rel_max_diff(const std::vector<bf16>& a, const std::vector<bf16>& b) {
+  double sq = 0, worst = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    const double x = __bfloat162float(a[i]), y = __bfloat162float(b[i]);
+    sq += y * y;
+    worst = std::max(worst, std::isfinite(x) ? std::fabs(x - y) : INFINITY);
+  }
+  return worst / std::sqrt(sq / static_cast<double>(a.size()));
+}
+
+struct Timing {
+  std::string shape;
+  double mma_default = 0, mma_other = 0, kcv = 0, diff = 0;
+  int tile = 0;
+  bool deterministic = true;
+};
+
+Timing time_shape(std::int64_t b, std::int64_t t, std::int64_t h, int warmup, int reps,
+                  int determinism_runs) {
+  Timing tm;
+  tm.shape =
+      "B" + std::to_string(b) + " T" + std::to_string(t) + " H" + std::to_string(h) + " D128";
+  const float scale = 1.0f / std::sqrt(static_cast<float>(kMmaDim));
+  DeviceCase dc(random_inputs(b, t, h, 42 + b), scale, StateLayout::kKV);
+  tm.tile = default_value_tile(dc.params, multiprocessors());
+  const int other = tm.tile == 32 ? 64 : 32;
+  dc.poison();
+  tm.mma_default = median_ms([&] { dc.run(tm.tile); }, warmup, reps);
+  tm.mma_other = median_ms([&] { dc.run(other); }, warmup, reps);
+  std::vector<bf16> o_mma, o_again, o_kcv;
+  std::vector<float> h_mma, h_again;
+  dc.poison();
+  dc.run(tm.tile);
+  dc.fetch(o_mma, h_mma);
+  for (int r = 1; r < determinism_runs; ++r) {
+    dc.poison();
+    dc.run(tm.tile);
+    dc.fetch(o_again, h_again);
+    tm.deterministic = tm.deterministic && same_bits(o_mma, o_again) && same_bits(h_mma, h_again);
+  }
+
+  // kcv's CUDA-core forward on the same device buffers.
+  gpu::Config cfg;
+  cfg.member = Member::kGatedDeltaNet;
+  cfg.scale = scale;
+  const gpu::Inputs in{dc.q.ptr,    dc.k.ptr,          dc.v.ptr, dc.g.ptr,
+                       dc.beta.ptr, dc.h0.as<float>(), nullptr,  nullptr};
+  DeviceBuffer o_ref(dc.o.bytes), h_ref(dc.ht.bytes);
+  const gpu::ForwardOutputs out{o_ref.ptr, h_ref.as<float>()};
+  Expected<std::size_t> bytes = gpu::forward_workspace_bytes(dc.t.dims, cfg);
+  check_status(bytes ? Status{} : Status{bytes.error()}, "kcv workspace");
+  DeviceBuffer ws(*bytes);
+  tm.kcv = median_ms(
+      [&] {
+        check_status(gpu::forward(dc.t.dims, cfg, in, out, ws.ptr, ws.bytes, nullptr), "kcv");
+      },
+      std::min(warmup, 2), reps);
+  CHECK_CUDA(cudaDeviceSynchronize());
+  o_kcv.resize(o_mma.size());
+  CHECK_CUDA(cudaMemcpy(o_kcv.data(), o_ref.ptr, o_ref.bytes, cudaMemcpyDeviceToHost));
+  tm.diff = rel_max_diff(o_mma, o_kcv);
+  std::printf(
+      "timing %s: mma tile %d %.3f ms, tile %d %.3f ms, kcv CUDA-core %.3f ms; "
+      "max|o_mma - o_kcv|/RMS %.3g; %d runs %s\n",
+      tm.shape.c_str(), tm.tile, tm.mma_default, other, tm.mma_other, tm.kcv, tm.diff,
+      determinism_runs, tm.deterministic ? "bitwise equal" : "DIFFER");
+  std::fflush(stdout);
+  return tm;
+}
+
+int run(int argc, char** argv) {
+  std::string out_dir = ".";
+  int reps = 30, warmup = 5;
+  bool timing_only = false;
+  bool small = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--out" && i + 1 < argc)
+      out_dir = argv[++i];
+    else if (a == "--reps" && i + 1 < argc)
+      reps = std::atoi(argv[++i]);
+    else if (a == "--timing-only")
+      timing_only = true;
+    else if (a == "--small")
+      small = true;
+    else {
+      std::fprintf(stderr,
+                   "usage: glr_dev_check [--out DIR] [--reps N] [--timing-only | --small]\n");
+      return 2;
+    }
+  }
+  cudaDeviceProp prop;
+  CHECK_CUDA(cudaGetDeviceProperties(&prop, 0));
+  std::printf("device: %s, %d SMs, sm_%d%d\n", prop.name, prop.multiProcessorCount, prop.major,
+              prop.minor);
+  std::vector<Row> rows;
+  if (small) {  // for compute-sanitizer: two small cases, no timing
+    rows.push_back(accuracy_case("gdn B1 T64 H4", {64}, 4, 4, 11, 1));
+    rows.push_back(accuracy_case("gdn varlen 100+1+64 H2/HV4", {100, 1, 64}, 2, 4, 15, 1));
+  } else if (!timing_only) {
+    rows.push_back(accuracy_case("gdn B1 T64 H4", {64}, 4, 4, 11, 1));
+    rows.push_back(accuracy_case("gdn B1 T1000 H4", {1000}, 4, 4, 12, 1));
+    rows.push_back(accuracy_case("gdn B1 T8192 H4", {8192}, 4, 4, 13, 5));
+    rows.push_back(
+        accuracy_case("gdn varlen 700+1+64+300+65 H2/HV4", {700, 1, 64, 300, 65}, 2, 4, 14, 1));
+  }
+  std::vector<Timing> timings;
+  if (!small) {
+    timings.push_back(time_shape(1, 8192, 32, warmup, reps, 5));
+    timings.push_back(time_shape(4, 4096, 16, warmup, reps, 1));
+  }
+
+  bool pass = true;
+  std::ofstream tsv(out_dir + "/results.tsv");
+  std::printf("\n| check | result |\n|---|---|\n");
+  for (const Row& r : rows) {
+    std::printf("| %s | %s |\n", r.what.c_str(), r.result.c_str());
+    tsv << "accuracy\t" << r.what << "\t" << r.result << "\n";
+    pass = pass && r.pass;
+  }
+  std::printf(
+      "\n| shape | mma fwd ms (tile) | mma other tile ms | kcv CUDA-core fwd ms | speed-up | "
+      "max|Δo|/RMS vs kcv | 5-run bitwise |\n|---|---|---|---|---|---|---|\n");
+  for (const Timing& t : timings) {
+    std::printf("| %s | %.3f (%d) | %.3f | %.3f | %.1fx | %.3g | %s |\n", t.shape.c_str(),
+                t.mma_default, t.tile, t.mma_other, t.kcv, t.kcv / t.mma_default, t.diff,
+                t.shape.rfind("B1 ", 0) == 0 ? (t.deterministic ? "yes" : "NO") : "-");
+    tsv << "timing\t" << t.shape << "\t" << t.mma_default << "\t" << t.tile << "\t" << t.mma_other
+        << "\t" << t.kcv << "\t" << t.diff << "\n";
+    pass = pass && t.deterministic;  // the difference to kcv is reported, not judged
+  }
+  std::printf("\nglr_dev_check: %s\n", pass ? "all checks pass" : "SOME CHECK FAILED");
+  return pass ? 0 : 1;
+}
+
+}  // namespace
+}  // namespace kcv::glr::dev
+
+int main(int argc, char** argv) { return kcv::glr::dev::run(argc, argv); }

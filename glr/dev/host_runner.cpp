@@ -1,0 +1,73 @@
+// File: glr/dev/host_runner.cpp
+// The warp-granular CPU runner of host_runner.hpp. Host thread w plays warp w of the CTA
+// (threadIdx.x = 32·w, 32 lanes per host thread in the CTA-wide loops), so register fragments are
+// ordinary locals of that host thread, as they are of a warp on the device.
+#include "check/emulator/cuda_shim.hpp"  // first: the CUDA execution model for the kernels
+// (the kernel header comes after the shim)
+#include <cstring>
+#include <thread>
+#include <vector>
+
+#include "glr/dev/chunked_mma_forward.cuh"
+#include "glr/dev/host_runner.hpp"
+
+namespace kcv::glr::arch {
+std::byte* emulated_shared_memory = nullptr;
+}  // namespace kcv::glr::arch
+
+namespace kcv::glr::dev {
+namespace {
+
+constexpr std::size_t kSharedBytes = 227 * 1024;
+alignas(128) std::byte shared_buffer[kSharedBytes];
+
+template <typename Body>
+void run_grid(dim3 grid, std::size_t shared_bytes, Body&& body) {
+  constexpr int kWarps = kMmaThreads / arch::kWarpSize;
+  namespace emu = check::emulator;
+  blockDim = dim3(kMmaThreads);
+  emu::lanes_per_host_thread = arch::kWarpSize;
+  arch::emulated_shared_memory = shared_buffer;
+  std::barrier<> barrier(kWarps);
+  emu::cta_barrier = &barrier;
+  std::vector<std::thread> warps;
+  for (int w = 0; w < kWarps; ++w)
+    warps.emplace_back([&, w] {
+      threadIdx = uint3{static_cast<unsigned>(w * arch::kWarpSize), 0, 0};
+      for (unsigned z = 0; z < grid.z; ++z)
+        for (unsigned y = 0; y < grid.y; ++y)
+          for (unsigned x = 0; x < grid.x; ++x) {
+            if (w == 0) std::memset(shared_buffer, 0xff, shared_bytes);
+            barrier.arrive_and_wait();
+            blockIdx = uint3{x, y, z};
+            body();
+            barrier.arrive_and_wait();
+          }
+    });
+  for (std::thread& t : warps) t.join();
+  emu::cta_barrier = nullptr;
+  emu::lanes_per_host_thread = 1;
+}
+
+struct HostLaunch {
+  Status operator()(const char* stage, void (*kernel)(MmaForwardParams), dim3 grid,
+                    std::size_t shared_bytes, const MmaForwardParams& p) const {
+    if (shared_bytes > kSharedBytes)
+      return make_error(ErrorCode::kInternal, "shared storage over the sm_90 limit", stage);
+    run_grid(grid, shared_bytes, [&] { kernel(p); });
+    return {};
+  }
+};
+
+}  // namespace
+
+Status emulate_mma_forward(Member member, const MmaForwardParams& p, int value_tile) {
+  if (value_tile != 32 && value_tile != 64)
+    return make_error(ErrorCode::kInvalidArgument, "value_tile must be 32 or 64", "value_tile");
+  return for_mma_member(member, [&]<GateKind kGate, bool kDelta>() {
+    if (value_tile == 32) return forward_sequence<kGate, kDelta, 32>(p, HostLaunch{});
+    return forward_sequence<kGate, kDelta, 64>(p, HostLaunch{});
+  });
+}
+
+}  // namespace kcv::glr::dev

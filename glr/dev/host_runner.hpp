@@ -1,0 +1,17 @@
+// File: glr/dev/host_runner.hpp
+// The tensor-core forward of chunked_mma_forward.hpp run on the CPU: the same kernel source,
+// compiled as host C++ with glr/check/emulator/cuda_shim.hpp, one host thread per warp (4 per
+// CTA, __syncthreads() a barrier among them), CTAs one after another, the warp-collective atoms
+// of glr/arch computed for all 32 lanes with the PTX ISA's fragment layouts. Shared memory is
+// poisoned (0xFF) before every CTA. Pointers in p are host pointers. Not to be linked with the
+// CUDA launcher (its host stubs carry the kernels' names).
+#pragma once
+
+#include "glr/dev/chunked_mma_forward.hpp"
+
+namespace kcv::glr::dev {
+
+/// Both kernels of `member` over their grids on the CPU. value_tile: 32 or 64.
+[[nodiscard]] Status emulate_mma_forward(Member member, const MmaForwardParams& p, int value_tile);
+
+}  // namespace kcv::glr::dev

@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# File: glr/dev/run_on_h200.sh
+# The tensor-core GLR forward (glr/dev/chunked_mma_forward.cuh) on the H200, in about 4 minutes,
+# from the repository root, everything written under $OUT (default ./glr_dev_out):
+#   1. builds glr_dev_check for sm_90a (cmake -S glr: needs only CMake, Ninja, a C++20 host
+#      compiler and nvcc) and, beside it, the dev kernels alone with -Xptxas -v
+#      (ptxas_dev.txt: registers, spills, stack per kernel; sass_counts.txt when cuobjdump is
+#      there: HMMA, LDSM, LDGSTS and local-memory instructions per kernel);
+#   2. glr_dev_check: GDN against the fp64 chunked reference under the bf16-grade bound at
+#      T ∈ {64, 1000, 8192} (B1, H4, K = V = 128) and one varlen GVA case, value tiles 32 and 64
+#      bitwise equal, 5-run bitwise determinism, then the forward's time at B1·T8192·H32 and
+#      B4·T4096·H16 against kcv's CUDA-core forward in the same process (check.log, results.tsv);
+#   3. fla's chunk_gated_delta_rule forward at the same shapes when fla imports (from PYTHONPATH,
+#      or installed from a carried .whl/ into /tmp/site), within the time left (fla.log);
+#   4. prints the tables last.
+# At most 8 files land in $OUT (env.txt, build.log, ptxas_dev.txt, sass_counts.txt, check.log,
+# results.tsv, fla.log, and sanitize.log with GLR_SANITIZE=1).
+#   bash glr/dev/run_on_h200.sh                  # carry .whl (optional) for the fla row
+#   GLR_SANITIZE=1 bash glr/dev/run_on_h200.sh   # also compute-sanitizer memcheck and racecheck
+#                                                # on two small cases (sanitize.log), before fla
+# Exit status: glr_dev_check's (0 = every check passed).
+set -uo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+out=${OUT:-$root/glr_dev_out}
+build=${GLR_DEV_BUILD:-$root/build/glr-dev-h200}
+budget_s=${BUDGET_S:-230}
+mkdir -p "$out"
+cd "$root"
+t0=$(date +%s)
+elapsed() { echo $(( $(date +%s) - t0 )); }
+nvcc_bin=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
+jobs=$(nproc 2>/dev/null || echo 8)
+
+{
+  echo "== $(date -u +%FT%TZ) $(uname -m), commit $(git rev-parse --short HEAD 2>/dev/null || echo '?')"
+  nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm \
+    --format=csv,noheader || true
+  "$nvcc_bin" --version | tail -2
+  cmake --version | head -1
+} > "$out/env.txt" 2>&1
+cat "$out/env.txt"
+
+# 1. build (the -Xptxas -v compile of the dev kernels runs beside the CMake build)
+demangle=cat
+command -v c++filt > /dev/null && demangle=c++filt
+( "$nvcc_bin" -std=c++20 -O3 -gencode=arch=compute_90a,code=sm_90a -Xptxas -v -I. -Iinclude \
+    -c glr/dev/chunked_mma_forward.cu -o /tmp/chunked_mma_forward.o 2>&1 | $demangle \
+    > "$out/ptxas_dev.txt" ) &
+ptxas_pid=$!
+cmake -S glr -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DKCV_CUDA_CHECKS=ON \
+  -DKCV_BUILD_TESTS=OFF -DCMAKE_CUDA_COMPILER="$nvcc_bin" > "$out/build.log" 2>&1
+cmake --build "$build" --target glr_dev_check -j"$jobs" >> "$out/build.log" 2>&1
+build_status=$?
+wait "$ptxas_pid"
+echo "[$(elapsed) s] build: exit $build_status"
+if [[ $build_status != 0 ]]; then
+  grep -E "error" "$out/build.log" | head -30
+  exit 1
+fi
+if command -v cuobjdump > /dev/null; then  # which instructions the products became, per kernel
+  cuobjdump -sass /tmp/chunked_mma_forward.o | $demangle | awk '
+    /Function :/ { name = $0; sub(/.*Function : /, "", name) }
+    { for (i = 1; i <= NF; ++i) if ($i ~ /^(HMMA|LDSM|LDGSTS|LDL|STL|FFMA)/) {
+        op = $i; sub(/\..*/, "", op); n[name " " op]++ } }
+    END { for (k in n) print n[k], k }' | sort -k2 > "$out/sass_counts.txt"
+fi
+grep -E "Compiling entry|registers|spill|smem" "$out/ptxas_dev.txt" \
+  | sed -E 's/ptxas info *: //; s/kcv::glr::dev:://g; s/\(kcv::glr::GateKind\)//g' \
+  > /tmp/glr_dev_resources.txt
+
+# 2. the checks and the timings
+timeout 170 "$build/dev/glr_dev_check" --out "$out" 2>&1 | tee "$out/check.log"
+check_status=${PIPESTATUS[0]}
+echo "[$(elapsed) s] glr_dev_check: exit $check_status (124: out of time)"
+if [[ "${GLR_SANITIZE:-0}" == 1 ]]; then
+  for tool in memcheck racecheck; do
+    timeout 90 compute-sanitizer --tool "$tool" --error-exitcode 3 \
+      "$build/dev/glr_dev_check" --small --out /tmp >> "$out/sanitize.log" 2>&1
+    san_status=$?
+    echo "[$(elapsed) s] compute-sanitizer $tool: exit $san_status (0 = clean; log: sanitize.log)"
+  done
+fi
+
+# 3. fla, in the time left
+left=$(( budget_s - $(elapsed) ))
+export FLA_DISABLE_BACKEND_DISPATCH=1 TRITON_CACHE_DIR=${TRITON_CACHE_DIR:-/tmp/triton-cache}
+if ! python3 -c "import fla" > /dev/null 2>&1 && ls .whl/*.whl > /dev/null 2>&1; then
+  python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl \
+    > "$out/fla.log" 2>&1
+  export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
+fi
+if (( left > 30 )); then
+  timeout "$left" python3 glr/dev/time_fla.py --out /tmp/glr_dev_fla.tsv >> "$out/fla.log" 2>&1
+  fla_status=$?
+  echo "[$(elapsed) s] fla: exit $fla_status (3: fla not importable, 124: out of time)"
+else
+  echo "fla: skipped (${left} s left)" >> "$out/fla.log"
+fi
+
+# 4. the tables
+echo
+echo "== resources (ptxas, sm_90a; per kernel: registers, spills, stack; smem is dynamic:"
+echo "   prepare 109.5 KB, state_output 151 KB (tile 32) / 175 KB (tile 64))"
+paste -d' ' - - - < <(grep -E "Compiling entry|Used|spill" /tmp/glr_dev_resources.txt \
+  | sed -E "s/Compiling entry function '//; s/' for 'sm_90a'//") | cut -c1-180
+if [[ -s $out/sass_counts.txt ]]; then
+  echo "== SASS instruction counts (GDN kernels; HMMA = tensor core, LDSM = ldmatrix,"
+  echo "   LDGSTS = cp.async, LDL/STL = local memory)"
+  grep -E "GateKind\)1, true" "$out/sass_counts.txt" | sed -E 's/kcv::glr::dev:://g' | cut -c1-120
+fi
+echo
+sed -n '/^| check |/,$p' "$out/check.log"
+echo
+echo "fla (pure Triton) forward, same shapes:"
+grep -E "^fla	|not importable|skipped" "$out/fla.log" 2>/dev/null || tail -3 "$out/fla.log"
+exit "$check_status"

@@ -24,6 +24,7 @@
 
 #include "exec/buffer_audit.hpp"
 #include "gates/compare.hpp"
+#include "gen/distributions.hpp"
 #include "kcv/generate.hpp"
 #include "kcv/kernelbench.hpp"
 #include "kcv/rng.hpp"
@@ -233,6 +234,41 @@ int main(int argc, char** argv) {
                }),
        -1});
 
+  // The same results, raw byte for raw byte, as the per-element paths: each operation once more
+  // on the same data, including the scalings the EXC gates use (subnormal and tiny results).
+  const auto same = [](const HostTensor& a, const HostTensor& b) {
+    return a.raw().size() == b.raw().size() &&
+           std::memcmp(a.raw().data(), b.raw().data(), a.raw().size()) == 0;
+  };
+  const auto same_values = [](const std::vector<double>& a, const std::vector<double>& b) {
+    return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0;
+  };
+  std::vector<std::pair<std::string, bool>> checks;
+  checks.push_back({"to_f64", same_values(drawn.to_f64(), old_to_f64(drawn))});
+  checks.push_back({"make_tensor", same(kcv::make_tensor(DType::kF32, {n}, drawn_values),
+                                        old_make(DType::kF32, {n}, drawn_values))});
+  checks.push_back(
+      {"transform_inputs (drawn)", same(kcv::kb::transform_inputs(drawn_probe, {drawn})[0],
+                                        old_make(DType::kF32, {n}, old_to_f64(drawn)))});
+  for (kcv::Distribution d :
+       {kcv::Distribution::kLargeScaled, kcv::Distribution::kHugeScaled,
+        kcv::Distribution::kSubnormalScaled, kcv::Distribution::kTinyScaled}) {
+    kcv::Probe p = drawn_probe;
+    p.inputs[0].dist = d;
+    std::vector<double> v = old_to_f64(drawn);
+    const double f = kcv::gen::transform_scale(d, DType::kF32);
+    for (double& x : v) x *= f;
+    checks.push_back(
+        {"transform_inputs (" + std::string(kcv::distribution_name(d)) + ")",
+         same(kcv::kb::transform_inputs(p, {drawn})[0], old_make(DType::kF32, {n}, v))});
+  }
+  checks.push_back(
+      {"contiguous (transposed)", same(transposed.contiguous(), old_contiguous(transposed))});
+  checks.push_back({"eager_scale", kcv::kb::eager_scale(DType::kF32, out_f64, eager).e ==
+                                       old_eager_scale(out_f64, eager).e});
+  bool all_same = true;
+  for (const auto& [what, ok] : checks) all_same = all_same && ok;
+
   std::printf("host data path, N = %lld input elements, M = %lld output elements, best of %d\n",
               static_cast<long long>(n), static_cast<long long>(m), reps);
   std::printf("anchor: memcpy of the input's %lld bytes: %.2f ms\n\n",
@@ -249,5 +285,8 @@ int main(int argc, char** argv) {
                   r.before_ms / anchor, r.before_ms / r.now_ms);
     }
   }
-  return sink == 12345.678 ? 1 : 0;
+  std::printf("\nbit for bit as the per-element paths:");
+  for (const auto& [what, ok] : checks) std::printf(" %s %s;", what.c_str(), ok ? "yes" : "NO");
+  std::printf("\n");
+  return all_same && sink != 12345.678 ? 0 : 1;
 }

@@ -39,5 +39,8 @@ std::vector<Layout> layout_plan(const Shape& shape);
 /// A view with `layout` over freshly laid out storage, values from `values` (row-major).
 HostTensor make_with_layout(DType dtype, const Shape& shape, const Layout& layout,
                             const std::vector<double>& values);
+/// make_with_layout(values.dtype(), values.shape(), layout, values.to_f64()) without the fp64
+/// values: `values`' elements read and written back (a NaN gets its quiet bit), bits otherwise.
+HostTensor make_with_layout(const HostTensor& values, const Layout& layout);
 
 }  // namespace kcv

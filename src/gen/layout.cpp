@@ -3,6 +3,7 @@
 // and filling such a view from row-major values. Storage shared by several logical elements
 // (broadcast, stride 0) keeps the value of the first logical element that maps to it, so every
 // row of a broadcast view equals row 0 and reads back consistently by logical index.
+// The values are rounded to the dtype in bulk (HostTensor::assign_f64 / assign_values_of).
 // Layout::offset applies to every kind (padded rows behind an odd offset is a useful mix);
 // kOffset is the contiguous layout that exists to carry it.
 #include <vector>
@@ -100,15 +101,14 @@ HostTensor make_with_layout(DType dtype, const Shape& shape, const Layout& layou
                             const std::vector<double>& values) {
   const int64_t offset = layout.offset > 0 ? layout.offset : 0;  // honoured for every kind
   HostTensor t(dtype, shape, layout_strides(shape, layout), offset);
-  std::vector<bool> written(static_cast<std::size_t>(t.storage_elems()), false);
-  const int64_t n = t.numel();
-  for (int64_t i = 0; i < n && static_cast<std::size_t>(i) < values.size(); ++i) {
-    const auto pos = static_cast<std::size_t>(t.storage_index(i));
-    if (!written[pos]) {
-      written[pos] = true;
-      t.set_value_at(i, values[static_cast<std::size_t>(i)]);
-    }
-  }
+  t.assign_f64(values);  // a position shared by a broadcast keeps its first element's value
+  return t;
+}
+
+HostTensor make_with_layout(const HostTensor& values, const Layout& layout) {
+  const int64_t offset = layout.offset > 0 ? layout.offset : 0;
+  HostTensor t(values.dtype(), values.shape(), layout_strides(values.shape(), layout), offset);
+  t.assign_values_of(values);
   return t;
 }
 

@@ -32,4 +32,13 @@ std::vector<HostTensor> contiguous_outputs(const CallRecord& rec) {
   return out;
 }
 
+std::vector<HostTensor> contiguous_outputs(CallRecord&& rec) {
+  std::vector<HostTensor> out;
+  out.reserve(rec.outputs.size());
+  for (HostTensor& t : rec.outputs)
+    out.push_back(t.is_contiguous() ? std::move(t) : t.contiguous());
+  rec.outputs.clear();
+  return out;
+}
+
 }  // namespace kcv::kb

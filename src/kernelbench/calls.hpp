@@ -16,7 +16,11 @@ CallRecord call_task(WorkerExecutor& w, Candidate& stub, const std::vector<HostT
 /// "status crash: <message>", clipped for evidence and errors.
 std::string describe_call(const CallRecord& rec);
 
-/// Contiguous copies of a call's outputs without guard bands (what the next call sends).
+/// Contiguous copies of a call's outputs (what the next call sends).
 std::vector<HostTensor> contiguous_outputs(const CallRecord& rec);
+/// The same, taking the record's outputs that are already contiguous (all of kcv's own) instead
+/// of copying them: their elements are the same, and every reader (transform_inputs, the oracle,
+/// the executors' input copies) reads elements only, never guard bands or the address shift.
+std::vector<HostTensor> contiguous_outputs(CallRecord&& rec);
 
 }  // namespace kcv::kb

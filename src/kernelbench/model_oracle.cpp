@@ -64,6 +64,12 @@ struct ModelOracle::Cache {
   std::map<std::pair<bool, bool>, std::vector<std::vector<double>>> fp64;  // (nan_number, flush)
   std::map<std::tuple<bool, bool, int>, std::vector<HostTensor>> eager;    // flags
   std::optional<std::vector<double>> pooled_e;                             // per output
+  // Per eager run: its outputs as fp64 values, and each output's EagerScale against fp64.
+  std::map<std::tuple<bool, bool, int>, std::vector<std::vector<double>>> eager_values;
+  std::map<std::tuple<bool, bool, int>, std::vector<EagerScale>> eager_scales;
+  // The result per (profile's eager run, declared eager run, alternative): the profiles judging
+  // one probe mostly share one, and each would otherwise walk the same outputs again.
+  std::map<std::tuple<int, int, int>, OracleResult> results;
   std::string refused;
   // The last draw (shape, seed): consecutive probes of one shape share it.
   std::optional<std::pair<Constants, uint64_t>> draw_key;
@@ -110,14 +116,14 @@ Expected<ProbeInputs> ModelOracle::make_inputs(const Probe& probe) {
     Task draw;
     draw.kind = TaskKind::kDraw;
     draw.seed = probe.seed;
-    const CallRecord rec = call_task(**w, workers_.stub(), {}, p.tensor_inputs(), draw,
-                                     reference_options(config_, probe.seed));
+    CallRecord rec = call_task(**w, workers_.stub(), {}, p.tensor_inputs(), draw,
+                               reference_options(config_, probe.seed));
     if (rec.status != CallStatus::kOk) {
       const std::string why = "the reference's get_inputs() failed: " + describe_call(rec);
       if (at_base) return make_error(ErrorCode::kInternal, why, "reference worker");
       return ProbeInputs{{}, {}, why};
     }
-    cache_->drawn = contiguous_outputs(rec);
+    cache_->drawn = contiguous_outputs(std::move(rec));
     cache_->draw_key = key;
   }
   return ProbeInputs{transform_inputs(probe, cache_->drawn), p.outputs, {}};
@@ -145,10 +151,11 @@ Expected<std::vector<double>> ModelOracle::pool_scale(const Probe& probe, const 
     Task draw;
     draw.kind = TaskKind::kDraw;
     draw.seed = other.seed;
-    const CallRecord drawn = call_task(**w, workers_.stub(), {}, p.tensor_inputs(), draw,
-                                       reference_options(config_, other.seed));
+    CallRecord drawn = call_task(**w, workers_.stub(), {}, p.tensor_inputs(), draw,
+                                 reference_options(config_, other.seed));
     if (drawn.status != CallStatus::kOk) break;  // the probe's own scale stands
-    const std::vector<HostTensor> inputs = transform_inputs(other, contiguous_outputs(drawn));
+    const std::vector<HostTensor> inputs =
+        transform_inputs(other, contiguous_outputs(std::move(drawn)));
     Task t64;
     t64.kind = TaskKind::kReference64;
     t64.seed = other.seed;
@@ -180,6 +187,9 @@ Expected<OracleResult> ModelOracle::evaluate(const Probe& probe, const ProbeInpu
     cache_->fp64.clear();
     cache_->eager.clear();
     cache_->pooled_e.reset();
+    cache_->eager_values.clear();
+    cache_->eager_scales.clear();
+    cache_->results.clear();
     cache_->refused.clear();
   }
   if (!cache_->refused.empty()) return OracleResult{{}, false, cache_->refused, {}};
@@ -190,6 +200,24 @@ Expected<OracleResult> ModelOracle::evaluate(const Probe& probe, const ProbeInpu
   const ModuleProblem& p = **problem;
   const bool on_cpu = p.device != "cuda";
   const Profile& prof = profile(contract.profile);
+  const bool exc01 = probe.gate == GateId::kExc01, exc02 = probe.gate == GateId::kExc02;
+  const bool has_alternative = (exc01 && prof.nan_minmax == NanMinMax::kNumber && p.facts.minmax) ||
+                               (exc02 && prof.flush_subnormals);
+  const EagerFlags profile_flags = flags_of(prof, on_cpu);
+  const auto flags_code = [](const EagerFlags& f) {
+    return (f.cudnn ? 1 : 0) | (f.matmul ? 2 : 0) | (static_cast<int>(f.autocast) << 2);
+  };
+  EagerFlags declared_flags = profile_flags;
+  if (config_.declared_precision) {
+    declared_flags.autocast =
+        *config_.declared_precision == DType::kBF16 ? Autocast::kBF16 : Autocast::kF16;
+  }
+  // Everything the result depends on besides the probe: the runs it reads (a memoized result's
+  // runs are all cached, so no worker call is skipped that would have been made).
+  const std::tuple<int, int, int> result_key{
+      flags_code(profile_flags), config_.declared_precision ? flags_code(declared_flags) : -1,
+      has_alternative ? (exc01 ? 1 : 0) | (exc02 ? 2 : 0) : -1};
+  if (auto it = cache_->results.find(result_key); it != cache_->results.end()) return it->second;
 
   // One fp64 run per semantics, one eager run per flag set; an exception refuses the probe.
   const auto fp64 = [&](bool nan_number,
@@ -223,8 +251,8 @@ Expected<OracleResult> ModelOracle::evaluate(const Probe& probe, const ProbeInpu
     t.cudnn_tf32 = f.cudnn;
     t.matmul_tf32 = f.matmul;
     t.autocast = f.autocast;
-    const CallRecord rec = call_task(**w, workers_.stub(), inputs.tensors, p.outputs, t,
-                                     reference_options(config_, probe.seed + 2));
+    CallRecord rec = call_task(**w, workers_.stub(), inputs.tensors, p.outputs, t,
+                               reference_options(config_, probe.seed + 2));
     if (rec.status == CallStatus::kException || rec.status == CallStatus::kKernelError) {
       cache_->refused = "the reference raises on this input: " + describe_call(rec);
       return nullptr;
@@ -233,7 +261,7 @@ Expected<OracleResult> ModelOracle::evaluate(const Probe& probe, const ProbeInpu
       return make_error(ErrorCode::kInternal, "reference32: " + describe_call(rec),
                         "reference worker");
     }
-    return &cache_->eager.emplace(key, contiguous_outputs(rec)).first->second;
+    return &cache_->eager.emplace(key, contiguous_outputs(std::move(rec))).first->second;
   };
   const auto refused = [&] { return OracleResult{{}, false, cache_->refused, {}}; };
 
@@ -244,7 +272,6 @@ Expected<OracleResult> ModelOracle::evaluate(const Probe& probe, const ProbeInpu
   auto eager_strict = eager(strict_flags);
   if (!eager_strict) return eager_strict.error();
   if (*eager_strict == nullptr) return refused();
-  const EagerFlags profile_flags = flags_of(prof, on_cpu);
   const std::vector<HostTensor>* eager_profile = *eager_strict;
   if (!(profile_flags == strict_flags)) {
     auto e = eager(profile_flags);
@@ -254,22 +281,46 @@ Expected<OracleResult> ModelOracle::evaluate(const Probe& probe, const ProbeInpu
   }
   const std::vector<HostTensor>* eager_declared = nullptr;
   if (config_.declared_precision) {
-    EagerFlags d = profile_flags;
-    d.autocast = *config_.declared_precision == DType::kBF16 ? Autocast::kBF16 : Autocast::kF16;
-    auto e = eager(d);
+    auto e = eager(declared_flags);
     if (!e) return e.error();
     if (*e == nullptr) return refused();
     eager_declared = *e;
   }
   const std::vector<std::vector<double>>* alternative = nullptr;
-  const bool exc01 = probe.gate == GateId::kExc01, exc02 = probe.gate == GateId::kExc02;
-  if ((exc01 && prof.nan_minmax == NanMinMax::kNumber && p.facts.minmax) ||
-      (exc02 && prof.flush_subnormals)) {
+  if (has_alternative) {
     auto alt = fp64(exc01, exc02);
     if (!alt) return alt.error();
     if (*alt == nullptr) return refused();
     alternative = *alt;
   }
+
+  // E of each output against one eager run, and that run's outputs as fp64 values: once per
+  // run and probe, whichever profiles read them.
+  const auto key_of = [](const EagerFlags& f) {
+    return std::tuple{f.cudnn, f.matmul, static_cast<int>(f.autocast)};
+  };
+  const auto scales = [&](const EagerFlags& f, const std::vector<HostTensor>& run) {
+    auto [it, fresh] = cache_->eager_scales.try_emplace(key_of(f));
+    if (fresh) {
+      for (std::size_t o = 0; o < p.outputs.size(); ++o)
+        it->second.push_back(eager_scale(p.outputs[o].dtype, (**value)[o], run[o]));
+    }
+    return &it->second;
+  };
+  const auto values = [&](const EagerFlags& f, const std::vector<HostTensor>& run) {
+    auto [it, fresh] = cache_->eager_values.try_emplace(key_of(f));
+    if (fresh) {
+      for (const HostTensor& t : run) it->second.push_back(t.to_f64());
+    }
+    return &it->second;
+  };
+  const std::vector<EagerScale>* strict_scales = scales(strict_flags, **eager_strict);
+  const std::vector<EagerScale>* profile_scales = scales(profile_flags, *eager_profile);
+  const std::vector<EagerScale>* declared_scales =
+      eager_declared != nullptr ? scales(declared_flags, *eager_declared) : nullptr;
+  const std::vector<std::vector<double>>* declared_values =
+      eager_declared != nullptr ? values(declared_flags, *eager_declared)
+                                : values(profile_flags, *eager_profile);
 
   OracleResult result;
   for (std::size_t o = 0; o < p.outputs.size(); ++o) {
@@ -278,11 +329,10 @@ Expected<OracleResult> ModelOracle::evaluate(const Probe& probe, const ProbeInpu
     out.dtype = spec.dtype;
     out.shape = spec.shape;
     out.value = (**value)[o];
-    EagerScale s = eager_scale(spec.dtype, out.value, (**eager_strict)[o]);
+    const EagerScale s = (*strict_scales)[o];
     double e = s.e;
-    e = std::max(e, eager_scale(spec.dtype, out.value, (*eager_profile)[o]).e);
-    if (eager_declared != nullptr)
-      e = std::max(e, eager_scale(spec.dtype, out.value, (*eager_declared)[o]).e);
+    e = std::max(e, (*profile_scales)[o].e);
+    if (declared_scales != nullptr) e = std::max(e, (*declared_scales)[o].e);
     if (s.informative < kMinInformative && is_floating(spec.dtype)) {
       if (!cache_->pooled_e) {
         auto pooled = pool_scale(probe, p);
@@ -292,14 +342,15 @@ Expected<OracleResult> ModelOracle::evaluate(const Probe& probe, const ProbeInpu
       if (o < cache_->pooled_e->size()) e = std::max(e, (*cache_->pooled_e)[o]);
     }
     const double u = unit_roundoff(spec.dtype);
-    const HostTensor& declared =
-        eager_declared != nullptr ? (*eager_declared)[o] : (*eager_profile)[o];
+    const std::vector<double>& declared = (*declared_values)[o];
     out.tau.resize(out.value.size());
     out.declared.resize(out.value.size());
-    for (std::size_t i = 0; i < out.value.size(); ++i) {
+    // Both runs have the outputs' shapes (kcv allocates them), so n is the output's size.
+    const std::size_t n = std::min(out.value.size(), declared.size());
+    std::copy_n(declared.begin(), n, out.declared.begin());
+    for (std::size_t i = 0; i < n; ++i) {
       const double y = out.value[i];
-      const double d = declared.value_at(static_cast<int64_t>(i));
-      out.declared[i] = d;
+      const double d = declared[i];
       if (!is_floating(spec.dtype) || !std::isfinite(y)) {
         out.tau[i] = 0;  // exact: integer outputs, and non-finite values compared by class
       } else if (!std::isfinite(d)) {
@@ -315,6 +366,7 @@ Expected<OracleResult> ModelOracle::evaluate(const Probe& probe, const ProbeInpu
     }
     result.outputs.push_back(std::move(out));
   }
+  cache_->results.emplace(result_key, result);
   return result;
 }
 

@@ -17,18 +17,25 @@ std::vector<HostTensor> transform_inputs(const Probe& probe, const std::vector<H
     const HostTensor& d = drawn[j];
     const InputSpec spec =
         j < probe.inputs.size() ? probe.inputs[j] : InputSpec{d.dtype(), Distribution::kDrawn, {}};
-    std::vector<double> values = d.to_f64();
-    if (is_floating(d.dtype())) {
+    const bool floating = is_floating(d.dtype());
+    const Layout layout = floating ? spec.layout : Layout{};
+    if (!floating || spec.dist == Distribution::kDrawn) {
+      // The draw as it is: its elements read and written back in the layout, with no fp64
+      // values in between.
+      out.push_back(make_with_layout(d, layout));
+    } else {
+      std::vector<double> values;
       const CounterRng rng(probe.seed, j + (uint64_t{1} << 32));
       if (is_transform(spec.dist)) {
+        values = d.to_f64();
         gen::transform_values(spec.dist, d.dtype(), rng, values);
       } else {
+        values.resize(static_cast<std::size_t>(d.numel()));
         for (std::size_t i = 0; i < values.size(); ++i)
           values[i] = gen::draw_value(spec.dist, d.dtype(), rng, i);
       }
+      out.push_back(make_with_layout(d.dtype(), d.shape(), layout, values));
     }
-    const Layout layout = is_floating(d.dtype()) ? spec.layout : Layout{};
-    out.push_back(make_with_layout(d.dtype(), d.shape(), layout, values));
     for (const Injection& inj : probe.injections) {
       if (inj.input == static_cast<int>(j) && inj.index >= 0 && inj.index < out.back().numel()) {
         out.back().set_value_at(inj.index, special_value(inj.value, d.dtype()));

@@ -3,7 +3,10 @@
 // after the address shift, so audits compare the same bytes whatever the shift. Elements are
 // read and written with memcpy through dtype-sized bit patterns, so misaligned (shifted)
 // storage and 16-bit formats need no special cases. Strides are taken as given (>= 0); the
-// storage extent is the largest index the view reaches plus one.
+// storage extent is the largest index the view reaches plus one. The bulk operations (to_f64,
+// assign_f64, assign_values_of, copy_elements_from, contiguous) walk the view row by row with
+// loops typed per dtype (numeric/element_codec.hpp) and give exactly what the per-element
+// accessors give.
 #include "kcv/tensor.hpp"
 
 #include <algorithm>
@@ -11,6 +14,8 @@
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
+
+#include "numeric/element_codec.hpp"
 
 namespace kcv {
 namespace {
@@ -24,6 +29,17 @@ int64_t view_extent(const Shape& shape, const std::vector<int64_t>& strides) {
     last += (shape[k] - 1) * strides[k];
   }
   return last + 1;
+}
+
+// The strides are the contiguous ones (those of dimensions of one element may be anything).
+bool row_major(const Shape& shape, const std::vector<int64_t>& strides) {
+  const std::vector<int64_t> expected = contiguous_strides(shape);
+  for (std::size_t k = 0; k < shape.size(); ++k) {
+    if (shape[k] > 1 && strides[k] != expected[k]) {
+      return false;
+    }
+  }
+  return true;
 }
 
 }  // namespace
@@ -59,38 +75,31 @@ uint64_t initial_fill_bits(DType dtype) {
 
 HostTensor::HostTensor(DType dtype, Shape shape, std::vector<int64_t> strides,
                        int64_t storage_offset, int64_t guard_elems, int64_t address_shift)
+    : HostTensor(dtype, std::move(shape), std::move(strides), storage_offset, guard_elems,
+                 address_shift, initial_fill_bits(dtype)) {}
+
+HostTensor::HostTensor(DType dtype, Shape shape, std::vector<int64_t> strides,
+                       int64_t storage_offset, int64_t guard_elems, int64_t address_shift,
+                       uint64_t fill_bits)
     : dtype_(dtype),
       shape_(std::move(shape)),
       strides_(strides.empty() ? contiguous_strides(shape_) : std::move(strides)),
       storage_offset_(storage_offset),
       guard_elems_(guard_elems),
-      address_shift_(address_shift) {
+      address_shift_(address_shift),
+      elem_size_(static_cast<int64_t>(dtype_size(dtype))) {
   if (strides_.size() != shape_.size()) {
     throw std::invalid_argument("HostTensor: strides and shape differ in rank");
   }
+  numel_ = kcv::numel(shape_);
   storage_elems_ = storage_offset_ + view_extent(shape_, strides_);
-  row_major_ = is_contiguous();
+  row_major_ = row_major(shape_, strides_);
   const auto size = static_cast<int64_t>(dtype_size(dtype_));
   buffer_.resize(static_cast<std::size_t>(address_shift_ + (storage_elems_ + 2 * guard_elems_) * size));
-  fill_raw(initial_fill_bits(dtype_));
+  fill_raw(fill_bits);
 }
 
-int64_t HostTensor::numel() const { return kcv::numel(shape_); }
-
-bool HostTensor::is_contiguous() const {
-  const std::vector<int64_t> expected = contiguous_strides(shape_);
-  for (std::size_t k = 0; k < shape_.size(); ++k) {
-    if (shape_[k] > 1 && strides_[k] != expected[k]) {
-      return false;
-    }
-  }
-  return true;
-}
-
-int64_t HostTensor::storage_index(int64_t i) const {
-  // The judges read every element of every output through here: skip the per-dimension
-  // divisions for the common dense case.
-  if (row_major_) return storage_offset_ + i;
+int64_t HostTensor::strided_index(int64_t i) const {
   int64_t pos = storage_offset_;
   for (std::size_t k = shape_.size(); k > 0; --k) {
     const int64_t d = shape_[k - 1];
@@ -100,52 +109,33 @@ int64_t HostTensor::storage_index(int64_t i) const {
   return pos;
 }
 
-std::span<std::byte> HostTensor::raw() {
-  return {buffer_.data() + address_shift_, buffer_.size() - static_cast<std::size_t>(address_shift_)};
-}
-
-std::span<const std::byte> HostTensor::raw() const {
-  return {buffer_.data() + address_shift_, buffer_.size() - static_cast<std::size_t>(address_shift_)};
-}
-
-std::size_t HostTensor::raw_storage_begin() const {
-  return static_cast<std::size_t>(guard_elems_) * dtype_size(dtype_);
-}
-
-std::byte* HostTensor::data() {
-  return raw().data() + raw_storage_begin() + storage_offset_ * dtype_size(dtype_);
-}
-
-const std::byte* HostTensor::data() const {
-  return raw().data() + raw_storage_begin() + storage_offset_ * dtype_size(dtype_);
-}
-
-uint64_t HostTensor::bits_at(int64_t i) const {
-  const std::size_t size = dtype_size(dtype_);
-  uint64_t bits = 0;  // little-endian host: the element fills the low bytes
-  std::memcpy(&bits, raw().data() + raw_storage_begin() + storage_index(i) * size, size);
-  return bits;
-}
-
-void HostTensor::set_bits_at(int64_t i, uint64_t bits) {
-  const std::size_t size = dtype_size(dtype_);
-  std::memcpy(raw().data() + raw_storage_begin() + storage_index(i) * size, &bits, size);
-}
-
-double HostTensor::value_at(int64_t i) const {
-  const uint64_t bits = bits_at(i);
-  // The judges' common case, a normal fp32 value, through the hardware conversion. Only normal
-  // values: a subnormal would read as 0 under DAZ (an in-process candidate built with fast-math
-  // can set it), and decode() keeps a NaN's payload bit for bit.
-  if (dtype_ == DType::kF32) {
-    const auto b32 = static_cast<uint32_t>(bits);
-    const uint32_t exponent = (b32 >> 23) & 0xFFu;
-    if (exponent != 0 && exponent != 0xFFu) return static_cast<double>(std::bit_cast<float>(b32));
+template <typename Fn>
+void HostTensor::for_each_row(Fn&& fn) const {
+  const int64_t n = numel();
+  if (n <= 0) return;
+  if (row_major_) {
+    fn(int64_t{0}, storage_offset_, n, int64_t{1});
+    return;
   }
-  return decode(dtype_, bits);
+  // Rank >= 1 here (a scalar is row-major): the last dimension is the row, the others an
+  // odometer whose storage position moves by their strides.
+  const std::size_t r = shape_.size();
+  const int64_t inner = shape_[r - 1];
+  const int64_t inner_stride = strides_[r - 1];
+  std::vector<int64_t> index(r - 1, 0);
+  int64_t pos = storage_offset_;
+  for (int64_t first = 0; first < n; first += inner) {
+    fn(first, pos, inner, inner_stride);
+    for (std::size_t k = r - 1; k-- > 0;) {
+      if (++index[k] < shape_[k]) {
+        pos += strides_[k];
+        break;
+      }
+      pos -= (shape_[k] - 1) * strides_[k];
+      index[k] = 0;
+    }
+  }
 }
-
-void HostTensor::set_value_at(int64_t i, double x) { set_bits_at(i, encode(dtype_, x)); }
 
 void HostTensor::fill_raw(uint64_t element_bits) {
   // Every new tensor is filled, so this runs over every byte the executors allocate: one element,
@@ -176,20 +166,144 @@ std::vector<bool> HostTensor::covered_storage() const {
 
 HostTensor HostTensor::contiguous() const {
   HostTensor out(dtype_, shape_, {}, 0, guard_elems_);
-  const int64_t n = numel();
-  for (int64_t i = 0; i < n; ++i) {
-    out.set_bits_at(i, bits_at(i));
-  }
+  out.copy_elements_from(*this);
   return out;
 }
 
 std::vector<double> HostTensor::to_f64() const {
-  const int64_t n = numel();
-  std::vector<double> values(static_cast<std::size_t>(n));
-  for (int64_t i = 0; i < n; ++i) {
-    values[static_cast<std::size_t>(i)] = value_at(i);
-  }
+  std::vector<double> values(static_cast<std::size_t>(numel()));
+  numeric::dispatch_dtype(dtype_, [&]<DType T>() {
+    const std::byte* base = storage();
+    for_each_row([&](int64_t first, int64_t pos, int64_t count, int64_t stride) {
+      numeric::decode_run<T>(base + pos * elem_size_, stride, static_cast<std::size_t>(count),
+                             values.data() + first);
+    });
+  });
   return values;
+}
+
+namespace {
+
+// True when no two logical elements of the view share a storage position: the dimensions of
+// more than one element, ordered by stride, each step over the whole extent of the ones before.
+bool non_overlapping(const Shape& shape, const std::vector<int64_t>& strides) {
+  std::vector<std::pair<int64_t, int64_t>> dims;  // (stride, size)
+  for (std::size_t k = 0; k < shape.size(); ++k) {
+    if (shape[k] == 0) return true;
+    if (shape[k] > 1) dims.emplace_back(strides[k], shape[k]);
+  }
+  std::sort(dims.begin(), dims.end());
+  int64_t extent = 1;  // storage positions spanned by the dimensions so far
+  for (const auto& [stride, size] : dims) {
+    if (stride < extent) return false;
+    extent = stride * (size - 1) + extent;
+  }
+  return true;
+}
+
+}  // namespace
+
+void HostTensor::assign_f64(std::span<const double> values) {
+  const int64_t m = std::min<int64_t>(numel(), static_cast<int64_t>(values.size()));
+  if (m <= 0) return;
+  if (!row_major_ && !non_overlapping(shape_, strides_)) {
+    // Shared storage: writing in reverse logical order leaves each position the value of the
+    // first logical element that maps to it.
+    for (int64_t i = m; i-- > 0;) set_value_at(i, values[static_cast<std::size_t>(i)]);
+    return;
+  }
+  numeric::dispatch_dtype(dtype_, [&]<DType T>() {
+    std::byte* base = storage();
+    for_each_row([&](int64_t first, int64_t pos, int64_t count, int64_t stride) {
+      if (first >= m) return;
+      numeric::encode_run<T>(values.data() + first,
+                             static_cast<std::size_t>(std::min(count, m - first)),
+                             base + pos * elem_size_, stride);
+    });
+  });
+}
+
+void HostTensor::assign_values_of(const HostTensor& src) {
+  if (src.dtype_ != dtype_) {
+    assign_f64(src.to_f64());
+    return;
+  }
+  const int64_t m = std::min(numel(), src.numel());
+  if (m <= 0) return;
+  if (!row_major_ && !non_overlapping(shape_, strides_)) {
+    for (int64_t i = m; i-- > 0;) set_value_at(i, src.value_at(i));
+    return;
+  }
+  copy_elements_from(src);
+  numeric::dispatch_dtype(dtype_, [&]<DType T>() {
+    using C = numeric::Codec<T>;
+    using S = typename C::S;
+    if constexpr (T == DType::kF64 || T == DType::kI32) {
+      return;  // every element reads back as itself
+    } else {
+      std::byte* base = storage();
+      for_each_row([&](int64_t first, int64_t pos, int64_t count, int64_t stride) {
+        if (first >= m) return;
+        std::byte* p = base + pos * elem_size_;
+        const int64_t end = std::min(count, m - first);
+        for (int64_t k = 0; k < end; ++k) {
+          std::byte* e = p + k * stride * elem_size_;
+          numeric::store_element<S>(e, C::recode(numeric::load_element<S>(e)));
+        }
+      });
+    }
+  });
+}
+
+void HostTensor::copy_elements_from(const HostTensor& src) {
+  if (src.dtype_ != dtype_) throw std::invalid_argument("HostTensor: copy between dtypes");
+  const int64_t m = std::min(numel(), src.numel());
+  if (m <= 0) return;
+  if (row_major_ && src.row_major_) {  // both dense: one block
+    std::memcpy(data(), src.data(), static_cast<std::size_t>(m * elem_size_));
+    return;
+  }
+  numeric::dispatch_dtype(dtype_, [&]<DType T>() {
+    using S = numeric::StorageOf<T>;
+    const std::byte* from = src.storage();
+    std::byte* to = storage();
+    if (row_major_) {  // gather the source's rows into one dense block
+      src.for_each_row([&](int64_t first, int64_t pos, int64_t count, int64_t stride) {
+        if (first >= m) return;
+        const int64_t end = std::min(count, m - first);
+        std::byte* out = to + (storage_offset_ + first) * elem_size_;
+        const std::byte* in = from + pos * elem_size_;
+        if (stride == 1) {
+          std::memcpy(out, in, static_cast<std::size_t>(end * elem_size_));
+          return;
+        }
+        for (int64_t k = 0; k < end; ++k)
+          numeric::store_element<S>(out + k * elem_size_,
+                                    numeric::load_element<S>(in + k * stride * elem_size_));
+      });
+      return;
+    }
+    const bool same_layout = shape_ == src.shape_ && strides_ == src.strides_;
+    for_each_row([&](int64_t first, int64_t pos, int64_t count, int64_t stride) {
+      if (first >= m) return;
+      const int64_t end = std::min(count, m - first);
+      std::byte* out = to + pos * elem_size_;
+      if (src.row_major_ || same_layout) {  // the source's row: dense, or strided as this one
+        const int64_t in_pos = src.row_major_ ? src.storage_offset_ + first
+                                              : pos - storage_offset_ + src.storage_offset_;
+        const std::byte* in = from + in_pos * elem_size_;
+        const int64_t in_stride = src.row_major_ ? 1 : stride;
+        for (int64_t k = 0; k < end; ++k)
+          numeric::store_element<S>(out + k * stride * elem_size_,
+                                    numeric::load_element<S>(in + k * in_stride * elem_size_));
+        return;
+      }
+      for (int64_t k = 0; k < end; ++k)
+        numeric::store_element<S>(
+            out + k * stride * elem_size_,
+            numeric::load_element<S>(from + src.storage_index(first + k) * elem_size_));
+    });
+  });
 }
 
 kcv_tensor HostTensor::view() {
@@ -199,10 +313,7 @@ kcv_tensor HostTensor::view() {
 
 HostTensor make_tensor(DType dtype, const Shape& shape, const std::vector<double>& values) {
   HostTensor t(dtype, shape);
-  const int64_t n = t.numel();
-  for (int64_t i = 0; i < n && static_cast<std::size_t>(i) < values.size(); ++i) {
-    t.set_value_at(i, values[static_cast<std::size_t>(i)]);
-  }
+  t.assign_f64(values);
   return t;
 }
 

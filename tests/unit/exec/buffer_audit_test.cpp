@@ -6,6 +6,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
 #include "exec/sentinel.hpp"
 
 namespace kcv::exec {
@@ -103,6 +107,51 @@ TEST(BufferAudit, ChecksDeclaredOutputsAgainstTheOp) {
   EXPECT_EQ(
       check_declared_outputs(c, {{DType::kI64, {4}}}),
       std::optional<std::string>("the kernel's contract declares 2 outputs; op 'argmax' has 1"));
+}
+
+// first_difference compares in blocks: the first differing byte is found wherever it lies (at
+// either end of a block, of the span, or in a span shorter than a block), as std::mismatch.
+TEST(BufferAudit, FirstDifferenceIsTheFirstMismatchingByte) {
+  for (std::size_t n : {0u, 1u, 7u, 4095u, 4096u, 4097u, 8192u, 12289u}) {
+    std::vector<std::byte> a(n), b(n);
+    for (std::size_t j = 0; j < n; ++j) a[j] = b[j] = static_cast<std::byte>(j * 7 + 1);
+    EXPECT_EQ(first_difference(a, b), -1) << n;
+    for (std::size_t at : {std::size_t{0}, std::size_t{1}, std::size_t{4095}, std::size_t{4096},
+                           std::size_t{4097}, n / 2, n - 1}) {
+      if (at >= n) continue;
+      std::vector<std::byte> c = b;
+      c[at] ^= std::byte{0x10};
+      if (at + 5 < n) c[at + 5] ^= std::byte{1};  // a later difference does not count
+      const auto want =
+          static_cast<int64_t>(std::mismatch(a.begin(), a.end(), c.begin()).first - a.begin());
+      EXPECT_EQ(first_difference(a, c), want) << n << " " << at;
+      EXPECT_EQ(first_difference(a, c), static_cast<int64_t>(at)) << n << " " << at;
+    }
+  }
+}
+
+// The unwritten-element scan of every element size finds the first element left at the
+// sentinel; a value equal to the sentinel's low bytes only is written.
+TEST(BufferAudit, FindsTheFirstUnwrittenElementOfEveryDtype) {
+  for (DType t : {DType::kF64, DType::kF32, DType::kF16, DType::kBF16, DType::kI32, DType::kI64,
+                  DType::kBool}) {
+    CallOptions o;
+    o.sentinel_seed = 5;
+    CallBuffers b = prepare_buffers({}, {{t, {3, 70}}}, o);
+    const uint64_t s = b.output_sentinels[0];
+    HostTensor& out = b.outputs[0];
+    for (int64_t i = 0; i < out.numel(); ++i) out.set_bits_at(i, s ^ 1);
+    CallRecord all;
+    audit_buffers(b, all);
+    EXPECT_TRUE(all.all_written) << dtype_name(t);
+    out.set_bits_at(137, s);
+    out.set_bits_at(200, s);
+    CallRecord rec;
+    audit_buffers(b, rec);
+    EXPECT_FALSE(rec.all_written) << dtype_name(t);
+    EXPECT_EQ(rec.first_unwritten, 137) << dtype_name(t);
+    EXPECT_EQ(rec.unwritten_output, 0);
+  }
 }
 
 }  // namespace

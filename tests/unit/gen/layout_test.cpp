@@ -3,6 +3,9 @@
 // values reads them back (rounded to the dtype) by logical index.
 #include <gtest/gtest.h>
 
+#include <bit>
+#include <cstring>
+
 #include "kcv/generate.hpp"
 
 namespace kcv {
@@ -99,6 +102,36 @@ TEST(LayoutPlan, VectorsGetOnlyRankOneLayouts) {
   EXPECT_EQ(plan[0].kind, LayoutKind::kSliced);
   EXPECT_EQ(plan[1].kind, LayoutKind::kOffset);
   EXPECT_TRUE(layout_plan({}).empty());
+}
+
+// make_with_layout(tensor, layout) is make_with_layout of the tensor's fp64 values, every raw
+// byte: layouts of every kind (a broadcast keeps row 0), every dtype, NaNs with payloads (a
+// signaling one reads back quiet), subnormals, -0 and int64 beyond 2^53.
+TEST(Layouts, FromATensorIsFromItsValues) {
+  const Shape shape = {4, 6};
+  std::vector<Layout> layouts = layout_plan(shape);
+  layouts.push_back(Layout{});
+  layouts.push_back(Layout{LayoutKind::kPaddedRows, 2, 5, 3});
+  const uint64_t f32_bits[] = {0x7F800001u, 0xFFC0DEADu, 0x00000001u,
+                               0x80000000u, 0x7F7FFFFFu, 0x3F800000u};
+  for (DType t : {DType::kF64, DType::kF32, DType::kF16, DType::kBF16, DType::kI32, DType::kI64,
+                  DType::kBool}) {
+    HostTensor src(t, shape);
+    for (int64_t i = 0; i < src.numel(); ++i) {
+      uint64_t bits = 0x9E3779B97F4A7C15ull * static_cast<uint64_t>(i + 1);
+      if (t == DType::kF32) bits = f32_bits[i % 6] ^ static_cast<uint64_t>(i % 3);
+      src.set_bits_at(i, bits);
+    }
+    for (const Layout& l : layouts) {
+      const HostTensor fast = make_with_layout(src, l);
+      const HostTensor slow = make_with_layout(t, shape, l, src.to_f64());
+      ASSERT_EQ(fast.strides(), slow.strides());
+      ASSERT_EQ(fast.storage_offset(), slow.storage_offset());
+      ASSERT_EQ(fast.raw().size(), slow.raw().size());
+      ASSERT_EQ(std::memcmp(fast.raw().data(), slow.raw().data(), fast.raw().size()), 0)
+          << dtype_name(t) << " " << layout_name(l.kind);
+    }
+  }
 }
 
 }  // namespace

@@ -7,6 +7,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
+
+#include "kcv/generate.hpp"
 
 namespace kcv::kb {
 namespace {
@@ -57,6 +60,48 @@ TEST(TransformInputs, LayoutAndInjections) {
   EXPECT_FALSE(out[0].is_contiguous());
   EXPECT_EQ(out[0].value_at(1), -2.0);  // the logical values are the drawn ones
   EXPECT_TRUE(std::isnan(out[0].value_at(4)));
+}
+
+// The draw's elements are copied, not passed through fp64 and back: the result is what the
+// fp64 round trip gave, every raw byte, for draws holding signaling NaNs with payloads,
+// subnormals, -0, int64 beyond 2^53 and bool bytes other than 0/1, in every layout, with
+// injections.
+TEST(TransformInputs, DrawnCopyIsTheFp64RoundTrip) {
+  HostTensor f(DType::kF32, {3, 4});
+  const uint32_t bits[] = {0x7F800123u, 0xFFC0BEEFu, 0x00000003u, 0x80000000u,
+                           0x7F7FFFFFu, 0xBF800000u, 0x00800000u, 0x7F800000u};
+  for (int64_t i = 0; i < 12; ++i) f.set_bits_at(i, bits[i % 8]);
+  HostTensor h(DType::kBF16, {3, 4});
+  for (int64_t i = 0; i < 12; ++i) h.set_bits_at(i, 0x7F81u + static_cast<uint64_t>(i) * 0x1111u);
+  HostTensor l(DType::kI64, {5});
+  for (int64_t i = 0; i < 5; ++i) l.set_bits_at(i, (uint64_t{1} << 53) + static_cast<uint64_t>(i));
+  HostTensor b(DType::kBool, {4});
+  for (int64_t i = 0; i < 4; ++i) b.set_bits_at(i, static_cast<uint64_t>(i * 3));
+  const std::vector<HostTensor> drawn = {f, h, l, b};
+  for (const Layout& layout :
+       {Layout{}, Layout{LayoutKind::kTransposed, 2, 0, 0}, Layout{LayoutKind::kBroadcast, 2, 0, 0},
+        Layout{LayoutKind::kPaddedRows, 2, 5, 3}}) {
+    Probe p;
+    p.seed = 9;
+    p.inputs = {InputSpec{DType::kF32, Distribution::kDrawn, layout},
+                InputSpec{DType::kBF16, Distribution::kDrawn, layout},
+                InputSpec{DType::kI64, Distribution::kDrawn, layout},
+                InputSpec{DType::kBool, Distribution::kDrawn, layout}};
+    p.injections = {Injection{0, 5, Special::kSubnormal}, Injection{1, 0, Special::kNegZero}};
+    const auto out = transform_inputs(p, drawn);
+    ASSERT_EQ(out.size(), drawn.size());
+    for (std::size_t j = 0; j < drawn.size(); ++j) {
+      const Layout lj = is_floating(drawn[j].dtype()) ? layout : Layout{};
+      HostTensor want = make_with_layout(drawn[j].dtype(), drawn[j].shape(), lj, drawn[j].to_f64());
+      for (const Injection& inj : p.injections)
+        if (inj.input == static_cast<int>(j))
+          want.set_value_at(inj.index, special_value(inj.value, drawn[j].dtype()));
+      ASSERT_EQ(out[j].raw().size(), want.raw().size());
+      EXPECT_EQ(std::memcmp(out[j].raw().data(), want.raw().data(), want.raw().size()), 0)
+          << j << " " << layout_name(layout.kind);
+    }
+    EXPECT_EQ(out[0].bits_at(0), 0x7FC00123u);  // the signaling NaN comes back quiet
+  }
 }
 
 }  // namespace

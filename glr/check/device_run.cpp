@@ -57,7 +57,7 @@ struct Outputs {
 };
 
 Status allocate_outputs(const HostInputs& in, Outputs& out) {
-  const Shape& s = in.problem.shape;
+  const Shape& s = in.shape;
   const MemberTraits tr = traits(in.member);
   const std::size_t g_bytes = in.cfg.gate_dtype == gpu::DType::kFloat32 ? 4 : 2;
   const std::size_t b_bytes = in.cfg.beta_dtype == gpu::DType::kFloat32 ? 4 : 2;

@@ -3,6 +3,7 @@
 #include "check/candidate_abi.hpp"
 
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <exception>
 #include <string_view>
@@ -137,6 +138,7 @@ Expected<HostInputs> host_inputs(Member member, const kcv_tensor* inputs, int n_
     in.cfg.beta_dtype = *d;
     in.beta = copy_of<std::uint8_t>(*beta);
   }
+  in.device_offset = reinterpret_cast<std::uintptr_t>(q.data) / 16 % 8 * 16;
   in.q = copy_of<std::uint16_t>(q);
   in.k = copy_of<std::uint16_t>(k);
   in.v = copy_of<std::uint16_t>(v);

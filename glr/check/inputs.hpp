@@ -24,6 +24,10 @@ struct HostInputs {
   std::vector<float> h0, d_final;           ///< empty when absent
   std::vector<std::int32_t> cu32;           ///< cu_seqlens when varlen and int32
   std::vector<std::int64_t> cu64;           ///< cu_seqlens when varlen (always filled then)
+  /// Bytes (a multiple of 16, below 128) every device input and output sits past its
+  /// allocation's start: a call at another host address runs at other device addresses too
+  /// (ORD-02's shifted repetitions). The CPU emulation ignores it.
+  std::size_t device_offset = 0;
 };
 
 }  // namespace kcv::glr::check

@@ -30,8 +30,9 @@ def cell(gate):
         return "-"
     ratio = gate.get("evidence", {}).get("worst_ratio")
     word = gate.get("verdict", "?").upper()
-    if word in ("PASS", "FAIL") and isinstance(ratio, (int, float)):
-        return f"{word} {ratio:.3g} ({gate.get('probes_run', 0)} probes)"
+    if word in ("PASS", "FAIL") and isinstance(ratio, (int, float, str)):
+        shown = f"{ratio:.3g}" if not isinstance(ratio, str) else ratio  # "inf": kcv's JSON
+        return f"{word} {shown} ({gate.get('probes_run', 0)} probes)"
     return word
 
 

@@ -1,5 +1,5 @@
 # The sm_90a GLR kernels (issue 4 item 3): static library kcv_glr_cuda (kernels/, launch/) and the
-# harness glr_check (check/). Included from glr/CMakeLists.txt when KCV_CUDA_CHECKS is on; CUDA is
+# candidate libraries of check/. Included from glr/CMakeLists.txt when KCV_CUDA_CHECKS is on; CUDA is
 # enabled here, in this directory only, and only when a CUDA compiler is found, so nothing else in
 # the build depends on it. In CI (no GPU) these targets are compile checks.
 include(CheckLanguage)
@@ -11,7 +11,7 @@ if(NOT CMAKE_CUDA_COMPILER AND NOT DEFINED ENV{CUDACXX})  # nvcc need not be on 
 endif()
 check_language(CUDA)
 if(NOT CMAKE_CUDA_COMPILER)
-  message(STATUS "kcv glr: no CUDA compiler found; kcv_glr_cuda and glr_check are not built")
+  message(STATUS "kcv glr: no CUDA compiler found; kcv_glr_cuda and glr/check are not built")
   return()
 endif()
 if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)

@@ -4,6 +4,8 @@
 
 #include <cuda_runtime_api.h>
 
+#include <cstdint>
+
 #include "glr/launch/cuda_status.hpp"
 #include "kcv/glr/gpu.hpp"
 
@@ -17,23 +19,25 @@ class DeviceBuffer {
   DeviceBuffer(const DeviceBuffer&) = delete;
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
   ~DeviceBuffer() {
-    if (ptr_ != nullptr) cudaFree(ptr_);
+    if (base_ != nullptr) cudaFree(base_);
   }
 
-  Status allocate(std::size_t bytes) {
+  /// `offset` bytes past the allocation's start (a multiple of 16; see HostInputs).
+  Status allocate(std::size_t bytes, std::size_t offset = 0) {
     bytes_ = bytes;
     if (bytes == 0) return {};
-    KCV_GLR_CUDA(cudaMalloc(&ptr_, bytes));
+    KCV_GLR_CUDA(cudaMalloc(&base_, bytes + offset));
+    ptr_ = static_cast<std::uint8_t*>(base_) + offset;
     return {};
   }
-  Status upload(const void* host, std::size_t bytes) {
-    KCV_GLR_TRY(allocate(bytes));
+  Status upload(const void* host, std::size_t bytes, std::size_t offset) {
+    KCV_GLR_TRY(allocate(bytes, offset));
     if (bytes > 0) KCV_GLR_CUDA(cudaMemcpy(ptr_, host, bytes, cudaMemcpyHostToDevice));
     return {};
   }
   template <typename T>
-  Status upload(const std::vector<T>& host) {
-    return upload(host.data(), host.size() * sizeof(T));
+  Status upload(const std::vector<T>& host, std::size_t offset) {
+    return upload(host.data(), host.size() * sizeof(T), offset);
   }
   Status poison(cudaStream_t s) {
     if (bytes_ > 0) KCV_GLR_CUDA(cudaMemsetAsync(ptr_, 0xff, bytes_, s));
@@ -48,6 +52,7 @@ class DeviceBuffer {
   std::size_t bytes() const { return bytes_; }
 
  private:
+  void* base_ = nullptr;
   void* ptr_ = nullptr;
   std::size_t bytes_ = 0;
 };
@@ -57,19 +62,21 @@ struct Outputs {
 };
 
 Status allocate_outputs(const HostInputs& in, Outputs& out) {
-  const Shape& s = in.problem.shape;
+  const std::size_t off = in.device_offset;
+  const Shape& s = in.shape;
   const MemberTraits tr = traits(in.member);
   const std::size_t g_bytes = in.cfg.gate_dtype == gpu::DType::kFloat32 ? 4 : 2;
   const std::size_t b_bytes = in.cfg.beta_dtype == gpu::DType::kFloat32 ? 4 : 2;
   const auto n = [](std::int64_t x) { return static_cast<std::size_t>(x); };
-  KCV_GLR_TRY(out.o.allocate(n(s.v_size()) * 2));
-  KCV_GLR_TRY(out.ht.allocate(n(s.state_size()) * 4));
-  KCV_GLR_TRY(out.dq.allocate(n(s.qk_size()) * 2));
-  KCV_GLR_TRY(out.dk.allocate(n(s.qk_size()) * 2));
-  KCV_GLR_TRY(out.dv.allocate(n(s.v_size()) * 2));
-  KCV_GLR_TRY(out.dg.allocate(n(s.tokens * s.v_heads * gate_width(tr.gate, s.key_dim)) * g_bytes));
-  KCV_GLR_TRY(out.dbeta.allocate(tr.delta_rule ? n(s.tokens * s.v_heads) * b_bytes : 0));
-  KCV_GLR_TRY(out.dh0.allocate(n(s.state_size()) * 4));
+  KCV_GLR_TRY(out.o.allocate(n(s.v_size()) * 2, off));
+  KCV_GLR_TRY(out.ht.allocate(n(s.state_size()) * 4, off));
+  KCV_GLR_TRY(out.dq.allocate(n(s.qk_size()) * 2, off));
+  KCV_GLR_TRY(out.dk.allocate(n(s.qk_size()) * 2, off));
+  KCV_GLR_TRY(out.dv.allocate(n(s.v_size()) * 2, off));
+  KCV_GLR_TRY(
+      out.dg.allocate(n(s.tokens * s.v_heads * gate_width(tr.gate, s.key_dim)) * g_bytes, off));
+  KCV_GLR_TRY(out.dbeta.allocate(tr.delta_rule ? n(s.tokens * s.v_heads) * b_bytes : 0, off));
+  KCV_GLR_TRY(out.dh0.allocate(n(s.state_size()) * 4, off));
   return {};
 }
 
@@ -96,16 +103,18 @@ Status collect(const HostInputs& in, const Outputs& out, DeviceResults& r) {
 
 Expected<DeviceResults> run_device(const HostInputs& in) {
   DeviceBuffer q, k, v, g, beta, h0, cu, d_o, d_final, ws;
-  if (Status st = q.upload(in.q); !st) return st.error();
-  if (Status st = k.upload(in.k); !st) return st.error();
-  if (Status st = v.upload(in.v); !st) return st.error();
-  if (Status st = g.upload(in.g); !st) return st.error();
-  if (Status st = beta.upload(in.beta); !st) return st.error();
-  if (Status st = h0.upload(in.h0); !st) return st.error();
-  if (Status st = d_o.upload(in.d_o); !st) return st.error();
-  if (Status st = d_final.upload(in.d_final); !st) return st.error();
+  if (Status st = q.upload(in.q, in.device_offset); !st) return st.error();
+  if (Status st = k.upload(in.k, in.device_offset); !st) return st.error();
+  if (Status st = v.upload(in.v, in.device_offset); !st) return st.error();
+  if (Status st = g.upload(in.g, in.device_offset); !st) return st.error();
+  if (Status st = beta.upload(in.beta, in.device_offset); !st) return st.error();
+  if (Status st = h0.upload(in.h0, in.device_offset); !st) return st.error();
+  if (Status st = d_o.upload(in.d_o, in.device_offset); !st) return st.error();
+  if (Status st = d_final.upload(in.d_final, in.device_offset); !st) return st.error();
   const bool i32 = in.cfg.cu_seqlens_type == gpu::IndexType::kInt32;
-  if (Status st = i32 ? cu.upload(in.cu32) : cu.upload(in.cu64); !st) return st.error();
+  if (Status st = i32 ? cu.upload(in.cu32, in.device_offset) : cu.upload(in.cu64, in.device_offset);
+      !st)
+    return st.error();
   Outputs out;
   if (Status st = allocate_outputs(in, out); !st) return st.error();
 

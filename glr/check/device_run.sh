@@ -7,13 +7,21 @@
 #   install  install.log (skipped when /tmp/site holds a kcv built from identical sources)
 #   pytest   pytest.log of PYTEST_PATH (default: python/tests and glr/check/test_glr_check.py)
 #            (PYTEST_S, default 120 s)
+#   pipeline pipeline.md, pipeline.json, pipeline/<member>.{json,xml,log}  (PIPELINE_S, default
+#            225 s per member, all six members at once): the kernels through kcv's pipeline,
+#            `kcv verify --candidate kcv/libkcv_glr_cuda_candidate.so --kernel glr.<member>
+#            --grade fp32,bf16 --glr-cases full --resources kcv/glr_ptxas.log`: CMP-01 over the
+#            full case list, ORD-02 (10 runs), EXC-01, RES-02 from the build's ptxas report;
+#            the in-process executor (PIPELINE_EXECUTOR=forked: a child process per call)
 #   verify   verification.md, verify.log, verify.json    (VERIFY_S, default 330 s)
-#            glr/check/gates_vs_fla.py: kcv's gates + fla's metric, resources
+#            glr/check/gates_vs_fla.py: ours, fla and FlashQLA under kcv's C++ CMP-01 judge
+#            (both grades) + fla's metric, resources
 #   bench    bench_<shape>.md, bench_<shape>.log         (BENCH_S per shape, default 280 s)
 #            bench/glr/bench.py for each shape in BENCH_SHAPE (1 = B1·T8192·H32·D128,
 #            2 = B4·T4096·H16·D128; default "1")
 #
 # Run from the repository root with .whl/ (and .debs/ for kcv._core) carried:
+#   STEPS="install pipeline" bash glr/check/device_run.sh
 #   STEPS="install pytest verify" bash glr/check/device_run.sh
 #   STEPS="install bench" BENCH_SHAPE="1 2" bash glr/check/device_run.sh
 # Triton's cache lives in /tmp/triton-cache, so a second call on the same warm machine reuses
@@ -70,6 +78,12 @@ if [[ $steps == *" install "* ]]; then
           --config-settings=cmake.define.KCV_GLR_RESOURCE_USAGE=ON .
       }
       # ================= end of INSTALL kcv ================================================
+      # RES-02's input: the ptxas report of every GLR kernel, from this build's log (the lines of
+      # each "Compiling entry function" block whose entry is a GLR kernel; other CUDA sources of
+      # the build, the red-team device fixtures among them, are left out).
+      awk '/Compiling entry function/ { keep = ($0 ~ /glr/) }
+           /ptxas info|bytes stack frame/ { if (keep) print }' "$out/install.log" \
+        > /tmp/site/kcv/glr_ptxas.log || true
       echo "$tree_hash" > /tmp/site/kcv/.tree_hash
     } > "$out/install.log" 2>&1
     stamp "install: exit $? ($(grep -E 'kcv python:' "$out/install.log" | head -2 | tr '\n' ' '))"
@@ -78,7 +92,7 @@ fi
 python3 -c "import kcv.glr as g; print('kcv.glr has_cuda =', g.has_cuda())" || {
   tail -40 "$out/install.log"; exit 1; }
 python3 -c "import kcv._core as c; print('kcv._core', c.version)" 2>/dev/null \
-  || echo "kcv._core not importable: gates_vs_fla.py falls back to its Python mirror of the judges"
+  || echo "kcv._core not importable: the verify step cannot judge"
 
 if [[ $steps == *" pytest "* ]]; then
   pytest_args=()
@@ -86,6 +100,53 @@ if [[ $steps == *" pytest "* ]]; then
   (cd /tmp && timeout "${PYTEST_S:-120}" python3 -m pytest -q -p no:cacheprovider \
     "${pytest_args[@]}") > "$out/pytest.log" 2>&1
   stamp "pytest: exit $? ($(tail -1 "$out/pytest.log"))"
+fi
+
+if [[ $steps == *" pipeline "* ]]; then
+  # One `kcv verify` per member, all at once (the fp64 reference of the long cases has only one
+  # or two (sequence, head) slices, so members run side by side); each rewrites its JSON after
+  # every grade, so a member stopped at PIPELINE_S keeps the grades it finished.
+  pdir=$out/pipeline
+  mkdir -p "$pdir"
+  kcv_bin=$(command -v kcv || echo /tmp/site/bin/kcv)
+  lib=/tmp/site/kcv/libkcv_glr_cuda_candidate.so
+  res=()
+  [[ -s /tmp/site/kcv/glr_ptxas.log ]] && res=(--resources /tmp/site/kcv/glr_ptxas.log)
+  members=${PIPELINE_MEMBERS:-gdn kda gla ssd la deltanet}
+  {
+    date -u +%FT%TZ
+    nvidia-smi --query-gpu=name,driver_version --format=csv,noheader || true
+    echo "kcv: $kcv_bin ($("$kcv_bin" --version 2>&1))"
+    echo "candidate: $lib"
+    echo "resources: ${res[*]:-none (no ptxas log in /tmp/site/kcv)}"
+  } > "$pdir/env.txt" 2>&1
+  # In-process by default: the forked executor's child initialises CUDA for every call (~0.3 s,
+  # ~80 calls per member), which the time limit cannot spare; each member still runs in its own
+  # kcv process. PIPELINE_EXECUTOR=forked runs every call in a fresh child instead.
+  executor=${PIPELINE_EXECUTOR:-in-process}
+  echo "executor: $executor" >> "$pdir/env.txt"
+  pcmd="STEPS=\"${STEPS:-install pytest verify bench}\" OUT=\$OUT bash glr/check/device_run.sh"
+  for m in $members; do
+    timeout -k 10 "${PIPELINE_S:-225}" "$kcv_bin" verify --candidate "$lib" --kernel "glr.$m" \
+      --grade fp32,bf16 --glr-cases full --runs 10 --threads "${PIPELINE_THREADS:-4}" \
+      --executor "$executor" \
+      "${res[@]}" --json "$pdir/$m.json" --junit "$pdir/$m.xml" ${PIPELINE_ARGS:-} \
+      > "$pdir/$m.log" 2>&1 &
+  done
+  wait
+  python3 glr/check/pipeline_report.py "$pdir" --members "$(echo $members | tr ' ' ',')" \
+    --command "$pcmd" > "$out/pipeline.md"
+  stamp "pipeline: exit $? (0 every report passed; pipeline.md)"
+  python3 - "$pdir" "$out/pipeline.json" <<'PY' || true
+import glob, json, os, sys
+out = {"reports": [], "missing": []}
+for path in sorted(glob.glob(os.path.join(sys.argv[1], "*.json"))):
+    try:
+        out["reports"] += json.load(open(path))["reports"]
+    except (OSError, ValueError, KeyError) as e:
+        out["missing"].append(f"{os.path.basename(path)}: {e}")
+json.dump(out, open(sys.argv[2], "w"), indent=1)
+PY
 fi
 
 if [[ $steps == *" verify "* ]]; then
@@ -108,6 +169,7 @@ if [[ $steps == *" bench "* ]]; then
 fi
 
 echo
+[[ -f $out/pipeline.md ]] && { grep -E "^\| (glr|kernel)|report\(s\)" "$out/pipeline.md"; echo; }
 [[ -f $out/verify.log ]] && { grep -E "^\[|report:" "$out/verify.log" | tail -n 45; echo; }
 for f in "$out"/bench_*.md; do [[ -f $f ]] && { grep -E "^\|" "$f"; echo; }; done
 exit 0

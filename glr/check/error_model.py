@@ -26,8 +26,6 @@ GRADES = ("fp32", "bf16")
 OUT_DTYPE = {"o": "bf16", "dq": "bf16", "dk": "bf16", "dv": "bf16", "dbeta": "bf16",
              "ht": "f32", "dh0": "f32", "dg": "f32"}
 STATE_OUTPUTS = ("ht", "dh0")  # [N, HV, K, V]; the rest are per token [B, T, heads, ...]
-# Outputs whose bound carries the declared-rounding term (the forward's).
-SIGMA_OUTPUTS = ("o", "ht")
 MEMBER_CODE = {"la": 0, "ssd": 1, "gla": 2, "deltanet": 3, "gdn": 4, "kda": 5}
 
 

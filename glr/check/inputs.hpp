@@ -1,15 +1,14 @@
 // File: glr/check/inputs.hpp
-// One generated problem in two forms: the bytes the GPU launcher takes (bf16 q, k, v, dO; g and
-// β in their configured dtypes; fp32 states; int32/int64 cu_seqlens) and the fp64 Problem and
-// Cotangents of the reference, built from exactly the same rounded values. Inputs follow fla's
-// test recipe (gdn-spec.md §12): q, k l2-normalised Gaussian rows, v, dO, dht Gaussian,
-// β = σ(N(0,1)), h0 = N(0, 0.25), g per CaseSpec::decay; seeded std::mt19937_64.
+// One forward + backward call as the launcher takes it, in host memory: bf16 q, k, v, dO as bits;
+// g and β as raw bytes of their configured dtypes; fp32 states; int32 or int64 cu_seqlens (both
+// empty for a fixed-length batch). The candidate libraries (candidate_abi.hpp) fill it from the
+// tensors kcv hands them; the GPU runner (device_run.hpp) and the CPU emulation of the kernels
+// (emulator/) run it.
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
-#include "check/case_spec.hpp"
 #include "kcv/glr/gpu.hpp"
 #include "kcv/glr/problem.hpp"
 
@@ -19,20 +18,16 @@ struct HostInputs {
   Member member = Member::kGatedDeltaNet;
   gpu::Dims dims;
   gpu::Config cfg;
+  Shape shape;                              ///< packed along T, cu_seqlens always explicit
   std::vector<std::uint16_t> q, k, v, d_o;  ///< bf16 bits
   std::vector<std::uint8_t> g, beta;        ///< raw bytes of cfg.gate_dtype / cfg.beta_dtype
   std::vector<float> h0, d_final;           ///< empty when absent
   std::vector<std::int32_t> cu32;           ///< cu_seqlens when varlen and int32
   std::vector<std::int64_t> cu64;           ///< cu_seqlens when varlen (always filled then)
-  Problem problem;                          ///< fp64, cu_seqlens always explicit
-  Cotangents cot;
+  /// Bytes (a multiple of 16, below 128) every device input and output sits past its
+  /// allocation's start: a call at another host address runs at other device addresses too
+  /// (ORD-02's shifted repetitions). The CPU emulation ignores it.
+  std::size_t device_offset = 0;
 };
-
-HostInputs make_inputs(Member member, const CaseSpec& spec);
-
-/// The value-head rows of token t: index of element (t, hv, e) in v / o / dO.
-inline std::int64_t v_index(const Shape& s, std::int64_t t, std::int64_t hv, std::int64_t e) {
-  return (t * s.v_heads + hv) * s.value_dim + e;
-}
 
 }  // namespace kcv::glr::check

@@ -108,7 +108,10 @@ void token_adjoint(const HeadTask& task, std::int64_t t, const Matrix& prev, con
       via_state += ds(d, e) * rec.delta[e];
       y += rec.decayed(d, e) * d_delta[e];
     }
-    gr.dk[task.ix.qk(t, h, d)] += via_state - x.erase[d] * y;
+    // A zero erase strength (every token of a member without the delta rule) leaves the erase
+    // term out rather than multiplying it by 0: a NaN in S' must not reach dk through 0·NaN,
+    // which the recurrence itself never forms (EXC-01 takes this oracle's NaN mask).
+    gr.dk[task.ix.qk(t, h, d)] += x.erase[d] == 0.0 ? via_state : via_state - x.erase[d] * y;
     gr.d_erase[task.ix.per_head(t, task.hv, kd, d)] = -x.k[d] * y;
     for (std::int64_t e = 0; e < vd; ++e) {
       const double ds_prime = ds(d, e) - rec.erase_key[d] * d_delta[e];

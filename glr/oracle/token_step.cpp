@@ -37,7 +37,10 @@ void step(GateKind gate, const Matrix& prev, const TokenView& x, Matrix& next, S
   rec.delta.assign(static_cast<std::size_t>(vd), 0.0);
   for (std::int64_t e = 0; e < vd; ++e) {
     double erased = 0.0;
-    for (std::int64_t d = 0; d < kd; ++d) erased += rec.decayed(d, e) * rec.erase_key[d];
+    // A zero erase strength leaves the term out (not 0·S'): a NaN in S' must not reach δ
+    // through a product the recurrence does not have (EXC-01 takes this oracle's NaN mask).
+    for (std::int64_t d = 0; d < kd; ++d)
+      if (x.erase[d] != 0.0) erased += rec.decayed(d, e) * rec.erase_key[d];
     rec.delta[e] = x.write[e] * x.v[e] - erased;
   }
   next = Matrix(kd, vd);

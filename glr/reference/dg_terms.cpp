@@ -105,12 +105,25 @@ void add_boundary_terms(Member member, const Problem& p, const Cotangents& cot, 
 Expected<DgTerms> dg_terms(Member member, const Problem& p, const Cotangents& cot,
                            ChunkOptions options) {
   if (Status st = validate(options); !st) return st.error();
-  const std::int64_t gw = gate_width(traits(member).gate, p.shape.key_dim);
-  if (gw == 0) return DgTerms{};
+  if (gate_width(traits(member).gate, p.shape.key_dim) == 0) return DgTerms{};
   const Problem e = per_value_head(p);
   Expected<Gradients> g = chunked_backward(member, e, cot, options);
   if (!g) return g.error();
-  RowTerms t = row_terms(member, e, *g, gw);
+  return dg_terms(member, e, cot, *g, options);
+}
+
+Expected<DgTerms> dg_terms(Member member, const Problem& p, const Cotangents& cot,
+                           const Gradients& grads, ChunkOptions options) {
+  if (Status st = validate(options); !st) return st.error();
+  if (p.shape.qk_heads != p.shape.v_heads) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      "dg_terms: the gradients' problem must have one q/k head per value head",
+                      "qk_heads");
+  }
+  const std::int64_t gw = gate_width(traits(member).gate, p.shape.key_dim);
+  if (gw == 0) return DgTerms{};
+  const Problem& e = p;
+  RowTerms t = row_terms(member, e, grads, gw);
   add_boundary_terms(member, p, cot, gw, options.chunk_size, t);
   DgTerms out{std::vector<double>(t.sum.size()), std::move(t.sum)};
   for (std::size_t i = 0; i < out.scale.size(); ++i)

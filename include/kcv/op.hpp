@@ -7,6 +7,7 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -102,5 +103,9 @@ Expected<std::map<std::string, int64_t>> bind_sizes(const OpSignature& sig,
                                                     std::span<const HostTensor> inputs);
 /// Names of all ops, in registry order (for messages: "unknown op 'x' (known: ...)").
 std::vector<std::string> op_names();
+/// Adds an op defined outside the oracle module (the GLR ops, kcv/glr/verify.hpp) to the
+/// registry: find_op, all_ops and candidate loading see it from then on. An error when the name
+/// is empty or taken.
+[[nodiscard]] Status register_op(std::unique_ptr<Op> op);
 
 }  // namespace kcv

@@ -4,7 +4,10 @@
 // Executor (in-process, forked or worker) running the Candidate. verify() assembles these three.
 #pragma once
 
+#include <functional>
+#include <map>
 #include <optional>
+#include <string>
 
 #include "kcv/candidate.hpp"
 #include "kcv/executor.hpp"
@@ -46,11 +49,20 @@ class OpOracle final : public Oracle {
   Contract contract_;
 };
 
+/// How an ExecutorRunner calls, beyond the probe: parameters that come from the probe rather than
+/// the contract (a GLR probe's scale and layout), and the forked executor's deadline per call.
+struct CallPolicy {
+  /// Added to (and overriding) the op's merged parameters for every call of a probe; may be empty.
+  std::function<std::map<std::string, double>(const Probe&)> probe_params;
+  int timeout_ms = CallOptions{}.timeout_ms;
+};
+
 /// A Candidate called through an Executor, one call per (launch config, repetition), then the
 /// concurrent calls; each call with its own sentinel and guard seeds.
 class ExecutorRunner final : public CandidateRunner {
  public:
-  ExecutorRunner(Candidate& candidate, Executor& executor, std::optional<ResourceReport> resources);
+  ExecutorRunner(Candidate& candidate, Executor& executor, std::optional<ResourceReport> resources,
+                 CallPolicy policy = {});
   std::string_view name() const override;
   ProbeOutcome run(const Probe& probe, const ProbeInputs& inputs,
                    const Contract& contract) override;
@@ -60,6 +72,7 @@ class ExecutorRunner final : public CandidateRunner {
   Candidate& candidate_;
   Executor& executor_;
   std::optional<ResourceReport> resources_;
+  CallPolicy policy_;
 };
 
 /// SplitMix64 finaliser: independent seeds from (seed, salt).

@@ -89,6 +89,12 @@ struct Probe {
   int concurrency = 1;                     // calls running at once on separate buffers
   bool randomize_guards = false;           // RES-01: guard contents differ between calls
   std::vector<int> autotune_configs;       // ORD-03 of a module: one call per forced Triton config
+  /// Lengths of the sequences packed along a varlen dimension (a GLR probe's cu_seqlens as
+  /// lengths); empty when the problem has none.
+  std::vector<int64_t> segments;
+  /// Named choices a probe source needs beyond sizes and distributions (a GLR probe's member,
+  /// precision grade, decay regime, state layout); empty for registered ops and modules.
+  std::map<std::string, std::string> tags;
   bool operator==(const Probe&) const = default;
 };
 

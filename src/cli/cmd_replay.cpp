@@ -14,6 +14,7 @@
 #include "cli/python_env.hpp"
 #include "cli/tools.hpp"
 #include "kcv/audit.hpp"
+#include "kcv/glr/verify.hpp"
 #include "kcv/kernelbench.hpp"
 #include "kcv/report.hpp"
 #include "kcv/verify.hpp"
@@ -54,6 +55,7 @@ void configure_replay(CLI::App& cmd, CliOptions& o) {
   cmd.add_option("--op", o.op, "pick the kernel implementing this op when KERNEL is not given");
   cmd.add_option("--executor", o.executor, "forked or in-process")->capture_default_str();
   cmd.add_flag("--color", o.color, "colour the verdict (ANSI)");
+  add_glr_run_options(cmd, o);
 }
 
 namespace {
@@ -147,7 +149,9 @@ ExitStatus run_replay(const CliOptions& o) {
   const Contract contract = effective_contract(*candidate, profile);
   fmt::print("replaying {} on {} (probe: {})\n", gate_code(probe.gate), candidate->name(),
              probe.label);
-  GateResult result = run_probe(*candidate, *executor, probe, contract);
+  GateResult result = glr::member_of_op(candidate->op())
+                          ? glr::run_probe(*candidate, *executor, probe, contract, glr_options(o))
+                          : run_probe(*candidate, *executor, probe, contract);
   const Verdict verdict = result.verdict;
   fmt::print("{}", render_table(single_gate_report(*candidate, contract, probe, *executor,
                                                    std::move(result)),

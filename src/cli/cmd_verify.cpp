@@ -3,7 +3,10 @@
 // write JSON/JUnit reports, exit 0 (all passed) or 1. --kernel takes a name or a glob
 // ("control.*"), so one command can verify a whole library; every matched kernel is verified
 // and reported, and the exit code covers them all. --executor worker runs each kernel in its
-// own kcv-worker process (docs/06_worker_protocol.md), started before its gates run.
+// own kcv-worker process (docs/06_worker_protocol.md), started before its gates run. A kernel
+// of a GLR op (glr.gdn, ...) runs the GLR plans of kcv/glr/verify.hpp through the same
+// pipeline, once per --grade; its reports print and serialise like any other. --json and
+// --junit are rewritten after every report, so a run stopped at a deadline keeps what finished.
 #include <fnmatch.h>
 #include <unistd.h>
 
@@ -14,6 +17,7 @@
 #include "cli/cli_error.hpp"
 #include "cli/common.hpp"
 #include "cli/tools.hpp"
+#include "kcv/glr/verify.hpp"
 #include "kcv/report.hpp"
 #include "kcv/verify.hpp"
 #include "kcv/worker.hpp"
@@ -67,15 +71,26 @@ std::unique_ptr<Executor> worker_for(const std::string& path, const std::string&
   return executor;
 }
 
-VerifyReport verify_one(const CliOptions& o, const std::string& path, const std::string& kernel,
-                        VerifyOptions options, Executor* shared_executor) {
+std::vector<VerifyReport> verify_one(const CliOptions& o, const std::string& path,
+                                     const std::string& kernel, VerifyOptions options,
+                                     Executor* shared_executor) {
   std::unique_ptr<Candidate> candidate = unwrap(load_shared_library_candidate(path, kernel, o.op));
   options.replay_candidate = path + ":" + candidate->name();
   std::unique_ptr<Executor> own = shared_executor ? nullptr : worker_for(path, candidate->name());
   Executor& executor = shared_executor ? *shared_executor : *own;
-  VerifyReport report = unwrap(verify(*candidate, executor, options));
+  std::vector<VerifyReport> reports;
+  if (glr::member_of_op(candidate->op())) {
+    reports = unwrap(glr::verify(*candidate, executor, options, glr_options(o)));
+  } else {
+    reports.push_back(unwrap(verify(*candidate, executor, options)));
+  }
   if (options.progress) fmt::print(stderr, "\r\033[K");
-  return report;
+  return reports;
+}
+
+void write_reports(const CliOptions& o, const std::vector<VerifyReport>& reports) {
+  if (!o.json_path.empty()) write_text_file(o.json_path, render_json(reports), "--json");
+  if (!o.junit_path.empty()) write_text_file(o.junit_path, render_junit(reports), "--junit");
 }
 
 }  // namespace
@@ -95,6 +110,18 @@ void configure_verify(CLI::App& cmd, CliOptions& o) {
   cmd.add_option("--resources", o.resources_path, "ptxas -v log, cuobjdump output or PTX for RES-02");
   cmd.add_flag("--list", o.list, "list the library's kernels and exit");
   cmd.add_flag("--color", o.color, "colour the verdicts (ANSI)");
+  cmd.add_option("--grade", o.grades,
+                 "GLR ops: precision grades to judge under, comma-separated (fp32, bf16)")
+      ->capture_default_str();
+  cmd.add_option("--glr-cases", o.glr_cases,
+                 "GLR ops: CMP-01 case list, small (CPU emulation) or full (T up to 32768)")
+      ->capture_default_str();
+  cmd.add_option("--max-tokens", o.max_tokens,
+                 "GLR ops: probe budget; probes with more tokens are refused (0: none)")
+      ->capture_default_str();
+  cmd.add_option("--runs", o.runs, "GLR ops: ORD-02 repetitions of forward + backward")
+      ->capture_default_str();
+  add_glr_run_options(cmd, o);
 }
 
 ExitStatus run_verify(const CliOptions& o) {
@@ -106,13 +133,15 @@ ExitStatus run_verify(const CliOptions& o) {
   std::unique_ptr<Executor> executor = o.executor == "worker" ? nullptr : make_executor(o.executor);
   std::vector<VerifyReport> reports;
   for (const std::string& kernel : pick_kernels(o, path)) {
-    reports.push_back(verify_one(o, path, kernel, options, executor.get()));
-    if (reports.size() > 1) fmt::print("\n");
-    fmt::print("{}", render_table(reports.back(), o.color));
-    std::fflush(stdout);
+    for (VerifyReport& r : verify_one(o, path, kernel, options, executor.get())) {
+      if (!reports.empty()) fmt::print("\n");
+      fmt::print("{}", render_table(r, o.color));
+      std::fflush(stdout);
+      reports.push_back(std::move(r));
+      write_reports(o, reports);
+    }
   }
-  if (!o.json_path.empty()) write_text_file(o.json_path, render_json(reports), "--json");
-  if (!o.junit_path.empty()) write_text_file(o.junit_path, render_junit(reports), "--junit");
+  write_reports(o, reports);
   for (const VerifyReport& r : reports) {
     if (!r.passed()) return ExitStatus::kGateFailed;
   }

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "cli/cli_error.hpp"
+#include "kcv/glr/verify.hpp"
 #include "kcv/report.hpp"
 #include "kcv/verify.hpp"
 
@@ -17,7 +18,9 @@ namespace kcv::cli {
 namespace {
 
 constexpr Tool kTools[] = {
-    {"verify", "verify a kernel from a shared library against the twelve gates", configure_verify, run_verify},
+    {"verify",
+     "verify a kernel from a shared library against the twelve gates (GLR ops: their four)",
+     configure_verify, run_verify},
     {"replay", "re-run one failing probe printed by `kcv verify`", configure_replay, run_replay},
     {"calibrate", "run the bundled positive control and red team: the rigor gap in miniature",
      configure_calibrate, run_calibrate},
@@ -41,6 +44,10 @@ std::string failure_message(const CLI::App* /*app*/, const CLI::Error& e) {
 }  // namespace
 
 int run_cli(int argc, char** argv) {
+  if (Status st = glr::register_ops(); !st) {  // the GLR ops join the op registry
+    std::fprintf(stderr, "kcv: internal error: %s\n", st.error().to_string().c_str());
+    return to_int(ExitStatus::kInternal);
+  }
   CliOptions options;
   options.seed = VerifyOptions{}.seed;
   CLI::App app{"kcv: a contract-grade verifier for kernels", "kcv"};

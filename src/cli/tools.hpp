@@ -11,6 +11,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/exit_status.hpp"
+#include "kcv/glr/verify.hpp"
 
 namespace kcv::cli {
 
@@ -39,6 +40,12 @@ struct CliOptions {
   bool list = false;
   bool color = false;
   bool quick = false;
+  std::string grades = "fp32";       // verify (GLR ops): precision grades to judge under
+  std::string glr_cases = "full";    // verify (GLR ops): case list, small or full
+  int64_t max_tokens = 0;            // verify (GLR ops): probe budget in tokens (0: none)
+  int runs = 10;                     // verify (GLR ops): ORD-02 repetitions
+  int threads = 0;                   // verify, replay (GLR ops): reference threads
+  int timeout_s = 600;               // verify, replay (GLR ops): deadline per call
   std::string device = "auto";       // replay --store: where the workers run
   std::string cache_dir;             // replay --store: compile cache (default beside the store)
 };
@@ -70,6 +77,12 @@ void configure_corpus_check(CLI::App& cmd, CliOptions& o);
 ExitStatus run_corpus_check(const CliOptions& o);
 void configure_report(CLI::App& cmd, CliOptions& o);
 ExitStatus run_report(const CliOptions& o);
+
+/// The GLR options of `verify` and `replay` (kcv/glr/verify.hpp), validated: bad grades or case
+/// lists are usage errors naming the flag.
+glr::GlrOptions glr_options(const CliOptions& o);
+/// --threads and --timeout, shared by `verify` and `replay` for GLR ops.
+void add_glr_run_options(CLI::App& cmd, CliOptions& o);
 
 /// Parses argv against kTools and runs the chosen tool; every failure becomes an exit status.
 int run_cli(int argc, char** argv);

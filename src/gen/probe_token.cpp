@@ -255,9 +255,10 @@ std::map<std::string, int64_t> read_sizes(Reader& r, const json& obj) {
 
 Probe read_probe(Reader& r, const json& j) {
   Probe p;
-  if (!r.check_object(j, "", {"gate", "label", "seed", "sizes", "inputs", "injections", "repetitions",
-                              "shift_addresses", "launch_configs", "concurrency", "randomize_guards",
-                              "autotune_configs"})) {
+  if (!r.check_object(j, "",
+                      {"gate", "label", "seed", "sizes", "inputs", "injections", "repetitions",
+                       "shift_addresses", "launch_configs", "concurrency", "randomize_guards",
+                       "autotune_configs", "segments", "tags"})) {
     return p;
   }
   p.gate = r.parsed(parse_gate(r.string(j, "", "gate", true)), "gate", GateId::kCmp01);
@@ -282,6 +283,30 @@ Probe read_probe(Reader& r, const json& j) {
       p.autotune_configs.push_back(static_cast<int>(x.get<int64_t>()));
     }
   }
+  if (const json* v = r.field(j, "", "segments", false); v != nullptr) {
+    if (!v->is_array()) r.fail("segments", "expected an array of positive integers");
+    for (std::size_t k = 0; v->is_array() && k < v->size(); ++k) {
+      const json& x = (*v)[k];
+      if (!x.is_number_integer() || x.get<int64_t>() < 1) {
+        r.fail("segments[" + std::to_string(k) + "]", "expected a positive integer");
+        break;
+      }
+      p.segments.push_back(x.get<int64_t>());
+    }
+  }
+  if (const json* v = r.field(j, "", "tags", false); v != nullptr) {
+    if (!v->is_object()) {
+      r.fail("tags", "expected an object of strings");
+      return p;
+    }
+    for (const auto& item : v->items()) {
+      if (!item.value().is_string()) {
+        r.fail("tags." + item.key(), "expected a string");
+        break;
+      }
+      p.tags[item.key()] = item.value().get<std::string>();
+    }
+  }
   return p;
 }
 
@@ -304,6 +329,11 @@ std::string probe_to_token(const Probe& p) {
   j["concurrency"] = p.concurrency;
   j["randomize_guards"] = p.randomize_guards;
   if (!p.autotune_configs.empty()) j["autotune_configs"] = p.autotune_configs;  // module probes only
+  if (!p.segments.empty()) j["segments"] = p.segments;                          // GLR probes only
+  if (!p.tags.empty()) {
+    j["tags"] = ordered_json::object();
+    for (const auto& [name, value] : p.tags) j["tags"][name] = value;  // sorted: stable
+  }
   return j.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 

@@ -2,8 +2,10 @@
 // The one registry of oracle ops (built once, on first use, in op-table order) and the public
 // helpers that resolve a contract against a signature. Dtype lists in a contract may be shorter
 // than the op's tensor list: missing entries repeat the last one given, so ["f16"] means every
-// input is f16 (weights and biases included).
+// input is f16 (weights and biases included). Ops of a library outside this module (the GLR
+// ops of glr/verify) join through register_op, after the built-in ones; they are never removed.
 #include <algorithm>
+#include <mutex>
 
 #include "kcv/op.hpp"
 #include "oracle/families.hpp"
@@ -24,6 +26,26 @@ const oracle::OpList& registry() {
     return ops;
   }();
   return kOps;
+}
+
+// Ops registered at run time, in registration order. Never shrinks, so pointers stay valid.
+struct Registered {
+  std::mutex mutex;
+  std::vector<std::unique_ptr<Op>> ops;
+};
+
+Registered& registered() {
+  static Registered r;
+  return r;
+}
+
+std::vector<const Op*> every_op() {
+  std::vector<const Op*> out;
+  for (const auto& op : registry()) out.push_back(op.get());
+  Registered& r = registered();
+  const std::lock_guard lock(r.mutex);
+  for (const auto& op : r.ops) out.push_back(op.get());
+  return out;
 }
 
 std::vector<DType> resolve(const std::vector<DType>& given, std::size_t n, DType fallback) {
@@ -55,22 +77,31 @@ std::vector<std::optional<double>> Op::evaluate_exact_many(std::span<const HostT
 }
 
 const Op* find_op(std::string_view name) {
-  for (const auto& op : registry()) {
-    if (op->signature().name == name) return op.get();
+  for (const Op* op : every_op()) {
+    if (op->signature().name == name) return op;
   }
   return nullptr;
 }
 
-std::vector<const Op*> all_ops() {
-  std::vector<const Op*> out;
-  for (const auto& op : registry()) out.push_back(op.get());
-  return out;
-}
+std::vector<const Op*> all_ops() { return every_op(); }
 
 std::vector<std::string> op_names() {
   std::vector<std::string> out;
-  for (const auto& op : registry()) out.push_back(op->signature().name);
+  for (const Op* op : every_op()) out.push_back(op->signature().name);
   return out;
+}
+
+Status register_op(std::unique_ptr<Op> op) {
+  if (op == nullptr) return make_error(ErrorCode::kInvalidArgument, "register_op: no op");
+  const std::string name = op->signature().name;
+  if (name.empty()) return make_error(ErrorCode::kInvalidArgument, "register_op: op has no name");
+  if (find_op(name) != nullptr) {
+    return make_error(ErrorCode::kInvalidArgument, "register_op: op '" + name + "' exists");
+  }
+  Registered& r = registered();
+  const std::lock_guard lock(r.mutex);
+  r.ops.push_back(std::move(op));
+  return {};
 }
 
 Shape shape_of(const TensorSig& sig, const std::map<std::string, int64_t>& sizes) {

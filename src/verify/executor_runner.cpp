@@ -16,11 +16,16 @@ uint64_t mix_seed(uint64_t seed, uint64_t salt) {
 namespace {
 
 CallOptions call_options(const Probe& probe, const Contract& contract, const Candidate& candidate,
-                         const LaunchConfig& launch, int repetition, uint64_t call_index) {
+                         const CallPolicy& policy, const LaunchConfig& launch, int repetition,
+                         uint64_t call_index) {
   CallOptions opts;
   opts.launch = launch;
   if (const Op* op = find_op(candidate.op()); op != nullptr)
     opts.params = merged_params(op->signature(), contract);
+  if (policy.probe_params) {
+    for (const auto& [name, value] : policy.probe_params(probe)) opts.params[name] = value;
+  }
+  opts.timeout_ms = policy.timeout_ms;
   opts.sentinel_seed = mix_seed(probe.seed, 2 * call_index);
   opts.address_shift = probe.shift_addresses ? repetition * 16 + 16 : 0;
   opts.randomize_guards = probe.randomize_guards;
@@ -31,8 +36,11 @@ CallOptions call_options(const Probe& probe, const Contract& contract, const Can
 }  // namespace
 
 ExecutorRunner::ExecutorRunner(Candidate& candidate, Executor& executor,
-                               std::optional<ResourceReport> resources)
-    : candidate_(candidate), executor_(executor), resources_(std::move(resources)) {}
+                               std::optional<ResourceReport> resources, CallPolicy policy)
+    : candidate_(candidate),
+      executor_(executor),
+      resources_(std::move(resources)),
+      policy_(std::move(policy)) {}
 
 std::string_view ExecutorRunner::name() const { return executor_.name(); }
 
@@ -44,14 +52,16 @@ ProbeOutcome ExecutorRunner::run(const Probe& probe, const ProbeInputs& inputs,
   uint64_t call_index = 0;
   for (const LaunchConfig& launch : configs) {
     for (int r = 0; r < std::max(1, probe.repetitions); ++r) {
-      const CallOptions opts = call_options(probe, contract, candidate_, launch, r, call_index++);
+      const CallOptions opts =
+          call_options(probe, contract, candidate_, policy_, launch, r, call_index++);
       outcome.calls.push_back(executor_.run(candidate_, inputs.tensors, inputs.outputs, opts));
     }
   }
   if (probe.concurrency > 1) {
     std::vector<CallOptions> all;
     for (int i = 0; i < probe.concurrency; ++i) {
-      all.push_back(call_options(probe, contract, candidate_, configs.front(), i, call_index++));
+      all.push_back(
+          call_options(probe, contract, candidate_, policy_, configs.front(), i, call_index++));
     }
     for (auto& rec : executor_.run_concurrently(candidate_, inputs.tensors, inputs.outputs, all)) {
       outcome.calls.push_back(std::move(rec));

@@ -4,13 +4,16 @@
 # JUnit reports; running that exact line (it is shell-quoted) reproduces the failure: exit 1 and
 # "reproduced". The same probe run on a correct kernel of the same op passes, and replay says
 # loudly that the failure did NOT reproduce (exit 3).
-#   replay_roundtrip.sh KCV LIB KERNEL CORRECT_KERNEL WORKDIR
+#   replay_roundtrip.sh KCV LIB KERNEL CORRECT_KERNEL WORKDIR [VERIFY_ARG...]
+# Extra arguments go to `kcv verify` (a GLR kernel's case list and gates, say).
 set -u
 kcv=$1 lib=$2 kernel=$3 correct=$4 work=$5
+shift 5
+extra=("$@")
 rm -rf "$work" && mkdir -p "$work"
 die() { echo "FAILED: $*"; for f in "$work"/*.txt; do echo "--- $f"; cat "$f"; done; exit 1; }
 
-"$kcv" verify --candidate "$lib" --kernel "$kernel" --no-large \
+"$kcv" verify --candidate "$lib" --kernel "$kernel" --no-large "${extra[@]}" \
   --json "$work/report.json" --junit "$work/report.xml" >"$work/verify.txt" 2>&1
 rc=$?
 [[ $rc == 1 ]] || die "kcv verify exited $rc, expected 1"

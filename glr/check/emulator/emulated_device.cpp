@@ -135,7 +135,7 @@ DeviceTensor tensor(const char* name, gpu::DType dtype, const Buffer& b) {
 
 Expected<DeviceResults> run_emulated(const HostInputs& in, int threads_per_cta) {
   const EmulatedLaunch launch{threads_per_cta};
-  const Shape& s = in.problem.shape;
+  const Shape& s = in.shape;
   const MemberTraits tr = traits(in.member);
   const std::size_t g_bytes = in.cfg.gate_dtype == gpu::DType::kFloat32 ? 4 : 2;
   const std::size_t b_bytes = in.cfg.beta_dtype == gpu::DType::kFloat32 ? 4 : 2;

@@ -89,6 +89,11 @@ struct DgTerms {
 };
 [[nodiscard]] Expected<DgTerms> dg_terms(Member member, const Problem& p, const Cotangents& cot,
                                          ChunkOptions options = {});
+/// The same from the gradients `grads` of chunked_backward on `p` itself, for a caller that has
+/// them already (one backward instead of two). @pre p.shape.qk_heads == p.shape.v_heads (a
+/// problem with q, k per value head, e.g. one (sequence, value head) slice).
+[[nodiscard]] Expected<DgTerms> dg_terms(Member member, const Problem& p, const Cotangents& cot,
+                                         const Gradients& grads, ChunkOptions options = {});
 
 /// σ of every element of o and of the final state (in p.layout) under the declared roundings of
 /// the contract's forward products and state carry (all zero for the fp32 grade).

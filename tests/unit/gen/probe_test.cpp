@@ -59,6 +59,8 @@ Probe rich_probe() {
   p.launch_configs = {{0, 1}, {64, 2}, {1024, 4}};
   p.concurrency = 3;
   p.randomize_guards = true;
+  p.segments = {1, 150, 7};
+  p.tags = {{"grade", "bf16"}, {"member", "gdn"}};
   return p;
 }
 
@@ -118,6 +120,9 @@ TEST(ProbeToken, RejectsMalformedTokensNamingTheField) {
        "injections[0].value"},
       {R"({"gate":"CMP-01","seed":1,"sizes":{},"inputs":[],"shift_addresses":1})", "shift_addresses"},
       {R"({"gate":"CMP-01","seed":1,"sizes":{},"inputs":{}})", "inputs"},
+      {R"({"gate":"CMP-01","seed":1,"sizes":{},"inputs":[],"segments":[3,0]})", "segments[1]"},
+      {R"({"gate":"CMP-01","seed":1,"sizes":{},"inputs":[],"tags":{"grade":16}})", "tags.grade"},
+      {R"({"gate":"CMP-01","seed":1,"sizes":{},"inputs":[],"tags":["fp32"]})", "tags"},
   };
   for (const BadToken& c : cases) {
     const Expected<Probe> p = probe_from_token(c.token);

@@ -23,6 +23,27 @@ TEST(OracleRegistry, HoldsEveryOpOfTheTable) {
   EXPECT_EQ(find_op("softmax_v2"), nullptr);
 }
 
+// The success path (an op of another library joins find_op and all_ops) is tested where such ops
+// exist (glr/verify/tests/case_test.cpp): registering one here would reach the property tests
+// that run every op when this binary runs whole.
+TEST(OracleRegistry, RegisterOpRefusesNoOpAndATakenName) {
+  EXPECT_FALSE(register_op(nullptr).ok());
+  const auto* softmax = find_op("softmax");
+  struct Copy final : Op {
+    explicit Copy(const Op& o) : of(o) {}
+    const OpSignature& signature() const override { return of.signature(); }
+    OracleResult evaluate(std::span<const HostTensor> in, const Contract& c) const override {
+      return of.evaluate(in, c);
+    }
+    const Op& of;
+  };
+  const Status taken = register_op(std::make_unique<Copy>(*softmax));
+  ASSERT_FALSE(taken.ok());
+  EXPECT_NE(taken.error().message.find("'softmax' exists"), std::string::npos);
+  EXPECT_EQ(find_op("softmax"), softmax);
+  EXPECT_EQ(op_names().size(), all_ops().size());
+}
+
 TEST(OracleRegistry, SignaturesFollowTheTable) {
   const OpSignature& ln = find_op("layernorm")->signature();
   ASSERT_EQ(ln.inputs.size(), 3u);

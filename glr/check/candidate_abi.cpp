@@ -1,0 +1,193 @@
+// File: glr/check/candidate_abi.cpp
+// The kcv_tensor <-> HostInputs / DeviceResults conversions of candidate_abi.hpp.
+#include "check/candidate_abi.hpp"
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <exception>
+#include <string_view>
+
+namespace kcv::glr::check {
+namespace {
+
+Error bad(const std::string& what) {
+  return make_error(ErrorCode::kInvalidArgument, what, "glr candidate");
+}
+
+std::int64_t numel(const kcv_tensor& t) {
+  std::int64_t n = 1;
+  for (int d = 0; d < t.ndim; ++d) n *= t.shape[d];
+  return n;
+}
+
+bool contiguous(const kcv_tensor& t) {
+  std::int64_t stride = 1;
+  for (int d = t.ndim - 1; d >= 0; --d) {
+    if (t.shape[d] != 1 && t.strides[d] != stride) return false;
+    stride *= t.shape[d];
+  }
+  return true;
+}
+
+std::size_t element_bytes(int dtype) {
+  switch (dtype) {
+    case KCV_F64:
+    case KCV_I64:
+      return 8;
+    case KCV_F32:
+    case KCV_I32:
+      return 4;
+    case KCV_BOOL:
+      return 1;
+    default:
+      return 2;
+  }
+}
+
+double param(const kcv_call* call, std::string_view name, double fallback) {
+  for (int i = 0; call != nullptr && i < call->n_params; ++i)
+    if (name == call->param_names[i]) return call->param_values[i];
+  return fallback;
+}
+
+template <typename T>
+std::vector<T> copy_of(const kcv_tensor& t) {
+  std::vector<T> out(static_cast<std::size_t>(numel(t) * element_bytes(t.dtype) / sizeof(T)));
+  if (!out.empty()) std::memcpy(out.data(), t.data, out.size() * sizeof(T));
+  return out;
+}
+
+Expected<gpu::DType> gate_dtype(const kcv_tensor& t, const char* name) {
+  if (t.dtype == KCV_F32) return gpu::DType::kFloat32;
+  if (t.dtype == KCV_BF16) return gpu::DType::kBFloat16;
+  return bad(std::string(name) + ": expected fp32 or bf16");
+}
+
+}  // namespace
+
+Expected<HostInputs> host_inputs(Member member, const kcv_tensor* inputs, int n_inputs,
+                                 const kcv_call* call) {
+  const MemberTraits tr = traits(member);
+  const bool gated = tr.gate != GateKind::kNone;
+  const int want = 7 + (gated ? 1 : 0) + (tr.delta_rule ? 1 : 0);
+  if (n_inputs != want)
+    return bad("expected " + std::to_string(want) + " inputs, got " + std::to_string(n_inputs));
+  for (int i = 0; i < n_inputs; ++i)
+    if (!contiguous(inputs[i])) return bad("input " + std::to_string(i) + " is not contiguous");
+  int at = 0;
+  const kcv_tensor& q = inputs[at++];
+  const kcv_tensor& k = inputs[at++];
+  const kcv_tensor& v = inputs[at++];
+  const kcv_tensor* g = gated ? &inputs[at++] : nullptr;
+  const kcv_tensor* beta = tr.delta_rule ? &inputs[at++] : nullptr;
+  const kcv_tensor& h0 = inputs[at++];
+  const kcv_tensor& d_o = inputs[at++];
+  const kcv_tensor& dht = inputs[at++];
+  const kcv_tensor& cu = inputs[at++];
+  if (q.ndim != 3 || v.ndim != 3 || cu.ndim != 1 || cu.dtype != KCV_I64)
+    return bad("q, v must be [T, heads, dim] and cu_seqlens [N + 1] int64");
+  for (const kcv_tensor* t : {&q, &k, &v, &d_o})
+    if (t->dtype != KCV_BF16) return bad("q, k, v and dO must be bf16");
+  if (h0.dtype != KCV_F32 || dht.dtype != KCV_F32) return bad("h0 and dht must be fp32");
+
+  HostInputs in;
+  in.member = member;
+  Shape& s = in.shape;
+  s.tokens = q.shape[0];
+  s.qk_heads = q.shape[1];
+  s.key_dim = q.shape[2];
+  s.v_heads = v.shape[1];
+  s.value_dim = v.shape[2];
+  s.cu_seqlens = copy_of<std::int64_t>(cu);
+  const std::int64_t n = std::ssize(s.cu_seqlens) - 1;
+  if (n < 1 || s.cu_seqlens.front() != 0 || s.cu_seqlens.back() != s.tokens)
+    return bad("cu_seqlens must run from 0 to T");
+  const bool varlen = param(call, "varlen", 1.0) != 0.0;
+  in.dims.qk_heads = s.qk_heads;
+  in.dims.v_heads = s.v_heads;
+  in.dims.key_dim = s.key_dim;
+  in.dims.value_dim = s.value_dim;
+  if (varlen) {
+    in.dims.batch = 1;
+    in.dims.seq_len = s.tokens;
+    in.dims.num_seqs = n;
+    in.cu64 = s.cu_seqlens;
+    if (param(call, "cu_int32", 0.0) != 0.0) {
+      for (std::int64_t x : in.cu64) in.cu32.push_back(static_cast<std::int32_t>(x));
+      in.cfg.cu_seqlens_type = gpu::IndexType::kInt32;
+    }
+  } else {
+    if (s.tokens % n != 0) return bad("varlen = 0 needs N sequences of equal length");
+    in.dims.batch = n;
+    in.dims.seq_len = s.tokens / n;
+  }
+  in.cfg.member = member;
+  const double scale = param(call, "scale", 1.0 / std::sqrt(static_cast<double>(s.key_dim)));
+  in.cfg.scale = static_cast<float>(scale);
+  in.cfg.layout = param(call, "state_v_first", 0.0) != 0.0 ? StateLayout::kVK : StateLayout::kKV;
+  if (g != nullptr) {
+    auto d = gate_dtype(*g, "g");
+    if (!d) return d.error();
+    in.cfg.gate_dtype = *d;
+    in.g = copy_of<std::uint8_t>(*g);
+  }
+  if (beta != nullptr) {
+    auto d = gate_dtype(*beta, "beta");
+    if (!d) return d.error();
+    in.cfg.beta_dtype = *d;
+    in.beta = copy_of<std::uint8_t>(*beta);
+  }
+  in.device_offset = reinterpret_cast<std::uintptr_t>(q.data) / 16 % 8 * 16;
+  in.q = copy_of<std::uint16_t>(q);
+  in.k = copy_of<std::uint16_t>(k);
+  in.v = copy_of<std::uint16_t>(v);
+  in.d_o = copy_of<std::uint16_t>(d_o);
+  in.h0 = copy_of<float>(h0);
+  in.d_final = copy_of<float>(dht);
+  return in;
+}
+
+Status write_outputs(const DeviceResults& results, kcv_tensor* outputs, int n_outputs) {
+  if (n_outputs != std::ssize(results.tensors)) {
+    return bad("expected " + std::to_string(results.tensors.size()) + " outputs, got " +
+               std::to_string(n_outputs));
+  }
+  for (int i = 0; i < n_outputs; ++i) {
+    const DeviceTensor& r = results.tensors[static_cast<std::size_t>(i)];
+    kcv_tensor& t = outputs[i];
+    const int dtype = r.dtype == gpu::DType::kFloat32 ? KCV_F32 : KCV_BF16;
+    const auto bytes = static_cast<std::size_t>(numel(t)) * element_bytes(t.dtype);
+    if (t.dtype != dtype || bytes != r.bytes.size() || !contiguous(t))
+      return bad("output " + r.name + ": dtype, size or layout differs from the kernel's");
+    if (bytes > 0) std::memcpy(t.data, r.bytes.data(), bytes);
+  }
+  return {};
+}
+
+int fail(const kcv_call* call, const std::string& message) {
+  if (call != nullptr && call->error != nullptr && call->error_capacity > 0) {
+    const std::size_t n =
+        std::min(message.size(), static_cast<std::size_t>(call->error_capacity - 1));
+    std::memcpy(call->error, message.data(), n);
+    call->error[n] = '\0';
+  }
+  return 1;
+}
+
+int run_kernel(Member member, const kcv_tensor* inputs, int n_inputs, kcv_tensor* outputs,
+               int n_outputs, const kcv_call* call, const Backend& backend) {
+  try {
+    Expected<HostInputs> in = host_inputs(member, inputs, n_inputs, call);
+    if (!in) return fail(call, in.error().to_string());
+    Expected<DeviceResults> r = backend(*in);
+    if (!r) return fail(call, r.error().to_string());
+    if (Status st = write_outputs(*r, outputs, n_outputs); !st)
+      return fail(call, st.error().to_string());
+    return 0;
+  } catch (const std::exception& e) {
+    return fail(call, std::string("exception: ") + e.what());
+  }
+}
+
+}  // namespace kcv::glr::check

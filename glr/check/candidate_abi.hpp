@@ -1,0 +1,48 @@
+// File: glr/check/candidate_abi.hpp
+// The GLR kernels as kcv candidates (kcv_kernel.h): one kernel per member, implementing the GLR
+// op glr.<member> of kcv/glr/verify.hpp. A call is forward + backward on host tensors, in the
+// op's order:
+//   inputs   q, k [T, H, K] bf16; v [T, HV, V] bf16; g [T, HV(, K)] (gated members) and
+//            beta [T, HV] (delta rule) in fp32 or bf16; h0 [N, HV, K, V] fp32; dO [T, HV, V]
+//            bf16; dht [N, HV, K, V] fp32; cu_seqlens [N + 1] int64
+//   outputs  o, ht, dq, dk, dv, (dg), (dbeta), dh0 in the kernels' dtypes
+//   params   scale (default K^-1/2), varlen (1: cu_seqlens passed, batch 1; 0: a batch of N equal
+//            sequences), cu_int32 (pass cu_seqlens as int32), state_v_first (states [.., V, K])
+// The backend runs the HostInputs: the sm_90a kernels on the GPU (device_run.hpp) or the same
+// stage kernels compiled as host C++ (emulator/). Tensors must be contiguous.
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "check/device_results.hpp"
+#include "check/inputs.hpp"
+#include "kcv/kcv_kernel.h"
+
+namespace kcv::glr::check {
+
+using Backend = std::function<Expected<DeviceResults>(const HostInputs&)>;
+
+/// The call's inputs and parameters as the launcher takes them; an error names the bad tensor.
+[[nodiscard]] Expected<HostInputs> host_inputs(Member member, const kcv_tensor* inputs,
+                                               int n_inputs, const kcv_call* call);
+
+/// Copies the results into the call's output tensors (same count, dtypes and sizes).
+[[nodiscard]] Status write_outputs(const DeviceResults& results, kcv_tensor* outputs,
+                                   int n_outputs);
+
+/// Writes `message` into the call's error buffer; returns 1 (a kernel-reported failure).
+int fail(const kcv_call* call, const std::string& message);
+
+/// host_inputs, backend, write_outputs; 0 on success. Never throws.
+int run_kernel(Member member, const kcv_tensor* inputs, int n_inputs, kcv_tensor* outputs,
+               int n_outputs, const kcv_call* call, const Backend& backend);
+
+/// A kcv_run_fn for member M over the backend function `Run` (HostInputs -> DeviceResults).
+template <Expected<DeviceResults> (*Run)(const HostInputs&), Member M>
+int run_member(const kcv_tensor* in, int32_t n_in, kcv_tensor* out, int32_t n_out,
+               const kcv_call* call) {
+  return run_kernel(M, in, n_in, out, n_out, call, Run);
+}
+
+}  // namespace kcv::glr::check

@@ -1,0 +1,44 @@
+// File: glr/check/candidate_cpu.cpp
+// libkcv_glr_emulated.so: the GLR kernels as a kcv candidate library whose kernels run the sm_90a
+// stage kernels compiled as host C++ (emulator/, one host thread per CTA). The CPU path of the
+// GLR verification: `kcv verify --candidate <this library>` checks the kernels' algebra,
+// indexing, masking and determinism without a GPU. KCV_GLR_CTA_THREADS=256 in the environment
+// runs every CTA on 256 host threads with __syncthreads() as a barrier instead (under
+// ThreadSanitizer a missing barrier is then a reported data race).
+#include <cstdlib>
+
+#include "check/candidate_abi.hpp"
+#include "check/emulator/emulated_device.hpp"
+
+namespace {
+
+using kcv::glr::Member;
+using kcv::glr::check::run_member;
+
+int cta_threads() {
+  const char* v = std::getenv("KCV_GLR_CTA_THREADS");
+  const int n = v == nullptr ? 1 : std::atoi(v);
+  return n >= 1 ? n : 1;
+}
+
+kcv::Expected<kcv::glr::check::DeviceResults> emulate(const kcv::glr::check::HostInputs& in) {
+  return kcv::glr::check::run_emulated(in, cta_threads());
+}
+
+constexpr const char* kContract = R"({"deterministic": true})";
+
+const kcv_kernel kKernels[] = {
+    {"glr.la", "glr.la", kContract, run_member<emulate, Member::kLinearAttention>, nullptr},
+    {"glr.ssd", "glr.ssd", kContract, run_member<emulate, Member::kSimpleGla>, nullptr},
+    {"glr.gla", "glr.gla", kContract, run_member<emulate, Member::kGla>, nullptr},
+    {"glr.deltanet", "glr.deltanet", kContract, run_member<emulate, Member::kDeltaNet>, nullptr},
+    {"glr.gdn", "glr.gdn", kContract, run_member<emulate, Member::kGatedDeltaNet>, nullptr},
+    {"glr.kda", "glr.kda", kContract, run_member<emulate, Member::kKda>, nullptr},
+};
+
+}  // namespace
+
+extern "C" KCV_EXPORT const kcv_kernel* kcv_kernels(int32_t* count) {
+  *count = static_cast<int32_t>(sizeof kKernels / sizeof kKernels[0]);
+  return kKernels;
+}

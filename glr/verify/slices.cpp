@@ -1,0 +1,190 @@
+// File: glr/verify/slices.cpp
+// The fp64 references on a whole GLR problem, sliced into independent (sequence, value head)
+// problems that run on a pool of std::threads: each slice has one sequence, one q/k head (the
+// value head's GVA head) and one value head. dg's terms and the declared-rounding σ are per slice
+// as well (kcv/glr/error_model.hpp computes both per sequence and value head), so they run in
+// the same pass. Results are scattered back serially in value-head order; dq and dk add up over
+// a group's value heads there, as the kernels sum them.
+#include <atomic>
+#include <thread>
+
+#include "glr/verify/internal.hpp"
+#include "kcv/glr/chunked.hpp"
+#include "kcv/glr/oracle.hpp"
+
+namespace kcv::glr::verify_detail {
+namespace {
+
+struct Slice {
+  std::int64_t seq = 0;
+  std::int64_t hv = 0;
+  Data data;
+  Expected<Outputs> fwd = Error{};
+  Expected<Gradients> grads = Error{};
+  Expected<DgTerms> terms = DgTerms{};
+  Expected<ForwardSigma> sigma = ForwardSigma{};
+};
+
+// Copies `width` values per token of head `head` (of `heads`) for tokens [b, e).
+std::vector<double> rows(const std::vector<double>& src, std::int64_t b, std::int64_t e,
+                         std::int64_t heads, std::int64_t head, std::int64_t width) {
+  std::vector<double> out;
+  if (src.empty() || width == 0) return out;
+  out.reserve(static_cast<std::size_t>((e - b) * width));
+  for (std::int64_t t = b; t < e; ++t)
+    for (std::int64_t x = 0; x < width; ++x) out.push_back(src[(t * heads + head) * width + x]);
+  return out;
+}
+
+std::vector<double> state_block(const std::vector<double>& src, const Shape& s, std::int64_t n,
+                                std::int64_t hv) {
+  if (src.empty()) return {};
+  const std::int64_t kv = s.key_dim * s.value_dim;
+  const auto first = src.begin() + (n * s.v_heads + hv) * kv;
+  return std::vector<double>(first, first + kv);
+}
+
+Slice make_slice(Member member, const Data& d, std::int64_t n, std::int64_t hv) {
+  const Problem& p = d.problem;
+  const Shape& s = p.shape;
+  const std::int64_t b = s.seq_begin(n);
+  const std::int64_t e = s.seq_end(n);
+  const std::int64_t h = hv / (s.v_heads / s.qk_heads);
+  const std::int64_t gw = gate_width(traits(member).gate, s.key_dim);
+  Slice sl;
+  sl.seq = n;
+  sl.hv = hv;
+  Problem& q = sl.data.problem;
+  q.shape.tokens = e - b;
+  q.shape.key_dim = s.key_dim;
+  q.shape.value_dim = s.value_dim;
+  q.q = rows(p.q, b, e, s.qk_heads, h, s.key_dim);
+  q.k = rows(p.k, b, e, s.qk_heads, h, s.key_dim);
+  q.v = rows(p.v, b, e, s.v_heads, hv, s.value_dim);
+  q.g = rows(p.g, b, e, s.v_heads, hv, gw);
+  q.beta = rows(p.beta, b, e, s.v_heads, hv, 1);
+  q.h0 = state_block(p.h0, s, n, hv);
+  q.scale = p.scale;
+  q.layout = p.layout;
+  sl.data.cot.d_o = rows(d.cot.d_o, b, e, s.v_heads, hv, s.value_dim);
+  sl.data.cot.d_final_state = state_block(d.cot.d_final_state, s, n, hv);
+  return sl;
+}
+
+// Writes (or adds) a slice's per-token rows back into the full tensor.
+void scatter(const std::vector<double>& src, std::vector<double>& dst, std::int64_t b,
+             std::int64_t e, std::int64_t heads, std::int64_t head, std::int64_t width, bool add) {
+  if (src.empty() || width == 0) return;
+  std::size_t i = 0;
+  for (std::int64_t t = b; t < e; ++t)
+    for (std::int64_t x = 0; x < width; ++x) {
+      double& d = dst[(t * heads + head) * width + x];
+      d = add ? d + src[i] : src[i];
+      ++i;
+    }
+}
+
+void scatter_state(const std::vector<double>& src, std::vector<double>& dst, const Shape& s,
+                   std::int64_t n, std::int64_t hv) {
+  const std::int64_t kv = s.key_dim * s.value_dim;
+  for (std::int64_t i = 0; i < kv && i < std::ssize(src); ++i)
+    dst[(n * s.v_heads + hv) * kv + i] = src[i];
+}
+
+void run_slice(Member member, Slice& sl, Reference which, bool dg_scale, bool sigma) {
+  const Data& d = sl.data;
+  if (which == Reference::kTokenSerial) {
+    sl.fwd = oracle_forward(member, d.problem);
+    sl.grads = oracle_backward(member, d.problem, d.cot);
+    return;
+  }
+  sl.fwd = chunked_forward(member, d.problem);
+  sl.grads = chunked_backward(member, d.problem, d.cot);
+  if (dg_scale && sl.grads) sl.terms = dg_terms(member, d.problem, d.cot, *sl.grads);
+  if (sigma) sl.sigma = declared_rounding_sigma(member, d.problem, contract_for(Grade::kBf16));
+}
+
+Results zero_results(Member member, const Shape& s, bool dg_scale, bool sigma) {
+  const std::int64_t gw = gate_width(traits(member).gate, s.key_dim);
+  const auto zeros = [](std::int64_t n) {
+    return std::vector<double>(static_cast<std::size_t>(n));
+  };
+  Results r;
+  r.fwd.o = zeros(s.v_size());
+  r.fwd.final_state = zeros(s.state_size());
+  r.grads.dq = zeros(s.qk_size());
+  r.grads.dk = zeros(s.qk_size());
+  r.grads.dv = zeros(s.v_size());
+  r.grads.dg = zeros(s.tokens * s.v_heads * gw);
+  r.grads.dbeta = zeros(traits(member).delta_rule ? s.tokens * s.v_heads : 0);
+  r.grads.dh0 = zeros(s.state_size());
+  if (dg_scale && gw > 0) r.dg_scale = zeros(s.tokens * s.v_heads * gw);
+  if (sigma) r.sigma = ForwardSigma{zeros(s.v_size()), zeros(s.state_size())};
+  return r;
+}
+
+}  // namespace
+
+Expected<Results> run_sliced(Member member, const Data& d, Reference which, bool dg_scale,
+                             bool sigma, int threads) {
+  if (Status st = validate(member, d.problem); !st) return st.error();
+  if (Status st = validate(d.problem, d.cot); !st) return st.error();
+  const Shape& s = d.problem.shape;
+  std::vector<Slice> slices;
+  for (std::int64_t n = 0; n < s.sequences(); ++n)
+    for (std::int64_t hv = 0; hv < s.v_heads; ++hv) slices.push_back(make_slice(member, d, n, hv));
+  std::atomic<std::size_t> next{0};
+  const auto work = [&] {
+    for (std::size_t i = next++; i < slices.size(); i = next++)
+      run_slice(member, slices[i], which, dg_scale, sigma);
+  };
+  const int pool_size = std::max(
+      1, std::min(threads > 0 ? threads : static_cast<int>(std::thread::hardware_concurrency()),
+                  static_cast<int>(slices.size())));
+  std::vector<std::thread> pool;
+  for (int t = 1; t < pool_size; ++t) pool.emplace_back(work);
+  work();
+  for (std::thread& t : pool) t.join();
+
+  const std::int64_t gw = gate_width(traits(member).gate, s.key_dim);
+  Results r = zero_results(member, s, dg_scale, sigma);
+  for (const Slice& sl : slices) {  // value-head order within each sequence
+    if (!sl.fwd) return sl.fwd.error();
+    if (!sl.grads) return sl.grads.error();
+    if (!sl.terms) return sl.terms.error();
+    if (!sl.sigma) return sl.sigma.error();
+    const std::int64_t b = s.seq_begin(sl.seq);
+    const std::int64_t e = s.seq_end(sl.seq);
+    const std::int64_t h = sl.hv / (s.v_heads / s.qk_heads);
+    scatter(sl.fwd->o, r.fwd.o, b, e, s.v_heads, sl.hv, s.value_dim, false);
+    scatter_state(sl.fwd->final_state, r.fwd.final_state, s, sl.seq, sl.hv);
+    scatter(sl.grads->dq, r.grads.dq, b, e, s.qk_heads, h, s.key_dim, true);
+    scatter(sl.grads->dk, r.grads.dk, b, e, s.qk_heads, h, s.key_dim, true);
+    scatter(sl.grads->dv, r.grads.dv, b, e, s.v_heads, sl.hv, s.value_dim, false);
+    scatter(sl.grads->dg, r.grads.dg, b, e, s.v_heads, sl.hv, gw, false);
+    scatter(sl.grads->dbeta, r.grads.dbeta, b, e, s.v_heads, sl.hv, 1, false);
+    scatter_state(sl.grads->dh0, r.grads.dh0, s, sl.seq, sl.hv);
+    if (!r.dg_scale.empty())
+      scatter(sl.terms->scale, r.dg_scale, b, e, s.v_heads, sl.hv, gw, false);
+    if (sigma) {
+      scatter(sl.sigma->o, r.sigma.o, b, e, s.v_heads, sl.hv, s.value_dim, false);
+      scatter_state(sl.sigma->final_state, r.sigma.final_state, s, sl.seq, sl.hv);
+    }
+  }
+  return r;
+}
+
+std::vector<NamedOutput> outputs_of(Member member, const Results& r) {
+  const MemberTraits tr = traits(member);
+  std::vector<NamedOutput> out = {{"o", Output::kO, &r.fwd.o},
+                                  {"ht", Output::kFinalState, &r.fwd.final_state},
+                                  {"dq", Output::kDq, &r.grads.dq},
+                                  {"dk", Output::kDk, &r.grads.dk},
+                                  {"dv", Output::kDv, &r.grads.dv}};
+  if (tr.gate != GateKind::kNone) out.push_back({"dg", Output::kDg, &r.grads.dg});
+  if (tr.delta_rule) out.push_back({"dbeta", Output::kDbeta, &r.grads.dbeta});
+  out.push_back({"dh0", Output::kDh0, &r.grads.dh0});
+  return out;
+}
+
+}  // namespace kcv::glr::verify_detail

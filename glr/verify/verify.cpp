@@ -1,0 +1,166 @@
+// File: glr/verify/verify.cpp
+// The GLR ops in the op registry, and verify() / run_probe() for their candidates: the
+// pipeline's run_pipeline and judge_probe with GlrProbes, GlrOracle and an ExecutorRunner. One
+// GlrOracle serves every grade of a candidate, so the fp64 reference of a case runs once.
+#include "kcv/glr/verify.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "glr/verify/internal.hpp"
+#include "kcv/rng.hpp"
+
+namespace kcv::glr {
+namespace {
+
+constexpr int kShrinkRuns = 64;
+
+/// A GLR op as the registry sees it. evaluate() is GlrOracle's, for a case read from the
+/// inputs' shapes and cu_seqlens under the fp32 grade (params: scale is K^-1/2, state_v_first).
+class GlrOp final : public Op {
+ public:
+  explicit GlrOp(Member m) : member_(m) {}
+  const OpSignature& signature() const override { return glr::signature(member_); }
+
+  OracleResult evaluate(std::span<const HostTensor> inputs,
+                        const Contract& contract) const override {
+    OracleResult bad;
+    const auto at = [&](const char* name) -> const HostTensor* {
+      const int i = input_index(member_, name);
+      return i < 0 || i >= std::ssize(inputs) ? nullptr : &inputs[static_cast<std::size_t>(i)];
+    };
+    const HostTensor* q = at("q");
+    const HostTensor* v = at("v");
+    const HostTensor* cu = at("cu_seqlens");
+    if (q == nullptr || v == nullptr || cu == nullptr || q->ndim() != 3 || v->ndim() != 3) {
+      bad.refused = "the inputs do not have the GLR op's shapes";
+      return bad;
+    }
+    Case c;
+    c.member = member_;
+    c.qk_heads = q->shape()[1];
+    c.key_dim = q->shape()[2];
+    c.v_heads = v->shape()[1];
+    c.value_dim = v->shape()[2];
+    c.lengths.clear();
+    const std::vector<double> offsets = cu->to_f64();
+    for (std::size_t i = 1; i < offsets.size(); ++i)
+      c.lengths.push_back(static_cast<std::int64_t>(offsets[i] - offsets[i - 1]));
+    if (const HostTensor* g = at("g")) c.gate_bf16 = g->dtype() == DType::kBF16;
+    if (const HostTensor* b = at("beta")) c.beta_f32 = b->dtype() == DType::kF32;
+    const auto vk = contract.params.find("state_v_first");
+    if (vk != contract.params.end() && vk->second != 0) c.layout = StateLayout::kVK;
+    GlrOracle oracle(GlrOptions{});
+    ProbeInputs in;
+    in.tensors.assign(inputs.begin(), inputs.end());
+    auto r = oracle.evaluate(probe_of(c, GateId::kCmp01, ""), in, contract);
+    if (!r) {
+      bad.refused = r.error().to_string();
+      return bad;
+    }
+    return std::move(*r);
+  }
+
+ private:
+  Member member_;
+};
+
+VerifyReport report_of(Candidate& candidate, Executor& executor, const VerifyOptions& options,
+                       Grade grade) {
+  VerifyReport report;
+  report.kernel = fmt::format("{} [{}]", candidate.name(), name(grade));
+  report.op = candidate.op();
+  report.contract = effective_contract(candidate, options.profile);
+  report.seed = options.seed;
+  report.generator_version = kGeneratorVersion;
+  report.executor = std::string(executor.name());
+  return report;
+}
+
+}  // namespace
+
+Status register_ops() {
+  for (Member m : kAllMembers) {
+    if (find_op(op_name(m)) != nullptr) continue;
+    if (Status st = register_op(std::make_unique<GlrOp>(m)); !st) return st;
+  }
+  return {};
+}
+
+CallPolicy call_policy(const GlrOptions& options) {
+  CallPolicy policy;
+  policy.timeout_ms = options.timeout_ms;
+  policy.probe_params = [](const Probe& p) {
+    std::map<std::string, double> params;
+    auto c = case_of(p);
+    if (!c) return params;
+    params["scale"] = c->scale();
+    params["varlen"] = c->packing == Packing::kBatch ? 0.0 : 1.0;
+    params["cu_int32"] = c->packing == Packing::kVarlenI32 ? 1.0 : 0.0;
+    params["state_v_first"] = c->layout == StateLayout::kVK ? 1.0 : 0.0;
+    return params;
+  };
+  return policy;
+}
+
+Expected<std::vector<VerifyReport>> verify(Candidate& candidate, Executor& executor,
+                                           const VerifyOptions& options, const GlrOptions& glr) {
+  const std::optional<Member> member = member_of_op(candidate.op());
+  if (!member) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      fmt::format("'{}' is not a GLR op", candidate.op()), candidate.name());
+  }
+  GlrOracle oracle(glr);
+  ExecutorRunner runner(candidate, executor, options.resources, call_policy(glr));
+  const std::string ref =
+      options.replay_candidate.empty() ? candidate.name() : options.replay_candidate;
+  std::vector<VerifyReport> reports;
+  for (Grade grade : glr.grades) {
+    VerifyReport report = report_of(candidate, executor, options, grade);
+    GlrProbes source(*member, grade, glr);
+    PipelineOptions po;
+    po.seed = options.seed;
+    po.gates = options.gates.empty() ? std::vector<GateId>{GateId::kCmp01, GateId::kOrd02,
+                                                           GateId::kExc01, GateId::kRes02}
+                                     : options.gates;
+    po.profiles = {report.contract.profile};
+    po.shrink = options.shrink;
+    po.shrink_runs = kShrinkRuns;
+    if (options.progress) {
+      po.progress = [&](std::string_view line) {
+        options.progress(fmt::format("{} {}", report.kernel, line));
+      };
+    }
+    PipelineReport pr = run_pipeline(source, oracle, runner, report.contract, po);
+    report.results = std::move(pr.profiles.front().results);
+    for (const GateResult& r : report.results) {
+      if (r.verdict == Verdict::kFail && r.failing_probe)
+        report.replay_lines.push_back(replay_line(ref, *r.failing_probe, options.profile));
+    }
+    reports.push_back(std::move(report));
+  }
+  return reports;
+}
+
+GateResult run_probe(Candidate& candidate, Executor& executor, const Probe& probe,
+                     const Contract& contract, const GlrOptions& glr) {
+  GateResult bad;
+  bad.gate = probe.gate;
+  bad.verdict = Verdict::kError;
+  const std::optional<Member> member = member_of_op(candidate.op());
+  auto c = case_of(probe);
+  if (!member || !c || c->member != *member) {
+    bad.reason = !c ? c.error().to_string()
+                    : fmt::format("the probe is for glr.{}, the candidate implements {}",
+                                  name(c->member), candidate.op());
+    bad.evidence.summary = bad.reason;
+    return bad;
+  }
+  GlrProbes source(*member, c->grade, glr);
+  GlrOracle oracle(glr);
+  ExecutorRunner runner(candidate, executor, std::nullopt, call_policy(glr));
+  return judge_probe(source, oracle, runner, probe, contract);
+}
+
+}  // namespace kcv::glr

@@ -32,7 +32,7 @@ nvcc_bin=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
 jobs=$(nproc 2>/dev/null || echo 8)
 
 {
-  echo "== $(date -u +%FT%TZ) $(uname -m), commit $(git rev-parse --short HEAD 2>/dev/null || echo '?')"
+  echo "== $(date -u +%FT%TZ) $(uname -m)"
   nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm \
     --format=csv,noheader || true
   "$nvcc_bin" --version | tail -2

@@ -187,6 +187,11 @@ CallRecord ModuleRunner::run_plain(const std::vector<HostTensor>& inputs,
 }
 
 Expected<ResourceFacts> ModuleRunner::resources() {
+  if (!resources_) resources_ = describe_resources();
+  return *resources_;
+}
+
+Expected<ResourceFacts> ModuleRunner::describe_resources() {
   auto w = workers_.worker(Role::kCandidate, {});
   if (!w) return ResourceFacts{std::nullopt, "the candidate does not load: " + w.error().message};
   Task t;

@@ -227,6 +227,7 @@ ModuleOutcome verify_module_unguarded(const ModuleRow& row, const ModuleRunOptio
   const auto t1 = Clock::now();
   const Replica replica = run_replica(workers, runner, result.problem, config);
   result.timings["replica"] = seconds_since(t1);
+  if (replica.accepted) (void)runner.resources();  // RES-02's facts, before the probes' clock
   if (replica.accepted) out.replica_verdict = *replica.accepted ? "accepted" : "rejected";
   if (replica.kernel_status) {
     out.status = *replica.kernel_status;

@@ -46,18 +46,32 @@ struct CorpusRow {
   std::optional<double> original_speedup;
   std::optional<std::string> original_hardware;
   std::optional<std::string> contract_json;  // the row's declared contract (docs/01), JSON text
+  /// SHA-256 (hex) of what a verdict judges: reference_code, candidate_code and the contract
+  /// (row_content_hash). The store keeps it with the verdicts, so an edited row is seen.
+  std::string row_hash;
+  int64_t line = 0;  // 1-based line in its file (set by read_corpus)
+  std::string file;  // the file it was read from (set by read_corpus)
 };
 
 /// A line that is not a valid row. `message` names the field ("level: expected an integer").
+/// Every text is valid UTF-8 (bytes that are not are shown as U+FFFD).
 struct RowError {
   std::string file;
   int64_t line = 0;  // 1-based
   std::string id;    // empty when the line has no readable id
   std::string message;
+  std::string corpus;     // the row's own corpus when readable, else the file's stem
+  std::string row_hash;   // SHA-256 (hex) of the line's bytes
+  std::string duplicate;  // "<file>:<line>" of the row that holds the id first; empty otherwise
 };
 
-/// Parses one JSONL line; the error message names the offending field.
+/// Parses one JSONL line; the error message names the offending field. A line that is not
+/// UTF-8 is an error naming the first bad byte and its column.
 Expected<CorpusRow> parse_corpus_row(std::string_view line);
+
+/// The content hash of a row: SHA-256 over reference_code, candidate_code and the contract
+/// (length-prefixed, so no two field splits collide), as 64 hex digits.
+std::string row_content_hash(const CorpusRow& row);
 
 // ---------------------------------------------------------------------------------------------
 // Sharding: row -> shard by FNV-1a (64-bit) of the row id, modulo the shard count.
@@ -73,6 +87,9 @@ uint64_t fnv1a64(std::string_view bytes);
 Expected<Shard> parse_shard(std::string_view text);
 /// The key a row is sharded by: its id, or "<file name>:<line>" for a malformed row without id.
 std::string shard_key(const RowError& e);
+/// The kernel id a malformed row is recorded under: its id; "<file name>:<line>" without one;
+/// "<id>@<file name>:<line>" for a duplicate (the first row keeps the id).
+std::string malformed_kernel_id(const RowError& e);
 
 struct ReadCounts {
   int64_t rows = 0;     // valid rows delivered (in this shard)
@@ -89,6 +106,13 @@ struct CorpusVisitor {
 /// reading continues. Fails only when the file cannot be opened or read.
 Expected<ReadCounts> read_corpus(const std::string& path, const CorpusVisitor& visit,
                                  const Shard& shard = {});
+
+/// read_corpus over several files in order, with one rule across them: an id belongs to the
+/// first line that carries it (valid or malformed); every later line with that id is a RowError
+/// whose `duplicate` names the first ("duplicate id: ..."), never a row. Rows of one id share a
+/// shard, so the rule holds shard by shard.
+Expected<ReadCounts> read_corpora(const std::vector<std::string>& paths, const CorpusVisitor& visit,
+                                  const Shard& shard = {});
 
 // ---------------------------------------------------------------------------------------------
 // Store records
@@ -107,6 +131,9 @@ enum class KernelStatus {
   kBadOutput,       // wrong output count, shape or dtype at the reference shape
   kReferenceError,  // the trusted side failed (a harness failure: never a kernel defect)
   kEnvironment,     // this machine lacks a toolchain, package or device the kernel needs
+  kPoison,          // the orchestrator died while it ran, --max-attempts times: not run again
+  kLoadKilled,      // a worker was killed (SIGKILL) during its load, on the retry too
+  kOutOfMemory,     // killed by the out-of-memory killer, on the retry too
 };
 std::string_view status_name(KernelStatus s);
 Expected<KernelStatus> parse_status(std::string_view name);
@@ -124,6 +151,7 @@ struct KernelInfo {
   std::string op_class;                         // e.g. "elementwise", "reduction", "matmul"
   bool determinism_declared = true;             // ORD-02 counts toward the TF floor only if set
   std::optional<std::string> original_verdict;  // from the corpus row
+  std::string row_hash;                         // CorpusRow::row_hash of the row to judge
 };
 
 KernelInfo kernel_info_from(const CorpusRow& row);
@@ -152,6 +180,7 @@ struct KernelOutcome {
   std::string op_class;                       // from the traced reference, e.g. "reduction"
   std::optional<bool> determinism_declared;   // the contract the verdicts were judged under
   std::string facts_json;                     // the reference's facts (docs/06 §7.2), "{}" if none
+  std::string row_hash;  // the judged row's CorpusRow::row_hash (empty: leave the kernel row's)
 };
 
 struct KernelRow {
@@ -162,6 +191,10 @@ struct KernelRow {
   std::optional<int64_t> run_id;
   int attempts = 0;
   std::string facts_json = "{}";  // the reference's facts the last record() wrote (JSON)
+  std::string row_hash;           // the row the verdicts judged ('' before schema 3)
+  std::string seen_hash;   // the row as a later run read it, when it differs: stale ('' none)
+  bool is_signed = false;  // carries a MAC (final kernels of schema 3)
+  bool stale() const { return !seen_hash.empty() && seen_hash != row_hash; }
 };
 
 struct FailingProbe {
@@ -192,13 +225,38 @@ struct StoreOptions {
   FaultHook fault_hook;  // empty: no faults
   int busy_timeout_ms = 5000;
   bool read_only = false;
+  /// Where the store's key is, as <key_dir>/<store id>.key; empty: mac::default_key_dir()
+  /// ($KCV_KEY_DIR, else ~/.config/kcv/store-keys). Never inside what a candidate can reach.
+  std::string key_dir;
 };
 
-inline constexpr int kStoreSchemaVersion = 2;
+inline constexpr int kStoreSchemaVersion = 3;
+
+/// What verify() found. kVerified: every final kernel carries a MAC under the store's key and
+/// every MAC, the schema and the manifest (which kernels are signed) check. kUnsigned: nothing
+/// is found wrong, but something cannot be checked: final kernels without a MAC (recorded
+/// before schema 3), a store without a key (an older store read as it is), or a store whose key
+/// is not on this machine (`unverified_reason` says which). kFailed: something does not check;
+/// `problems` says what (the first 20). Only kVerified says the rows are the ones kcv wrote.
+struct Integrity {
+  enum class State { kVerified, kUnsigned, kFailed };
+  State state = State::kUnsigned;
+  std::string store_id;  // empty: the store has none (schema < 3)
+  std::string key_file;  // where its key was looked for
+  int64_t signed_kernels = 0;
+  int64_t unsigned_kernels = 0;   // final kernels without a MAC
+  std::string unverified_reason;  // kUnsigned: why the rows cannot be checked
+  std::vector<std::string> problems;
+  int64_t more_problems = 0;  // beyond those listed
+};
+std::string_view integrity_state_name(Integrity::State s);  // verified | unsigned | failed
 
 class Store {
  public:
   /// Opens (creating when absent) and migrates; WAL mode; user_version = kStoreSchemaVersion.
+  /// Opened for writing, the store must verify (verify(): kVerified or kUnsigned) and gets a
+  /// store id and a fresh key file when it has none; read-only, it opens whatever verify()
+  /// would say (the caller asks it). Triggers and views never run on kcv's connections.
   static Expected<Store> open(const std::string& path, StoreOptions options = {});
   Store(Store&&) noexcept;
   Store& operator=(Store&&) noexcept;
@@ -211,8 +269,21 @@ class Store {
   Status enqueue(const std::vector<KernelInfo>& kernels);
   /// Records a malformed corpus row as a final kernel with status `malformed`.
   Status record_malformed(const RowError& error, std::string_view corpus, int64_t run_id);
-  /// pending -> running (attempts + 1). Informational: running kernels are redone on resume.
+  /// pending -> running. attempts counts the runs that started the kernel: + 1 unless this
+  /// run already did. A kernel left running by a run that died is a suspect on resume.
   Status mark_running(std::string_view kernel_id, int64_t run_id);
+  /// A final kernel back to pending, its verdicts deleted (its failing probes kept, to run
+  /// first), to be judged again as the row with `row_hash` (a row edited under the same id, or
+  /// an operator's retry); the manifest follows.
+  Status reset(std::string_view kernel_id, std::string_view row_hash);
+  /// Keeps a final kernel's verdicts but records that the corpus row now hashes to `seen_hash`
+  /// (stale when it differs from the judged row's hash).
+  Status mark_stale(std::string_view kernel_id, std::string_view seen_hash);
+  /// Kernels still running under `run_id` or a later run (the orchestrator processes a
+  /// launcher started) back to pending, their attempt given back: the run is stopped on purpose
+  /// (SIGTERM, SIGINT), or failed around one kernel (`kernel_id`: only that one), not killed by
+  /// a kernel.
+  Status release_running(int64_t run_id, std::string_view kernel_id = {});
   /// Replaces the kernel's verdicts and sets its final status, in one transaction. Failing
   /// probes (verdict fail with a token) are added to failing_probes. Fails when the kernel is
   /// unknown or `outcome.status` is not final.
@@ -231,6 +302,11 @@ class Store {
   Expected<std::vector<std::string>> verdict_generators() const;
   /// "ok" or SQLite's list of problems.
   Expected<std::string> integrity_check() const;
+  /// Schema objects that are not kcv's (a trigger, a view, an unknown table or index) or kcv's
+  /// with another definition; empty when the schema is exactly kcv's.
+  Expected<std::vector<std::string>> schema_problems() const;
+  /// Checks the schema, the key, every MAC and the manifest (docs/07_audit_store.md).
+  Expected<Integrity> verify() const;
 
   struct Impl;
   Impl& impl() const { return *impl_; }
@@ -249,11 +325,14 @@ struct MergeSummary {
   int64_t verdicts_added = 0;
   int64_t verdicts_identical = 0;  // same key, same verdict, already in dest
   int64_t evidence_differs = 0;    // same key, same verdict, other fields differ (dest kept)
+  int64_t unsigned_kernels = 0;    // kernels of dest left without a MAC (from unsigned sources)
 };
 
 /// Unions shard stores into `dest` (created when absent) in one transaction: all sources or
 /// nothing. A differing verdict (or differing final status) for the same key is an error naming
-/// the key. Each source is recorded in the `merges` table (provenance).
+/// the key. Each source is recorded in the `merges` table (provenance). Every source must verify
+/// under its own key (found in options.key_dir by its store id): a failing one is an error, an
+/// unsigned one's kernels stay unsigned in dest; the rest are signed again under dest's key.
 Expected<MergeSummary> merge(const std::string& dest, const std::vector<std::string>& sources,
                              const StoreOptions& options = {});
 
@@ -375,6 +454,9 @@ struct Headline {
   /// Kernels judged at a reduced shape (`kcv audit --reduce-over-gb`: a verdict with evidence
   /// "battery_shape"), replica and battery alike.
   int64_t reduced_shape = 0;
+  /// Final kernels whose corpus row changed after it was judged (KernelRow::stale): kept by
+  /// `kcv audit --stale keep`; they are in every number above with their old verdicts.
+  int64_t stale = 0;
 };
 
 /// Gates whose GateDef::tolerance_free is set (the figure marks them; the floor counts findings).

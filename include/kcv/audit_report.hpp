@@ -95,6 +95,9 @@ struct MarginRow {
 struct AuditReport {
   std::string store_path;
   Options options;
+  /// What the store's MACs say (audit::Store::verify()): every rendering leads with it, and a
+  /// store that is not verified is marked as such in each.
+  audit::Integrity integrity;
   int64_t kernels = 0;
   audit::Headline headline;                                // all profiles
   std::optional<audit::ProfileHeadline> profile_headline;  // the chosen profile, when judged
@@ -118,6 +121,12 @@ Expected<AuditReport> build_report(const audit::Store& store, std::string store_
 
 /// Bins `ratio` on `axis`: 0 underflow, 1..bins() the bins, bins()+1 overflow.
 int margin_bin(const MarginAxis& axis, double ratio);
+
+/// The integrity lines every rendering leads with: one line for a verified store; a loud
+/// banner and the problems otherwise.
+std::vector<std::string> integrity_lines(const audit::Integrity& integrity);
+/// The stale-rows line ("" when none).
+std::string stale_text(const AuditReport& r);
 
 /// Share of the 2x2's "other accepts" column that kcv rejects (the rigor gap), as a Rate.
 audit::Rate rigor_gap(const audit::Differential& d);

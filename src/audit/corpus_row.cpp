@@ -14,6 +14,8 @@
 #include <array>
 #include <nlohmann/json.hpp>
 
+#include "audit/mac.hpp"
+#include "audit/utf8.hpp"
 #include "kcv/audit.hpp"
 
 namespace kcv::audit {
@@ -147,6 +149,16 @@ Status fill(const json& j, CorpusRow& r) {
 }  // namespace
 
 Expected<CorpusRow> parse_corpus_row(std::string_view line) {
+  if (const std::optional<Utf8Error> bad = first_invalid_utf8(line)) {
+    // Still name the row when its id is readable with the bad bytes replaced.
+    Error e = make_error(ErrorCode::kParse, bad->describe());
+    const json j = json::parse(valid_utf8(line), nullptr, /*allow_exceptions=*/false);
+    if (j.is_object()) {
+      auto id = j.find("id");
+      if (id != j.end() && id->is_string()) e.context = id->get<std::string>();
+    }
+    return e;
+  }
   json j;
   try {
     j = json::parse(line);
@@ -158,6 +170,7 @@ Expected<CorpusRow> parse_corpus_row(std::string_view line) {
                       fmt::format("row: expected an object, got {}", j.type_name()));
   CorpusRow row;
   Status s = fill(j, row);
+  if (s) row.row_hash = row_content_hash(row);
   if (!s) {
     // Keep the id (when readable) as context, so the error record can name the row.
     auto id = j.find("id");
@@ -169,6 +182,12 @@ Expected<CorpusRow> parse_corpus_row(std::string_view line) {
   return row;
 }
 
+std::string row_content_hash(const CorpusRow& row) {
+  mac::Message m("kcv.row.1");
+  m.text(row.reference_code).text(row.candidate_code).opt(row.contract_json);
+  return mac::hex(mac::sha256(m.bytes()));
+}
+
 KernelInfo kernel_info_from(const CorpusRow& row) {
   KernelInfo k;
   k.kernel_id = row.id;
@@ -178,6 +197,7 @@ KernelInfo kernel_info_from(const CorpusRow& row) {
   k.problem_name = row.problem_name;
   k.language = row.language;
   k.original_verdict = row.original_verdict;
+  k.row_hash = row.row_hash;
   return k;
 }
 

@@ -9,19 +9,26 @@
 // older kcv, did not) keeps the destination's row and is counted. A source of an older schema is
 // opened read-only and so read from its migrated in-memory copy (schema.cpp): every column
 // exists, with the defaults of rows recorded before it.
+// Integrity: every source must verify under its own key (a failing one stops the merge); the
+// kernels of dest that hold anything of an unsigned kernel (a source without a key, or rows
+// recorded before schema 3) stay unsigned, every other final kernel of dest is signed again under
+// dest's key, and the manifest is rebuilt, all inside the merge's one transaction.
 #include <fmt/format.h>
 
+#include <set>
+
+#include "audit/integrity.hpp"
 #include "audit/store_impl.hpp"
 
 namespace kcv::audit {
 namespace {
 
-constexpr int kKernelColumnCount = 18;
+constexpr int kKernelColumnCount = 20;
 constexpr int kKernelRunIdColumn = 12;
 constexpr const char* kKernelColumns =
     "kernel_id, corpus, level, problem_id, problem_name, language, op_class, "
     "determinism_declared, original_verdict, status, message, replica_verdict, run_id, "
-    "attempts, queued_at, started_at, finished_at, facts";
+    "attempts, queued_at, started_at, finished_at, facts, row_hash, seen_hash";
 
 struct Source {
   sql::Db& dest;
@@ -29,6 +36,8 @@ struct Source {
   const std::string& path;
   int64_t run_offset = 0;
   MergeSummary& summary;
+  bool src_signed = false;         // the source has its key (so its signed rows verified)
+  std::set<std::string>& tainted;  // dest kernels holding rows of an unsigned kernel
 };
 
 Error conflict(const Source& s, std::string message) {
@@ -86,7 +95,7 @@ bool final_name(const std::string& status) {
 Status put_kernel(Source& s, const sql::Stmt& row) {
   Expected<sql::Stmt> ins = s.dest.prepare(fmt::format(
       "INSERT OR REPLACE INTO kernels({}) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,"
-      "?15,?16,?17,?18)",
+      "?15,?16,?17,?18,?19,?20)",
       kKernelColumns));
   if (!ins) return ins.error();
   for (int c = 0; c < kKernelColumnCount; ++c) {
@@ -99,7 +108,8 @@ Status put_kernel(Source& s, const sql::Stmt& row) {
 }
 
 Status copy_kernels(Source& s) {
-  Expected<sql::Stmt> q = s.src.prepare(fmt::format("SELECT {} FROM kernels", kKernelColumns));
+  Expected<sql::Stmt> q =
+      s.src.prepare(fmt::format("SELECT {}, mac<>'' FROM kernels", kKernelColumns));
   if (!q) return q.error();
   for (;;) {
     Expected<bool> row = q->step();
@@ -113,6 +123,7 @@ Status copy_kernels(Source& s) {
     if (have->empty() || (src_final && !final_name(*have))) {
       if (Status st = put_kernel(s, *q); !st) return st;
       s.summary.kernels_added += src_final ? 1 : 0;
+      if (src_final && !(s.src_signed && q->col_int(kKernelColumnCount) != 0)) s.tainted.insert(id);
     } else if (src_final && *have != src_status) {
       return conflict(s, fmt::format("kernel {}: status '{}' in the destination, '{}' here", id,
                                      *have, src_status));
@@ -135,7 +146,8 @@ enum VerdictColumn : int {
   kRunId,
   kFinding,
   kScope,
-  kCount
+  kCount,
+  kKernelSigned = kCount  // not copied: whether the source kernel carries a MAC
 };
 }  // namespace col
 
@@ -174,13 +186,15 @@ Status merge_verdict(Source& s, const sql::Stmt& v) {
   }
   if (Status st = ins->run(); !st) return st;
   ++s.summary.verdicts_added;
+  if (!(s.src_signed && v.col_int(col::kKernelSigned) != 0))
+    s.tainted.insert(v.col_text(col::kKernelId));
   return {};
 }
 
 Status copy_verdicts(Source& s) {
   Expected<sql::Stmt> q = s.src.prepare(fmt::format(
       "SELECT v.kernel_id, v.gate, v.profile, v.verdict, v.reason, v.worst_ratio, v.bits_lost, "
-      "v.evidence, v.probe_token, v.run_id, v.finding, v.scope "
+      "v.evidence, v.probe_token, v.run_id, v.finding, v.scope, k.mac<>'' "
       "FROM verdicts v JOIN kernels k USING(kernel_id) "
       "WHERE k.status IN {} ORDER BY v.kernel_id, v.gate, v.profile",
       final_status_list()));
@@ -225,17 +239,40 @@ Status record_provenance(Source& s, const MergeSummary& before) {
   return ins->run();
 }
 
-Status merge_one(sql::Db& dest, const std::string& path, MergeSummary& summary) {
+Status merge_one(sql::Db& dest, const std::string& path, MergeSummary& summary,
+                 const StoreOptions& options, std::set<std::string>& tainted) {
   StoreOptions read_only;
   read_only.read_only = true;
+  read_only.key_dir = options.key_dir;
   Expected<Store> src = Store::open(path, read_only);  // checks it is a store of our schema
   if (!src) return src.error();
-  Source s{dest, src->impl().db, path, 0, summary};
+  Expected<Integrity> integrity = src->verify();
+  if (!integrity) return integrity.error();
+  if (integrity->state == Integrity::State::kFailed) {
+    std::string why;
+    for (const std::string& p : integrity->problems) why += (why.empty() ? "" : "; ") + p;
+    return make_error(ErrorCode::kInvalidArgument,
+                      "merge refused: the source fails verification: " + why, path);
+  }
+  Source s{dest, src->impl().db, path, 0, summary, src->impl().signer.has_value(), tainted};
   const MergeSummary before = summary;
   for (Status (*step)(Source&) : {copy_runs, copy_kernels, copy_verdicts, copy_failing_probes}) {
     if (Status st = step(s); !st) return st;
   }
   return record_provenance(s, before);
+}
+
+// The final kernels of `db` (with an extra condition), into `out`.
+Status final_ids(sql::Db& db, std::string_view extra, std::set<std::string>& out) {
+  Expected<sql::Stmt> q = db.prepare(fmt::format(
+      "SELECT kernel_id FROM kernels WHERE status IN {} {}", final_status_list(), extra));
+  if (!q) return q.error();
+  for (;;) {
+    Expected<bool> row = q->step();
+    if (!row) return row.error();
+    if (!*row) return {};
+    out.insert(q->col_text(0));
+  }
 }
 
 }  // namespace
@@ -245,12 +282,28 @@ Expected<MergeSummary> merge(const std::string& dest, const std::vector<std::str
   Expected<Store> out = Store::open(dest, options);
   if (!out) return out.error();
   sql::Db& db = out->impl().db;
+  Expected<const Signer*> signer = writer_signer(out->impl());
+  if (!signer) return signer.error();
   MergeSummary summary;
   sql::Transaction tx(db);
   if (!tx.begun()) return tx.begun().error();
+  std::set<std::string> tainted;
+  if (Status s = final_ids(db, "AND mac=''", tainted); !s) return s.error();
   for (const std::string& path : sources) {
-    if (Status s = merge_one(db, path, summary); !s) return s.error();
+    if (Status s = merge_one(db, path, summary, options, tainted); !s) return s.error();
   }
+  std::set<std::string> finals;
+  if (Status s = final_ids(db, "", finals); !s) return s.error();
+  for (const std::string& id : finals) {
+    if (tainted.contains(id)) {
+      if (Status s = unsign_kernel(db, id); !s) return s.error();
+      ++summary.unsigned_kernels;
+    } else if (Expected<std::string> m = sign_kernel(db, **signer, id); !m) {
+      return m.error();
+    }
+  }
+  if (Status s = manifest_rebuild(db, **signer); !s) return s.error();
+  if (Status s = check_schema_before_commit(db); !s) return s.error();
   if (Status s = tx.commit(); !s) return s.error();
   return summary;
 }

@@ -216,6 +216,14 @@ Status fill_reduced(sql::Db& db, Headline& h) {
                       [&](const sql::Stmt& q) { h.reduced_shape = q.col_int(0); });
 }
 
+Status fill_stale(sql::Db& db, Headline& h) {
+  return for_each_row(db,
+                      fmt::format("SELECT count(*) FROM kernels WHERE status IN {} AND "
+                                  "seen_hash<>'' AND seen_hash<>row_hash",
+                                  final_status_list()),
+                      [&](const sql::Stmt& q) { h.stale = q.col_int(0); });
+}
+
 }  // namespace
 
 std::string_view contract_choice_name(ContractChoice c) {
@@ -244,7 +252,7 @@ Expected<Headline> headline(const Store& store) {
   sql::Db& db = store.impl().db;
   Headline h;
   for (Status (*fill)(sql::Db&, Headline&) :
-       {fill_statuses, fill_profiles, fill_gates, fill_reduced}) {
+       {fill_statuses, fill_profiles, fill_gates, fill_reduced, fill_stale}) {
     if (Status s = fill(db, h); !s) return s.error();
   }
   return h;

@@ -12,8 +12,10 @@
 // foreign_key_check before the commit. Column meanings: docs/07_audit_store.md.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <optional>
+#include <vector>
 
 #include "audit/store_impl.hpp"
 
@@ -127,12 +129,61 @@ ALTER TABLE verdicts ADD COLUMN finding TEXT NOT NULL DEFAULT '';
 ALTER TABLE verdicts ADD COLUMN scope TEXT NOT NULL DEFAULT '';
 )sql";
 
+// Version 3: integrity. Kernels keep the content hash of the row their verdicts judged
+// (row_hash), the hash a later run read for the same id when it differs (seen_hash: stale), and
+// a MAC; verdicts keep a MAC; store_meta holds the store id (which names its key file), the key
+// check and the manifest of signed kernels (docs/07_audit_store.md, "Integrity"). The kernels
+// table is rebuilt for the statuses that end poison rows and killed loads.
+constexpr const char* kMigrateV2ToV3 = R"sql(
+CREATE TABLE kernels_v3(
+  kernel_id TEXT PRIMARY KEY,
+  corpus TEXT NOT NULL,
+  level INTEGER NOT NULL,
+  problem_id INTEGER NOT NULL,
+  problem_name TEXT NOT NULL,
+  language TEXT NOT NULL,
+  op_class TEXT NOT NULL,
+  determinism_declared INTEGER NOT NULL,
+  original_verdict TEXT,
+  status TEXT NOT NULL CHECK(status IN ('pending','running','ok','crash','timeout',
+    'compile_error','import_error','malformed','error','runtime_error','bad_output',
+    'reference_error','environment','poison','load_killed','out_of_memory')),
+  message TEXT NOT NULL DEFAULT '',
+  replica_verdict TEXT CHECK(replica_verdict IN ('accepted','rejected')),
+  run_id INTEGER REFERENCES runs(run_id),
+  attempts INTEGER NOT NULL DEFAULT 0,
+  queued_at TEXT NOT NULL,
+  started_at TEXT,
+  finished_at TEXT,
+  facts TEXT NOT NULL DEFAULT '{}' CHECK(json_valid(facts)),
+  row_hash TEXT NOT NULL DEFAULT '',
+  seen_hash TEXT NOT NULL DEFAULT '',
+  mac TEXT NOT NULL DEFAULT ''
+);
+INSERT INTO kernels_v3(kernel_id, corpus, level, problem_id, problem_name, language, op_class,
+  determinism_declared, original_verdict, status, message, replica_verdict, run_id, attempts,
+  queued_at, started_at, finished_at, facts)
+SELECT kernel_id, corpus, level, problem_id, problem_name, language, op_class,
+  determinism_declared, original_verdict, status, message, replica_verdict, run_id, attempts,
+  queued_at, started_at, finished_at, facts FROM kernels;
+DROP TABLE kernels;
+ALTER TABLE kernels_v3 RENAME TO kernels;
+CREATE INDEX kernels_by_status ON kernels(status);
+ALTER TABLE verdicts ADD COLUMN mac TEXT NOT NULL DEFAULT '';
+CREATE TABLE store_meta(
+  name TEXT PRIMARY KEY,
+  value TEXT NOT NULL
+) WITHOUT ROWID;
+)sql";
+
 Status create_v1(sql::Db& db) { return db.exec(kSchemaV1); }
 Status migrate_v1_to_v2(sql::Db& db) { return db.exec(kMigrateV1ToV2); }
+Status migrate_v2_to_v3(sql::Db& db) { return db.exec(kMigrateV2ToV3); }
 
 // kSteps[v] takes a store from version v to v + 1 (version 0: an empty database).
 using Step = Status (*)(sql::Db&);
-constexpr std::array<Step, kStoreSchemaVersion> kSteps = {create_v1, migrate_v1_to_v2};
+constexpr std::array<Step, kStoreSchemaVersion> kSteps = {create_v1, migrate_v1_to_v2,
+                                                          migrate_v2_to_v3};
 
 Status check_foreign_keys(sql::Db& db) {
   Expected<int64_t> broken = db.scalar("SELECT count(*) FROM pragma_foreign_key_check");
@@ -206,7 +257,59 @@ Expected<sql::Db> migrated_copy(const std::string& path, const StoreOptions& opt
   return mem;
 }
 
+using SchemaRow = std::array<std::string, 3>;  // type, name, sql
+
+Expected<std::vector<SchemaRow>> schema_of(sql::Db& db) {
+  Expected<sql::Stmt> q =
+      db.prepare("SELECT type, name, coalesce(sql, '') FROM sqlite_master ORDER BY type, name");
+  if (!q) return q.error();
+  std::vector<SchemaRow> out;
+  for (;;) {
+    Expected<bool> row = q->step();
+    if (!row) return row.error();
+    if (!*row) return out;
+    out.push_back({q->col_text(0), q->col_text(1), q->col_text(2)});
+  }
+}
+
+// kcv's own schema, as a fresh store built by the one path (version-1 DDL, then each step) has
+// it: what every store at the current version must have exactly.
+Expected<std::vector<SchemaRow>> build_expected_schema() {
+  Expected<sql::Db> db = sql::Db::open(":memory:", StoreOptions{});
+  if (!db) return db.error();
+  if (Status s = configure(*db, /*read_only=*/false); !s) return s.error();
+  if (Status s = upgrade(*db); !s) return s.error();
+  return schema_of(*db);
+}
+
+const Expected<std::vector<SchemaRow>>& expected_schema() {
+  static const Expected<std::vector<SchemaRow>> schema = build_expected_schema();
+  return schema;
+}
+
 }  // namespace
+
+Expected<std::vector<std::string>> schema_problems(sql::Db& db) {
+  const Expected<std::vector<SchemaRow>>& want = expected_schema();
+  if (!want) return want.error();
+  Expected<std::vector<SchemaRow>> have = schema_of(db);
+  if (!have) return have.error();
+  std::vector<std::string> out;
+  for (const SchemaRow& h : *have) {
+    const auto same_name = [&](const SchemaRow& w) { return w[0] == h[0] && w[1] == h[1]; };
+    const auto it = std::find_if(want->begin(), want->end(), same_name);
+    if (it == want->end())
+      out.push_back(fmt::format("{} '{}' is not kcv's", h[0], h[1]));
+    else if ((*it)[2] != h[2])
+      out.push_back(fmt::format("{} '{}' differs from kcv's definition", h[0], h[1]));
+  }
+  for (const SchemaRow& w : *want) {
+    const auto same_name = [&](const SchemaRow& h) { return w[0] == h[0] && w[1] == h[1]; };
+    if (std::none_of(have->begin(), have->end(), same_name))
+      out.push_back(fmt::format("{} '{}' is missing", w[0], w[1]));
+  }
+  return out;
+}
 
 Expected<sql::Db> open_current_schema(const std::string& path, const StoreOptions& options) {
   Expected<sql::Db> db = sql::Db::open(path, options);

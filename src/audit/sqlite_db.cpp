@@ -12,6 +12,20 @@ bool is_commit(std::string_view sql) {
   return sql.substr(0, 6) == "COMMIT" || sql.substr(0, 3) == "END";
 }
 
+// A store's file may have been written by anyone who could reach it (a candidate, without a
+// sandbox). kcv's connections never run what such a writer may have left in the schema:
+// triggers and views are off, and the schema cannot be written through the connection
+// (defensive). The schema itself is checked against kcv's (schema.cpp) at open and before every
+// commit, so a changed CHECK or default is refused too. (An untrusted schema, SQLite's other
+// switch, would also refuse json_valid in kcv's own CHECK constraints.)
+void harden(sqlite3* db) {
+  sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_TRIGGER, 0, nullptr);
+#ifdef SQLITE_DBCONFIG_ENABLE_VIEW
+  sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_VIEW, 0, nullptr);
+#endif
+  sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, 1, nullptr);
+}
+
 }  // namespace
 
 // An empty view may have no data pointer, which SQLite would bind as NULL: bind "" instead.
@@ -87,6 +101,7 @@ Expected<Db> Db::open(const std::string& path, const StoreOptions& options) {
   if (rc != SQLITE_OK) return db.error(rc, "open");
   sqlite3_extended_result_codes(raw, 1);
   sqlite3_busy_timeout(raw, options.busy_timeout_ms);
+  harden(raw);
   return db;
 }
 
@@ -100,6 +115,7 @@ Expected<Db> Db::open_memory_copy(const std::string& path, const StoreOptions& o
   Db mem(raw, options.fault_hook, path);
   if (rc != SQLITE_OK) return mem.error(rc, "open an in-memory copy");
   sqlite3_extended_result_codes(raw, 1);
+  harden(raw);
   sqlite3_backup* backup = sqlite3_backup_init(raw, "main", file->handle(), "main");
   if (backup == nullptr) return mem.error(sqlite3_errcode(raw), "copy into memory");
   const int step = sqlite3_backup_step(backup, -1);

@@ -55,6 +55,7 @@ class Stmt {
   std::string col_text(int i) const;
   std::optional<std::string> col_opt_text(int i) const;
   std::optional<double> col_opt_double(int i) const;
+  sqlite3_stmt* raw() const { return stmt_; }
 
  private:
   Db* db_;

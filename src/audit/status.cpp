@@ -14,7 +14,7 @@
 namespace kcv::audit {
 namespace {
 
-constexpr std::array<std::pair<KernelStatus, std::string_view>, 13> kNames = {{
+constexpr std::array<std::pair<KernelStatus, std::string_view>, 16> kNames = {{
     {KernelStatus::kPending, "pending"},
     {KernelStatus::kRunning, "running"},
     {KernelStatus::kOk, "ok"},
@@ -28,6 +28,9 @@ constexpr std::array<std::pair<KernelStatus, std::string_view>, 13> kNames = {{
     {KernelStatus::kBadOutput, "bad_output"},
     {KernelStatus::kReferenceError, "reference_error"},
     {KernelStatus::kEnvironment, "environment"},
+    {KernelStatus::kPoison, "poison"},
+    {KernelStatus::kLoadKilled, "load_killed"},
+    {KernelStatus::kOutOfMemory, "out_of_memory"},
 }};
 
 }  // namespace

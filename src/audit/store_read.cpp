@@ -14,7 +14,7 @@ namespace {
 constexpr const char* kKernelColumns =
     "kernel_id, corpus, level, problem_id, problem_name, language, op_class, "
     "determinism_declared, original_verdict, status, message, replica_verdict, run_id, attempts, "
-    "facts";
+    "facts, row_hash, seen_hash, mac<>''";
 
 Expected<KernelRow> kernel_from(const sql::Stmt& q) {
   KernelRow k;
@@ -35,6 +35,9 @@ Expected<KernelRow> kernel_from(const sql::Stmt& q) {
   if (!q.col_null(12)) k.run_id = q.col_int(12);
   k.attempts = static_cast<int>(q.col_int(13));
   k.facts_json = q.col_text(14);
+  k.row_hash = q.col_text(15);
+  k.seen_hash = q.col_text(16);
+  k.is_signed = q.col_int(17) != 0;
   return k;
 }
 

@@ -15,15 +15,25 @@ namespace kcv::cli {
 void configure_merge(CLI::App& cmd, CliOptions& o) {
   cmd.add_option("output", o.output, "destination store (created when absent)")->required();
   cmd.add_option("inputs", o.inputs, "shard stores to merge")->required()->check(CLI::ExistingFile);
+  cmd.add_option("--key-dir", o.key_dir,
+                 "directory of store keys, the destination's and each source's (default: "
+                 "$KCV_KEY_DIR, else ~/.config/kcv/store-keys)");
 }
 
 ExitStatus run_merge(const CliOptions& o) {
-  const audit::MergeSummary m = unwrap(audit::merge(o.output, o.inputs));
+  audit::StoreOptions options;
+  options.key_dir = o.key_dir;
+  const audit::MergeSummary m = unwrap(audit::merge(o.output, o.inputs, options));
   fmt::print(
       "merged {} store(s) into {}: {} run(s), {} kernel(s) added, {} verdict(s) added, "
       "{} identical, {} with differing evidence (destination kept)\n",
       o.inputs.size(), o.output, m.runs, m.kernels_added, m.verdicts_added, m.verdicts_identical,
       m.evidence_differs);
+  if (m.unsigned_kernels > 0)
+    fmt::print(
+        "{} kernel(s) of {} carry no MAC (they hold rows of unsigned stores): kcv report "
+        "marks the store unverified\n",
+        m.unsigned_kernels, o.output);
   return ExitStatus::kSuccess;
 }
 

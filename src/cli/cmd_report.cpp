@@ -4,7 +4,11 @@
 // created) and prints the terminal summary; --json and --html write the same model as JSON and
 // as one self-contained HTML page with the three figures. --corpus supplies, at run time, the
 // original harness text shown for each reverse case. Exit 0, or 2 when the store cannot be
-// opened or a file cannot be written.
+// opened or a file cannot be written. The store's MACs are checked first (audit::Store::verify):
+// a store that fails is refused (exit 2, each problem named) unless --untrusted, which prints
+// the report under a banner saying it is untrusted; a store that cannot be checked here (rows
+// without MACs, or its key not on this machine) is reported under a banner saying it is
+// unverified, or refused with --require-verified.
 #include <fmt/format.h>
 
 #include <filesystem>
@@ -17,12 +21,13 @@
 namespace kcv::cli {
 namespace {
 
-audit::Store open_store(const std::string& path) {
+audit::Store open_store(const std::string& path, const std::string& key_dir) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec))
     usage_error(fmt::format("STORE: no audit store at '{}'", path));
   audit::StoreOptions read_only;
   read_only.read_only = true;
+  read_only.key_dir = key_dir;
   Expected<audit::Store> store = audit::Store::open(path, read_only);
   if (!store)
     usage_error(fmt::format("STORE: cannot open '{}' as an audit store: {}", path,
@@ -46,10 +51,31 @@ void configure_report(CLI::App& cmd, CliOptions& o) {
   cmd.add_option("--corpus", o.corpora,
                  "corpus JSONL to read the original harness text of reverse cases from")
       ->check(CLI::ExistingFile);
+  cmd.add_option("--key-dir", o.key_dir,
+                 "directory of store keys (default: $KCV_KEY_DIR, else ~/.config/kcv/store-keys)");
+  cmd.add_flag("--untrusted", o.untrusted,
+               "report a store that fails verification anyway, marked untrusted throughout");
+  cmd.add_flag("--require-verified", o.require_verified,
+               "refuse (exit 2) any store that is not verified: unsigned rows, or no key here");
 }
 
 ExitStatus run_report(const CliOptions& o) {
-  const audit::Store store = open_store(o.store_path);
+  const audit::Store store = open_store(o.store_path, o.key_dir);
+  const audit::Integrity integrity = unwrap(store.verify());
+  if (integrity.state == audit::Integrity::State::kFailed && !o.untrusted) {
+    std::string why;
+    for (const std::string& p : integrity.problems) why += "\n  - " + p;
+    if (integrity.more_problems > 0)
+      why += fmt::format("\n  - and {} more problem(s)", integrity.more_problems);
+    usage_error(
+        fmt::format("STORE: '{}' fails verification, so its numbers cannot be trusted "
+                    "(--untrusted reports it anyway, marked):{}",
+                    o.store_path, why));
+  }
+  if (integrity.state == audit::Integrity::State::kUnsigned && o.require_verified) {
+    usage_error(fmt::format("STORE: '{}' is not verified (--require-verified): {}", o.store_path,
+                            integrity.unverified_reason));
+  }
   audit_report::Options options;
   if (!o.profile.empty()) options.profile = o.profile;
   options.sample_per_stratum = o.sample_per_stratum;

@@ -31,6 +31,9 @@ struct CliOptions {
   std::string output;      // merge: OUT.db
   std::vector<std::string> inputs;  // merge: IN.db...; corpus-check: FILE.jsonl...
   std::string store_path;           // report: STORE.db
+  std::string key_dir;              // report, merge: where store keys are (--key-dir)
+  bool untrusted = false;           // report: show a store that fails verification, marked
+  bool require_verified = false;    // report: refuse any store that is not verified
   std::string html_path;            // report: --html
   std::vector<std::string> corpora;  // report: --corpus
   int sample_per_stratum = 3;       // report

@@ -89,6 +89,41 @@ std::string reduced_shape_text(const AuditReport& r) {
       r.headline.reduced_shape);
 }
 
+std::vector<std::string> integrity_lines(const audit::Integrity& in) {
+  std::vector<std::string> out;
+  switch (in.state) {
+    case audit::Integrity::State::kVerified:
+      out.push_back(
+          fmt::format("integrity: verified ({} final kernel(s), each row under its MAC; "
+                      "store id {})",
+                      in.signed_kernels, in.store_id));
+      return out;
+    case audit::Integrity::State::kUnsigned:
+      out.push_back("UNVERIFIED STORE: " + in.unverified_reason +
+                    "; rows may have been changed and nothing here can tell");
+      if (in.signed_kernels > 0)
+        out.push_back(fmt::format("  {} other final kernel(s) verified", in.signed_kernels));
+      return out;
+    case audit::Integrity::State::kFailed:
+      out.push_back(
+          "UNTRUSTED STORE: it FAILS verification; any number below may be forged (shown only "
+          "because of --untrusted)");
+      for (const std::string& p : in.problems) out.push_back("  - " + p);
+      if (in.more_problems > 0)
+        out.push_back(fmt::format("  - and {} more problem(s)", in.more_problems));
+      return out;
+  }
+  return out;
+}
+
+std::string stale_text(const AuditReport& r) {
+  if (r.headline.stale == 0) return "";
+  return fmt::format(
+      "{} stale kernel(s): the corpus row changed after it was judged (kcv audit --stale keep); "
+      "they are counted with their old verdicts",
+      r.headline.stale);
+}
+
 audit::Rate rigor_gap(const audit::Differential& d) {
   return {d.kcv_rejects_other_accepts, d.both_accept + d.kcv_rejects_other_accepts};
 }

@@ -59,6 +59,8 @@ std::string statuses_html(const AuditReport& r) {
   out += "</table>\n";
   if (const std::string reduced = reduced_shape_text(r); !reduced.empty())
     out += "<p>" + escape(reduced) + ".</p>\n";
+  if (const std::string stale = stale_text(r); !stale.empty())
+    out += "<p>" + escape(stale) + ".</p>\n";
   return out;
 }
 
@@ -213,6 +215,15 @@ std::string render_report_html(const AuditReport& r) {
       "<h1>kcv audit report</h1>\n<p>store <code>{0}</code>: {2} kernels; profile {3}. "
       "Denominators and how to read the figures: docs/09_report.md.</p>\n",
       escape(r.store_path), kCss, r.kernels, escape(r.options.profile));
+  const std::vector<std::string> integrity = integrity_lines(r.integrity);
+  const bool verified = r.integrity.state == audit::Integrity::State::kVerified;
+  out += fmt::format("<div id=\"integrity\" data-state=\"{}\"{}>\n",
+                     audit::integrity_state_name(r.integrity.state),
+                     verified ? "" : " style=\"border:4px solid #c00;padding:0.5em\"");
+  for (const std::string& line : integrity)
+    out += (verified ? "<p>" : "<p><strong>") + escape(line) +
+           (verified ? "</p>\n" : "</strong></p>\n");
+  out += "</div>\n";
   out += figure("fig-rigor-gap", svg_rigor_gap(r),
                 "Figure 1. The rigor gap (share of the other judge's accepted kernels that kcv "
                 "rejects), the headline rates, and each gate's failure rate among kernels where "

@@ -111,7 +111,8 @@ json headline_json(const AuditReport& r) {
           {"findings", findings_json(r.headline.findings)},
           {"gates", gates},
           {"op_classes", classes},
-          {"reduced_shape_kernels", r.headline.reduced_shape}};
+          {"reduced_shape_kernels", r.headline.reduced_shape},
+          {"stale_kernels", r.headline.stale}};
 }
 
 json differential_json(const std::vector<audit::Differential>& ds) {
@@ -211,6 +212,15 @@ std::string render_report_json(const AuditReport& r) {
               {"profile", r.options.profile},
               {"seed", r.options.seed},
               {"sample_per_stratum", r.options.sample_per_stratum},
+              {"integrity",
+               {{"state", audit::integrity_state_name(r.integrity.state)},
+                {"store_id", r.integrity.store_id},
+                {"key_file", r.integrity.key_file},
+                {"signed_kernels", r.integrity.signed_kernels},
+                {"unsigned_kernels", r.integrity.unsigned_kernels},
+                {"unverified_reason", r.integrity.unverified_reason},
+                {"problems", r.integrity.problems},
+                {"more_problems", r.integrity.more_problems}}},
               {"headline", headline_json(r)},
               {"differential",
                {{"replica", differential_json(r.vs_replica)},

@@ -153,6 +153,9 @@ Expected<AuditReport> build_report(const audit::Store& store, std::string store_
   AuditReport r;
   r.store_path = std::move(store_path);
   r.options = options;
+  Expected<audit::Integrity> integrity = store.verify();
+  if (!integrity) return integrity.error();
+  r.integrity = std::move(integrity).value();
   Expected<audit::Headline> headline = audit::headline(store);
   if (!headline) return headline.error();
   r.headline = std::move(headline).value();

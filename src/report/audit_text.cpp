@@ -30,6 +30,7 @@ void statuses_text(std::string& out, const AuditReport& r) {
   }
   if (const std::string reduced = reduced_shape_text(r); !reduced.empty())
     out += "  " + reduced + "\n";
+  if (const std::string stale = stale_text(r); !stale.empty()) out += "  " + stale + "\n";
 }
 
 void headline_text(std::string& out, const AuditReport& r) {
@@ -167,6 +168,7 @@ void bad_text(std::string& out, const AuditReport& r) {
 
 std::string render_report_text(const AuditReport& r) {
   std::string out;
+  for (const std::string& line : integrity_lines(r.integrity)) out += line + "\n";
   headline_text(out, r);
   robustness_text(out, r);
   findings_text(out, r);

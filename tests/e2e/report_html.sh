@@ -22,6 +22,9 @@ grep -q 'reverse cases (kcv accepts, another judge rejects): 2' "$WORK/summary.t
 grep -q 'kernels not ok: 3' "$WORK/summary.txt" || fail "bad kernel count"
 grep -q '"schema": "kcv-audit-report"' "$WORK/report.json" || fail "json schema"
 grep -q '"kcv_rejects_other_accepts": 2' "$WORK/report.json" || fail "json 2x2"
+head -1 "$WORK/summary.txt" | grep -q '^integrity: verified (10 final kernel(s)' || fail "integrity line"
+grep -q '"state": "verified"' "$WORK/report.json" || fail "json integrity"
+grep -q '<div id="integrity" data-state="verified">' "$WORK/report.html" || fail "html integrity"
 if grep -Eq '<script|src=|href=' "$WORK/report.html"; then fail "the page loads something"; fi
 
 CHROMIUM=""

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "kcv/audit.hpp"
+#include "unit/test_key_dir.hpp"
 
 namespace kcv::audit::testing {
 

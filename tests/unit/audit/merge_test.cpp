@@ -87,13 +87,19 @@ TEST(Merge, CopiesFindingsScopesAndFacts) {
 }
 
 // The same verdict with another finding (an older kcv recorded none) keeps the destination's.
+// b.db stands for a store of such a kcv: no findings on its fails, and no key or MACs.
 TEST(Merge, ADifferingFindingIsDifferingEvidence) {
   ScratchDir dir;
   make_shard(dir.file("a.db"), 3, 4, "0/1");
   make_shard(dir.file("b.db"), 3, 4, "0/1");
   {
     Store b = Store::open(dir.file("b.db")).value();
-    ASSERT_TRUE(b.impl().db.exec("UPDATE verdicts SET finding='' WHERE verdict='fail'").ok());
+    ASSERT_TRUE(b.impl()
+                    .db
+                    .exec("UPDATE verdicts SET finding='' WHERE verdict='fail'; "
+                          "DELETE FROM store_meta; UPDATE kernels SET mac=''; "
+                          "UPDATE verdicts SET mac=''")
+                    .ok());
   }
   Expected<MergeSummary> m = merge(dir.file("all.db"), {dir.file("a.db"), dir.file("b.db")});
   ASSERT_TRUE(m.has_value()) << m.error().to_string();

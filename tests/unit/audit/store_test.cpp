@@ -171,7 +171,7 @@ TEST(Store, KernelsWithFailingProbesComeFirst) {
   ASSERT_TRUE(store.enqueue({toy_kernel(kid(1)), toy_kernel(kid(2))}).ok());
   ASSERT_TRUE(store.record(toy_outcome(kid(2), /*fail=*/true), run).ok());
   // An operator re-queues kid(2) (e.g. after a kcv upgrade): its failing probe is remembered.
-  exec_raw(dir.file("a.db"), "UPDATE kernels SET status='pending'");
+  ASSERT_TRUE(store.reset(kid(2), "").ok());
   EXPECT_EQ(store.todo().value(), (std::vector<std::string>{kid(2), kid(1)}));
 }
 

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "kcv/audit.hpp"
+#include "unit/test_key_dir.hpp"
 
 namespace kcv::audit_report::testing {
 

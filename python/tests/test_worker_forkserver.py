@@ -1,7 +1,7 @@
 """Workers forked from a warm parent (kcv.worker.forkserver via kcv.worker.spawn, docs/06 §8),
 driven by kcv's own executor (kcv._core.Worker): to the trusted side such a worker is the plain
 `python -m kcv.worker` in every way the protocol sees — a load reply, results, a segfault read
-as a crash of signal 11, an endless call killed at its timeout with nothing left running, an
+as a crash of signal 11, a SIGKILL as one of signal 9, an endless call killed at its timeout with nothing left running, an
 address-space limit — and a start that finds no server is a cold start, not a failure. The
 audit's two servers (reference and candidate roles) are separate processes. Skipped when
 kcv._core is not built."""
@@ -108,6 +108,22 @@ def test_a_segfault_is_a_crash_of_signal_11(servers, tmp_path):
                        str(tmp_path)).result()
     r = pool.submit(w.run, [("x", X), ("y", X)], [("f32", (4, 8))], task=RUN).result()
     assert r.status == "crash" and "signal 11" in r.message, r.message
+    pool.submit(w.close).result()
+    pool.shutdown()
+
+
+def test_a_sigkill_reads_as_signal_9_not_as_the_spawn_clients_error(servers, tmp_path):
+    # The spawn client ends as its worker ended; SIGKILL's action cannot be set, so it is sent
+    # as it is (the OOM killer's signal must read as a kill, docs/08_audit.md §5).
+    killed = kb.ADD_CANDIDATE.replace(
+        "        return x + self.alpha * y * scale",
+        "        import os, signal\n        os.kill(os.getpid(), signal.SIGKILL)")
+    assert killed != kb.ADD_CANDIDATE
+    pool = ThreadPoolExecutor(1)
+    w, _ = pool.submit(started, servers.command("candidate", None), killed,
+                       str(tmp_path)).result()
+    r = pool.submit(w.run, [("x", X), ("y", X)], [("f32", (4, 8))], task=RUN).result()
+    assert r.status == "crash" and "signal 9 (SIGKILL" in r.message, r.message
     pool.submit(w.close).result()
     pool.shutdown()
 

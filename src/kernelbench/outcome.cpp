@@ -89,7 +89,15 @@ std::vector<audit::VerdictRecord> verdict_records(const PipelineReport& report,
   return out;
 }
 
+bool killed_by_sigkill(std::string_view message) {
+  return contains_word(message, "died of signal 9 (sigkill");
+}
+
 audit::KernelStatus load_failure_status(const Error& error, bool reference) {
+  // SIGKILL from outside kcv during a load (kcv's own kills read "killed by kcv"): the OOM
+  // killer's signal, or an operator's; either side's worker. The orchestrator retries it once.
+  if (error.worker_class.empty() && killed_by_sigkill(error.message))
+    return audit::KernelStatus::kLoadKilled;
   if (reference) return audit::KernelStatus::kReferenceError;
   if (error.worker_class == "compile_error") return audit::KernelStatus::kCompileError;
   if (error.worker_class == "import_error") return audit::KernelStatus::kImportError;

@@ -18,13 +18,17 @@ std::vector<audit::VerdictRecord> verdict_records(const PipelineReport& report,
 
 /// The kernel status of a worker that failed to load: from the worker's error class (docs/06
 /// §7.1: import_error, compile_error, ...), else from how kcv's executor ended it (no reply in
-/// time, the process died); a reference that fails for any reason is a reference_error (never
-/// the candidate's).
+/// time, the process died); a worker of either side killed by SIGKILL from outside kcv is
+/// load_killed (the OOM killer's signal: retried by the orchestrator, never the candidate's
+/// crash); any other failure of the reference is a reference_error (never the candidate's).
 audit::KernelStatus load_failure_status(const Error& error, bool reference);
 
 /// A failure that says the code needs CUDA (no driver, CUDA tensors required, nvcc's CUDA build):
 /// on a machine without a GPU the kernel cannot run here, which is this machine's limit.
 bool needs_a_gpu(std::string_view message);
+
+/// "died of signal 9 (SIGKILL...": a worker killed from outside kcv.
+bool killed_by_sigkill(std::string_view message);
 
 /// A CUDA or host out-of-memory message: a harness error, retried with the GPU to itself.
 bool mentions_out_of_memory(std::string_view message);

@@ -205,7 +205,8 @@ ModuleOutcome verify_module_unguarded(const ModuleRow& row, const ModuleRunOptio
     if (on_cpu && needs_a_gpu(candidate.error().message))
       out.status = audit::KernelStatus::kEnvironment;
     out.message = clip("the candidate: " + candidate.error().message);
-    out.replica_verdict = "rejected";  // KernelBench's check fails on it too
+    // KernelBench's check fails on it too; a worker killed from outside never ran it.
+    if (out.status != audit::KernelStatus::kLoadKilled) out.replica_verdict = "rejected";
     result.out_of_memory = mentions_out_of_memory(out.message);
     return result;
   }

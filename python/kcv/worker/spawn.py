@@ -41,7 +41,8 @@ def _mirror(line: str) -> None:
     kind, _, value = line.strip().partition(" ")
     if kind == "signal":
         sig = int(value)
-        signal.signal(sig, signal.SIG_DFL)
+        if sig not in (signal.SIGKILL, signal.SIGSTOP):  # their action cannot be set (EINVAL)
+            signal.signal(sig, signal.SIG_DFL)
         os.kill(os.getpid(), sig)
         os._exit(128 + sig)  # a signal that does not end a process (SIGCHLD, say)
     os._exit(int(value) if kind == "exit" else 70)

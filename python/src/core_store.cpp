@@ -7,7 +7,9 @@
 // verdict's "finding" and "scope" travel as their names (finding_name, scope_name; defaults
 // "none" and "reference"); an unknown name raises ValueError naming the field. An outcome's
 // "facts" is JSON text (the store checks it). Each Store serialises its own calls and releases
-// the GIL while SQLite works.
+// the GIL while SQLite works. Store(path) opens for writing (the store must verify; a store
+// without a key gets one in key_dir); Store(path, read_only=True) opens what verify() then
+// judges.
 #include <fmt/format.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
@@ -67,7 +69,7 @@ T check(Expected<T> e) {
 KernelInfo kernel_info_from(nb::handle obj, const std::string& what) {
   Fields f(obj, what,
            {"kernel_id", "corpus", "level", "problem_id", "problem_name", "language", "op_class",
-            "determinism_declared", "original_verdict"});
+            "determinism_declared", "original_verdict", "row_hash"});
   KernelInfo k;
   f.get("kernel_id", k.kernel_id, true);
   f.get("corpus", k.corpus);
@@ -78,6 +80,7 @@ KernelInfo kernel_info_from(nb::handle obj, const std::string& what) {
   f.get("op_class", k.op_class);
   f.get("determinism_declared", k.determinism_declared);
   f.get("original_verdict", k.original_verdict);
+  f.get("row_hash", k.row_hash);
   return k;
 }
 
@@ -92,6 +95,7 @@ nb::dict info_dict(const KernelInfo& k) {
   d["op_class"] = k.op_class;
   d["determinism_declared"] = k.determinism_declared;
   d["original_verdict"] = k.original_verdict;
+  d["row_hash"] = k.row_hash;
   return d;
 }
 
@@ -104,6 +108,22 @@ nb::dict row_dict(const KernelRow& r) {
   d["run_id"] = r.run_id;
   d["attempts"] = r.attempts;
   d["facts"] = r.facts_json;
+  d["row_hash"] = r.row_hash;
+  d["seen_hash"] = r.seen_hash;
+  d["signed"] = r.is_signed;
+  d["stale"] = r.stale();
+  return d;
+}
+
+nb::dict integrity_dict(const Integrity& in) {
+  nb::dict d;
+  d["state"] = std::string(integrity_state_name(in.state));
+  d["store_id"] = in.store_id;
+  d["key_file"] = in.key_file;
+  d["signed_kernels"] = in.signed_kernels;
+  d["unsigned_kernels"] = in.unsigned_kernels;
+  d["problems"] = in.problems;
+  d["more_problems"] = in.more_problems;
   return d;
 }
 
@@ -155,7 +175,7 @@ nb::dict verdict_dict(const VerdictRecord& v) {
 KernelOutcome outcome_from(nb::handle obj) {
   Fields f(obj, "outcome",
            {"kernel_id", "status", "message", "replica_verdict", "verdicts", "op_class",
-            "determinism_declared", "facts"});
+            "determinism_declared", "facts", "row_hash"});
   KernelOutcome o;
   f.get("kernel_id", o.kernel_id, true);
   std::string status = "ok";
@@ -168,6 +188,7 @@ KernelOutcome outcome_from(nb::handle obj) {
   f.get("op_class", o.op_class);
   f.get("determinism_declared", o.determinism_declared);
   f.get("facts", o.facts_json);
+  f.get("row_hash", o.row_hash);
   nb::list verdicts;
   f.get("verdicts", verdicts);
   std::size_t k = 0;
@@ -191,7 +212,15 @@ RunInfo run_info_from(nb::handle obj) {
 
 class PyStore {
  public:
-  explicit PyStore(const std::string& path) : store_(check(Store::open(path))) {}
+  PyStore(const std::string& path, bool read_only, const std::string& key_dir)
+      : store_(check(Store::open(path, options(read_only, key_dir)))) {}
+
+  static StoreOptions options(bool read_only, const std::string& key_dir) {
+    StoreOptions o;
+    o.read_only = read_only;
+    o.key_dir = key_dir;
+    return o;
+  }
 
   template <typename F>
   auto locked(F&& f) {
@@ -209,7 +238,8 @@ class PyStore {
 
 void bind_store(nb::module_& m) {
   nb::class_<PyStore>(m, "Store", "The audit's resumable SQLite store (docs/07_audit_store.md).")
-      .def(nb::init<const std::string&>(), nb::arg("path"))
+      .def(nb::init<const std::string&, bool, const std::string&>(), nb::arg("path"),
+           nb::arg("read_only") = false, nb::arg("key_dir") = "")
       .def(
           "begin_run",
           [](PyStore& s, nb::handle run) {
@@ -242,15 +272,56 @@ void bind_store(nb::module_& m) {
       .def(
           "record_malformed",
           [](PyStore& s, const std::string& file, int64_t line, const std::string& id,
-             const std::string& message, const std::string& corpus, int64_t run_id) {
-            const RowError e{file, line, id, message};
+             const std::string& message, const std::string& corpus, int64_t run_id,
+             const std::string& row_hash, const std::string& duplicate) {
+            RowError e{file, line, id, message};
+            e.corpus = corpus;
+            e.row_hash = row_hash;
+            e.duplicate = duplicate;
             s.locked([&](Store& st) {
               check(st.record_malformed(e, corpus, run_id));
               return 0;
             });
           },
           nb::arg("file"), nb::arg("line"), nb::arg("id"), nb::arg("message"), nb::arg("corpus"),
-          nb::arg("run_id"))
+          nb::arg("run_id"), nb::arg("row_hash") = "", nb::arg("duplicate") = "",
+          "Records a malformed row as a final kernel (its id: audit::malformed_kernel_id).")
+      .def(
+          "reset",
+          [](PyStore& s, const std::string& id, const std::string& row_hash) {
+            s.locked([&](Store& st) {
+              check(st.reset(id, row_hash));
+              return 0;
+            });
+          },
+          nb::arg("kernel_id"), nb::arg("row_hash"))
+      .def(
+          "mark_stale",
+          [](PyStore& s, const std::string& id, const std::string& seen_hash) {
+            s.locked([&](Store& st) {
+              check(st.mark_stale(id, seen_hash));
+              return 0;
+            });
+          },
+          nb::arg("kernel_id"), nb::arg("seen_hash"))
+      .def(
+          "release_running",
+          [](PyStore& s, int64_t run_id, const std::string& kernel_id) {
+            s.locked([&](Store& st) {
+              check(st.release_running(run_id, kernel_id));
+              return 0;
+            });
+          },
+          nb::arg("run_id"), nb::arg("kernel_id") = "")
+      .def("verify",
+           [](PyStore& s) {
+             const Integrity in = s.locked([&](Store& st) { return check(st.verify()); });
+             return integrity_dict(in);
+           })
+      .def("schema_problems",
+           [](PyStore& s) {
+             return s.locked([&](Store& st) { return check(st.schema_problems()); });
+           })
       .def(
           "mark_running",
           [](PyStore& s, const std::string& id, int64_t run_id) {

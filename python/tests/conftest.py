@@ -1,6 +1,14 @@
-"""Fixtures shared by the test modules here."""
+"""Fixtures shared by the test modules here. Audit stores made by the tests (and by the
+`kcv audit` processes they start, which inherit the environment) keep their keys in a scratch
+directory, never in the user's ~/.config, unless KCV_KEY_DIR already names one."""
+
+import os
+import tempfile
 
 import pytest
+
+if not os.environ.get("KCV_KEY_DIR"):
+    os.environ["KCV_KEY_DIR"] = tempfile.mkdtemp(prefix="kcv-test-keys-")
 
 
 @pytest.fixture(scope="module")

@@ -1,8 +1,8 @@
 """`python -m kcv.audit CORPUS.jsonl... --store audit.db`: the audit's command line (`kcv audit`
 execs this with the same arguments). Exit 0 when the audit ran (whatever the kernels did),
-1 when an orchestrator process of --procs failed, 2 on bad arguments or a store judged by
-another generator. Documented in
-docs/08_audit.md."""
+1 when an orchestrator process of --procs failed, 2 on bad arguments, a device this host does not
+have, a store that cannot be opened, fails verification or is changed during the run, or a
+store judged by another generator: each a one-line error. Documented in docs/08_audit.md."""
 
 from __future__ import annotations
 
@@ -126,6 +126,17 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--cold-workers", action="store_true",
                    help="start every worker as a fresh interpreter instead of forking it from a "
                         "warm parent that has torch imported (docs/06 §8; slower, for comparison)")
+    p.add_argument("--max-attempts", type=_positive(int), default=2, metavar="N",
+                   help="runs that may die (the orchestrator killed or stopped) while a kernel "
+                        "runs before it is recorded as poison and skipped (default 2); a kernel "
+                        "left running by a dead run runs first, alone, on resume")
+    p.add_argument("--stale", choices=("reaudit", "keep"), default="reaudit",
+                   help="a row whose content changed under the same id since it was judged: "
+                        "judge it again (reaudit, default) or keep its verdicts and count it "
+                        "stale in kcv report (keep)")
+    p.add_argument("--key-dir", default="", metavar="DIR",
+                   help="directory of store keys (default: $KCV_KEY_DIR, else "
+                        "~/.config/kcv/store-keys); keep it where no candidate can read it")
     p.add_argument("--no-progress", action="store_true", help="no progress display on stderr")
     return p
 
@@ -151,6 +162,20 @@ def read_ids(path: str) -> list[str]:
         return [line.split("#", 1)[0].strip() for line in f if line.split("#", 1)[0].strip()]
 
 
+def cuda_missing() -> str:
+    """Why --device cuda cannot run here, or "" when a CUDA device is visible."""
+    try:
+        import torch
+    except Exception as e:  # noqa: BLE001 - no torch: no CUDA either
+        return f"torch cannot be imported ({type(e).__name__}: {e})"
+    try:
+        if torch.cuda.is_available() and torch.cuda.device_count() > 0:
+            return ""
+    except Exception as e:  # noqa: BLE001 - a broken driver says the same
+        return f"torch.cuda fails ({type(e).__name__}: {e})"
+    return "torch.cuda.is_available() is False (no CUDA driver or device on this host)"
+
+
 def main(argv=None) -> int:
     p = parser()
     args = p.parse_args(argv)
@@ -174,6 +199,12 @@ def main(argv=None) -> int:
     for path in args.corpora:
         if not os.path.isfile(path):
             print(f"kcv audit: error: corpus {path!r}: no such file", file=sys.stderr)
+            return 2
+    if args.device == "cuda" and not args.progress_events:  # a --procs child: its launcher did
+        why = cuda_missing()
+        if why:
+            print(f"kcv audit: error: --device cuda: {why}; nothing was run (use --device cpu, "
+                  "or auto to take CUDA where it is)", file=sys.stderr)
             return 2
     from kcv.audit.orchestrator import AuditOptions, AuditRefused, run_audit
 
@@ -202,7 +233,8 @@ def main(argv=None) -> int:
                         progress_events=args.progress_events, all_alone=args.all_alone,
                         reduce_over_bytes=int((args.reduce_over_gb or 0) * (1 << 30)),
                         reduce_to_bytes=int(args.reduce_to_gb * (1 << 30)),
-                        warm_workers=not args.cold_workers)
+                        warm_workers=not args.cold_workers, max_attempts=args.max_attempts,
+                        stale=args.stale, key_dir=args.key_dir)
     try:
         summary = run_audit(opts, procs=args.procs)
     except AuditRefused as e:
@@ -211,7 +243,8 @@ def main(argv=None) -> int:
     statuses = ", ".join(f"{k} {v}" for k, v in sorted(summary["statuses"].items()))
     replica = ", ".join(f"{k} {v}" for k, v in sorted(summary["replica"].items()))
     print(f"kcv audit: run {summary['run_id']} done; store {args.store}")
-    print(f"kernels by status: {statuses or 'none'}")
+    print(f"kernels by status (corpora {', '.join(sorted(summary.get('corpora', []))) or '-'}): "
+          f"{statuses or 'none'}")
     print(f"KernelBench replica: {replica or 'no verdicts'}")
     print(f"left to do: {summary['left']}" + (" (run the same command again)" if summary["left"] else ""))
     if summary.get("failed_processes"):

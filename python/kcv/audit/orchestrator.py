@@ -10,7 +10,21 @@ once more at the end, alone (no other slot running), before its status is record
 for which the host-memory budget has no room within KernelConfig.memory_postpone_s gives its
 slot up and is postponed: the next slot to come free runs it again, before the queued kernels,
 once its estimate fits the memory free then (Auditor._next_kernel); those still waiting when
-the queue is done wait for memory as long as it takes."""
+the queue is done wait for memory as long as it takes.
+
+Poison rows: a kernel left `running` by a run that died (the orchestrator was killed or stopped
+while the kernel ran) is a suspect: the next run runs it first, alone, so that a second death
+names it; one whose runs died --max-attempts times (attempts, which count runs) is recorded as
+`poison` and never run again. A worker killed during its load (`load_killed`) is retried once,
+alone at the end; a SIGKILL while the cgroup's OOM-kill count rose is `out_of_memory`.
+
+Rows: the corpora are read by the C++ reader (kcv._core.read_corpora, the rules of
+`kcv corpus-check`): a malformed row, a row that is not UTF-8 and every later row with an id
+already seen (a warning names both) become `malformed` kernels. A row whose content hash
+differs from the one its verdicts judged (an edit under the same id) is judged again
+(--stale reaudit) or kept and counted as stale (--stale keep). The store refuses to be resumed
+when it fails verification, and a run stops (exit 2) as soon as the store's schema holds
+anything that is not kcv's."""
 
 from __future__ import annotations
 
@@ -18,6 +32,7 @@ import gc
 import json
 import os
 import shlex
+import signal
 import sys
 import threading
 import time
@@ -38,6 +53,44 @@ GENERATOR_VERSION = "kcv.pipeline/2 (src/kernelbench: plans from traced facts, f
 
 class AuditRefused(Exception):
     """The audit cannot run on this store as asked (the message says why and what to do)."""
+
+
+class StoreTampered(AuditRefused):
+    """The store's schema was changed under the run (a trigger, a view, an unknown object): the
+    run stops before it writes another row."""
+
+
+def open_store(path: str, key_dir: str = ""):
+    """The store opened for writing, or AuditRefused with one line saying why not (a path that
+    cannot be opened, a file that is not a store, a store that fails verification)."""
+    from kcv import _core
+
+    try:
+        return _core.Store(path, key_dir=key_dir or "")
+    except _core.Error as e:
+        raise AuditRefused(f"--store {path!r}: {' '.join(str(e).split())}") from None
+
+
+def oom_kills() -> int | None:
+    """The oom_kill count of this process's cgroup (cgroup v2 memory.events; workers share the
+    cgroup), or None where it cannot be read."""
+    try:
+        with open("/proc/self/cgroup", encoding="utf-8") as f:
+            rel = next(line.split("::", 1)[1].strip() for line in f if line.startswith("0::"))
+        with open(os.path.join("/sys/fs/cgroup", rel.lstrip("/"), "memory.events"),
+                  encoding="utf-8") as f:
+            for line in f:
+                key, _, value = line.partition(" ")
+                if key == "oom_kill":
+                    return int(value)
+    except (OSError, StopIteration, ValueError):
+        return None
+    return None
+
+
+def killed_by_sigkill(message: str) -> bool:
+    """The executor's words for a worker killed by SIGKILL from outside kcv."""
+    return "signal 9 (SIGKILL" in message
 
 
 def check_store_generator(store):
@@ -80,10 +133,9 @@ class AuditOptions:
     reduce_over_bytes: int = 1 << 30  # KernelConfig.reduce_over_bytes (kernel.py); 0: never
     reduce_to_bytes: int = 128 << 20
     warm_workers: bool = True  # workers forked from warm parents (forkservers.py); False: cold
-
-
-def corpus_name(path: str) -> str:
-    return os.path.splitext(os.path.basename(path))[0]
+    max_attempts: int = 2  # runs that may die while a kernel runs before it is `poison`
+    stale: str = "reaudit"  # a row edited under its id: "reaudit" (judge it again) or "keep"
+    key_dir: str = ""  # where the store's key is (kcv._core.Store); "": the default
 
 
 def kernel_info(row: dict) -> dict:
@@ -97,6 +149,7 @@ def kernel_info(row: dict) -> dict:
         "op_class": "",  # from the traced reference, once judged (the outcome's op_class)
         "determinism_declared": True,
         "original_verdict": row.get("original_verdict"),
+        "row_hash": row.get("row_hash", ""),
     }
 
 
@@ -105,34 +158,76 @@ def shard_list(shard: str) -> list[str]:
     return [s for s in shard.split(",") if s]
 
 
-def read_rows(opts: AuditOptions, store, run_id: int) -> list[dict]:
+def read_rows(opts: AuditOptions, store, run_id: int, corpora: set | None = None) -> list[dict]:
     """Valid rows of every corpus (in the shards, filtered by --ids, cut at --limit); malformed
-    rows are recorded as they are found. Each row carries `shard_rank`: the index in --shard's
-    list of the first shard that holds it."""
+    rows (a duplicate id among them, with a warning) are recorded as they are found, unless the
+    store holds the same row final already. Each row carries `shard_rank`: the index in
+    --shard's list of the first shard that holds it. `corpora` collects the corpus of every
+    row read, malformed ones included."""
     from kcv import _core
 
     wanted = set(opts.ids) if opts.ids else None
     rows: list[dict] = []
     malformed: set[tuple] = set()  # (file, line): a row with no id is still its own row
+    seen: set[tuple] = set()  # (file, line) of the valid rows: a shard list reads a row again
+    existing = None
     for rank, shard in enumerate(shard_list(opts.shard)):
-        for path in opts.corpora:
-            good, bad = _core.read_corpus(path, shard)
-            for e in bad:
-                where = (e["file"], e["line"])
-                if (wanted is not None and e["id"] not in wanted) or where in malformed:
+        good, bad = _core.read_corpora(list(opts.corpora), shard)
+        for e in bad:
+            where = (e["file"], e["line"])
+            if (wanted is not None and e["id"] not in wanted) or where in malformed:
+                continue
+            malformed.add(where)
+            if corpora is not None:
+                corpora.add(e["corpus"])
+            if e["duplicate"]:
+                print(f"kcv audit: warning: {e['file']}:{e['line']}: duplicate id {e['id']!r} "
+                      f"(the row at {e['duplicate']} has it); recorded as malformed kernel "
+                      f"{e['kernel_id']!r}", file=sys.stderr, flush=True)
+            if existing is None:
+                existing = {k["kernel_id"]: k for k in store.kernels()}
+            have = existing.get(e["kernel_id"])
+            if have is not None and have["status"] not in ("pending", "running"):
+                if have["row_hash"] == e["row_hash"]:
+                    continue  # recorded by an earlier run: the same line
+                if opts.stale == "keep" and have["row_hash"]:
+                    if have["seen_hash"] != e["row_hash"]:
+                        store.mark_stale(e["kernel_id"], e["row_hash"])
                     continue
-                malformed.add(where)
-                store.record_malformed(e["file"], e["line"], e["id"], e["message"],
-                                       corpus_name(path), run_id)
-            rows.extend({**r, "shard_rank": rank} for r in good
-                        if wanted is None or r["id"] in wanted)
-    seen: set[str] = set()
-    unique = []
+            store.record_malformed(e["file"], e["line"], e["id"], e["message"], e["corpus"],
+                                   run_id, e["row_hash"], e["duplicate"])
+        for r in good:
+            where = (r["file"], r["line"])
+            if where in seen or (wanted is not None and r["id"] not in wanted):
+                continue
+            seen.add(where)
+            rows.append({**r, "shard_rank": rank})
+    if corpora is not None:
+        corpora.update(r["corpus"] for r in rows)
+    return rows if opts.limit is None else rows[: opts.limit]
+
+
+def judged_again(opts: AuditOptions, store, rows: list[dict]) -> list[str]:
+    """Final kernels whose row changed since it was judged (another content hash under the same
+    id): reset to pending (--stale reaudit) or marked stale (--stale keep); a row changed back
+    loses its stale mark. Returns the ids reset."""
+    existing = {k["kernel_id"]: k for k in store.kernels()}
+    reset = []
     for r in rows:
-        if r["id"] not in seen:
-            seen.add(r["id"])
-            unique.append(r)
-    return unique if opts.limit is None else unique[: opts.limit]
+        k = existing.get(r["id"])
+        if k is None or k["status"] in ("pending", "running") or not k["row_hash"]:
+            continue  # new, unfinished, or judged before rows were hashed
+        if k["row_hash"] == r["row_hash"]:
+            if k["seen_hash"]:
+                store.mark_stale(r["id"], "")
+            continue
+        if opts.stale == "keep":
+            if k["seen_hash"] != r["row_hash"]:
+                store.mark_stale(r["id"], r["row_hash"])
+        else:
+            store.reset(r["id"], r["row_hash"])
+            reset.append(r["id"])
+    return reset
 
 
 def order_todo(rows: list[dict]) -> list[dict]:
@@ -177,7 +272,7 @@ class Auditor:
         from kcv import _core
 
         self.opts = opts
-        self.store = _core.Store(opts.store)
+        self.store = open_store(opts.store, opts.key_dir)
         self.cfg = KernelConfig(profiles=list(opts.profiles), device=opts.device,
                                 cache_dir=opts.cache_dir, kernel_timeout_s=opts.kernel_timeout_s,
                                 load_timeout_s=opts.load_timeout_s,
@@ -198,6 +293,9 @@ class Auditor:
         self.progress: Progress | None = None
         self.run_id = 0
         self.selected: set[str] = set()  # the ids this command selects (begin() fills it)
+        self.corpora: set[str] = set()  # the corpora of the rows read (the summary's)
+        self.suspects: list[dict] = []  # left running by a run that died: run first, alone
+        self.stop: AuditRefused | None = None  # set when the store was tampered with mid-run
         self.started = time.monotonic()
 
     def _out_of_time(self) -> bool:
@@ -208,11 +306,18 @@ class Auditor:
                    reservation: Reservation | None = None) -> str:
         if self._out_of_time():
             return "skipped"  # stays pending (running, if postponed): the next run does it
+        if self.stop is not None:
+            return "skipped"
         t0 = time.monotonic()
-        self.store.mark_running(row["id"], self.run_id)
+        self._store_write(self.store.mark_running, row["id"], self.run_id)
         timings: dict = {}
+        kills_before = oom_kills()
         outcome = audit_kernel(row, self.cfg, timings, alone=not may_retry,
                                may_postpone=may_postpone, reservation=reservation)
+        kills_after = oom_kills()
+        killed = outcome["status"] in ("load_killed", "crash") and killed_by_sigkill(
+            outcome.get("message", ""))
+        oom_killed = killed and kills_before is not None and (kills_after or 0) > kills_before
         if outcome["status"] == "postponed":
             # A heavy kernel waiting for memory held a slot (and its loaded workers) while the
             # lighter kernels behind it could have run: on the H200 30 slots held such kernels
@@ -224,8 +329,11 @@ class Auditor:
             self.progress.message(f"kcv audit: {row['id']}: no room for {need / 2**30:.1f} GiB "
                                   "of host memory; runs again when memory frees")
             return "postponed"
-        if outcome["status"] == "run_alone" or (may_retry and outcome.get("out_of_memory")):
-            why = "large inputs" if outcome["status"] == "run_alone" else "out of memory"
+        retry = outcome.get("out_of_memory") or oom_killed or outcome["status"] == "load_killed"
+        if outcome["status"] == "run_alone" or (may_retry and retry):
+            why = ("large inputs" if outcome["status"] == "run_alone" else
+                   "out of memory" if outcome.get("out_of_memory") or oom_killed else
+                   "a worker was killed during its load")
             if self.opts.defer_alone:  # the launcher runs it once every process has finished
                 self.progress.deferred(row["id"], why)
                 return "deferred"
@@ -234,7 +342,17 @@ class Auditor:
             self.progress.message(f"kcv audit: {row['id']}: {why}; runs alone at the end")
             return "retry"
         outcome.pop("out_of_memory", None)
-        self.store.record(outcome, self.run_id)
+        if oom_killed:
+            outcome["status"] = "out_of_memory"
+            outcome["replica_verdict"] = None
+            outcome["message"] = ("killed by the out-of-memory killer (SIGKILL while the "
+                                  f"cgroup's oom_kill count rose {kills_before} -> {kills_after}), "
+                                  "also when run alone: " + outcome["message"])[:4000]
+        elif outcome["status"] == "load_killed":
+            outcome["message"] = ("a worker was killed (SIGKILL, from outside kcv) during its "
+                                  "load, also when run alone: " + outcome["message"])[:4000]
+        outcome["row_hash"] = row.get("row_hash", "")
+        self._store_write(self.store.record, outcome, self.run_id)
         self._log_timings(row, outcome, timings)
         note = f"replica {outcome['replica_verdict']}" if outcome["replica_verdict"] else ""
         failed = sorted({v["gate"] for v in outcome["verdicts"] if v["verdict"] == "fail"})
@@ -242,6 +360,26 @@ class Auditor:
             note += (", " if note else "") + "fails " + ",".join(failed)
         self.progress.kernel_done(row["id"], outcome["status"], time.monotonic() - t0, note)
         return outcome["status"]
+
+    def _store_write(self, write, *args):
+        """A store write; a failure while the store's schema holds anything that is not kcv's
+        (a trigger, a view: what a candidate that reached the file would leave) stops the run."""
+        from kcv import _core
+
+        try:
+            return write(*args)
+        except _core.Error as e:
+            try:
+                problems = self.store.schema_problems()
+            except _core.Error:
+                problems = []
+            if not problems:
+                raise
+            self.stop = StoreTampered(
+                f"--store {self.opts.store!r}: the store was changed during the run "
+                f"({'; '.join(problems)}); nothing more is written to it "
+                "(`kcv report --untrusted` shows what it holds)")
+            raise self.stop from e
 
     @staticmethod
     def _memory_gate(opts: AuditOptions) -> MemoryGate | None:
@@ -271,6 +409,24 @@ class Auditor:
             return waiting[0].row, False, None
         return None
 
+    def _audit_guarded(self, row: dict, may_retry: bool, may_postpone: bool = False,
+                       reservation: Reservation | None = None) -> str:
+        """_audit_one, where an error of ours around the kernel (the store, the progress display)
+        is reported and the kernel is left pending for the next run, its attempt given back (this
+        run did not die of it); a tampered store still stops the run."""
+        try:
+            return self._audit_one(row, may_retry, may_postpone, reservation)
+        except StoreTampered:
+            raise
+        except Exception as e:  # noqa: BLE001 - one kernel's failure must not stop the run
+            self.progress.message(f"kcv audit: {row['id']}: internal error around it: "
+                                  f"{type(e).__name__}: {e}; left for the next run")
+            try:
+                self.store.release_running(self.run_id, row["id"])
+            except Exception:  # noqa: BLE001 - it stays running: a suspect next time
+                pass
+            return "error"
+
     def _slot(self):
         """One of the --jobs slots: runs kernels until none is left to take. An error of ours
         around one kernel (the store, the progress display) is reported and the slot goes on;
@@ -283,10 +439,12 @@ class Auditor:
             row, may_postpone, reservation = job
             status = "error"
             try:
-                status = self._audit_one(row, True, may_postpone, reservation)
-            except Exception as e:  # noqa: BLE001 - one kernel's failure must not stop the slot
-                self.progress.message(f"kcv audit: {row['id']}: internal error in its slot: "
-                                      f"{type(e).__name__}: {e}; left for the next run")
+                status = self._audit_guarded(row, True, may_postpone, reservation)
+            except StoreTampered:
+                with self._lock:  # no slot takes another kernel
+                    self.queue.clear()
+                    self.postponed.clear()
+                return
             finally:
                 if reservation is not None:
                     reservation.release()  # a no-op once its hold consumed it
@@ -312,13 +470,51 @@ class Auditor:
         self.run_id = self.store.begin_run({
             "kcv_version": _kcv_version(), "generator_version": generator, "seed": 42,
             "profiles": list(o.profiles), "command_line": o.command_line, "shard": o.shard})
-        rows = read_rows(o, self.store, self.run_id)
+        rows = read_rows(o, self.store, self.run_id, self.corpora)
+        reset = judged_again(o, self.store, rows)
         self.store.enqueue([kernel_info(r) for r in rows])
         by_id = {r["id"]: r for r in rows}
         self.selected = set(by_id)
-        todo = order_todo([by_id[k] for k in self.store.todo() if k in by_id])
-        self.progress = Progress(len(todo), enabled=o.progress, events=o.progress_events)
+        poisoned = self._poison_and_suspects(by_id)
+        suspect_ids = {r["id"] for r in self.suspects}
+        todo = order_todo([by_id[k] for k in self.store.todo()
+                           if k in by_id and k not in suspect_ids])
+        self.progress = Progress(len(todo) + len(self.suspects), enabled=o.progress,
+                                 events=o.progress_events)
+        if reset:
+            self.progress.warning(f"kcv audit: {len(reset)} row(s) changed since they were "
+                                  "judged; judged again (--stale reaudit): "
+                                  + ", ".join(reset[:5]) + (" ..." if len(reset) > 5 else ""))
+        for kid, attempts in poisoned:
+            self.progress.warning(f"kcv audit: {kid}: the orchestrator died {attempts} times "
+                                  "while it ran; recorded as poison, not run again")
+        if self.suspects:
+            self.progress.warning(f"kcv audit: {len(self.suspects)} kernel(s) were running when "
+                                  "a run died; each runs first, alone: "
+                                  + ", ".join(sorted(suspect_ids)))
         return todo
+
+    def _poison_and_suspects(self, by_id: dict) -> list[tuple[str, int]]:
+        """Kernels of this command left `running` by a run that died: recorded as `poison` once
+        --max-attempts runs died with them, else suspects (self.suspects) to run first, alone.
+        Returns the (id, attempts) recorded as poison."""
+        poisoned = []
+        for k in self.store.kernels():
+            kid = k["kernel_id"]
+            if kid not in by_id or k["status"] != "running" or k["attempts"] < 1:
+                continue
+            if k["attempts"] >= self.opts.max_attempts:
+                self._store_write(self.store.record, {
+                    "kernel_id": kid, "status": "poison", "replica_verdict": None, "verdicts": [],
+                    "row_hash": by_id[kid].get("row_hash", ""),
+                    "message": f"the orchestrator died {k['attempts']} time(s) while this kernel "
+                               f"ran (--max-attempts {self.opts.max_attempts}): a kernel that "
+                               "kills or stops the process auditing it is not run again"},
+                    self.run_id)
+                poisoned.append((kid, k["attempts"]))
+            else:
+                self.suspects.append(by_id[kid])
+        return poisoned
 
     def end(self) -> dict:
         """Closes this run: the time-limit message, the run's end in the store, the summary."""
@@ -327,7 +523,7 @@ class Auditor:
                                   "kernel(s) left for the next run (same command)")
         self.progress.finish()
         self.store.finish_run(self.run_id)
-        return self.summary({corpus_name(p) for p in self.opts.corpora})
+        return self.summary(self.corpora)
 
     def run(self) -> dict:
         o = self.opts
@@ -347,24 +543,29 @@ class Auditor:
         if self.cfg.gpu_pool is not None:
             self.progress.message(f"kcv audit: kernels spread over GPUs "
                                   f"{','.join(self.cfg.gpu_pool.ids)}")
+        for row in self.suspects:  # nothing else runs beside a suspect
+            self._audit_guarded(row, may_retry=not o.all_alone)
         if o.all_alone:
             for row in todo:
-                self._audit_one(row, may_retry=False)
+                self._audit_guarded(row, may_retry=False)
         elif o.jobs <= 1:
             for row in todo:
-                self._audit_one(row, may_retry=True)
+                self._audit_guarded(row, may_retry=True)
         else:
             self.queue.extend(todo)
             with ThreadPoolExecutor(max_workers=o.jobs, thread_name_prefix="kcv-slot") as pool:
                 slots = [pool.submit(self._slot) for _ in range(o.jobs)]
                 for slot in slots:
                     slot.result()
+        if self.stop is not None:
+            raise self.stop
         for row in self.retry_alone:  # every other slot has finished: this one runs alone
-            self._audit_one(row, may_retry=False)
+            self._audit_guarded(row, may_retry=False)
         return self.end()
 
     def summary(self, corpora: set[str]) -> dict:
-        """Statuses and replica verdicts of every kernel of these corpora in the store."""
+        """Statuses and replica verdicts of every kernel of these corpora (the rows' own corpus
+        field, not their files' names) in the store."""
         counts: dict[str, int] = {}
         replica: dict[str, int] = {}
         for k in self.store.kernels():
@@ -374,12 +575,38 @@ class Auditor:
             if k.get("replica_verdict"):
                 replica[k["replica_verdict"]] = replica.get(k["replica_verdict"], 0) + 1
         return {"run_id": self.run_id, "statuses": counts, "replica": replica,
-                "left": self.left()}
+                "left": self.left(), "corpora": sorted(corpora)}
 
     def left(self) -> int:
         """Kernels this command selects (shards, --ids, --limit) that the store has not finished:
         what running the same command again would do, not every unfinished row of the store."""
         return sum(1 for k in self.store.todo() if k in self.selected)
+
+
+def _release_on_stop(auditor: Auditor):
+    """SIGTERM and SIGINT (a deadline's `timeout`, Ctrl-C) give back the attempts of the kernels
+    in flight (Store.release_running: this run's and its --procs children's) before the process
+    ends as the signal says: a run stopped on purpose must not make its kernels suspects, let
+    alone poison. SIGKILL, or death by any other signal, counts them. Returns the function
+    that puts the previous handlers back."""
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+
+    def stop(signum, _frame):
+        try:
+            if auditor.run_id and auditor.store is not None:
+                auditor.store.release_running(auditor.run_id)
+        finally:
+            signal.signal(signum, signal.SIG_DFL)
+            os.kill(os.getpid(), signum)
+
+    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGINT)}
+
+    def restore():
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+    return restore
 
 
 def run_audit(opts: AuditOptions, procs: int = 1) -> dict:
@@ -393,9 +620,11 @@ def run_audit(opts: AuditOptions, procs: int = 1) -> dict:
         auditor = ParallelAuditor(opts, procs)
     else:
         auditor = Auditor(opts)
+    restore = _release_on_stop(auditor)
     try:
         return auditor.run()
     finally:
+        restore()
         # Close the store now (its destructor checkpoints the WAL into the .db file), not at
         # interpreter exit: a copied audit.db then holds everything.
         auditor.store = None

@@ -15,7 +15,9 @@ SQLite in WAL mode serialises their transactions, and every kernel belongs to ex
 so resuming after a kill works as it does with one process. A child reports each finished kernel
 as a JSON line on stderr (progress.py's events), which the launcher turns into one progress
 display. Kernels a child finds too large to run beside others are deferred to the launcher, which
-runs them in one last child with one slot, the whole budget and every GPU, after the others."""
+runs them in one last child with one slot, the whole budget and every GPU, after the others.
+Suspects (kernels a dead run left running, orchestrator.py) run before everything, in a child of
+their own with one slot: alone, so that a run dying again names its kernel."""
 
 from __future__ import annotations
 
@@ -66,6 +68,7 @@ class ParallelAuditor(Auditor):
                "--load-timeout", repr(o.load_timeout_s),
                "--call-timeout", repr(o.call_timeout_s),
                "--device", o.device, "--profiles", ",".join(o.profiles),
+               "--max-attempts", str(o.max_attempts), "--stale", o.stale,
                "--memory-limit-gb", repr(o.memory_limit_bytes / _GIB),
                "--alone-input-gb", repr(o.alone_input_bytes / _GIB),
                "--max-input-gb", repr(o.max_input_bytes / _GIB),
@@ -79,6 +82,8 @@ class ParallelAuditor(Auditor):
                 "--reduce-to-gb", repr(o.reduce_to_bytes / _GIB)]
         if o.timings_path:
             cmd += ["--timings", o.timings_path]
+        if o.key_dir:
+            cmd += ["--key-dir", o.key_dir]
         if not o.warm_workers:
             cmd.append("--cold-workers")
         if time_limit_s is not None:
@@ -119,6 +124,8 @@ class ParallelAuditor(Auditor):
                 self.deferred.append(ev.get("id", ""))
             self.progress.message(f"kcv audit: {ev.get('id')}: {ev.get('why')}; runs alone "
                                   "at the end")
+        elif ev["event"] == "warning":
+            self.progress.warning(str(ev.get("text", line)))
         else:
             self.progress.message(str(ev.get("text", line)))
 
@@ -170,6 +177,10 @@ class ParallelAuditor(Auditor):
         o = self.opts
         todo = [r["id"] for r in self.begin(
             f"{GENERATOR_VERSION}; launcher of {self.procs} processes")]
+        if self.suspects:  # first, one at a time, in a child of their own
+            self._run_children([([r["id"] for r in self.suspects], 1,
+                                 o.host_memory_bytes / _GIB if o.host_memory_bytes else 0.0,
+                                 False, o.gpus[0] if o.gpus else None)])
         procs = max(1, min(self.procs, len(todo), o.jobs))  # never more slots than --jobs
         gpus = o.gpus if o.gpus else [None]
         plans = []

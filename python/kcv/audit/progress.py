@@ -84,6 +84,19 @@ class Progress:
                 self.stream.write(self.line())
             self.stream.flush()
 
+    def warning(self, text: str):
+        """A line shown even with --no-progress: what the run did to the store beyond recording
+        verdicts (a row judged again, a kernel recorded as poison, suspects run alone)."""
+        with self._lock:
+            if self.events:
+                self._event(event="warning", text=text)
+                return
+            redraw = self.enabled and self.tty
+            self.stream.write(("\r\x1b[2K" if redraw else "") + text + "\n")
+            if redraw:
+                self.stream.write(self.line())
+            self.stream.flush()
+
     def deferred(self, kernel_id: str, why: str):
         """A kernel left for the launcher's pass alone at the end (events mode only)."""
         with self._lock:

@@ -1,35 +1,49 @@
 """scripts/device-audit's AUDIT_RETRY, with and without AUDIT_RETRY_IDS: the kernels queued again
 are those with the named statuses, and with an id file only those it lists (the big problems'
-timeouts retried at a reduced shape while the light kernels' timeouts stay final)."""
+timeouts retried at a reduced shape while the light kernels' timeouts stay final). It goes
+through kcv's store (Store.reset), so the store still verifies afterwards."""
 
 import os
 import sqlite3
 import subprocess
+import sys
 from pathlib import Path
 
+import pytest
+
+core = pytest.importorskip("kcv._core")
+
 ROOT = Path(__file__).resolve().parents[2]
+
+
+def env_of(**extra) -> dict:
+    path = os.pathsep.join(p for p in sys.path if p and os.path.isdir(p))
+    return {**os.environ, "KCV_PYTHON": sys.executable, "PYTHONPATH": path, **extra}
 
 
 def retry(db: Path, statuses: str, ids_file: str = "") -> str:
     script = ('eval "$(sed -n \'/^retry_statuses() {/,/^}/p\' scripts/device-audit)"; '
               'retry_statuses "$1"')
-    env = {**os.environ, "AUDIT_RETRY": statuses, "AUDIT_RETRY_IDS": ids_file}
+    env = env_of(AUDIT_RETRY=statuses, AUDIT_RETRY_IDS=ids_file)
     res = subprocess.run(["bash", "-c", script, "retry", str(db)], cwd=ROOT, env=env,
-                         capture_output=True, text=True, check=True)
+                         capture_output=True, text=True)
+    assert res.returncode == 0, res.stdout + res.stderr
     return res.stdout
 
 
 def store(tmp_path: Path) -> Path:
     db = tmp_path / "audit.db"
-    with sqlite3.connect(db) as c:
-        c.execute("CREATE TABLE kernels(kernel_id TEXT PRIMARY KEY, status TEXT)")
-        c.executemany("INSERT INTO kernels VALUES (?, ?)",
-                      [("big/1", "timeout"), ("big/2", "ok"), ("light/1", "timeout"),
-                       ("light/2", "error")])
+    s = core.Store(str(db))
+    run = s.begin_run({})
+    kernels = [("big/1", "timeout"), ("big/2", "ok"), ("light/1", "timeout"), ("light/2", "error")]
+    s.enqueue([{"kernel_id": k, "row_hash": "0" * 64} for k, _ in kernels])
+    for k, status in kernels:
+        s.record({"kernel_id": k, "status": status}, run)
     return db
 
 
 def statuses_of(db: Path) -> dict:
+    assert core.Store(str(db), read_only=True).verify()["state"] == "verified"
     return dict(sqlite3.connect(db).execute("SELECT kernel_id, status FROM kernels"))
 
 
@@ -55,7 +69,7 @@ def test_a_missing_ids_file_or_no_statuses_is_an_error_not_a_silent_run(tmp_path
     script = ('eval "$(sed -n \'/^retry_statuses() {/,/^}/p\' scripts/device-audit)"; '
               'retry_statuses "$1"')
     for statuses, ids in (("timeout", str(tmp_path / "absent.txt")), ("", "ids.txt")):
-        env = {**os.environ, "AUDIT_RETRY": statuses, "AUDIT_RETRY_IDS": ids}
+        env = env_of(AUDIT_RETRY=statuses, AUDIT_RETRY_IDS=ids)
         res = subprocess.run(["bash", "-c", script, "retry", str(db)], cwd=ROOT, env=env,
                              capture_output=True, text=True)
         assert res.returncode == 1 and res.stdout.startswith("retry: AUDIT_RETRY_IDS"), res

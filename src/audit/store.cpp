@@ -248,16 +248,25 @@ Expected<int64_t> Store::begin_run(const RunInfo& run) {
   ins->bind(1, run.kcv_version).bind(2, run.generator_version);
   ins->bind(3, std::to_string(run.seed)).bind(4, profiles).bind(5, run.command_line);
   ins->bind(6, run.shard);
+  sql::Transaction tx(impl_->db);
+  if (!tx.begun()) return tx.begun().error();
   if (Status s = ins->run(); !s) return s.error();
-  return sqlite3_last_insert_rowid(impl_->db.handle());
+  const int64_t run_id = sqlite3_last_insert_rowid(impl_->db.handle());
+  if (Status s = check_schema_before_commit(impl_->db); !s) return s.error();
+  if (Status s = tx.commit(); !s) return s.error();
+  return run_id;
 }
 
 Status Store::finish_run(int64_t run_id) {
+  sql::Transaction tx(impl_->db);
+  if (!tx.begun()) return tx.begun();
   Expected<sql::Stmt> up =
       impl_->db.prepare(fmt::format("UPDATE runs SET finished_at={} WHERE run_id=?1", kNowSql));
   if (!up) return up.error();
   up->bind(1, run_id);
-  return up->run();
+  if (Status s = up->run(); !s) return s;
+  if (Status s = check_schema_before_commit(impl_->db); !s) return s;
+  return tx.commit();
 }
 
 Status Store::enqueue(const std::vector<KernelInfo>& kernels) {

@@ -156,6 +156,81 @@ TEST(CorpusReader, ReportsEveryMalformedLineAndKeepsReading) {
   EXPECT_EQ(errors[1].message, "level: expected an integer, got string");
 }
 
+// A line that is not UTF-8 is a malformed row naming the byte and its column (and the row, when
+// its id is readable); what Python's strict decoder refuses is refused here too, and every text
+// handed on is valid UTF-8.
+TEST(CorpusRow, ALineThatIsNotUtf8IsMalformedNamingTheByte) {
+  nlohmann::json j = toy_row("bad/utf8");
+  j["candidate_code"] = "# caf@";
+  std::string line = dump(j);
+  line[line.find('@')] = '\xff';
+  Error e = parse_error(line);
+  EXPECT_EQ(e.context, "bad/utf8");
+  EXPECT_EQ(e.message, fmt::format("not UTF-8: byte 0xff at column {}", line.find('\xff') + 1));
+  for (const std::string bad : {"\xc0\x80", "\xed\xa0\x80", "\xf4\x90\x80\x80", "\xe2\x82"}) {
+    j["candidate_code"] = "#@";
+    std::string l = dump(j);
+    l.replace(l.find('@'), 1, bad);
+    EXPECT_NE(parse_error(l).message.find("not UTF-8"), std::string::npos) << l;
+  }
+  j["candidate_code"] = "# caf\u00e9 \u20ac \U0001F600";  // 2, 3 and 4 byte forms
+  EXPECT_TRUE(parse_corpus_row(dump(j)).has_value());
+
+  ScratchDir dir;
+  const std::string path = dir.file("rows.jsonl");
+  std::ofstream(path) << line << "\n"
+                      << "{\"id\": \"x\xfe\", \"corpus\": \"mine\"}\n";
+  std::vector<RowError> errors;
+  ASSERT_TRUE(read_corpus(path, {nullptr, [&](RowError&& e) { errors.push_back(e); }}));
+  ASSERT_EQ(errors.size(), 2u);
+  EXPECT_EQ(errors[0].corpus, "toy");
+  EXPECT_EQ(errors[1].id, "x\xef\xbf\xbd");  // the bad byte as U+FFFD
+  EXPECT_EQ(errors[1].corpus, "mine");
+  EXPECT_EQ(errors[1].row_hash.size(), 64u);
+}
+
+// One id, one row, across all the files of a read: later lines with the id are duplicates (a
+// malformed one included), each naming the first; the first keeps the id.
+TEST(CorpusReader, ADuplicateIdIsAnErrorNamingTheFirstRow) {
+  ScratchDir dir;
+  const std::string a = dir.file("a.jsonl"), b = dir.file("b.jsonl");
+  nlohmann::json bad = toy_row("dup");
+  bad["level"] = "two";
+  std::ofstream(a) << dump(toy_row("dup")) << "\n" << dump(toy_row("other")) << "\n";
+  std::ofstream(b) << dump(toy_row("dup")) << "\n" << dump(bad) << "\n";
+  std::vector<std::string> ids;
+  std::vector<RowError> errors;
+  Expected<ReadCounts> counts = read_corpora({a, b}, {[&](CorpusRow&& r) { ids.push_back(r.id); },
+                                                      [&](RowError&& e) { errors.push_back(e); }});
+  ASSERT_TRUE(counts.has_value());
+  EXPECT_EQ(counts->rows, 2);
+  EXPECT_EQ(counts->errors, 2);
+  EXPECT_EQ(ids, (std::vector<std::string>{"dup", "other"}));
+  ASSERT_EQ(errors.size(), 2u);
+  EXPECT_EQ(errors[0].duplicate, a + ":1");
+  EXPECT_EQ(errors[0].message,
+            fmt::format("duplicate id: 'dup' is the row at {}:1; this row is not audited", a));
+  EXPECT_EQ(malformed_kernel_id(errors[0]), "dup@b.jsonl:1");
+  EXPECT_NE(errors[1].message.find("also malformed: level: expected an integer"),
+            std::string::npos);
+  EXPECT_EQ(malformed_kernel_id(errors[1]), "dup@b.jsonl:2");
+}
+
+// The row hash covers what a verdict judges: the two codes and the contract, nothing else.
+TEST(CorpusRow, TheRowHashFollowsTheCodeAndTheContract) {
+  nlohmann::json j = toy_row("h");
+  const std::string base = parse_corpus_row(dump(j)).value().row_hash;
+  EXPECT_EQ(base.size(), 64u);
+  j["original_harness"] = "another harness";
+  j["level"] = 3;
+  EXPECT_EQ(parse_corpus_row(dump(j)).value().row_hash, base);
+  j["candidate_code"] = "class ModelNew: pass  # edited";
+  EXPECT_NE(parse_corpus_row(dump(j)).value().row_hash, base);
+  j = toy_row("h");
+  j["contract"] = {{"deterministic", false}};
+  EXPECT_NE(parse_corpus_row(dump(j)).value().row_hash, base);
+}
+
 TEST(CorpusReader, MissingFileIsAnError) {
   Expected<ReadCounts> counts = read_corpus("/nonexistent/kcv/rows.jsonl", {});
   ASSERT_FALSE(counts.has_value());

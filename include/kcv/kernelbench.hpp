@@ -86,13 +86,16 @@ Expected<ModuleProblem> parse_problem(std::string_view load_reply_json);
 // ------------------------------------------------------------------------------------------
 // Typed calls (docs/06 §7.3)
 
-enum class TaskKind { kDraw, kForget, kReference64, kReference32, kRun, kDescribe };
+enum class TaskKind { kDraw, kForget, kReference64, kReference32, kRun, kDescribe, kStage };
 enum class Autocast { kNone, kF16, kBF16 };
 
 struct Task {
   TaskKind kind = TaskKind::kRun;
   uint64_t seed = 0;
-  bool keep = false;                     // draw
+  bool keep = false;  // draw
+  /// stage: the key the call's inputs are kept under on the reference's device; reference64
+  /// and reference32: run on the inputs staged under this key (the call then carries none).
+  std::optional<uint64_t> inputs_key;
   bool nan_number = false;               // reference64: maxNum max/min (else NaN propagates)
   bool flush_subnormals = false;         // reference64: FTZ/DAZ at op granularity
   bool cudnn_tf32 = false;               // reference32

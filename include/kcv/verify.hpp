@@ -13,14 +13,15 @@
 #include "kcv/candidate.hpp"
 #include "kcv/executor.hpp"
 #include "kcv/gate.hpp"
+#include "kcv/pipeline.hpp"
 #include "kcv/resource.hpp"
 
 namespace kcv {
 
 struct VerifyOptions {
-  uint64_t seed = 0x6b6376;                 // "kcv"
-  std::vector<GateId> gates;                // empty: all twelve
-  std::optional<ProfileId> profile;         // override the contract's declared profile
+  uint64_t seed = 0x6b6376;          // "kcv"
+  std::vector<GateId> gates;         // empty: all twelve
+  std::optional<ProfileId> profile;  // override the contract's declared profile
   bool shrink = true;
   bool include_large = true;                // the >= 2^20 element shapes
   std::optional<ResourceReport> resources;  // RES-02; else from the candidate's device code
@@ -35,13 +36,22 @@ struct VerifyReport {
   uint64_t seed = 0;
   int generator_version = 0;
   std::string executor;
-  std::vector<GateResult> results;  // in kAllGates order
+  std::vector<GateResult> results;        // in kAllGates order
   std::vector<std::string> replay_lines;  // one per failing gate
 
   bool passed() const;  // no fail and no error
 };
 
-Expected<VerifyReport> verify(Candidate& candidate, Executor& executor, const VerifyOptions& options);
+Expected<VerifyReport> verify(Candidate& candidate, Executor& executor,
+                              const VerifyOptions& options);
+
+/// The pipeline run behind verify() for any probe source and oracle (the registered ops', the
+/// GLR ops'): `options`' seed, shrinking and progress, its gates or else `default_gates` (empty:
+/// all twelve), under report.contract's profile; fills report.results and a replay line, naming
+/// the candidate `options.replay_candidate` (else `candidate_name`), for every failing gate.
+void run_verify_pipeline(ProbeSource& source, Oracle& oracle, CandidateRunner& runner,
+                         const VerifyOptions& options, const std::vector<GateId>& default_gates,
+                         int shrink_runs, const std::string& candidate_name, VerifyReport& report);
 
 /// The candidate's contract with the profile override applied (what every gate judges against).
 Contract effective_contract(const Candidate& candidate, std::optional<ProfileId> profile);

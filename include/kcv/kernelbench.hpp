@@ -121,6 +121,9 @@ struct WorkerSetup {
   /// argv of the reference's workers; empty: `command`. Separate so that a warm parent of
   /// candidate workers (kcv.worker.forkserver) is never the parent of a trusted one.
   std::vector<std::string> reference_command;
+  /// Where the candidate's per-call shared-memory files live; empty: /dev/shm. A sandboxed
+  /// candidate sees this directory only, never the reference's call files.
+  std::string candidate_shm_dir;
   std::string reference_code;
   std::string candidate_code;
   std::string device = "auto";

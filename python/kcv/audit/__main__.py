@@ -126,6 +126,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--cold-workers", action="store_true",
                    help="start every worker as a fresh interpreter instead of forking it from a "
                         "warm parent that has torch imported (docs/06 §8; slower, for comparison)")
+    p.add_argument("--no-sandbox", action="store_true",
+                   help="run candidate workers without their sandbox (as KCV_SANDBOX=off does; "
+                        "every verdict is then marked unsandboxed, docs/10_threat_model.md)")
     p.add_argument("--no-progress", action="store_true", help="no progress display on stderr")
     return p
 
@@ -175,6 +178,8 @@ def main(argv=None) -> int:
         if not os.path.isfile(path):
             print(f"kcv audit: error: corpus {path!r}: no such file", file=sys.stderr)
             return 2
+    if args.no_sandbox:
+        os.environ["KCV_SANDBOX"] = "off"  # read by kcv._core, and by --procs children
     from kcv.audit.orchestrator import AuditOptions, AuditRefused, run_audit
 
     cache = args.cache_dir or os.path.join(os.path.dirname(os.path.abspath(args.store)), "kcv-cache")

@@ -116,6 +116,21 @@ ModuleWorkers::Slot& ModuleWorkers::slot(Role role, bool at_base) {
   return *slots_[(role == Role::kReference ? 0 : 2) + (at_base ? 0 : 1)];
 }
 
+int ModuleWorkers::reference_struck() const {
+  int n = 0;
+  for (const auto& s : slots_)
+    if (s->role == Role::kReference && s->executor) n += s->executor->workers_struck();
+  return n;
+}
+
+bool ModuleWorkers::candidate_started() const {
+  for (const auto& s : slots_)
+    if (s->role == Role::kCandidate &&
+        (s->earlier_starts > 0 || (s->executor && s->executor->workers_started() > 0)))
+      return true;
+  return false;
+}
+
 int ModuleWorkers::starts() const {
   int n = 0;
   for (const auto& s : slots_)

@@ -218,6 +218,8 @@ def main(argv=None) -> int:
     print(f"kcv audit: run {summary['run_id']} done; store {args.store}")
     print(f"kernels by status: {statuses or 'none'}")
     print(f"KernelBench replica: {replica or 'no verdicts'}")
+    if summary.get("sandbox"):
+        print(f"sandbox: {summary['sandbox']}")
     print(f"left to do: {summary['left']}" + (" (run the same command again)" if summary["left"] else ""))
     if summary.get("failed_processes"):
         print(f"kcv audit: {summary['failed_processes']} orchestrator process(es) failed (their "

@@ -322,10 +322,11 @@ class Auditor:
         todo = order_todo([by_id[k] for k in self.store.todo() if k in by_id])
         self.progress = Progress(len(todo), enabled=o.progress, events=o.progress_events)
         if self.cfg.unsandboxed is not None:
-            self.progress.message(
+            print(
                 f"kcv audit: WARNING: candidates run UNSANDBOXED ({self.cfg.unsandboxed}): a "
                 "candidate can read and write the store and signal this process; every verdict of "
-                "this run is marked unsandboxed (docs/10_threat_model.md)")
+                "this run is marked unsandboxed (docs/10_threat_model.md)", file=sys.stderr,
+                flush=True)
         return todo
 
     def end(self) -> dict:

@@ -4,6 +4,7 @@
 // a minimal probe and attach a replay line.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -27,6 +28,10 @@ struct VerifyOptions {
   std::optional<ResourceReport> resources;  // RES-02; else from the candidate's device code
   std::string replay_candidate;             // how `kcv replay` names the candidate (path[:kernel])
   std::function<void(std::string_view)> progress;  // one line per gate; may be empty
+  int call_timeout_ms = CallOptions{}.timeout_ms;  // each call's deadline (<= 0: none)
+  /// Nothing runs past it: calls are cut short and probing stops; max(): none.
+  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
+  int max_timeouts = 2;  // timed-out calls after which probing stops (<= 0: no limit)
 };
 
 struct VerifyReport {

@@ -101,7 +101,11 @@ Expected<VerifyReport> verify(Candidate& candidate, Executor& executor,
 
   SignatureProbes source(*op, report.contract, options.include_large);
   OpOracle oracle(*op, report.contract);
-  ExecutorRunner runner(candidate, executor, options.resources);
+  CallPolicy policy;
+  policy.timeout_ms = options.call_timeout_ms;
+  policy.deadline = options.deadline;
+  policy.max_timeouts = options.max_timeouts;
+  ExecutorRunner runner(candidate, executor, options.resources, policy);
   run_verify_pipeline(source, oracle, runner, options, {}, kShrinkRuns, candidate.name(), report);
   return report;
 }

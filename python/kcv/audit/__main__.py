@@ -126,6 +126,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--cold-workers", action="store_true",
                    help="start every worker as a fresh interpreter instead of forking it from a "
                         "warm parent that has torch imported (docs/06 §8; slower, for comparison)")
+    p.add_argument("--no-sandbox", action="store_true",
+                   help="run candidate workers without their sandbox (as KCV_SANDBOX=off does; "
+                        "every verdict is then marked unsandboxed, docs/10_threat_model.md)")
     p.add_argument("--no-progress", action="store_true", help="no progress display on stderr")
     return p
 
@@ -175,6 +178,8 @@ def main(argv=None) -> int:
         if not os.path.isfile(path):
             print(f"kcv audit: error: corpus {path!r}: no such file", file=sys.stderr)
             return 2
+    if args.no_sandbox:
+        os.environ["KCV_SANDBOX"] = "off"  # read by kcv._core, and by --procs children
     from kcv.audit.orchestrator import AuditOptions, AuditRefused, run_audit
 
     cache = args.cache_dir or os.path.join(os.path.dirname(os.path.abspath(args.store)), "kcv-cache")
@@ -213,6 +218,8 @@ def main(argv=None) -> int:
     print(f"kcv audit: run {summary['run_id']} done; store {args.store}")
     print(f"kernels by status: {statuses or 'none'}")
     print(f"KernelBench replica: {replica or 'no verdicts'}")
+    if summary.get("sandbox"):
+        print(f"sandbox: {summary['sandbox']}")
     print(f"left to do: {summary['left']}" + (" (run the same command again)" if summary["left"] else ""))
     if summary.get("failed_processes"):
         print(f"kcv audit: {summary['failed_processes']} orchestrator process(es) failed (their "

@@ -109,7 +109,9 @@ std::string Session::kill_and_describe() {
 std::string Session::reap_and_describe() {
   if (!proc_) return "no worker";
   accounted_ = true;
-  const Exit e = proc_->reap(std::chrono::milliseconds(1000));
+  // A worker started through kcv.worker.spawn ends a moment after its socket closes; a loaded
+  // host can stretch that moment, and a process kcv has to kill is never counted as struck.
+  const Exit e = proc_->reap(std::chrono::milliseconds(3000));
   if (e.killed_by_us)
     return with_stderr(fmt::format("the worker (pid {}) closed its stdout and was killed",
                                    proc_->pid()));

@@ -54,7 +54,8 @@ def _mirror(line: str) -> None:
     kind, _, value = line.strip().partition(" ")
     if kind == "signal":
         sig = int(value)
-        signal.signal(sig, signal.SIG_DFL)
+        if sig not in (signal.SIGKILL, signal.SIGSTOP):  # neither can be caught, nor reset
+            signal.signal(sig, signal.SIG_DFL)
         os.kill(os.getpid(), sig)
         os._exit(128 + sig)  # a signal that does not end a process (SIGCHLD, say)
     os._exit(int(value) if kind == "exit" else 70)
@@ -95,8 +96,9 @@ def _stopped(pid: int) -> bool:
 
 def _watch(conn: socket.socket, pid: int) -> None:
     """Until the server reports the worker's end: a worker stopped by a signal (SIGSTOP, a
-    tracer) is killed, and says so on stderr, so kcv records a crash at once instead of waiting
-    out the call's deadline (kcv's own watchdog sees only this process)."""
+    tracer) is killed, says so on stderr, and this process dies of the same SIGKILL, so kcv
+    records a crash at once instead of waiting out the call's deadline (kcv's own watchdog sees
+    only this process)."""
     while not select.select([conn], [], [], WATCH_S)[0]:
         if _stopped(pid):
             os.write(2, f"kcv.worker.spawn: the worker (pid {pid}) was stopped by a signal; "
@@ -105,7 +107,9 @@ def _watch(conn: socket.socket, pid: int) -> None:
                 os.kill(pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
-            return
+            # Ends at once as the worker did, rather than after the server's report: kcv reaps
+            # this process when the worker's socket closes and gives it only a moment.
+            _mirror(f"signal {int(signal.SIGKILL)}")
 
 
 def main(argv: list[str]) -> None:

@@ -12,6 +12,7 @@
 // stage kernels compiled as host C++ (emulator/). Tensors must be contiguous.
 #pragma once
 
+#include <array>
 #include <functional>
 #include <string>
 
@@ -43,6 +44,18 @@ template <Expected<DeviceResults> (*Run)(const HostInputs&), Member M>
 int run_member(const kcv_tensor* in, int32_t n_in, kcv_tensor* out, int32_t n_out,
                const kcv_call* call) {
   return run_kernel(M, in, n_in, out, n_out, call, Run);
+}
+
+/// The six members' kernels of a candidate library whose calls go through `Run`, each named
+/// and registered as its op (glr.la, glr.ssd, glr.gla, glr.deltanet, glr.gdn, glr.kda).
+template <Expected<DeviceResults> (*Run)(const HostInputs&)>
+constexpr std::array<kcv_kernel, 6> member_kernels(const char* contract) {
+  return {{{"glr.la", "glr.la", contract, run_member<Run, Member::kLinearAttention>, nullptr},
+           {"glr.ssd", "glr.ssd", contract, run_member<Run, Member::kSimpleGla>, nullptr},
+           {"glr.gla", "glr.gla", contract, run_member<Run, Member::kGla>, nullptr},
+           {"glr.deltanet", "glr.deltanet", contract, run_member<Run, Member::kDeltaNet>, nullptr},
+           {"glr.gdn", "glr.gdn", contract, run_member<Run, Member::kGatedDeltaNet>, nullptr},
+           {"glr.kda", "glr.kda", contract, run_member<Run, Member::kKda>, nullptr}}};
 }
 
 }  // namespace kcv::glr::check

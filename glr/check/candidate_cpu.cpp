@@ -12,9 +12,6 @@
 
 namespace {
 
-using kcv::glr::Member;
-using kcv::glr::check::run_member;
-
 int cta_threads() {
   const char* v = std::getenv("KCV_GLR_CTA_THREADS");
   const int n = v == nullptr ? 1 : std::atoi(v);
@@ -27,18 +24,11 @@ kcv::Expected<kcv::glr::check::DeviceResults> emulate(const kcv::glr::check::Hos
 
 constexpr const char* kContract = R"({"deterministic": true})";
 
-const kcv_kernel kKernels[] = {
-    {"glr.la", "glr.la", kContract, run_member<emulate, Member::kLinearAttention>, nullptr},
-    {"glr.ssd", "glr.ssd", kContract, run_member<emulate, Member::kSimpleGla>, nullptr},
-    {"glr.gla", "glr.gla", kContract, run_member<emulate, Member::kGla>, nullptr},
-    {"glr.deltanet", "glr.deltanet", kContract, run_member<emulate, Member::kDeltaNet>, nullptr},
-    {"glr.gdn", "glr.gdn", kContract, run_member<emulate, Member::kGatedDeltaNet>, nullptr},
-    {"glr.kda", "glr.kda", kContract, run_member<emulate, Member::kKda>, nullptr},
-};
+const auto kKernels = kcv::glr::check::member_kernels<emulate>(kContract);
 
 }  // namespace
 
 extern "C" KCV_EXPORT const kcv_kernel* kcv_kernels(int32_t* count) {
-  *count = static_cast<int32_t>(sizeof kKernels / sizeof kKernels[0]);
-  return kKernels;
+  *count = static_cast<int32_t>(kKernels.size());
+  return kKernels.data();
 }

@@ -8,25 +8,14 @@
 
 namespace {
 
-using kcv::glr::Member;
-using kcv::glr::check::run_device;
-using kcv::glr::check::run_member;
-
 constexpr const char* kContract =
     R"({"deterministic": true, "arch": "sm_90a", "budgets": {"spill_bytes": 0}})";
 
-const kcv_kernel kKernels[] = {
-    {"glr.la", "glr.la", kContract, run_member<run_device, Member::kLinearAttention>, nullptr},
-    {"glr.ssd", "glr.ssd", kContract, run_member<run_device, Member::kSimpleGla>, nullptr},
-    {"glr.gla", "glr.gla", kContract, run_member<run_device, Member::kGla>, nullptr},
-    {"glr.deltanet", "glr.deltanet", kContract, run_member<run_device, Member::kDeltaNet>, nullptr},
-    {"glr.gdn", "glr.gdn", kContract, run_member<run_device, Member::kGatedDeltaNet>, nullptr},
-    {"glr.kda", "glr.kda", kContract, run_member<run_device, Member::kKda>, nullptr},
-};
+const auto kKernels = kcv::glr::check::member_kernels<kcv::glr::check::run_device>(kContract);
 
 }  // namespace
 
 extern "C" KCV_EXPORT const kcv_kernel* kcv_kernels(int32_t* count) {
-  *count = static_cast<int32_t>(sizeof kKernels / sizeof kKernels[0]);
-  return kKernels;
+  *count = static_cast<int32_t>(kKernels.size());
+  return kKernels.data();
 }

@@ -113,31 +113,14 @@ Expected<std::vector<VerifyReport>> verify(Candidate& candidate, Executor& execu
   }
   GlrOracle oracle(glr);
   ExecutorRunner runner(candidate, executor, options.resources, call_policy(glr));
-  const std::string ref =
-      options.replay_candidate.empty() ? candidate.name() : options.replay_candidate;
+  const std::vector<GateId> gates = {GateId::kCmp01, GateId::kOrd02, GateId::kExc01,
+                                     GateId::kRes02};
   std::vector<VerifyReport> reports;
   for (Grade grade : glr.grades) {
     VerifyReport report = report_of(candidate, executor, options, grade);
     GlrProbes source(*member, grade, glr);
-    PipelineOptions po;
-    po.seed = options.seed;
-    po.gates = options.gates.empty() ? std::vector<GateId>{GateId::kCmp01, GateId::kOrd02,
-                                                           GateId::kExc01, GateId::kRes02}
-                                     : options.gates;
-    po.profiles = {report.contract.profile};
-    po.shrink = options.shrink;
-    po.shrink_runs = kShrinkRuns;
-    if (options.progress) {
-      po.progress = [&](std::string_view line) {
-        options.progress(fmt::format("{} {}", report.kernel, line));
-      };
-    }
-    PipelineReport pr = run_pipeline(source, oracle, runner, report.contract, po);
-    report.results = std::move(pr.profiles.front().results);
-    for (const GateResult& r : report.results) {
-      if (r.verdict == Verdict::kFail && r.failing_probe)
-        report.replay_lines.push_back(replay_line(ref, *r.failing_probe, options.profile));
-    }
+    run_verify_pipeline(source, oracle, runner, options, gates, kShrinkRuns, candidate.name(),
+                        report);
     reports.push_back(std::move(report));
   }
   return reports;

@@ -86,13 +86,16 @@ Expected<ModuleProblem> parse_problem(std::string_view load_reply_json);
 // ------------------------------------------------------------------------------------------
 // Typed calls (docs/06 §7.3)
 
-enum class TaskKind { kDraw, kForget, kReference64, kReference32, kRun, kDescribe };
+enum class TaskKind { kDraw, kForget, kReference64, kReference32, kRun, kDescribe, kStage };
 enum class Autocast { kNone, kF16, kBF16 };
 
 struct Task {
   TaskKind kind = TaskKind::kRun;
   uint64_t seed = 0;
-  bool keep = false;                     // draw
+  bool keep = false;  // draw
+  /// stage: the key the call's inputs are kept under on the reference's device; reference64
+  /// and reference32: run on the inputs staged under this key (the call then carries none).
+  std::optional<uint64_t> inputs_key;
   bool nan_number = false;               // reference64: maxNum max/min (else NaN propagates)
   bool flush_subnormals = false;         // reference64: FTZ/DAZ at op granularity
   bool cudnn_tf32 = false;               // reference32
@@ -121,6 +124,9 @@ struct WorkerSetup {
   /// argv of the reference's workers; empty: `command`. Separate so that a warm parent of
   /// candidate workers (kcv.worker.forkserver) is never the parent of a trusted one.
   std::vector<std::string> reference_command;
+  /// Where the candidate's per-call shared-memory files live; empty: /dev/shm. A sandboxed
+  /// candidate sees this directory only, never the reference's call files.
+  std::string candidate_shm_dir;
   std::string reference_code;
   std::string candidate_code;
   std::string device = "auto";
@@ -187,6 +193,10 @@ class ModuleWorkers {
   Constants merged(const Constants& constants) const;
   const WorkerSetup& setup() const { return setup_; }
   int starts() const;  // worker processes started so far (restarts included)
+  /// Reference workers that died of a signal kcv did not send, or were stopped, while the
+  /// candidate's worker had been started (WorkerExecutor::workers_struck).
+  int reference_struck() const;
+  bool candidate_started() const;
   /// What the executors check a worker's load reply against (name and op); never called.
   Candidate& stub() { return *stub_; }
   /// The load reply (JSON text) of `role`'s worker at the judge shape; empty before it loaded.
@@ -281,6 +291,7 @@ class ModuleRunner final : public CandidateRunner {
   /// kernel's time.
   Expected<ResourceFacts> resources() override;
   std::string exhausted() const override;
+  int timeouts() const override { return timeouts_; }
 
   /// One plain call (zero-filled buffers and fresh allocations, inputs of their own storage:
   /// KernelBench's own conditions at their most forgiving) for the

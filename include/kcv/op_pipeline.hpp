@@ -4,6 +4,7 @@
 // Executor (in-process, forked or worker) running the Candidate. verify() assembles these three.
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <map>
 #include <optional>
@@ -55,6 +56,11 @@ struct CallPolicy {
   /// Added to (and overriding) the op's merged parameters for every call of a probe; may be empty.
   std::function<std::map<std::string, double>(const Probe&)> probe_params;
   int timeout_ms = CallOptions{}.timeout_ms;
+  /// No call runs past it (each call's timeout is cut to what is left), and once it has passed
+  /// the runner is exhausted; max(): none.
+  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
+  /// Calls that may time out before the runner is exhausted (<= 0: no limit).
+  int max_timeouts = 0;
 };
 
 /// A Candidate called through an Executor, one call per (launch config, repetition), then the
@@ -64,6 +70,8 @@ class ExecutorRunner final : public CandidateRunner {
   ExecutorRunner(Candidate& candidate, Executor& executor, std::optional<ResourceReport> resources,
                  CallPolicy policy = {});
   std::string_view name() const override;
+  std::string exhausted() const override;
+  int timeouts() const override { return timeouts_; }
   ProbeOutcome run(const Probe& probe, const ProbeInputs& inputs,
                    const Contract& contract) override;
   Expected<ResourceFacts> resources() override;
@@ -73,6 +81,7 @@ class ExecutorRunner final : public CandidateRunner {
   Executor& executor_;
   std::optional<ResourceReport> resources_;
   CallPolicy policy_;
+  int timeouts_ = 0;
 };
 
 /// SplitMix64 finaliser: independent seeds from (seed, salt).

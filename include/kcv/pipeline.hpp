@@ -86,6 +86,9 @@ class CandidateRunner {
   /// Non-empty once calling the candidate again is pointless (it hung twice, say): the
   /// pipeline stops issuing probes and records why.
   virtual std::string exhausted() const { return {}; }
+  /// Calls that timed out so far: shrinking stops at the first one (a hanging candidate would
+  /// hang once per simplification).
+  virtual int timeouts() const { return 0; }
 };
 
 struct PipelineOptions {

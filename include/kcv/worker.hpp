@@ -62,6 +62,10 @@ class WorkerExecutor : public Executor {
   virtual Expected<WorkerKernelInfo> start() = 0;
   /// How many worker processes this executor has started (1 + restarts).
   virtual int workers_started() const = 0;
+  /// How many of its workers died of a signal kcv did not send, or were found stopped, while a
+  /// call or a load was in flight (a trusted worker's such end is the candidate's doing unless
+  /// shown otherwise: docs/10_threat_model.md).
+  virtual int workers_struck() const = 0;
   /// Loads `load` instead of the current load: on the running worker when there is one (workers
   /// whose load may come again, docs/06 §7), else at the next start. A worker restarted later
   /// loads `load` too. A failed load is an Error naming the worker's message; the worker is
@@ -75,6 +79,9 @@ std::unique_ptr<WorkerExecutor> make_worker_executor(WorkerOptions options);
 /// kernel lives only in the worker (a KernelBench module, a Python callable); calling it directly
 /// fails with a message saying so.
 std::unique_ptr<Candidate> make_worker_candidate(std::string name, std::string op);
+/// The same for the kernel a worker loaded, as its load reply describes it (name, op, contract,
+/// device code): the kernel's library is never loaded into kcv's own process.
+Expected<std::unique_ptr<Candidate>> make_worker_candidate(const WorkerKernelInfo& info);
 
 /// $KCV_WORKER when set, else `kcv-worker` beside the running executable when it exists, else
 /// `kcv-worker` (looked up on PATH).

@@ -137,7 +137,8 @@ nb::dict verify_module(nb::dict row, std::vector<std::string> worker_command, st
                        std::map<std::string, int64_t> base_constants, int64_t probe_budget_bytes,
                        bool shrink, std::optional<nb::callable> progress, int64_t size_on_meta_over,
                        PyStartedReference* reference,
-                       std::vector<std::string> reference_worker_command) {
+                       std::vector<std::string> reference_worker_command,
+                       std::string candidate_shm_dir) {
   kb::ModuleRow r;
   r.id = row_string(row, "id", true);
   const bool loads = row.contains("reference_load") && row.contains("candidate_load");
@@ -153,6 +154,7 @@ nb::dict verify_module(nb::dict row, std::vector<std::string> worker_command, st
   o.workers = worker_setup(std::move(worker_command), std::move(device), std::move(cache_dir),
                            memory_limit_bytes, load_timeout_s, size_on_meta_over);
   o.workers.reference_command = std::move(reference_worker_command);
+  o.workers.candidate_shm_dir = std::move(candidate_shm_dir);
   o.call_timeout_ms = static_cast<int>(call_timeout_s * 1000);
   o.kernel_timeout_ms = static_cast<int64_t>(kernel_timeout_s * 1000);
   for (const std::string& name : profiles) {
@@ -233,6 +235,7 @@ void bind_kernelbench(nb::module_& m) {
         nb::arg("progress") = nb::none(), nb::arg("size_on_meta_over") = 0,
         nb::arg("reference") = nb::none(),
         nb::arg("reference_worker_command") = std::vector<std::string>{},
+        nb::arg("candidate_shm_dir") = "",
         "Verifies one KernelBench row (id, reference_code, candidate_code, optional contract)\n"
         "through the C++ pipeline: loads, KernelBench's check, every gate under every profile.\n"
         "Returns the store's outcome dict plus 'timings' (seconds) and 'out_of_memory' (a harness\n"
@@ -240,7 +243,8 @@ void bind_kernelbench(nb::module_& m) {
         "reference: a StartedReference of this row at base_constants (start_reference with the\n"
         "same worker options), adopted and so closed here; size_on_meta_over: as the reference\n"
         "load's field (docs/06 §7.1), the one start_reference was given;\n"
-        "reference_worker_command: argv of the reference's workers (empty: worker_command).");
+        "reference_worker_command: argv of the reference's workers (empty: worker_command);\n"
+        "candidate_shm_dir: the candidate's call-file directory (empty: /dev/shm).");
 }
 
 }  // namespace kcv::py

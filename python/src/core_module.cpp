@@ -18,6 +18,7 @@ void bind_judge(nb::module_& m);
 void bind_store(nb::module_& m);
 void bind_corpus(nb::module_& m);
 void bind_kernelbench(nb::module_& m);
+void bind_sandbox(nb::module_& m);
 }  // namespace kcv::py
 
 NB_MODULE(_core, m) {
@@ -33,4 +34,5 @@ NB_MODULE(_core, m) {
   kcv::py::bind_store(m);
   kcv::py::bind_corpus(m);
   kcv::py::bind_kernelbench(m);
+  kcv::py::bind_sandbox(m);
 }

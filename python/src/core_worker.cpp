@@ -141,12 +141,20 @@ class PyWorker {
     return executor_ ? executor_->workers_started() : closed_started_;
   }
 
+  int workers_struck() {
+    std::lock_guard lock(mutex_);
+    return executor_ ? executor_->workers_struck() : closed_struck_;
+  }
+
   void close() {
     std::unique_ptr<WorkerExecutor> gone;
     {
       nb::gil_scoped_release unlocked;
       std::lock_guard lock(mutex_);
-      if (executor_) closed_started_ = executor_->workers_started();
+      if (executor_) {
+        closed_started_ = executor_->workers_started();
+        closed_struck_ = executor_->workers_struck();
+      }
       gone = std::move(executor_);
       gone.reset();  // shutdown request, grace period, kill: without the GIL
     }
@@ -162,6 +170,7 @@ class PyWorker {
   std::unique_ptr<WorkerExecutor> executor_;
   std::mutex mutex_;
   int closed_started_ = 0;
+  int closed_struck_ = 0;
 };
 
 }  // namespace
@@ -208,6 +217,8 @@ void bind_worker(nb::module_& m) {
           "len(options) calls at once (ORD-03); each dict takes run's keywords plus "
           "launch=(block, threads).")
       .def_prop_ro("workers_started", &PyWorker::workers_started)
+      .def_prop_ro("workers_struck", &PyWorker::workers_struck,
+                   "Workers that died of a signal kcv did not send, or were found stopped.")
       .def("close", &PyWorker::close)
       .def("__enter__", [](nb::handle self) { return nb::borrow(self); })
       .def("__exit__", [](PyWorker& w, nb::args) { w.close(); });

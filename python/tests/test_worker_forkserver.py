@@ -128,6 +128,29 @@ def test_a_sigkill_reads_as_signal_9_not_as_the_spawn_clients_error(servers, tmp
     pool.shutdown()
 
 
+@pytest.mark.parametrize("sig", ["SIGKILL", "SIGSTOP"])
+def test_a_forked_worker_struck_by_a_signal_is_a_crash_of_signal_9(servers, tmp_path, sig):
+    """SIGKILL from outside, or SIGSTOP (which the spawn client's watchdog ends with SIGKILL):
+    the client dies of the same signal 9, so kcv reads a worker that died of a signal it did
+    not send, not one it had to kill."""
+    pool = ThreadPoolExecutor(1)
+    w, info = pool.submit(started, servers.command("candidate", None), kb.ADD_CANDIDATE,
+                          str(tmp_path)).result()
+    os.kill(forked_worker(servers, info["pid"]), getattr(__import__("signal"), sig))
+    r = pool.submit(w.run, [("x", X), ("y", X)], [("f32", (4, 8))], task=RUN).result()
+    assert r.status == "crash" and "signal 9" in r.message and "killed by kcv" not in r.message, \
+        r.message
+    assert w.workers_struck == 1
+    pool.submit(w.close).result()
+    pool.shutdown()
+
+
+@pytest.mark.parametrize("line,code", [("signal 9", -9), ("signal 15", -15), ("exit 4", 4)])
+def test_the_spawn_client_ends_as_its_worker_ended(line, code):
+    run = f"import kcv.worker.spawn as s; s._mirror({line!r})"
+    assert subprocess.run([sys.executable, "-c", run]).returncode == code
+
+
 def test_an_endless_call_is_killed_with_its_worker(servers, tmp_path):
     pool = ThreadPoolExecutor(1)
     w, info = pool.submit(started, servers.command("candidate", None), hostile("infinite_loop"),

@@ -174,6 +174,28 @@ def test_kept_inputs_serve_both_references_until_forgotten(worker, cache_dir):
         gone["message"]
 
 
+def test_staged_inputs_serve_every_reference_run_of_a_probe(worker, cache_dir):
+    """A probe's inputs cross once (stage) and every run names them by key; a later stage
+    replaces them, and a key that is not the last stage's is bad_output (kcv sends the inputs)."""
+    load(worker, cache_dir, ADD)
+    x, y = torch.randn(4, 8), torch.randn(4, 8)
+    assert worker.call([x, y], [], {"kind": "stage", "key": 5}).reply["status"] == "ok"
+    r64 = worker.call([], [(F64, (4, 8))], ref64(inputs_key=5))
+    assert r64.reply["status"] == "ok" and torch.equal(r64.outputs[0], x.double() + y.double())
+    r32 = worker.call([], [(F32, (4, 8))], ref32(inputs_key=5))
+    assert r32.reply["status"] == "ok" and torch.equal(r32.outputs[0], x + y)
+    again = worker.call([], [(F32, (4, 8))], ref32(inputs_key=5))
+    assert torch.equal(again.outputs[0], r32.outputs[0])  # the staged inputs are never handed on
+    carried = worker.call([x, y], [(F64, (4, 8))], ref64(inputs_key=5)).reply
+    assert carried["type"] == "error" and "carries no inputs" in carried["message"]
+    assert worker.call([y, x], [], {"kind": "stage", "key": 6}).reply["status"] == "ok"
+    gone = worker.call([], [(F64, (4, 8))], ref64(inputs_key=5)).reply
+    assert gone["status"] == "bad_output" and "task.inputs_key: 5 names no staged" in \
+        gone["message"]
+    swapped = worker.call([], [(F32, (4, 8))], ref32(inputs_key=6))
+    assert torch.equal(swapped.outputs[0], y + x)
+
+
 VIEWS_ONLY = problem("return xs[0].view(-1) * 2", "[torch.randn(4, 8)]")
 PADDED = Arg(torch.arange(44, dtype=F32), (4, 8), (11, 1), 0)      # rows padded to 11
 TRANSPOSED = Arg(torch.arange(32, dtype=F32), (4, 8), (1, 4), 0)   # a transposed 8 x 4

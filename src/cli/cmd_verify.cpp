@@ -7,18 +7,23 @@
 // of a GLR op (glr.gdn, ...) runs the GLR plans of kcv/glr/verify.hpp through the same
 // pipeline, once per --grade; its reports print and serialise like any other. --json and
 // --junit are rewritten after every report, so a run stopped at a deadline keeps what finished.
+// With --executor worker the library is loaded only by kcv-worker, in a bubblewrap sandbox
+// (kcv/sandbox.hpp) when the host has one: kcv's own process never loads it, so a constructor
+// that exits or signals ends the worker, never kcv. --call-timeout bounds each call, --deadline
+// the whole run; probing stops after two timed-out calls, and shrinking at the first.
+#include <fmt/format.h>
 #include <fnmatch.h>
 #include <unistd.h>
 
 #include <cstdio>
-
-#include <fmt/format.h>
+#include <filesystem>
 
 #include "cli/cli_error.hpp"
 #include "cli/common.hpp"
 #include "cli/tools.hpp"
 #include "kcv/glr/verify.hpp"
 #include "kcv/report.hpp"
+#include "kcv/sandbox.hpp"
 #include "kcv/verify.hpp"
 #include "kcv/worker.hpp"
 
@@ -55,28 +60,87 @@ VerifyOptions verify_options(const CliOptions& o) {
   v.shrink = !o.no_shrink;
   v.include_large = !o.no_large;
   if (!o.resources_path.empty()) v.resources = unwrap(load_resource_report(o.resources_path));
+  if (o.call_timeout_s <= 0) usage_error("--call-timeout: must be positive");
+  if (o.deadline_s < 0) usage_error("--deadline: must not be negative");
+  v.call_timeout_ms = static_cast<int>(o.call_timeout_s * 1000);
+  if (o.deadline_s > 0) {
+    v.deadline = std::chrono::steady_clock::now() +
+                 std::chrono::milliseconds(static_cast<int64_t>(o.deadline_s * 1000));
+  }
   if (is_terminal(STDERR_FILENO)) {
     v.progress = [](std::string_view line) { fmt::print(stderr, "\r\033[K{}", line); };
   }
   return v;
 }
 
+/// kcv-worker in a sandbox of its own: the library's directory and the worker read-only, call
+/// files in a private directory under /dev/shm; the worker as it is where no sandbox runs.
+struct SandboxedWorker {
+  std::vector<std::string> command;
+  std::string shm_dir = "/dev/shm";
+  ~SandboxedWorker() {
+    if (shm_dir != "/dev/shm") std::filesystem::remove_all(shm_dir);
+  }
+};
+
+std::unique_ptr<SandboxedWorker> sandboxed_worker(const std::string& path) {
+  auto w = std::make_unique<SandboxedWorker>();
+  w->command = default_worker_command();
+  if (!sandbox_support().available) {
+    fmt::print(stderr, "kcv verify: WARNING: the kernel runs UNSANDBOXED ({})\n",
+               sandbox_support().reason);
+    return w;
+  }
+  char dir[] = "/dev/shm/kcv-verify-XXXXXX";
+  if (mkdtemp(dir) == nullptr)
+    throw CliFailure(ExitStatus::kInternal, "cannot create a call-file directory in /dev/shm");
+  w->shm_dir = dir;
+  SandboxSpec spec;
+  std::error_code ec;
+  const auto worker = std::filesystem::canonical(w->command.front(), ec);
+  spec.read_only = {std::filesystem::absolute(path).parent_path().string()};
+  if (!ec) spec.read_only.push_back(worker.parent_path().string());
+  if (const char* ld = std::getenv("LD_LIBRARY_PATH"); ld != nullptr) {
+    std::string dirs = ld;
+    for (std::size_t b = 0, e; b < dirs.size(); b = e + 1) {
+      e = std::min(dirs.find(':', b), dirs.size());
+      if (e > b) spec.read_only.push_back(dirs.substr(b, e - b));
+    }
+  }
+  spec.writable = {{w->shm_dir, w->shm_dir}};
+  spec.devices = gpu_device_nodes();
+  spec.env = sandbox_environment();
+  w->command = sandbox_argv(spec, {ec ? w->command.front() : worker.string()});
+  return w;
+}
+
 /// A worker executor serving one kernel of the library; fails when the worker cannot load it.
-std::unique_ptr<Executor> worker_for(const std::string& path, const std::string& kernel) {
+std::unique_ptr<WorkerExecutor> worker_for(const std::string& path, const std::string& kernel,
+                                           const std::string& op, const SandboxedWorker& box) {
   WorkerOptions w;
-  w.load.path = path;
+  w.command = box.command;
+  w.shm_dir = box.shm_dir;
+  w.load.path = std::filesystem::absolute(path).string();
   w.load.kernel = kernel;
-  std::unique_ptr<WorkerExecutor> executor = make_worker_executor(std::move(w));
-  unwrap(executor->start());
-  return executor;
+  w.load.op = op;
+  return make_worker_executor(std::move(w));
 }
 
 std::vector<VerifyReport> verify_one(const CliOptions& o, const std::string& path,
                                      const std::string& kernel, VerifyOptions options,
                                      Executor* shared_executor) {
-  std::unique_ptr<Candidate> candidate = unwrap(load_shared_library_candidate(path, kernel, o.op));
+  std::unique_ptr<Candidate> candidate;
+  std::unique_ptr<SandboxedWorker> box;
+  std::unique_ptr<Executor> own;
+  if (shared_executor != nullptr) {
+    candidate = unwrap(load_shared_library_candidate(path, kernel, o.op));
+  } else {  // only the worker loads the library: the candidate is what its load reply says
+    box = sandboxed_worker(path);
+    std::unique_ptr<WorkerExecutor> worker = worker_for(path, kernel, o.op, *box);
+    candidate = unwrap(make_worker_candidate(unwrap(worker->start())));
+    own = std::move(worker);
+  }
   options.replay_candidate = path + ":" + candidate->name();
-  std::unique_ptr<Executor> own = shared_executor ? nullptr : worker_for(path, candidate->name());
   Executor& executor = shared_executor ? *shared_executor : *own;
   std::vector<VerifyReport> reports;
   if (glr::member_of_op(candidate->op())) {
@@ -121,6 +185,12 @@ void configure_verify(CLI::App& cmd, CliOptions& o) {
       ->capture_default_str();
   cmd.add_option("--runs", o.runs, "GLR ops: ORD-02 repetitions of forward + backward")
       ->capture_default_str();
+  cmd.add_option("--call-timeout", o.call_timeout_s,
+                 "seconds one call may take before it is a timeout (not GLR ops: --timeout)")
+      ->capture_default_str();
+  cmd.add_option("--deadline", o.deadline_s,
+                 "seconds the whole verification may take; probing stops there (0: none)")
+      ->capture_default_str();
   add_glr_run_options(cmd, o);
 }
 
@@ -141,6 +211,7 @@ ExitStatus run_verify(const CliOptions& o) {
       write_reports(o, reports);
     }
   }
+  if (reports.empty()) throw CliFailure(ExitStatus::kInternal, "no kernel was verified");
   write_reports(o, reports);
   for (const VerifyReport& r : reports) {
     if (!r.passed()) return ExitStatus::kGateFailed;

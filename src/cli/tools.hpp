@@ -49,6 +49,8 @@ struct CliOptions {
   int runs = 10;                     // verify (GLR ops): ORD-02 repetitions
   int threads = 0;                   // verify, replay (GLR ops): reference threads
   int timeout_s = 600;               // verify, replay (GLR ops): deadline per call
+  double call_timeout_s = 10;        // verify: each call's deadline
+  double deadline_s = 0;             // verify: the whole run's deadline (0: none)
   std::string device = "auto";       // replay --store: where the workers run
   std::string cache_dir;             // replay --store: compile cache (default beside the store)
 };

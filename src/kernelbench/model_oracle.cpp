@@ -14,6 +14,8 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <functional>
+#include <optional>
 
 #include "kcv/kernelbench.hpp"
 #include "kcv/op_pipeline.hpp"
@@ -71,6 +73,9 @@ struct ModelOracle::Cache {
   // one probe mostly share one, and each would otherwise walk the same outputs again.
   std::map<std::tuple<int, int, int>, OracleResult> results;
   std::string refused;
+  // Whether this probe's inputs are staged on the reference's device (the stage task, sent at
+  // the probe's first run): unset before that run, false when staging failed or was lost.
+  std::optional<bool> staged;
   // The last draw (shape, seed): consecutive probes of one shape share it.
   std::optional<std::pair<Constants, uint64_t>> draw_key;
   std::vector<HostTensor> drawn;
@@ -191,6 +196,7 @@ Expected<OracleResult> ModelOracle::evaluate(const Probe& probe, const ProbeInpu
     cache_->eager_scales.clear();
     cache_->results.clear();
     cache_->refused.clear();
+    cache_->staged.reset();
   }
   if (!cache_->refused.empty()) return OracleResult{{}, false, cache_->refused, {}};
   auto w = workers_.worker(Role::kReference, probe.sizes);
@@ -219,6 +225,33 @@ Expected<OracleResult> ModelOracle::evaluate(const Probe& probe, const ProbeInpu
       has_alternative ? (exc01 ? 1 : 0) | (exc02 ? 2 : 0) : -1};
   if (auto it = cache_->results.find(result_key); it != cache_->results.end()) return it->second;
 
+  // A trusted run of this probe. Its inputs cross to the worker once: the probe's first run
+  // stages them on the reference's device (the stage task), and every run names them by key
+  // instead of sending them again. A keyed run the worker cannot serve (a restart lost them:
+  // bad_output, or it crashed) is sent again with the inputs, as is every run once staging
+  // failed.
+  const uint64_t stage_key = std::hash<std::string>{}(token);
+  const auto reference_call = [&](Task t, const std::vector<OutputSpec>& outs, uint64_t salt) {
+    if (!cache_->staged) {
+      Task stage;
+      stage.kind = TaskKind::kStage;
+      stage.inputs_key = stage_key;
+      const CallRecord rec = call_task(**w, workers_.stub(), inputs.tensors, {}, stage,
+                                       reference_options(config_, probe.seed));
+      cache_->staged = rec.status == CallStatus::kOk;
+    }
+    if (*cache_->staged) {
+      t.inputs_key = stage_key;
+      CallRecord rec =
+          call_task(**w, workers_.stub(), {}, outs, t, reference_options(config_, salt));
+      if (rec.status != CallStatus::kBadOutput && rec.status != CallStatus::kCrash) return rec;
+      cache_->staged = false;
+      t.inputs_key.reset();
+    }
+    return call_task(**w, workers_.stub(), inputs.tensors, outs, t,
+                     reference_options(config_, salt));
+  };
+
   // One fp64 run per semantics, one eager run per flag set; an exception refuses the probe.
   const auto fp64 = [&](bool nan_number,
                         bool flush) -> Expected<const std::vector<std::vector<double>>*> {
@@ -229,8 +262,7 @@ Expected<OracleResult> ModelOracle::evaluate(const Probe& probe, const ProbeInpu
     t.seed = probe.seed;
     t.nan_number = nan_number;
     t.flush_subnormals = flush;
-    const CallRecord rec = call_task(**w, workers_.stub(), inputs.tensors, as_f64(p.outputs), t,
-                                     reference_options(config_, probe.seed + 1));
+    const CallRecord rec = reference_call(t, as_f64(p.outputs), probe.seed + 1);
     if (rec.status == CallStatus::kException || rec.status == CallStatus::kKernelError) {
       cache_->refused = "the reference raises on this input: " + describe_call(rec);
       return nullptr;
@@ -251,8 +283,7 @@ Expected<OracleResult> ModelOracle::evaluate(const Probe& probe, const ProbeInpu
     t.cudnn_tf32 = f.cudnn;
     t.matmul_tf32 = f.matmul;
     t.autocast = f.autocast;
-    CallRecord rec = call_task(**w, workers_.stub(), inputs.tensors, p.outputs, t,
-                               reference_options(config_, probe.seed + 2));
+    CallRecord rec = reference_call(t, p.outputs, probe.seed + 2);
     if (rec.status == CallStatus::kException || rec.status == CallStatus::kKernelError) {
       cache_->refused = "the reference raises on this input: " + describe_call(rec);
       return nullptr;

@@ -11,8 +11,8 @@ namespace {
 using nlohmann::json;
 
 std::string_view kind_name(TaskKind k) {
-  constexpr std::array<std::string_view, 6> kNames = {"draw",        "forget", "reference64",
-                                                      "reference32", "run",    "describe"};
+  constexpr std::array<std::string_view, 7> kNames = {
+      "draw", "forget", "reference64", "reference32", "run", "describe", "stage"};
   return kNames[static_cast<std::size_t>(k)];
 }
 
@@ -50,13 +50,18 @@ std::string task_json(const Task& t, uint64_t sentinel_seed) {
     case TaskKind::kForget:
       j["seed"] = t.seed;
       break;
+    case TaskKind::kStage:
+      j["key"] = t.inputs_key.value_or(0);
+      break;
     case TaskKind::kReference64:
       j["seed"] = t.seed;
+      if (t.inputs_key) j["inputs_key"] = *t.inputs_key;
       j["nan"] = t.nan_number ? "number" : "propagate";
       j["subnormals"] = t.flush_subnormals ? "flush" : "keep";
       break;
     case TaskKind::kReference32:
       j["seed"] = t.seed;
+      if (t.inputs_key) j["inputs_key"] = *t.inputs_key;
       j["cudnn_tf32"] = t.cudnn_tf32;
       j["matmul_tf32"] = t.matmul_tf32;
       j["autocast"] = autocast_name(t.autocast);

@@ -264,6 +264,15 @@ ModuleOutcome verify_module_unguarded(const ModuleRow& row, const ModuleRunOptio
     notes.insert(notes.begin(), "probing stopped: " + report.stopped);
     if (!runner.exhausted().empty()) out.status = audit::KernelStatus::kTimeout;
   }
+  if (workers.reference_struck() > 0 && workers.candidate_started()) {
+    // The trusted reference does not die of a stray signal or stop by itself: with the
+    // candidate's worker running beside it, the candidate is blamed, never the harness.
+    out.status = audit::KernelStatus::kCrash;
+    out.replica_verdict = "rejected";
+    notes.insert(notes.begin(),
+                 "the trusted reference worker died of a signal or was stopped while the "
+                 "candidate's worker ran: the candidate's doing (docs/10_threat_model.md)");
+  }
   out.message = clip(fmt::format("{}", fmt::join(notes, "; ")));
   for (const audit::VerdictRecord& v : out.verdicts) {
     result.out_of_memory =

@@ -56,6 +56,7 @@ WorkerOptions options_for(const WorkerSetup& s, Role role, WorkerLoad load) {
   o.load = std::move(load);
   o.memory_limit_bytes = s.memory_limit_bytes;
   o.startup_timeout_ms = s.load_timeout_ms;
+  if (role == Role::kCandidate && !s.candidate_shm_dir.empty()) o.shm_dir = s.candidate_shm_dir;
   return o;
 }
 
@@ -113,6 +114,21 @@ Constants ModuleWorkers::merged(const Constants& constants) const {
 
 ModuleWorkers::Slot& ModuleWorkers::slot(Role role, bool at_base) {
   return *slots_[(role == Role::kReference ? 0 : 2) + (at_base ? 0 : 1)];
+}
+
+int ModuleWorkers::reference_struck() const {
+  int n = 0;
+  for (const auto& s : slots_)
+    if (s->role == Role::kReference && s->executor) n += s->executor->workers_struck();
+  return n;
+}
+
+bool ModuleWorkers::candidate_started() const {
+  for (const auto& s : slots_)
+    if (s->role == Role::kCandidate &&
+        (s->earlier_starts > 0 || (s->executor && s->executor->workers_started() > 0)))
+      return true;
+  return false;
 }
 
 int ModuleWorkers::starts() const {

@@ -2,6 +2,10 @@
 // ExecutorRunner: a probe's calls through an Executor. Call k of a probe gets the sentinel seed
 // mix(seed, 2k) and the guard seed mix(seed, 2k + 1); repetitions of an address-shifting probe sit
 // 16 bytes further each (element-aligned for every dtype, but different 16/32/64-byte alignments).
+#include <fmt/format.h>
+
+#include <algorithm>
+
 #include "kcv/op_pipeline.hpp"
 
 namespace kcv {
@@ -26,6 +30,13 @@ CallOptions call_options(const Probe& probe, const Contract& contract, const Can
     for (const auto& [name, value] : policy.probe_params(probe)) opts.params[name] = value;
   }
   opts.timeout_ms = policy.timeout_ms;
+  if (policy.deadline != std::chrono::steady_clock::time_point::max()) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          policy.deadline - std::chrono::steady_clock::now())
+                          .count();
+    const int cut = static_cast<int>(std::clamp<int64_t>(left, 1, 1 << 30));
+    opts.timeout_ms = opts.timeout_ms > 0 ? std::min(opts.timeout_ms, cut) : cut;
+  }
   opts.sentinel_seed = mix_seed(probe.seed, 2 * call_index);
   opts.address_shift = probe.shift_addresses ? repetition * 16 + 16 : 0;
   opts.randomize_guards = probe.randomize_guards;
@@ -44,6 +55,14 @@ ExecutorRunner::ExecutorRunner(Candidate& candidate, Executor& executor,
 
 std::string_view ExecutorRunner::name() const { return executor_.name(); }
 
+std::string ExecutorRunner::exhausted() const {
+  if (std::chrono::steady_clock::now() >= policy_.deadline) return "the deadline was reached";
+  if (policy_.max_timeouts > 0 && timeouts_ >= policy_.max_timeouts)
+    return fmt::format("the candidate timed out {} times (the limit per call is {} ms)", timeouts_,
+                       policy_.timeout_ms);
+  return {};
+}
+
 ProbeOutcome ExecutorRunner::run(const Probe& probe, const ProbeInputs& inputs,
                                  const Contract& contract) {
   ProbeOutcome outcome;
@@ -55,6 +74,7 @@ ProbeOutcome ExecutorRunner::run(const Probe& probe, const ProbeInputs& inputs,
       const CallOptions opts =
           call_options(probe, contract, candidate_, policy_, launch, r, call_index++);
       outcome.calls.push_back(executor_.run(candidate_, inputs.tensors, inputs.outputs, opts));
+      if (outcome.calls.back().status == CallStatus::kTimeout) ++timeouts_;
     }
   }
   if (probe.concurrency > 1) {
@@ -64,6 +84,7 @@ ProbeOutcome ExecutorRunner::run(const Probe& probe, const ProbeInputs& inputs,
           call_options(probe, contract, candidate_, policy_, configs.front(), i, call_index++));
     }
     for (auto& rec : executor_.run_concurrently(candidate_, inputs.tensors, inputs.outputs, all)) {
+      if (rec.status == CallStatus::kTimeout) ++timeouts_;
       outcome.calls.push_back(std::move(rec));
     }
   }

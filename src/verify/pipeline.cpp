@@ -256,7 +256,13 @@ Probe shrink_failing_probe(ProbeSource& source, Oracle& oracle, CandidateRunner&
       if (runs >= max_runs || !runner.exhausted().empty()) break;
       if (p == best) continue;
       ++runs;
-      if (judge_probe(source, oracle, runner, p, contract).verdict == Verdict::kFail) {
+      const int timeouts = runner.timeouts();
+      const Verdict v = judge_probe(source, oracle, runner, p, contract).verdict;
+      if (runner.timeouts() > timeouts) {
+        progress = false;
+        break;
+      }
+      if (v == Verdict::kFail) {
         best = p;
         progress = true;
         break;  // simplify the new best from its simplest variant again

@@ -58,6 +58,31 @@ Probe shrink_probe(Candidate& candidate, Executor& executor, const Probe& failin
   return shrink_failing_probe(source, oracle, runner, failing, contract, kShrinkRuns);
 }
 
+void run_verify_pipeline(ProbeSource& source, Oracle& oracle, CandidateRunner& runner,
+                         const VerifyOptions& options, const std::vector<GateId>& default_gates,
+                         int shrink_runs, const std::string& candidate_name, VerifyReport& report) {
+  PipelineOptions po;
+  po.seed = options.seed;
+  po.gates = options.gates.empty() ? default_gates : options.gates;
+  po.profiles = {report.contract.profile};
+  po.shrink = options.shrink;
+  po.shrink_runs = shrink_runs;
+  if (options.progress) {
+    po.progress = [&](std::string_view line) {
+      options.progress(fmt::format("{} {}", report.kernel, line));
+    };
+  }
+  PipelineReport pr = run_pipeline(source, oracle, runner, report.contract, po);
+  report.results = std::move(pr.profiles.front().results);
+  const std::string& ref =
+      options.replay_candidate.empty() ? candidate_name : options.replay_candidate;
+  for (const GateResult& r : report.results) {
+    if (r.verdict == Verdict::kFail && r.failing_probe) {
+      report.replay_lines.push_back(replay_line(ref, *r.failing_probe, options.profile));
+    }
+  }
+}
+
 Expected<VerifyReport> verify(Candidate& candidate, Executor& executor,
                               const VerifyOptions& options) {
   const Op* op = find_op(candidate.op());
@@ -76,27 +101,12 @@ Expected<VerifyReport> verify(Candidate& candidate, Executor& executor,
 
   SignatureProbes source(*op, report.contract, options.include_large);
   OpOracle oracle(*op, report.contract);
-  ExecutorRunner runner(candidate, executor, options.resources);
-  PipelineOptions po;
-  po.seed = options.seed;
-  po.gates = options.gates;
-  po.profiles = {report.contract.profile};
-  po.shrink = options.shrink;
-  po.shrink_runs = kShrinkRuns;
-  if (options.progress) {
-    po.progress = [&](std::string_view line) {
-      options.progress(fmt::format("{} {}", report.kernel, line));
-    };
-  }
-  PipelineReport pr = run_pipeline(source, oracle, runner, report.contract, po);
-  report.results = std::move(pr.profiles.front().results);
-  const std::string ref =
-      options.replay_candidate.empty() ? candidate.name() : options.replay_candidate;
-  for (const GateResult& r : report.results) {
-    if (r.verdict == Verdict::kFail && r.failing_probe) {
-      report.replay_lines.push_back(replay_line(ref, *r.failing_probe, options.profile));
-    }
-  }
+  CallPolicy policy;
+  policy.timeout_ms = options.call_timeout_ms;
+  policy.deadline = options.deadline;
+  policy.max_timeouts = options.max_timeouts;
+  ExecutorRunner runner(candidate, executor, options.resources, policy);
+  run_verify_pipeline(source, oracle, runner, options, {}, kShrinkRuns, candidate.name(), report);
   return report;
 }
 

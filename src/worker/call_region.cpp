@@ -115,4 +115,13 @@ CallRegion::~CallRegion() {
 
 std::span<std::byte> CallRegion::buffer(std::size_t k) { return {base_ + begins_[k], sizes_[k]}; }
 
+void CallRegion::revoke() {
+  if (base_ != nullptr) munmap(base_, size_);
+  base_ = nullptr;
+  if (!path_.empty()) {
+    const int rc = truncate(path_.c_str(), 0);
+    (void)rc;  // a file already gone has nothing left to revoke
+  }
+}
+
 }  // namespace kcv::worker

@@ -35,6 +35,10 @@ class CallRegion {
   /// Absolute byte range of buffer k in the file.
   std::size_t begin(std::size_t k) const { return begins_[k]; }
   std::span<std::byte> buffer(std::size_t k);
+  /// Ends the call's memory for everyone: kcv's own mapping is dropped and the file truncated to
+  /// nothing, so a worker still writing through a mapping of it (a thread that outlived its
+  /// call) dies of SIGBUS, and kcv records the crash. @post buffer() must not be called again.
+  void revoke();
 
  private:
   CallRegion() = default;

@@ -33,6 +33,7 @@ class WorkerExecutorImpl final : public WorkerExecutor {
   Expected<WorkerKernelInfo> start() override { return session_.ensure_started(); }
   Expected<WorkerKernelInfo> reload(const WorkerLoad& load) override { return session_.reload(load); }
   int workers_started() const override { return session_.started(); }
+  int workers_struck() const override { return session_.struck(); }
 
   CallRecord run(Candidate& candidate, const std::vector<HostTensor>& inputs,
                  const std::vector<OutputSpec>& outputs, const CallOptions& options) override {
@@ -114,9 +115,11 @@ void WorkerExecutorImpl::accept(Pending& p, const nlohmann::json& result) {
         exec::first_difference(p.region->buffer(k), raws[k]));
   for (std::size_t k = n_inputs; k < raws.size(); ++k)
     std::memcpy(raws[k].data(), p.region->buffer(k).data(), raws[k].size());
+  p.region->revoke();  // a thread still writing through a mapping of it dies of SIGBUS
   p.outcome = worker::outcome_of(result);
   p.returned = true;
   p.reply = result.dump();
+  session_.note_result(p.outcome->status);
 }
 
 // Reads results until every call in `calls` (sent with the same position's id) has an outcome.
@@ -136,6 +139,13 @@ void WorkerExecutorImpl::collect(const std::vector<Pending*>& calls,
       const std::string why = session_.kill_and_describe();
       return fail_all(calls, CallStatus::kTimeout,
                       fmt::format("no result within {} ms; {}", timeout_ms, why));
+    }
+    if (r.end == worker::ReadEnd::kStopped) {
+      session_.note_stopped();
+      const std::string why = session_.kill_and_describe();
+      return fail_all(
+          calls, CallStatus::kCrash,
+          fmt::format("the worker was stopped by a signal while the call ran; {}", why));
     }
     if (r.end == worker::ReadEnd::kEof) {
       return fail_all(calls, CallStatus::kCrash,
@@ -175,6 +185,11 @@ void WorkerExecutorImpl::collect(const std::vector<Pending*>& calls,
 void WorkerExecutorImpl::run_calls(std::vector<Pending>& calls,
                                    const std::vector<CallOptions>& options) {
   const auto info = session_.ensure_started();
+  if (std::string died = session_.take_death_between_calls(); !died.empty()) {
+    // the calls are not sent: the crash is the candidate's, recorded on the calls that follow it
+    for (Pending& p : calls) p.outcome = exec::KernelOutcome{CallStatus::kCrash, died};
+    return;
+  }
   if (info && info->concurrent_calls && calls.size() > 1) {
     std::vector<Pending*> all;
     std::vector<uint64_t> ids;
@@ -189,6 +204,10 @@ void WorkerExecutorImpl::run_calls(std::vector<Pending>& calls,
   }
   for (std::size_t i = 0; i < calls.size(); ++i) {
     const auto running = session_.ensure_started();
+    if (std::string died = session_.take_death_between_calls(); !died.empty()) {
+      calls[i].outcome = exec::KernelOutcome{CallStatus::kCrash, died};
+      continue;
+    }
     if (!running) {
       calls[i].outcome = exec::KernelOutcome{
           CallStatus::kCrash, "the worker could not be restarted: " + running.error().message};

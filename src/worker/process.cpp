@@ -13,13 +13,14 @@
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
-#include <sys/syscall.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <thread>
 
@@ -27,6 +28,7 @@ namespace kcv::worker {
 namespace {
 
 constexpr std::size_t kMaxLine = std::size_t{16} << 20;  // a reply longer than this is garbage
+constexpr int kWatchMs = 200;  // how often a waiting read looks whether the worker is stopped
 
 [[noreturn]] void child_exec(char* const* argv, int io_fd, int err_fd, int report_fd,
                              int64_t memory_limit, pid_t parent) {
@@ -150,16 +152,17 @@ ReadResult WorkerProcess::read_line(Clock::time_point deadline) {
       return r;
     }
     if (pending_.size() > kMaxLine) return {ReadEnd::kTooLong, pending_.substr(0, 200)};
-    int wait_ms = -1;
+    int wait_ms = kWatchMs;
     if (deadline != Clock::time_point::max()) {
       const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline -
                                                                              Clock::now());
       if (left.count() <= 0) return {ReadEnd::kTimeout, {}};
-      wait_ms = static_cast<int>(std::min<int64_t>(left.count() + 1, 1 << 30));
+      wait_ms = static_cast<int>(std::min<int64_t>(left.count() + 1, kWatchMs));
     }
     pollfd fds[2] = {{io_fd_, POLLIN, 0}, {err_fd_, POLLIN, 0}};
     const int r = poll(fds, 2, wait_ms);
     if (r < 0 && errno != EINTR) return {ReadEnd::kEof, {}};
+    if (r == 0 && stopped()) return {ReadEnd::kStopped, {}};
     if (r <= 0) continue;
     if (fds[1].revents != 0) drain_stderr();
     if (fds[0].revents == 0) continue;
@@ -170,6 +173,21 @@ ReadResult WorkerProcess::read_line(Clock::time_point deadline) {
       return {ReadEnd::kEof, {}};
     }
   }
+}
+
+bool WorkerProcess::stopped() const {
+  if (reaped_ || pid_ <= 0) return false;
+  char path[64];
+  std::snprintf(path, sizeof path, "/proc/%d/stat", static_cast<int>(pid_));
+  FILE* f = std::fopen(path, "r");
+  if (f == nullptr) return false;
+  char buf[512];
+  const std::size_t n = std::fread(buf, 1, sizeof buf - 1, f);
+  std::fclose(f);
+  buf[n] = '\0';
+  const char* close_paren = std::strrchr(buf, ')');  // the command name may hold spaces
+  return close_paren != nullptr && close_paren[1] == ' ' &&
+         (close_paren[2] == 'T' || close_paren[2] == 't');
 }
 
 bool WorkerProcess::alive() {

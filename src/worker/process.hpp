@@ -19,7 +19,7 @@ namespace kcv::worker {
 
 using Clock = std::chrono::steady_clock;
 
-enum class ReadEnd { kLine, kEof, kTimeout, kTooLong };
+enum class ReadEnd { kLine, kEof, kTimeout, kTooLong, kStopped };
 
 struct ReadResult {
   ReadEnd end = ReadEnd::kLine;
@@ -46,9 +46,15 @@ class WorkerProcess {
   /// Writes `line` and '\n'. False when the worker is gone (EPIPE) or the write fails.
   bool send(const std::string& line);
   /// The next complete line from stdout; a deadline of Clock::time_point::max() waits forever.
+  /// While it waits, a watchdog looks at the worker every kWatchMs: a worker stopped by a signal
+  /// (SIGSTOP, or a tracer's stop) ends the wait with kStopped instead of the deadline.
   ReadResult read_line(Clock::time_point deadline);
+  /// True when the worker is stopped (state T or t in /proc/<pid>/stat).
+  bool stopped() const;
   /// True while waitpid has not reaped the worker.
   bool alive();
+  /// How the worker ended (meaningful once alive() is false).
+  const Exit& exit_status() const { return exit_; }
   /// SIGKILL to the worker's process group, then reap.
   Exit kill_and_reap();
   /// Waits up to `grace` for the worker to exit by itself, then kills it.

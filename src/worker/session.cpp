@@ -8,6 +8,8 @@
 #include <fmt/format.h>
 #include <sys/wait.h>
 
+#include <utility>
+
 #include "worker/protocol.hpp"
 
 namespace kcv::worker {
@@ -33,13 +35,37 @@ Session::~Session() {
 
 Expected<WorkerKernelInfo> Session::ensure_started() {
   if (proc_ && proc_->alive()) return info_;
+  note_death();
   proc_.reset();
   return start();
+}
+
+void Session::note_death() {
+  if (!proc_ || accounted_ || proc_->alive()) return;
+  const Exit e = proc_->exit_status();
+  if (e.killed_by_us) return;
+  // kcv.worker exits with status 3 right after reporting an exception that left the CUDA
+  // context unusable (docs/06 §7.3): that call already failed, the restart is the documented one
+  if (WIFEXITED(e.wait_status) && WEXITSTATUS(e.wait_status) == 3 &&
+      last_status_ == CallStatus::kException)
+    return;
+  if (WIFSIGNALED(e.wait_status)) ++struck_;
+  death_ =
+      with_stderr(fmt::format("the worker process (pid {}) ended between calls, with {}, "
+                              "after its last call had returned",
+                              proc_->pid(), describe_exit(e.wait_status)));
+  accounted_ = true;
+}
+
+std::string Session::take_death_between_calls() {
+  if (proc_ && !proc_->alive()) note_death();
+  return std::exchange(death_, std::string());
 }
 
 Expected<WorkerKernelInfo> Session::reload(const WorkerLoad& load) {
   options_.load = load;
   if (!proc_ || !proc_->alive()) {
+    note_death();
     proc_.reset();
     return start();
   }
@@ -70,8 +96,11 @@ std::string Session::with_stderr(std::string text) {
   return fmt::format("{}; the worker's stderr ended with: {}", text, tail);
 }
 
+void Session::note_stopped() { ++struck_; }
+
 std::string Session::kill_and_describe() {
   if (!proc_) return "no worker";
+  accounted_ = true;
   const Exit e = proc_->kill_and_reap();
   const std::string how = e.killed_by_us ? "killed by kcv" : "ended by " + describe_exit(e.wait_status);
   return with_stderr(fmt::format("worker pid {} {}", proc_->pid(), how));
@@ -79,10 +108,14 @@ std::string Session::kill_and_describe() {
 
 std::string Session::reap_and_describe() {
   if (!proc_) return "no worker";
-  const Exit e = proc_->reap(std::chrono::milliseconds(1000));
+  accounted_ = true;
+  // A worker started through kcv.worker.spawn ends a moment after its socket closes; a loaded
+  // host can stretch that moment, and a process kcv has to kill is never counted as struck.
+  const Exit e = proc_->reap(std::chrono::milliseconds(3000));
   if (e.killed_by_us)
     return with_stderr(fmt::format("the worker (pid {}) closed its stdout and was killed",
                                    proc_->pid()));
+  if (WIFSIGNALED(e.wait_status)) ++struck_;
   const std::string how = WIFSIGNALED(e.wait_status) ? "died of " : "exited with ";
   return with_stderr(fmt::format("the worker process (pid {}) {}{}", proc_->pid(), how,
                                  describe_exit(e.wait_status)));
@@ -106,6 +139,10 @@ Expected<nlohmann::json> Session::request(const std::string& line, std::string_v
       return make_error(ErrorCode::kCandidate, reap_and_describe());
     case ReadEnd::kTimeout:
       return make_error(ErrorCode::kCandidate, "no reply in time; " + kill_and_describe());
+    case ReadEnd::kStopped:
+      ++struck_;
+      return make_error(ErrorCode::kCandidate,
+                        "the worker was stopped by a signal; " + kill_and_describe());
     case ReadEnd::kTooLong:
       break;
   }
@@ -118,6 +155,8 @@ Expected<WorkerKernelInfo> Session::start() {
                                    options_.stderr_tail_bytes);
   if (!proc) return proc.error();
   proc_ = std::move(*proc);
+  accounted_ = false;
+  last_status_ = CallStatus::kOk;
   ++started_;
   const auto deadline = deadline_after(options_.startup_timeout_ms);
   WorkerKernelInfo info;

@@ -25,6 +25,7 @@ class Session {
   /// next start when none runs.
   Expected<WorkerKernelInfo> reload(const WorkerLoad& load);
   int started() const { return started_; }
+  int struck() const { return struck_; }
   const WorkerOptions& options() const { return options_; }
   WorkerProcess* process() { return proc_.get(); }
 
@@ -32,17 +33,31 @@ class Session {
   std::string kill_and_describe();
   /// After EOF on stdout: reaps the worker (grace period), and words its death.
   std::string reap_and_describe();
+  /// The status of the last call's result (the documented exit after a CUDA sticky error
+  /// follows an exception).
+  void note_result(CallStatus status) { last_status_ = status; }
+  /// Why the worker that served the previous call is gone although no call was in flight and
+  /// kcv did not end it ("" if it is not): a worker that dies between calls is a crash, which
+  /// the next call records instead of running. Taking it clears it.
+  std::string take_death_between_calls();
+  /// A worker found stopped (the executor's watchdog) counts as struck.
+  void note_stopped();
 
  private:
   Expected<WorkerKernelInfo> start();
   Expected<nlohmann::json> request(const std::string& line, std::string_view reply_type,
                                    Clock::time_point deadline);
   std::string with_stderr(std::string text);
+  void note_death();
 
   WorkerOptions options_;
   std::unique_ptr<WorkerProcess> proc_;
   WorkerKernelInfo info_;
   int started_ = 0;
+  int struck_ = 0;          // workers that died of a signal not kcv's, or were found stopped
+  bool accounted_ = false;  // the current worker's end was already worded into a record or error
+  CallStatus last_status_ = CallStatus::kOk;
+  std::string death_;
 };
 
 }  // namespace kcv::worker

@@ -137,6 +137,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--key-dir", default="", metavar="DIR",
                    help="directory of store keys (default: $KCV_KEY_DIR, else "
                         "~/.config/kcv/store-keys); keep it where no candidate can read it")
+    p.add_argument("--no-sandbox", action="store_true",
+                   help="run candidate workers without their sandbox (as KCV_SANDBOX=off does; "
+                        "every verdict is then marked unsandboxed, docs/10_threat_model.md)")
     p.add_argument("--no-progress", action="store_true", help="no progress display on stderr")
     return p
 
@@ -206,6 +209,8 @@ def main(argv=None) -> int:
             print(f"kcv audit: error: --device cuda: {why}; nothing was run (use --device cpu, "
                   "or auto to take CUDA where it is)", file=sys.stderr)
             return 2
+    if args.no_sandbox:
+        os.environ["KCV_SANDBOX"] = "off"  # read by kcv._core, and by --procs children
     from kcv.audit.orchestrator import AuditOptions, AuditRefused, run_audit
 
     cache = args.cache_dir or os.path.join(os.path.dirname(os.path.abspath(args.store)), "kcv-cache")
@@ -246,6 +251,8 @@ def main(argv=None) -> int:
     print(f"kernels by status (corpora {', '.join(sorted(summary.get('corpora', []))) or '-'}): "
           f"{statuses or 'none'}")
     print(f"KernelBench replica: {replica or 'no verdicts'}")
+    if summary.get("sandbox"):
+        print(f"sandbox: {summary['sandbox']}")
     print(f"left to do: {summary['left']}" + (" (run the same command again)" if summary["left"] else ""))
     if summary.get("failed_processes"):
         print(f"kcv audit: {summary['failed_processes']} orchestrator process(es) failed (their "

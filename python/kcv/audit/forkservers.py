@@ -6,7 +6,9 @@ candidate that tampers with its parent reaches only later candidates. The orches
 them from its main thread (a server ends with the thread that started it, PR_SET_PDEATHSIG) and
 stops them at the end of the run. Nothing waits for them: until a server has said `ready`, and
 for good if it never does, worker_command gives the plain `python -m kcv.worker` (a cold start),
-as kcv.worker.spawn does by itself when its server has gone."""
+as kcv.worker.spawn does by itself when its server has gone. Where candidates run in sandboxes
+(kcv.sandbox), each kernel's sandbox holds its own candidate server and only the reference's
+servers are started here (`roles`)."""
 
 from __future__ import annotations
 
@@ -45,12 +47,12 @@ class _Server:
 
 
 class ForkServers:
-    def __init__(self, gpus: list[str | None], threads: int | None):
+    def __init__(self, gpus: list[str | None], threads: int | None, roles=ROLES):
         self.threads = threads
         self.dir = tempfile.mkdtemp(prefix="kcv-forkservers-")
         self._lock = threading.Lock()
         self._servers: dict[tuple[str, str | None], _Server] = {}
-        for role in ROLES:
+        for role in roles:
             for gpu in gpus:
                 path = os.path.join(self.dir, f"{role}-{gpu if gpu is not None else 'any'}.sock")
                 cmd = [sys.executable, "-m", "kcv.worker.forkserver", "--socket", path,

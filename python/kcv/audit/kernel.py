@@ -11,15 +11,22 @@ compared. Sizing asks the reference worker alone, on the meta device where it ca
 
 Statuses the orchestrator acts on and the store never sees: `run_alone` (large inputs: run it
 again with nothing beside it) and `postponed` (no room in the host-memory budget within
-memory_postpone_s: run it again once `host_bytes` fits)."""
+memory_postpone_s: run it again once `host_bytes` fits).
+
+The candidate's workers run in a sandbox of this kernel (kcv.sandbox.KernelSandbox), opened when
+the kernel begins and closed, with everything the candidate started, when it ends. Without one
+(KernelConfig.unsandboxed says why) every verdict is marked unsandboxed."""
 
 from __future__ import annotations
 
 import contextlib
+import os
+import tempfile
 import time
 import traceback
 from dataclasses import dataclass
 
+from kcv import sandbox as sandbox_mod
 from kcv.audit import memory, reduced as reduced_mod
 from kcv.audit.gpus import GpuPool
 from kcv.audit.sizing import ShapeRefused, size_problem
@@ -49,6 +56,11 @@ class KernelConfig:
     probe_budget_bytes: int = 256 << 20  # shapes other than the judge shape: at most this
     seed: int = 0x6B6376
     shrink: bool = True
+    unsandboxed: str | None = None  # why candidates run without a sandbox; None: sandboxed
+
+    def cache(self) -> str:
+        """The workers' cache_dir (a sandboxed candidate's scratch is bound at this path)."""
+        return self.cache_dir or os.path.join(tempfile.gettempdir(), f"kcv-cache-{os.getuid()}")
 
 
 def _clip(text: str) -> str:
@@ -59,12 +71,24 @@ class RunAlone(Exception):
     """The kernel's inputs are large: run it later, with no other slot running."""
 
 
-def _commands(cfg: KernelConfig, gpu) -> tuple[list[str], list[str]]:
-    """argv of the (reference, candidate) workers of a kernel on `gpu`."""
+def _commands(cfg: KernelConfig, gpu, box=None) -> tuple[list[str], list[str]]:
+    """argv of the (reference, candidate) workers of a kernel on `gpu`; `box`: the kernel's
+    sandbox, where its candidate workers start."""
+    plain = worker_command(gpu, cfg.worker_threads)
+    reference = plain if cfg.forkservers is None else cfg.forkservers.command("reference", gpu)
+    if box is not None:
+        return reference, box.command()
     if cfg.forkservers is None:
-        plain = worker_command(gpu, cfg.worker_threads)
-        return plain, plain
-    return cfg.forkservers.command("reference", gpu), cfg.forkservers.command("candidate", gpu)
+        return reference, plain
+    return reference, cfg.forkservers.command("candidate", gpu)
+
+
+def _open_sandbox(cfg: KernelConfig, gpu):
+    """The kernel's sandbox, its warm parent starting now (None when unsandboxed)."""
+    if cfg.unsandboxed is not None:
+        return None
+    args = worker_command(gpu, cfg.worker_threads)[3:]  # --gpu, --threads
+    return sandbox_mod.KernelSandbox(cfg.cache(), args, warm=cfg.forkservers is not None)
 
 
 def _choose_shape(row: dict, cfg: KernelConfig, gpu, notes: list,
@@ -76,7 +100,7 @@ def _choose_shape(row: dict, cfg: KernelConfig, gpu, notes: list,
     sizing runs, so the adopted worker restarts (after a crash) exactly as verify_module's own
     would; every other sizing worker is closed when `held` unwinds."""
     def size(constants, over):
-        sized = size_problem(row, device=cfg.device, cache_dir=cfg.cache_dir, constants=constants,
+        sized = size_problem(row, device=cfg.device, cache_dir=cfg.cache(), constants=constants,
                              over_bytes=over, gpu=gpu, threads=cfg.worker_threads,
                              memory_limit_bytes=cfg.memory_limit_bytes,
                              timeout_s=cfg.load_timeout_s, keep=True,
@@ -140,6 +164,9 @@ def _audit_kernel(row: dict, cfg: KernelConfig, t: dict, alone: bool, may_postpo
     notes: list[str] = []
     with contextlib.ExitStack() as held:
         gpu = held.enter_context(cfg.gpu_pool.take()) if cfg.gpu_pool is not None else None
+        box = _open_sandbox(cfg, gpu)
+        if box is not None:
+            held.callback(box.close)
         base, (input_bytes, output_bytes), shape, reference = _choose_shape(row, cfg, gpu, notes,
                                                                            held)
         t["size"] = time.monotonic() - t0
@@ -162,11 +189,11 @@ def _audit_kernel(row: dict, cfg: KernelConfig, t: dict, alone: bool, may_postpo
             except memory.MemoryBusy as e:
                 return {"status": "postponed", "host_bytes": e.need, "message": f"host memory: {e}"}
             t["memory_wait"] = time.monotonic() - t1
-        reference_command, candidate_command = _commands(cfg, gpu)
+        reference_command, candidate_command = _commands(cfg, gpu, box)
         outcome = _core.verify_module(
             row, worker_command=candidate_command, reference_worker_command=reference_command,
-            device=cfg.device,
-            cache_dir=cfg.cache_dir or "", memory_limit_bytes=cfg.memory_limit_bytes,
+            candidate_shm_dir=box.shm_dir if box is not None else "", device=cfg.device,
+            cache_dir=cfg.cache(), memory_limit_bytes=cfg.memory_limit_bytes,
             load_timeout_s=cfg.load_timeout_s, call_timeout_s=cfg.call_timeout_s,
             kernel_timeout_s=cfg.kernel_timeout_s, profiles=list(cfg.profiles), seed=cfg.seed,
             base_constants=base, probe_budget_bytes=cfg.probe_budget_bytes, shrink=cfg.shrink,
@@ -177,6 +204,9 @@ def _audit_kernel(row: dict, cfg: KernelConfig, t: dict, alone: bool, may_postpo
     if shape is not None:
         reduced_mod.mark(outcome["verdicts"], shape)
         t["reduced"] = 1
+    if cfg.unsandboxed is not None:
+        sandbox_mod.mark(outcome["verdicts"], cfg.unsandboxed)
+        notes.insert(0, f"unsandboxed ({cfg.unsandboxed})")
     outcome["message"] = _clip("; ".join(n for n in notes + [outcome["message"]] if n))
     t["total"] = time.monotonic() - t0
     return outcome

@@ -40,6 +40,7 @@ from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
+from kcv import sandbox
 from kcv.audit.kernel import KernelConfig, audit_kernel
 from kcv.audit.forkservers import ForkServers
 from kcv.audit.gpus import GpuPool
@@ -286,6 +287,8 @@ class Auditor:
                                 worker_threads=opts.worker_threads,
                                 reduce_over_bytes=opts.reduce_over_bytes,
                                 reduce_to_bytes=opts.reduce_to_bytes)
+        box = sandbox.support()
+        self.cfg.unsandboxed = None if box["available"] else box["reason"]
         self.retry_alone: list[dict] = []
         self.queue: deque[dict] = deque()  # kernels no slot has taken yet
         self.postponed: dict[str, Postponed] = {}  # by kernel id, the first postponed first
@@ -492,6 +495,12 @@ class Auditor:
             self.progress.warning(f"kcv audit: {len(self.suspects)} kernel(s) were running when "
                                   "a run died; each runs first, alone: "
                                   + ", ".join(sorted(suspect_ids)))
+        if self.cfg.unsandboxed is not None:
+            print(
+                f"kcv audit: WARNING: candidates run UNSANDBOXED ({self.cfg.unsandboxed}): a "
+                "candidate can read and write the store and signal this process; every verdict of "
+                "this run is marked unsandboxed (docs/10_threat_model.md)", file=sys.stderr,
+                flush=True)
         return todo
 
     def _poison_and_suspects(self, by_id: dict) -> list[tuple[str, int]]:
@@ -530,7 +539,8 @@ class Auditor:
         todo = self.begin(GENERATOR_VERSION)
         if o.warm_workers and todo:
             gpus = self.cfg.gpu_pool.ids if self.cfg.gpu_pool is not None else [None]
-            self.cfg.forkservers = ForkServers(gpus, self.cfg.worker_threads)  # never waited for
+            roles = ("reference",) if self.cfg.unsandboxed is None else ("reference", "candidate")
+            self.cfg.forkservers = ForkServers(gpus, self.cfg.worker_threads, roles)  # not waited for
         try:
             return self._run(todo)
         finally:
@@ -575,7 +585,9 @@ class Auditor:
             if k.get("replica_verdict"):
                 replica[k["replica_verdict"]] = replica.get(k["replica_verdict"], 0) + 1
         return {"run_id": self.run_id, "statuses": counts, "replica": replica,
-                "left": self.left(), "corpora": sorted(corpora)}
+                "left": self.left(), "corpora": sorted(corpora),
+                "sandbox": "bwrap" if self.cfg.unsandboxed is None
+                else f"off: {self.cfg.unsandboxed}"}
 
     def left(self) -> int:
         """Kernels this command selects (shards, --ids, --limit) that the store has not finished:

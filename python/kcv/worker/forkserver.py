@@ -10,10 +10,17 @@ the worker), its address-space limit, its working directory and environment, and
 client exits as the worker did: same code, or same signal).
 
 The loop is single-threaded (fork in a threaded process is unsafe) and waits on the listening
-socket and on pidfds: a worker that ends is reported to its client, and a client that ends (kcv
-killed it, or died) takes its worker with it (SIGKILL). When this process ends, its workers get
-SIGKILL too (PR_SET_PDEATHSIG). The orchestrator keeps one server per worker role, so a
-candidate can reach only the parent of later candidates, never of a reference worker.
+socket, on the workers' pidfds and on the clients' connections: a worker that ends is reported
+to its client, and a client that ends (kcv killed it, or died: its connection closes) takes its
+worker with it (SIGKILL). When this process ends, its workers get SIGKILL too
+(PR_SET_PDEATHSIG). The orchestrator keeps one server per worker role, so a candidate can reach
+only the parent of later candidates, never of a reference worker.
+
+`--sandboxed`: the server runs inside a kernel's sandbox (kcv.sandbox, docs/10_threat_model.md),
+in a PID namespace of its own, where the client's pid, process group, working directory and
+environment mean nothing or must not pass: its workers keep the server's process group,
+environment (the sandbox's) and directory (/tmp), and only the client's descriptors and
+address-space limit cross.
 """
 
 import ctypes
@@ -34,6 +41,10 @@ def _options(argv: list[str]) -> dict:
     out = {}
     k = 0
     while k < len(argv):
+        if argv[k] == "--sandboxed":
+            out["sandboxed"] = True
+            k += 1
+            continue
         key = known.get(argv[k])
         if key is None or k + 1 >= len(argv):
             sys.exit(f"kcv.worker.forkserver: unknown argument {argv[k]!r} (known: {', '.join(known)})")
@@ -69,13 +80,15 @@ def _read_request(conn: socket.socket):
     return json.loads(data.decode("utf-8")), fds
 
 
-def _become_worker(header: dict, fds: list[int], close: list[int], fixed_env: dict) -> None:
+def _become_worker(header: dict, fds: list[int], close: list[int], fixed_env: dict,
+                   sandboxed: bool) -> None:
     """In the forked child: take the client's place and serve the protocol; never returns."""
     try:
         for fd in close:
             os.close(fd)
         _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-        os.setpgid(0, os.getpgid(header["pid"]))  # kcv kills the client's group: this one too
+        if not sandboxed:
+            os.setpgid(0, os.getpgid(header["pid"]))  # kcv kills the client's group: this too
         for target, fd in enumerate(fds):
             os.dup2(fd, target)
             os.close(fd)
@@ -84,9 +97,12 @@ def _become_worker(header: dict, fds: list[int], close: list[int], fixed_env: di
             import resource  # noqa: PLC0415
 
             resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-        os.chdir(header.get("cwd") or "/")
-        os.environ.clear()
-        os.environ.update(header.get("env") or {})
+        if not sandboxed:
+            os.chdir(header.get("cwd") or "/")
+            os.environ.clear()
+            os.environ.update(header.get("env") or {})
+        else:
+            os.chdir("/tmp")
         os.environ.update(fixed_env)  # what the imports already took: the server's GPU, threads
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
@@ -107,15 +123,16 @@ def _status_line(status: int) -> bytes:
 
 
 class Server:
-    def __init__(self, path: str, fixed_env: dict):
+    def __init__(self, path: str, fixed_env: dict, sandboxed: bool = False):
         self.fixed_env = fixed_env
+        self.sandboxed = sandboxed
         self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.listener.bind(path)
         os.chmod(path, 0o600)
         self.listener.listen(64)
         self.selector = selectors.DefaultSelector()
         self.selector.register(self.listener, selectors.EVENT_READ, ("accept", None))
-        self.workers = {}  # worker pid -> (conn, worker pidfd, client pidfd)
+        self.workers = {}  # worker pid -> (conn, worker pidfd)
 
     def serve(self) -> None:
         while True:
@@ -132,33 +149,37 @@ class Server:
         conn, _ = self.listener.accept()
         try:
             header, fds = _read_request(conn)
-            client_pidfd = os.pidfd_open(int(header["pid"]))
+            if not self.sandboxed:
+                os.kill(int(header["pid"]), 0)  # a client of this PID namespace, still there
         except (OSError, ValueError, KeyError, TypeError) as e:
             conn.sendall(f"refused {e}\n".encode()[:1000])
             conn.close()
             return
-        others = [self.listener.fileno(), conn.fileno(), client_pidfd]
-        for w_conn, w_fd, c_fd in self.workers.values():
-            others += [w_conn.fileno(), w_fd, c_fd]
+        others = [self.listener.fileno(), conn.fileno()]
+        for w_conn, w_fd in self.workers.values():
+            others += [w_conn.fileno(), w_fd]
         pid = os.fork()
         if pid == 0:
             self.selector.close()
-            _become_worker(header, fds, others, self.fixed_env)
+            _become_worker(header, fds, others, self.fixed_env, self.sandboxed)
         for fd in fds:
             os.close(fd)
         worker_pidfd = os.pidfd_open(pid)
-        self.workers[pid] = (conn, worker_pidfd, client_pidfd)
+        self.workers[pid] = (conn, worker_pidfd)
         self.selector.register(worker_pidfd, selectors.EVENT_READ, ("worker", pid))
-        self.selector.register(client_pidfd, selectors.EVENT_READ, ("client", pid))
-        conn.sendall(f"started {pid}\n".encode())
+        # the client never writes after its request: readable means its end of the connection
+        # closed, i.e. the client process ended
+        self.selector.register(conn, selectors.EVENT_READ, ("client", pid))
+        # a pid of the sandbox's own namespace would name another process outside it: 0
+        conn.sendall(f"started {0 if self.sandboxed else pid}\n".encode())
 
     def worker_ended(self, pid: int) -> None:
         _, status = os.waitpid(pid, 0)
-        conn, worker_pidfd, client_pidfd = self.workers.pop(pid)
-        for fd in (worker_pidfd, client_pidfd):
-            if fd >= 0:
-                self.selector.unregister(fd)
-                os.close(fd)
+        conn, worker_pidfd = self.workers.pop(pid)
+        self.selector.unregister(worker_pidfd)
+        os.close(worker_pidfd)
+        if conn.fileno() in self.selector.get_map():
+            self.selector.unregister(conn)
         try:
             conn.sendall(_status_line(status))
         except OSError:
@@ -166,14 +187,12 @@ class Server:
         conn.close()
 
     def client_ended(self, pid: int) -> None:
-        conn, worker_pidfd, client_pidfd = self.workers[pid]
-        self.selector.unregister(client_pidfd)
+        conn, _ = self.workers[pid]
+        self.selector.unregister(conn)
         try:
             os.kill(pid, signal.SIGKILL)  # reaped when its pidfd reports the end
         except ProcessLookupError:
             pass
-        self.workers[pid] = (conn, worker_pidfd, -1)
-        os.close(client_pidfd)
 
 
 def main(argv: list[str]) -> int:
@@ -185,8 +204,10 @@ def main(argv: list[str]) -> int:
         fixed_env["OMP_NUM_THREADS"] = fixed_env["MKL_NUM_THREADS"] = options["threads"]
     os.environ.update(fixed_env)  # before torch is imported, which is when they take effect
     _libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)  # the orchestrator that started it is gone
+    # listening before the imports: a client that connects meanwhile waits in the backlog for
+    # its worker instead of starting one cold
+    server = Server(options["socket"], fixed_env, sandboxed=options.get("sandboxed", False))
     _warm_up(options.get("warm", "torch"))
-    server = Server(options["socket"], fixed_env)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     print("ready", flush=True)
     try:

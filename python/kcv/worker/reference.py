@@ -5,6 +5,9 @@ the inputs kept per seed.
 - draw: `draw(seed)` (get_inputs() under torch.manual_seed(seed), or a pickle load's given
   inputs) written into the outputs at their own dtypes; with keep, the tensors are kept
   (contiguous, as kcv received them) under the seed, for later tasks' inputs_seed.
+- stage: the call's inputs copied to the worker's device with their layout and kept under the
+  task's key (one staged set at a time: a new stage replaces it), for later tasks' inputs_key,
+  so a probe's inputs cross to the worker once however many reference runs it needs.
 - reference64: the float64 model on float64 copies of the inputs (integer inputs at their own
   dtype) under float64_forward (kcv.worker.float64) and the task's NaN and subnormal semantics
   (kcv.worker.semantics), TF32 off; results converted into the output views' dtype.
@@ -57,6 +60,7 @@ class ReferenceSide:
         self.model32, self.model64 = model32, model64
         self.draw, self.args_of = draw, args_of
         self.kept = {}  # seed -> its drawn tensors, contiguous
+        self.staged = (None, [])  # (key, the staged inputs with their layouts)
 
     def serve(self, task, inputs: list, outputs: list, kwargs: dict) -> None:
         if task.kind == "draw":
@@ -66,6 +70,13 @@ class ReferenceSide:
             store(made, outputs, convert=False)
             if task.keep:
                 self.kept[task.seed] = [x.detach().contiguous() for x in made]
+        elif task.kind == "stage":
+            if outputs:
+                raise RequestError("outputs: a stage task carries none")
+            self.staged = (None, [])  # the old set goes before the new one is made
+            self.staged = (task.key, [layout_copy(v, self.device, v.dtype) for v in inputs])
+            if self.device == "cuda":
+                _sync()
         elif task.kind == "forget":
             _none(task, inputs, outputs, "it only drops kept inputs")
             self.kept.pop(task.seed, None)
@@ -75,7 +86,17 @@ class ReferenceSide:
             self._reference32(task, inputs, outputs)
 
     def _tensors(self, task, inputs: list) -> list:
-        """The call's views, or the kept inputs of task.inputs_seed (then the call has none)."""
+        """The call's views, the inputs staged under task.inputs_key, or the kept inputs of
+        task.inputs_seed (then the call has none)."""
+        if task.inputs_key is not None:
+            if inputs or task.inputs_seed is not None:
+                raise RequestError("inputs: a task with inputs_key carries no inputs and no "
+                                   "inputs_seed")
+            key, staged = self.staged
+            if key != task.inputs_key:
+                raise BadOutput(f"task.inputs_key: {task.inputs_key} names no staged inputs (a "
+                                "stage task under that key, the last one); send the inputs")
+            return staged
         if task.inputs_seed is None:
             return inputs
         if inputs:

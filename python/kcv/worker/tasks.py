@@ -9,7 +9,7 @@ is refused rather than ignored (a misspelt "subnormal" must not silently run the
 
 Defaults, for fields a request may leave out: keep false; nan "propagate", subnormals "keep";
 cudnn_tf32 and matmul_tf32 false, autocast "none"; concurrency 1, autotune_config -1,
-device_guard 0, guard_seed 0, fresh_inputs false, device_offset 0. inputs_seed, poison and shuffle_seed are optional (absent or null:
+device_guard 0, guard_seed 0, fresh_inputs false, device_offset 0. inputs_seed, inputs_key, poison and shuffle_seed are optional (absent or null:
 none). seed is required wherever a kind has it. The old numeric params["mode"] is refused
 (check_params).
 """
@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from kcv.worker.errors import RequestError
 
-REFERENCE_KINDS = ("draw", "forget", "reference64", "reference32")
+REFERENCE_KINDS = ("draw", "forget", "stage", "reference64", "reference32")
 CANDIDATE_KINDS = ("run", "describe")
 NAN = ("propagate", "number")
 SUBNORMALS = ("keep", "flush")
@@ -34,6 +34,8 @@ class Task:
     seed: int = 0
     keep: bool = False
     inputs_seed: int | None = None
+    inputs_key: int | None = None
+    key: int = 0
     nan: str = "propagate"
     subnormals: str = "keep"
     cudnn_tf32: bool = False
@@ -99,10 +101,12 @@ def _device_offset(task: dict) -> int:
 
 # kind -> {field: checker(task dict) -> value}; a field absent from the request keeps Task's default
 _SEED = {"seed": lambda t: _integer(t, "seed", low=0, high=_SEED_LIMIT)}
-_INPUTS_SEED = {"inputs_seed": lambda t: _integer(t, "inputs_seed", low=0, high=_SEED_LIMIT)}
+_INPUTS_SEED = {"inputs_seed": lambda t: _integer(t, "inputs_seed", low=0, high=_SEED_LIMIT),
+                "inputs_key": lambda t: _integer(t, "inputs_key", low=0, high=_SEED_LIMIT)}
 _FIELDS = {
     "draw": {**_SEED, "keep": lambda t: _flag(t, "keep")},
     "forget": dict(_SEED),
+    "stage": {"key": lambda t: _integer(t, "key", low=0, high=_SEED_LIMIT)},
     "reference64": {**_SEED, **_INPUTS_SEED,
                     "nan": lambda t: _choice(t, "nan", NAN),
                     "subnormals": lambda t: _choice(t, "subnormals", SUBNORMALS)},
@@ -121,8 +125,8 @@ _FIELDS = {
             "device_offset": _device_offset},
     "describe": {},
 }
-_REQUIRED = {"seed"}
-_NULLABLE = {"inputs_seed", "poison", "shuffle_seed"}
+_REQUIRED = {"seed", "key"}
+_NULLABLE = {"inputs_seed", "inputs_key", "poison", "shuffle_seed"}
 
 
 def parse(task) -> Task:

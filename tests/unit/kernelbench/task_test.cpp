@@ -50,5 +50,21 @@ TEST(Task, Reference32NamesItsAutocast) {
   EXPECT_EQ(j["matmul_tf32"], false);
 }
 
+TEST(Task, StageCarriesItsKeyAndReferenceRunsNameIt) {
+  Task stage;
+  stage.kind = TaskKind::kStage;
+  stage.inputs_key = 42;
+  EXPECT_EQ(json::parse(task_json(stage, 0)), (json{{"kind", "stage"}, {"key", 42}}));
+  Task r64;
+  r64.kind = TaskKind::kReference64;
+  EXPECT_FALSE(json::parse(task_json(r64, 0)).contains("inputs_key"));
+  r64.inputs_key = 42;
+  EXPECT_EQ(json::parse(task_json(r64, 0))["inputs_key"], 42);
+  Task r32;
+  r32.kind = TaskKind::kReference32;
+  r32.inputs_key = 43;
+  EXPECT_EQ(json::parse(task_json(r32, 0))["inputs_key"], 43);
+}
+
 }  // namespace
 }  // namespace kcv::kb

@@ -1,0 +1,140 @@
+"""The sandbox of candidate workers (docs/10_threat_model.md; the decision: docs/decisions/0002).
+
+Every kernel's candidate runs in a bubblewrap sandbox of its own (kcv._core.sandbox_argv builds
+the argument list; kcv makes no namespace system call itself): new user, PID, mount, IPC,
+network, UTS and cgroup namespaces, no capabilities, no nested user namespaces. Its file system
+is the system's programs and libraries, the Python installation and kcv's package read-only, a
+private /tmp, and read-write only two directories of this kernel: its scratch (compile caches,
+build trees, the fork server's socket), bound at the load's cache_dir, and its call-file
+directory under /dev/shm. The GPU device nodes are bound in. The store, the orchestrator's
+files, the shared build cache and every other process are out of its reach.
+
+A kernel's sandbox holds a warm parent of its candidate workers (kcv.worker.forkserver
+--sandboxed), started when the kernel begins so that its imports overlap the reference's
+sizing. close() kills the sandbox's PID 1, which takes every process inside with it (nothing a
+candidate started outlives its kernel), and removes both directories.
+
+Where no sandbox can be started (no bwrap, no user namespaces) or KCV_SANDBOX=off, support()
+says why; the audit then runs candidates as before and marks every verdict of the run
+unsandboxed (mark()).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+
+SCRATCH_PREFIX = "kcv-sandbox-"
+UNSANDBOXED_KEY = "unsandboxed"  # the evidence key of a verdict judged without a sandbox
+
+
+def support() -> dict:
+    """{available, bwrap, reason} (kcv._core.sandbox_support: probed once per process)."""
+    from kcv import _core
+
+    return dict(_core.sandbox_support())
+
+
+def python_paths() -> list[str]:
+    """What a Python worker reads: the interpreter's prefixes, every absolute sys.path and
+    PYTHONPATH entry, and the directories of the kcv package (source and built modules)."""
+    import kcv
+
+    paths = [sys.prefix, sys.base_prefix, sys.exec_prefix,
+             os.path.dirname(os.path.dirname(os.path.realpath(sys.executable)))]
+    paths += [p for p in sys.path if os.path.isabs(p)]
+    paths += [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if os.path.isabs(p)]
+    paths += [os.path.dirname(p) for p in kcv.__path__]
+    seen, out = set(), []
+    for p in paths:
+        if p and p not in seen and os.path.exists(p):
+            seen.add(p)
+            out.append(p)
+    return out
+
+
+def library_paths() -> list[str]:
+    """LD_LIBRARY_PATH's absolute entries (a CUDA toolkit outside /usr, say)."""
+    return [p for p in os.environ.get("LD_LIBRARY_PATH", "").split(os.pathsep)
+            if os.path.isabs(p) and os.path.exists(p)]
+
+
+def argv(command: list[str], scratch: str, shm_dir: str, cache_dir: str) -> list[str]:
+    """bwrap argv running `command` in a kernel's sandbox: `scratch` bound read-write at
+    `cache_dir` (where the worker's load puts its compile caches) and `shm_dir` at itself."""
+    from kcv import _core
+
+    return _core.sandbox_argv(
+        command, read_only=python_paths() + library_paths(),
+        writable=[(scratch, cache_dir), (shm_dir, shm_dir)],
+        devices=_core.gpu_device_nodes(), env=dict(_core.sandbox_environment()), workdir="/tmp")
+
+
+def _private_dir(parent: str, prefix: str) -> str:
+    path = tempfile.mkdtemp(prefix=prefix, dir=parent)
+    os.chmod(path, 0o700)
+    return path
+
+
+class KernelSandbox:
+    """One kernel's sandbox: its directories and the warm parent of its candidate workers.
+
+    `cache_dir`: the path the candidate's load names as its cache_dir (the scratch is bound
+    there). `worker_args`: what the plain worker takes (--gpu, --threads)."""
+
+    def __init__(self, cache_dir: str, worker_args: list[str], warm: bool = True):
+        self.cache_dir = cache_dir
+        self.scratch = _private_dir(tempfile.gettempdir(), SCRATCH_PREFIX)
+        self.shm_dir = _private_dir("/dev/shm" if os.path.isdir("/dev/shm")
+                                    else tempfile.gettempdir(), SCRATCH_PREFIX)
+        self.socket = os.path.join(cache_dir, "forkserver.sock")  # the path inside
+        self._host_socket = os.path.join(self.scratch, "forkserver.sock")
+        self.worker_args = list(worker_args)
+        self.server = None
+        if warm:
+            cmd = argv([sys.executable, "-m", "kcv.worker.forkserver", "--socket", self.socket,
+                        "--warm", "torch", "--sandboxed", *self.worker_args],
+                       self.scratch, self.shm_dir, cache_dir)
+            self.server = subprocess.Popen(cmd, stdin=subprocess.DEVNULL,
+                                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                           start_new_session=True)
+
+    def command(self) -> list[str]:
+        """argv of a candidate worker: forked by this kernel's server, or (no server answers)
+        started cold in a sandbox like it."""
+        cold = argv([sys.executable, "-m", "kcv.worker", *self.worker_args], self.scratch,
+                    self.shm_dir, self.cache_dir)
+        if self.server is None:
+            return cold
+        return [sys.executable, "-m", "kcv.worker.spawn", "--socket", self._host_socket,
+                *self.worker_args, "--", *cold]
+
+    def close(self) -> None:
+        if self.server is not None:
+            try:
+                os.killpg(self.server.pid, signal.SIGKILL)  # bwrap; its PID 1 takes the rest
+            except ProcessLookupError:
+                pass
+            self.server.wait()
+            self.server = None
+        for d in (self.scratch, self.shm_dir):
+            shutil.rmtree(d, ignore_errors=True)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *_):
+        self.close()
+
+
+def mark(verdicts: list, reason: str) -> None:
+    """Every verdict judged without a sandbox says so in its evidence (key "unsandboxed")."""
+    for r in verdicts:
+        ev = json.loads(r.get("evidence_json") or "{}")
+        ev[UNSANDBOXED_KEY] = reason
+        r["evidence_json"] = json.dumps(ev, sort_keys=True)

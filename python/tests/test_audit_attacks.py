@@ -26,6 +26,11 @@ pytest.importorskip("torch")
 
 FAST = ["--device", "cpu", "--jobs", "1", "--no-progress", "--profiles", "strict",
         "--kernel-timeout", "300", "--load-timeout", "300"]
+# The candidate attacks below (store triggers, signals to the orchestrator, a file that counts
+# loads) are what the sandbox keeps out (test_attacks.py shows that); these tests run them
+# without it, to assert the store's and the orchestrator's own defences: what kcv records when
+# a candidate gets that far (a host without user namespaces, --no-sandbox).
+UNSANDBOXED = [*FAST, "--no-sandbox"]
 
 # The nearest ancestor of this process that is the audit's orchestrator (`kcv.audit` on its
 # command line), and its --store: what a candidate reads from /proc without a sandbox.
@@ -198,7 +203,7 @@ def test_a_verified_store_reports_as_verified(finished):
 def test_a_candidate_that_installs_a_trigger_stops_the_run_and_records_nothing_false(tmp_path):
     corpus = write_corpus(tmp_path / "c.jsonl", [row("trigger", TRIGGER_CANDIDATE)])
     store = str(tmp_path / "audit.db")
-    done = run_audit(corpus, "--store", store, *FAST)
+    done = run_audit(corpus, "--store", store, *UNSANDBOXED)
     assert done.returncode == 2, done.stdout + done.stderr[-4000:]
     line = one_line_error(done)
     assert "the store was changed during the run" in line and "trigger 'all_pass'" in line, line
@@ -209,7 +214,7 @@ def test_a_candidate_that_installs_a_trigger_stops_the_run_and_records_nothing_f
     db.close()
     state = integrity(store)
     assert state["state"] == "failed" and any("trigger 'all_pass'" in p for p in state["problems"])
-    again = run_audit(corpus, "--store", store, *FAST)
+    again = run_audit(corpus, "--store", store, *UNSANDBOXED)
     assert again.returncode == 2 and "trigger 'all_pass'" in one_line_error(again)
 
 
@@ -250,15 +255,15 @@ def test_a_kernel_that_kills_the_orchestrator_is_poison_after_the_cap(tmp_path):
     corpus = write_corpus(tmp_path / "c.jsonl", [row("a-killer", KILLER_CANDIDATE),
                                                  row("b-good", kb.ADD_CANDIDATE)])
     store = str(tmp_path / "audit.db")
-    first = run_audit(corpus, "--store", store, *FAST)
+    first = run_audit(corpus, "--store", store, *UNSANDBOXED)
     assert first.returncode == -9, first.stderr[-3000:]
     k = kernel(store, "a-killer")
     assert k["status"] == "running" and k["attempts"] == 1
-    second = run_audit(corpus, "--store", store, *FAST)  # the suspect runs first, alone
+    second = run_audit(corpus, "--store", store, *UNSANDBOXED)  # the suspect runs first, alone
     assert second.returncode == -9, second.stderr[-3000:]
     assert kernel(store, "a-killer")["attempts"] == 2
     assert kernel(store, "b-good")["status"] in ("pending", "running")
-    third = run_audit(corpus, "--store", store, *FAST)
+    third = run_audit(corpus, "--store", store, *UNSANDBOXED)
     assert third.returncode == 0, third.stderr[-3000:]
     assert "recorded as poison" in third.stderr
     k = kernel(store, "a-killer")
@@ -267,7 +272,7 @@ def test_a_kernel_that_kills_the_orchestrator_is_poison_after_the_cap(tmp_path):
     assert kernel(store, "b-good")["status"] == "ok"
     assert core.Store(store, read_only=True).verdicts("a-killer") == []
     assert integrity(store)["state"] == "verified"
-    fourth = run_audit(corpus, "--store", store, *FAST)  # skipped on resume
+    fourth = run_audit(corpus, "--store", store, *UNSANDBOXED)  # skipped on resume
     assert fourth.returncode == 0 and "left to do: 0" in fourth.stdout
 
 
@@ -286,8 +291,9 @@ def test_a_kernel_that_stops_the_orchestrator_is_poison_once_the_stopped_run_is_
     # next run record the kernel as poison.
     corpus = write_corpus(tmp_path / "c.jsonl", [row("stopper", STOPPER_CANDIDATE)])
     store = str(tmp_path / "audit.db")
-    proc = subprocess.Popen(audit_command(corpus, "--store", store, *FAST), env=child_env(),
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(audit_command(corpus, "--store", store, *UNSANDBOXED),
+                            env=child_env(), stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 600
         while True:
@@ -301,7 +307,7 @@ def test_a_kernel_that_stops_the_orchestrator_is_poison_once_the_stopped_run_is_
     finally:
         proc.wait(timeout=60)
     assert kernel(store, "stopper")["status"] == "running"
-    again = run_audit(corpus, "--store", store, *FAST, "--max-attempts", "1")
+    again = run_audit(corpus, "--store", store, *UNSANDBOXED, "--max-attempts", "1")
     assert again.returncode == 0, again.stderr[-3000:]
     k = kernel(store, "stopper")
     assert k["status"] == "poison" and k["attempts"] == 1, k
@@ -313,7 +319,7 @@ def test_a_worker_killed_during_its_load_is_retried_once_then_recorded_as_such(t
                  "os.kill(os.getpid(), signal.SIGKILL)\n" + kb.ADD_CANDIDATE)
     corpus = write_corpus(tmp_path / "c.jsonl", [row("killed", candidate)])
     store = str(tmp_path / "audit.db")
-    done = run_audit(corpus, "--store", store, *FAST)
+    done = run_audit(corpus, "--store", store, *UNSANDBOXED)
     assert done.returncode == 0, done.stderr[-3000:]
     k = kernel(store, "killed")
     assert k["status"] == "load_killed", k

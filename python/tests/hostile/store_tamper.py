@@ -5,7 +5,8 @@ is), then installs SQLite triggers that turn every verdict of this kernel into a
 
 Sandboxed (docs/10_threat_model.md), /proc shows only the sandbox's own processes and the store
 is not in the sandbox's file system: no trigger reaches the store and CMP-01 fails. Unsandboxed
-the triggers are installed and every gate of the kernel passes. Test: test_attacks.py.
+the triggers are installed, and the store's schema check stops the run before any verdict of the
+kernel is committed (docs/07_audit_store.md, "Integrity"). Test: test_attacks.py.
 """
 
 import glob

@@ -42,7 +42,9 @@ add_library(kcv_glr_cuda STATIC
   kernels/member_deltanet.cu
   kernels/member_gdn.cu
   kernels/member_kda.cu
+  kernels/decode.cu
   launch/api.cpp
+  launch/decode.cpp
   launch/validate.cpp
   launch/workspace.cpp
   launch/errors.cpp

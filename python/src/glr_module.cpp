@@ -1,13 +1,15 @@
 // File: python/src/glr_module.cpp
 // The extension module kcv._glr (issue 4 item 4): a thin nanobind layer over two C++ APIs, used by
 // the Python front python/kcv/glr/__init__.py.
-//   * the fp64 chunked reference (include/kcv/glr/chunked.hpp) on host float64 buffers, the CPU
-//     path of kcv.glr: ref_forward / ref_backward take and return flat 1-D numpy arrays in fla's
+//   * the fp64 chunked reference (include/kcv/glr/chunked.hpp) and the token-serial oracle
+//     (include/kcv/glr/oracle.hpp) on host float64 buffers, the CPU paths of kcv.glr's chunk_* and
+//     fused_recurrent_* ops: ref_forward / ref_backward take and return flat 1-D numpy arrays in fla's
 //     token-major layout with batch 1 and sequences packed along T (problem.hpp);
 //   * the sm_90a launcher API (include/kcv/glr/gpu.hpp), only when the module was built with the
 //     kernels (has_cuda()): gpu_forward / gpu_backward take raw device pointers as Python ints
 //     (tensor.data_ptr()), the dims, dtype codes, the workspace and the CUDA stream as an int, so
-//     nothing here links libtorch; the caller allocates every tensor and the workspace.
+//     nothing here links libtorch; the caller allocates every tensor and the workspace. gpu_decode
+//     launches the token-serial decode kernel (fp32 tensors, state in/out).
 //   * the GLR error model (include/kcv/glr/error_model.hpp), bound in glr_error_model.cpp.
 // Errors from the C++ side become ValueError (bad arguments) or RuntimeError (anything else). The
 // GIL is released while the reference or a launch runs.
@@ -33,6 +35,7 @@
 #include "kcv/expected.hpp"
 #include "kcv/glr/chunked.hpp"
 #include "kcv/glr/member.hpp"
+#include "kcv/glr/oracle.hpp"
 #include "kcv/glr/problem.hpp"
 #ifdef KCV_GLR_HAVE_CUDA
 #include "kcv/glr/gpu.hpp"
@@ -44,30 +47,69 @@ namespace {
 
 using namespace kcv_python_glr;  // NOLINT(google-build-using-namespace): the binding's helpers
 
-std::pair<NumpyArray, NumpyArray> ref_forward(
+// The two fp64 paths share their arguments: the chunked reference (the training ops' CPU path) and
+// the token-serial oracle (the decode ops' CPU path; the recurrence exists once, in C++).
+// chunk_size is the chunked reference's C (fla's chunk_size argument); the oracle ignores it.
+using ForwardFn = kcv::Expected<kcv::glr::Outputs> (*)(Member, const kcv::glr::Problem&,
+                                                       std::int64_t);
+using BackwardFn = kcv::Expected<kcv::glr::Gradients> (*)(Member, const kcv::glr::Problem&,
+                                                          const kcv::glr::Cotangents&,
+                                                          std::int64_t);
+
+kcv::glr::ChunkOptions chunk_options(std::int64_t chunk_size) {
+  kcv::glr::ChunkOptions opt;
+  opt.chunk_size = chunk_size;
+  if (auto st = kcv::glr::validate(opt); !st) raise(st.error());
+  return opt;
+}
+
+kcv::Expected<kcv::glr::Outputs> chunked_fwd(Member m, const kcv::glr::Problem& p,
+                                             std::int64_t chunk_size) {
+  return kcv::glr::chunked_forward(m, p, chunk_options(chunk_size));
+}
+
+kcv::Expected<kcv::glr::Gradients> chunked_bwd(Member m, const kcv::glr::Problem& p,
+                                               const kcv::glr::Cotangents& cot,
+                                               std::int64_t chunk_size) {
+  return kcv::glr::chunked_backward(m, p, cot, chunk_options(chunk_size));
+}
+
+kcv::Expected<kcv::glr::Outputs> oracle_fwd(Member m, const kcv::glr::Problem& p, std::int64_t) {
+  return kcv::glr::oracle_forward(m, p);
+}
+
+kcv::Expected<kcv::glr::Gradients> oracle_bwd(Member m, const kcv::glr::Problem& p,
+                                              const kcv::glr::Cotangents& cot, std::int64_t) {
+  return kcv::glr::oracle_backward(m, p, cot);
+}
+
+template <ForwardFn Forward>
+std::pair<NumpyArray, NumpyArray> host_forward(
     int member_code, std::array<std::int64_t, 5> dims, std::vector<std::int64_t> cu_seqlens,
     std::optional<HostArray> q, std::optional<HostArray> k, std::optional<HostArray> v,
     std::optional<HostArray> g, std::optional<HostArray> beta, std::optional<HostArray> h0,
-    double scale, bool v_first) {
+    double scale, bool v_first, std::int64_t chunk_size) {
   const Member member = member_of(member_code);
   kcv::glr::Problem p =
       make_problem(member, dims, std::move(cu_seqlens), q, k, v, g, beta, h0, scale, v_first);
   std::optional<kcv::Expected<kcv::glr::Outputs>> out;
   {
     nb::gil_scoped_release release;
-    out.emplace(kcv::glr::chunked_forward(member, p));
+    out.emplace(Forward(member, p, chunk_size));
   }
   if (!*out) raise(out->error());
   return {to_numpy(std::move((*out)->o)), to_numpy(std::move((*out)->final_state))};
 }
 
-std::vector<NumpyArray> ref_backward(int member_code, std::array<std::int64_t, 5> dims,
-                                     std::vector<std::int64_t> cu_seqlens,
-                                     std::optional<HostArray> q, std::optional<HostArray> k,
-                                     std::optional<HostArray> v, std::optional<HostArray> g,
-                                     std::optional<HostArray> beta, std::optional<HostArray> h0,
-                                     double scale, bool v_first, std::optional<HostArray> d_o,
-                                     std::optional<HostArray> d_final_state) {
+template <BackwardFn Backward>
+std::vector<NumpyArray> host_backward(int member_code, std::array<std::int64_t, 5> dims,
+                                      std::vector<std::int64_t> cu_seqlens,
+                                      std::optional<HostArray> q, std::optional<HostArray> k,
+                                      std::optional<HostArray> v, std::optional<HostArray> g,
+                                      std::optional<HostArray> beta, std::optional<HostArray> h0,
+                                      double scale, bool v_first, std::optional<HostArray> d_o,
+                                      std::optional<HostArray> d_final_state,
+                                      std::int64_t chunk_size) {
   const Member member = member_of(member_code);
   kcv::glr::Problem p =
       make_problem(member, dims, std::move(cu_seqlens), q, k, v, g, beta, h0, scale, v_first);
@@ -78,7 +120,7 @@ std::vector<NumpyArray> ref_backward(int member_code, std::array<std::int64_t, 5
   std::optional<kcv::Expected<kcv::glr::Gradients>> grads;
   {
     nb::gil_scoped_release release;
-    grads.emplace(kcv::glr::chunked_backward(member, p, cot));
+    grads.emplace(Backward(member, p, cot, chunk_size));
   }
   if (!*grads) raise(grads->error());
   kcv::glr::Gradients& gr = grads->value();
@@ -169,6 +211,28 @@ void gpu_forward(int member_code, std::array<std::int64_t, 7> d, double scale, b
   if (!st) raise(st.error());
 }
 
+void gpu_decode(int member_code, std::array<std::int64_t, 7> d, double scale, bool v_first,
+                std::array<std::uintptr_t, 6> inputs, std::uintptr_t o, std::uintptr_t state,
+                std::uintptr_t stream) {
+  const Call c = make_call(member_code, d, scale, v_first, true, true, false);
+  gpu::DecodeInputs in;
+  in.q = ptr<const float>(inputs[0]);
+  in.k = ptr<const float>(inputs[1]);
+  in.v = ptr<const float>(inputs[2]);
+  in.g = ptr<const float>(inputs[3]);
+  in.beta = ptr<const float>(inputs[4]);
+  in.cu_seqlens = ptr<const std::int64_t>(inputs[5]);
+  if (auto st = gpu::validate_decode(c.dims, c.cfg, in, ptr<float>(o), ptr<float>(state)); !st)
+    raise(st.error());
+  kcv::Status st;
+  {
+    nb::gil_scoped_release release;
+    st = gpu::decode(c.dims, c.cfg, in, ptr<float>(o), ptr<float>(state),
+                     ptr<CUstream_st>(stream));
+  }
+  if (!st) raise(st.error());
+}
+
 void gpu_backward(int member_code, std::array<std::int64_t, 7> d, double scale, bool v_first,
                   bool gate_fp32, bool beta_fp32, bool index_int32,
                   std::array<std::uintptr_t, 7> inputs, std::vector<std::int64_t> cu_host,
@@ -220,19 +284,37 @@ NB_MODULE(_glr, m) {
         nb::arg("inputs"), nb::arg("cu_seqlens_host"), nb::arg("d_o"), nb::arg("d_final_state"),
         nb::arg("grads"), nb::arg("workspace"), nb::arg("workspace_bytes"), nb::arg("stream"),
         "Launch the backward; grads = (dq, dk, dv, dg, dbeta, dh0) pointers.");
+  m.attr("MAX_DECODE_HEAD_DIM") = gpu::kMaxDecodeHeadDim;
+  m.def("gpu_decode", &gpu_decode, nb::arg("member"), nb::arg("dims"), nb::arg("scale"),
+        nb::arg("v_first"), nb::arg("inputs"), nb::arg("o"), nb::arg("state"), nb::arg("stream"),
+        "Launch the token-serial decode kernel; every tensor fp32, inputs = (q, k, v, g, beta, "
+        "cu_seqlens int64); state is in/out.");
 #else
   m.def("has_cuda", [] { return false; });
   m.attr("CHUNK_SIZE") = 64;
   m.attr("MAX_HEAD_DIM") = 128;
+  m.attr("MAX_DECODE_HEAD_DIM") = 256;
 #endif
   bind_error_model(m);
-  m.def("ref_forward", &ref_forward, nb::arg("member"), nb::arg("dims"), nb::arg("cu_seqlens"),
+  m.def("ref_forward", &host_forward<&chunked_fwd>, nb::arg("member"), nb::arg("dims"), nb::arg("cu_seqlens"),
         nb::arg("q").none(), nb::arg("k").none(), nb::arg("v").none(), nb::arg("g").none(),
         nb::arg("beta").none(), nb::arg("h0").none(), nb::arg("scale"), nb::arg("v_first"),
+        nb::arg("chunk_size") = 64,
         "fp64 chunked forward; dims = (tokens, H, HV, K, V); returns (o, final_state).");
-  m.def("ref_backward", &ref_backward, nb::arg("member"), nb::arg("dims"), nb::arg("cu_seqlens"),
+  m.def("ref_backward", &host_backward<&chunked_bwd>, nb::arg("member"), nb::arg("dims"), nb::arg("cu_seqlens"),
         nb::arg("q").none(), nb::arg("k").none(), nb::arg("v").none(), nb::arg("g").none(),
         nb::arg("beta").none(), nb::arg("h0").none(), nb::arg("scale"), nb::arg("v_first"),
-        nb::arg("d_o").none(), nb::arg("d_final_state").none(),
+        nb::arg("d_o").none(), nb::arg("d_final_state").none(), nb::arg("chunk_size") = 64,
         "fp64 chunked backward; returns [dq, dk, dv, dg, dbeta, dh0] (empty when absent).");
+  m.def("oracle_forward", &host_forward<&oracle_fwd>, nb::arg("member"),
+        nb::arg("dims"), nb::arg("cu_seqlens"), nb::arg("q").none(), nb::arg("k").none(),
+        nb::arg("v").none(), nb::arg("g").none(), nb::arg("beta").none(), nb::arg("h0").none(),
+        nb::arg("scale"), nb::arg("v_first"), nb::arg("chunk_size") = 0,
+        "fp64 token-serial oracle forward (the decode path); arguments as ref_forward.");
+  m.def("oracle_backward", &host_backward<&oracle_bwd>, nb::arg("member"),
+        nb::arg("dims"), nb::arg("cu_seqlens"), nb::arg("q").none(), nb::arg("k").none(),
+        nb::arg("v").none(), nb::arg("g").none(), nb::arg("beta").none(), nb::arg("h0").none(),
+        nb::arg("scale"), nb::arg("v_first"), nb::arg("d_o").none(),
+        nb::arg("d_final_state").none(), nb::arg("chunk_size") = 0,
+        "fp64 reverse-time adjoint of the oracle; returns as ref_backward.");
 }

@@ -156,9 +156,9 @@ def test_validation_errors_name_the_argument():
     expect(ValueError, "g", lambda: f(q, k, v, g[:, :, :1].contiguous(), beta))
     expect(ValueError, "beta", lambda: f(q, k, v, g, beta[:, :8].contiguous()))
     expect(ValueError, "initial_state", lambda: f(q, k, v, g, beta, initial_state=s0[:, :1]))
-    big = torch.zeros(1, 16, 2, 129, dtype=q.dtype)
+    big = torch.zeros(1, 16, 2, 257, dtype=q.dtype)
     expect(ValueError, "q", lambda: f(big, big, v, g, beta))
-    expect(ValueError, "v", lambda: f(q, k, torch.zeros(1, 16, 2, 200, dtype=q.dtype), g, beta))
+    expect(ValueError, "v", lambda: f(q, k, torch.zeros(1, 16, 2, 300, dtype=q.dtype), g, beta))
     expect(ValueError, "q", lambda: f(q.transpose(1, 2), k, v, g, beta))
     expect(ValueError, "v", lambda: f(q, k, v.transpose(2, 3), g, beta))
     expect(TypeError, "k", lambda: f(q, k.float(), v, g, beta))
@@ -170,7 +170,6 @@ def test_validation_errors_name_the_argument():
     expect(ValueError, "cu_seqlens",
            lambda: f(q2, k2, v2, g2, b2, cu_seqlens=torch.tensor([0, 8, 16])))
     expect(ValueError, "v", lambda: f(q, k, torch.zeros(1, 16, 3, 6, dtype=q.dtype), g, beta))
-    expect(NotImplementedError, "normalize", lambda: glr.chunk_linear_attn(q, k, v))
     expect(TypeError, "bogus", lambda: f(q, k, v, g, beta, bogus=1))
 
 
@@ -182,6 +181,12 @@ def test_reference_entry_points_directly():
     o, ht = _glr.ref_forward(0, (T, H, H, K, V), [], r(T * K), r(T * K), r(T * V), None, None,
                              None, 0.5, False)
     assert o.shape == (T * V,) and ht.shape == (K * V,)
+    o2, ht2 = _glr.oracle_forward(0, (T, H, H, K, V), [], r(T * K), r(T * K), r(T * V), None,
+                                  None, None, 0.5, False)
+    assert o2.shape == (T * V,) and ht2.shape == (K * V,)
+    with pytest.raises(ValueError, match="chunk"):
+        _glr.ref_forward(0, (T, H, H, K, V), [], r(T * K), r(T * K), r(T * V), None, None,
+                         None, 0.5, False, 24)
     with pytest.raises(ValueError):
         _glr.ref_forward(0, (T, H, H, K, V), [], r(T * K), r(T * K - 1), r(T * V), None, None,
                          None, 0.5, False)

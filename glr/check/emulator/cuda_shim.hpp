@@ -1,7 +1,8 @@
 // File: glr/check/emulator/cuda_shim.hpp
 // Just enough of the CUDA execution model to compile the GLR stage kernels (glr/tiles,
 // glr/kernels/stage_*.cuh) as host C++ and run them on the CPU: threadIdx / blockIdx (per host
-// thread), blockDim, __syncthreads() as a std::barrier over the emulated CTA's threads, and
+// thread), blockDim, __syncthreads() as a std::barrier over the emulated CTA's threads (and
+// __syncwarp() as the same barrier, for one-warp CTAs), and
 // __launch_bounds__ as nothing. The CUDA headers already make __global__, __device__ and
 // __shared__ empty for a host compiler and give bf16 host conversions. Include this before any
 // kernel header; emulated_device.cpp defines the shared-memory buffer and runs the grids.
@@ -40,3 +41,6 @@ inline void __syncthreads() {
   if (kcv::glr::check::emulator::cta_barrier != nullptr)
     kcv::glr::check::emulator::cta_barrier->arrive_and_wait();
 }
+
+// A warp barrier as the CTA barrier: right for kernels whose CTA is one warp (the decode kernel).
+inline void __syncwarp(unsigned = 0xffffffffu) { __syncthreads(); }

@@ -110,4 +110,32 @@ struct Gradients {
                               const Cotangents& cot, const Gradients& grads, void* workspace,
                               std::size_t workspace_bytes, cudaStream_t stream);
 
+// ------------------------------------------------------------------------------------ decode
+// The decode path (fla's fused_recurrent_*): a few tokens per sequence, run token by token by one
+// warp per (sequence, value head); each lane owns value columns e ≡ lane (mod 32) of the fp32
+// state, so no cross-lane reduction is needed and the result is deterministic. Every tensor is
+// fp32 (the caller converts; decode inputs are small); cu_seqlens, when given, is int64 on the
+// device. Config's dtype fields are ignored.
+
+/// Largest head dimension (K and V) of the decode kernel.
+inline constexpr std::int64_t kMaxDecodeHeadDim = 256;
+
+struct DecodeInputs {
+  const float* q = nullptr;              ///< [B, T, H, K]
+  const float* k = nullptr;              ///< [B, T, H, K]
+  const float* v = nullptr;              ///< [B, T, HV, V]
+  const float* g = nullptr;              ///< [B, T, HV] or [B, T, HV, K]; null without a gate
+  const float* beta = nullptr;           ///< [B, T, HV]; null without the delta rule
+  const std::int64_t* cu_seqlens = nullptr;  ///< N+1 offsets, or null for a fixed-length batch
+};
+
+/// Checks dims and pointers of a decode call; the message names the bad field.
+[[nodiscard]] Status validate_decode(const Dims& dims, const Config& cfg, const DecodeInputs& in,
+                                     const float* o, const float* state);
+
+/// state [N, HV, ., .] in cfg.layout holds the initial state on entry (zeros for none) and the
+/// final state on return; o [B, T, HV, V] receives the outputs.
+[[nodiscard]] Status decode(const Dims& dims, const Config& cfg, const DecodeInputs& in, float* o,
+                            float* state, cudaStream_t stream);
+
 }  // namespace kcv::glr::gpu

@@ -1,0 +1,24 @@
+// File: glr/kernels/decode.cu
+// The decode kernel (fla's fused_recurrent_*): one warp per (sequence, value head), the body in
+// decode_kernel.cuh. Meant for a few tokens per call, not for throughput on long sequences.
+#include "glr/kernels/decode.hpp"
+#include "glr/kernels/decode_kernel.cuh"
+
+namespace kcv::glr::gpu::detail {
+namespace {
+
+__global__ void __launch_bounds__(kDecodeWarp) decode_kernel(DecodeParams p) {
+  extern __shared__ float smem[];
+  decode_block(p, blockIdx.x, smem);
+}
+
+}  // namespace
+
+cudaError_t launch_decode(const DecodeParams& p, cudaStream_t stream) {
+  const auto blocks = static_cast<unsigned>(p.sequences * p.v_heads);
+  const auto shared = static_cast<std::size_t>(3 * p.key_dim) * sizeof(float);
+  decode_kernel<<<blocks, kDecodeWarp, shared, stream>>>(p);
+  return cudaGetLastError();
+}
+
+}  // namespace kcv::glr::gpu::detail

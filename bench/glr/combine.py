@@ -1,4 +1,4 @@
-"""Joins the per-shape outputs of bench.py (one device call per shape) into one markdown file:
+"""Joins the per-shape outputs of bench.py (one run per shape) into one markdown file:
 each file's header paragraphs once (identical ones kept once), then one table of every row.
 
   python3 bench/glr/combine.py out/bench_1.md out/bench_2.md > docs/glr/bench.md

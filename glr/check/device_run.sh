@@ -20,12 +20,13 @@
 #            bench/glr/bench.py for each shape in BENCH_SHAPE (1 = B1·T8192·H32·D128,
 #            2 = B4·T4096·H16·D128; default "1")
 #
-# Run from the repository root with .whl/ (and .debs/ for kcv._core) carried:
+# Run from the repository root, with fla's wheels in .whl/ (and, for kcv._core, the Debian packages
+# of scripts/device-deps in .debs/):
 #   STEPS="install pipeline" bash glr/check/device_run.sh
 #   STEPS="install pytest verify" bash glr/check/device_run.sh
 #   STEPS="install bench" BENCH_SHAPE="1 2" bash glr/check/device_run.sh
-# Triton's cache lives in /tmp/triton-cache, so a second call on the same warm machine reuses
-# every kernel fla compiled in the first.
+# Triton's cache lives in /tmp/triton-cache, so a second run on the same machine reuses every
+# kernel fla compiled in the first.
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 out=${OUT:-$root/device_out}
@@ -49,8 +50,8 @@ tree_hash=$(find CMakeLists.txt pyproject.toml cmake include src glr python -typ
   -o -name '*.py' -o -name '*.txt' -o -name '*.cmake' -o -name '*.toml' \) 2>/dev/null \
   | LC_ALL=C sort | xargs md5sum 2>/dev/null | md5sum | cut -c1-16)
 
-# The carried Debian packages: headers for the build, shared libraries for kcv._core at run time
-# (also when the install step is skipped on a warm machine).
+# The Debian packages of .debs/: headers for the build, shared libraries for kcv._core at run time
+# (also when the install step is skipped because /tmp/site already holds this build).
 if [[ -f scripts/device-deps ]]; then source scripts/device-deps > "$out/deps.log" 2>&1; fi
 
 if [[ $steps == *" install "* ]]; then
@@ -62,9 +63,9 @@ if [[ $steps == *" install "* ]]; then
       nvidia-smi --query-gpu=name,driver_version --format=csv,noheader || true
       python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl
       rm -rf /tmp/site/kcv /tmp/site/kcv-* /tmp/site/bin/kcv*  # --target never replaces
-      # ================= INSTALL kcv (lead: edit this block) ===============================
+      # ================= INSTALL kcv =======================================================
       # Built from the repository root (pyproject.toml); the Debian headers kcv._core needs
-      # come from the carried .debs/ (scripts/device-deps, sourced above for every step, sets
+      # come from .debs/ (scripts/device-deps, sourced above for every step, sets
       # CMAKE_PREFIX_PATH and LD_LIBRARY_PATH). With KCV_GLR_RESOURCE_USAGE=ON ptxas prints
       # every kernel's registers/spills into this log.
       time python3 -m pip install -v --no-build-isolation --no-deps --no-index --upgrade \

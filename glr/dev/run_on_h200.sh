@@ -11,11 +11,12 @@
 #      bitwise equal, 5-run bitwise determinism, then the forward's time at B1·T8192·H32 and
 #      B4·T4096·H16 against kcv's CUDA-core forward in the same process (check.log, results.tsv);
 #   3. fla's chunk_gated_delta_rule forward at the same shapes when fla imports (from PYTHONPATH,
-#      or installed from a carried .whl/ into /tmp/site), within the time left (fla.log);
+#      or installed from the wheels in .whl/ into /tmp/site), within what is left of BUDGET_S
+#      (default 230 s) (fla.log);
 #   4. prints the tables last.
-# At most 8 files land in $OUT (env.txt, build.log, ptxas_dev.txt, sass_counts.txt, check.log,
-# results.tsv, fla.log, and sanitize.log with GLR_SANITIZE=1).
-#   bash glr/dev/run_on_h200.sh                  # carry .whl (optional) for the fla row
+# The files under $OUT: env.txt, build.log, ptxas_dev.txt, sass_counts.txt, check.log,
+# results.tsv, fla.log, and sanitize.log with GLR_SANITIZE=1.
+#   bash glr/dev/run_on_h200.sh                  # fla's wheels in .whl/ (optional): the fla row
 #   GLR_SANITIZE=1 bash glr/dev/run_on_h200.sh   # also compute-sanitizer memcheck and racecheck
 #                                                # on two small cases (sanitize.log), before fla
 # Exit status: glr_dev_check's (0 = every check passed).

@@ -1,7 +1,8 @@
 """A loss, whose output is a 0-d tensor, goes through the whole audit on the CPU: the replica's
-five trials, the battery and its judges. Session 13's H200 run lost three such kernels
-(cudal1/h100/L1/P94, P96, P100) to an `error` of ours in the replica's in-place comparison; a
-unit test of that comparison guards the line, this one the whole path."""
+five trials, the battery and its judges. An audit on two NVIDIA H200 of one host (commit
+3e3b690, 2026-11-30) lost three such kernels (cudal1/h100/L1/P94, P96, P100) to an `error` of
+ours in the replica's in-place comparison; a unit test of that comparison guards the line, this
+one the whole path."""
 
 import pytest
 

@@ -78,8 +78,8 @@ def test_a_detached_audit_outlives_its_call_and_the_next_call_attaches(span_env)
     assert "store seeded from" in first and "started the detached audit" in first
     assert "still running" in first, first
     span_pid = int((tmp / "span" / "pid").read_text())
-    assert os.getsid(span_pid) == span_pid  # a session of its own: the device tool spares it
-    # one self-contained file comes back: the snapshot is not left in WAL mode
+    assert os.getsid(span_pid) == span_pid  # a session of its own: it outlives the command
+    # one self-contained file under $OUT: the snapshot is not left in WAL mode
     assert sorted(p.name for p in out1.iterdir() if p.name.startswith("audit.db")) == ["audit.db"]
     assert not (out1 / "report.txt").exists()
 

@@ -3,7 +3,7 @@ docs/06_worker_protocol.md.
 
 The protocol's streams are moved off fds 0 and 1 before anything else is imported, so nothing
 printed by an import (or later by candidate code) can reach kcv as a reply. --gpu and --threads
-(kcv.audit.session.worker_command) become CUDA_VISIBLE_DEVICES and the CPU thread pools' sizes
+(kcv.audit.workers.worker_command) become CUDA_VISIBLE_DEVICES and the CPU thread pools' sizes
 before torch is imported, which is when they take effect.
 """
 

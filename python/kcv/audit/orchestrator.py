@@ -94,6 +94,33 @@ def killed_by_sigkill(message: str) -> bool:
     return "signal 9 (SIGKILL" in message
 
 
+@dataclass(frozen=True)
+class KernelRun:
+    """What one run of a kernel hands back to the scheduler: the outcome dict (the store's
+    record, or the scheduling statuses `run_alone` / `postponed` of kernel.py), wall seconds by
+    step, and whether the out-of-memory killer took one of its workers (read around the run on
+    the host it ran on, which for a Ray actor is not the driver's). Picklable: a Ray actor
+    returns it to the driver, which alone writes the store."""
+    outcome: dict
+    timings: dict
+    oom_killed: bool = False
+    oom_kills: tuple = (None, None)  # the cgroup's oom_kill count before and after
+
+
+def run_kernel(row: dict, cfg: KernelConfig, alone: bool = False, may_postpone: bool = False,
+               reservation: Reservation | None = None) -> KernelRun:
+    """One kernel through kernel.audit_kernel, with the OOM-kill count read around it."""
+    timings: dict = {}
+    kills_before = oom_kills()
+    outcome = audit_kernel(row, cfg, timings, alone=alone, may_postpone=may_postpone,
+                           reservation=reservation)
+    kills_after = oom_kills()
+    killed = outcome["status"] in ("load_killed", "crash") and killed_by_sigkill(
+        outcome.get("message", ""))
+    oom_killed = killed and kills_before is not None and (kills_after or 0) > kills_before
+    return KernelRun(outcome, timings, bool(oom_killed), (kills_before, kills_after))
+
+
 def check_store_generator(store):
     """Refuses to add verdicts to a store judged by another generator: its report would mix two
     verifiers' verdicts in one set of rates."""
@@ -311,16 +338,23 @@ class Auditor:
             return "skipped"  # stays pending (running, if postponed): the next run does it
         if self.stop is not None:
             return "skipped"
+        t0 = self._start_kernel(row)
+        run = run_kernel(row, self.cfg, alone=not may_retry, may_postpone=may_postpone,
+                         reservation=reservation)
+        return self._finish_kernel(row, run, t0, may_retry)
+
+    def _start_kernel(self, row: dict) -> float:
+        """Marks the kernel running in the store (its attempt counted); returns its start time."""
         t0 = time.monotonic()
         self._store_write(self.store.mark_running, row["id"], self.run_id)
-        timings: dict = {}
-        kills_before = oom_kills()
-        outcome = audit_kernel(row, self.cfg, timings, alone=not may_retry,
-                               may_postpone=may_postpone, reservation=reservation)
-        kills_after = oom_kills()
-        killed = outcome["status"] in ("load_killed", "crash") and killed_by_sigkill(
-            outcome.get("message", ""))
-        oom_killed = killed and kills_before is not None and (kills_after or 0) > kills_before
+        return t0
+
+    def _finish_kernel(self, row: dict, run: KernelRun, t0: float, may_retry: bool) -> str:
+        """What the scheduler does with a kernel's run, wherever it ran (a local slot or a Ray
+        actor, kcv/ray.py): postpone it, set it aside to run alone, or record its outcome in
+        the store. Returns the status (or the scheduling decision) for the slot."""
+        outcome, timings, oom_killed = run.outcome, run.timings, run.oom_killed
+        kills_before, kills_after = run.oom_kills
         if outcome["status"] == "postponed":
             # A heavy kernel waiting for memory held a slot (and its loaded workers) while the
             # lighter kernels behind it could have run: on the H200 30 slots held such kernels

@@ -655,12 +655,14 @@ def _release_on_stop(auditor: Auditor):
     return restore
 
 
-def run_audit(opts: AuditOptions, procs: int = 1) -> dict:
+def run_audit(opts: AuditOptions, procs: int = 1, auditor: Auditor | None = None) -> dict:
     """Runs the audit in this process, or with procs > 1 across that many orchestrator
-    processes (parallel.py)."""
+    processes (parallel.py), or with the Auditor given (kcv.ray's, whose kernels run on Ray)."""
     if not opts.command_line:
         opts.command_line = shlex.join([sys.executable, "-m", "kcv.audit", *sys.argv[1:]])
-    if procs > 1:
+    if auditor is not None:
+        pass
+    elif procs > 1:
         from kcv.audit.parallel import ParallelAuditor
 
         auditor = ParallelAuditor(opts, procs)

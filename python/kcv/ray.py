@@ -46,7 +46,7 @@ import ray
 from kcv import sandbox
 from kcv.audit.forkservers import ForkServers
 from kcv.audit.kernel import KernelConfig
-from kcv.audit.orchestrator import (GENERATOR_VERSION, AuditOptions, Auditor, AuditRefused,
+from kcv.audit.orchestrator import (GENERATOR_VERSION, AuditConfig, Auditor, AuditRefused,
                                     KernelRun, StoreTampered, run_kernel)
 
 PROFILES = ("strict", "cuda-default", "fast-math", "triton-default", "pytorch-eager")
@@ -88,16 +88,17 @@ class VerifierCore:
         cfg = config if config is not None else KernelConfig(profiles=["strict"])
         # What holds threads or processes of another process (the driver's memory gate and GPU
         # pool, its fork servers) is not this actor's: Ray's resources admit its kernels.
-        cfg = dataclasses.replace(cfg, memory_gate=None, gpu_pool=None, forkservers=None,
-                                  **fields)
         box = sandbox.support()
-        cfg.unsandboxed = None if box["available"] else box["reason"]
+        cfg = dataclasses.replace(cfg, memory_gate=None, gpu_pool=None, forkservers=None,
+                                  unsandboxed=None if box["available"] else box["reason"],
+                                  **fields)
         if cfg.cache_dir:
             os.makedirs(cfg.cache_dir, exist_ok=True)
-        self.cfg = cfg
         if warm:
             roles = ("reference",) if cfg.unsandboxed is None else ("reference", "candidate")
-            cfg.forkservers = ForkServers([None], cfg.worker_threads, roles)
+            cfg = dataclasses.replace(cfg, forkservers=ForkServers([None], cfg.worker_threads,
+                                                                   roles))
+        self.cfg = cfg
 
     def sandbox(self) -> str | None:
         """Why candidates run unsandboxed on this actor's node, or None (sandboxed)."""
@@ -154,7 +155,7 @@ class VerifierCore:
     def close(self) -> None:
         if self.cfg.forkservers is not None:
             self.cfg.forkservers.close()
-            self.cfg.forkservers = None
+            self.cfg = dataclasses.replace(self.cfg, forkservers=None)
 
     def __del__(self):
         try:
@@ -185,11 +186,12 @@ def connect(address: str) -> None:
 class RayAuditor(Auditor):
     """Auditor whose kernels run on Verifier actors (module docstring)."""
 
-    def __init__(self, opts: AuditOptions, address: str):
+    def __init__(self, opts: AuditConfig, address: str):
         super().__init__(opts)
         self.address = address
         self.actor_options: dict = {}
         self.slots = 0
+        self.actors: list = []
         self._local_sandbox = self.cfg.unsandboxed
 
     def _plan(self) -> None:
@@ -221,11 +223,12 @@ class RayAuditor(Auditor):
             self._actor_config(), warm=self.opts.warm_workers)
 
     def run(self) -> dict:
-        self.cfg.unsandboxed = None  # each actor says for its own node (_warn_unsandboxed)
+        # Each actor says for its own node (_warn_unsandboxed), not this host's probe.
+        self.cfg = dataclasses.replace(self.cfg, unsandboxed=None)
         try:
             todo = self.begin(GENERATOR_VERSION)
         finally:
-            self.cfg.unsandboxed = self._local_sandbox
+            self.cfg = dataclasses.replace(self.cfg, unsandboxed=self._local_sandbox)
         if not todo and not self.suspects:
             return self.end()
         self._plan()
@@ -233,28 +236,28 @@ class RayAuditor(Auditor):
                               f"({self.address}): {self.slots} actor(s), --device "
                               f"{self.device}, {self.actor_options['num_gpus']} GPU and "
                               f"{self.threads} CPU each")
-        actors = [self._new_actor() for _ in range(min(self.slots, len(todo) or 1))]
+        self.actors = [self._new_actor() for _ in range(min(self.slots, len(todo) or 1))]
         try:
-            self._warn_unsandboxed(actors)
-            return self._run_on(actors, todo)
+            self._warn_unsandboxed(self.actors)
+            return self._run_on(todo)
         finally:
-            for a in actors:
+            for a in self.actors:
                 ray.kill(a)
 
     def _warn_unsandboxed(self, actors) -> None:
         reasons = sorted({r for r in ray.get([a.sandbox.remote() for a in actors]) if r})
-        self.cfg.unsandboxed = reasons[0] if reasons else None
+        self.cfg = dataclasses.replace(self.cfg, unsandboxed=reasons[0] if reasons else None)
         for why in reasons:
             print(f"kcv audit: WARNING: candidates run UNSANDBOXED on Ray actors ({why}): a "
                   "candidate can read and write what the actor's user can; every verdict it "
                   "judges is marked unsandboxed (docs/10_threat_model.md)", file=sys.stderr,
                   flush=True)
 
-    def _run_on(self, actors: list, todo: list[dict]) -> dict:
+    def _run_on(self, todo: list[dict]) -> dict:
         for row in self.suspects:  # one at a time, nothing else in flight
-            self._run_alone_on(actors, row, may_retry=not self.opts.all_alone)
+            self._run_alone(row, may_retry=not self.opts.all_alone)
         queue = list(todo)
-        idle = list(actors)
+        idle = list(self.actors)
         flight: dict = {}  # ObjectRef -> (actor, row, t0)
         while (queue or flight) and self.stop is None:
             while idle and queue and not self._out_of_time():
@@ -269,29 +272,32 @@ class RayAuditor(Auditor):
         if self.stop is not None:
             raise self.stop
         for row in self.retry_alone:
-            self._run_alone_on(actors, row, may_retry=False)
+            self._run_alone(row, may_retry=False)
         return self.end()
 
-    def _run_alone_on(self, actors: list, row: dict, may_retry: bool) -> None:
+    def _run_alone(self, row: dict, may_retry: bool) -> None:
+        """One kernel on the first actor, with nothing else in flight."""
         if self._out_of_time() or self.stop is not None:
             return
         t0 = self._start_kernel(row)
-        actors[0] = self._collect(actors[0].audit.remote(row, not may_retry), actors[0], row, t0,
-                                  may_retry)
+        actor = self.actors[0]
+        self._collect(actor.audit.remote(row, not may_retry), actor, row, t0, may_retry)
         if self.stop is not None:
             raise self.stop
 
     def _collect(self, ref, actor, row: dict, t0: float, may_retry: bool):
         """A kernel's result into the store (Auditor._finish_kernel). Returns the actor to use
-        next: a fresh one when this one died."""
+        next: a fresh one, in the dead one's place in self.actors, when this one died."""
         try:
             run = ray.get(ref)
         except ray.exceptions.RayActorError as e:
             # As a dead orchestrator: the kernel stays running, a suspect of the next run.
-            self.progress.message(f"kcv audit: {row['id']}: its Ray actor died while it ran "
+            self.progress.warning(f"kcv audit: {row['id']}: its Ray actor died while it ran "
                                   f"({type(e).__name__}); left running: the next run runs it "
                                   "first, alone")
-            return self._new_actor()
+            fresh = self._new_actor()
+            self.actors[self.actors.index(actor)] = fresh
+            return fresh
         except Exception as e:  # noqa: BLE001 - an error of ours: give the attempt back
             self.progress.message(f"kcv audit: {row['id']}: internal error on Ray: "
                                   f"{type(e).__name__}: {e}; left for the next run")
@@ -304,9 +310,10 @@ class RayAuditor(Auditor):
         return actor
 
 
-def run_audit_on_ray(opts: AuditOptions, address: str) -> dict:
+def run_audit_on_ray(opts: AuditConfig, address: str) -> dict:
     """orchestrator.run_audit with the kernels on Ray."""
     from kcv.audit import orchestrator
 
     connect(address)
+    opts = orchestrator.with_command_line(opts)
     return orchestrator.run_audit(opts, auditor=RayAuditor(opts, address))

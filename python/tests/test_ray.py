@@ -147,3 +147,35 @@ def test_the_verifier_actor_returns_the_record_and_a_reward(cluster):
     assert broken["reward"] == 0.0 and broken["decided"] and broken["gates"] == {}
     assert typo["status"] == "malformed" and "profil" in typo["message"]
     assert typo["reward"] == 0.0 and not typo["decided"]
+
+
+@needs_ray
+def test_an_actor_that_dies_mid_kernel_leaves_it_running_and_the_run_goes_on(tmp_path, cluster):
+    """A reference that kills its parent (a cold worker's parent is the actor) kills the actor
+    while the kernel runs: the kernel stays running, as under a dead orchestrator, the other
+    kernel is judged on a fresh actor, and the next run records the suspect as poison
+    (--max-attempts 1) without running it."""
+    import json
+
+    killer = ("import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\n" + kb_problems.ADD)
+    corpus = tmp_path / "c.jsonl"
+    corpus.write_text("".join(json.dumps(r) + "\n" for r in (
+        {"id": "killer", "reference_code": killer, "candidate_code": kb_problems.ADD_CANDIDATE},
+        {"id": "fine", "reference_code": kb_problems.ADD,
+         "candidate_code": kb_problems.ADD_CANDIDATE})))
+    path = str(tmp_path / "s.db")
+    args = [str(corpus), "--store", path, "--ray", cluster, "--jobs", "1", "--cold-workers",
+            "--device", "cpu", "--profiles", "strict", "--no-progress"]
+    first = run_audit(*args)
+    assert first.returncode == 0, first.stderr[-4000:]
+    assert "killer: its Ray actor died while it ran" in first.stderr
+    assert "left to do: 1" in first.stdout
+    kernels = {k["kernel_id"]: k for k in core.Store(path).kernels()}
+    assert kernels["killer"]["status"] == "running" and kernels["killer"]["attempts"] == 1
+    assert kernels["fine"]["status"] == "ok"
+
+    second = run_audit(*args, "--max-attempts", "1")
+    assert second.returncode == 0, second.stderr[-4000:]
+    assert "left to do: 0" in second.stdout
+    assert {k["kernel_id"]: k["status"] for k in core.Store(path).kernels()} == {
+        "killer": "poison", "fine": "ok"}

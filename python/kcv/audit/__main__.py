@@ -239,7 +239,7 @@ def main(argv=None) -> int:
             return 2
     if args.no_sandbox:
         os.environ["KCV_SANDBOX"] = "off"  # read by kcv._core, and by --procs children
-    from kcv.audit.orchestrator import AuditOptions, AuditRefused, run_audit
+    from kcv.audit.orchestrator import AuditConfig, AuditRefused, run_audit
 
     cache = args.cache_dir or os.path.join(os.path.dirname(os.path.abspath(args.store)), "kcv-cache")
     mem_gb = args.memory_limit_gb if args.memory_limit_gb is not None else (32.0 if args.device == "cpu" else 0.0)
@@ -253,7 +253,7 @@ def main(argv=None) -> int:
         from kcv.audit.gpus import visible_gpus
 
         gpus = visible_gpus(args.gpus)
-    opts = AuditOptions(corpora=args.corpora, store=args.store, shard=args.shard, jobs=args.jobs,
+    opts = AuditConfig(corpora=args.corpora, store=args.store, shard=args.shard, jobs=args.jobs,
                         limit=args.limit, ids=args.ids, kernel_timeout_s=args.kernel_timeout,
                         load_timeout_s=args.load_timeout,
                         call_timeout_s=args.call_timeout, cache_dir=os.path.abspath(cache),

@@ -2,7 +2,8 @@
 execs this with the same arguments). Exit 0 when the audit ran (whatever the kernels did),
 1 when an orchestrator process of --procs failed, 2 on bad arguments, a device this host does not
 have, a store that cannot be opened, fails verification or is changed during the run, or a
-store judged by another generator: each a one-line error. Documented in docs/08_audit.md."""
+store judged by another generator, or --ray without an importable ray package: each a one-line
+error. Documented in docs/08_audit.md."""
 
 from __future__ import annotations
 

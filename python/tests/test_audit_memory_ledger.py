@@ -170,7 +170,7 @@ def test_the_launcher_frees_a_killed_childs_row_while_an_earlier_child_still_run
     """Child 1 holds 90 of 100 and is killed; child 0 then needs 50 and waits with no limit. The
     launcher must clear row 1 when child 1 dies, not after child 0 exits (which it never would)."""
     pytest.importorskip("kcv._core")
-    from kcv.audit.orchestrator import AuditOptions
+    from kcv.audit.orchestrator import AuditConfig
     from kcv.audit.parallel import ParallelAuditor
 
     prelude = (f"import os, signal, sys, time\nsys.path[:0] = {sys.path!r}\n"
@@ -183,7 +183,7 @@ def test_the_launcher_frees_a_killed_childs_row_while_an_earlier_child_still_run
                             "with gate.hold(50):\n    pass\n"),
         "killed": prelude + "with gate.hold(90):\n    time.sleep(0.5)\n    os.kill(os.getpid(), signal.SIGKILL)\n",
     }
-    auditor = ParallelAuditor(AuditOptions(corpora=[], store=str(tmp_path / "s.db")), 2)
+    auditor = ParallelAuditor(AuditConfig(corpora=[], store=str(tmp_path / "s.db")), 2)
     auditor.child_command = lambda ids, *rest: [sys.executable, "-c", scripts[ids[0]], rest[-1]]
     ledger = str(tmp_path / "ledger")
     Ledger.create(ledger, 2)

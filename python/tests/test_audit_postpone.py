@@ -7,6 +7,7 @@ examples/kernelbench/sample.jsonl; a kernel's "size" is the estimate's unit: a b
 BUDGET_UNITS units is estimate_host_bytes(100, 0) bytes. Kernels are told apart by the order in
 which they first start (role 0, 1, 2, ...), since two slots start at once."""
 
+import dataclasses
 import gc
 import threading
 import time
@@ -62,7 +63,7 @@ class FakeKernels:
         return self.behaviour.get(self.roles[row["id"]], Kernel())
 
     def audit_kernel(self, row, cfg, timings=None, alone=False, may_postpone=False,
-                     reservation=None):
+                     reservation=None, state=None):
         with self._lock:
             role = self.roles.setdefault(row["id"], len(self.roles))
             self.calls.append((role, may_postpone))
@@ -70,7 +71,8 @@ class FakeKernels:
         out = k.before(may_postpone, cfg.memory_gate)
         if out is None:
             out = self.real_audit_kernel(row, cfg, timings, alone=alone,
-                                         may_postpone=may_postpone, reservation=reservation)
+                                         may_postpone=may_postpone, reservation=reservation,
+                                         state=state)
         with self._lock:
             self.outcomes.append((role, out["status"]))
         k.after(out)
@@ -108,10 +110,10 @@ def run_slots(tmp_path, monkeypatch, fake, **opts):
     monkeypatch.setattr(orchestrator, "audit_kernel", fake.audit_kernel)
     monkeypatch.setattr(kernel_mod, "size_problem", fake.size_problem)
     monkeypatch.setattr(_core, "verify_module", fake.verify_module)
-    auditor = orchestrator.Auditor(orchestrator.AuditOptions(
+    auditor = orchestrator.Auditor(orchestrator.AuditConfig(
         corpora=[SAMPLE], store=str(tmp_path / "a.db"), progress=False,
         host_memory_bytes=BUDGET_UNITS * UNIT, **{"jobs": 2, **opts}))
-    auditor.cfg.memory_postpone_s = POSTPONE_S
+    auditor.cfg = dataclasses.replace(auditor.cfg, memory_postpone_s=POSTPONE_S)
     auditor.store = CountingStore(auditor.store)
     done: dict = {}
 

@@ -327,11 +327,11 @@ def test_the_cli_reduces_over_1_gib_by_default_and_0_turns_it_off():
 
 
 def test_the_children_of_procs_get_the_same_reduction_even_when_it_is_off(tmp_path):
-    from kcv.audit.orchestrator import AuditOptions
+    from kcv.audit.orchestrator import AuditConfig
     from kcv.audit.parallel import ParallelAuditor
 
     for over in (0, 3 << 30):
-        opts = AuditOptions(corpora=[], store=str(tmp_path / f"s{over}.db"),
+        opts = AuditConfig(corpora=[], store=str(tmp_path / f"s{over}.db"),
                             reduce_over_bytes=over, reduce_to_bytes=1 << 26)
         cmd = ParallelAuditor(opts, 2).child_command(["x"], 1, 1.0, True, None)
         assert float(cmd[cmd.index("--reduce-over-gb") + 1]) * 2**30 == over

@@ -92,7 +92,7 @@ def test_a_shard_list_does_each_shard_before_the_next_and_each_row_once():
 
     from kcv import _core
     from kcv.audit.__main__ import _shard
-    from kcv.audit.orchestrator import AuditOptions, order_todo, read_rows
+    from kcv.audit.orchestrator import AuditConfig, order_todo, read_rows
 
     assert _shard("0/4, 0/2,0/1") == "0/4,0/2,0/1"
     with pytest.raises(argparse.ArgumentTypeError, match="0 <= i < n"):
@@ -110,7 +110,7 @@ def test_a_shard_list_does_each_shard_before_the_next_and_each_row_once():
 
     sample = str(Path(__file__).resolve().parents[2] / "examples/kernelbench/sample.jsonl")
     store = Store()
-    rows = read_rows(AuditOptions(corpora=[sample], store="", shard="0/2,0/1"), store, 1)
+    rows = read_rows(AuditConfig(corpora=[sample], store="", shard="0/2,0/1"), store, 1)
     first = {r["id"] for r in _core.read_corpus(sample, "0/2")[0]}
     everything = {r["id"] for r in _core.read_corpus(sample, "0/1")[0]}
     assert 0 < len(first) < len(everything)  # the sample splits, so the order is tested
@@ -119,7 +119,7 @@ def test_a_shard_list_does_each_shard_before_the_next_and_each_row_once():
     assert sorted(r["id"] for r in rows) == sorted(everything)  # each row once
     assert store.malformed == ["sample/cpu/L1/P8"]
     again = Store()  # a shard listed twice: its rows and its malformed row count once
-    rows_twice = read_rows(AuditOptions(corpora=[sample], store="", shard="0/1,0/1"), again, 1)
+    rows_twice = read_rows(AuditConfig(corpora=[sample], store="", shard="0/1,0/1"), again, 1)
     assert again.malformed == ["sample/cpu/L1/P8"]
     assert sorted(r["id"] for r in rows_twice) == sorted(everything)
 
@@ -145,7 +145,7 @@ def test_ids_from_a_file_skip_comments_and_blank_lines(tmp_path):
 
 
 def test_rows_without_an_id_are_each_their_own_malformed_row(tmp_path):
-    from kcv.audit.orchestrator import AuditOptions, read_rows
+    from kcv.audit.orchestrator import AuditConfig, read_rows
 
     class Store:
         def __init__(self):
@@ -160,7 +160,7 @@ def test_rows_without_an_id_are_each_their_own_malformed_row(tmp_path):
     corpus = tmp_path / "broken.jsonl"
     corpus.write_text("not json\n{broken\n")
     store = Store()
-    assert read_rows(AuditOptions(corpora=[str(corpus)], store="", shard="0/1,0/1"), store, 1) == []
+    assert read_rows(AuditConfig(corpora=[str(corpus)], store="", shard="0/1,0/1"), store, 1) == []
     assert [line for line, _ in store.malformed] == [1, 2]  # two rows, once each
 
 
@@ -243,7 +243,7 @@ def test_a_kernel_short_of_host_memory_gives_its_slot_up_and_runs_after_the_queu
     heavy = None
 
     def fake_audit_kernel(row, cfg, timings=None, alone=False, may_postpone=False,
-                          reservation=None):
+                          reservation=None, state=None):
         nonlocal heavy
         calls.append((row["id"], may_postpone))
         heavy = heavy or row["id"]
@@ -255,7 +255,7 @@ def test_a_kernel_short_of_host_memory_gives_its_slot_up_and_runs_after_the_queu
                 "message": "", "verdicts": []}
 
     monkeypatch.setattr(orchestrator, "audit_kernel", fake_audit_kernel)
-    opts = orchestrator.AuditOptions(corpora=[sample], store=str(tmp_path / "a.db"), jobs=2,
+    opts = orchestrator.AuditConfig(corpora=[sample], store=str(tmp_path / "a.db"), jobs=2,
                                      progress=False)
     summary = orchestrator.run_audit(opts)
     ids = [k for k, _ in calls]
@@ -276,7 +276,7 @@ def test_left_to_do_counts_the_rows_this_command_selects_not_the_whole_store(tmp
     lost = set(ids)  # the first run loses every kernel (an error of ours: each stays unfinished)
 
     def fake_audit_kernel(row, cfg, timings=None, alone=False, may_postpone=False,
-                          reservation=None):
+                          reservation=None, state=None):
         if row["id"] in lost:
             raise RuntimeError("lost")
         return {"kernel_id": row["id"], "status": "ok", "replica_verdict": "accepted",
@@ -284,12 +284,12 @@ def test_left_to_do_counts_the_rows_this_command_selects_not_the_whole_store(tmp
 
     monkeypatch.setattr(orchestrator, "audit_kernel", fake_audit_kernel)
     store = str(tmp_path / "a.db")
-    first = orchestrator.run_audit(orchestrator.AuditOptions(
+    first = orchestrator.run_audit(orchestrator.AuditConfig(
         corpora=[sample], store=store, jobs=2, progress=False))
     # the sample's valid rows, pending again: an error of ours is not a run that died
     assert first["left"] == first["statuses"]["pending"] > 2, first
     lost = {broken}
-    summary = orchestrator.run_audit(orchestrator.AuditOptions(
+    summary = orchestrator.run_audit(orchestrator.AuditConfig(
         corpora=[sample], store=store, jobs=2, progress=False, ids=[chosen, broken]))
     assert summary["statuses"].get("ok") == 1 and summary["left"] == 1, summary
 
@@ -323,7 +323,7 @@ def test_a_bug_of_ours_in_one_kernel_is_its_error_and_the_audit_goes_on(tmp_path
     assert out["message"].startswith("internal error in kcv.audit: KeyError: 'boom'")
     assert pool.in_flight == [0]
     sample = str(Path(__file__).resolve().parents[2] / "examples/kernelbench/sample.jsonl")
-    summary = orchestrator.run_audit(orchestrator.AuditOptions(
+    summary = orchestrator.run_audit(orchestrator.AuditConfig(
         corpora=[sample], store=str(tmp_path / "a.db"), jobs=1, progress=False,
         ids=["sample/cpu/L1/P1", "sample/cpu/L1/P2"]))
     assert summary["statuses"] == {"error": 2} and summary["left"] == 0, summary

@@ -2,7 +2,8 @@
 execs this with the same arguments). Exit 0 when the audit ran (whatever the kernels did),
 1 when an orchestrator process of --procs failed, 2 on bad arguments, a device this host does not
 have, a store that cannot be opened, fails verification or is changed during the run, or a
-store judged by another generator: each a one-line error. Documented in docs/08_audit.md."""
+store judged by another generator, or --ray without an importable ray package: each a one-line
+error. Documented in docs/08_audit.md."""
 
 from __future__ import annotations
 
@@ -64,7 +65,10 @@ def parser() -> argparse.ArgumentParser:
                    help="i/n: audit only this shard (default 0/1); a comma list such as "
                         "0/4,0/2,0/1 audits their union, each shard's kernels before the next's, so "
                         "a run cut short has finished whole shards (unbiased samples) first")
-    p.add_argument("--jobs", type=_positive(int), default=1, help="parallel kernel slots (default 1)")
+    p.add_argument("--jobs", type=_positive(int), default=None,
+                   help="parallel kernel slots (default 1; with --ray, kernels in flight on the "
+                        "cluster, default one per GPU with --device cuda, else one per "
+                        "--worker-threads CPUs)")
     p.add_argument("--limit", type=_positive(int),
                    help="audit at most N rows (in corpus order, shard by shard for a --shard list)")
     p.add_argument("--ids", nargs="+", metavar="ID", help="audit only these row ids")
@@ -119,6 +123,11 @@ def parser() -> argparse.ArgumentParser:
                    help="orchestrator processes sharing --jobs, the host-memory budget and the "
                         "GPUs (default 1): each process has its own interpreter and address "
                         "space, and all of them hold memory from the one --host-memory-gb")
+    p.add_argument("--ray", metavar="ADDRESS",
+                   help="run the kernels on a Ray cluster (needs the ray package): ADDRESS of its "
+                        "head (host:port, ray://host:port), auto (the cluster this host belongs "
+                        "to) or local (a Ray instance of this host); the store stays here "
+                        "(docs/11_scale_out.md)")
     p.add_argument("--host-memory-ledger", type=_ledger_row, default=None, help=argparse.SUPPRESS)
     p.add_argument("--defer-alone", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--progress-events", action="store_true", help=argparse.SUPPRESS)
@@ -179,6 +188,16 @@ def cuda_missing() -> str:
     return "torch.cuda.is_available() is False (no CUDA driver or device on this host)"
 
 
+def ray_missing() -> str:
+    """Why --ray cannot run here (the ray package does not import), or ""."""
+    try:
+        import ray  # noqa: F401
+    except Exception as e:  # noqa: BLE001 - a broken install says the same
+        return (f"the ray package cannot be imported ({type(e).__name__}: {e}); install it "
+                "(pip install ray) or run without --ray")
+    return ""
+
+
 def main(argv=None) -> int:
     p = parser()
     args = p.parse_args(argv)
@@ -195,6 +214,15 @@ def main(argv=None) -> int:
         if not args.ids:
             print(f"kcv audit: error: --ids-from {args.ids_from!r} lists no id", file=sys.stderr)
             return 2
+    if args.ray is not None:
+        if args.procs > 1:
+            p.error("--ray and --procs exclude each other (on Ray, --jobs sets the kernels in flight)")
+        why = ray_missing()
+        if why:
+            print(f"kcv audit: error: --ray: {why}", file=sys.stderr)
+            return 2
+    if args.jobs is None:
+        args.jobs = 0 if args.ray is not None else 1  # 0: RayAuditor sizes it to the cluster
     if args.progress_events:  # a child of the --procs launcher: die with it
         from kcv.audit.parallel import die_with_parent
 
@@ -203,7 +231,8 @@ def main(argv=None) -> int:
         if not os.path.isfile(path):
             print(f"kcv audit: error: corpus {path!r}: no such file", file=sys.stderr)
             return 2
-    if args.device == "cuda" and not args.progress_events:  # a --procs child: its launcher did
+    if args.device == "cuda" and not args.progress_events and args.ray is None:
+        # a --procs child: its launcher checked; on Ray, the cluster is checked (kcv/ray.py)
         why = cuda_missing()
         if why:
             print(f"kcv audit: error: --device cuda: {why}; nothing was run (use --device cpu, "
@@ -211,19 +240,21 @@ def main(argv=None) -> int:
             return 2
     if args.no_sandbox:
         os.environ["KCV_SANDBOX"] = "off"  # read by kcv._core, and by --procs children
-    from kcv.audit.orchestrator import AuditOptions, AuditRefused, run_audit
+    from kcv.audit.orchestrator import AuditConfig, AuditRefused, run_audit
 
     cache = args.cache_dir or os.path.join(os.path.dirname(os.path.abspath(args.store)), "kcv-cache")
     mem_gb = args.memory_limit_gb if args.memory_limit_gb is not None else (32.0 if args.device == "cpu" else 0.0)
     max_in = args.max_input_gb if args.max_input_gb is not None else _host_memory_gb() / 12
     host_gb = args.host_memory_gb if args.host_memory_gb is not None else _host_memory_gb() / 2
-    threads = args.worker_threads or max(1, (os.cpu_count() or 1) // args.jobs)
+    threads = args.worker_threads or max(1, (os.cpu_count() or 1) // max(1, args.jobs))
+    if args.ray is not None:
+        threads = args.worker_threads or 1  # each actor reserves this many CPUs of its node
     gpus = None
-    if args.device != "cpu":
+    if args.device != "cpu" and args.ray is None:
         from kcv.audit.gpus import visible_gpus
 
         gpus = visible_gpus(args.gpus)
-    opts = AuditOptions(corpora=args.corpora, store=args.store, shard=args.shard, jobs=args.jobs,
+    opts = AuditConfig(corpora=args.corpora, store=args.store, shard=args.shard, jobs=args.jobs,
                         limit=args.limit, ids=args.ids, kernel_timeout_s=args.kernel_timeout,
                         load_timeout_s=args.load_timeout,
                         call_timeout_s=args.call_timeout, cache_dir=os.path.abspath(cache),
@@ -241,7 +272,12 @@ def main(argv=None) -> int:
                         warm_workers=not args.cold_workers, max_attempts=args.max_attempts,
                         stale=args.stale, key_dir=args.key_dir)
     try:
-        summary = run_audit(opts, procs=args.procs)
+        if args.ray is not None:
+            from kcv.ray import run_audit_on_ray
+
+            summary = run_audit_on_ray(opts, args.ray)
+        else:
+            summary = run_audit(opts, procs=args.procs)
     except AuditRefused as e:
         print(f"kcv audit: error: {e}", file=sys.stderr)
         return 2

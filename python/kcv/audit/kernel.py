@@ -11,7 +11,8 @@ compared. Sizing asks the reference worker alone, on the meta device where it ca
 
 Statuses the orchestrator acts on and the store never sees: `run_alone` (large inputs: run it
 again with nothing beside it) and `postponed` (no room in the host-memory budget within
-memory_postpone_s: run it again once `host_bytes` fits).
+memory_postpone_s: run it again once `host_bytes` fits); stages.Decision names them. Both are
+returned, never raised. The kernel's KernelState (stages.py) records the stages it enters.
 
 The candidate's workers run in a sandbox of this kernel (kcv.sandbox.KernelSandbox), opened when
 the kernel begins and closed, with everything the candidate started, when it ends. Without one
@@ -30,13 +31,18 @@ from kcv import sandbox as sandbox_mod
 from kcv.audit import memory, reduced as reduced_mod
 from kcv.audit.gpus import GpuPool
 from kcv.audit.sizing import ShapeRefused, size_problem
+from kcv.audit.stages import KernelState, Stage
 from kcv.audit.workers import worker_command
 
 MESSAGE_LIMIT = 4000
 
 
-@dataclass
+@dataclass(frozen=True)
 class KernelConfig:
+    """What one kernel's run needs, fixed for the run: derived once from the audit's
+    AuditConfig (orchestrator.Auditor) or given to a kcv.ray.Verifier. The handles it carries
+    (memory gate, GPU pool, fork servers) are shared objects of the process that runs kernels;
+    dataclasses.replace makes a config with other ones."""
     profiles: list
     device: str = "auto"
     cache_dir: str | None = None
@@ -65,10 +71,6 @@ class KernelConfig:
 
 def _clip(text: str) -> str:
     return text if len(text) <= MESSAGE_LIMIT else text[: MESSAGE_LIMIT - 3] + "..."
-
-
-class RunAlone(Exception):
-    """The kernel's inputs are large: run it later, with no other slot running."""
 
 
 def _commands(cfg: KernelConfig, gpu, box=None) -> tuple[list[str], list[str]]:
@@ -140,15 +142,17 @@ def _choose_shape(row: dict, cfg: KernelConfig, gpu, notes: list,
 
 
 def audit_kernel(row: dict, cfg: KernelConfig, timings: dict | None = None, alone: bool = False,
-                 may_postpone: bool = False, reservation: memory.Reservation | None = None) -> dict:
+                 may_postpone: bool = False, reservation: memory.Reservation | None = None,
+                 state: KernelState | None = None) -> dict:
     """The store outcome dict of one corpus row (kcv._core.Store.record takes it), or the
     orchestrator's `run_alone` / `postponed` (module docstring). `timings` receives wall seconds:
-    size, memory_wait, and verify_module's load, replica, gates and total. An exception here (a
-    bug of ours in sizing, admission or marking) is this kernel's `error`, never a stopped
-    audit: with --jobs 1 nothing else would catch it."""
+    size, memory_wait, and verify_module's load, replica, gates and total; `state` the stages
+    entered. An exception here (a bug of ours in sizing, admission or marking) is this kernel's
+    `error`, never a stopped audit: with --jobs 1 nothing else would catch it."""
     t = {} if timings is None else timings
+    st = state if state is not None else KernelState(str(row.get("id", "")))
     try:
-        return _audit_kernel(row, cfg, t, alone, may_postpone, reservation)
+        return _audit_kernel(row, cfg, t, alone, may_postpone, reservation, st)
     except Exception as e:  # noqa: BLE001 - our own fault must not stop the audit
         return {"kernel_id": row.get("id", ""), "status": "error", "replica_verdict": None,
                 "verdicts": [], "message": _clip(
@@ -157,18 +161,21 @@ def audit_kernel(row: dict, cfg: KernelConfig, timings: dict | None = None, alon
 
 
 def _audit_kernel(row: dict, cfg: KernelConfig, t: dict, alone: bool, may_postpone: bool,
-                  reservation: memory.Reservation | None) -> dict:
+                  reservation: memory.Reservation | None, state: KernelState) -> dict:
     from kcv import _core
 
     t0 = time.monotonic()
     notes: list[str] = []
+    state.enter(Stage.LOAD)
     with contextlib.ExitStack() as held:
         gpu = held.enter_context(cfg.gpu_pool.take()) if cfg.gpu_pool is not None else None
         box = _open_sandbox(cfg, gpu)
         if box is not None:
             held.callback(box.close)
+        state.enter(Stage.SIZE)
         base, (input_bytes, output_bytes), shape, reference = _choose_shape(row, cfg, gpu, notes,
                                                                            held)
+        state.enter(Stage.CHOOSE_SHAPE)
         t["size"] = time.monotonic() - t0
         if cfg.max_input_bytes and input_bytes > cfg.max_input_bytes:
             return {"kernel_id": row["id"], "status": "error", "replica_verdict": None, "verdicts": [],
@@ -182,13 +189,15 @@ def _audit_kernel(row: dict, cfg: KernelConfig, t: dict, alone: bool, may_postpo
                 return {"status": "run_alone",
                         "message": f"about {need / 2**30:.1f} GiB of host memory by estimate"}
             t1 = time.monotonic()
-            try:
-                held.enter_context(cfg.memory_gate.hold(
-                    need, cfg.memory_postpone_s if may_postpone and not alone else None,
-                    reservation=reservation))
-            except memory.MemoryBusy as e:
-                return {"status": "postponed", "host_bytes": e.need, "message": f"host memory: {e}"}
+            got = cfg.memory_gate.acquire(
+                need, cfg.memory_postpone_s if may_postpone and not alone else None,
+                reservation=reservation)
+            if isinstance(got, memory.Busy):
+                return {"status": "postponed", "host_bytes": got.need,
+                        "message": f"host memory: {got.message}"}
+            held.callback(got.release)
             t["memory_wait"] = time.monotonic() - t1
+        state.enter(Stage.ADMITTED)
         reference_command, candidate_command = _commands(cfg, gpu, box)
         outcome = _core.verify_module(
             row, worker_command=candidate_command, reference_worker_command=reference_command,
@@ -201,6 +210,7 @@ def _audit_kernel(row: dict, cfg: KernelConfig, t: dict, alone: bool, may_postpo
             reference=reference)
     for k, v in outcome.pop("timings", {}).items():
         t[k] = v
+    state.enter_verified(t)
     if shape is not None:
         reduced_mod.mark(outcome["verdicts"], shape)
         t["reduced"] = 1

@@ -8,14 +8,16 @@ kernel's OOM killer took the orchestrator). So each kernel, once its
 problem is known, holds an estimate of what it will keep until it is done, and waits while the
 running kernels' estimates would not leave room; a kernel whose estimate exceeds the whole
 budget runs alone at the end, when nothing else runs. A kernel that may be postponed waits only
-KernelConfig.memory_postpone_s and gives its slot up (MemoryBusy, with its estimate); the
-orchestrator runs it again once reserve() finds room for its estimate."""
+KernelConfig.memory_postpone_s and gives its slot up (acquire() returns Busy, with its
+estimate: a value, not an exception through the kernel's path); the orchestrator runs it again
+once reserve() finds room for its estimate."""
 
 from __future__ import annotations
 
 import threading
 import time
 from contextlib import contextmanager, nullcontext
+from dataclasses import dataclass
 
 from kcv.audit.memory_ledger import Ledger
 
@@ -39,6 +41,29 @@ class MemoryBusy(Exception):
     def __init__(self, message: str, need: int):
         super().__init__(message)
         self.need = need
+
+
+@dataclass(frozen=True)
+class Busy:
+    """acquire(n, timeout) found no room for n (`need`) within the timeout; nothing is held."""
+    need: int
+    message: str
+
+
+class Held:
+    """Bytes held in a MemoryGate (acquire()) until release(), which is idempotent."""
+
+    def __init__(self, gate: "MemoryGate", n: int):
+        self.gate, self.n, self.live = gate, n, True
+
+    def release(self):
+        gate = self.gate
+        with gate._cond, gate._shared():
+            if self.live:
+                self.live = False
+                gate.used -= self.n
+                gate._publish()
+                gate._cond.notify_all()
 
 
 class Reservation:
@@ -125,9 +150,21 @@ class MemoryGate:
 
     @contextmanager
     def hold(self, n: int, timeout: float | None = None, reservation: Reservation | None = None):
-        """Holds n bytes until the block ends; with a timeout, raises MemoryBusy when n has not
-        fitted by then (nothing held). A live reservation of this gate is consumed first: its
-        room counts as free for this hold, so n up to its size is taken at once."""
+        """Holds n bytes until the block ends (acquire()); raises MemoryBusy where acquire()
+        returns Busy."""
+        got = self.acquire(n, timeout, reservation)
+        if isinstance(got, Busy):
+            raise MemoryBusy(got.message, got.need)
+        try:
+            yield
+        finally:
+            got.release()
+
+    def acquire(self, n: int, timeout: float | None = None,
+                reservation: Reservation | None = None) -> Held | Busy:
+        """Holds n bytes until the Held is released; with a timeout, Busy when n has not fitted
+        by then (nothing held). A live reservation of this gate is consumed first: its room
+        counts as free here, so n up to its size is taken at once."""
         deadline = None if timeout is None else time.monotonic() + timeout
         with self._cond:
             unreserve = 0
@@ -141,15 +178,9 @@ class MemoryGate:
                     self._cond.notify_all()  # the reservation given up may let another kernel in
                     with self._shared():
                         taken = self._taken()
-                    raise MemoryBusy(f"{n / 2**30:.1f} GiB did not fit in {timeout:g} s beside "
-                                     f"{taken / 2**30:.1f} GiB held or reserved", n)
+                    return Busy(n, f"{n / 2**30:.1f} GiB did not fit in {timeout:g} s beside "
+                                   f"{taken / 2**30:.1f} GiB held or reserved")
                 if self.ledger is not None:
                     wait = self.LEDGER_POLL_S if wait is None else min(wait, self.LEDGER_POLL_S)
                 self._cond.wait(wait)
-        try:
-            yield
-        finally:
-            with self._cond, self._shared():
-                self.used -= n
-                self._publish()
-                self._cond.notify_all()
+        return Held(self, n)

@@ -38,7 +38,7 @@ import threading
 import time
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from kcv import sandbox
 from kcv.audit.kernel import KernelConfig, audit_kernel
@@ -47,6 +47,7 @@ from kcv.audit.gpus import GpuPool
 from kcv.audit.memory import MemoryGate, Reservation
 from kcv.audit.memory_ledger import Ledger
 from kcv.audit.progress import Progress
+from kcv.audit.stages import Decision, KernelState, Stage
 
 # What judged the verdicts of a run (the runs table): the C++ pipeline of src/kernelbench.
 GENERATOR_VERSION = "kcv.pipeline/2 (src/kernelbench: plans from traced facts, fp64 ModelOracle, findings)"
@@ -94,6 +95,38 @@ def killed_by_sigkill(message: str) -> bool:
     return "signal 9 (SIGKILL" in message
 
 
+@dataclass(frozen=True)
+class KernelRun:
+    """What one run of a kernel hands back to the scheduler: the outcome dict (the store's
+    record, or the scheduling statuses `run_alone` / `postponed` of kernel.py), the decision it
+    carries (stages.Decision), the stages it entered with their times (stages.KernelState), wall
+    seconds by step, and whether the out-of-memory killer took one of its workers (read around
+    the run on the host it ran on, which for a Ray actor is not the driver's). Picklable: a Ray
+    actor returns it to the driver, which alone writes the store."""
+    outcome: dict
+    timings: dict
+    oom_killed: bool = False
+    oom_kills: tuple = (None, None)  # the cgroup's oom_kill count before and after
+    decision: Decision = Decision.RECORD
+    stages: tuple = ()  # ((stage name, seconds since the kernel began), ...)
+
+
+def run_kernel(row: dict, cfg: KernelConfig, alone: bool = False, may_postpone: bool = False,
+               reservation: Reservation | None = None) -> KernelRun:
+    """One kernel through kernel.audit_kernel, with the OOM-kill count read around it."""
+    timings: dict = {}
+    state = KernelState(str(row.get("id", "")))
+    kills_before = oom_kills()
+    outcome = audit_kernel(row, cfg, timings, alone=alone, may_postpone=may_postpone,
+                           reservation=reservation, state=state)
+    kills_after = oom_kills()
+    killed = outcome["status"] in ("load_killed", "crash") and killed_by_sigkill(
+        outcome.get("message", ""))
+    oom_killed = killed and kills_before is not None and (kills_after or 0) > kills_before
+    return KernelRun(outcome, timings, bool(oom_killed), (kills_before, kills_after),
+                     Decision.of(outcome), state.record())
+
+
 def check_store_generator(store):
     """Refuses to add verdicts to a store judged by another generator: its report would mix two
     verifiers' verdicts in one set of rates."""
@@ -103,8 +136,11 @@ def check_store_generator(store):
                            f"with {GENERATOR_VERSION}. Use a fresh --store.")
 
 
-@dataclass
-class AuditOptions:
+@dataclass(frozen=True)
+class AuditConfig:
+    """The audit's configuration: built once from the command line (`__main__.main`: every
+    default derived there), never changed afterwards. Each kernel sees the part it needs as a
+    KernelConfig (kernel.py), derived from this once per run (Auditor.__init__)."""
     corpora: list
     store: str
     shard: str = "0/1"
@@ -159,7 +195,7 @@ def shard_list(shard: str) -> list[str]:
     return [s for s in shard.split(",") if s]
 
 
-def read_rows(opts: AuditOptions, store, run_id: int, corpora: set | None = None) -> list[dict]:
+def read_rows(opts: AuditConfig, store, run_id: int, corpora: set | None = None) -> list[dict]:
     """Valid rows of every corpus (in the shards, filtered by --ids, cut at --limit); malformed
     rows (a duplicate id among them, with a warning) are recorded as they are found, unless the
     store holds the same row final already. Each row carries `shard_rank`: the index in
@@ -208,7 +244,7 @@ def read_rows(opts: AuditOptions, store, run_id: int, corpora: set | None = None
     return rows if opts.limit is None else rows[: opts.limit]
 
 
-def judged_again(opts: AuditOptions, store, rows: list[dict]) -> list[str]:
+def judged_again(opts: AuditConfig, store, rows: list[dict]) -> list[str]:
     """Final kernels whose row changed since it was judged (another content hash under the same
     id): reset to pending (--stale reaudit) or marked stale (--stale keep); a row changed back
     loses its stale mark. Returns the ids reset."""
@@ -269,11 +305,12 @@ def _kcv_version() -> str:
 
 
 class Auditor:
-    def __init__(self, opts: AuditOptions):
+    def __init__(self, opts: AuditConfig):
         from kcv import _core
 
         self.opts = opts
         self.store = open_store(opts.store, opts.key_dir)
+        box = sandbox.support()
         self.cfg = KernelConfig(profiles=list(opts.profiles), device=opts.device,
                                 cache_dir=opts.cache_dir, kernel_timeout_s=opts.kernel_timeout_s,
                                 load_timeout_s=opts.load_timeout_s,
@@ -286,9 +323,8 @@ class Auditor:
                                           else None),
                                 worker_threads=opts.worker_threads,
                                 reduce_over_bytes=opts.reduce_over_bytes,
-                                reduce_to_bytes=opts.reduce_to_bytes)
-        box = sandbox.support()
-        self.cfg.unsandboxed = None if box["available"] else box["reason"]
+                                reduce_to_bytes=opts.reduce_to_bytes,
+                                unsandboxed=None if box["available"] else box["reason"])
         self.retry_alone: list[dict] = []
         self.queue: deque[dict] = deque()  # kernels no slot has taken yet
         self.postponed: dict[str, Postponed] = {}  # by kernel id, the first postponed first
@@ -311,17 +347,24 @@ class Auditor:
             return "skipped"  # stays pending (running, if postponed): the next run does it
         if self.stop is not None:
             return "skipped"
+        t0 = self._start_kernel(row)
+        run = run_kernel(row, self.cfg, alone=not may_retry, may_postpone=may_postpone,
+                         reservation=reservation)
+        return self._finish_kernel(row, run, t0, may_retry)
+
+    def _start_kernel(self, row: dict) -> float:
+        """Marks the kernel running in the store (its attempt counted); returns its start time."""
         t0 = time.monotonic()
         self._store_write(self.store.mark_running, row["id"], self.run_id)
-        timings: dict = {}
-        kills_before = oom_kills()
-        outcome = audit_kernel(row, self.cfg, timings, alone=not may_retry,
-                               may_postpone=may_postpone, reservation=reservation)
-        kills_after = oom_kills()
-        killed = outcome["status"] in ("load_killed", "crash") and killed_by_sigkill(
-            outcome.get("message", ""))
-        oom_killed = killed and kills_before is not None and (kills_after or 0) > kills_before
-        if outcome["status"] == "postponed":
+        return t0
+
+    def _finish_kernel(self, row: dict, run: KernelRun, t0: float, may_retry: bool) -> str:
+        """What the scheduler does with a kernel's run, wherever it ran (a local slot or a Ray
+        actor, kcv/ray.py): postpone it, set it aside to run alone, or record its outcome in
+        the store. Returns the status (or the scheduling decision) for the slot."""
+        outcome, timings, oom_killed = run.outcome, run.timings, run.oom_killed
+        kills_before, kills_after = run.oom_kills
+        if run.decision is Decision.POSTPONE:
             # A heavy kernel waiting for memory held a slot (and its loaded workers) while the
             # lighter kernels behind it could have run: on the H200 30 slots held such kernels
             # with the host 90 % idle. It runs again once its estimate fits (its build is cached).
@@ -333,8 +376,8 @@ class Auditor:
                                   "of host memory; runs again when memory frees")
             return "postponed"
         retry = outcome.get("out_of_memory") or oom_killed or outcome["status"] == "load_killed"
-        if outcome["status"] == "run_alone" or (may_retry and retry):
-            why = ("large inputs" if outcome["status"] == "run_alone" else
+        if run.decision is Decision.RUN_ALONE or (may_retry and retry):
+            why = ("large inputs" if run.decision is Decision.RUN_ALONE else
                    "out of memory" if outcome.get("out_of_memory") or oom_killed else
                    "a worker was killed during its load")
             if self.opts.defer_alone:  # the launcher runs it once every process has finished
@@ -356,7 +399,8 @@ class Auditor:
                                   "load, also when run alone: " + outcome["message"])[:4000]
         outcome["row_hash"] = row.get("row_hash", "")
         self._store_write(self.store.record, outcome, self.run_id)
-        self._log_timings(row, outcome, timings)
+        self._log_timings(row, outcome, {**timings, "stage": (run.stages[-1][0] if run.stages
+                                                              else Stage.LOAD.value)})
         note = f"replica {outcome['replica_verdict']}" if outcome["replica_verdict"] else ""
         failed = sorted({v["gate"] for v in outcome["verdicts"] if v["verdict"] == "fail"})
         if failed:
@@ -385,7 +429,7 @@ class Auditor:
             raise self.stop from e
 
     @staticmethod
-    def _memory_gate(opts: AuditOptions) -> MemoryGate | None:
+    def _memory_gate(opts: AuditConfig) -> MemoryGate | None:
         if opts.host_memory_bytes <= 0:
             return None
         ledger = Ledger(*opts.host_memory_ledger) if opts.host_memory_ledger else None
@@ -460,7 +504,8 @@ class Auditor:
             return
         line = json.dumps({"kernel_id": row["id"], "status": outcome["status"],
                            "language": row["language"], "jobs": self.opts.jobs,
-                           **{k: round(v, 4) for k, v in timings.items()}})
+                           **{k: round(v, 4) if isinstance(v, float) else v
+                              for k, v in timings.items()}})
         with self._lock, open(self.opts.timings_path, "a", encoding="utf-8") as f:
             f.write(line + "\n")
 
@@ -540,13 +585,14 @@ class Auditor:
         if o.warm_workers and todo:
             gpus = self.cfg.gpu_pool.ids if self.cfg.gpu_pool is not None else [None]
             roles = ("reference",) if self.cfg.unsandboxed is None else ("reference", "candidate")
-            self.cfg.forkservers = ForkServers(gpus, self.cfg.worker_threads, roles)  # not waited for
+            self.cfg = replace(self.cfg, forkservers=ForkServers(  # not waited for
+                gpus, self.cfg.worker_threads, roles))
         try:
             return self._run(todo)
         finally:
             if self.cfg.forkservers is not None:
                 self.cfg.forkservers.close()
-                self.cfg.forkservers = None
+                self.cfg = replace(self.cfg, forkservers=None)
 
     def _run(self, todo: list[dict]) -> dict:
         o = self.opts
@@ -621,12 +667,21 @@ def _release_on_stop(auditor: Auditor):
     return restore
 
 
-def run_audit(opts: AuditOptions, procs: int = 1) -> dict:
+def with_command_line(opts: AuditConfig) -> AuditConfig:
+    """opts with the command line that runs this audit (the runs table's), where none is set."""
+    if opts.command_line:
+        return opts
+    return replace(opts, command_line=shlex.join([sys.executable, "-m", "kcv.audit",
+                                                  *sys.argv[1:]]))
+
+
+def run_audit(opts: AuditConfig, procs: int = 1, auditor: Auditor | None = None) -> dict:
     """Runs the audit in this process, or with procs > 1 across that many orchestrator
-    processes (parallel.py)."""
-    if not opts.command_line:
-        opts.command_line = shlex.join([sys.executable, "-m", "kcv.audit", *sys.argv[1:]])
-    if procs > 1:
+    processes (parallel.py), or with the Auditor given (kcv.ray's, whose kernels run on Ray)."""
+    opts = with_command_line(opts)
+    if auditor is not None:
+        pass
+    elif procs > 1:
         from kcv.audit.parallel import ParallelAuditor
 
         auditor = ParallelAuditor(opts, procs)

@@ -32,7 +32,7 @@ import threading
 import time
 
 from kcv.audit.memory_ledger import Ledger
-from kcv.audit.orchestrator import GENERATOR_VERSION, AuditOptions, Auditor
+from kcv.audit.orchestrator import GENERATOR_VERSION, AuditConfig, Auditor
 
 _GIB = float(1 << 30)
 
@@ -48,7 +48,7 @@ def die_with_parent():
 
 
 class ParallelAuditor(Auditor):
-    def __init__(self, opts: AuditOptions, procs: int):
+    def __init__(self, opts: AuditConfig, procs: int):
         super().__init__(opts)
         self.procs = int(procs)
         self.deferred: list[str] = []

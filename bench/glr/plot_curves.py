@@ -1,8 +1,10 @@
 """Draws the loss curves of the training recipe (bench/glr/train_lm.py) into one SVG: one panel per
 family, one line per backend (kcv, fla, reference), training loss averaged over bins of steps,
-validation losses as dots, each backend's median tokens/s in the legend.
+validation losses as dots, each backend's median tokens/s in the legend; with --table, a
+markdown table of every run's summary (losses, tokens/s, kcv's reproducibility verdict).
 
-  python bench/glr/plot_curves.py --runs out/train --out docs/glr/training_curves_h200.svg
+  python bench/glr/plot_curves.py --runs out/train --out docs/glr/training_curves_h200.svg \
+      --table out/train/summary.md
 
 Reads <runs>/<family>/<backend>.jsonl for every family and backend present. The SVG is written by
 hand (no plotting library is a dependency of kcv): a few hundred lines of polyline text."""
@@ -111,10 +113,37 @@ def render(runs_dir, bin_size):
         *body, "</svg>", ""])
 
 
+def table(runs_dir):
+    """A markdown table of every run's summary, with kcv's reproducibility verdicts."""
+    lines = ["| family | backend | parameters | train loss | val loss | tokens/s | "
+             "bitwise repro |", "|---|---|---|---|---|---|---|"]
+    for family in FAMILIES:
+        for backend in BACKENDS:
+            path = os.path.join(runs_dir, family, f"{backend}.jsonl")
+            if not os.path.isfile(path):
+                continue
+            with open(path, encoding="utf-8") as f:
+                rows = [json.loads(line) for line in f]
+            params = rows[0].get("parameters", "")
+            summary = next((r for r in rows if r["kind"] == "summary"), None)
+            repro_path = os.path.join(runs_dir, family, f"{backend}.repro.json")
+            repro = "not run"
+            if os.path.isfile(repro_path):
+                with open(repro_path, encoding="utf-8") as f:
+                    repro = "yes" if json.load(f)["identical"] else "NO"
+            if summary is None:
+                lines.append(f"| {family} | {backend} | {params} | unfinished | | | {repro} |")
+                continue
+            lines.append(f"| {family} | {backend} | {params} | {summary['train_loss']:.4f} | "
+                         f"{summary['val_loss']:.4f} | {summary['tokens_per_s']:.0f} | {repro} |")
+    return "\n".join(lines) + "\n"
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--runs", default="out/train", help="folder of <family>/<backend>.jsonl logs")
     p.add_argument("--out", required=True, help="the SVG to write")
+    p.add_argument("--table", help="also write a markdown table of the runs' summaries here")
     p.add_argument("--bin", type=int, default=0,
                    help="steps averaged per point (default: steps / 200)")
     args = p.parse_args(argv)
@@ -122,6 +151,10 @@ def main(argv=None):
     with open(args.out, "w", encoding="utf-8") as f:
         f.write(svg)
     print(f"wrote {args.out}")
+    if args.table:
+        with open(args.table, "w", encoding="utf-8") as f:
+            f.write(table(args.runs))
+        print(f"wrote {args.table}")
     return 0
 
 

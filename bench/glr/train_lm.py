@@ -11,9 +11,10 @@ Needs kcv's Python package and extension on PYTHONPATH (build/release/python and
 0.6 and the corpus of scripts/build-text-corpus (--data, default data/text).
 
 Outputs, under --out (default out/train): <family>/<backend>.jsonl, the run's log; with
---check-repro, <family>/<backend>.run2.jsonl and <family>/<backend>.repro.json, the comparison
-of the two runs' loss sequences and final parameters. --compare-to LOG compares one run with an
-earlier log instead. Exit status 1 when a comparison finds a difference.
+--check-repro, a second run's <family>/<backend>.run2.jsonl and <family>/<backend>.repro.json,
+the comparison of the two runs' loss sequences and final parameters. --compare-to LOG makes the
+second run on its own: it writes <backend>.run2.jsonl and compares it with LOG (the first run's
+log) into <backend>.repro.json. Exit status 1 when a comparison finds a difference.
 
 Several backends run one after another, each in its own process (a backend binds fla's op names
 process-wide, and kcv's backend, once loaded, stays registered with fla)."""
@@ -52,15 +53,15 @@ def parse_args(argv):
     p.add_argument("--check-repro", action="store_true",
                    help="run each backend twice and compare the runs bitwise")
     p.add_argument("--compare-to", metavar="LOG",
-                   help="compare this run's loss sequence with LOG's (one backend)")
+                   help="run as the second run of a reproducibility check against LOG")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     args = p.parse_args(argv)
     args.backends = args.backend.split(",")
     for name in args.backends:
         if name not in backends.NAMES:
             p.error(f"--backend: expected kcv, fla or reference, got {name!r}")
-    if args.compare_to and len(args.backends) != 1:
-        p.error("--compare-to: takes one backend")
+    if args.compare_to and (len(args.backends) != 1 or args.check_repro):
+        p.error("--compare-to: takes one backend and no --check-repro")
     return args
 
 
@@ -71,11 +72,11 @@ def config(args):
     return dataclasses.replace(cfg, **changes)
 
 
-def check(name, first, second, digests, out_path):
-    verdict = loop.compare(first, second)
-    if digests is not None:
-        verdict["parameters_identical"] = digests[0] == digests[1]
-        verdict["identical"] = verdict["identical"] and verdict["parameters_identical"]
+def check(name, first, second, out_path):
+    """Compares two runs, each (losses, parameters sha256), writes the verdict to out_path."""
+    verdict = loop.compare(first[0], second[0])
+    verdict["parameters_identical"] = first[1] is not None and first[1] == second[1]
+    verdict["identical"] = verdict["identical"] and verdict["parameters_identical"]
     with open(out_path, "w", encoding="utf-8") as f:
         json.dump(verdict, f, indent=2)
         f.write("\n")
@@ -84,27 +85,28 @@ def check(name, first, second, digests, out_path):
     return verdict["identical"]
 
 
+def train_once(args, backend, device, log):
+    r = loop.run(args.family, backend, config(args), args.data, log, device, args.seed,
+                 progress=not args.no_progress)
+    print(f"{args.family}/{backend}: train loss {r['train_loss']:.4f}, val loss "
+          f"{r['val_loss']:.4f}, {r['tokens_per_s']:.0f} tokens/s -> {log}")
+    return r["losses"], r["parameters_sha256"]
+
+
 def train_one(args, backend, device):
-    cfg = config(args)
     folder = os.path.join(args.out, args.family)
-    log = os.path.join(folder, f"{backend}.jsonl")
-    first = loop.run(args.family, backend, cfg, args.data, log, device, args.seed,
-                     progress=not args.no_progress)
-    print(f"{args.family}/{backend}: train loss {first['train_loss']:.4f}, val loss "
-          f"{first['val_loss']:.4f}, {first['tokens_per_s']:.0f} tokens/s -> {log}")
-    ok = True
-    if args.check_repro:
-        second = loop.run(args.family, backend, cfg, args.data,
-                          os.path.join(folder, f"{backend}.run2.jsonl"), device, args.seed,
-                          progress=not args.no_progress)
-        ok = check(f"{args.family}/{backend} repro", first["losses"], second["losses"],
-                   (first["parameters_sha256"], second["parameters_sha256"]),
-                   os.path.join(folder, f"{backend}.repro.json"))
+    first_log, second_log = (os.path.join(folder, f"{backend}{suffix}.jsonl")
+                             for suffix in ("", ".run2"))
+    verdict = os.path.join(folder, f"{backend}.repro.json")
     if args.compare_to:
-        ok = check(f"{args.family}/{backend} vs {args.compare_to}",
-                   loop.read_losses(args.compare_to), first["losses"], None,
-                   os.path.join(folder, f"{backend}.compare.json")) and ok
-    return ok
+        second = train_once(args, backend, device, second_log)
+        return check(f"{args.family}/{backend} repro", loop.read_run(args.compare_to), second,
+                     verdict)
+    first = train_once(args, backend, device, first_log)
+    if not args.check_repro:
+        return True
+    second = train_once(args, backend, device, second_log)
+    return check(f"{args.family}/{backend} repro", first, second, verdict)
 
 
 def child_argv(args, backend):

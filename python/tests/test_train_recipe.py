@@ -149,8 +149,8 @@ def test_tiny_training_on_kcv_and_reference(family, corpus, tiny, tmp_path):
 
 
 def test_cli_check_repro_and_plot(corpus, tmp_path):
-    """train_lm.py --check-repro runs kcv twice and writes the verdict; plot_curves.py draws the
-    logs into one SVG."""
+    """train_lm.py --check-repro runs kcv twice and writes the verdict, --compare-to makes the
+    second run its own command; plot_curves.py draws the logs into one SVG and a table."""
     cmd = [sys.executable, os.path.join(REPO, "bench", "glr", "train_lm.py"), "--family", "gdn",
            "--backend", "kcv", "--tiny", "--device", "cpu", "--steps", "4", "--data", corpus,
            "--out", str(tmp_path), "--check-repro", "--no-progress"]
@@ -159,9 +159,17 @@ def test_cli_check_repro_and_plot(corpus, tmp_path):
     assert result.returncode == 0, result.stderr[-3000:]
     verdict = json.load(open(tmp_path / "gdn" / "kcv.repro.json"))
     assert verdict["identical"] and verdict["parameters_identical"], verdict
+    # The second run as its own command, against the first run's log.
+    os.remove(tmp_path / "gdn" / "kcv.repro.json")
+    result = subprocess.run(cmd[:-2] + ["--compare-to", str(tmp_path / "gdn" / "kcv.jsonl"),
+                                        "--no-progress"], capture_output=True, text=True, env=env)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert json.load(open(tmp_path / "gdn" / "kcv.repro.json"))["identical"]
     svg = tmp_path / "curves.svg"
     subprocess.run([sys.executable, os.path.join(REPO, "bench", "glr", "plot_curves.py"),
-                    "--runs", str(tmp_path), "--out", str(svg)], check=True, capture_output=True)
+                    "--runs", str(tmp_path), "--out", str(svg), "--table",
+                    str(tmp_path / "summary.md")], check=True, capture_output=True)
+    assert "| gdn | kcv |" in (tmp_path / "summary.md").read_text()
     root = ET.parse(svg).getroot()
     assert root.tag.endswith("svg") and any(e.tag.endswith("polyline") for e in root.iter())
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import os
 import sys
 
 import torch
@@ -68,6 +69,9 @@ def bound(name, family, device):
     saved = {attr: getattr(module, attr) for attr in reference.OPS if hasattr(module, attr)}
     calls, restore = Calls(), []
     if name == "kcv":
+        if os.environ.get("FLA_DISABLE_BACKEND_DISPATCH") == "1":
+            raise RuntimeError("backend kcv: FLA_DISABLE_BACKEND_DISPATCH=1 bypasses every fla "
+                               "backend, kcv's included; unset it")
         if device.type == "cuda" and not kcv.glr.has_cuda():
             raise RuntimeError("backend kcv: kcv._glr was built without the CUDA kernels")
         served = kcv_fla.KcvBackend.__dict__[op]

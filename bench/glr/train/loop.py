@@ -170,8 +170,9 @@ def run(family, backend, cfg, data_dir, log_path, device, seed=0, progress=True)
                 evals.append(evaluate(net, val, device))
                 emit("eval", step=step, val_loss=evals[-1])
             if bar is not None:
-                bar.set_postfix_str(f"loss {value:.4f} val {evals[-1] if evals else float('nan'):.4f}"
-                                    f" {rates[-1] / 1e3:.1f}k tok/s")
+                last_val = evals[-1] if evals else float("nan")
+                bar.set_postfix_str(f"loss {value:.4f} val {last_val:.4f} "
+                                    f"{rates[-1] / 1e3:.1f}k tok/s")
                 bar.update(1)
         if bar is not None:
             bar.close()
@@ -186,10 +187,12 @@ def run(family, backend, cfg, data_dir, log_path, device, seed=0, progress=True)
     return dict(summary, losses=losses)
 
 
-def read_losses(log_path):
+def read_run(log_path):
+    """(loss sequence, sha256 of the final parameters or None) of a run's log."""
     with open(log_path, encoding="utf-8") as f:
         rows = [json.loads(line) for line in f if line.strip()]
-    return [r["loss"] for r in rows if r["kind"] == "train"]
+    digest = next((r["parameters_sha256"] for r in rows if r["kind"] == "summary"), None)
+    return [r["loss"] for r in rows if r["kind"] == "train"], digest
 
 
 def compare(first, second):

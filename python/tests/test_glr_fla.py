@@ -9,8 +9,8 @@ training path (chunk ops, with gradients) and the decode path (eval, no grad, q_
 fused_recurrent ops) are both compared, outputs and parameter gradients.
 
 Two things of fla's that need Triton at run time are kept out: the short convolution
-(use_short_conv=False) and the Triton RMSNorm modules, which are swapped for a torch RMSNorm with
-the same weights in both runs. Skipped when fla (flash-linear-attention) is not installed."""
+(use_short_conv=False) and the Triton RMSNorm modules, which kcv.glr.fla_modules swaps for a torch
+RMSNorm with the same weights in both runs. Skipped when fla (flash-linear-attention) is not installed."""
 
 import pytest
 
@@ -21,7 +21,7 @@ fla_layers = pytest.importorskip("fla.layers")  # needs transformers (flash-line
 import importlib  # noqa: E402
 
 import kcv.glr.fla as backend  # noqa: E402
-from fla.modules import FusedRMSNormGated, RMSNorm  # noqa: E402
+from kcv.glr.fla_modules import use_torch_modules  # noqa: E402
 from fla.ops.delta_rule.naive import delta_rule_recurrence  # noqa: E402
 from fla.ops.gated_delta_rule.gate import naive_gdn_gate  # noqa: E402
 from fla.ops.gated_delta_rule.naive import naive_recurrent_gated_delta_rule  # noqa: E402
@@ -32,33 +32,6 @@ from fla.ops.linear_attn.naive import naive_recurrent_linear_attn  # noqa: E402
 from fla.ops.simple_gla.naive import naive_recurrent_simple_gla  # noqa: E402
 
 HIDDEN, HEADS, T_TRAIN, T_DECODE = 32, 2, 70, 8
-
-
-class TorchRMSNorm(torch.nn.Module):
-    """fla's RMSNorm / FusedRMSNormGated (swish or sigmoid gate) in torch, same parameters."""
-
-    def __init__(self, norm, gated):
-        super().__init__()
-        self.weight, self.bias, self.eps = norm.weight, getattr(norm, "bias", None), norm.eps
-        self.gated, self.activation = gated, getattr(norm, "activation", "swish")
-
-    def forward(self, x, g=None, *args, **kwargs):
-        y = x.float() * torch.rsqrt(x.float().square().mean(-1, keepdim=True) + self.eps)
-        y = y * self.weight.float() if self.weight is not None else y
-        y = y + self.bias.float() if self.bias is not None else y
-        if self.gated:
-            gf = g.float()
-            y = y * (gf * torch.sigmoid(gf) if self.activation in ("swish", "silu")
-                     else torch.sigmoid(gf))
-        return y.to(x.dtype)
-
-
-def torch_norms(module):
-    for child in list(module.modules()):
-        for name, c in list(child.named_children()):
-            if isinstance(c, (FusedRMSNormGated, RMSNorm)):
-                setattr(child, name, TorchRMSNorm(c, isinstance(c, FusedRMSNormGated)))
-    return module
 
 
 # ------------------------------------------------------------ fla's references, fla's arguments
@@ -149,7 +122,8 @@ def build(name):
     module_name, cls_name, kwargs, ref, ops = LAYERS[name]
     module = importlib.import_module(f"fla.layers.{module_name}")
     torch.manual_seed(0)
-    layer = torch_norms(getattr(module, cls_name)(hidden_size=HIDDEN, num_heads=HEADS, **kwargs))
+    layer = use_torch_modules(
+        getattr(module, cls_name)(hidden_size=HIDDEN, num_heads=HEADS, **kwargs))
     return module, layer, ref, ops
 
 

@@ -17,7 +17,7 @@ import warnings
 _REFERENCE_CHUNKS = (16, 32, 64, 128, 256)
 
 
-def state_layout(state_v_first, kwargs):
+def state_layout(state_v_first, kwargs, stacklevel=3):
     """state_v_first, honouring fla's deprecated transpose_state_layout."""
     if "transpose_state_layout" not in kwargs:
         return bool(state_v_first)
@@ -25,7 +25,7 @@ def state_layout(state_v_first, kwargs):
         raise ValueError("transpose_state_layout: cannot pass both state_v_first and the "
                          "deprecated transpose_state_layout")
     warnings.warn("transpose_state_layout is deprecated and renamed to state_v_first",
-                  DeprecationWarning, stacklevel=3)
+                  DeprecationWarning, stacklevel=stacklevel)
     return bool(kwargs.pop("transpose_state_layout"))
 
 
@@ -41,6 +41,15 @@ def chunk_size(kwargs, allowed):
         want = "a power of 2" if allowed == "pow2" else f"one of {sorted(allowed)}"
         raise ValueError(f"chunk_size: expected {want}, got {size}")
     return size if size in _REFERENCE_CHUNKS else 64
+
+
+def decode_options(state_v_first, kwargs):
+    """The keyword options of the decode (fused_recurrent_*) ops: (state_v_first,
+    cu_seqlens_cpu); the rest as finish() has it."""
+    state_v_first = state_layout(state_v_first, kwargs, stacklevel=4)
+    cu_seqlens_cpu = kwargs.pop("cu_seqlens_cpu", None)
+    finish(kwargs)
+    return state_v_first, cu_seqlens_cpu
 
 
 def finish(kwargs):

@@ -93,9 +93,7 @@ def fused_recurrent_gated_delta_rule(q, k, v, g=None, gk=None, gv=None, beta=Non
     """Decode op of Gated DeltaNet, fla.ops.gated_delta_rule.fused_recurrent_gated_delta_rule.
     g [B, T, HV] runs GDN, gk [B, T, HV, K] runs KDA, neither runs DeltaNet; beta defaults to 1.
     kwargs: cu_seqlens_cpu, transpose_state_layout."""
-    state_v_first = _options.state_layout(state_v_first, kwargs)
-    cu_seqlens_cpu = kwargs.pop("cu_seqlens_cpu", None)
-    _options.finish(kwargs)
+    state_v_first, cu_seqlens_cpu = _options.decode_options(state_v_first, kwargs)
     if gv is not None:
         raise NotImplementedError("gv: a value-side gate is not supported by kcv.glr")
     if g is not None and gk is not None:
@@ -124,9 +122,7 @@ def fused_recurrent_kda(q, k, v, g, beta, A_log=None, dt_bias=None, scale=None,
                         lower_bound=None, state_v_first=False, cu_seqlens=None, **kwargs):
     """Decode op of KDA, fla.ops.kda.fused_recurrent_kda. kwargs: cu_seqlens_cpu,
     transpose_state_layout."""
-    state_v_first = _options.state_layout(state_v_first, kwargs)
-    cu_seqlens_cpu = kwargs.pop("cu_seqlens_cpu", None)
-    _options.finish(kwargs)
+    state_v_first, cu_seqlens_cpu = _options.decode_options(state_v_first, kwargs)
     q, k = qk_l2norm(q, k, use_qk_l2norm_in_kernel)
     beta = beta_prologue(beta, use_beta_sigmoid_in_kernel, allow_neg_eigval)
     if use_gate_in_kernel:

@@ -54,9 +54,7 @@ def fused_recurrent_gla(q, k, v, gk=None, gv=None, scale=None, initial_state=Non
                         cu_seqlens=None, **kwargs):
     """Decode op of GLA, fla.ops.gla.fused_recurrent_gla; without gk it is linear attention.
     kwargs: cu_seqlens_cpu, transpose_state_layout."""
-    state_v_first = _options.state_layout(state_v_first, kwargs)
-    cu_seqlens_cpu = kwargs.pop("cu_seqlens_cpu", None)
-    _options.finish(kwargs)
+    state_v_first, cu_seqlens_cpu = _options.decode_options(state_v_first, kwargs)
     if gv is not None:
         raise NotImplementedError("gv: a value-side gate is not supported by kcv.glr")
     _options.refuse("reverse", reverse, False)
@@ -70,9 +68,7 @@ def fused_recurrent_simple_gla(q, k, v, g=None, g_gamma=None, scale=None, initia
                                cu_seqlens=None, **kwargs):
     """Decode op of simple GLA / SSD, fla.ops.simple_gla.fused_recurrent_simple_gla.
     kwargs: cu_seqlens_cpu, transpose_state_layout."""
-    state_v_first = _options.state_layout(state_v_first, kwargs)
-    cu_seqlens_cpu = kwargs.pop("cu_seqlens_cpu", None)
-    _options.finish(kwargs)
+    state_v_first, cu_seqlens_cpu = _options.decode_options(state_v_first, kwargs)
     _options.refuse("reverse", reverse, False)
     member, g = _scalar_gate(g, g_gamma, v)
     return run(member, "recurrent", q, k, v, g, None, scale, initial_state, output_final_state,

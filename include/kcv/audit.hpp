@@ -230,6 +230,11 @@ struct StoreOptions {
   std::string key_dir;
 };
 
+/// The directory store keys live in when StoreOptions::key_dir is empty: $KCV_KEY_DIR, else
+/// $XDG_CONFIG_HOME/kcv/store-keys, else $HOME/.config/kcv/store-keys. The audit keeps it (and
+/// the store's directory) out of every sandbox.
+std::string default_key_dir();
+
 inline constexpr int kStoreSchemaVersion = 3;
 
 /// What verify() found. kVerified: every final kernel carries a MAC under the store's key and

@@ -55,7 +55,7 @@ PROFILES = ("strict", "cuda-default", "fast-math", "triton-default", "pytorch-ea
 HARNESS_STATUSES = ("reference_error", "environment", "error", "malformed", "out_of_memory",
                     "load_killed", "poison")
 # Environment variables the driver hands its actors (Ray's runtime_env): what kcv._core reads.
-FORWARDED_ENV = ("KCV_SANDBOX",)
+FORWARDED_ENV = ("KCV_SANDBOX", "KCV_SANDBOX_HIDE")
 
 
 def reward(outcome: dict, profile: str) -> float:

@@ -40,28 +40,58 @@ def support() -> dict:
     return dict(_core.sandbox_support())
 
 
+#: Directories no sandbox may see, os.pathsep-separated: set by the audit to its store's
+#: directory and its key directory (kcv.audit, kcv.ray forwards it to its actors).
+HIDE_ENV = "KCV_SANDBOX_HIDE"
+
+
+def hide(paths: list[str]) -> None:
+    """Keeps `paths` (and everything under them) out of every sandbox this process, its
+    children and its Ray actors start."""
+    known = [p for p in os.environ.get(HIDE_ENV, "").split(os.pathsep) if p]
+    os.environ[HIDE_ENV] = os.pathsep.join(dict.fromkeys(
+        known + [os.path.realpath(p) for p in paths if p]))
+
+
+def _hidden() -> list[str]:
+    """What a read-only bind must not expose: the hidden directories and the sandbox's own
+    /tmp (a bind of /tmp or of an ancestor would put the host's /tmp over its private one)."""
+    return [p for p in os.environ.get(HIDE_ENV, "").split(os.pathsep) if p] + ["/tmp"]
+
+
+def _exposes(path: str, hidden: list[str]) -> bool:
+    path = os.path.realpath(path).rstrip("/") + "/"
+    return any((h.rstrip("/") + "/").startswith(path) for h in hidden)
+
+
 def python_paths() -> list[str]:
     """What a Python worker reads: the interpreter's prefixes, every absolute sys.path and
-    PYTHONPATH entry, and the directories of the kcv package (source and built modules)."""
+    PYTHONPATH entry, and the directories of the kcv package (source and built modules). Left
+    out: the working directory (`python -m` puts it first on sys.path; the worker needs it not)
+    and any path that holds a hidden directory or /tmp."""
     import kcv
 
     paths = [sys.prefix, sys.base_prefix, sys.exec_prefix,
              os.path.dirname(os.path.dirname(os.path.realpath(sys.executable)))]
-    paths += [p for p in sys.path if os.path.isabs(p)]
+    cwd = os.path.realpath(os.getcwd())
+    paths += [p for p in sys.path if os.path.isabs(p) and os.path.realpath(p) != cwd]
     paths += [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if os.path.isabs(p)]
     paths += [os.path.dirname(p) for p in kcv.__path__]
+    hidden = _hidden()
     seen, out = set(), []
     for p in paths:
-        if p and p not in seen and os.path.exists(p):
+        if p and p not in seen and os.path.exists(p) and not _exposes(p, hidden):
             seen.add(p)
             out.append(p)
     return out
 
 
 def library_paths() -> list[str]:
-    """LD_LIBRARY_PATH's absolute entries (a CUDA toolkit outside /usr, say)."""
+    """LD_LIBRARY_PATH's absolute entries (a CUDA toolkit outside /usr, say), but those that
+    hold a hidden directory or /tmp."""
+    hidden = _hidden()
     return [p for p in os.environ.get("LD_LIBRARY_PATH", "").split(os.pathsep)
-            if os.path.isabs(p) and os.path.exists(p)]
+            if os.path.isabs(p) and os.path.exists(p) and not _exposes(p, hidden)]
 
 
 def argv(command: list[str], scratch: str, shm_dir: str, cache_dir: str) -> list[str]:

@@ -237,6 +237,9 @@ class PyStore {
 }  // namespace
 
 void bind_store(nb::module_& m) {
+  m.def("default_key_dir", &kcv::audit::default_key_dir,
+        "Where store keys live unless key_dir says otherwise ($KCV_KEY_DIR, else "
+        "$XDG_CONFIG_HOME/kcv/store-keys, else ~/.config/kcv/store-keys).");
   nb::class_<PyStore>(m, "Store", "The audit's resumable SQLite store (docs/07_audit_store.md).")
       .def(nb::init<const std::string&, bool, const std::string&>(), nb::arg("path"),
            nb::arg("read_only") = false, nb::arg("key_dir") = "")

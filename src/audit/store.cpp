@@ -421,4 +421,6 @@ Expected<std::string> Store::integrity_check() const {
   }
 }
 
+std::string default_key_dir() { return mac::default_key_dir(); }
+
 }  // namespace kcv::audit

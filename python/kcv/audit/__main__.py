@@ -240,7 +240,13 @@ def main(argv=None) -> int:
             return 2
     if args.no_sandbox:
         os.environ["KCV_SANDBOX"] = "off"  # read by kcv._core, and by --procs children
+    from kcv import _core, sandbox
     from kcv.audit.orchestrator import AuditConfig, AuditRefused, run_audit
+
+    # No sandbox sees the store or its key, whatever the read-only paths hold (an environment
+    # variable, so --procs children and Ray actors keep them out too).
+    sandbox.hide([os.path.dirname(os.path.abspath(args.store)),
+                  args.key_dir or _core.default_key_dir()])
 
     cache = args.cache_dir or os.path.join(os.path.dirname(os.path.abspath(args.store)), "kcv-cache")
     mem_gb = args.memory_limit_gb if args.memory_limit_gb is not None else (32.0 if args.device == "cpu" else 0.0)

@@ -247,6 +247,26 @@ def test_cu_seqlens_cpu():
     expect(ValueError, "cu_seqlens_cpu", lambda: f(q, k, v, g, beta, cu_seqlens_cpu=cu))
 
 
+@pytest.mark.parametrize("member", MEMBERS)
+def test_strided_views_run_as_their_contiguous_copies(member):
+    """fla's input guard makes every tensor argument contiguous; so does kcv.glr (v, g and the
+    initial state here are transposed views), and the gradients reach the views."""
+    q, k, v, g, beta, s0 = inputs(member)
+
+    def view(t):  # the same values, laid out with the first dimension fastest
+        return None if t is None else t.transpose(0, -1).contiguous().transpose(0, -1)
+
+    vq, vk, vv, vg, vb, vs = (view(t) for t in (q, k, v, g, beta, s0))
+    assert not vv.is_contiguous() and not vs.is_contiguous()
+    for t in (vq, vk, vv):
+        t.requires_grad_(True)
+    o_view, _ = chunk(member, vq, vk, vv, vg, vb, vs)
+    o_dense, _ = chunk(member, q, k, v, g, beta, s0)
+    close(o_view, o_dense, tol=0.0)
+    o_view.sum().backward()
+    assert all(t.grad is not None and t.grad.shape == t.shape for t in (vq, vk, vv))
+
+
 def test_refused_options_raise_not_implemented():
     q, k, v, g, beta, s0 = inputs("kda")
     f = glr.chunk_kda

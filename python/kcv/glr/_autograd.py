@@ -158,7 +158,11 @@ def _decode_cuda(member, dims, cu, scale, v_first, q, k, v, g, beta, h0, cu_seql
 
 def run(member, mode, q, k, v, g, beta, scale, initial_state, output_final_state, state_v_first,
         cu_seqlens, cu_seqlens_cpu, chunk_size=64):
-    """Validates, then runs one member on the chunk or recurrent path; returns (o, state|None)."""
+    """Validates, then runs one member on the chunk or recurrent path; returns (o, state|None).
+    Strided views are made contiguous first, as fla's input guard does (a copy only then)."""
+    q, k, v, g, beta, initial_state, cu_seqlens = (
+        t.contiguous() if isinstance(t, torch.Tensor) else t
+        for t in (q, k, v, g, beta, initial_state, cu_seqlens))
     dims, cu = validate(member, q, k, v, g, beta, initial_state, cu_seqlens, cu_seqlens_cpu,
                         state_v_first, decode=(mode == "recurrent"))
     scale = check_scale(scale, dims.K)

@@ -55,6 +55,9 @@ def parse_args(argv):
     p.add_argument("--compare-to", metavar="LOG",
                    help="run as the second run of a reproducibility check against LOG")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--lift-fla-guard", action="store_true",
+                   help="fla backend: run fla's gated backward where fla refuses it (Hopper, "
+                        "Triton < 3.7.1, fla issue #640); the log records it")
     args = p.parse_args(argv)
     args.backends = args.backend.split(",")
     for name in args.backends:
@@ -87,7 +90,7 @@ def check(name, first, second, out_path):
 
 def train_once(args, backend, device, log):
     r = loop.run(args.family, backend, config(args), args.data, log, device, args.seed,
-                 progress=not args.no_progress)
+                 progress=not args.no_progress, lift_fla_guard=args.lift_fla_guard)
     print(f"{args.family}/{backend}: train loss {r['train_loss']:.4f}, val loss "
           f"{r['val_loss']:.4f}, {r['tokens_per_s']:.0f} tokens/s -> {log}")
     return r["losses"], r["parameters_sha256"]

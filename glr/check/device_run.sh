@@ -16,6 +16,13 @@
 #   verify   verification.md, verify.log, verify.json    (VERIFY_S, default 330 s)
 #            glr/check/gates_vs_fla.py: ours, fla and FlashQLA under kcv's C++ CMP-01 judge
 #            (both grades) + fla's metric, resources
+#   train    train.tar.gz: bench/glr/train_lm.py for each family of TRAIN_FAMILIES (default all
+#            five) on TRAIN_BACKENDS (default kcv,fla,reference) with TRAIN_ARGS (e.g. "--steps
+#            400 --check-repro --lift-fla-guard"), families side by side (TRAIN_PARALLEL=0: one
+#            after another), each under TRAIN_S (default 500 s); the JSONL logs, curves.svg and
+#            summary.md of bench/glr/plot_curves.py. The corpus is data/text, or
+#            .device-data/text.tar.xz (scripts/build-text-corpus, then
+#            tar cJf .device-data/text.tar.xz -C data text/train.bin text/val.bin text/manifest.json)
 #   bench    bench_<shape>.md, bench_<shape>.log         (BENCH_S per shape, default 280 s)
 #            bench/glr/bench.py for each shape in BENCH_SHAPE (1 = B1·T8192·H32·D128,
 #            2 = B4·T4096·H16·D128; default "1")
@@ -25,6 +32,9 @@
 #   STEPS="install pipeline" bash glr/check/device_run.sh
 #   STEPS="install pytest verify" bash glr/check/device_run.sh
 #   STEPS="install bench" BENCH_SHAPE="1 2" bash glr/check/device_run.sh
+# KCV_SITE_PACK=FILE packs the compiled kcv after a build; KCV_SITE_TAR (default
+# .device-data/kcv-site.tar.gz) is such a pack, reused instead of a build when the checkout's
+# native sources are the ones it was built from.
 # Triton's cache lives in /tmp/triton-cache, so a second run on the same machine reuses every
 # kernel fla compiled in the first.
 set -uo pipefail
@@ -54,9 +64,26 @@ tree_hash=$(find CMakeLists.txt pyproject.toml cmake include src glr python -typ
 # (also when the install step is skipped because /tmp/site already holds this build).
 if [[ -f scripts/device-deps ]]; then source scripts/device-deps > "$out/deps.log" 2>&1; fi
 
+# The sources the compiled part of kcv is built from (every file but the Python ones): a build
+# packed by an earlier run (KCV_SITE_TAR, see the end of the install step) is reused when this
+# hash matches, with this checkout's Python files laid over it.
+native_hash=$(find CMakeLists.txt pyproject.toml cmake include src glr python -type f \
+  \( -name '*.cpp' -o -name '*.hpp' -o -name '*.cu' -o -name '*.cuh' -o -name '*.h' \
+  -o -name '*.txt' -o -name '*.cmake' -o -name '*.toml' \) 2>/dev/null \
+  | LC_ALL=C sort | xargs md5sum 2>/dev/null | md5sum | cut -c1-16)
+site_tar=${KCV_SITE_TAR:-.device-data/kcv-site.tar.gz}
+
 if [[ $steps == *" install "* ]]; then
   if [[ -f /tmp/site/kcv/.tree_hash && $(cat /tmp/site/kcv/.tree_hash) == "$tree_hash" ]]; then
     stamp "install: kcv in /tmp/site is already built from these sources ($tree_hash); skipped"
+  elif [[ -f $site_tar ]] && [[ $(tar xzOf "$site_tar" kcv/.native_hash 2>/dev/null) == "$native_hash" ]]; then
+    python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl \
+      > "$out/install.log" 2>&1
+    rm -rf /tmp/site/kcv /tmp/site/bin/kcv*
+    tar xzf "$site_tar" -C /tmp/site
+    (cd python && find kcv -name '*.py' ! -path '*/__pycache__/*' -exec cp --parents {} /tmp/site/ \;)
+    echo "$tree_hash" > /tmp/site/kcv/.tree_hash
+    stamp "install: compiled kcv unpacked from $site_tar (native sources $native_hash), Python files from this checkout"
   else
     {
       date -u +%FT%TZ
@@ -86,8 +113,14 @@ if [[ $steps == *" install "* ]]; then
            /ptxas info|bytes stack frame/ { if (keep) print }' "$out/install.log" \
         > /tmp/site/kcv/glr_ptxas.log || true
       echo "$tree_hash" > /tmp/site/kcv/.tree_hash
+      echo "$native_hash" > /tmp/site/kcv/.native_hash
     } > "$out/install.log" 2>&1
     stamp "install: exit $? ($(grep -E 'kcv python:' "$out/install.log" | head -2 | tr '\n' ' '))"
+    # The compiled build, packed for a later run of the same native sources (KCV_SITE_TAR).
+    if [[ -n ${KCV_SITE_PACK:-} ]]; then
+      tar czf "$KCV_SITE_PACK" --exclude=__pycache__ -C /tmp/site kcv bin/kcv bin/kcv-worker
+      stamp "install: packed into $KCV_SITE_PACK ($(du -h "$KCV_SITE_PACK" | cut -f1))"
+    fi
   fi
 fi
 python3 -c "import kcv.glr as g; print('kcv.glr has_cuda =', g.has_cuda())" || {
@@ -98,7 +131,8 @@ python3 -c "import kcv._core as c; print('kcv._core', c.version)" 2>/dev/null \
 if [[ $steps == *" pytest "* ]]; then
   pytest_args=()
   for p in ${PYTEST_PATH:-python/tests glr/check/test_glr_check.py}; do pytest_args+=("$root/$p"); done
-  (cd /tmp && timeout "${PYTEST_S:-120}" python3 -m pytest -q -p no:cacheprovider \
+  # kcv's fla backend (test_glr_fla.py) needs fla's dispatch, which the variable turns off.
+  (cd /tmp && timeout "${PYTEST_S:-120}" env -u FLA_DISABLE_BACKEND_DISPATCH python3 -m pytest -q -p no:cacheprovider \
     "${pytest_args[@]}") > "$out/pytest.log" 2>&1
   stamp "pytest: exit $? ($(tail -1 "$out/pytest.log"))"
 fi
@@ -167,6 +201,31 @@ if [[ $steps == *" bench "* ]]; then
       --out "$out/bench_$shape.md" ${BENCH_ARGS:-} > "$out/bench_$shape.log" 2>&1
     stamp "bench shape $shape: exit $?"
   done
+fi
+
+if [[ $steps == *" train "* ]]; then
+  # The corpus: data/text (scripts/build-text-corpus), or its archive in .device-data.
+  if [[ ! -f data/text/train.bin && -f .device-data/text.tar.xz ]]; then
+    mkdir -p data && tar xJf .device-data/text.tar.xz -C data
+  fi
+  tdir=${TRAIN_OUT:-$root/out/train}
+  mkdir -p "$tdir"
+  # One process per family, all at once (TRAIN_PARALLEL=0: one after another); each runs its
+  # backends one after another. Families side by side share the GPU, so their tokens/s are
+  # figures under load; TRAIN_PARALLEL=0 gives each run the GPU alone.
+  for f in ${TRAIN_FAMILIES:-gdn kda gla ssd la}; do
+    timeout -k 10 "${TRAIN_S:-500}" env -u FLA_DISABLE_BACKEND_DISPATCH python3 bench/glr/train_lm.py --family "$f" \
+      --backend "${TRAIN_BACKENDS:-kcv,fla,reference}" --out "$tdir" --no-progress \
+      ${TRAIN_ARGS:-} > "$tdir/$f.log" 2>&1 &
+    [[ ${TRAIN_PARALLEL:-1} == 0 ]] && wait
+  done
+  wait
+  python3 bench/glr/plot_curves.py --runs "$tdir" --out "$tdir/curves.svg" \
+    --table "$tdir/summary.md" > "$tdir/plot.log" 2>&1
+  tar czf "$out/train.tar.gz" -C "$tdir" .
+  stamp "train: $(ls "$tdir"/*/*.jsonl 2>/dev/null | wc -l) run logs (train.tar.gz)"
+  cat "$tdir/summary.md" 2>/dev/null
+  grep -hE "tokens/s|identical|DIFFERENT|Error|error" "$tdir"/*.log | head -40
 fi
 
 echo

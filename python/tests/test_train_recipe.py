@@ -183,9 +183,23 @@ def test_compare_finds_the_first_difference():
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="fla's Triton kernels need CUDA")
 def test_fla_backend_runs_on_cuda(corpus, tiny, tmp_path):
-    r = loop.run("gla", "fla", tiny, corpus, tmp_path / "fla.jsonl", torch.device("cuda"),
-                 progress=False)
+    # The guard may be active on this GPU (backends.fla_hopper_guard); the log says which.
+    log = tmp_path / "fla.jsonl"
+    r = loop.run("gla", "fla", tiny, corpus, log, torch.device("cuda"), progress=False,
+                 lift_fla_guard=True)
     assert all(map(math.isfinite, r["losses"]))
+    config = json.loads(log.read_text().splitlines()[0])
+    assert config["kind"] == "config" and config["fla_hopper_guard"] in ("inactive", "lifted")
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="the guard applies on CUDA only")
+def test_fla_backend_names_the_guard_it_would_need_lifted(corpus, tiny, tmp_path):
+    import fla.ops.common.chunk_o as chunk_o
+    if chunk_o.TRITON_ABOVE_3_7_1:
+        pytest.skip("fla's Hopper guard is not active here")
+    with pytest.raises(RuntimeError, match="--lift-fla-guard"):
+        with backends.bound("fla", "gla", torch.device("cuda")):
+            pass
 
 
 def test_fla_backend_refuses_the_cpu():

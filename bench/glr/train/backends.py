@@ -32,6 +32,7 @@ class Calls:
     def __init__(self):
         self.op = 0
         self.kcv = 0
+        self.fla_guard = None  # fla backend: "inactive" or "lifted" (fla_hopper_guard)
 
 
 def _wrap(fn, counter, attr):
@@ -54,11 +55,30 @@ def _chunk_op_name(module):
     return names[0]
 
 
+def fla_hopper_guard(lift):
+    """fla 0.6 refuses its gated backward on Hopper with Triton >= 3.4 and < 3.7.1 (a known
+    Triton miscompile, fla issue #640): `fla.ops.common.chunk_o.TRITON_ABOVE_3_7_1` is False
+    there. Returns "inactive" when the guard does not apply, "lifted" when `lift` set the flag
+    (the run then uses the path fla refuses; its log says so; `bound` clears it again on exit),
+    and raises otherwise."""
+    import fla.ops.common.chunk_o as chunk_o
+    if chunk_o.TRITON_ABOVE_3_7_1:
+        return "inactive"
+    if not lift:
+        import triton
+        raise RuntimeError(f"backend fla: fla refuses its gated backward on this GPU with Triton "
+                           f"{triton.__version__} (needs >= 3.7.1, fla issue #640); install a "
+                           "newer Triton, or pass --lift-fla-guard to run the refused path")
+    chunk_o.TRITON_ABOVE_3_7_1 = True
+    return "lifted"
+
+
 @contextlib.contextmanager
-def bound(name, family, device):
+def bound(name, family, device, lift_fla_guard=False):
     """Binds backend `name` for `family`'s layer on `device` for the duration of the `with`
     block, which gets the Calls counter; the layer module's names are restored afterwards (kcv's
-    backend, once imported, stays registered with fla for the process)."""
+    backend, once imported, stays registered with fla for the process). lift_fla_guard: see
+    fla_hopper_guard (the fla backend only); the counter's `fla_guard` says what was done."""
     if name not in NAMES:
         raise ValueError(f"backend: expected one of {', '.join(NAMES)}, got {name!r}")
     if name == "kcv":  # first: importing it rebinds the op names in fla's loaded modules
@@ -84,6 +104,10 @@ def bound(name, family, device):
             raise RuntimeError("backend fla: fla's Triton kernels need a CUDA device")
         if "kcv.glr.fla" in sys.modules:
             raise RuntimeError("backend fla: kcv's fla backend is loaded in this process")
+        calls.fla_guard = fla_hopper_guard(lift_fla_guard)
+        if calls.fla_guard == "lifted":
+            import fla.ops.common.chunk_o as chunk_o
+            restore.append(lambda: setattr(chunk_o, "TRITON_ABOVE_3_7_1", False))
         setattr(module, op, _wrap(saved[op], calls, "op"))
     else:
         for attr in saved:

@@ -9,7 +9,8 @@ backend. The loss is read back every step (one host sync a step, on every backen
 log holds the exact float32 loss sequence that two runs are compared on.
 
 Log lines (JSONL, one object each, "kind" first):
-  config   family, backend, device, parameters, the Config, seed, versions
+  config   family, backend, device, parameters, the Config, seed, versions, fla_hopper_guard
+           (fla backend: "inactive", or "lifted" by --lift-fla-guard)
   train    step, loss, lr, tokens_per_s (this step: batch·seq_len / its wall time), elapsed_s
   eval     step, val_loss (mean over the fixed validation windows)
   summary  steps, final train loss (mean of the last 10% of steps), final val_loss, median
@@ -120,9 +121,10 @@ def versions():
     return out
 
 
-def run(family, backend, cfg, data_dir, log_path, device, seed=0, progress=True):
+def run(family, backend, cfg, data_dir, log_path, device, seed=0, progress=True,
+        lift_fla_guard=False):
     """Trains one model; writes log_path (JSONL) and returns the summary, with the loss
-    sequence under "losses"."""
+    sequence under "losses". lift_fla_guard: backends.fla_hopper_guard."""
     deterministic()
     train_tokens, val_tokens = data.load(data_dir, "train"), data.load(data_dir, "val")
     batches = data.TrainBatches(train_tokens, cfg.seq_len, cfg.batch, seed)
@@ -132,7 +134,7 @@ def run(family, backend, cfg, data_dir, log_path, device, seed=0, progress=True)
     os.makedirs(os.path.dirname(os.path.abspath(log_path)), exist_ok=True)
     losses, rates, evals = [], [], []
     with open(log_path, "w", encoding="utf-8") as log, \
-            backends.bound(backend, family, device) as calls:
+            backends.bound(backend, family, device, lift_fla_guard) as calls:
         def emit(kind, **fields):
             log.write(json.dumps({"kind": kind, **fields}) + "\n")
             log.flush()
@@ -140,7 +142,8 @@ def run(family, backend, cfg, data_dir, log_path, device, seed=0, progress=True)
         emit("config", family=family, backend=backend, device=str(device),
              parameters=model.parameter_count(net), seed=seed, config=dataclasses.asdict(cfg),
              data=os.path.abspath(data_dir), versions=versions(),
-             float32_matmul_precision=torch.get_float32_matmul_precision())
+             float32_matmul_precision=torch.get_float32_matmul_precision(),
+             fla_hopper_guard=calls.fla_guard)
         bar = progress_bar(cfg.steps, f"{family}/{backend}", progress)
         start = time.perf_counter()
         for step in range(cfg.steps):

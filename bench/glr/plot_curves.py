@@ -124,6 +124,9 @@ def table(runs_dir):
                 continue
             with open(path, encoding="utf-8") as f:
                 rows = [json.loads(line) for line in f]
+            if not rows:  # the run stopped before its config line (an error at its start)
+                lines.append(f"| {family} | {backend} | | no log | | | |")
+                continue
             params = rows[0].get("parameters", "")
             summary = next((r for r in rows if r["kind"] == "summary"), None)
             repro_path = os.path.join(runs_dir, family, f"{backend}.repro.json")

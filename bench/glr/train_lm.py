@@ -120,7 +120,8 @@ def child_argv(args, backend):
                         ("--batch", args.batch), ("--seq-len", args.seq_len)):
         argv += [flag, str(value)] if value is not None else []
     for flag, on in (("--tiny", args.tiny), ("--check-repro", args.check_repro),
-                     ("--no-progress", args.no_progress)):
+                     ("--no-progress", args.no_progress),
+                     ("--lift-fla-guard", args.lift_fla_guard)):
         argv += [flag] if on else []
     return argv
 

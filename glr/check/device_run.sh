@@ -6,6 +6,7 @@
 #
 #   install  install.log (skipped when /tmp/site holds a kcv built from identical sources)
 #   pytest   pytest.log of PYTEST_PATH (default: python/tests and glr/check/test_glr_check.py)
+#            with PYTEST_ARGS (e.g. "-v -k cuda")
 #            (PYTEST_S, default 120 s)
 #   pipeline pipeline.md, pipeline.json, pipeline/<member>.{json,xml,log}  (PIPELINE_S, default
 #            225 s per member, all six members at once): the kernels through kcv's pipeline,
@@ -17,9 +18,10 @@
 #            glr/check/gates_vs_fla.py: ours, fla and FlashQLA under kcv's C++ CMP-01 judge
 #            (both grades) + fla's metric, resources
 #   train    train.tar.gz: bench/glr/train_lm.py for each family of TRAIN_FAMILIES (default all
-#            five) on TRAIN_BACKENDS (default kcv,fla,reference) with TRAIN_ARGS (e.g. "--steps
-#            400 --check-repro --lift-fla-guard"), families side by side (TRAIN_PARALLEL=0: one
-#            after another), each under TRAIN_S (default 500 s); the JSONL logs, curves.svg and
+#            five) and each backend of TRAIN_BACKENDS (default kcv,fla,reference) with TRAIN_ARGS
+#            (e.g. "--steps 500 --batch 8 --seq-len 512 --lift-fla-guard"), those of TRAIN_REPRO
+#            (default kcv) twice and compared (--check-repro), all side by side
+#            (TRAIN_PARALLEL=0: one after another), each under TRAIN_S (default 500 s); the JSONL logs, curves.svg and
 #            summary.md of bench/glr/plot_curves.py. The corpus is data/text, or
 #            .device-data/text.tar.xz (scripts/build-text-corpus, then
 #            tar cJf .device-data/text.tar.xz -C data text/train.bin text/val.bin text/manifest.json)
@@ -133,7 +135,7 @@ if [[ $steps == *" pytest "* ]]; then
   for p in ${PYTEST_PATH:-python/tests glr/check/test_glr_check.py}; do pytest_args+=("$root/$p"); done
   # kcv's fla backend (test_glr_fla.py) needs fla's dispatch, which the variable turns off.
   (cd /tmp && timeout "${PYTEST_S:-120}" env -u FLA_DISABLE_BACKEND_DISPATCH python3 -m pytest -q -p no:cacheprovider \
-    "${pytest_args[@]}") > "$out/pytest.log" 2>&1
+    ${PYTEST_ARGS:-} "${pytest_args[@]}") > "$out/pytest.log" 2>&1
   stamp "pytest: exit $? ($(tail -1 "$out/pytest.log"))"
 fi
 
@@ -210,14 +212,19 @@ if [[ $steps == *" train "* ]]; then
   fi
   tdir=${TRAIN_OUT:-$root/out/train}
   mkdir -p "$tdir"
-  # One process per family, all at once (TRAIN_PARALLEL=0: one after another); each runs its
-  # backends one after another. Families side by side share the GPU, so their tokens/s are
-  # figures under load; TRAIN_PARALLEL=0 gives each run the GPU alone.
+  # One process per family and backend, all at once (TRAIN_PARALLEL=0: one after another).
+  # Runs side by side share the GPU, so their tokens/s are figures under load; TRAIN_PARALLEL=0
+  # gives each run the GPU alone. The backends of TRAIN_REPRO (default kcv) run twice
+  # (--check-repro) in their process.
   for f in ${TRAIN_FAMILIES:-gdn kda gla ssd la}; do
-    timeout -k 10 "${TRAIN_S:-500}" env -u FLA_DISABLE_BACKEND_DISPATCH python3 bench/glr/train_lm.py --family "$f" \
-      --backend "${TRAIN_BACKENDS:-kcv,fla,reference}" --out "$tdir" --no-progress \
-      ${TRAIN_ARGS:-} > "$tdir/$f.log" 2>&1 &
-    [[ ${TRAIN_PARALLEL:-1} == 0 ]] && wait
+    for b in $(echo "${TRAIN_BACKENDS:-kcv,fla,reference}" | tr ',' ' '); do
+      repro=()
+      [[ ",${TRAIN_REPRO:-kcv}," == *",$b,"* ]] && repro=(--check-repro)
+      timeout -k 10 "${TRAIN_S:-500}" env -u FLA_DISABLE_BACKEND_DISPATCH python3 \
+        bench/glr/train_lm.py --family "$f" --backend "$b" "${repro[@]}" --out "$tdir" \
+        --no-progress ${TRAIN_ARGS:-} > "$tdir/$f.$b.log" 2>&1 &
+      [[ ${TRAIN_PARALLEL:-1} == 0 ]] && wait
+    done
   done
   wait
   python3 bench/glr/plot_curves.py --runs "$tdir" --out "$tdir/curves.svg" \
@@ -225,7 +232,7 @@ if [[ $steps == *" train "* ]]; then
   tar czf "$out/train.tar.gz" -C "$tdir" .
   stamp "train: $(ls "$tdir"/*/*.jsonl 2>/dev/null | wc -l) run logs (train.tar.gz)"
   cat "$tdir/summary.md" 2>/dev/null
-  grep -hE "tokens/s|identical|DIFFERENT|Error|error" "$tdir"/*.log | head -40
+  grep -hE "tokens/s|identical|DIFFERENT|Error" "$tdir"/*.log | head -40
 fi
 
 echo

@@ -12,12 +12,13 @@
 //    token (sizes, segments, tags, injections), so `kcv replay` rebuilds it bit for bit; the
 //    plans are CMP-01 over the case list, ORD-02 as repetitions of one varlen GVA case, EXC-01
 //    as a NaN in one token of v; shrinking drops and shortens sequences, heads and head dims;
-//  - GlrOracle, the oracle: the fp64 chunked reference (and, for EXC-01, the token-serial oracle)
-//    run per (sequence, value head) on a pool of threads, and tau from the one GLR error model
-//    (kcv/glr/error_model.hpp) under the probe's precision grade;
+//  - GlrOracle, the oracle: the fp64 chunked reference (and, for EXC-01 and every decode probe,
+//    the token-serial oracle) run per (sequence, value head) on a pool of threads, and tau from
+//    the one GLR error model (kcv/glr/error_model.hpp) under the probe's precision grade;
 //  - the candidate is a kcv_kernel library (kcv_kernel.h) whose kernels implement the GLR ops
-//    (the sm_90a kernels, or the same stage kernels compiled as host C++), called through an
-//    Executor by the pipeline's ExecutorRunner with the probe's scale and layout as parameters.
+//    (the sm_90a kernels and the decode kernel, or the same sources compiled as host C++), called
+//    through an Executor by the pipeline's ExecutorRunner with the probe's scale and layout as
+//    parameters.
 // The judges are the gates' own (src/gates); nothing here judges.
 #pragma once
 

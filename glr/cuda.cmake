@@ -45,6 +45,7 @@ add_library(kcv_glr_cuda STATIC
   kernels/decode.cu
   launch/api.cpp
   launch/decode.cpp
+  launch/decode_params.cpp
   launch/validate.cpp
   launch/workspace.cpp
   launch/errors.cpp

@@ -15,21 +15,6 @@ Error bad(const std::string& what) {
   return make_error(ErrorCode::kInvalidArgument, what, "glr candidate");
 }
 
-std::int64_t numel(const kcv_tensor& t) {
-  std::int64_t n = 1;
-  for (int d = 0; d < t.ndim; ++d) n *= t.shape[d];
-  return n;
-}
-
-bool contiguous(const kcv_tensor& t) {
-  std::int64_t stride = 1;
-  for (int d = t.ndim - 1; d >= 0; --d) {
-    if (t.shape[d] != 1 && t.strides[d] != stride) return false;
-    stride *= t.shape[d];
-  }
-  return true;
-}
-
 std::size_t element_bytes(int dtype) {
   switch (dtype) {
     case KCV_F64:
@@ -43,12 +28,6 @@ std::size_t element_bytes(int dtype) {
     default:
       return 2;
   }
-}
-
-double param(const kcv_call* call, std::string_view name, double fallback) {
-  for (int i = 0; call != nullptr && i < call->n_params; ++i)
-    if (name == call->param_names[i]) return call->param_values[i];
-  return fallback;
 }
 
 template <typename T>
@@ -65,6 +44,27 @@ Expected<gpu::DType> gate_dtype(const kcv_tensor& t, const char* name) {
 }
 
 }  // namespace
+
+std::int64_t numel(const kcv_tensor& t) {
+  std::int64_t n = 1;
+  for (int d = 0; d < t.ndim; ++d) n *= t.shape[d];
+  return n;
+}
+
+bool contiguous(const kcv_tensor& t) {
+  std::int64_t stride = 1;
+  for (int d = t.ndim - 1; d >= 0; --d) {
+    if (t.shape[d] != 1 && t.strides[d] != stride) return false;
+    stride *= t.shape[d];
+  }
+  return true;
+}
+
+double param(const kcv_call* call, std::string_view name, double fallback) {
+  for (int i = 0; call != nullptr && i < call->n_params; ++i)
+    if (name == call->param_names[i]) return call->param_values[i];
+  return fallback;
+}
 
 Expected<HostInputs> host_inputs(Member member, const kcv_tensor* inputs, int n_inputs,
                                  const kcv_call* call) {

@@ -15,6 +15,7 @@
 #include <array>
 #include <functional>
 #include <string>
+#include <string_view>
 
 #include "check/device_results.hpp"
 #include "check/inputs.hpp"
@@ -23,6 +24,12 @@
 namespace kcv::glr::check {
 
 using Backend = std::function<Expected<DeviceResults>(const HostInputs&)>;
+
+/// Elements of a tensor; whether it is contiguous (row-major, size-1 dims ignored).
+std::int64_t numel(const kcv_tensor& t);
+bool contiguous(const kcv_tensor& t);
+/// The call parameter `name`, or `fallback` when the call has none.
+double param(const kcv_call* call, std::string_view name, double fallback);
 
 /// The call's inputs and parameters as the launcher takes them; an error names the bad tensor.
 [[nodiscard]] Expected<HostInputs> host_inputs(Member member, const kcv_tensor* inputs,

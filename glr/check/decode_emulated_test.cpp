@@ -1,28 +1,23 @@
 // File: glr/check/decode_emulated_test.cpp
 // The decode kernel's body (glr/kernels/decode_kernel.cuh) compiled as host C++ through the
 // emulator's CUDA shim and run on the CPU, 32 host threads per CTA (one per lane, __syncwarp as
-// their barrier), against the fp64 token-serial oracle: every member, GVA, both state layouts,
-// fixed-length batches and varlen, with and without an initial state, K = V = 256 included. The
-// GPU runs the same source (decode.cu); this checks its algebra, indexing and lane ownership where
-// no GPU is. Exit status 0 when every case is within its bound.
+// their barrier; emulator/emulated_decode.hpp), against the fp64 token-serial oracle: every member,
+// GVA, both state layouts, fixed-length batches and varlen, with and without an initial state, K =
+// V = 256 included. The GPU runs the same source (decode.cu); this checks its algebra, indexing and
+// lane ownership where no GPU is. Exit status 0 when every case is within its bound.
 //
 // Bound: the kernel sums K products per output in fp32 over T tokens of a contracting recurrence
 // (|decay| ≤ 1, β ≤ 1, unit-norm keys), so its error is below c·(T + K)·u32·max|o|, c = 8.
-#include "glr/check/emulator/cuda_shim.hpp"
-// the shim first: it makes the kernel header compile as host C++
-#include "glr/kernels/decode_kernel.cuh"
-
 #include <algorithm>
-#include <barrier>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <limits>
 #include <random>
 #include <string>
-#include <thread>
 #include <vector>
 
+#include "glr/check/emulator/emulated_decode.hpp"
 #include "kcv/glr/member.hpp"
 #include "kcv/glr/oracle.hpp"
 #include "kcv/glr/problem.hpp"
@@ -85,24 +80,6 @@ kcv::glr::Problem make_problem(const Case& c, std::uint32_t seed) {
   return p;
 }
 
-// Runs every CTA of the decode grid, one after the other, 32 host threads each.
-void run_emulated(const DecodeParams& p) {
-  std::vector<float> smem(static_cast<std::size_t>(3 * p.key_dim));
-  blockDim = dim3(kcv::glr::gpu::detail::kDecodeWarp);
-  for (std::int64_t block = 0; block < p.sequences * p.v_heads; ++block) {
-    std::barrier<> barrier(kcv::glr::gpu::detail::kDecodeWarp);
-    kcv::glr::check::emulator::cta_barrier = &barrier;
-    std::vector<std::thread> lanes;
-    for (unsigned lane = 0; lane < 32; ++lane)
-      lanes.emplace_back([&, lane] {
-        threadIdx = uint3{lane, 0, 0};
-        kcv::glr::gpu::detail::decode_block(p, block, smem.data());
-      });
-    for (auto& t : lanes) t.join();
-    kcv::glr::check::emulator::cta_barrier = nullptr;
-  }
-}
-
 double max_abs(const std::vector<double>& x) {
   double m = 0.0;
   for (double v : x) m = std::max(m, std::abs(v));
@@ -125,10 +102,9 @@ bool check(const Case& c, std::uint32_t seed) {
   }
   const auto q = to_f32(prob.q), k = to_f32(prob.k), v = to_f32(prob.v), g = to_f32(prob.g),
              beta = to_f32(prob.beta);
-  std::vector<float> state = prob.h0.empty()
-                                 ? std::vector<float>(static_cast<std::size_t>(
-                                       prob.shape.state_size()), 0.0f)
-                                 : to_f32(prob.h0);
+  std::vector<float> state =
+      prob.h0.empty() ? std::vector<float>(static_cast<std::size_t>(prob.shape.state_size()), 0.0f)
+                      : to_f32(prob.h0);
   std::vector<float> o(static_cast<std::size_t>(prob.shape.v_size()),
                        std::numeric_limits<float>::quiet_NaN());
   const kcv::glr::MemberTraits t = kcv::glr::traits(c.member);
@@ -152,19 +128,19 @@ bool check(const Case& c, std::uint32_t seed) {
   p.delta_rule = t.delta_rule;
   p.v_first = c.v_first;
   p.scale = static_cast<float>(prob.scale);
-  run_emulated(p);
+  kcv::glr::check::run_decode_emulated(p);
   const std::int64_t longest = *std::max_element(c.lengths.begin(), c.lengths.end());
-  const double bound = 8.0 * static_cast<double>(longest + c.key_dim) *
-                       std::numeric_limits<float>::epsilon();
+  const double bound =
+      8.0 * static_cast<double>(longest + c.key_dim) * std::numeric_limits<float>::epsilon();
   const double e_o = rel_error(o, want->o);
   const double e_s = rel_error(state, want->final_state);
   const bool ok = e_o <= bound && e_s <= bound;  // false for NaN
-  std::printf("%-4s %-8s T=%-3lld HV=%lld K=%-3lld V=%-3lld %s%s o %.2e state %.2e (bound %.2e) %s\n",
-              ok ? "ok" : "FAIL", std::string(kcv::glr::name(c.member)).c_str(),
-              static_cast<long long>(prob.shape.tokens), static_cast<long long>(c.v_heads),
-              static_cast<long long>(c.key_dim), static_cast<long long>(c.value_dim),
-              c.varlen ? "varlen " : "", c.v_first ? "vk" : "kv", e_o, e_s, bound,
-              c.with_h0 ? "h0" : "");
+  std::printf(
+      "%-4s %-8s T=%-3lld HV=%lld K=%-3lld V=%-3lld %s%s o %.2e state %.2e (bound %.2e) %s\n",
+      ok ? "ok" : "FAIL", std::string(kcv::glr::name(c.member)).c_str(),
+      static_cast<long long>(prob.shape.tokens), static_cast<long long>(c.v_heads),
+      static_cast<long long>(c.key_dim), static_cast<long long>(c.value_dim),
+      c.varlen ? "varlen " : "", c.v_first ? "vk" : "kv", e_o, e_s, bound, c.with_h0 ? "h0" : "");
   return ok;
 }
 

@@ -14,6 +14,13 @@
 #            --grade fp32,bf16 --glr-cases full --resources kcv/glr_ptxas.log`: CMP-01 over the
 #            full case list, ORD-02 (10 runs), EXC-01, RES-02 from the build's ptxas report;
 #            the in-process executor (PIPELINE_EXECUTOR=forked: a child process per call)
+#   decode   decode.md, decode.tar.gz (decode/<member>.{json,xml,log}, env.txt)  (DECODE_S,
+#            default 120 s per member, all six at once): the decode kernel through kcv's
+#            pipeline, `kcv verify --candidate kcv/libkcv_glr_cuda_candidate.so --kernel
+#            glr.<member>.decode --glr-cases full --runs 10 --resources kcv/glr_ptxas.log`:
+#            CMP-01 over the decode case list against the token-serial fp64 oracle, ORD-02,
+#            EXC-01, RES-02; the executor as in pipeline (DECODE_EXECUTOR); DECODE_CANDIDATE
+#            names another candidate library (the CPU one, libkcv_glr_emulated.so, for a dry run)
 #   verify   verification.md, verify.log, verify.json    (VERIFY_S, default 330 s)
 #            glr/check/gates_vs_fla.py: ours, fla and FlashQLA under kcv's C++ CMP-01 judge
 #            (both grades) + fla's metric, resources
@@ -32,6 +39,7 @@
 # Run from the repository root, with fla's wheels in .whl/ (and, for kcv._core, the Debian packages
 # of scripts/device-deps in .debs/):
 #   STEPS="install pipeline" bash glr/check/device_run.sh
+#   STEPS="install decode" bash glr/check/device_run.sh
 #   STEPS="install pytest verify" bash glr/check/device_run.sh
 #   STEPS="install bench" BENCH_SHAPE="1 2" bash glr/check/device_run.sh
 # KCV_SITE_PACK=FILE packs the compiled kcv after a build; KCV_SITE_TAR (default
@@ -184,6 +192,39 @@ for path in sorted(glob.glob(os.path.join(sys.argv[1], "*.json"))):
         out["missing"].append(f"{os.path.basename(path)}: {e}")
 json.dump(out, open(sys.argv[2], "w"), indent=1)
 PY
+fi
+
+if [[ $steps == *" decode "* ]]; then
+  # One `kcv verify` per member's decode op, all at once; the folder is packed into one file.
+  ddir=$out/decode
+  mkdir -p "$ddir"
+  kcv_bin=$(command -v kcv || echo /tmp/site/bin/kcv)
+  lib=${DECODE_CANDIDATE:-/tmp/site/kcv/libkcv_glr_cuda_candidate.so}
+  res=()
+  [[ -s /tmp/site/kcv/glr_ptxas.log ]] && res=(--resources /tmp/site/kcv/glr_ptxas.log)
+  members=${DECODE_MEMBERS:-gdn kda gla ssd la deltanet}
+  executor=${DECODE_EXECUTOR:-in-process}
+  {
+    date -u +%FT%TZ
+    nvidia-smi --query-gpu=name,driver_version --format=csv,noheader || true
+    echo "kcv: $kcv_bin ($("$kcv_bin" --version 2>&1))"
+    echo "candidate: $lib"
+    echo "resources: ${res[*]:-none (no ptxas log in /tmp/site/kcv)}"
+    echo "executor: $executor"
+  } > "$ddir/env.txt" 2>&1
+  dcmd="STEPS=\"${STEPS:-install pytest verify bench}\" OUT=\$OUT bash glr/check/device_run.sh"
+  for m in $members; do
+    timeout -k 10 "${DECODE_S:-120}" "$kcv_bin" verify --candidate "$lib" \
+      --kernel "glr.$m.decode" --glr-cases full --runs 10 --threads "${PIPELINE_THREADS:-4}" \
+      --executor "$executor" "${res[@]}" --json "$ddir/$m.json" --junit "$ddir/$m.xml" \
+      ${DECODE_ARGS:-} > "$ddir/$m.log" 2>&1 &
+  done
+  wait
+  python3 glr/check/pipeline_report.py "$ddir" --op decode \
+    --members "$(echo $members | tr ' ' ',')" --command "$dcmd" > "$out/decode.md"
+  rc=$?
+  tar czf "$out/decode.tar.gz" -C "$out" decode && rm -rf "$ddir"
+  stamp "decode: exit $rc (0 every report passed; decode.md, decode.tar.gz)"
 fi
 
 if [[ $steps == *" verify "* ]]; then

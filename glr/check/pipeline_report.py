@@ -6,6 +6,10 @@ member's log tail. A member whose run was cut short still shows the grades it fi
 rewrites its JSON after every report) and says so. It only formats: every verdict is kcv's.
 
   python3 glr/check/pipeline_report.py DIR --command "..." > pipeline.md
+  python3 glr/check/pipeline_report.py DIR --op decode --command "..." > decode.md
+
+With --op decode the reports are the decode ops' (glr.<member>.decode, one report per member:
+the decode kernel has one precision contract).
 """
 
 import argparse
@@ -36,18 +40,32 @@ def cell(gate):
     return word
 
 
-def render(directory, command, expected):
-    lines = ["# GLR kernels through kcv's pipeline", "", "Command (repository root):", "",
+CHUNK_TEXT = ("Each row is one `kcv verify` report: kernel [precision grade]. Cells: verdict, worst "
+              "|y − y*|/tau (CMP-01; inf for a tolerance-free violation), probes judged. CMP-01 "
+              "runs the full case list (`--glr-cases full`), ORD-02 10 runs of forward + "
+              "backward, EXC-01 a NaN in one token of v against the token-serial fp64 oracle, "
+              "RES-02 the ptxas resource report of the build.")
+DECODE_TEXT = ("Each row is one `kcv verify` report of a decode op: kernel [precision grade]. "
+               "Cells: verdict, worst |y − y*|/tau (CMP-01; inf for a tolerance-free "
+               "violation), probes judged. CMP-01 runs the decode case list (`--glr-cases "
+               "full`: one and a few tokens per sequence, with and without an initial state, "
+               "varlen, GVA, bf16, fp16 and fp32 q, k, v, K, V up to 256) against the "
+               "token-serial fp64 oracle, ORD-02 10 runs of one varlen GVA decode call, EXC-01 "
+               "a NaN in one token of v, RES-02 the ptxas resource report of the build.")
+
+
+def render(directory, command, expected, op="chunk"):
+    decode = op == "decode"
+    title = "GLR decode kernel" if decode else "GLR kernels"
+    suffix = ".decode" if decode else ""
+    wanted = 1 if decode else 2  # reports per member: one per grade
+    lines = [f"# {title} through kcv's pipeline", "", "Command (repository root):", "",
              f"    {command}", ""]
     env = os.path.join(directory, "env.txt")
     if os.path.exists(env):
         with open(env) as f:
             lines += ["```", f.read().strip(), "```", ""]
-    lines += ["Each row is one `kcv verify` report: kernel [precision grade]. Cells: verdict, worst "
-              "|y − y*|/tau (CMP-01; inf for a tolerance-free violation), probes judged. CMP-01 "
-              "runs the full case list (`--glr-cases full`), ORD-02 10 runs of forward + "
-              "backward, EXC-01 a NaN in one token of v against the token-serial fp64 oracle, "
-              "RES-02 the ptxas resource report of the build.", "",
+    lines += [DECODE_TEXT if decode else CHUNK_TEXT, "",
               "| kernel | " + " | ".join(GATES) + " | passed |",
               "|---|" + "---|" * (len(GATES) + 1)]
     failures, details = 0, []
@@ -55,7 +73,7 @@ def render(directory, command, expected):
         path = os.path.join(directory, f"{member}.json")
         reports = load(path) if os.path.exists(path) else {"error": "no JSON report"}
         if isinstance(reports, dict):
-            lines.append(f"| glr.{member} | " + " | ".join(["-"] * len(GATES)) +
+            lines.append(f"| glr.{member}{suffix} | " + " | ".join(["-"] * len(GATES)) +
                          f" | no report ({reports['error']}) |")
             failures += 1
             continue
@@ -70,8 +88,9 @@ def render(directory, command, expected):
                                    f"{g.get('evidence', {}).get('summary') or g.get('reason')}")
                     if g.get("replay"):
                         details.append(f"  `{g['replay']}`")
-        if len(reports) < 2:
-            lines.append(f"| glr.{member} | (only {len(reports)} grade(s) finished) | | | | |")
+        if len(reports) < wanted:
+            lines.append(f"| glr.{member}{suffix} | (only {len(reports)} grade(s) finished) "
+                         "| | | | |")
             failures += 1
     lines += ["", f"**{failures} report(s) not passed or missing.**", ""]
     if details:
@@ -100,8 +119,9 @@ def main():
     ap.add_argument("directory")
     ap.add_argument("--command", default="")
     ap.add_argument("--members", default="gdn,kda,gla,ssd,la,deltanet")
+    ap.add_argument("--op", choices=("chunk", "decode"), default="chunk")
     args = ap.parse_args()
-    text, failures = render(args.directory, args.command, args.members.split(","))
+    text, failures = render(args.directory, args.command, args.members.split(","), args.op)
     sys.stdout.write(text)
     return 1 if failures else 0
 

@@ -7,7 +7,12 @@
 //                                     output before writing it): bits follow the call's buffer
 //                                     contents (ORD-02; one fp32 ulp stays inside CMP-01's tau)
 //   redteam.glr.gdn.nan_zeroed        NaN in o written as 0 (EXC-01; no NaN reaches CMP-01)
-// and the conforming glr.gdn, the twin a replayed counterexample must pass on.
+// and the conforming glr.gdn, the twin a replayed counterexample must pass on. For the decode op
+// (glr.gdn.decode), the emulated decode kernel and two defects of the state (CMP-01):
+//   redteam.glr.gdn.decode.no_decay    the state is never decayed (g read as 0: a = 1)
+//   redteam.glr.gdn.decode.bf16_state  the final state rounded once to bf16 (a kernel that keeps
+//                                      ht in bf16); o, computed before, is the conforming one
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -15,6 +20,8 @@
 
 #include "check/bf16.hpp"
 #include "check/candidate_abi.hpp"
+#include "check/decode_abi.hpp"
+#include "check/emulator/emulated_decode.hpp"
 #include "check/emulator/emulated_device.hpp"
 
 namespace {
@@ -23,12 +30,6 @@ using kcv::glr::Member;
 using namespace kcv::glr::check;
 
 kcv::Expected<DeviceResults> emulate(const HostInputs& in) { return run_emulated(in, 1); }
-
-std::int64_t numel(const kcv_tensor& t) {
-  std::int64_t n = 1;
-  for (int d = 0; d < t.ndim; ++d) n *= t.shape[d];
-  return n;
-}
 
 void perturb_last(kcv_tensor* out, std::uint32_t) {
   auto* o = static_cast<std::uint16_t*>(out[0].data);
@@ -57,6 +58,19 @@ int mutant(const kcv_tensor* in, int32_t n_in, kcv_tensor* out, int32_t n_out,
   return rc;
 }
 
+kcv::Expected<DecodeResult> decode_without_decay(const DecodeCall& call) {
+  DecodeCall undecayed = call;
+  std::fill(undecayed.g.begin(), undecayed.g.end(), 0.0f);
+  return run_decode_on_host(undecayed);
+}
+
+kcv::Expected<DecodeResult> decode_bf16_state(const DecodeCall& call) {
+  auto r = run_decode_on_host(call);
+  if (r)
+    for (float& x : r->state) x = bf16_to_float(float_to_bf16(x));
+  return r;
+}
+
 constexpr const char* kContract = R"({"deterministic": true})";
 
 const kcv_kernel kKernels[] = {
@@ -64,6 +78,12 @@ const kcv_kernel kKernels[] = {
     {"redteam.glr.gdn.perturbed_output", "glr.gdn", kContract, mutant<perturb_last>, nullptr},
     {"redteam.glr.gdn.stale_output_bit", "glr.gdn", kContract, mutant<stale_bit>, nullptr},
     {"redteam.glr.gdn.nan_zeroed", "glr.gdn", kContract, mutant<zero_nan>, nullptr},
+    {"glr.gdn.decode", "glr.gdn.decode", kContract,
+     run_decode_member<run_decode_on_host, Member::kGatedDeltaNet>, nullptr},
+    {"redteam.glr.gdn.decode.no_decay", "glr.gdn.decode", kContract,
+     run_decode_member<decode_without_decay, Member::kGatedDeltaNet>, nullptr},
+    {"redteam.glr.gdn.decode.bf16_state", "glr.gdn.decode", kContract,
+     run_decode_member<decode_bf16_state, Member::kGatedDeltaNet>, nullptr},
 };
 
 }  // namespace

@@ -61,6 +61,16 @@ ModelScale model_scale(const Problem& p, ChunkOptions options) {
   return m;
 }
 
+ModelScale decode_model_scale(const Problem& p) {
+  const Shape& s = p.shape;
+  std::int64_t longest = 0;
+  for (std::int64_t n = 0; n < s.sequences(); ++n)
+    longest = std::max(longest, s.seq_end(n) - s.seq_begin(n));
+  ModelScale m;
+  m.depth = 2 * (longest + s.key_dim);
+  return m;
+}
+
 double accumulation_term(const ModelScale& m) {
   return kConfidence * kUnitFp32 * (std::sqrt(static_cast<double>(m.depth)) + m.log_decay);
 }

@@ -2,8 +2,10 @@
 // A GLR case as a probe and back, the op signatures, and the inputs of a case. A probe keeps the
 // case in fields every probe has, so its token is a plain kcv probe token:
 //   sizes  {T, N, H, HV, K, V}     segments  the sequence lengths (sum T, N of them)
-//   tags   {member, grade, decay, packing, layout}
-//   inputs one InputSpec per signature input (g's and beta's dtype say the gate dtypes)
+//   tags   {member, grade, decay, packing, layout}, and for a decode case op = decode and, for
+//          a call without an initial state, state = zero (absent tags: chunk, given state)
+//   inputs one InputSpec per signature input (q's dtype says q, k, v's; g's and beta's dtype
+//          say the gate dtypes)
 // Inputs are drawn from kcv's counter-based generator (CounterRng), never from std::
 // distributions, so a token gives the same bits on every machine.
 #include <fmt/format.h>
@@ -19,19 +21,24 @@
 namespace kcv::glr {
 namespace {
 
-constexpr std::int64_t kMaxHeadDim = 128;  // the kernels' limit (kcv/glr/gpu.hpp)
-
 Error bad(const std::string& field, const std::string& what) {
   return make_error(ErrorCode::kInvalidArgument, fmt::format("GLR probe: {}: {}", field, what),
                     "probe");
 }
 
-OpSignature make_signature(Member m) {
+OpSignature make_signature(Member m, OpKind op) {
   const MemberTraits tr = traits(m);
+  const bool decode = op == OpKind::kDecode;
   OpSignature s;
-  s.name = op_name(m);
-  s.summary = fmt::format(
-      "GLR member {}: forward + backward of the gated linear recurrence (docs/05_glr.md)", name(m));
+  s.name = op_name(m, op);
+  s.summary = decode ? fmt::format(
+                           "GLR member {}: decode, the forward of a few tokens per sequence "
+                           "from a given state (docs/glr/verification.md)",
+                           name(m))
+                     : fmt::format(
+                           "GLR member {}: forward + backward of the gated linear "
+                           "recurrence (docs/05_glr.md)",
+                           name(m));
   s.op_class = OpClass::kScan;
   s.reduction_dim = "T";
   const std::vector<std::string> gate_dims = tr.gate == GateKind::kChannel
@@ -44,11 +51,18 @@ OpSignature make_signature(Member m) {
   if (tr.gate != GateKind::kNone) s.inputs.push_back({"g", gate_dims});
   if (tr.delta_rule) s.inputs.push_back({"beta", {"T", "HV"}});
   s.inputs.push_back({"h0", state});
-  s.inputs.push_back({"do", {"T", "HV", "V"}});
-  s.inputs.push_back({"dht", state});
+  if (!decode) {
+    s.inputs.push_back({"do", {"T", "HV", "V"}});
+    s.inputs.push_back({"dht", state});
+  }
   s.inputs.push_back({"cu_seqlens", {"N1"}});
   s.outputs.push_back({"o", {"T", "HV", "V"}});
   s.outputs.push_back({"ht", state});
+  if (decode) {
+    s.reference_sizes = {{"T", 1}, {"N", 1}, {"N1", 2}, {"H", 2}, {"HV", 2}, {"K", 64}, {"V", 64}};
+    s.uses_exp = tr.gate != GateKind::kNone;
+    return s;
+  }
   s.outputs.push_back({"dq", {"T", "H", "K"}});
   s.outputs.push_back({"dk", {"T", "H", "K"}});
   s.outputs.push_back({"dv", {"T", "HV", "V"}});
@@ -75,6 +89,7 @@ constexpr std::array<Decay, 3> kDecays = {Decay::kWeak, Decay::kModerate, Decay:
 constexpr std::array<Packing, 3> kPackings = {Packing::kVarlenI64, Packing::kVarlenI32,
                                               Packing::kBatch};
 constexpr std::array<Grade, 2> kGrades = {Grade::kFp32, Grade::kBf16};
+constexpr std::array<OpKind, 2> kOpKinds = {OpKind::kChunk, OpKind::kDecode};
 
 std::string_view layout_tag(StateLayout l) { return l == StateLayout::kKV ? "kv" : "vk"; }
 
@@ -92,8 +107,17 @@ Status check_sizes(const Case& c, const Probe& p) {
   if (size("N") != std::ssize(c.lengths)) return bad("sizes.N", "must equal the segment count");
   if (c.qk_heads < 1 || c.v_heads % c.qk_heads != 0)
     return bad("sizes.HV", "must be a positive multiple of sizes.H");
-  if (c.key_dim < 1 || c.key_dim > kMaxHeadDim) return bad("sizes.K", "must be in 1..128");
-  if (c.value_dim < 1 || c.value_dim > kMaxHeadDim) return bad("sizes.V", "must be in 1..128");
+  const std::int64_t most = max_head_dim(c.op);
+  if (c.key_dim < 1 || c.key_dim > most)
+    return bad("sizes.K", fmt::format("must be in 1..{}", most));
+  if (c.value_dim < 1 || c.value_dim > most)
+    return bad("sizes.V", fmt::format("must be in 1..{}", most));
+  if (c.op == OpKind::kChunk && c.io != DType::kBF16)
+    return bad("inputs[0]", "the chunk ops take bf16 q, k, v");
+  if (c.io != DType::kBF16 && c.io != DType::kF16 && c.io != DType::kF32)
+    return bad("inputs[0]", "q, k, v are bf16, fp16 or fp32");
+  if (c.op == OpKind::kDecode && c.grade != Grade::kFp32)
+    return bad("tags.grade", "a decode case is judged under the fp32 grade");
   if (c.packing == Packing::kBatch) {
     for (std::int64_t n : c.lengths)
       if (n != c.lengths.front()) return bad("segments", "a batch needs equal lengths");
@@ -138,32 +162,44 @@ void fill(HostTensor& t, F value) {
 
 }  // namespace
 
-std::string op_name(Member m) { return "glr." + std::string(name(m)); }
+std::string op_name(Member m, OpKind op) {
+  return "glr." + std::string(name(m)) + (op == OpKind::kDecode ? ".decode" : "");
+}
 
-std::optional<Member> member_of_op(std::string_view op) {
+std::optional<GlrOp> glr_op_of(std::string_view op) {
   for (Member m : kAllMembers)
-    if (op == op_name(m)) return m;
+    for (OpKind k : kOpKinds)
+      if (op == op_name(m, k)) return GlrOp{m, k};
   return std::nullopt;
 }
 
-const OpSignature& signature(Member m) {
-  static const std::array<OpSignature, 6> kSignatures = [] {
-    std::array<OpSignature, 6> out;
-    for (std::size_t i = 0; i < kAllMembers.size(); ++i) out[i] = make_signature(kAllMembers[i]);
-    return out;
-  }();
-  return kSignatures[static_cast<std::size_t>(m)];
+std::optional<Member> member_of_op(std::string_view op) {
+  const std::optional<GlrOp> g = glr_op_of(op);
+  return g ? std::optional<Member>(g->member) : std::nullopt;
 }
 
-int input_index(Member m, std::string_view name) {
-  const auto& in = signature(m).inputs;
+std::int64_t max_head_dim(OpKind op) { return op == OpKind::kDecode ? 256 : 128; }
+
+const OpSignature& signature(Member m, OpKind op) {
+  static const std::array<std::array<OpSignature, 6>, 2> kSignatures = [] {
+    std::array<std::array<OpSignature, 6>, 2> out;
+    for (std::size_t k = 0; k < kOpKinds.size(); ++k)
+      for (std::size_t i = 0; i < kAllMembers.size(); ++i)
+        out[k][i] = make_signature(kAllMembers[i], kOpKinds[k]);
+    return out;
+  }();
+  return kSignatures[static_cast<std::size_t>(op)][static_cast<std::size_t>(m)];
+}
+
+int input_index(Member m, std::string_view name, OpKind op) {
+  const auto& in = signature(m, op).inputs;
   for (std::size_t i = 0; i < in.size(); ++i)
     if (in[i].name == name) return static_cast<int>(i);
   return -1;
 }
 
-int output_index(Member m, std::string_view name) {
-  const auto& out = signature(m).outputs;
+int output_index(Member m, std::string_view name, OpKind op) {
+  const auto& out = signature(m, op).outputs;
   for (std::size_t i = 0; i < out.size(); ++i)
     if (out[i].name == name) return static_cast<int>(i);
   return -1;
@@ -178,6 +214,8 @@ std::string_view name(Packing p) {
   constexpr std::array<std::string_view, 3> kNames = {"varlen-i64", "varlen-i32", "batch"};
   return kNames[static_cast<std::size_t>(p)];
 }
+
+std::string_view name(OpKind op) { return op == OpKind::kDecode ? "decode" : "chunk"; }
 
 std::int64_t Case::tokens() const {
   return std::accumulate(lengths.begin(), lengths.end(), std::int64_t{0});
@@ -212,8 +250,10 @@ Probe probe_of(const Case& c, GateId gate, std::string label) {
             {"decay", std::string(name(c.decay))},
             {"packing", std::string(name(c.packing))},
             {"layout", std::string(layout_tag(c.layout))}};
-  for (const TensorSig& t : signature(c.member).inputs) {
-    DType d = DType::kBF16;
+  if (c.op == OpKind::kDecode) p.tags["op"] = "decode";
+  if (!c.initial_state) p.tags["state"] = "zero";
+  for (const TensorSig& t : signature(c.member, c.op).inputs) {
+    DType d = c.io;
     if (t.name == "g") d = c.gate_bf16 ? DType::kBF16 : DType::kF32;
     if (t.name == "beta") d = c.beta_f32 ? DType::kF32 : DType::kBF16;
     if (t.name == "h0" || t.name == "dht") d = DType::kF32;
@@ -246,6 +286,15 @@ Expected<Case> case_of(const Probe& p) {
   const std::string layout = tag(p, "layout");
   if (layout != "kv" && layout != "vk") return bad("tags.layout", "expected kv or vk");
   c.layout = layout == "kv" ? StateLayout::kKV : StateLayout::kVK;
+  if (const std::string op = tag(p, "op"); !op.empty()) {
+    auto kind = parse_name(kOpKinds, op, "tags.op");
+    if (!kind) return kind.error();
+    c.op = *kind;
+  }
+  if (const std::string state = tag(p, "state"); !state.empty()) {
+    if (state != "zero") return bad("tags.state", "expected zero (or no tag: a given state)");
+    c.initial_state = false;
+  }
   if (p.segments.empty()) return bad("segments", "no sequence");
   c.lengths = p.segments;
   const auto at = [&](const char* k) {
@@ -256,10 +305,11 @@ Expected<Case> case_of(const Probe& p) {
   c.v_heads = at("HV");
   c.key_dim = at("K");
   c.value_dim = at("V");
-  if (Status st = check_sizes(c, p); !st) return st.error();
-  const auto& sig = signature(c.member).inputs;
+  const auto& sig = signature(c.member, c.op).inputs;
   if (p.inputs.size() != sig.size())
-    return bad("inputs", fmt::format("{} has {} inputs", op_name(c.member), sig.size()));
+    return bad("inputs", fmt::format("{} has {} inputs", op_name(c.member, c.op), sig.size()));
+  c.io = p.inputs.front().dtype;
+  if (Status st = check_sizes(c, p); !st) return st.error();
   for (std::size_t i = 0; i < sig.size(); ++i) {
     const DType d = p.inputs[i].dtype;
     if (sig[i].name == "g") c.gate_bf16 = d == DType::kBF16;
@@ -275,7 +325,7 @@ Expected<Case> case_of(const Probe& p) {
 namespace verify_detail {
 
 std::vector<HostTensor> make_tensors(const Case& c, const Probe& probe) {
-  const OpSignature& sig = signature(c.member);
+  const OpSignature& sig = signature(c.member, c.op);
   const Shape s = c.shape();
   const std::int64_t n = std::ssize(c.lengths);
   const std::map<std::string, int64_t> sizes = {
@@ -296,7 +346,7 @@ std::vector<HostTensor> make_tensors(const Case& c, const Probe& probe) {
     } else if (t.name == "beta") {
       fill(x, [&](uint64_t i) { return 1.0 / (1.0 + std::exp(-rng.normal(i))); });
     } else if (t.name == "h0") {
-      fill(x, [&](uint64_t i) { return 0.5 * rng.normal(i); });
+      fill(x, [&](uint64_t i) { return c.initial_state ? 0.5 * rng.normal(i) : 0.0; });
     } else if (t.name == "cu_seqlens") {
       for (std::int64_t i = 0; i <= n; ++i) x.set_value_at(i, static_cast<double>(s.cu_seqlens[i]));
     } else {  // v, do, dht
@@ -315,7 +365,7 @@ std::vector<HostTensor> make_tensors(const Case& c, const Probe& probe) {
 Data data_of(const Case& c, const std::vector<HostTensor>& tensors) {
   const Member m = c.member;
   const auto values = [&](const char* name) {
-    const int i = input_index(m, name);
+    const int i = input_index(m, name, c.op);
     return i < 0 ? std::vector<double>{} : tensors[static_cast<std::size_t>(i)].to_f64();
   };
   Data d;
@@ -335,8 +385,9 @@ Data data_of(const Case& c, const std::vector<HostTensor>& tensors) {
 
 std::vector<DType> output_dtypes(const Case& c) {
   std::vector<DType> out;
-  for (const TensorSig& t : signature(c.member).outputs) {
+  for (const TensorSig& t : signature(c.member, c.op).outputs) {
     DType d = DType::kBF16;
+    if (t.name == "o") d = c.io;
     if (t.name == "ht" || t.name == "dh0") d = DType::kF32;
     if (t.name == "dg") d = c.gate_bf16 ? DType::kBF16 : DType::kF32;
     if (t.name == "dbeta") d = c.beta_f32 ? DType::kF32 : DType::kBF16;
@@ -351,7 +402,7 @@ std::vector<kcv::Shape> output_shapes(const Case& c) {
                                                 {"H", c.qk_heads}, {"HV", c.v_heads},
                                                 {"K", c.key_dim},  {"V", c.value_dim}};
   std::vector<kcv::Shape> out;
-  for (const TensorSig& t : signature(c.member).outputs) {
+  for (const TensorSig& t : signature(c.member, c.op).outputs) {
     kcv::Shape shape = shape_of(t, sizes);
     if (c.layout == StateLayout::kVK && (t.name == "ht" || t.name == "dh0"))
       std::swap(shape[2], shape[3]);

@@ -25,8 +25,9 @@ struct Data {
 };
 Data data_of(const Case& c, const std::vector<HostTensor>& tensors);
 
-/// Which fp64 reference a slice runs.
-enum class Reference { kChunked, kTokenSerial };
+/// Which fp64 reference a slice runs: the chunked reference or the token-serial oracle, forward
+/// and backward, or the token-serial forward alone (a decode op; the gradients stay empty).
+enum class Reference { kChunked, kTokenSerial, kTokenSerialForward };
 
 /// The per-output values of one run, in output order (o, ht, dq, dk, dv, dg, dbeta, dh0 as the
 /// member has them), plus the error model's per-element inputs.
@@ -42,13 +43,13 @@ struct Results {
 [[nodiscard]] Expected<Results> run_sliced(Member member, const Data& d, Reference which,
                                            bool dg_scale, bool sigma, int threads);
 
-/// The member's outputs as (error-model output, values) pairs in output order.
+/// The op's outputs as (error-model output, values) pairs in output order.
 struct NamedOutput {
   std::string name;
   Output which;
   const std::vector<double>* values;
 };
-std::vector<NamedOutput> outputs_of(Member member, const Results& r);
+std::vector<NamedOutput> outputs_of(Member member, const Results& r, OpKind op = OpKind::kChunk);
 
 /// dtype of each output of case `c`, in output order.
 std::vector<DType> output_dtypes(const Case& c);

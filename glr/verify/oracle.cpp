@@ -10,6 +10,10 @@
 // chunk. For three outputs every chunked algorithm forms from sums over the whole chunk (dk with
 // the delta rule, dg, dbeta), the rows of t*'s chunk carry the fp64 chunked reference's value as
 // the sanctioned alternative (OracleOutput::alternative): there the kernel may follow either.
+//
+// A decode op (o and the final state of a few tokens) is judged against the token-serial oracle
+// for every gate, with N and G of the token-serial evaluation (decode_model_scale): the decode
+// kernel runs the recurrence token by token itself, so it has no chunk form to be alternative to.
 #include <fmt/format.h>
 
 #include "glr/verify/internal.hpp"
@@ -25,7 +29,7 @@ struct GlrOracle::Cached {
   std::mutex mutex;
   std::optional<Results> chunked;       // with dg's term scale
   std::optional<ForwardSigma> sigma;    // the bf16 grade's σ
-  std::optional<Results> token_serial;  // EXC-01
+  std::optional<Results> token_serial;  // EXC-01; a decode op's forward for every gate
 };
 
 namespace {
@@ -72,6 +76,39 @@ bool windowed(const Case& c, std::string_view name) {
 
 }  // namespace
 
+namespace {
+
+// A decode case: the token-serial forward, tau with the decode kernel's N and G.
+Expected<OracleResult> evaluate_decode(const Case& c, const Data& d, GlrOracle::Cached& cached,
+                                       int threads) {
+  if (!cached.token_serial) {
+    auto r = verify_detail::run_sliced(c.member, d, Reference::kTokenSerialForward, false, false,
+                                       threads);
+    if (!r) return r.error();
+    cached.token_serial = std::move(*r);
+  }
+  const ModelScale m = decode_model_scale(d.problem);
+  const Shape s = c.shape();
+  const std::int64_t gw = gate_width(traits(c.member).gate, s.key_dim);
+  const std::vector<DType> dtypes = verify_detail::output_dtypes(c);
+  const std::vector<kcv::Shape> shapes = verify_detail::output_shapes(c);
+  const auto named = verify_detail::outputs_of(c.member, *cached.token_serial, OpKind::kDecode);
+  OracleResult result;
+  for (std::size_t o = 0; o < named.size(); ++o) {
+    auto tau = glr::tau(named[o].which, *named[o].values, s, gw, m, kcv::unit_roundoff(dtypes[o]));
+    if (!tau) return tau.error();
+    OracleOutput out;
+    out.dtype = dtypes[o];
+    out.shape = shapes[o];
+    out.value = *named[o].values;
+    out.tau = std::move(*tau);
+    result.outputs.push_back(std::move(out));
+  }
+  return result;
+}
+
+}  // namespace
+
 GlrOracle::GlrOracle(const GlrOptions& options) : options_(options) {}
 GlrOracle::~GlrOracle() = default;
 
@@ -104,6 +141,7 @@ Expected<OracleResult> GlrOracle::evaluate(const Probe& probe, const ProbeInputs
   }
   const std::lock_guard lock(cached->mutex);
   const Data d = verify_detail::data_of(*c, inputs.tensors);
+  if (c->op == OpKind::kDecode) return evaluate_decode(*c, d, *cached, options_.threads);
   const bool gated = traits(c->member).gate != GateKind::kNone;
   if (!cached->chunked) {
     auto r = verify_detail::run_sliced(c->member, d, Reference::kChunked, gated, false,

@@ -8,6 +8,9 @@
 // a whole token row at the first token, one element at the last token (a partial tail chunk).
 // Shrinking, simplest first: fewer sequences, shorter sequences, fewer heads, smaller head dims,
 // plainer tags, then the shared same-shape passes; injections follow their token.
+// A decode op (glr.<member>.decode) has its own lists (decode_cases): one token and a few tokens
+// per sequence, with and without an initial state, batches and varlen, GVA, bf16, fp16 and fp32
+// q, k, v, head dims up to 256; its ORD-02 and EXC-01 cases are varlen GVA decode calls.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -19,9 +22,10 @@ namespace kcv::glr {
 namespace {
 
 Case make(Member m, std::vector<std::int64_t> lengths, Packing packing, std::int64_t h,
-          std::int64_t hv, std::int64_t k, std::int64_t v) {
+          std::int64_t hv, std::int64_t k, std::int64_t v, OpKind op = OpKind::kChunk) {
   Case c;
   c.member = m;
+  c.op = op;
   c.lengths = std::move(lengths);
   c.packing = packing;
   c.qk_heads = h;
@@ -59,10 +63,72 @@ std::string label_of(const Case& c) {
   }
   if (c.beta_f32) out += " beta:f32";
   if (c.layout == StateLayout::kVK) out += " vk";
+  if (c.io != DType::kBF16) out += fmt::format(" {}", dtype_name(c.io));
+  if (!c.initial_state) out += " no-h0";
   return out;
 }
 
-std::vector<Case> cmp_cases(Member m, CaseList list) {
+/// A decode case: q, k, v in `io`, with or without an initial state.
+Case decode(Member m, std::vector<std::int64_t> lengths, Packing packing, std::int64_t h,
+            std::int64_t hv, std::int64_t k, std::int64_t v, DType io, bool h0) {
+  Case c = make(m, std::move(lengths), packing, h, hv, k, v, OpKind::kDecode);
+  c.io = io;
+  c.initial_state = h0;
+  return c;
+}
+
+// The decode plans of CMP-01: one token and a few tokens per call, with and without an initial
+// state, fixed-length batches and varlen (int64: the decode kernel takes no other), GVA, both
+// layouts, bf16, fp16 and fp32 q, k, v, head dims up to 256, every decay.
+std::vector<Case> decode_cases(Member m, CaseList list) {
+  std::vector<Case> out;
+  const auto add = [&](Case c) { out.push_back(normalised(std::move(c))); };
+  constexpr DType kB = DType::kBF16, kH = DType::kF16, kF = DType::kF32;
+  if (list == CaseList::kSmall) {
+    add(decode(m, {1}, Packing::kVarlenI64, 2, 2, 32, 32, kB, true));
+    add(decode(m, {1, 1, 1, 1}, Packing::kBatch, 1, 2, 16, 16, kB, false));
+    Case c = decode(m, {4, 4}, Packing::kBatch, 1, 1, 24, 40, kB, true);
+    c.layout = StateLayout::kVK;
+    add(c);
+    c = decode(m, {1, 3, 2}, Packing::kVarlenI64, 1, 4, 16, 16, kH, true);
+    c.decay = Decay::kStrong;
+    c.gate_bf16 = true;
+    c.beta_f32 = true;
+    add(c);
+    add(decode(m, {2, 1}, Packing::kVarlenI64, 2, 2, 256, 256, kF, true));
+    add(decode(m, {1, 1}, Packing::kBatch, 1, 1, 256, 256, kH, false));
+    c = decode(m, {3}, Packing::kVarlenI64, 1, 1, 40, 24, kB, false);
+    c.decay = Decay::kWeak;
+    add(c);
+    return out;
+  }
+  for (std::int64_t d : {64, 100, 128, 256}) {
+    add(decode(m, {1}, Packing::kVarlenI64, 2, 2, d, d, kB, true));
+    add(decode(m, {1, 1, 1, 1}, Packing::kBatch, 2, 4, d, d, kB, true));
+    add(decode(m, {4, 4}, Packing::kBatch, 2, 2, d, d, kB, true));
+    add(decode(m, {1, 4, 2, 7}, Packing::kVarlenI64, 2, 4, d, d, kB, false));
+  }
+  for (DType io : {kH, kF}) {
+    add(decode(m, {1, 1, 1, 1}, Packing::kBatch, 2, 4, 256, 256, io, true));
+    add(decode(m, {1, 4, 2, 7}, Packing::kVarlenI64, 2, 4, 128, 128, io, false));
+    Case c = decode(m, {3, 1, 5}, Packing::kVarlenI64, 1, 2, 256, 64, io, true);
+    c.layout = StateLayout::kVK;
+    add(c);
+  }
+  Case c = decode(m, {2, 3}, Packing::kVarlenI64, 2, 2, 128, 128, kB, true);
+  c.decay = Decay::kStrong;
+  c.gate_bf16 = true;
+  c.beta_f32 = true;
+  add(c);
+  c = decode(m, {5}, Packing::kVarlenI64, 1, 1, 100, 100, kH, true);
+  c.decay = Decay::kWeak;
+  add(c);
+  add(decode(m, {64, 64}, Packing::kBatch, 2, 2, 128, 128, kB, true));
+  return out;
+}
+
+std::vector<Case> cmp_cases(Member m, OpKind op, CaseList list) {
+  if (op == OpKind::kDecode) return decode_cases(m, list);
   std::vector<Case> out;
   const auto add = [&](Case c) { out.push_back(normalised(std::move(c))); };
   if (list == CaseList::kSmall) {
@@ -116,13 +182,25 @@ std::vector<Case> cmp_cases(Member m, CaseList list) {
   return out;
 }
 
-Case ord_case(Member m, CaseList list) {
+Case ord_case(Member m, OpKind op, CaseList list) {
+  if (op == OpKind::kDecode) {
+    return list == CaseList::kSmall ? normalised(decode(m, {1, 3, 2, 4}, Packing::kVarlenI64, 1, 4,
+                                                        32, 32, DType::kBF16, true))
+                                    : normalised(decode(m, {1, 4, 2, 7, 1}, Packing::kVarlenI64, 2,
+                                                        4, 128, 128, DType::kBF16, true));
+  }
   if (list == CaseList::kSmall)
     return normalised(make(m, {1, 70, 5}, Packing::kVarlenI64, 1, 2, 24, 40));
   return normalised(make(m, {1, 150, 7, 64, 3, 1000, 65}, Packing::kVarlenI64, 2, 4, 100, 128));
 }
 
-Case exc_case(Member m, CaseList list) {
+Case exc_case(Member m, OpKind op, CaseList list) {
+  if (op == OpKind::kDecode) {
+    return list == CaseList::kSmall ? normalised(decode(m, {3, 5, 2}, Packing::kVarlenI64, 1, 2, 16,
+                                                        16, DType::kBF16, true))
+                                    : normalised(decode(m, {3, 5, 2}, Packing::kVarlenI64, 2, 4, 64,
+                                                        64, DType::kBF16, true));
+  }
   if (list == CaseList::kSmall)
     return normalised(make(m, {20, 70, 9}, Packing::kVarlenI64, 1, 2, 16, 16));
   return normalised(make(m, {100, 200, 90}, Packing::kVarlenI64, 2, 4, 64, 64));
@@ -133,13 +211,14 @@ std::int64_t v_index(const Case& c, std::int64_t t, std::int64_t hv, std::int64_
   return (t * c.v_heads + hv) * c.value_dim + e;
 }
 
-std::vector<Probe> exc_probes(Member m, Grade grade, CaseList list) {
-  Case c = exc_case(m, list);
+std::vector<Probe> exc_probes(Member m, OpKind op, Grade grade, CaseList list) {
+  Case c = exc_case(m, op, list);
   c.grade = grade;
   const Shape s = c.shape();
   const int v = input_index(m, "v");
   std::vector<Probe> out;
-  // One element inside the second chunk of sequence 1 (not chunk-aligned).
+  // One element inside the second chunk of sequence 1 (not chunk-aligned; a decode case's
+  // sequence 1 is shorter: one element of its second token).
   const std::int64_t t1 = s.seq_begin(1) + std::min<std::int64_t>(70, c.lengths[1] - 4);
   Probe p = probe_of(c, GateId::kExc01,
                      fmt::format("{}; NaN in v[token {} of sequence 1, head 1, column {}]",
@@ -175,7 +254,7 @@ std::vector<std::int64_t> smaller(std::int64_t v, std::initializer_list<std::int
 /// sequence n), or nullopt when its element no longer exists. Per-token inputs only.
 std::optional<Injection> remap(const Case& from, const Case& to,
                                const std::vector<std::size_t>& kept, const Injection& inj) {
-  const TensorSig& t = signature(from.member).inputs[static_cast<std::size_t>(inj.input)];
+  const TensorSig& t = signature(from.member, from.op).inputs[static_cast<std::size_t>(inj.input)];
   if (t.dims.empty() || t.dims.front() != "T" || t.dims.size() != 3) return std::nullopt;
   const auto size = [](const Case& c, const std::string& d) {
     if (d == "H") return c.qk_heads;
@@ -205,9 +284,15 @@ std::optional<Injection> remap(const Case& from, const Case& to,
 }  // namespace
 
 GlrProbes::GlrProbes(Member member, Grade grade, const GlrOptions& options)
-    : member_(member), grade_(grade), options_(options) {}
+    : GlrProbes(member, OpKind::kChunk, grade, options) {}
 
-const OpSignature& GlrProbes::signature() const { return glr::signature(member_); }
+GlrProbes::GlrProbes(Member member, OpKind op, Grade grade, const GlrOptions& options)
+    : member_(member),
+      op_(op),
+      grade_(op == OpKind::kDecode ? Grade::kFp32 : grade),
+      options_(options) {}
+
+const OpSignature& GlrProbes::signature() const { return glr::signature(member_, op_); }
 
 std::string GlrProbes::not_applicable_reason(GateId id, const Contract& contract) const {
   switch (id) {
@@ -227,21 +312,21 @@ std::vector<Probe> GlrProbes::plan(GateId id, const Contract&, uint64_t seed) co
   std::vector<Probe> probes;
   if (id == GateId::kCmp01) {
     std::vector<Case> seen;
-    for (Case c : cmp_cases(member_, options_.cases)) {
+    for (Case c : cmp_cases(member_, op_, options_.cases)) {
       c.grade = grade_;
       if (std::find(seen.begin(), seen.end(), c) != seen.end()) continue;
       seen.push_back(c);
       probes.push_back(probe_of(c, id, label_of(c)));
     }
   } else if (id == GateId::kOrd02) {
-    Case c = ord_case(member_, options_.cases);
+    Case c = ord_case(member_, op_, options_.cases);
     c.grade = grade_;
     Probe p = probe_of(c, id, fmt::format("{} x{} shifted", label_of(c), options_.runs));
     p.repetitions = std::max(2, options_.runs);
     p.shift_addresses = true;
     probes.push_back(p);
   } else if (id == GateId::kExc01) {
-    probes = exc_probes(member_, grade_, options_.cases);
+    probes = exc_probes(member_, op_, grade_, options_.cases);
   }
   for (std::size_t k = 0; k < probes.size(); ++k)
     probes[k].seed = mix_seed(seed, static_cast<uint64_t>(id) * 1000 + k);
@@ -253,7 +338,7 @@ ProbeScope GlrProbes::scope_of(const Probe& probe) const {
   if (!probe.injections.empty()) return ProbeScope::kValues;
   auto c = case_of(probe);
   if (!c) return ProbeScope::kShape;
-  Case first = cmp_cases(member_, options_.cases).front();
+  Case first = cmp_cases(member_, op_, options_.cases).front();
   first.grade = c->grade;
   return *c == first ? ProbeScope::kReference : ProbeScope::kShape;
 }
@@ -338,6 +423,7 @@ std::vector<Probe> GlrProbes::simplifications(const Probe& failing, const Contra
   plainer([](Case& c) { c.gate_bf16 = false; });
   plainer([](Case& c) { c.beta_f32 = false; });
   plainer([](Case& c) { c.layout = StateLayout::kKV; });
+  plainer([](Case& c) { c.io = DType::kBF16; });
   plainer(
       [](Case& c) { c.packing = c.packing == Packing::kBatch ? c.packing : Packing::kVarlenI64; });
   for (Probe& p : same_shape_simplifications(failing, Distribution::kNormal, Distribution::kNormal))

@@ -93,9 +93,10 @@ void scatter_state(const std::vector<double>& src, std::vector<double>& dst, con
 
 void run_slice(Member member, Slice& sl, Reference which, bool dg_scale, bool sigma) {
   const Data& d = sl.data;
-  if (which == Reference::kTokenSerial) {
+  if (which != Reference::kChunked) {
     sl.fwd = oracle_forward(member, d.problem);
-    sl.grads = oracle_backward(member, d.problem, d.cot);
+    sl.grads = which == Reference::kTokenSerial ? oracle_backward(member, d.problem, d.cot)
+                                                : Expected<Gradients>(Gradients{});
     return;
   }
   sl.fwd = chunked_forward(member, d.problem);
@@ -128,7 +129,9 @@ Results zero_results(Member member, const Shape& s, bool dg_scale, bool sigma) {
 Expected<Results> run_sliced(Member member, const Data& d, Reference which, bool dg_scale,
                              bool sigma, int threads) {
   if (Status st = validate(member, d.problem); !st) return st.error();
-  if (Status st = validate(d.problem, d.cot); !st) return st.error();
+  if (which != Reference::kTokenSerialForward) {
+    if (Status st = validate(d.problem, d.cot); !st) return st.error();
+  }
   const Shape& s = d.problem.shape;
   std::vector<Slice> slices;
   for (std::int64_t n = 0; n < s.sequences(); ++n)
@@ -174,13 +177,14 @@ Expected<Results> run_sliced(Member member, const Data& d, Reference which, bool
   return r;
 }
 
-std::vector<NamedOutput> outputs_of(Member member, const Results& r) {
+std::vector<NamedOutput> outputs_of(Member member, const Results& r, OpKind op) {
   const MemberTraits tr = traits(member);
   std::vector<NamedOutput> out = {{"o", Output::kO, &r.fwd.o},
-                                  {"ht", Output::kFinalState, &r.fwd.final_state},
-                                  {"dq", Output::kDq, &r.grads.dq},
-                                  {"dk", Output::kDk, &r.grads.dk},
-                                  {"dv", Output::kDv, &r.grads.dv}};
+                                  {"ht", Output::kFinalState, &r.fwd.final_state}};
+  if (op == OpKind::kDecode) return out;
+  out.insert(out.end(), {{"dq", Output::kDq, &r.grads.dq},
+                         {"dk", Output::kDk, &r.grads.dk},
+                         {"dv", Output::kDv, &r.grads.dv}});
   if (tr.gate != GateKind::kNone) out.push_back({"dg", Output::kDg, &r.grads.dg});
   if (tr.delta_rule) out.push_back({"dbeta", Output::kDbeta, &r.grads.dbeta});
   out.push_back({"dh0", Output::kDh0, &r.grads.dh0});

@@ -17,17 +17,18 @@ namespace {
 constexpr int kShrinkRuns = 64;
 
 /// A GLR op as the registry sees it. evaluate() is GlrOracle's, for a case read from the
-/// inputs' shapes and cu_seqlens under the fp32 grade (params: scale is K^-1/2, state_v_first).
-class GlrOp final : public Op {
+/// inputs' shapes, dtypes and cu_seqlens under the fp32 grade (params: scale is K^-1/2,
+/// state_v_first).
+class RegisteredOp final : public Op {
  public:
-  explicit GlrOp(Member m) : member_(m) {}
-  const OpSignature& signature() const override { return glr::signature(member_); }
+  RegisteredOp(Member m, OpKind op) : member_(m), op_(op) {}
+  const OpSignature& signature() const override { return glr::signature(member_, op_); }
 
   OracleResult evaluate(std::span<const HostTensor> inputs,
                         const Contract& contract) const override {
     OracleResult bad;
     const auto at = [&](const char* name) -> const HostTensor* {
-      const int i = input_index(member_, name);
+      const int i = input_index(member_, name, op_);
       return i < 0 || i >= std::ssize(inputs) ? nullptr : &inputs[static_cast<std::size_t>(i)];
     };
     const HostTensor* q = at("q");
@@ -39,6 +40,8 @@ class GlrOp final : public Op {
     }
     Case c;
     c.member = member_;
+    c.op = op_;
+    c.io = q->dtype();
     c.qk_heads = q->shape()[1];
     c.key_dim = q->shape()[2];
     c.v_heads = v->shape()[1];
@@ -64,6 +67,7 @@ class GlrOp final : public Op {
 
  private:
   Member member_;
+  OpKind op_;
 };
 
 VerifyReport report_of(Candidate& candidate, Executor& executor, const VerifyOptions& options,
@@ -81,9 +85,11 @@ VerifyReport report_of(Candidate& candidate, Executor& executor, const VerifyOpt
 }  // namespace
 
 Status register_ops() {
-  for (Member m : kAllMembers) {
-    if (find_op(op_name(m)) != nullptr) continue;
-    if (Status st = register_op(std::make_unique<GlrOp>(m)); !st) return st;
+  for (OpKind op : {OpKind::kChunk, OpKind::kDecode}) {
+    for (Member m : kAllMembers) {
+      if (find_op(op_name(m, op)) != nullptr) continue;
+      if (Status st = register_op(std::make_unique<RegisteredOp>(m, op)); !st) return st;
+    }
   }
   return {};
 }
@@ -106,8 +112,8 @@ CallPolicy call_policy(const GlrOptions& options) {
 
 Expected<std::vector<VerifyReport>> verify(Candidate& candidate, Executor& executor,
                                            const VerifyOptions& options, const GlrOptions& glr) {
-  const std::optional<Member> member = member_of_op(candidate.op());
-  if (!member) {
+  const std::optional<GlrOp> op = glr_op_of(candidate.op());
+  if (!op) {
     return make_error(ErrorCode::kInvalidArgument,
                       fmt::format("'{}' is not a GLR op", candidate.op()), candidate.name());
   }
@@ -116,9 +122,11 @@ Expected<std::vector<VerifyReport>> verify(Candidate& candidate, Executor& execu
   const std::vector<GateId> gates = {GateId::kCmp01, GateId::kOrd02, GateId::kExc01,
                                      GateId::kRes02};
   std::vector<VerifyReport> reports;
-  for (Grade grade : glr.grades) {
+  const std::vector<Grade> grades =
+      op->op == OpKind::kDecode ? std::vector<Grade>{Grade::kFp32} : glr.grades;
+  for (Grade grade : grades) {
     VerifyReport report = report_of(candidate, executor, options, grade);
-    GlrProbes source(*member, grade, glr);
+    GlrProbes source(op->member, op->op, grade, glr);
     run_verify_pipeline(source, oracle, runner, options, gates, kShrinkRuns, candidate.name(),
                         report);
     reports.push_back(std::move(report));
@@ -131,16 +139,16 @@ GateResult run_probe(Candidate& candidate, Executor& executor, const Probe& prob
   GateResult bad;
   bad.gate = probe.gate;
   bad.verdict = Verdict::kError;
-  const std::optional<Member> member = member_of_op(candidate.op());
+  const std::optional<GlrOp> op = glr_op_of(candidate.op());
   auto c = case_of(probe);
-  if (!member || !c || c->member != *member) {
+  if (!op || !c || c->member != op->member || c->op != op->op) {
     bad.reason = !c ? c.error().to_string()
-                    : fmt::format("the probe is for glr.{}, the candidate implements {}",
-                                  name(c->member), candidate.op());
+                    : fmt::format("the probe is for {}, the candidate implements {}",
+                                  op_name(c->member, c->op), candidate.op());
     bad.evidence.summary = bad.reason;
     return bad;
   }
-  GlrProbes source(*member, c->grade, glr);
+  GlrProbes source(op->member, op->op, c->grade, glr);
   GlrOracle oracle(glr);
   ExecutorRunner runner(candidate, executor, std::nullopt, call_policy(glr));
   return judge_probe(source, oracle, runner, probe, contract);

@@ -46,6 +46,14 @@ struct ModelScale {
 /// N and G of a problem (g is read from p.g: [T, HV] or [T, HV, K]; empty = no gate).
 ModelScale model_scale(const Problem& p, ChunkOptions options = {});
 
+/// N and G of the token-serial fp32 evaluation (the decode kernel, glr/kernels/decode_kernel.cuh)
+/// of p, judged against the fp64 token-serial oracle: N = 2·(L + K) and G = 0. Every token rounds
+/// each state element twice (the decay product a·S, the update S' + k·δ), δ carries the K-term
+/// contraction k·S' (delta rule) and o the K-term contraction q·S; the decay factor is one expf
+/// of the token's own log-decay (≤ 2 ulp in CUDA's expf), not a difference of cumulative sums,
+/// so the chunk form's G has no counterpart. docs/glr/verification.md ("The decode bound").
+ModelScale decode_model_scale(const Problem& p);
+
 /// c·u_f32·(sqrt(N) + G): the fp32 term per unit of S.
 double accumulation_term(const ModelScale& m);
 

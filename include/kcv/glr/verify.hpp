@@ -3,17 +3,22 @@
 //  - the GLR ops glr.la, glr.ssd, glr.gla, glr.deltanet, glr.gdn, glr.kda, registered with the
 //    op registry (register_ops): one call is forward + backward, inputs q, k, v, (g), (beta), h0,
 //    dO, dht, cu_seqlens; outputs o, ht, dq, dk, dv, (dg), (dbeta), dh0;
+//  - their decode ops glr.<member>.decode (fla's fused_recurrent_*): one call is the forward of
+//    a few tokens per sequence from a given state, inputs q, k, v, (g), (beta), h0, cu_seqlens;
+//    outputs o, ht; judged against the fp64 token-serial oracle with the decode bound
+//    (decode_model_scale in kcv/glr/error_model.hpp);
 //  - GlrProbes, the probe source: the GLR case (member, sequence lengths, heads, head dims, decay,
 //    state layout, cu_seqlens type, precision grade, seed, injected NaNs) lives in the probe
 //    token (sizes, segments, tags, injections), so `kcv replay` rebuilds it bit for bit; the
 //    plans are CMP-01 over the case list, ORD-02 as repetitions of one varlen GVA case, EXC-01
 //    as a NaN in one token of v; shrinking drops and shortens sequences, heads and head dims;
-//  - GlrOracle, the oracle: the fp64 chunked reference (and, for EXC-01, the token-serial oracle)
-//    run per (sequence, value head) on a pool of threads, and tau from the one GLR error model
-//    (kcv/glr/error_model.hpp) under the probe's precision grade;
+//  - GlrOracle, the oracle: the fp64 chunked reference (and, for EXC-01 and every decode probe,
+//    the token-serial oracle) run per (sequence, value head) on a pool of threads, and tau from
+//    the one GLR error model (kcv/glr/error_model.hpp) under the probe's precision grade;
 //  - the candidate is a kcv_kernel library (kcv_kernel.h) whose kernels implement the GLR ops
-//    (the sm_90a kernels, or the same stage kernels compiled as host C++), called through an
-//    Executor by the pipeline's ExecutorRunner with the probe's scale and layout as parameters.
+//    (the sm_90a kernels and the decode kernel, or the same sources compiled as host C++), called
+//    through an Executor by the pipeline's ExecutorRunner with the probe's scale and layout as
+//    parameters.
 // The judges are the gates' own (src/gates); nothing here judges.
 #pragma once
 
@@ -48,9 +53,14 @@ enum class Decay {
 /// sequences of equal length, [B, T, ...]).
 enum class Packing { kVarlenI64, kVarlenI32, kBatch };
 
+/// Which op of a member: the chunk op (forward + backward, the chunk kernels) or the decode op
+/// (forward only, token by token: the decode kernel).
+enum class OpKind { kChunk, kDecode };
+
 /// One GLR problem as a probe carries it (probe_of / case_of).
 struct Case {
   Member member = Member::kGatedDeltaNet;
+  OpKind op = OpKind::kChunk;
   std::vector<std::int64_t> lengths = {64};  ///< one per sequence
   Packing packing = Packing::kVarlenI64;
   std::int64_t qk_heads = 1;
@@ -62,6 +72,8 @@ struct Case {
   bool gate_bf16 = false;  ///< g (and dg) in bf16, else fp32
   bool beta_f32 = false;   ///< beta (and dbeta) in fp32, else bf16
   Grade grade = Grade::kFp32;
+  DType io = DType::kBF16;    ///< q, k, v, o (and dO): bf16, fp16 or fp32 (decode only)
+  bool initial_state = true;  ///< false: h0 is all zeros (a decode call without a state)
 
   std::int64_t tokens() const;
   /// The reference's shape: cu_seqlens always explicit.
@@ -71,16 +83,28 @@ struct Case {
   bool operator==(const Case&) const = default;
 };
 
-/// "glr.gdn", ...; the member of a GLR op name, or nullopt.
-std::string op_name(Member m);
+/// "glr.gdn", "glr.gdn.decode", ...
+std::string op_name(Member m, OpKind op = OpKind::kChunk);
+/// A GLR op: its member and kind.
+struct GlrOp {
+  Member member = Member::kGatedDeltaNet;
+  OpKind op = OpKind::kChunk;
+};
+/// The GLR op of an op name, or nullopt.
+std::optional<GlrOp> glr_op_of(std::string_view op);
+/// The member of a GLR op name (chunk or decode), or nullopt.
 std::optional<Member> member_of_op(std::string_view op);
-/// The op signature of a member (inputs and outputs in call order).
-const OpSignature& signature(Member m);
-/// Index of tensor `name` among the member's inputs (outputs: output_index), or -1.
-int input_index(Member m, std::string_view name);
-int output_index(Member m, std::string_view name);
+/// The op signature of a member's op (inputs and outputs in call order).
+const OpSignature& signature(Member m, OpKind op = OpKind::kChunk);
+/// Index of tensor `name` among the op's inputs (outputs: output_index), or -1.
+int input_index(Member m, std::string_view name, OpKind op = OpKind::kChunk);
+int output_index(Member m, std::string_view name, OpKind op = OpKind::kChunk);
 
-/// Registers the six GLR ops with the op registry; idempotent.
+/// Largest K and V a case of each op may have: the chunk kernels' 128 and the decode kernel's 256
+/// (kcv/glr/gpu.hpp: kMaxHeadDim, kMaxDecodeHeadDim).
+std::int64_t max_head_dim(OpKind op);
+
+/// Registers the twelve GLR ops (six chunk, six decode) with the op registry; idempotent.
 [[nodiscard]] Status register_ops();
 
 /// A probe of `gate` for case `c` (sizes, segments, tags and input dtypes set; seed 0).
@@ -90,6 +114,7 @@ Probe probe_of(const Case& c, GateId gate, std::string label);
 
 std::string_view name(Decay d);
 std::string_view name(Packing p);
+std::string_view name(OpKind op);
 
 /// The case lists: kSmall for the CPU emulation (small T and head dims, every code path),
 /// kFull for the GPU (T up to 32768, K = V in {64, 100, 128}, GVA, skewed varlen).
@@ -107,6 +132,7 @@ struct GlrOptions {
 class GlrProbes final : public ProbeSource {
  public:
   GlrProbes(Member member, Grade grade, const GlrOptions& options);
+  GlrProbes(Member member, OpKind op, Grade grade, const GlrOptions& options);
   const OpSignature& signature() const override;
   std::string not_applicable_reason(GateId id, const Contract& contract) const override;
   std::vector<Probe> plan(GateId id, const Contract& contract, uint64_t seed) const override;
@@ -115,6 +141,7 @@ class GlrProbes final : public ProbeSource {
 
  private:
   Member member_;
+  OpKind op_;
   Grade grade_;
   GlrOptions options_;
 };
@@ -143,7 +170,8 @@ class GlrOracle final : public Oracle {
 CallPolicy call_policy(const GlrOptions& options);
 
 /// verify() for a candidate of a GLR op: one report per grade (kernel named "<kernel> [grade]"),
-/// with a replay line for every failing gate.
+/// with a replay line for every failing gate. A decode op declares no rounding beyond fp32
+/// arithmetic, so it has one report, under the fp32 grade, whatever `glr.grades` holds.
 [[nodiscard]] Expected<std::vector<VerifyReport>> verify(Candidate& candidate, Executor& executor,
                                                          const VerifyOptions& options,
                                                          const GlrOptions& glr);

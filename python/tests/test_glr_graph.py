@@ -14,6 +14,9 @@ and replayed on new input values equals eager on those values exactly, as does a
 step; torch.compile (inductor, and reduce-overhead's CUDA graphs) equals eager exactly on the op's
 outputs and gradients."""
 
+import re
+from pathlib import Path
+
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -198,6 +201,41 @@ def test_packed_normalized_linear_attention_equals_sequences_one_by_one():
         torch.testing.assert_close(o[:, a:b], on, rtol=1e-12, atol=1e-12)
         torch.testing.assert_close(z[n:n + 1], zn, rtol=1e-12, atol=1e-12)
         torch.testing.assert_close(ht[n:n + 1], hn, rtol=1e-12, atol=1e-12)
+
+
+# ------------------------------------------------------------------ the launch path's sources
+
+ROOT = Path(__file__).resolve().parents[2]
+#: Calls that wait for the device, allocate outside torch's caching allocator, or copy
+#: synchronously; a launch on the legacy default stream (`<<<..., 0>>>`).
+_FORBIDDEN_NATIVE = re.compile(
+    r"cuda(Malloc|MallocAsync|MallocManaged|MallocHost|Free|FreeAsync|FreeHost|Memcpy|Memset|"
+    r"DeviceSynchronize|"
+    r"StreamSynchronize|EventSynchronize|StreamQuery)\b|,\s*0\s*>>>|cudaStreamLegacy")
+_FORBIDDEN_PY = re.compile(r"\.(item|tolist|cpu|numpy)\(|synchronize\(")
+
+
+@pytest.mark.skipif(not (ROOT / "glr" / "launch").is_dir(), reason="needs the source tree")
+def test_launch_path_neither_waits_nor_allocates():
+    # glr/launch and glr/kernels: every launch on the caller's stream, the workspace the caller's
+    found = [f"{path.relative_to(ROOT)}:{n}: {line.strip()}"
+             for folder in ("glr/launch", "glr/kernels")
+             for path in sorted((ROOT / folder).iterdir())
+             for n, line in enumerate(path.read_text().splitlines(), 1)
+             if _FORBIDDEN_NATIVE.search(line)]
+    assert not found, found
+    # python/kcv/glr: host reads only where they are documented (the CPU path's numpy buffers in
+    # _native.np64, and read_offsets' copy of cu_seqlens when cu_seqlens_cpu is absent)
+    allowed = {("_native.py", "np64"), ("_validate.py", "read_offsets")}
+    hits = set()
+    for path in sorted((ROOT / "python" / "kcv" / "glr").glob("*.py")):
+        function = None
+        for line in path.read_text().splitlines():
+            if line.startswith("def "):
+                function = line[4:].split("(")[0]
+            if _FORBIDDEN_PY.search(line):
+                hits.add((path.name, function))
+    assert hits == allowed, hits
 
 
 # ------------------------------------------------------------------ CUDA (skipped without a GPU)

@@ -28,6 +28,10 @@ Bad input raises ValueError / TypeError naming the argument. What kcv does not i
 raises NotImplementedError naming the option: cp_context, return_intermediate_states, KDA's
 use_graph, gv, reverse, and the CUDA limits above. `import kcv.glr.fla` registers these ops as
 an fla backend (see kcv/glr/fla.py).
+
+Every op ends in the torch custom ops kcv_glr::forward / kcv_glr::backward (_autograd.py), so it
+traces under torch.compile; on CUDA, with cu_seqlens_cpu (or without cu_seqlens), a forward and
+backward wait for nothing on the host and capture in a CUDA graph (docs/glr/fla-api.md).
 """
 
 from kcv.glr._native import (MAX_CPU_HEAD_DIM, MAX_DECODE_HEAD_DIM, MAX_HEAD_DIM, has_cuda)

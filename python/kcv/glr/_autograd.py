@@ -1,159 +1,109 @@
-"""The one autograd node of every op, and run(), the path every public op ends in.
+"""The two torch custom ops every public op ends in, their autograd, and run().
 
-Two modes: "chunk" (the chunk_* ops) and "recurrent" (the fused_recurrent_* decode ops).
-  * CPU tensors run fp64 code in kcv._glr (inputs upcast to float64, results cast back to q's
-    dtype, the state float32, or float64 for float64 inputs): the chunked reference for "chunk",
-    the token-serial oracle and its adjoint for "recurrent".
-  * CUDA tensors run the sm_90a chunk kernels for "chunk". "recurrent" runs the decode kernel
-    (fp32, token by token) when no input needs a gradient, else the chunk kernels, whose backward
-    exists (the two compute the same recurrence).
+kcv_glr::forward and kcv_glr::backward are registered with torch.library.custom_op, each with a
+fake (meta) implementation that gives the outputs' shapes and dtypes from the inputs' alone, and
+forward's gradient is kcv_glr::backward (torch.library.register_autograd). So torch.compile traces
+a call into one opaque node per direction instead of breaking the graph on kcv._glr, and AOT
+autograd sees the backward. The ops are functional: they allocate their outputs and mutate
+nothing. The real implementations are _launch.forward / _launch.backward.
+
+A custom op returns tensors, never None: an absent final state or gradient travels as an empty
+tensor (0 elements) and becomes None again here. The offsets' values are read inside the ops
+(read_offsets): from cu_seqlens_cpu when given, so a CUDA call then waits for nothing on the host;
+else from cu_seqlens, a device-to-host copy, as fla does.
 """
 
 from __future__ import annotations
 
+from typing import Optional
+
 import torch
+from torch import Tensor
 
-from kcv import _glr
-from kcv.glr._native import from_np, has_cuda, np64, ptr
-from kcv.glr._validate import check_scale, validate
+from kcv.glr import _launch
+from kcv.glr._native import has_cuda
+from kcv.glr._validate import check_scale, dims_of, read_offsets, validate
 
-
-def _host_offsets(dims, cu):
-    if cu is not None:
-        return cu
-    return [b * dims.T for b in range(dims.B + 1)] if dims.B > 1 else []
+_EMPTY = (0,)
 
 
-def _state_shape(dims, v_first):
-    return (dims.N, dims.HV, dims.V, dims.K) if v_first else (dims.N, dims.HV, dims.K, dims.V)
+def _or_empty(t: Optional[Tensor], like: Tensor) -> Tensor:
+    return like.new_empty(_EMPTY) if t is None else t
 
 
-def _state_dtype(q):
-    return torch.float64 if q.dtype == torch.float64 else torch.float32
+@torch.library.custom_op("kcv_glr::forward", mutates_args=())
+def glr_forward(q: Tensor, k: Tensor, v: Tensor, g: Optional[Tensor], beta: Optional[Tensor],
+                h0: Optional[Tensor], cu_seqlens: Optional[Tensor],
+                cu_seqlens_cpu: Optional[Tensor], member: int, mode: str, scale: float,
+                v_first: bool, chunk_size: int, want_state: bool,
+                decode_kernel: bool) -> tuple[Tensor, Tensor]:
+    """(o, final state, empty without want_state). decode_kernel picks the CUDA decode kernel."""
+    dims = dims_of(q, v, cu_seqlens)
+    cu = read_offsets(cu_seqlens, cu_seqlens_cpu, dims.T)
+    o, ht = _launch.forward(member, mode, dims, cu, scale, v_first, chunk_size, want_state,
+                            decode_kernel, q, k, v, g, beta, h0, cu_seqlens)
+    return o, _or_empty(ht, q)
 
 
-class _GlrFunction(torch.autograd.Function):
-
-    @staticmethod
-    def forward(ctx, member, mode, dims, cu, scale, v_first, chunk_size, want_state, q, k, v, g,
-                beta, h0, cu_seqlens):
-        ctx.meta = (member, mode, dims, cu, scale, v_first, chunk_size, want_state,
-                    None if h0 is None else h0.dtype)
-        state_shape = _state_shape(dims, v_first)
-        if not q.is_cuda:
-            fwd = _glr.ref_forward if mode == "chunk" else _glr.oracle_forward
-            h0x = None if h0 is None else h0.detach()
-            o64, ht64 = fwd(member, (dims.B * dims.T, dims.H, dims.HV, dims.K, dims.V),
-                            _host_offsets(dims, cu), np64(q), np64(k), np64(v), np64(g),
-                            np64(beta), np64(h0x), scale, v_first, chunk_size)
-            o = from_np(o64, (dims.B, dims.T, dims.HV, dims.V), q.dtype, q.device)
-            ht = from_np(ht64, state_shape, _state_dtype(q), q.device) if want_state else None
-        elif mode == "recurrent" and not any(ctx.needs_input_grad):
-            o, ht = _decode_cuda(member, dims, cu, scale, v_first, q, k, v, g, beta, h0,
-                                 cu_seqlens, state_shape)
-            ht = ht if want_state else None
-        else:
-            o, ht = _chunk_cuda(member, dims, cu, scale, v_first, want_state, q, k, v, g, beta,
-                                h0, cu_seqlens, state_shape)
-        ctx.save_for_backward(q, k, v, g, beta, h0, cu_seqlens)
-        return o if ht is None else (o, ht)
-
-    @staticmethod
-    def backward(ctx, d_o, d_ht=None):
-        member, mode, dims, cu, scale, v_first, chunk_size, want_state, h0_dtype = ctx.meta
-        q, k, v, g, beta, h0, cu_seqlens = ctx.saved_tensors
-        if d_ht is not None and d_ht.numel() == 0:
-            d_ht = None
-        if q.is_cuda:
-            grads = _chunk_cuda_backward(member, dims, cu, scale, v_first, q, k, v, g, beta, h0,
-                                         cu_seqlens, d_o, d_ht)
-        else:
-            bwd = _glr.ref_backward if mode == "chunk" else _glr.oracle_backward
-            raw = bwd(member, (dims.B * dims.T, dims.H, dims.HV, dims.K, dims.V),
-                      _host_offsets(dims, cu), np64(q), np64(k), np64(v), np64(g), np64(beta),
-                      np64(h0), scale, v_first, np64(d_o), np64(d_ht), chunk_size)
-            grads = [None if t is None else from_np(a, t.shape, t.dtype, t.device)
-                     for a, t in zip(raw, (q, k, v, g, beta, h0))]
-        dq, dk, dv, dg, db, dh0 = grads
-        if dh0 is not None and h0_dtype is not None:
-            dh0 = dh0.to(h0_dtype)
-        return (None,) * 8 + (dq, dk, dv, dg, db, dh0, None)
+@glr_forward.register_fake
+def _forward_fake(q, k, v, g, beta, h0, cu_seqlens, cu_seqlens_cpu, member, mode, scale, v_first,
+                  chunk_size, want_state, decode_kernel):
+    dims = dims_of(q, v, cu_seqlens)
+    o = q.new_empty((dims.B, dims.T, dims.HV, dims.V))
+    if not want_state:
+        return o, q.new_empty(_EMPTY)
+    shape = _launch.state_shape_of(dims, v_first)
+    return o, q.new_empty(shape, dtype=_launch.state_dtype(q))
 
 
-def _gpu_cfg(g, beta, cu_seqlens):
-    """(gate fp32?, beta fp32?, cu_seqlens int32?) as the chunk launchers take them."""
-    return (g is not None and g.dtype == torch.float32,
-            beta is not None and beta.dtype == torch.float32,
-            cu_seqlens is not None and cu_seqlens.dtype == torch.int32)
+@torch.library.custom_op("kcv_glr::backward", mutates_args=())
+def glr_backward(q: Tensor, k: Tensor, v: Tensor, g: Optional[Tensor], beta: Optional[Tensor],
+                 h0: Optional[Tensor], cu_seqlens: Optional[Tensor],
+                 cu_seqlens_cpu: Optional[Tensor], d_o: Tensor, d_ht: Optional[Tensor],
+                 member: int, mode: str, scale: float, v_first: bool,
+                 chunk_size: int) -> tuple[Tensor, Tensor, Tensor, Tensor, Tensor, Tensor]:
+    """(dq, dk, dv, dg, dbeta, dh0), each like its input; empty where the input is None."""
+    dims = dims_of(q, v, cu_seqlens)
+    cu = read_offsets(cu_seqlens, cu_seqlens_cpu, dims.T)
+    grads = _launch.backward(member, mode, dims, cu, scale, v_first, chunk_size, q, k, v, g, beta,
+                             h0, cu_seqlens, d_o, d_ht)
+    return tuple(_or_empty(t, q) for t in grads)
 
 
-def _gpu_inputs(q, k, v, g, beta, h0f, cu_seqlens):
-    return (q.data_ptr(), k.data_ptr(), v.data_ptr(), ptr(g), ptr(beta), ptr(h0f),
-            ptr(cu_seqlens))
+@glr_backward.register_fake
+def _backward_fake(q, k, v, g, beta, h0, cu_seqlens, cu_seqlens_cpu, d_o, d_ht, member, mode,
+                   scale, v_first, chunk_size):
+    return tuple(q.new_empty(_EMPTY) if t is None else torch.empty_like(t)
+                 for t in (q, k, v, g, beta, h0))
 
 
-def _gate_beta_for_kernels(g, beta):
-    """The chunk kernels take g and beta in float32 or bfloat16."""
-    ok = (torch.float32, torch.bfloat16)
-    g = g if g is None or g.dtype in ok else g.float().contiguous()
-    beta = beta if beta is None or beta.dtype in ok else beta.float().contiguous()
-    return g, beta
+def _setup_context(ctx, inputs, output):
+    (q, k, v, g, beta, h0, cu_seqlens, cu_seqlens_cpu, member, mode, scale, v_first, chunk_size,
+     _want_state, _decode_kernel) = inputs
+    del output
+    ctx.save_for_backward(q, k, v, g, beta, h0, cu_seqlens, cu_seqlens_cpu)
+    ctx.meta = (member, mode, scale, v_first, chunk_size)
 
 
-def _chunk_cuda(member, dims, cu, scale, v_first, want_state, q, k, v, g, beta, h0, cu_seqlens,
-                state_shape):
-    g, beta = _gate_beta_for_kernels(g, beta)
-    h0f = None if h0 is None else h0.to(torch.float32).contiguous()
-    o = torch.empty((dims.B, dims.T, dims.HV, dims.V), dtype=q.dtype, device=q.device)
-    ht = torch.empty(state_shape, dtype=torch.float32, device=q.device) if want_state else None
-    cfg = (scale, v_first) + _gpu_cfg(g, beta, cu_seqlens)
-    gdims = dims.gpu(cu is not None)
-    nbytes = _glr.gpu_workspace_bytes(False, member, gdims, *cfg)
-    ws = torch.empty(max(nbytes, 1), dtype=torch.uint8, device=q.device)
-    stream = torch.cuda.current_stream(q.device).cuda_stream
-    _glr.gpu_forward(member, gdims, *cfg, _gpu_inputs(q, k, v, g, beta, h0f, cu_seqlens),
-                     cu or [], o.data_ptr(), ptr(ht), ws.data_ptr(), nbytes, stream)
-    return o, ht
+def _backward(ctx, d_o, d_ht):
+    q, k, v, g, beta, h0, cu_seqlens, cu_seqlens_cpu = ctx.saved_tensors
+    member, mode, scale, v_first, chunk_size = ctx.meta
+    if d_o is None:
+        dims = dims_of(q, v, cu_seqlens)
+        d_o = q.new_zeros((dims.B, dims.T, dims.HV, dims.V))
+    d_ht = None if d_ht is None or d_ht.numel() == 0 else d_ht
+    grads = glr_backward(q, k, v, g, beta, h0, cu_seqlens, cu_seqlens_cpu, d_o, d_ht, member,
+                         mode, scale, v_first, chunk_size)
+    inputs = (q, k, v, g, beta, h0)
+    return tuple(None if t is None else dt for dt, t in zip(grads, inputs)) + (None,) * 9
 
 
-def _chunk_cuda_backward(member, dims, cu, scale, v_first, q, k, v, g, beta, h0, cu_seqlens,
-                         d_o, d_ht):
-    g_in, beta_in = g, beta
-    g, beta = _gate_beta_for_kernels(g, beta)
-    h0f = None if h0 is None else h0.to(torch.float32).contiguous()
-    d_o = d_o.to(q.dtype).contiguous()
-    d_ht = None if d_ht is None else d_ht.to(torch.float32).contiguous()
-    dq, dk, dv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
-    dg = None if g is None else torch.empty_like(g)
-    db = None if beta is None else torch.empty_like(beta)
-    dh0 = None if h0f is None else torch.empty_like(h0f)
-    cfg = (scale, v_first) + _gpu_cfg(g, beta, cu_seqlens)
-    gdims = dims.gpu(cu is not None)
-    nbytes = _glr.gpu_workspace_bytes(True, member, gdims, *cfg)
-    ws = torch.empty(max(nbytes, 1), dtype=torch.uint8, device=q.device)
-    stream = torch.cuda.current_stream(q.device).cuda_stream
-    _glr.gpu_backward(member, gdims, *cfg, _gpu_inputs(q, k, v, g, beta, h0f, cu_seqlens),
-                      cu or [], d_o.data_ptr(), ptr(d_ht),
-                      (dq.data_ptr(), dk.data_ptr(), dv.data_ptr(), ptr(dg), ptr(db), ptr(dh0)),
-                      ws.data_ptr(), nbytes, stream)
-    dg = None if dg is None else dg.to(g_in.dtype)
-    db = None if db is None else db.to(beta_in.dtype)
-    return dq, dk, dv, dg, db, dh0
+glr_forward.register_autograd(_backward, setup_context=_setup_context)
 
 
-def _decode_cuda(member, dims, cu, scale, v_first, q, k, v, g, beta, h0, cu_seqlens,
-                 state_shape):
-    f32 = lambda t: None if t is None else t.to(torch.float32).contiguous()  # noqa: E731
-    q32, k32, v32, g32, b32 = f32(q), f32(k), f32(v), f32(g), f32(beta)
-    state = (h0.to(torch.float32).clone().contiguous() if h0 is not None
-             else torch.zeros(state_shape, dtype=torch.float32, device=q.device))
-    cu64 = None if cu_seqlens is None else cu_seqlens.to(torch.int64).contiguous()
-    o32 = torch.empty((dims.B, dims.T, dims.HV, dims.V), dtype=torch.float32, device=q.device)
-    stream = torch.cuda.current_stream(q.device).cuda_stream
-    _glr.gpu_decode(member, dims.gpu(cu is not None), scale, v_first,
-                    (q32.data_ptr(), k32.data_ptr(), v32.data_ptr(), ptr(g32), ptr(b32),
-                     ptr(cu64)), o32.data_ptr(), state.data_ptr(), stream)
-    return o32.to(q.dtype), state
+def _needs_grad(tensors):
+    return torch.is_grad_enabled() and any(
+        isinstance(t, Tensor) and t.requires_grad for t in tensors)
 
 
 def run(member, mode, q, k, v, g, beta, scale, initial_state, output_final_state, state_v_first,
@@ -161,16 +111,15 @@ def run(member, mode, q, k, v, g, beta, scale, initial_state, output_final_state
     """Validates, then runs one member on the chunk or recurrent path; returns (o, state|None).
     Strided views are made contiguous first, as fla's input guard does (a copy only then)."""
     q, k, v, g, beta, initial_state, cu_seqlens = (
-        t.contiguous() if isinstance(t, torch.Tensor) else t
+        t.contiguous() if isinstance(t, Tensor) else t
         for t in (q, k, v, g, beta, initial_state, cu_seqlens))
-    dims, cu = validate(member, q, k, v, g, beta, initial_state, cu_seqlens, cu_seqlens_cpu,
-                        state_v_first, decode=(mode == "recurrent"))
+    dims = validate(member, q, k, v, g, beta, initial_state, cu_seqlens, cu_seqlens_cpu,
+                    state_v_first, decode=(mode == "recurrent"))
     scale = check_scale(scale, dims.K)
     if q.is_cuda and not has_cuda():
         raise RuntimeError("q: CUDA tensor, but kcv._glr was built without the CUDA kernels")
-    out = _GlrFunction.apply(member, mode, dims, cu, scale, bool(state_v_first), int(chunk_size),
-                             bool(output_final_state), q, k, v, g, beta, initial_state,
-                             cu_seqlens)
-    if output_final_state:
-        return out[0], out[1]
-    return out, None
+    decode_kernel = mode == "recurrent" and not _needs_grad((q, k, v, g, beta, initial_state))
+    o, ht = glr_forward(q, k, v, g, beta, initial_state, cu_seqlens, cu_seqlens_cpu, member, mode,
+                        scale, bool(state_v_first), int(chunk_size), bool(output_final_state),
+                        decode_kernel)
+    return o, (ht if output_final_state else None)

@@ -20,9 +20,13 @@ MAX_DECODE_HEAD_DIM = int(_glr.MAX_DECODE_HEAD_DIM)
 MAX_CPU_HEAD_DIM = 256
 
 
+#: Read once at import, so that has_cuda() is a constant torch.compile can trace.
+HAS_CUDA = bool(_glr.has_cuda())
+
+
 def has_cuda() -> bool:
     """True when kcv._glr was built with the sm_90a kernels."""
-    return bool(_glr.has_cuda())
+    return HAS_CUDA
 
 
 def np64(t):

@@ -111,13 +111,13 @@ def check_gate_beta(member, g, beta, B, T, HV, K, device):
         check_float("beta", beta)
 
 
-def check_cu_seqlens(cu_seqlens, cu_seqlens_cpu, B, T, device):
-    """Returns the offsets as a list of ints (None without cu_seqlens). With cu_seqlens_cpu the
-    device tensor is never read back (no host synchronisation)."""
+def check_cu_seqlens(cu_seqlens, cu_seqlens_cpu, B, device):
+    """The checks of cu_seqlens that need no values: type, dtype, device, length and
+    cu_seqlens_cpu's agreement. Returns N, the number of sequences (B without cu_seqlens)."""
     if cu_seqlens is None:
         if cu_seqlens_cpu is not None:
             raise ValueError("cu_seqlens_cpu: given without cu_seqlens")
-        return None
+        return B
     if not isinstance(cu_seqlens, torch.Tensor) or cu_seqlens.dim() != 1:
         raise ValueError("cu_seqlens: expected a 1-D tensor of N+1 offsets")
     if cu_seqlens.dtype not in (torch.int32, torch.int64):
@@ -134,12 +134,22 @@ def check_cu_seqlens(cu_seqlens, cu_seqlens_cpu, B, T, device):
         if cu_seqlens_cpu.shape != cu_seqlens.shape:
             raise ValueError(f"cu_seqlens_cpu: shape {tuple(cu_seqlens_cpu.shape)} differs from "
                              f"cu_seqlens' {tuple(cu_seqlens.shape)}")
-        host = cu_seqlens_cpu
-    else:
-        host = cu_seqlens.cpu()
-    cu = [int(x) for x in host.tolist()]
-    if len(cu) < 2:
+        if cu_seqlens_cpu.dtype not in (torch.int32, torch.int64):
+            raise TypeError(
+                f"cu_seqlens_cpu: expected int32 or int64, got {cu_seqlens_cpu.dtype}")
+    if cu_seqlens.shape[0] < 2:
         raise ValueError("cu_seqlens: needs at least two offsets")
+    return cu_seqlens.shape[0] - 1
+
+
+def read_offsets(cu_seqlens, cu_seqlens_cpu, T):
+    """The offsets as a list of ints (None without cu_seqlens), checked: start at 0, strictly
+    increasing, end at T. They come from cu_seqlens_cpu when given; else cu_seqlens is copied to
+    the host, which for a CUDA tensor waits for the device (fla does the same)."""
+    if cu_seqlens is None:
+        return None
+    host = cu_seqlens_cpu if cu_seqlens_cpu is not None else cu_seqlens.cpu()
+    cu = [int(x) for x in host.tolist()]
     if cu[0] != 0:
         raise ValueError(f"cu_seqlens: must start at 0, got {cu[0]}")
     if any(b <= a for a, b in zip(cu, cu[1:])):
@@ -171,10 +181,19 @@ def check_scale(scale, K):
 
 def validate(member, q, k, v, g, beta, initial_state, cu_seqlens, cu_seqlens_cpu, v_first,
              decode):
-    """Checks every argument; returns (Dims, host cu_seqlens list or None)."""
+    """Checks every argument from its type, dtype, device and shape, never its values (so this
+    traces under torch.compile and reads nothing back from the device); returns Dims. The offsets'
+    values are checked where they are read, by read_offsets inside the op."""
     B, T, H, HV, K, V = check_qkv(q, k, v, decode)
     check_gate_beta(member, g, beta, B, T, HV, K, q.device)
-    cu = check_cu_seqlens(cu_seqlens, cu_seqlens_cpu, B, T, q.device)
-    N = len(cu) - 1 if cu is not None else B
+    N = check_cu_seqlens(cu_seqlens, cu_seqlens_cpu, B, q.device)
     check_state(initial_state, N, HV, K, V, v_first, q.device)
-    return Dims(B, T, H, HV, K, V, N), cu
+    return Dims(B, T, H, HV, K, V, N)
+
+
+def dims_of(q, v, cu_seqlens):
+    """Dims from the shapes alone (the arguments already validated)."""
+    B, T, H, K = q.shape
+    HV, V = v.shape[2], v.shape[3]
+    N = B if cu_seqlens is None else cu_seqlens.shape[0] - 1
+    return Dims(B, T, H, HV, K, V, N)

@@ -2,8 +2,9 @@
 
 normalize=True (chunk_linear_attn's default) divides o_t by ⟨scale·q_t, z_t⟩ + 1e-10, where
 z_t = z_0 + Σ_{s≤t} k_s is the running key sum of each sequence (fla.ops.linear_attn.utils), done
-with differentiable torch ops after the recurrence. Then initial_state may be a pair
-(kv_state, z_state [N, 1, H, K]) and the op returns (o, (final_state or None, z_state)), as fla."""
+with differentiable torch ops after the recurrence, on the device (no offset is read on the host).
+Then initial_state may be a pair (kv_state, z_state [N, 1, H, K]) and the op returns
+(o, (final_state or None, z_state)), as fla."""
 
 from __future__ import annotations
 
@@ -27,25 +28,28 @@ def _split_state(initial_state, normalize):
     return initial_state, None
 
 
-def _key_sums(k, z_init, cu):
-    """z_t (float64 or float32) per token [B, T, H, K], and the last one per sequence."""
+def _key_sums(k, z_init, cu_seqlens):
+    """z_t per token [B, T, H, K] (float64, or float32 below float64), and the last one per
+    sequence [N, 1, H, K]. Packed sequences take one float64 prefix sum over all tokens minus the
+    prefix before each sequence's start, indexed on the device: no offset is read on the host."""
     work = torch.float64 if k.dtype == torch.float64 else torch.float32
-    kf = k.to(work)
-    B, T, H, K = k.shape
-    bounds = [(b, 0, T) for b in range(B)] if cu is None else [(0, a, e) for a, e in
-                                                                zip(cu, cu[1:])]
-    pieces, last = [], []
-    for n, (b, a, e) in enumerate(bounds):
-        z = kf[b, a:e].cumsum(0)
+    if cu_seqlens is None:
+        z = k.to(work).cumsum(1)
         if z_init is not None:
-            z = z + z_init[n, 0].to(work)
-        pieces.append(z)
-        last.append(z[-1:])
-    z_all = torch.cat(pieces, 0).reshape(B, T, H, K) if cu is not None else torch.stack(pieces)
-    return z_all, torch.stack(last)  # [N, 1, H, K]
+            z = z + z_init.to(work)
+        return z, z[:, -1:]
+    starts, ends = cu_seqlens[:-1].long(), cu_seqlens[1:].long()
+    seq = torch.searchsorted(ends, torch.arange(k.shape[1], device=k.device), right=True)
+    total = k[0].to(torch.float64).cumsum(0)
+    before = torch.cat([total.new_zeros((1,) + total.shape[1:]), total])[starts]
+    z = total - before[seq]
+    if z_init is not None:
+        z = z + z_init[:, 0].to(torch.float64)[seq]
+    z = z.to(work)
+    return z.unsqueeze(0), z[ends - 1].unsqueeze(1)
 
 
-def _normalize(o, q, k, scale, z_init, cu):
+def _normalize(o, q, k, scale, z_init, cu_seqlens):
     B, T, H, K = q.shape
     if o.shape[2] != H:
         raise ValueError(f"v: normalize=True needs as many value heads as q heads ({H}), got "
@@ -54,17 +58,13 @@ def _normalize(o, q, k, scale, z_init, cu):
         if not isinstance(z_init, torch.Tensor):
             raise TypeError(f"initial_state: z_state must be a tensor, got {type(z_init).__name__}")
         check_float("initial_state", z_init)
-        N = B if cu is None else len(cu) - 1
+        N = B if cu_seqlens is None else cu_seqlens.shape[0] - 1
         if tuple(z_init.shape) != (N, 1, H, K):
             raise ValueError(f"initial_state: z_state expected shape {(N, 1, H, K)}, got "
                              f"{tuple(z_init.shape)}")
-    z, z_last = _key_sums(k, z_init, cu)
+    z, z_last = _key_sums(k, z_init, cu_seqlens)
     denom = (q.to(z.dtype) * scale * z).sum(-1, keepdim=True) + NORMALIZE_EPS
     return (o.to(z.dtype) / denom).to(o.dtype), z_last.to(k.dtype)
-
-
-def _offsets(cu_seqlens):
-    return None if cu_seqlens is None else [int(x) for x in cu_seqlens.cpu().tolist()]
 
 
 def _linear_attn(mode, q, k, v, scale, initial_state, output_final_state, normalize,
@@ -75,8 +75,7 @@ def _linear_attn(mode, q, k, v, scale, initial_state, output_final_state, normal
     if not normalize:
         return o, ht
     scale = q.shape[-1] ** -0.5 if scale is None else float(scale)
-    cu = _offsets(cu_seqlens_cpu if cu_seqlens_cpu is not None else cu_seqlens)
-    o, z_state = _normalize(o, q, k, scale, z_init, cu)
+    o, z_state = _normalize(o, q, k, scale, z_init, cu_seqlens)
     return o, (ht, z_state)
 
 

@@ -1,0 +1,150 @@
+"""The launches behind the ops kcv_glr::forward and kcv_glr::backward (_autograd.py): plain
+functions of tensors that allocate their outputs and workspaces with torch and return them.
+  * CPU tensors run fp64 code in kcv._glr (inputs upcast to float64, results cast back to q's
+    dtype, the state float32, or float64 for float64 inputs): the chunked reference for "chunk",
+    the token-serial oracle and its adjoint for "recurrent".
+  * CUDA tensors run the sm_90a chunk kernels, or the decode kernel (fp32, token by token) when
+    the caller asks for it (a "recurrent" call no input of which needs a gradient).
+On CUDA nothing here waits for the device: every tensor and workspace comes from torch's caching
+allocator (so a CUDA graph capture takes them from its private pool), every kernel goes to
+torch.cuda.current_stream(), and the host offsets (cu) only feed the launcher's checks; the
+kernels read cu_seqlens on the device."""
+
+from __future__ import annotations
+
+import torch
+
+from kcv import _glr
+from kcv.glr._native import from_np, np64, ptr
+
+
+def _host_offsets(dims, cu):
+    if cu is not None:
+        return cu
+    return [b * dims.T for b in range(dims.B + 1)] if dims.B > 1 else []
+
+
+def state_shape_of(dims, v_first):
+    return (dims.N, dims.HV, dims.V, dims.K) if v_first else (dims.N, dims.HV, dims.K, dims.V)
+
+
+def state_dtype(q):
+    """The final state's dtype: float64 from the CPU path with float64 inputs, else float32 (the
+    CUDA kernels keep the state in float32)."""
+    return torch.float64 if q.dtype == torch.float64 and not q.is_cuda else torch.float32
+
+
+def forward(member, mode, dims, cu, scale, v_first, chunk_size, want_state, decode_kernel, q, k,
+            v, g, beta, h0, cu_seqlens):
+    """(o, final state or None)."""
+    state_shape = state_shape_of(dims, v_first)
+    if not q.is_cuda:
+        fwd = _glr.ref_forward if mode == "chunk" else _glr.oracle_forward
+        h0x = None if h0 is None else h0.detach()
+        o64, ht64 = fwd(member, (dims.B * dims.T, dims.H, dims.HV, dims.K, dims.V),
+                        _host_offsets(dims, cu), np64(q), np64(k), np64(v), np64(g), np64(beta),
+                        np64(h0x), scale, v_first, chunk_size)
+        o = from_np(o64, (dims.B, dims.T, dims.HV, dims.V), q.dtype, q.device)
+        ht = from_np(ht64, state_shape, state_dtype(q), q.device) if want_state else None
+        return o, ht
+    if decode_kernel:
+        o, ht = _decode_cuda(member, dims, cu, scale, v_first, q, k, v, g, beta, h0, cu_seqlens,
+                             state_shape)
+        return o, (ht if want_state else None)
+    return _chunk_cuda(member, dims, cu, scale, v_first, want_state, q, k, v, g, beta, h0,
+                       cu_seqlens, state_shape)
+
+
+def backward(member, mode, dims, cu, scale, v_first, chunk_size, q, k, v, g, beta, h0,
+             cu_seqlens, d_o, d_ht):
+    """(dq, dk, dv, dg, dbeta, dh0), each in its input's dtype, None where the input is None."""
+    if q.is_cuda:
+        grads = _chunk_cuda_backward(member, dims, cu, scale, v_first, q, k, v, g, beta, h0,
+                                     cu_seqlens, d_o, d_ht)
+    else:
+        bwd = _glr.ref_backward if mode == "chunk" else _glr.oracle_backward
+        raw = bwd(member, (dims.B * dims.T, dims.H, dims.HV, dims.K, dims.V),
+                  _host_offsets(dims, cu), np64(q), np64(k), np64(v), np64(g), np64(beta),
+                  np64(h0), scale, v_first, np64(d_o), np64(d_ht), chunk_size)
+        grads = [None if t is None else from_np(a, t.shape, t.dtype, t.device)
+                 for a, t in zip(raw, (q, k, v, g, beta, h0))]
+    dq, dk, dv, dg, db, dh0 = grads
+    if dh0 is not None:
+        dh0 = dh0.to(h0.dtype)
+    return dq, dk, dv, dg, db, dh0
+
+
+def _gpu_cfg(g, beta, cu_seqlens):
+    """(gate fp32?, beta fp32?, cu_seqlens int32?) as the chunk launchers take them."""
+    return (g is not None and g.dtype == torch.float32,
+            beta is not None and beta.dtype == torch.float32,
+            cu_seqlens is not None and cu_seqlens.dtype == torch.int32)
+
+
+def _gpu_inputs(q, k, v, g, beta, h0f, cu_seqlens):
+    return (q.data_ptr(), k.data_ptr(), v.data_ptr(), ptr(g), ptr(beta), ptr(h0f),
+            ptr(cu_seqlens))
+
+
+def _gate_beta_for_kernels(g, beta):
+    """The chunk kernels take g and beta in float32 or bfloat16."""
+    ok = (torch.float32, torch.bfloat16)
+    g = g if g is None or g.dtype in ok else g.float().contiguous()
+    beta = beta if beta is None or beta.dtype in ok else beta.float().contiguous()
+    return g, beta
+
+
+def _chunk_cuda(member, dims, cu, scale, v_first, want_state, q, k, v, g, beta, h0, cu_seqlens,
+                state_shape):
+    g, beta = _gate_beta_for_kernels(g, beta)
+    h0f = None if h0 is None else h0.to(torch.float32).contiguous()
+    o = torch.empty((dims.B, dims.T, dims.HV, dims.V), dtype=q.dtype, device=q.device)
+    ht = torch.empty(state_shape, dtype=torch.float32, device=q.device) if want_state else None
+    cfg = (scale, v_first) + _gpu_cfg(g, beta, cu_seqlens)
+    gdims = dims.gpu(cu is not None)
+    nbytes = _glr.gpu_workspace_bytes(False, member, gdims, *cfg)
+    ws = torch.empty(max(nbytes, 1), dtype=torch.uint8, device=q.device)
+    stream = torch.cuda.current_stream(q.device).cuda_stream
+    _glr.gpu_forward(member, gdims, *cfg, _gpu_inputs(q, k, v, g, beta, h0f, cu_seqlens),
+                     cu or [], o.data_ptr(), ptr(ht), ws.data_ptr(), nbytes, stream)
+    return o, ht
+
+
+def _chunk_cuda_backward(member, dims, cu, scale, v_first, q, k, v, g, beta, h0, cu_seqlens,
+                         d_o, d_ht):
+    g_in, beta_in = g, beta
+    g, beta = _gate_beta_for_kernels(g, beta)
+    h0f = None if h0 is None else h0.to(torch.float32).contiguous()
+    d_o = d_o.to(q.dtype).contiguous()
+    d_ht = None if d_ht is None else d_ht.to(torch.float32).contiguous()
+    dq, dk, dv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
+    dg = None if g is None else torch.empty_like(g)
+    db = None if beta is None else torch.empty_like(beta)
+    dh0 = None if h0f is None else torch.empty_like(h0f)
+    cfg = (scale, v_first) + _gpu_cfg(g, beta, cu_seqlens)
+    gdims = dims.gpu(cu is not None)
+    nbytes = _glr.gpu_workspace_bytes(True, member, gdims, *cfg)
+    ws = torch.empty(max(nbytes, 1), dtype=torch.uint8, device=q.device)
+    stream = torch.cuda.current_stream(q.device).cuda_stream
+    _glr.gpu_backward(member, gdims, *cfg, _gpu_inputs(q, k, v, g, beta, h0f, cu_seqlens),
+                      cu or [], d_o.data_ptr(), ptr(d_ht),
+                      (dq.data_ptr(), dk.data_ptr(), dv.data_ptr(), ptr(dg), ptr(db), ptr(dh0)),
+                      ws.data_ptr(), nbytes, stream)
+    dg = None if dg is None else dg.to(g_in.dtype)
+    db = None if db is None else db.to(beta_in.dtype)
+    return dq, dk, dv, dg, db, dh0
+
+
+def _decode_cuda(member, dims, cu, scale, v_first, q, k, v, g, beta, h0, cu_seqlens,
+                 state_shape):
+    f32 = lambda t: None if t is None else t.to(torch.float32).contiguous()  # noqa: E731
+    q32, k32, v32, g32, b32 = f32(q), f32(k), f32(v), f32(g), f32(beta)
+    state = (h0.to(torch.float32).clone().contiguous() if h0 is not None
+             else torch.zeros(state_shape, dtype=torch.float32, device=q.device))
+    cu64 = None if cu_seqlens is None else cu_seqlens.to(torch.int64).contiguous()
+    o32 = torch.empty((dims.B, dims.T, dims.HV, dims.V), dtype=torch.float32, device=q.device)
+    stream = torch.cuda.current_stream(q.device).cuda_stream
+    _glr.gpu_decode(member, dims.gpu(cu is not None), scale, v_first,
+                    (q32.data_ptr(), k32.data_ptr(), v32.data_ptr(), ptr(g32), ptr(b32),
+                     ptr(cu64)), o32.data_ptr(), state.data_ptr(), stream)
+    return o32.to(q.dtype), state

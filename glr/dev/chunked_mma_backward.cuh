@@ -92,6 +92,7 @@ __global__ void __launch_bounds__(kMmaThreads, 1) dh_scan_kernel(MmaBackwardPara
     x0 = bp.dht != nullptr ? bp.dht[user_state(p, n, hv, d0 + r, col0 + e)] : 0.0f;
     x1 = bp.dht != nullptr ? bp.dht[user_state(p, n, hv, d0 + r, col0 + e + 1)] : 0.0f;
   });
+  const std::int64_t next_col = p.state_kv ? 1 : kMmaDim;  // user_state(.., e + 1) − (.., e)
   if (chunks > 0) issue(chunks - 1);
 
   for (std::int64_t j = chunks - 1; j >= 0; --j) {
@@ -115,11 +116,14 @@ __global__ void __launch_bounds__(kMmaThreads, 1) dh_scan_kernel(MmaBackwardPara
     const float e_last =
         bp.fault == BackwardFault::kScanWithoutDecay ? 1.0f : st.e[rows_of(j) - 1];
     zip(ds, s, [&](float& x, float y) { x = e_last * x + p.scale * y; });
+    if (bp.fault == BackwardFault::kCarryInBf16)
+      zip(ds, s, [](float& x, float) { x = __bfloat162float(__float2bfloat16_rn(x)); });
   }
-  if (bp.dh0 != nullptr)
+  if (bp.dh0 != nullptr)  // (one index per pair: two user_state calls put ds on the stack)
     for_each_pair(ds, [&](int r, int e, float& x0, float& x1) {
-      bp.dh0[user_state(p, n, hv, d0 + r, col0 + e)] = x0;
-      bp.dh0[user_state(p, n, hv, d0 + r, col0 + e + 1)] = x1;
+      const std::int64_t at = user_state(p, n, hv, d0 + r, col0 + e);
+      bp.dh0[at] = x0;
+      bp.dh0[at + next_col] = x1;
     });
 }
 

@@ -25,6 +25,7 @@ enum class BackwardFault : int {
   kKeyWithoutDecay,    ///< dk's inter-chunk term without the row factor r
   kScanWithoutDecay,   ///< the dH scan carries dH without e_last
   kBoundaryAtEntry,    ///< dg's boundary term reads the state entering the chunk
+  kCarryInBf16,        ///< the dH scan keeps dH in bf16 between chunks (an undeclared rounding)
 };
 
 /// Everything the backward's kernels read. `fwd` is the forward's block for the recompute (its o

@@ -193,6 +193,21 @@ INSTANTIATE_TEST_SUITE_P(
                       FaultCase{"BoundaryAtEntry", BackwardFault::kBoundaryAtEntry}),
     [](const ::testing::TestParamInfo<FaultCase>& info) { return info.param.label; });
 
+// A bf16 carry of dH is a rounding the bf16 grade does not declare; LA's scan rounds nothing else
+// (Q̄ = Q and dO are bf16), so every carry rounding is new error, as for the forward's state.
+TEST(ChunkedMmaBackwardFault, Bf16CarryIsCaught) {
+  for (std::int64_t t : {65, 200}) {
+    const Case c = make({"la", Member::kLinearAttention, spec({t}, 1, 1, 2200 + t)});
+    Expected<BackwardExpectation> e = expect_backward(c.member, c.p, c.cot);
+    ASSERT_TRUE(e) << e.error().to_string();
+    const BackwardJudgement j =
+        judge_backward(run_backward(c, 32, BackwardFault::kCarryInBf16), *e);
+    std::printf("fault %-18s T=%-4lld %s\n", "CarryInBf16 (la)", static_cast<long long>(t),
+                j.describe().c_str());
+    EXPECT_FALSE(j.pass()) << "bf16 carry at T = " << t << ": " << j.describe();
+  }
+}
+
 TEST(ChunkedMmaBackwardArguments, RejectsWhatTheKernelsDoNotTake) {
   gpu::Dims d;
   d.seq_len = 64;

@@ -74,8 +74,10 @@ __device__ __forceinline__ std::int64_t slot_base(const MmaForwardParams& p, std
 /// The chunk that owns workspace slot `slot` (invalid for a slot no chunk uses).
 struct ChunkRef {
   bool valid = false;
-  std::int64_t t0 = 0;  ///< first token
-  int rows = 0;         ///< valid rows, 1..64
+  bool last = false;     ///< the last chunk of its sequence
+  std::int64_t seq = 0;  ///< its sequence
+  std::int64_t t0 = 0;   ///< first token
+  int rows = 0;          ///< valid rows, 1..64
 };
 
 __device__ __forceinline__ ChunkRef locate_slot(const MmaForwardParams& p, std::int64_t slot) {
@@ -92,6 +94,8 @@ __device__ __forceinline__ ChunkRef locate_slot(const MmaForwardParams& p, std::
   c.t0 = seq_begin(p, lo) + (slot - slot_base(p, lo)) * kMmaChunk;
   const std::int64_t left = seq_begin(p, lo + 1) - c.t0;
   c.valid = left > 0;
+  c.last = left <= kMmaChunk;
+  c.seq = lo;
   c.rows = static_cast<int>(left < kMmaChunk ? left : kMmaChunk);
   return c;
 }
@@ -106,6 +110,11 @@ __device__ __forceinline__ std::int64_t v_row(const MmaForwardParams& p, std::in
 __device__ __forceinline__ std::int64_t slot_block(const MmaForwardParams& p, std::int64_t slot,
                                                    int hv, int width) {
   return (slot * p.v_heads + hv) * static_cast<std::int64_t>(kMmaChunk) * width;
+}
+/// First element of a slot's [128, 128] state block (MmaForwardParams::states).
+__device__ __forceinline__ std::int64_t state_block(const MmaForwardParams& p, std::int64_t slot,
+                                                    int hv) {
+  return (slot * p.v_heads + hv) * static_cast<std::int64_t>(kMmaDim) * kMmaDim;
 }
 __device__ __forceinline__ std::int64_t user_state(const MmaForwardParams& p, std::int64_t n,
                                                    int hv, int d, int e) {
@@ -306,8 +315,15 @@ __global__ void __launch_bounds__(kMmaThreads, 1) state_output_kernel(MmaForward
     arch::store_u32(sm.h.ptr(d0 + r, e), arch::pack_bf16x2(x0, x1));
   });
   if (chunks > 0) issue(0);
+  const auto keep_state = [&](std::int64_t slot) {  // bf16(H), the values sm.h holds
+    bf16* out = p.states + state_block(p, slot, hv) + col0;
+    for_each_pair(h, [&](int r, int e, float& x0, float& x1) {
+      arch::store_u32(out + (d0 + r) * kMmaDim + e, arch::pack_bf16x2(x0, x1));
+    });
+  };
 
   for (std::int64_t j = 0; j < chunks; ++j) {
+    if (p.states != nullptr) keep_state(slot0 + j);
     arch::cp_async_wait<0>();
     __syncthreads();  // chunk j has landed; every warp is done with chunk j − 1
     if (j + 1 < chunks) issue(j + 1);
@@ -337,11 +353,11 @@ __global__ void __launch_bounds__(kMmaThreads, 1) state_output_kernel(MmaForward
 
     // Phase B: O += A^qk·Δ (k-steps 0..w: A^qk is lower triangular), then H ← e_last H + Kᵀ(r ⊙ Δ).
     mma_acc<AStore::kRowMajor, BStore::kKMajor>(out, st.a, r0, sm.delta, 0, 0, w + 1);
-    bf16* o = p.o + v_row(p, bos + j * kMmaChunk, hv) + col0;
+    const std::int64_t o0 = v_row(p, bos + j * kMmaChunk, hv) + col0;
     for_each_pair(out, [&](int il, int e, float& x0, float& x1) {
       const int i = r0 + il;
-      if (i < c)
-        arch::store_u32(o + i * v_stride + e, arch::pack_bf16x2(p.scale * x0, p.scale * x1));
+      if (p.o != nullptr && i < c)
+        arch::store_u32(p.o + o0 + i * v_stride + e, arch::pack_bf16x2(p.scale * x0, p.scale * x1));
     });
     AccTile<32, kBV> s;
     zero(s);
@@ -352,6 +368,7 @@ __global__ void __launch_bounds__(kMmaThreads, 1) state_output_kernel(MmaForward
       arch::store_u32(sm.h.ptr(d0 + r, e), arch::pack_bf16x2(x0, x1));
     });
   }
+  if (p.states != nullptr) keep_state(p.slots + n);
   if (p.final_state != nullptr)
     for_each_pair(h, [&](int r, int e, float& x0, float& x1) {
       p.final_state[user_state(p, n, hv, d0 + r, col0 + e)] = x0;

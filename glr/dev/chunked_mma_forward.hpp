@@ -38,6 +38,9 @@ inline constexpr int kMmaThreads = 128;  ///< 4 warps per CTA in both kernels
 ///   w, u     [slots, HV, 64, 128] bf16   W = T X, U = T Ṽ (delta rule only)
 ///   a        [slots, HV, 64, 64]  bf16   A^qk = (Q Kᵀ) ⊙ Γ, lower triangle incl. the diagonal
 ///   factors  [slots, HV, 2, 64]   fp32   e_i = exp(G_i), r_i = exp(G_last − G_i); 0 past the end
+///   states   [slots + N, HV, 128, 128] bf16   optional (the backward's recompute): the state
+///            entering each chunk at its slot, the final state of sequence n at slot `slots + n`,
+///            [K, V], the same bf16 values the state pass multiplies with
 struct MmaForwardParams {
   std::int64_t tokens = 0;     ///< all packed tokens (B·T)
   std::int64_t sequences = 0;  ///< N
@@ -61,8 +64,9 @@ struct MmaForwardParams {
   bf16* u = nullptr;
   bf16* a = nullptr;
   float* factors = nullptr;
+  bf16* states = nullptr;  ///< or null: no states kept
 
-  bf16* o = nullptr;             ///< [T, HV, 128]
+  bf16* o = nullptr;             ///< [T, HV, 128], or null (the backward's recompute: not written)
   float* final_state = nullptr;  ///< [N, HV, 128, 128] or null
 };
 

@@ -1,12 +1,13 @@
 // File: glr/dev/chunked_mma_plan.cpp
-// Host side of the tensor-core forward (chunked_mma_forward.hpp): argument checks, the workspace
-// layout (one function both sizes it and hands out its pointers, so the two cannot disagree) and
-// the value-tile choice. Shared by the CUDA launcher and the host emulation.
+// Host side of the tensor-core forward and backward (chunked_mma_forward.hpp,
+// chunked_mma_backward.hpp): argument checks, the workspace layouts (one function both sizes a
+// layout and hands out its pointers, so the two cannot disagree) and the value-tile choice.
+// Shared by the CUDA launchers and the host emulation.
 #include <cstdint>
 #include <initializer_list>
 #include <string>
 
-#include "glr/dev/chunked_mma_forward.hpp"
+#include "glr/dev/chunked_mma_backward.hpp"
 
 namespace kcv::glr::dev {
 namespace {
@@ -46,6 +47,36 @@ std::size_t carve(Member member, MmaForwardParams& p, std::byte* base) {
   p.a = reinterpret_cast<bf16*>(piece(blocks * kMmaChunk * kMmaChunk * sizeof(bf16)));
   p.factors = reinterpret_cast<float*>(piece(blocks * 2 * kMmaChunk * sizeof(float)));
   return at;
+}
+
+// The backward's workspace: the forward's pieces, the kept states, dh and (GVA) the per-head dq,
+// dk; with base non-null also sets bp's pointers.
+std::size_t carve_backward(Member member, MmaBackwardParams& bp, std::byte* base) {
+  MmaForwardParams& p = bp.fwd;
+  std::size_t at = carve(member, p, base);
+  const auto piece = [&](std::size_t bytes) {
+    std::byte* ptr = base != nullptr ? base + at : nullptr;
+    at += (bytes + 255) / 256 * 256;
+    return ptr;
+  };
+  const auto state_bytes = static_cast<std::size_t>(kMmaDim * kMmaDim) * sizeof(bf16);
+  const auto heads = static_cast<std::size_t>(p.v_heads);
+  p.states = reinterpret_cast<bf16*>(
+      piece(static_cast<std::size_t>(p.slots + p.sequences) * heads * state_bytes));
+  bp.dh = reinterpret_cast<bf16*>(piece(static_cast<std::size_t>(p.slots) * heads * state_bytes));
+  if (p.group > 1) {
+    const auto part = static_cast<std::size_t>(p.tokens) * heads * kMmaDim * sizeof(float);
+    bp.dq_part = reinterpret_cast<float*>(piece(part));
+    bp.dk_part = reinterpret_cast<float*>(piece(part));
+  }
+  return at;
+}
+
+Status check_backward_member(Member member) {
+  if (traits(member).delta_rule || traits(member).gate == GateKind::kChannel)
+    return bad("member",
+               "the tensor-core backward has no delta rule or per-channel gate yet (la, ssd only)");
+  return {};
 }
 
 MmaForwardParams sizes(const gpu::Dims& d) {
@@ -103,6 +134,50 @@ Expected<MmaForwardParams> mma_forward_params(Member member, const gpu::Dims& di
   p.o = static_cast<bf16*>(t.o);
   p.final_state = t.final_state;
   return p;
+}
+
+Expected<std::size_t> mma_backward_workspace_bytes(Member member, const gpu::Dims& dims) {
+  if (Status st = check_backward_member(member); !st) return st.error();
+  if (Status st = check_dims(member, dims); !st) return st.error();
+  MmaBackwardParams bp;
+  bp.fwd = sizes(dims);
+  return carve_backward(member, bp, nullptr);
+}
+
+Expected<MmaBackwardParams> mma_backward_params(Member member, const gpu::Dims& dims, float scale,
+                                                StateLayout layout, const MmaBackwardTensors& t,
+                                                void* workspace, std::size_t bytes) {
+  if (Status st = check_backward_member(member); !st) return st.error();
+  if (t.d_o == nullptr || t.dq == nullptr || t.dk == nullptr || t.dv == nullptr)
+    return bad("d_o", "d_o, dq, dk and dv are required");
+  if ((traits(member).gate == GateKind::kScalar) != (t.dg != nullptr))
+    return bad("dg", "dg is required exactly for members with a gate");
+  for (const void* ptr : std::initializer_list<const void*>{t.d_o, t.dq, t.dk, t.dv})
+    if (!aligned16(ptr)) return bad("d_o", "d_o, dq, dk and dv must be 16-byte aligned");
+  MmaForwardTensors ft = t.fwd;
+  ft.o = t.dv;  // the recompute writes no o; a present, aligned pointer passes the forward's checks
+  ft.final_state = nullptr;
+  MmaBackwardParams bp;
+  bp.fwd = sizes(dims);
+  const std::size_t need = carve_backward(member, bp, nullptr);
+  if (workspace == nullptr || bytes < need)
+    return bad("workspace", "workspace too small: " + std::to_string(bytes) + " bytes, need " +
+                                std::to_string(need));
+  Expected<MmaForwardParams> fp =
+      mma_forward_params(member, dims, scale, layout, ft, workspace, bytes);
+  if (!fp) return fp.error();
+  bp.fwd = *fp;
+  carve_backward(member, bp, static_cast<std::byte*>(workspace));
+  bp.fwd.o = nullptr;
+  bp.fwd.final_state = nullptr;
+  bp.d_o = static_cast<const bf16*>(t.d_o);
+  bp.dht = t.dht;
+  bp.dq = static_cast<bf16*>(t.dq);
+  bp.dk = static_cast<bf16*>(t.dk);
+  bp.dv = static_cast<bf16*>(t.dv);
+  bp.dg = t.dg;
+  bp.dh0 = t.dh0;
+  return bp;
 }
 
 int default_value_tile(const MmaForwardParams& p, int multiprocessors) {

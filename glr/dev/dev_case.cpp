@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstring>
 #include <thread>
+#include <type_traits>
 
 #include "kcv/glr/precision.hpp"
 
@@ -159,6 +160,149 @@ void poison(const Problem& p, std::vector<bf16>& o, std::vector<float>& final_st
   const bf16 nan(bits);
   o.assign(static_cast<std::size_t>(p.shape.v_size()), nan);
   final_state.assign(static_cast<std::size_t>(p.shape.state_size()), std::nanf(""));
+}
+
+// ------------------------------------------------------------------------------ the backward
+
+Cotangents kernel_cotangents(const Cotangents& cot) {
+  Cotangents out = cot;
+  for (double& x : out.d_o) x = bf16_value(__float2bfloat16_rn(static_cast<float>(x)));
+  for (double& x : out.d_final_state) x = static_cast<float>(x);
+  return out;
+}
+
+HostCotangents host_cotangents(const Cotangents& cot) {
+  return HostCotangents{to_bf16(cot.d_o), to_float(cot.d_final_state)};
+}
+
+Expected<BackwardExpectation> expect_backward(Member member, const Problem& p,
+                                              const Cotangents& cot) {
+  Expected<Gradients> ref = chunked_backward(member, p, cot);
+  if (!ref) return ref.error();
+  Expected<BackwardBounds> tau = backward_bounds(member, p, cot, *ref, contract_for(Grade::kBf16));
+  if (!tau) return tau.error();
+  return BackwardExpectation{std::move(*ref), std::move(*tau)};
+}
+
+Expected<BackwardExpectation> expect_backward_by_head(Member member, const Problem& p,
+                                                      const Cotangents& cot) {
+  const Shape& s = p.shape;
+  if (s.qk_heads != s.v_heads)
+    return make_error(ErrorCode::kInvalidArgument, "expect_backward_by_head: H must equal HV",
+                      "v_heads");
+  const std::int64_t kd = s.key_dim, vd = s.value_dim, hvs = s.v_heads;
+  const auto idx = [](std::int64_t i) { return static_cast<std::size_t>(i); };
+  std::vector<Expected<BackwardExpectation>> parts(idx(hvs), Expected<BackwardExpectation>(Error{}));
+  std::vector<std::thread> threads;
+  for (std::int64_t hv = 0; hv < hvs; ++hv)
+    threads.emplace_back([&, hv] {
+      Cotangents c;
+      for (std::int64_t t = 0; t < s.tokens; ++t)
+        for (std::int64_t x = 0; x < vd; ++x)
+          c.d_o.push_back(cot.d_o[idx((t * hvs + hv) * vd + x)]);
+      if (!cot.d_final_state.empty())
+        for (std::int64_t n = 0; n < s.sequences(); ++n)
+          for (std::int64_t i = 0; i < kd * vd; ++i)
+            c.d_final_state.push_back(cot.d_final_state[idx((n * hvs + hv) * kd * vd + i)]);
+      parts[idx(hv)] = expect_backward(member, slice_head(p, hv), c);
+    });
+  for (std::thread& t : threads) t.join();
+  BackwardExpectation all;
+  const auto place = [&](auto& dst_ref, auto& dst_tau, std::size_t size) {
+    dst_ref.assign(size, 0.0);
+    dst_tau.assign(size, 0.0);
+  };
+  const bool gated = !p.g.empty();
+  place(all.ref.dq, all.tau.dq, p.q.size());
+  place(all.ref.dk, all.tau.dk, p.k.size());
+  place(all.ref.dv, all.tau.dv, p.v.size());
+  place(all.ref.dg, all.tau.dg, gated ? p.g.size() : 0);
+  place(all.ref.dh0, all.tau.dh0, idx(s.state_size()));
+  for (std::int64_t hv = 0; hv < hvs; ++hv) {
+    if (!parts[idx(hv)]) return parts[idx(hv)].error();
+    const BackwardExpectation& e = *parts[idx(hv)];
+    for (std::int64_t t = 0; t < s.tokens; ++t) {
+      for (std::int64_t x = 0; x < kd; ++x) {
+        const std::size_t to = idx((t * hvs + hv) * kd + x), from = idx(t * kd + x);
+        all.ref.dq[to] = e.ref.dq[from];
+        all.tau.dq[to] = e.tau.dq[from];
+        all.ref.dk[to] = e.ref.dk[from];
+        all.tau.dk[to] = e.tau.dk[from];
+      }
+      for (std::int64_t x = 0; x < vd; ++x) {
+        const std::size_t to = idx((t * hvs + hv) * vd + x), from = idx(t * vd + x);
+        all.ref.dv[to] = e.ref.dv[from];
+        all.tau.dv[to] = e.tau.dv[from];
+      }
+      if (gated) {
+        all.ref.dg[idx(t * hvs + hv)] = e.ref.dg[idx(t)];
+        all.tau.dg[idx(t * hvs + hv)] = e.tau.dg[idx(t)];
+      }
+    }
+    for (std::int64_t n = 0; n < s.sequences(); ++n)
+      for (std::int64_t i = 0; i < kd * vd; ++i) {
+        all.ref.dh0[idx((n * hvs + hv) * kd * vd + i)] = e.ref.dh0[idx(n * kd * vd + i)];
+        all.tau.dh0[idx((n * hvs + hv) * kd * vd + i)] = e.tau.dh0[idx(n * kd * vd + i)];
+      }
+  }
+  return all;
+}
+
+HostGradients poisoned_gradients(Member member, const Problem& p) {
+  __nv_bfloat16_raw bits;
+  bits.x = 0xffff;
+  const bf16 nan(bits);
+  HostGradients g;
+  g.dq.assign(p.q.size(), nan);
+  g.dk.assign(p.k.size(), nan);
+  g.dv.assign(p.v.size(), nan);
+  if (traits(member).gate != GateKind::kNone) g.dg.assign(p.g.size(), std::nanf(""));
+  g.dh0.assign(static_cast<std::size_t>(p.shape.state_size()), std::nanf(""));
+  return g;
+}
+
+double BackwardJudgement::worst() const { return std::max({dq, dk, dv, dg, dh0}); }
+
+std::string BackwardJudgement::describe() const {
+  char text[200];
+  std::snprintf(text, sizeof text,
+                "dq %.3g  dk %.3g  dv %.3g  dg %.3g  dh0 %.3g  (err/tau, pass <= 1)  "
+                "non-finite %lld  %s",
+                dq, dk, dv, dg, dh0, static_cast<long long>(nonfinite), pass() ? "PASS" : "FAIL");
+  return text;
+}
+
+namespace {
+
+template <typename T>
+double worst_ratio(const std::vector<T>& y, const std::vector<double>& ref,
+                   const std::vector<double>& tau, std::int64_t& nonfinite) {
+  double worst = 0;
+  for (std::size_t i = 0; i < y.size(); ++i) {
+    double v;
+    if constexpr (std::is_same_v<T, bf16>)
+      v = bf16_value(y[i]);
+    else
+      v = y[i];
+    if (!std::isfinite(v)) {
+      ++nonfinite;
+      continue;
+    }
+    worst = std::max(worst, std::fabs(v - ref[i]) / tau[i]);
+  }
+  return worst;
+}
+
+}  // namespace
+
+BackwardJudgement judge_backward(const HostGradients& g, const BackwardExpectation& e) {
+  BackwardJudgement j;
+  j.dq = worst_ratio(g.dq, e.ref.dq, e.tau.dq, j.nonfinite);
+  j.dk = worst_ratio(g.dk, e.ref.dk, e.tau.dk, j.nonfinite);
+  j.dv = worst_ratio(g.dv, e.ref.dv, e.tau.dv, j.nonfinite);
+  j.dg = worst_ratio(g.dg, e.ref.dg, e.tau.dg, j.nonfinite);
+  j.dh0 = worst_ratio(g.dh0, e.ref.dh0, e.tau.dh0, j.nonfinite);
+  return j;
 }
 
 }  // namespace kcv::glr::dev

@@ -3,7 +3,8 @@
 // turned into the kernel's input dtypes, the fp64 chunked reference and the bf16-grade bound on
 // the same inputs (include/kcv/glr/error_model.hpp: forward_bounds under contract_for(kBf16)),
 // and the judgement of a candidate's o and final state against them: worst |y − y*| / tau, and
-// whether every element is finite (the outputs start poisoned with NaN).
+// whether every element is finite (the outputs start poisoned with NaN); and the same for the
+// backward's dq, dk, dv, dg, dh0 against chunked_backward under backward_bounds.
 #pragma once
 
 #include <cstdint>
@@ -56,5 +57,48 @@ Judgement judge(const std::vector<bf16>& o, const std::vector<float>& final_stat
 
 /// o as NaN bits (0xFFFF) and the final state as NaN, sized for p.
 void poison(const Problem& p, std::vector<bf16>& o, std::vector<float>& final_state);
+
+// ------------------------------------------------------------------------------ the backward
+
+/// The cotangents in the kernel's dtypes: dO rounded to bf16 values, dht to fp32 values.
+Cotangents kernel_cotangents(const Cotangents& cot);
+
+/// dO (bf16) and dht (fp32) as the kernel reads them; dht empty when cot has none.
+struct HostCotangents {
+  std::vector<bf16> d_o;
+  std::vector<float> dht;
+};
+HostCotangents host_cotangents(const Cotangents& cot);
+
+/// The fp64 chunked reference's gradients and their bf16-grade bound.
+struct BackwardExpectation {
+  Gradients ref;
+  BackwardBounds tau;
+};
+/// @pre cot = kernel_cotangents(...) of p's cotangents.
+[[nodiscard]] Expected<BackwardExpectation> expect_backward(Member member, const Problem& p,
+                                                            const Cotangents& cot);
+/// expect_backward run per value head on one thread each, reassembled. @pre H = HV (no GVA: a
+/// q/k head's gradient would be a sum over heads, whose bound is not the heads' bounds combined).
+[[nodiscard]] Expected<BackwardExpectation> expect_backward_by_head(Member member,
+                                                                    const Problem& p,
+                                                                    const Cotangents& cot);
+
+/// The kernel's gradients, read back.
+struct HostGradients {
+  std::vector<bf16> dq, dk, dv;
+  std::vector<float> dg, dh0;
+};
+/// Sized for p and poisoned (NaN); dg empty without a gate.
+HostGradients poisoned_gradients(Member member, const Problem& p);
+
+struct BackwardJudgement {
+  double dq = 0, dk = 0, dv = 0, dg = 0, dh0 = 0;  ///< max |y − y*| / tau per gradient
+  std::int64_t nonfinite = 0;
+  double worst() const;
+  bool pass() const { return nonfinite == 0 && worst() <= 1.0; }
+  std::string describe() const;
+};
+BackwardJudgement judge_backward(const HostGradients& g, const BackwardExpectation& e);
 
 }  // namespace kcv::glr::dev

@@ -1,5 +1,6 @@
 // File: glr/dev/device_check.cpp
-// glr_dev_check: the tensor-core forward (chunked_mma_forward.hpp) on a GPU.
+// glr_dev_check: the tensor-core forward (chunked_mma_forward.hpp) and backward
+// (chunked_mma_backward.hpp, its checks in device_check_backward.cpp) on a GPU.
 //  1. accuracy: GDN, K = V = 128, B1·H4 at T ∈ {64, 1000, 8192} and a varlen GVA case
 //     (700+1+64+300+65, H = 2, HV = 4), inputs drawn by fla's recipe (glr/tests/support/
 //     problems.hpp) in the kernel's dtypes; every element of o and of the final state against the
@@ -12,6 +13,9 @@
 //     forward (include/kcv/glr/gpu.hpp) on the same inputs, CUDA events around each call, median
 //     of --reps calls after warm-up calls; plus max |o_mma − o_kcv| / RMS(o_kcv) between the two
 //     implementations, reported only (accuracy is judged in 1, against the fp64 reference).
+//  4. the backward (device_check_backward.cpp): SSD accuracy at T ∈ {64, 1000, 8192} and varlen
+//     GVA with 5-run determinism at T = 8192, and forward + backward timing at the two shapes
+//     against kcv's CUDA-core forward + backward.
 // Prints a short table last; writes results.tsv under --out. Exit status 0 only if every check
 // passes. Run by glr/dev/run_on_h200.sh.
 #include <cuda_runtime_api.h>
@@ -29,64 +33,13 @@
 
 #include "glr/dev/chunked_mma_forward.hpp"
 #include "glr/dev/dev_case.hpp"
+#include "glr/dev/device_check_backward.hpp"
+#include "glr/dev/device_support.hpp"
 #include "support/precision_emulation.hpp"
 #include "support/problems.hpp"
 
 namespace kcv::glr::dev {
 namespace {
-
-#define CHECK_CUDA(call)                                                                          \
-  do {                                                                                            \
-    const cudaError_t e_ = (call);                                                                \
-    if (e_ != cudaSuccess) {                                                                      \
-      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
-      std::exit(2);                                                                               \
-    }                                                                                             \
-  } while (0)
-
-void check_status(const Status& st, const char* what) {
-  if (!st) {
-    std::fprintf(stderr, "%s: %s\n", what, st.error().to_string().c_str());
-    std::exit(2);
-  }
-}
-
-struct DeviceBuffer {
-  void* ptr = nullptr;
-  std::size_t bytes = 0;
-  DeviceBuffer() = default;
-  explicit DeviceBuffer(std::size_t n) : bytes(n) {
-    if (n > 0) CHECK_CUDA(cudaMalloc(&ptr, n));
-  }
-  template <typename T>
-  static DeviceBuffer of(const std::vector<T>& v) {
-    DeviceBuffer b(v.size() * sizeof(T));
-    if (b.bytes > 0) CHECK_CUDA(cudaMemcpy(b.ptr, v.data(), b.bytes, cudaMemcpyHostToDevice));
-    return b;
-  }
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-  DeviceBuffer(DeviceBuffer&& o) noexcept : ptr(o.ptr), bytes(o.bytes) { o.ptr = nullptr; }
-  DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
-    std::swap(ptr, o.ptr);
-    std::swap(bytes, o.bytes);
-    return *this;
-  }
-  ~DeviceBuffer() {
-    if (ptr != nullptr) cudaFree(ptr);
-  }
-  template <typename T>
-  T* as() const {
-    return static_cast<T*>(ptr);
-  }
-};
-
-int multiprocessors() {
-  int dev = 0, n = 0;
-  CHECK_CUDA(cudaGetDevice(&dev));
-  CHECK_CUDA(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev));
-  return n;
-}
 
 /// One problem on the device: inputs, outputs, both workspaces.
 struct DeviceCase {
@@ -141,18 +94,6 @@ struct DeviceCase {
 
 // ----------------------------------------------------------------------------- 1. accuracy
 
-struct Row {
-  std::string what, result;
-  bool pass = true;
-};
-
-bool same_bits(const std::vector<bf16>& a, const std::vector<bf16>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(bf16)) == 0;
-}
-bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
-}
-
 Row accuracy_case(const std::string& label, std::vector<std::int64_t> lengths, std::int64_t h,
                   std::int64_t hv, std::uint64_t seed, int determinism_runs) {
   testing::ProblemSpec spec;
@@ -196,84 +137,6 @@ Row accuracy_case(const std::string& label, std::vector<std::int64_t> lengths, s
 }
 
 // ----------------------------------------------------------------------------- 3. timing
-
-/// fla's benchmark inputs in the kernel dtypes, drawn fast (no reference needed).
-HostTensors random_inputs(std::int64_t b, std::int64_t t, std::int64_t h, std::uint64_t seed) {
-  HostTensors x;
-  x.dims.batch = b;
-  x.dims.seq_len = t;
-  x.dims.qk_heads = h;
-  x.dims.v_heads = h;
-  x.dims.key_dim = kMmaDim;
-  x.dims.value_dim = kMmaDim;
-  const std::int64_t rows = b * t * h;
-  x.q.resize(static_cast<std::size_t>(rows * kMmaDim));
-  x.k.resize(x.q.size());
-  x.v.resize(x.q.size());
-  x.g.resize(static_cast<std::size_t>(rows));
-  x.beta.resize(x.g.size());
-  x.h0.resize(static_cast<std::size_t>(b * h * kMmaDim * kMmaDim));
-  const int workers = std::max(1u, std::thread::hardware_concurrency());
-  std::vector<std::thread> pool;
-  for (int wk = 0; wk < workers; ++wk)
-    pool.emplace_back([&, wk] {
-      std::mt19937_64 rng(seed + 977 * wk);
-      std::normal_distribution<float> n01;
-      for (std::int64_t r = wk; r < rows; r += workers) {
-        float nq = 0, nk = 0, q[kMmaDim], k[kMmaDim];
-        for (int d = 0; d < kMmaDim; ++d) {
-          q[d] = n01(rng);
-          k[d] = n01(rng);
-          nq += q[d] * q[d];
-          nk += k[d] * k[d];
-        }
-        for (int d = 0; d < kMmaDim; ++d) {
-          x.q[r * kMmaDim + d] = __float2bfloat16_rn(q[d] / std::sqrt(nq));
-          x.k[r * kMmaDim + d] = __float2bfloat16_rn(k[d] / std::sqrt(nk));
-          x.v[r * kMmaDim + d] = __float2bfloat16_rn(n01(rng));
-        }
-        const float z = n01(rng);
-        x.g[r] = -std::log1p(std::exp(-z));  // logsigmoid(N(0,1))
-        x.beta[r] = __float2bfloat16_rn(1.0f / (1.0f + std::exp(-n01(rng))));
-      }
-      for (std::size_t i = wk; i < x.h0.size(); i += workers) x.h0[i] = 0.5f * n01(rng);
-    });
-  for (std::thread& th : pool) th.join();
-  return x;
-}
-
-template <typename F>
-double median_ms(F&& call, int warmup, int reps) {
-  for (int i = 0; i < warmup; ++i) call();
-  CHECK_CUDA(cudaDeviceSynchronize());
-  cudaEvent_t a, b;
-  CHECK_CUDA(cudaEventCreate(&a));
-  CHECK_CUDA(cudaEventCreate(&b));
-  std::vector<float> ms;
-  for (int i = 0; i < reps; ++i) {
-    CHECK_CUDA(cudaEventRecord(a));
-    call();
-    CHECK_CUDA(cudaEventRecord(b));
-    CHECK_CUDA(cudaEventSynchronize(b));
-    float x = 0;
-    CHECK_CUDA(cudaEventElapsedTime(&x, a, b));
-    ms.push_back(x);
-  }
-  CHECK_CUDA(cudaEventDestroy(a));
-  CHECK_CUDA(cudaEventDestroy(b));
-  std::sort(ms.begin(), ms.end());
-  return ms[ms.size() / 2];
-}
-
-double rel_max_diff(const std::vector<bf16>& a, const std::vector<bf16>& b) {
-  double sq = 0, worst = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    const double x = __bfloat162float(a[i]), y = __bfloat162float(b[i]);
-    sq += y * y;
-    worst = std::max(worst, std::isfinite(x) ? std::fabs(x - y) : INFINITY);
-  }
-  return worst / std::sqrt(sq / static_cast<double>(a.size()));
-}
 
 struct Timing {
   std::string shape;
@@ -371,10 +234,17 @@ int run(int argc, char** argv) {
     rows.push_back(
         accuracy_case("gdn varlen 700+1+64+300+65 H2/HV4", {700, 1, 64, 300, 65}, 2, 4, 14, 1));
   }
+  if (!timing_only) {
+    std::vector<Row> more = backward_accuracy_rows(small);
+    rows.insert(rows.end(), more.begin(), more.end());
+  }
   std::vector<Timing> timings;
+  std::vector<BackwardTiming> backward_timings;
   if (!small) {
     timings.push_back(time_shape(1, 8192, 32, warmup, reps, 5));
     timings.push_back(time_shape(4, 4096, 16, warmup, reps, 1));
+    backward_timings.push_back(time_backward(1, 8192, 32, warmup, reps));
+    backward_timings.push_back(time_backward(4, 4096, 16, warmup, reps));
   }
 
   bool pass = true;
@@ -395,6 +265,17 @@ int run(int argc, char** argv) {
     tsv << "timing\t" << t.shape << "\t" << t.mma_default << "\t" << t.tile << "\t" << t.mma_other
         << "\t" << t.kcv << "\t" << t.diff << "\n";
     pass = pass && t.deterministic;  // the difference to kcv is reported, not judged
+  }
+  std::printf(
+      "\n| shape (ssd) | mma fwd+bwd ms (tile) | of which bwd ms | other tile ms | kcv CUDA-core "
+      "fwd+bwd ms | speed-up | max|Δ|/RMS vs kcv (dq, dk, dv) |\n|---|---|---|---|---|---|---|\n");
+  for (const BackwardTiming& t : backward_timings) {
+    std::printf("| %s | %.3f (%d) | %.3f | %.3f | %.3f | %.1fx | %.3g, %.3g, %.3g |\n",
+                t.shape.c_str(), t.mma, t.tile, t.mma_bwd, t.mma_other, t.kcv, t.kcv / t.mma,
+                t.diff_dq, t.diff_dk, t.diff_dv);
+    tsv << "backward_timing\t" << t.shape << "\t" << t.mma << "\t" << t.tile << "\t"
+        << t.mma_bwd << "\t" << t.mma_other << "\t" << t.kcv << "\t" << t.diff_dq << "\t"
+        << t.diff_dk << "\t" << t.diff_dv << "\n";
   }
   std::printf("\nglr_dev_check: %s\n", pass ? "all checks pass" : "SOME CHECK FAILED");
   return pass ? 0 : 1;

@@ -8,7 +8,7 @@
 #include <thread>
 #include <vector>
 
-#include "glr/dev/chunked_mma_forward.cuh"
+#include "glr/dev/chunked_mma_backward.cuh"
 #include "glr/dev/host_runner.hpp"
 
 namespace kcv::glr::arch {
@@ -50,8 +50,9 @@ void run_grid(dim3 grid, std::size_t shared_bytes, Body&& body) {
 }
 
 struct HostLaunch {
-  Status operator()(const char* stage, void (*kernel)(MmaForwardParams), dim3 grid,
-                    std::size_t shared_bytes, const MmaForwardParams& p) const {
+  template <typename Params>
+  Status operator()(const char* stage, void (*kernel)(Params), dim3 grid,
+                    std::size_t shared_bytes, const Params& p) const {
     if (shared_bytes > kSharedBytes)
       return make_error(ErrorCode::kInternal, "shared storage over the sm_90 limit", stage);
     run_grid(grid, shared_bytes, [&] { kernel(p); });
@@ -67,6 +68,19 @@ Status emulate_mma_forward(Member member, const MmaForwardParams& p, int value_t
   return for_mma_member(member, [&]<GateKind kGate, bool kDelta>() {
     if (value_tile == 32) return forward_sequence<kGate, kDelta, 32>(p, HostLaunch{});
     return forward_sequence<kGate, kDelta, 64>(p, HostLaunch{});
+  });
+}
+
+}  // namespace kcv::glr::dev
+
+namespace kcv::glr::dev {
+
+Status emulate_mma_backward(Member member, const MmaBackwardParams& p, int value_tile) {
+  if (value_tile != 32 && value_tile != 64)
+    return make_error(ErrorCode::kInvalidArgument, "value_tile must be 32 or 64", "value_tile");
+  return for_mma_backward_member(member, [&]<GateKind kGate>() {
+    if (value_tile == 32) return backward_sequence<kGate, 32>(p, HostLaunch{});
+    return backward_sequence<kGate, 64>(p, HostLaunch{});
   });
 }
 

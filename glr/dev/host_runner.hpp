@@ -1,17 +1,22 @@
 // File: glr/dev/host_runner.hpp
-// The tensor-core forward of chunked_mma_forward.hpp run on the CPU: the same kernel source,
-// compiled as host C++ with glr/check/emulator/cuda_shim.hpp, one host thread per warp (4 per
-// CTA, __syncthreads() a barrier among them), CTAs one after another, the warp-collective atoms
-// of glr/arch computed for all 32 lanes with the PTX ISA's fragment layouts. Shared memory is
+// The tensor-core forward and backward (chunked_mma_forward.hpp, chunked_mma_backward.hpp) run on
+// the CPU: the same kernel source, compiled as host C++ with glr/check/emulator/cuda_shim.hpp, one
+// host thread per warp (4 per CTA, __syncthreads() a barrier among them), CTAs one after another,
+// the warp-collective atoms of glr/arch computed for all 32 lanes with the PTX ISA's fragment
+// layouts. Shared memory is
 // poisoned (0xFF) before every CTA. Pointers in p are host pointers. Not to be linked with the
 // CUDA launcher (its host stubs carry the kernels' names).
 #pragma once
 
-#include "glr/dev/chunked_mma_forward.hpp"
+#include "glr/dev/chunked_mma_backward.hpp"
 
 namespace kcv::glr::dev {
 
 /// Both kernels of `member` over their grids on the CPU. value_tile: 32 or 64.
 [[nodiscard]] Status emulate_mma_forward(Member member, const MmaForwardParams& p, int value_tile);
+
+/// The backward's launches of `member` on the CPU (p's pointers host pointers).
+[[nodiscard]] Status emulate_mma_backward(Member member, const MmaBackwardParams& p,
+                                          int value_tile);
 
 }  // namespace kcv::glr::dev

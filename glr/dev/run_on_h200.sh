@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
 # File: glr/dev/run_on_h200.sh
-# The tensor-core GLR forward (glr/dev/chunked_mma_forward.cuh) on the H200, in about 4 minutes,
-# from the repository root, everything written under $OUT (default ./glr_dev_out):
+# The tensor-core GLR forward and backward (glr/dev/chunked_mma_{forward,backward}.cuh) on the
+# H200, in about 4 minutes, from the repository root, everything written under $OUT (default
+# ./glr_dev_out):
 #   1. builds glr_dev_check for sm_90a (cmake -S glr: needs only CMake, Ninja, a C++20 host
 #      compiler and nvcc) and, beside it, the dev kernels alone with -Xptxas -v
 #      (ptxas_dev.txt: registers, spills, stack per kernel; sass_counts.txt when cuobjdump is
 #      there: HMMA, LDSM, LDGSTS and local-memory instructions per kernel);
-#   2. glr_dev_check: GDN against the fp64 chunked reference under the bf16-grade bound at
-#      T ∈ {64, 1000, 8192} (B1, H4, K = V = 128) and one varlen GVA case, value tiles 32 and 64
-#      bitwise equal, 5-run bitwise determinism, then the forward's time at B1·T8192·H32 and
-#      B4·T4096·H16 against kcv's CUDA-core forward in the same process (check.log, results.tsv);
+#   2. glr_dev_check: GDN's forward and SSD's backward (dq, dk, dv, dg, dh0) against the fp64
+#      chunked reference under the bf16-grade bounds at T ∈ {64, 1000, 8192} (B1, H4,
+#      K = V = 128) and one varlen GVA case, value tiles 32 and 64 bitwise equal, 5-run bitwise
+#      determinism, then the forward's time (GDN) and forward + backward time (SSD) at
+#      B1·T8192·H32 and B4·T4096·H16 against kcv's CUDA-core kernels in the same process
+#      (check.log, results.tsv);
 #   3. fla's chunk_gated_delta_rule forward at the same shapes when fla imports (from PYTHONPATH,
 #      or installed from the wheels in .whl/ into /tmp/site), within what is left of BUDGET_S
 #      (default 230 s) (fla.log);
@@ -44,9 +47,10 @@ cat "$out/env.txt"
 # 1. build (the -Xptxas -v compile of the dev kernels runs beside the CMake build)
 demangle=cat
 command -v c++filt > /dev/null && demangle=c++filt
-( "$nvcc_bin" -std=c++20 -O3 -gencode=arch=compute_90a,code=sm_90a -Xptxas -v -I. -Iinclude \
-    -c glr/dev/chunked_mma_forward.cu -o /tmp/chunked_mma_forward.o 2>&1 | $demangle \
-    > "$out/ptxas_dev.txt" ) &
+( for f in forward backward; do
+    "$nvcc_bin" -std=c++20 -O3 -gencode=arch=compute_90a,code=sm_90a -Xptxas -v -I. -Iinclude \
+      -c glr/dev/chunked_mma_$f.cu -o /tmp/chunked_mma_$f.o 2>&1 | $demangle
+  done > "$out/ptxas_dev.txt" ) &
 ptxas_pid=$!
 cmake -S glr -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DKCV_CUDA_CHECKS=ON \
   -DKCV_BUILD_TESTS=OFF -DCMAKE_CUDA_COMPILER="$nvcc_bin" > "$out/build.log" 2>&1
@@ -59,7 +63,7 @@ if [[ $build_status != 0 ]]; then
   exit 1
 fi
 if command -v cuobjdump > /dev/null; then  # which instructions the products became, per kernel
-  cuobjdump -sass /tmp/chunked_mma_forward.o | $demangle | awk '
+  cuobjdump -sass /tmp/chunked_mma_forward.o /tmp/chunked_mma_backward.o | $demangle | awk '
     /Function :/ { name = $0; sub(/.*Function : /, "", name) }
     { for (i = 1; i <= NF; ++i) if ($i ~ /^(HMMA|LDSM|LDGSTS|LDL|STL|FFMA)/) {
         op = $i; sub(/\..*/, "", op); n[name " " op]++ } }
@@ -101,13 +105,15 @@ fi
 # 4. the tables
 echo
 echo "== resources (ptxas, sm_90a; per kernel: registers, spills, stack; smem is dynamic:"
-echo "   prepare 109.5 KB, state_output 151 KB (tile 32) / 175 KB (tile 64))"
+echo "   prepare 109.5 KB, state_output 151 KB (tile 32) / 175 KB (tile 64),"
+echo "   dh_scan 49.5 KB (tile 32) / 61.5 KB (tile 64), grads 156.25 KB)"
 paste -d' ' - - - < <(grep -E "Compiling entry|Used|spill" /tmp/glr_dev_resources.txt \
   | sed -E "s/Compiling entry function '//; s/' for 'sm_90a'//") | cut -c1-180
 if [[ -s $out/sass_counts.txt ]]; then
-  echo "== SASS instruction counts (GDN kernels; HMMA = tensor core, LDSM = ldmatrix,"
-  echo "   LDGSTS = cp.async, LDL/STL = local memory)"
-  grep -E "GateKind\)1, true" "$out/sass_counts.txt" | sed -E 's/kcv::glr::dev:://g' | cut -c1-120
+  echo "== SASS instruction counts (GDN forward and SSD backward kernels; HMMA = tensor core,"
+  echo "   LDSM = ldmatrix, LDGSTS = cp.async, LDL/STL = local memory)"
+  grep -E "GateKind\)1, true|(dh_scan|grad)_kernel<\(kcv::glr::GateKind\)1" \
+    "$out/sass_counts.txt" | sed -E 's/kcv::glr::dev:://g' | cut -c1-120
 fi
 echo
 sed -n '/^| check |/,$p' "$out/check.log"

@@ -13,9 +13,10 @@
 // dg_i (dg_terms). σ_i is the standard deviation of the first-order error that the declared
 // operand roundings put on y_i, propagated through the stages in fp64 from the reference's own
 // intermediates (declared_rounding_sigma). Its derivation, and the fp32 terms', is
-// docs/glr/precision-contract.md. The forward outputs (o, final state) carry σ; the backward's
-// declared-rounding term is not derived yet (PrecisionContract::rounds_backward() says whether a
-// contract names roundings it would need).
+// docs/glr/precision-contract.md. The forward outputs (o, final state) carry σ; the gradients
+// carry it for the members without the delta rule and without a per-channel gate (la, ssd:
+// declared_backward_sigma); for the others the backward's declared-rounding term is not derived
+// yet (PrecisionContract::rounds_backward() says whether a contract names roundings it needs).
 // Nothing here looks at a candidate's output.
 #pragma once
 
@@ -122,5 +123,30 @@ struct ForwardBounds {
                                                      const Outputs& ref,
                                                      const PrecisionContract& contract,
                                                      ChunkOptions options = {});
+
+/// σ of every element of dq, dk, dv, dg and dh0 (problem layouts) under the declared roundings of
+/// the contract's forward products (through the states the backward reads) and backward products,
+/// for members without the delta rule and without a per-channel gate (la, ssd), fp32 carries.
+/// @pre q, k, v and cot.d_o are exact in the formats the contract reads them in (else an error);
+/// the contract reads dS in one format (scan_state.b = grad_key.b).
+/// Derivation: docs/glr/precision-contract.md §6.
+struct BackwardSigma {
+  std::vector<double> dq, dk, dv, dg, dh0;
+};
+[[nodiscard]] Expected<BackwardSigma> declared_backward_sigma(Member member, const Problem& p,
+                                                              const Cotangents& cot,
+                                                              const PrecisionContract& contract,
+                                                              ChunkOptions options = {});
+
+/// tau of dq, dk, dv, dg (gated members; empty otherwise) and dh0 under a contract, for reference
+/// gradients `ref` (chunked_backward on the same inputs). Same members and @pre as
+/// declared_backward_sigma.
+struct BackwardBounds {
+  std::vector<double> dq, dk, dv, dg, dh0;
+};
+[[nodiscard]] Expected<BackwardBounds> backward_bounds(Member member, const Problem& p,
+                                                       const Cotangents& cot, const Gradients& ref,
+                                                       const PrecisionContract& contract,
+                                                       ChunkOptions options = {});
 
 }  // namespace kcv::glr

@@ -1,0 +1,371 @@
+// File: glr/dev/chunked_mma_backward.cuh
+// The kernels of the tensor-core GLR backward (chunked_mma_backward.hpp) for members without the
+// delta rule (Δ = V), written once over the gate kind, and the launch sequence over a launch
+// policy (CUDA: chunked_mma_backward.cu; host emulation: host_runner.cpp).
+//
+//   versions (one line each; the references beside it: glr/reference/chunk_backward.cpp and the
+//   CUDA-core stages glr/kernels/stage_{dh_scan,kgrads,vgrads}.cuh)
+//   1  recompute by the forward with the chunk states kept in bf16; reverse dH scan (fp32 carry,
+//      mma.sync); one chunk-parallel gradient kernel (mma.sync); GVA group sum.
+//
+// 0. The forward's prepare_kernel and state_output_kernel (o not written) keep bf16(H) of every
+//    chunk entry and of every sequence end (MmaForwardParams::states): the same bf16 values the
+//    forward multiplies with.
+// 1. dh_scan_kernel, one CTA (4 warps) per (sequence, value head, kBV value columns), serial over
+//    the chunks from the last: dS (∂L/∂ state leaving the chunk) in fp32 registers, warp w rows
+//    32w..32w+31, starting from dht; per chunk
+//      dh[slot] = bf16(dS)
+//      dS ← e_last·dS + scale·Qᵀ·bf16(e ⊙ dO)              (B2 without the delta rule)
+//    and dh0 = dS at the end. e ⊙ dO is Q̄ᵀdO's row factor moved onto dO (a rounding of the
+//    same size row by row, as the forward's r ⊙ Δ).
+// 2. grad_kernel, one CTA (4 warps) per (chunk slot, value head), chunk-parallel; warp w rows
+//    16w..16w+15 of the chunk; H = bf16 state entering the chunk, dS = dh[slot]:
+//      dv = scale·A^qkᵀ·dO + r ⊙ (K·dS)                         (A^qk from the forward, bf16)
+//      dP = bf16(scale·Γ ⊙ Tril_incl(dO·Vᵀ))                     (the decayed Gram's VJP)
+//      dq = scale·e ⊙ (dO·Hᵀ) + dP·K;   dk = r ⊙ (V·dSᵀ) + dPᵀ·Q
+//      dg_t = Σ_{s=t..last} (q_s·dq_s − k_s·dk_s) + ⟨S_e, dS⟩     (scalar gate; S_e the bf16
+//             state leaving the chunk; the gauge identity of precision-contract.md §2.3)
+//    q·dq and k·dk are taken from the fp32 accumulators before dq, dk are rounded.
+// 3. group_sum_kernel (GVA only): dq, dk summed over the value heads of a q/k head in head order.
+// Deterministic: every output and workspace element has one owner and a fixed summation order;
+// no atomics. The state gradient never stays in a tensor-core accumulator across chunks.
+#pragma once
+
+#include <cstdint>
+
+#include "glr/dev/chunked_mma_backward.hpp"
+#include "glr/dev/chunked_mma_forward.cuh"
+
+namespace kcv::glr::dev {
+
+// ------------------------------------------------------------------------------ 1. dH scan
+
+template <int kBV>
+struct ScanStage {
+  SmemBf16<kMmaChunk, kMmaDim> q;
+  SmemBf16<kMmaChunk, kBV> d_o;  ///< dO's columns col0..col0+kBV
+  float e[kMmaChunk];            ///< exp(G), 0 past the end
+};
+
+template <int kBV>
+struct ScanStorage {
+  ScanStage<kBV> stage[2];
+  SmemBf16<kMmaChunk, kBV> y;  ///< bf16(e ⊙ dO)
+};
+static_assert(sizeof(ScanStage<32>) % 16 == 0 && sizeof(ScanStage<64>) % 16 == 0,
+              "ScanStage: every tile must start 16-byte aligned");
+
+template <GateKind kGate, int kBV>
+__global__ void __launch_bounds__(kMmaThreads, 1) dh_scan_kernel(MmaBackwardParams bp) {
+  static_assert(kBV == 32 || kBV == 64, "dh_scan_kernel: 32 or 64 value columns per CTA");
+  const MmaForwardParams& p = bp.fwd;
+  ScanStorage<kBV>& sm = arch::shared_storage<ScanStorage<kBV>>();
+  constexpr int kTiles = kMmaDim / kBV;
+  const std::int64_t b = blockIdx.x;
+  const int col0 = static_cast<int>(b % kTiles) * kBV;
+  const int hv = static_cast<int>((b / kTiles) % p.v_heads);
+  const std::int64_t n = b / kTiles / p.v_heads;
+  const std::int64_t bos = seq_begin(p, n);
+  const std::int64_t eos = seq_begin(p, n + 1);
+  const std::int64_t chunks = (eos - bos + kMmaChunk - 1) / kMmaChunk;
+  const std::int64_t slot0 = slot_base(p, n);
+  const std::int64_t qk_stride = static_cast<std::int64_t>(p.qk_heads) * kMmaDim;
+  const std::int64_t v_stride = static_cast<std::int64_t>(p.v_heads) * kMmaDim;
+  const int d0 = 32 * arch::warp_id();  // this warp's rows of dS
+
+  const auto rows_of = [&](std::int64_t j) {
+    const std::int64_t left = eos - bos - j * kMmaChunk;
+    return static_cast<int>(left < kMmaChunk ? left : kMmaChunk);
+  };
+  const auto issue = [&](std::int64_t j) {
+    ScanStage<kBV>& st = sm.stage[j % 2];
+    const std::int64_t t0 = bos + j * kMmaChunk;
+    const int c = rows_of(j);
+    copy_rows_async(st.q, p.q + qk_row(p, t0, hv), qk_stride, c);
+    copy_rows_async(st.d_o, bp.d_o + v_row(p, t0, hv) + col0, v_stride, c);
+    copy_floats_async(st.e, p.factors + slot_block(p, slot0 + j, hv, 2), kMmaChunk);
+    arch::cp_async_commit();
+  };
+
+  AccTile<32, kBV> ds;  // fp32 dS rows d0..d0+31, columns col0..col0+kBV
+  for_each_pair(ds, [&](int r, int e, float& x0, float& x1) {
+    x0 = bp.dht != nullptr ? bp.dht[user_state(p, n, hv, d0 + r, col0 + e)] : 0.0f;
+    x1 = bp.dht != nullptr ? bp.dht[user_state(p, n, hv, d0 + r, col0 + e + 1)] : 0.0f;
+  });
+  const std::int64_t next_col = p.state_kv ? 1 : kMmaDim;  // user_state(.., e + 1) − (.., e)
+  if (chunks > 0) issue(chunks - 1);
+
+  for (std::int64_t j = chunks - 1; j >= 0; --j) {
+    bf16* dh = bp.dh + state_block(p, slot0 + j, hv) + col0;
+    for_each_pair(ds, [&](int r, int e, float& x0, float& x1) {
+      arch::store_u32(dh + (d0 + r) * kMmaDim + e, arch::pack_bf16x2(x0, x1));
+    });
+    arch::cp_async_wait<0>();
+    __syncthreads();  // chunk j has landed; every warp is done with chunk j + 1 and with y
+    if (j > 0) issue(j - 1);
+    const ScanStage<kBV>& st = sm.stage[j % 2];
+    arch::cta_for(kMmaChunk * kBV, [&](int idx) {
+      const int i = idx / kBV;
+      const int e = idx % kBV;
+      *sm.y.ptr(i, e) = __float2bfloat16_rn(st.e[i] * st.d_o.at(i, e));
+    });
+    __syncthreads();  // y complete
+    AccTile<32, kBV> s;
+    zero(s);
+    mma_acc<AStore::kTransposed, BStore::kKMajor>(s, st.q, d0, sm.y, 0, 0, kMmaChunk / 16);
+    const float e_last =
+        bp.fault == BackwardFault::kScanWithoutDecay ? 1.0f : st.e[rows_of(j) - 1];
+    zip(ds, s, [&](float& x, float y) { x = e_last * x + p.scale * y; });
+    if (bp.fault == BackwardFault::kCarryInBf16)
+      zip(ds, s, [](float& x, float) { x = __bfloat162float(__float2bfloat16_rn(x)); });
+  }
+  if (bp.dh0 != nullptr)  // (one index per pair: two user_state calls put ds on the stack)
+    for_each_pair(ds, [&](int r, int e, float& x0, float& x1) {
+      const std::int64_t at = user_state(p, n, hv, d0 + r, col0 + e);
+      bp.dh0[at] = x0;
+      bp.dh0[at + next_col] = x1;
+    });
+}
+
+// ------------------------------------------------------------------------------ 2. gradients
+
+struct GradStorage {
+  SmemBf16<kMmaChunk, kMmaDim> q, k, v, d_o;
+  SmemBf16<kMmaDim, kMmaDim> h;   ///< bf16 state entering the chunk
+  SmemBf16<kMmaDim, kMmaDim> ds;  ///< bf16 ∂L/∂(state leaving the chunk)
+  SmemBf16<kMmaChunk, kMmaChunk> a;   ///< A^qk (bf16, from the forward)
+  SmemBf16<kMmaChunk, kMmaChunk> dp;  ///< bf16(scale·Γ ⊙ Tril_incl(dO Vᵀ))
+  float g[kMmaChunk];                 ///< G
+  float e[kMmaChunk];                 ///< exp(G)
+  float r[kMmaChunk];                 ///< exp(G_last − G)
+  float row_part[kMmaChunk][4];       ///< q·dq − k·dk, one partial per lane of a quad
+  float bound_part[kMmaThreads];      ///< ⟨S_e, dS⟩, one partial per thread
+};
+static_assert(sizeof(GradStorage) <= 227 * 1024, "GradStorage: over the sm_90 limit");
+
+template <GateKind kGate>
+__global__ void __launch_bounds__(kMmaThreads, 1) grad_kernel(MmaBackwardParams bp) {
+  static_assert(kGate != GateKind::kChannel,
+                "grad_kernel: per-channel gates need the anchored Gram blocks (not written)");
+  const MmaForwardParams& p = bp.fwd;
+  GradStorage& sm = arch::shared_storage<GradStorage>();
+  const ChunkRef ch = locate_slot(p, blockIdx.x);
+  if (!ch.valid) return;
+  const std::int64_t slot = blockIdx.x;
+  const int hv = static_cast<int>(blockIdx.y);
+  const int c = ch.rows;
+  const std::int64_t qk_stride = static_cast<std::int64_t>(p.qk_heads) * kMmaDim;
+  const std::int64_t v_stride = static_cast<std::int64_t>(p.v_heads) * kMmaDim;
+
+  copy_rows_async(sm.q, p.q + qk_row(p, ch.t0, hv), qk_stride, c);
+  copy_rows_async(sm.k, p.k + qk_row(p, ch.t0, hv), qk_stride, c);
+  copy_rows_async(sm.v, p.v + v_row(p, ch.t0, hv), v_stride, c);
+  copy_rows_async(sm.d_o, bp.d_o + v_row(p, ch.t0, hv), v_stride, c);
+  copy_rows_async(sm.h, p.states + state_block(p, slot, hv), kMmaDim, kMmaDim);
+  copy_rows_async(sm.ds, bp.dh + state_block(p, slot, hv), kMmaDim, kMmaDim);
+  copy_rows_async(sm.a, p.a + slot_block(p, slot, hv, kMmaChunk), kMmaChunk, kMmaChunk);
+  arch::cp_async_commit();
+
+  if constexpr (kGate == GateKind::kScalar) {
+    arch::cta_for(1, [&](int) {  // serial: the prepare kernel's order, so the same G
+      float running = 0.0f;
+      for (int i = 0; i < kMmaChunk; ++i) {
+        running += i < c ? p.g[(ch.t0 + i) * p.v_heads + hv] : 0.0f;
+        sm.g[i] = running;
+      }
+    });
+    arch::cta_for(kMmaChunk * 4, [&](int i) { sm.row_part[i / 4][i % 4] = 0.0f; });
+    arch::cta_for(kMmaThreads, [&](int i) { sm.bound_part[i] = 0.0f; });
+    // ⟨S_e, dS⟩ straight from global memory; element i is summed by thread i mod 128.
+    const std::int64_t end_slot = bp.fault == BackwardFault::kBoundaryAtEntry ? slot
+                                  : ch.last ? p.slots + ch.seq
+                                            : slot + 1;
+    const bf16* s_end = p.states + state_block(p, end_slot, hv);
+    const bf16* ds_end = bp.dh + state_block(p, slot, hv);
+    arch::cta_for(kMmaDim * kMmaDim, [&](int i) {
+      sm.bound_part[i % kMmaThreads] += bf16_to_float(s_end[i]) * bf16_to_float(ds_end[i]);
+    });
+  } else {
+    arch::cta_for(kMmaChunk, [&](int i) { sm.g[i] = 0.0f; });
+  }
+  __syncthreads();
+  arch::cta_for(kMmaChunk, [&](int i) {
+    const bool valid = i < c;
+    const bool gated = kGate == GateKind::kScalar;
+    sm.e[i] = valid ? (gated ? expf(sm.g[i]) : 1.0f) : 0.0f;
+    sm.r[i] = valid ? (gated ? expf(sm.g[c - 1] - sm.g[i]) : 1.0f) : 0.0f;
+  });
+  arch::cp_async_wait<0>();
+  __syncthreads();
+
+  const int w = arch::warp_id();
+  const int r0 = 16 * w;
+  // dv = scale·A^qkᵀ dO (k-steps w..3: A^qk is lower triangular) + r ⊙ (K·dS).
+  {
+    AccTile<16, kMmaDim> local, carried;
+    zero(local);
+    zero(carried);
+    mma_acc<AStore::kTransposed, BStore::kKMajor>(local, sm.a, r0, sm.d_o, 0, w, kMmaChunk / 16);
+    mma_acc<AStore::kRowMajor, BStore::kKMajor>(carried, sm.k, r0, sm.ds, 0, 0, kMmaDim / 16);
+    bf16* dv = bp.dv + v_row(p, ch.t0, hv);
+    for_each_pair(carried, [&](int il, int, float& x0, float& x1) {
+      x0 *= sm.r[r0 + il];
+      x1 *= sm.r[r0 + il];
+    });
+    zip(local, carried, [&](float& x, float y) { x = p.scale * x + y; });
+    for_each_pair(local, [&](int il, int e, float& x0, float& x1) {
+      const int i = r0 + il;
+      if (i < c) arch::store_u32(dv + i * v_stride + e, arch::pack_bf16x2(x0, x1));
+    });
+  }
+  // dP = bf16(scale·Γ ⊙ Tril_incl(dO Vᵀ)), rows r0.., column pairs 0..w.
+  {
+    AccTile<16, kMmaChunk> da;
+    zero(da);
+    mma_acc<AStore::kRowMajor, BStore::kNMajor>(da, sm.d_o, r0, sm.v, 0, 0, kMmaDim / 16, w + 1);
+    const auto decay = [&](int i, int j) {
+      if constexpr (kGate == GateKind::kScalar) return expf(sm.g[i] - sm.g[j]);
+      return 1.0f;
+    };
+    for_each_pair(da, [&](int il, int j, float& x0, float& x1) {
+      const int i = r0 + il;
+      const float p0 = j <= i && i < c ? p.scale * x0 * decay(i, j) : 0.0f;
+      const float p1 = j + 1 <= i && i < c ? p.scale * x1 * decay(i, j + 1) : 0.0f;
+      arch::store_u32(sm.dp.ptr(i, j), arch::pack_bf16x2(p0, p1));
+    });
+  }
+  // dq = scale·e ⊙ (dO Hᵀ), dk = r ⊙ (V dSᵀ): the inter-chunk terms.
+  AccTile<16, kMmaDim> dq, dk;
+  zero(dq);
+  zero(dk);
+  mma_acc<AStore::kRowMajor, BStore::kNMajor>(dq, sm.d_o, r0, sm.h, 0, 0, kMmaDim / 16);
+  mma_acc<AStore::kRowMajor, BStore::kNMajor>(dk, sm.v, r0, sm.ds, 0, 0, kMmaDim / 16);
+  const bool key_decay = bp.fault != BackwardFault::kKeyWithoutDecay;
+  for_each_pair(dq, [&](int il, int, float& x0, float& x1) {
+    const float f = p.scale * sm.e[r0 + il];
+    x0 *= f;
+    x1 *= f;
+  });
+  for_each_pair(dk, [&](int il, int, float& x0, float& x1) {
+    const int i = r0 + il;
+    const float f = key_decay || i >= c ? sm.r[i] : 1.0f;
+    x0 *= f;
+    x1 *= f;
+  });
+  __syncthreads();  // dP complete
+  // + dP·K (k-steps 0..w) and dPᵀ·Q (k-steps w..3): the intra-chunk terms.
+  const int diagonal = bp.fault == BackwardFault::kDropIntraDiagonal ? w : w + 1;
+  mma_acc<AStore::kRowMajor, BStore::kKMajor>(dq, sm.dp, r0, sm.k, 0, 0, diagonal);
+  mma_acc<AStore::kTransposed, BStore::kKMajor>(dk, sm.dp, r0, sm.q, 0, w, kMmaChunk / 16);
+
+  if constexpr (kGate == GateKind::kScalar) {
+    // q_i·dq_i − k_i·dk_i: the lane holding columns 2·(l % 4) + 8n adds into row_part[i][l % 4].
+    for_each_pair(dq, [&](int il, int d, float& x0, float& x1) {
+      const int i = r0 + il;
+      sm.row_part[i][(d % 8) / 2] += sm.q.at(i, d) * x0 + sm.q.at(i, d + 1) * x1;
+    });
+    for_each_pair(dk, [&](int il, int d, float& x0, float& x1) {
+      const int i = r0 + il;
+      sm.row_part[i][(d % 8) / 2] -= sm.k.at(i, d) * x0 + sm.k.at(i, d + 1) * x1;
+    });
+  }
+  if (p.group == 1) {
+    bf16* dq_out = bp.dq + qk_row(p, ch.t0, hv);
+    bf16* dk_out = bp.dk + qk_row(p, ch.t0, hv);
+    for_each_pair(dq, [&](int il, int d, float& x0, float& x1) {
+      const int i = r0 + il;
+      if (i < c) arch::store_u32(dq_out + i * qk_stride + d, arch::pack_bf16x2(x0, x1));
+    });
+    for_each_pair(dk, [&](int il, int d, float& x0, float& x1) {
+      const int i = r0 + il;
+      if (i < c) arch::store_u32(dk_out + i * qk_stride + d, arch::pack_bf16x2(x0, x1));
+    });
+  } else {
+    float* dq_out = bp.dq_part + v_row(p, ch.t0, hv);
+    float* dk_out = bp.dk_part + v_row(p, ch.t0, hv);
+    for_each_pair(dq, [&](int il, int d, float& x0, float& x1) {
+      const int i = r0 + il;
+      if (i >= c) return;
+      dq_out[i * v_stride + d] = x0;
+      dq_out[i * v_stride + d + 1] = x1;
+    });
+    for_each_pair(dk, [&](int il, int d, float& x0, float& x1) {
+      const int i = r0 + il;
+      if (i >= c) return;
+      dk_out[i * v_stride + d] = x0;
+      dk_out[i * v_stride + d + 1] = x1;
+    });
+  }
+  if constexpr (kGate == GateKind::kScalar) {
+    __syncthreads();  // row_part and bound_part complete
+    arch::cta_for(1, [&](int) {  // dg_t = Σ_{s ≥ t} row term + ⟨S_e, dS⟩, in a fixed order
+      float bound = 0.0f;
+      for (int t = 0; t < kMmaThreads; ++t) bound += sm.bound_part[t];
+      float running = 0.0f;
+      for (int i = c - 1; i >= 0; --i) {
+        running += ((sm.row_part[i][0] + sm.row_part[i][1]) + sm.row_part[i][2]) +
+                   sm.row_part[i][3];
+        bp.dg[(ch.t0 + i) * p.v_heads + hv] = running + bound;
+      }
+    });
+  }
+}
+
+// ------------------------------------------------------------------------------ 3. group sum
+
+/// dq, dk of one token: the value heads of each q/k head summed in head order (GVA only).
+__global__ void __launch_bounds__(kMmaThreads) group_sum_kernel(MmaBackwardParams bp) {
+  const MmaForwardParams& p = bp.fwd;
+  const std::int64_t t = blockIdx.x;
+  arch::cta_for(p.qk_heads * kMmaDim, [&](int idx) {
+    const int h = idx / kMmaDim;
+    const int d = idx % kMmaDim;
+    float sq = 0.0f, sk = 0.0f;
+    for (int m = 0; m < p.group; ++m) {
+      const std::int64_t at = v_row(p, t, h * p.group + m) + d;
+      sq += bp.dq_part[at];
+      sk += bp.dk_part[at];
+    }
+    const std::int64_t out = (t * p.qk_heads + h) * kMmaDim + d;
+    bp.dq[out] = __float2bfloat16_rn(sq);
+    bp.dk[out] = __float2bfloat16_rn(sk);
+  });
+}
+
+// ------------------------------------------------------------------------------ the sequence
+
+/// The backward's launches over a launch policy: launch(name, kernel, grid, shared_bytes, params).
+template <GateKind kGate, int kBV, typename Launch>
+Status backward_sequence(const MmaBackwardParams& bp, Launch&& launch) {
+  const MmaForwardParams& p = bp.fwd;
+  if (Status st = forward_sequence<kGate, false, kBV>(p, launch); !st) return st;
+  const dim3 scan_grid(static_cast<unsigned>(p.sequences * p.v_heads * (kMmaDim / kBV)));
+  if (Status st = launch("dh_scan", dh_scan_kernel<kGate, kBV>, scan_grid,
+                         sizeof(ScanStorage<kBV>), bp);
+      !st)
+    return st;
+  const dim3 grad_grid(static_cast<unsigned>(p.slots), static_cast<unsigned>(p.v_heads));
+  if (Status st = launch("grads", grad_kernel<kGate>, grad_grid, sizeof(GradStorage), bp); !st)
+    return st;
+  if (p.group == 1) return {};
+  return launch("group_sum", group_sum_kernel, dim3(static_cast<unsigned>(p.tokens)),
+                std::size_t{0}, bp);
+}
+
+/// f.template operator()<gate>() for the members this backward implements.
+template <typename F>
+Status for_mma_backward_member(Member m, F&& f) {
+  switch (m) {
+    case Member::kLinearAttention:
+      return f.template operator()<GateKind::kNone>();
+    case Member::kSimpleGla:
+      return f.template operator()<GateKind::kScalar>();
+    default:
+      return make_error(ErrorCode::kInvalidArgument,
+                        "the tensor-core backward has no delta rule or per-channel gate yet "
+                        "(deltanet, gdn, gla, kda)",
+                        "member");
+  }
+}
+
+}  // namespace kcv::glr::dev

@@ -1,0 +1,237 @@
+// File: glr/dev/chunked_mma_backward_test.cpp
+// The tensor-core backward (chunked_mma_backward.cuh) run through the host emulation of its atoms
+// (host_runner.hpp) against the fp64 chunked reference's backward, judged by the bf16-grade bound
+// of the gradients (backward_bounds, include/kcv/glr/error_model.hpp) on the same bf16 inputs and
+// bf16 dO: every element of dq, dk, dv, dg and dh0 within tau, every element written (outputs
+// start as NaN). SSD at T ∈ {1, 63, 64, 65, 200}, varlen (1+150+7+64+3, H = HV = 2), GVA (H = 1,
+// HV = 2), without h0 and dht in the [V, K] state layout, strong decay; LA at T = 65 and varlen
+// with GVA. Each case runs at value tiles 32 and 64, whose gradients must agree bit for bit. Then
+// planted faults (BackwardFault) that the judgement must see.
+#include "glr/dev/chunked_mma_backward.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "glr/dev/dev_case.hpp"
+#include "glr/dev/host_runner.hpp"
+#include "support/precision_emulation.hpp"
+#include "support/problems.hpp"
+
+namespace kcv::glr::dev {
+namespace {
+
+using testing::Decay;
+using testing::ProblemSpec;
+
+struct Param {
+  std::string label;
+  Member member;
+  ProblemSpec spec;
+};
+
+ProblemSpec spec(std::vector<std::int64_t> lengths, std::int64_t h, std::int64_t hv,
+                 std::uint64_t seed) {
+  ProblemSpec s;
+  s.lengths = std::move(lengths);
+  s.qk_heads = h;
+  s.v_heads = hv;
+  s.key_dim = kMmaDim;
+  s.value_dim = kMmaDim;
+  s.seed = seed;
+  return s;
+}
+
+std::vector<Param> params() {
+  std::vector<Param> out;
+  for (std::int64_t t : {1, 63, 64, 65, 200})
+    out.push_back({"ssd_T" + std::to_string(t), Member::kSimpleGla, spec({t}, 1, 1, 1700 + t)});
+  out.push_back({"ssd_Varlen", Member::kSimpleGla, spec({1, 150, 7, 64, 3}, 2, 2, 1801)});
+  out.push_back({"ssd_Gva", Member::kSimpleGla, spec({130}, 1, 2, 1802)});
+  ProblemSpec bare = spec({100}, 1, 1, 1803);
+  bare.initial_state = false;
+  bare.final_state_grad = false;
+  bare.layout = StateLayout::kVK;
+  out.push_back({"ssd_NoH0NoDhtVk", Member::kSimpleGla, bare});
+  ProblemSpec strong = spec({130}, 1, 1, 1804);
+  strong.decay = Decay::kStrong;
+  out.push_back({"ssd_Strong", Member::kSimpleGla, strong});
+  out.push_back({"la_T65", Member::kLinearAttention, spec({65}, 1, 1, 1900)});
+  out.push_back(
+      {"la_VarlenGva", Member::kLinearAttention, spec({1, 150, 7, 64, 3}, 1, 2, 1901)});
+  return out;
+}
+
+/// 256-byte aligned host memory standing in for device memory.
+struct Aligned {
+  std::unique_ptr<std::byte, decltype(&std::free)> mem{nullptr, &std::free};
+  explicit Aligned(std::size_t bytes)
+      : mem(static_cast<std::byte*>(std::aligned_alloc(256, (bytes + 255) / 256 * 256 + 256)),
+            &std::free) {}
+  void* get() const { return mem.get(); }
+};
+
+template <typename T>
+std::shared_ptr<Aligned> aligned_copy(const std::vector<T>& v) {
+  auto a = std::make_shared<Aligned>(v.size() * sizeof(T));
+  if (!v.empty()) std::memcpy(a->get(), v.data(), v.size() * sizeof(T));
+  return a;
+}
+
+struct Case {
+  Member member;
+  Problem p;
+  Cotangents cot;
+};
+
+Case make(const Param& prm) {
+  testing::Case c = testing::make_case(prm.member, prm.spec);
+  return {prm.member, testing::kernel_inputs(c.problem), kernel_cotangents(c.cot)};
+}
+
+HostGradients run_backward(const Case& c, int value_tile,
+                           BackwardFault fault = BackwardFault::kNone) {
+  const HostTensors t = host_tensors(c.p);
+  const HostCotangents hc = host_cotangents(c.cot);
+  HostGradients g = poisoned_gradients(c.member, c.p);
+  Expected<std::size_t> bytes = mma_backward_workspace_bytes(c.member, t.dims);
+  EXPECT_TRUE(bytes) << (bytes ? "" : bytes.error().to_string());
+  if (!bytes) return g;
+  Aligned ws(*bytes);
+  std::memset(ws.get(), 0xff, *bytes);  // poisoned: every workspace value is written before use
+  auto q = aligned_copy(t.q), k = aligned_copy(t.k), v = aligned_copy(t.v);
+  auto d_o = aligned_copy(hc.d_o);
+  auto dq = aligned_copy(g.dq), dk = aligned_copy(g.dk), dv = aligned_copy(g.dv);
+  const bool gated = traits(c.member).gate != GateKind::kNone;
+  MmaBackwardTensors bt;
+  bt.fwd.q = q->get();
+  bt.fwd.k = k->get();
+  bt.fwd.v = v->get();
+  bt.fwd.g = gated ? t.g.data() : nullptr;
+  bt.fwd.h0 = t.h0.empty() ? nullptr : t.h0.data();
+  bt.fwd.cu_seqlens = t.cu_seqlens.empty() ? nullptr : t.cu_seqlens.data();
+  bt.d_o = d_o->get();
+  bt.dht = hc.dht.empty() ? nullptr : hc.dht.data();
+  bt.dq = dq->get();
+  bt.dk = dk->get();
+  bt.dv = dv->get();
+  bt.dg = gated ? g.dg.data() : nullptr;
+  bt.dh0 = g.dh0.data();
+  Expected<MmaBackwardParams> prm = mma_backward_params(
+      c.member, t.dims, static_cast<float>(c.p.scale), c.p.layout, bt, ws.get(), *bytes);
+  EXPECT_TRUE(prm) << (prm ? "" : prm.error().to_string());
+  if (!prm) return g;
+  prm->fault = fault;
+  const Status st = emulate_mma_backward(c.member, *prm, value_tile);
+  EXPECT_TRUE(st) << (st ? "" : st.error().to_string());
+  std::memcpy(g.dq.data(), dq->get(), g.dq.size() * sizeof(bf16));
+  std::memcpy(g.dk.data(), dk->get(), g.dk.size() * sizeof(bf16));
+  std::memcpy(g.dv.data(), dv->get(), g.dv.size() * sizeof(bf16));
+  return g;
+}
+
+template <typename T>
+bool same_bits(const std::vector<T>& a, const std::vector<T>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0;
+}
+
+class ChunkedMmaBackward : public ::testing::TestWithParam<Param> {};
+
+TEST_P(ChunkedMmaBackward, MeetsTheBf16GradeBoundAtBothValueTiles) {
+  const Param& prm = GetParam();
+  const Case c = make(prm);
+  Expected<BackwardExpectation> e = expect_backward(c.member, c.p, c.cot);
+  ASSERT_TRUE(e) << e.error().to_string();
+  const HostGradients narrow = run_backward(c, 32);
+  const HostGradients wide = run_backward(c, 64);
+  const BackwardJudgement j = judge_backward(narrow, *e);
+  std::printf("%-18s %s\n", prm.label.c_str(), j.describe().c_str());
+  RecordProperty("bf16_grade", j.describe());
+  EXPECT_TRUE(j.pass()) << testing::describe(prm.member, prm.spec) << ": " << j.describe();
+  EXPECT_TRUE(same_bits(narrow.dq, wide.dq) && same_bits(narrow.dk, wide.dk) &&
+              same_bits(narrow.dv, wide.dv) && same_bits(narrow.dg, wide.dg) &&
+              same_bits(narrow.dh0, wide.dh0))
+      << "value tiles 32 and 64 disagree";
+}
+
+INSTANTIATE_TEST_SUITE_P(Members, ChunkedMmaBackward, ::testing::ValuesIn(params()),
+                         [](const ::testing::TestParamInfo<Param>& info) {
+                           return info.param.label;
+                         });
+
+struct FaultCase {
+  const char* label;
+  BackwardFault fault;
+};
+
+class ChunkedMmaBackwardFault : public ::testing::TestWithParam<FaultCase> {};
+
+// Each planted fault must fail the judgement: at T = 65 (two chunks, a ragged one) and at T = 200.
+TEST_P(ChunkedMmaBackwardFault, IsCaughtByTheBound) {
+  for (std::int64_t t : {65, 200}) {
+    const Param prm{"ssd", Member::kSimpleGla, spec({t}, 1, 1, 2000 + t)};
+    const Case c = make(prm);
+    Expected<BackwardExpectation> e = expect_backward(c.member, c.p, c.cot);
+    ASSERT_TRUE(e) << e.error().to_string();
+    const BackwardJudgement j = judge_backward(run_backward(c, 32, GetParam().fault), *e);
+    std::printf("fault %-18s T=%-4lld %s\n", GetParam().label, static_cast<long long>(t),
+                j.describe().c_str());
+    EXPECT_FALSE(j.pass()) << GetParam().label << " at T = " << t << ": " << j.describe();
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Planted, ChunkedMmaBackwardFault,
+    ::testing::Values(FaultCase{"DropIntraDiagonal", BackwardFault::kDropIntraDiagonal},
+                      FaultCase{"KeyWithoutDecay", BackwardFault::kKeyWithoutDecay},
+                      FaultCase{"ScanWithoutDecay", BackwardFault::kScanWithoutDecay},
+                      FaultCase{"BoundaryAtEntry", BackwardFault::kBoundaryAtEntry}),
+    [](const ::testing::TestParamInfo<FaultCase>& info) { return info.param.label; });
+
+// A bf16 carry of dH is a rounding the bf16 grade does not declare; LA's scan rounds nothing else
+// (Q̄ = Q and dO are bf16), so every carry rounding is new error, as for the forward's state.
+TEST(ChunkedMmaBackwardFault, Bf16CarryIsCaught) {
+  for (std::int64_t t : {65, 200}) {
+    const Case c = make({"la", Member::kLinearAttention, spec({t}, 1, 1, 2200 + t)});
+    Expected<BackwardExpectation> e = expect_backward(c.member, c.p, c.cot);
+    ASSERT_TRUE(e) << e.error().to_string();
+    const BackwardJudgement j =
+        judge_backward(run_backward(c, 32, BackwardFault::kCarryInBf16), *e);
+    std::printf("fault %-18s T=%-4lld %s\n", "CarryInBf16 (la)", static_cast<long long>(t),
+                j.describe().c_str());
+    EXPECT_FALSE(j.pass()) << "bf16 carry at T = " << t << ": " << j.describe();
+  }
+}
+
+TEST(ChunkedMmaBackwardArguments, RejectsWhatTheKernelsDoNotTake) {
+  gpu::Dims d;
+  d.seq_len = 64;
+  d.key_dim = 128;
+  d.value_dim = 128;
+  EXPECT_TRUE(mma_backward_workspace_bytes(Member::kSimpleGla, d));
+  EXPECT_TRUE(mma_backward_workspace_bytes(Member::kLinearAttention, d));
+  EXPECT_FALSE(mma_backward_workspace_bytes(Member::kGatedDeltaNet, d));
+  EXPECT_FALSE(mma_backward_workspace_bytes(Member::kDeltaNet, d));
+  EXPECT_FALSE(mma_backward_workspace_bytes(Member::kGla, d));
+  d.value_dim = 64;
+  EXPECT_FALSE(mma_backward_workspace_bytes(Member::kSimpleGla, d));
+}
+
+TEST(BackwardBound, HasNoDeclaredTermUnderTheFp32Grade) {
+  const Case c = make({"ssd", Member::kSimpleGla, spec({70}, 1, 1, 2100)});
+  Expected<BackwardSigma> s =
+      declared_backward_sigma(c.member, c.p, c.cot, contract_for(Grade::kFp32));
+  ASSERT_TRUE(s) << s.error().to_string();
+  for (const std::vector<double>* v : {&s->dq, &s->dk, &s->dv, &s->dg, &s->dh0})
+    for (double x : *v) ASSERT_EQ(0.0, x);
+  EXPECT_FALSE(declared_backward_sigma(Member::kGatedDeltaNet, c.p, c.cot,
+                                       contract_for(Grade::kBf16)));
+}
+
+}  // namespace
+}  // namespace kcv::glr::dev

@@ -1,0 +1,242 @@
+// File: glr/dev/device_check_backward.cpp
+// The backward's part of glr_dev_check (device_check.cpp runs it after the forward's):
+//  1. accuracy: SSD, K = V = 128, B1·H4 at T ∈ {64, 1000, 8192} and a varlen GVA case
+//     (700+1+64+300+65, H = 2, HV = 4), with h0 and dht; dq, dk, dv, dg and dh0 against the fp64
+//     chunked reference's backward within the bf16-grade bound of the gradients (error_model.hpp's
+//     backward_bounds), gradients and workspace poisoned before each run; value tiles 32 and 64
+//     bitwise equal; 5 runs bitwise equal at T = 8192. Without GVA the reference and the bound run
+//     per value head on all cores.
+//  2. timing: forward + backward of SSD at B1·T8192·H32 and B4·T4096·H16 (D = 128): the
+//     tensor-core forward and backward against kcv's CUDA-core forward and backward
+//     (include/kcv/glr/gpu.hpp) on the same device buffers, median of --reps calls after warm-up
+//     (CUDA events); the backward alone too; max |dq|, |dk|, |dv| differences between the two
+//     relative to RMS of kcv's, reported only.
+#include "glr/dev/chunked_mma_backward.hpp"
+#include "glr/dev/device_check_backward.hpp"
+#include "glr/dev/device_support.hpp"
+#include "support/precision_emulation.hpp"
+#include "support/problems.hpp"
+
+namespace kcv::glr::dev {
+namespace {
+
+constexpr Member kMember = Member::kSimpleGla;
+
+/// One backward problem on the device: inputs, dO, dht, gradients, workspace, parameters.
+struct BackwardCase {
+  HostTensors t;
+  DeviceBuffer q, k, v, g, h0, cu, d_o, dht, dq, dk, dv, dg, dh0, ws;
+  MmaBackwardParams params;
+
+  BackwardCase(HostTensors host, const HostCotangents& hc, float scale, StateLayout layout)
+      : t(std::move(host)) {
+    q = DeviceBuffer::of(t.q);
+    k = DeviceBuffer::of(t.k);
+    v = DeviceBuffer::of(t.v);
+    g = DeviceBuffer::of(t.g);
+    h0 = DeviceBuffer::of(t.h0);
+    cu = DeviceBuffer::of(t.cu_seqlens);
+    d_o = DeviceBuffer::of(hc.d_o);
+    dht = DeviceBuffer::of(hc.dht);
+    dq = DeviceBuffer(t.q.size() * sizeof(bf16));
+    dk = DeviceBuffer(t.k.size() * sizeof(bf16));
+    dv = DeviceBuffer(t.v.size() * sizeof(bf16));
+    dg = DeviceBuffer(t.g.size() * sizeof(float));
+    const std::int64_t seqs = t.dims.num_seqs > 0 ? t.dims.num_seqs : t.dims.batch;
+    dh0 = DeviceBuffer(static_cast<std::size_t>(seqs * t.dims.v_heads * kMmaDim * kMmaDim) * 4);
+    Expected<std::size_t> bytes = mma_backward_workspace_bytes(kMember, t.dims);
+    check_status(bytes ? Status{} : Status{bytes.error()}, "backward workspace");
+    ws = DeviceBuffer(*bytes);
+    MmaBackwardTensors bt;
+    bt.fwd.q = q.ptr;
+    bt.fwd.k = k.ptr;
+    bt.fwd.v = v.ptr;
+    bt.fwd.g = g.as<float>();
+    bt.fwd.h0 = h0.as<float>();
+    bt.fwd.cu_seqlens = cu.as<std::int64_t>();
+    bt.d_o = d_o.ptr;
+    bt.dht = dht.as<float>();
+    bt.dq = dq.ptr;
+    bt.dk = dk.ptr;
+    bt.dv = dv.ptr;
+    bt.dg = dg.as<float>();
+    bt.dh0 = dh0.as<float>();
+    Expected<MmaBackwardParams> p =
+        mma_backward_params(kMember, t.dims, scale, layout, bt, ws.ptr, ws.bytes);
+    check_status(p ? Status{} : Status{p.error()}, "backward params");
+    params = *p;
+  }
+
+  void poison() {
+    for (DeviceBuffer* b : {&dq, &dk, &dv, &dg, &dh0, &ws})
+      CHECK_CUDA(cudaMemset(b->ptr, 0xff, b->bytes));
+  }
+
+  void run(int tile) {
+    check_status(mma_backward(kMember, params, tile, nullptr), "mma_backward");
+    CHECK_CUDA(cudaGetLastError());
+  }
+
+  HostGradients fetch() const {
+    CHECK_CUDA(cudaDeviceSynchronize());
+    HostGradients h;
+    const auto get = [](auto& dst, const DeviceBuffer& src) {
+      dst.resize(src.bytes / sizeof(dst[0]));
+      CHECK_CUDA(cudaMemcpy(dst.data(), src.ptr, src.bytes, cudaMemcpyDeviceToHost));
+    };
+    get(h.dq, dq);
+    get(h.dk, dk);
+    get(h.dv, dv);
+    get(h.dg, dg);
+    get(h.dh0, dh0);
+    return h;
+  }
+};
+
+bool same_gradients(const HostGradients& a, const HostGradients& b) {
+  return same_bits(a.dq, b.dq) && same_bits(a.dk, b.dk) && same_bits(a.dv, b.dv) &&
+         same_bits(a.dg, b.dg) && same_bits(a.dh0, b.dh0);
+}
+
+Row backward_accuracy_case(const std::string& label, std::vector<std::int64_t> lengths,
+                           std::int64_t h, std::int64_t hv, std::uint64_t seed,
+                           int determinism_runs) {
+  testing::ProblemSpec spec;
+  spec.lengths = std::move(lengths);
+  spec.qk_heads = h;
+  spec.v_heads = hv;
+  spec.key_dim = kMmaDim;
+  spec.value_dim = kMmaDim;
+  spec.seed = seed;
+  const testing::Case c = testing::make_case(kMember, spec);
+  const Problem p = testing::kernel_inputs(c.problem);
+  const Cotangents cot = kernel_cotangents(c.cot);
+  BackwardCase bc(host_tensors(p), host_cotangents(cot), static_cast<float>(p.scale), p.layout);
+  bc.poison();
+  bc.run(32);
+  const HostGradients narrow = bc.fetch();
+  bc.poison();
+  bc.run(64);
+  const HostGradients wide = bc.fetch();
+  Expected<BackwardExpectation> ex =
+      h == hv ? expect_backward_by_head(kMember, p, cot) : expect_backward(kMember, p, cot);
+  check_status(ex ? Status{} : Status{ex.error()}, "backward reference");
+  const BackwardJudgement j = judge_backward(narrow, *ex);
+  const bool tiles_agree = same_gradients(narrow, wide);
+  bool deterministic = true;
+  for (int r = 1; r < determinism_runs; ++r) {
+    bc.poison();
+    bc.run(32);
+    deterministic = deterministic && same_gradients(narrow, bc.fetch());
+  }
+  Row row{label, j.describe(), j.pass() && tiles_agree && deterministic};
+  row.result += tiles_agree ? "; tiles 32/64 bitwise equal" : "; tiles 32/64 DIFFER";
+  if (determinism_runs > 1)
+    row.result += deterministic ? "; " + std::to_string(determinism_runs) + " runs bitwise equal"
+                                : "; runs DIFFER";
+  std::printf("backward accuracy %-28s %s\n", label.c_str(), row.result.c_str());
+  std::fflush(stdout);
+  return row;
+}
+
+std::vector<bf16> random_bf16(std::size_t n, std::uint64_t seed) {
+  std::vector<bf16> x(n);
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<float> n01;
+  for (bf16& y : x) y = __float2bfloat16_rn(n01(rng));
+  return x;
+}
+
+}  // namespace
+
+std::vector<Row> backward_accuracy_rows(bool small) {
+  std::vector<Row> rows;
+  if (small) {
+    rows.push_back(backward_accuracy_case("ssd B1 T64 H4", {64}, 4, 4, 21, 1));
+    rows.push_back(backward_accuracy_case("ssd varlen 100+1+64 H2/HV4", {100, 1, 64}, 2, 4, 25, 1));
+    return rows;
+  }
+  rows.push_back(backward_accuracy_case("ssd B1 T64 H4", {64}, 4, 4, 21, 1));
+  rows.push_back(backward_accuracy_case("ssd B1 T1000 H4", {1000}, 4, 4, 22, 1));
+  rows.push_back(backward_accuracy_case("ssd B1 T8192 H4", {8192}, 4, 4, 23, 5));
+  rows.push_back(backward_accuracy_case("ssd varlen 700+1+64+300+65 H2/HV4",
+                                        {700, 1, 64, 300, 65}, 2, 4, 24, 1));
+  return rows;
+}
+
+BackwardTiming time_backward(std::int64_t b, std::int64_t t, std::int64_t h, int warmup,
+                             int reps) {
+  BackwardTiming tm;
+  char shape[64];  // (snprintf: GCC 12's -Wrestrict misfires on "B" + std::to_string(b) + ...)
+  std::snprintf(shape, sizeof shape, "B%lld T%lld H%lld D128", static_cast<long long>(b),
+                static_cast<long long>(t), static_cast<long long>(h));
+  tm.shape = shape;
+  const float scale = 1.0f / std::sqrt(static_cast<float>(kMmaDim));
+  HostTensors x = random_inputs(b, t, h, 77 + b);
+  x.beta.clear();
+  HostCotangents hc{random_bf16(x.v.size(), 91 + b), {}};
+  BackwardCase bc(x, hc, scale, StateLayout::kKV);
+  // The forward on the same inputs (its own workspace, o and final state).
+  DeviceBuffer o(x.v.size() * sizeof(bf16)), ht(bc.dh0.bytes);
+  Expected<std::size_t> fbytes = mma_forward_workspace_bytes(kMember, x.dims);
+  check_status(fbytes ? Status{} : Status{fbytes.error()}, "forward workspace");
+  DeviceBuffer fws(*fbytes);
+  const MmaForwardTensors ft{bc.q.ptr,       bc.k.ptr, bc.v.ptr, bc.g.as<float>(), nullptr,
+                             bc.h0.as<float>(), nullptr,  o.ptr,    ht.as<float>()};
+  Expected<MmaForwardParams> fp =
+      mma_forward_params(kMember, x.dims, scale, StateLayout::kKV, ft, fws.ptr, fws.bytes);
+  check_status(fp ? Status{} : Status{fp.error()}, "forward params");
+  tm.tile = default_value_tile(*fp, multiprocessors());
+  const int other = tm.tile == 32 ? 64 : 32;
+  const auto fwd_bwd = [&](int tile) {
+    check_status(mma_forward(kMember, *fp, tile, nullptr), "mma_forward");
+    bc.run(tile);
+  };
+  tm.mma = median_ms([&] { fwd_bwd(tm.tile); }, warmup, reps);
+  tm.mma_other = median_ms([&] { fwd_bwd(other); }, warmup, reps);
+  tm.mma_bwd = median_ms([&] { bc.run(tm.tile); }, warmup, reps);
+  bc.poison();
+  bc.run(tm.tile);
+  const HostGradients mine = bc.fetch();
+
+  // kcv's CUDA-core forward and backward on the same device buffers.
+  gpu::Config cfg;
+  cfg.member = kMember;
+  cfg.scale = scale;
+  const gpu::Inputs in{bc.q.ptr, bc.k.ptr, bc.v.ptr, bc.g.ptr, nullptr, bc.h0.as<float>(),
+                       nullptr,  nullptr};
+  DeviceBuffer o_ref(o.bytes), h_ref(ht.bytes), dq(bc.dq.bytes), dk(bc.dk.bytes),
+      dv(bc.dv.bytes), dg(bc.dg.bytes), dh0(bc.dh0.bytes);
+  Expected<std::size_t> kf = gpu::forward_workspace_bytes(x.dims, cfg);
+  Expected<std::size_t> kb = gpu::backward_workspace_bytes(x.dims, cfg);
+  check_status(kf && kb ? Status{} : Status{kf ? kb.error() : kf.error()}, "kcv workspace");
+  DeviceBuffer kws(std::max(*kf, *kb));
+  const gpu::ForwardOutputs out{o_ref.ptr, h_ref.as<float>()};
+  const gpu::Cotangents cot{bc.d_o.ptr, nullptr};
+  const gpu::Gradients grads{dq.ptr, dk.ptr, dv.ptr, dg.ptr, nullptr, dh0.as<float>()};
+  tm.kcv = median_ms(
+      [&] {
+        check_status(gpu::forward(x.dims, cfg, in, out, kws.ptr, kws.bytes, nullptr), "kcv fwd");
+        check_status(gpu::backward(x.dims, cfg, in, cot, grads, kws.ptr, kws.bytes, nullptr),
+                     "kcv bwd");
+      },
+      std::min(warmup, 2), reps);
+  CHECK_CUDA(cudaDeviceSynchronize());
+  std::vector<bf16> ref(mine.dq.size());
+  CHECK_CUDA(cudaMemcpy(ref.data(), dq.ptr, dq.bytes, cudaMemcpyDeviceToHost));
+  tm.diff_dq = rel_max_diff(mine.dq, ref);
+  CHECK_CUDA(cudaMemcpy(ref.data(), dk.ptr, dk.bytes, cudaMemcpyDeviceToHost));
+  tm.diff_dk = rel_max_diff(mine.dk, ref);
+  ref.resize(mine.dv.size());
+  CHECK_CUDA(cudaMemcpy(ref.data(), dv.ptr, dv.bytes, cudaMemcpyDeviceToHost));
+  tm.diff_dv = rel_max_diff(mine.dv, ref);
+  std::printf(
+      "backward timing %s: mma fwd+bwd tile %d %.3f ms (bwd %.3f ms), tile %d %.3f ms, "
+      "kcv CUDA-core fwd+bwd %.3f ms; max|d_mma - d_kcv|/RMS dq %.3g dk %.3g dv %.3g\n",
+      tm.shape.c_str(), tm.tile, tm.mma, tm.mma_bwd, other, tm.mma_other, tm.kcv, tm.diff_dq,
+      tm.diff_dk, tm.diff_dv);
+  std::fflush(stdout);
+  return tm;
+}
+
+}  // namespace kcv::glr::dev

@@ -1,0 +1,29 @@
+// File: glr/dev/device_check_backward.hpp
+// The backward's checks of glr_dev_check (device_check_backward.cpp): accuracy rows and timings,
+// called by device_check.cpp's main after the forward's.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "glr/dev/device_support.hpp"
+
+namespace kcv::glr::dev {
+
+/// SSD against the fp64 chunked reference's backward under the bf16-grade gradient bound:
+/// T ∈ {64, 1000, 8192} (B1, H4) and varlen GVA; `small`: T = 64 and a small varlen GVA case.
+std::vector<Row> backward_accuracy_rows(bool small);
+
+struct BackwardTiming {
+  std::string shape;
+  int tile = 0;
+  double mma = 0, mma_other = 0, mma_bwd = 0, kcv = 0;  ///< ms: fwd+bwd, other tile, bwd, kcv
+  double diff_dq = 0, diff_dk = 0, diff_dv = 0;         ///< max |Δ| / RMS(kcv's), reported only
+};
+
+/// SSD forward + backward at B·T·H (D = 128): tensor cores against kcv's CUDA cores.
+BackwardTiming time_backward(std::int64_t b, std::int64_t t, std::int64_t h, int warmup,
+                             int reps);
+
+}  // namespace kcv::glr::dev

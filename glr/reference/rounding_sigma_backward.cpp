@@ -1,0 +1,286 @@
+// File: glr/reference/rounding_sigma_backward.cpp
+// declared_backward_sigma and backward_bounds (include/kcv/glr/error_model.hpp): the declared-
+// rounding term of dq, dk, dv, dg and dh0 for members without the delta rule (LA, SSD; GLA's
+// per-channel gate and the delta rule are not derived). Per (sequence, value head): the forward
+// records with each chunk's state variance (rounding_variance.hpp), the reverse scan with the
+// variance of the carried state gradient, then per chunk the first-order variance of each
+// gradient under the contract's backward roundings. The derivation is
+// docs/glr/precision-contract.md §6; in short, with H the state entering a chunk (variance V_H),
+// S the one leaving it (V_S), dS = ∂L/∂S (V_dS), dP = scale·Γ ⊙ Tril_incl(dO Δᵀ):
+//   dS_entry = Diag(e_last) dS + scale·Q̄ᵀ dO      V ← e_last²·V_dS + scale²·R_Q̄ᵀ·dO²
+//   dv = scale·A^qkᵀ dO + K̄ dS                     scale²·(R_A + V_A)ᵀ·dO² + R_K̄·dS² + K̄²·(R_dS + V_dS)
+//   dq = scale·(dO Hᵀ) ⊙ E + dP K                  scale²e²·dO²·(R_H + V_H)ᵀ + R_dP·K²
+//   dk = (Δ dSᵀ) ⊙ R + dPᵀ Q                       r²·Δ²·(R_dS + V_dS)ᵀ + R_dPᵀ·Q²
+//   dg_t = Σ_{s=t..last} (q_s·dq_s − k_s·dk_s) + ⟨S, dS⟩, each rounded value through all of its
+//   uses at once (one value, one error).
+// Rounded values read twice (dS by K̄ dS and Δ dSᵀ; H by dO Hᵀ and, as S, by dg's boundary term)
+// must be read in one format. q, k, v and dO must be exact in the formats the contract reads them
+// in (bf16 inputs under the bf16 grade); otherwise the function returns an error.
+#include <algorithm>
+#include <cmath>
+#include <span>
+
+#include "glr/oracle/validate.hpp"
+#include "glr/reference/chunk_pass.hpp"
+#include "glr/reference/decayed_gram.hpp"
+#include "glr/reference/rounding_variance.hpp"
+#include "kcv/glr/error_model.hpp"
+
+namespace kcv::glr {
+namespace {
+
+using detail::Matrix;
+using P = Product;
+
+Matrix plus(Matrix a, const Matrix& b) {
+  detail::axpy(1.0, b, a);
+  return a;
+}
+
+bool any_nonzero(const Matrix& m) {
+  for (std::int64_t i = 0; i < m.rows(); ++i)
+    for (std::int64_t j = 0; j < m.cols(); ++j)
+      if (m(i, j) != 0.0) return true;
+  return false;
+}
+
+double dot_sq(const Matrix& w, const Matrix& x) {  // Σ w ⊙ x
+  double s = 0.0;
+  for (std::int64_t i = 0; i < w.rows(); ++i)
+    for (std::int64_t j = 0; j < w.cols(); ++j) s += w(i, j) * x(i, j);
+  return s;
+}
+
+// The variances of one (sequence, value head), added into the whole problem's variance vectors.
+struct Variances {
+  std::vector<double> dq, dk, dv, dg, dh0;
+};
+
+struct Roundings {
+  Rounding qbar, abar_dv, kbar, ds, h, dp;
+};
+
+Status check_contract(const PrecisionContract& c, Roundings& r) {
+  if (c[P::kScanState].b != c[P::kGradKey].b)
+    return detail::invalid_argument(
+        "contract: dS must be read in one format by scan_state and grad_key");
+  r = {c[P::kScanQuery].a, c[P::kLocalDeltaGrad].a, c[P::kScanState].a,
+       c[P::kScanState].b,  c[P::kGradQuery].b,      c[P::kGramVjp].a};
+  return {};
+}
+
+// Inputs the bound takes as exact: the operands the contract reads q, k, v and dO as.
+Status check_exact_inputs(const detail::ChunkInputs& in, const Matrix& d_o,
+                          const PrecisionContract& c) {
+  const bool inexact = any_nonzero(detail::rounding_var(in.q, c[P::kGramVjp].b)) ||
+                       any_nonzero(detail::rounding_var(in.k, c[P::kGramVjp].b)) ||
+                       any_nonzero(detail::rounding_var(in.v, c[P::kGradKey].a)) ||
+                       any_nonzero(detail::rounding_var(in.v, c[P::kGradA].b)) ||
+                       any_nonzero(detail::rounding_var(d_o, c[P::kLocalDeltaGrad].b)) ||
+                       any_nonzero(detail::rounding_var(d_o, c[P::kGradQuery].a)) ||
+                       any_nonzero(detail::rounding_var(d_o, c[P::kScanQuery].b)) ||
+                       any_nonzero(detail::rounding_var(d_o, c[P::kGradA].a));
+  if (inexact)
+    return detail::invalid_argument(
+        "q, k, v and d_o must be exact in the formats the contract reads them in");
+  return {};
+}
+
+// dg's variance for every row t of one chunk (scalar gate), from the combined maps of §6.
+std::vector<double> dg_variance(const detail::ChunkRecord& rec, const Matrix& d_o,
+                                const Matrix& s_end, const Matrix& r_dp, const Matrix& r_h,
+                                const Matrix& v_h, const Matrix& local_s, const Matrix& ds_var,
+                                double scale) {
+  const detail::ChunkInputs& in = rec.in;
+  const std::int64_t c = in.k.rows(), kd = in.k.cols(), vd = in.v.cols();
+  const Matrix qk = detail::matmul_nt(in.q, in.k);
+  Matrix ch(kd, vd);      // scale·Σ_{s≥t} e_s q_s ⊗ dO_s: H's coefficient through dq
+  Matrix dcoef = s_end;   // S − Σ_{s≥t} r_s k_s ⊗ v_s: dS's coefficient through dk and ⟨S, dS⟩
+  const Matrix& ds = rec.d_end;
+  // The leaving state's own error and rounding, through ⟨S, dS⟩ only.
+  const double boundary = dot_sq(detail::squared(ds), local_s);
+  std::vector<double> out(static_cast<std::size_t>(c));
+  for (std::int64_t t = c - 1; t >= 0; --t) {
+    const double e = in.gate.from_start(t, 0), r = in.gate.to_end(t, 0);
+    for (std::int64_t d = 0; d < kd; ++d)
+      for (std::int64_t x = 0; x < vd; ++x) {
+        ch(d, x) += scale * e * in.q(t, d) * d_o(t, x);
+        dcoef(d, x) -= r * in.k(t, d) * in.v(t, x);
+      }
+    double var = boundary;
+    for (std::int64_t i = t; i < c; ++i)  // dP's rounding: pairs j < t ≤ i do not cancel
+      for (std::int64_t j = 0; j < t; ++j) var += r_dp(i, j) * qk(i, j) * qk(i, j);
+    for (std::int64_t d = 0; d < kd; ++d) {
+      const double el = rec.f.e_last[static_cast<std::size_t>(d)];
+      for (std::int64_t x = 0; x < vd; ++x) {
+        const double through_s = ch(d, x) + el * ds(d, x);
+        var += ch(d, x) * ch(d, x) * r_h(d, x) + through_s * through_s * v_h(d, x) +
+               dcoef(d, x) * dcoef(d, x) * ds_var(d, x);
+      }
+    }
+    out[static_cast<std::size_t>(t)] = var;
+  }
+  return out;
+}
+
+// One (sequence, value head): forward variances, reverse scan, per-chunk gradient variances.
+Status head_variance(Member m, const Problem& p, const Cotangents& cot, std::int64_t n,
+                     std::int64_t hv, const PrecisionContract& c, const Roundings& rd,
+                     ChunkOptions opt, Variances& out) {
+  const Shape& s = p.shape;
+  const bool gated = traits(m).gate == GateKind::kScalar;
+  Matrix final_state;
+  std::vector<detail::ChunkRecord> recs =
+      detail::forward_records(m, p, n, hv, opt.chunk_size, &final_state);
+  std::vector<Matrix> h_var, s_var;
+  Matrix hv_run(s.key_dim, s.value_dim);
+  for (std::size_t j = 0; j < recs.size(); ++j) {
+    const Matrix& next = j + 1 < recs.size() ? recs[j + 1].h : final_state;
+    detail::ChunkVariance v = detail::chunk_rounding_variance(
+        recs[j].in, recs[j].f, recs[j].h, hv_run, recs[j].delta, next, p.scale, false, c);
+    h_var.push_back(hv_run);
+    hv_run = std::move(v.next_state);
+    s_var.push_back(hv_run);
+  }
+  detail::reverse_scan(p, cot, n, hv, false, recs);
+  Matrix ds_var(s.key_dim, s.value_dim);  // dht is an fp32 input: exact
+  const double sc2 = p.scale * p.scale;
+  const std::int64_t group = s.v_heads / s.qk_heads;
+  for (std::size_t jj = recs.size(); jj-- > 0;) {
+    const detail::ChunkRecord& rec = recs[jj];
+    const detail::ChunkInputs& in = rec.in;
+    const Matrix d_o = detail::gather_rows(cot.d_o, s, hv, rec.range);
+    if (Status st = check_exact_inputs(in, d_o, c); !st) return st;
+    const std::int64_t rows = in.k.rows();
+    const Matrix dos = detail::squared(d_o);
+    const Matrix r_ds = detail::rounding_var(rec.d_end, rd.ds, &ds_var);
+    const Matrix ds_all = plus(r_ds, ds_var);
+    // dv
+    const Matrix a_var = detail::decayed_gram_rounding_var(in.q, in.k, in.gate,
+                                                           detail::Triangle::kInclusive, c[P::kGramQK]);
+    Matrix dv = detail::matmul_tn(plus(detail::rounding_var(rec.f.a_qk, rd.abar_dv, &a_var), a_var),
+                                  dos);
+    for (std::int64_t i = 0; i < dv.rows(); ++i)
+      for (std::int64_t x = 0; x < dv.cols(); ++x) dv(i, x) *= sc2;
+    detail::axpy(1.0, detail::matmul(detail::rounding_var(rec.f.k_bar, rd.kbar),
+                                     detail::squared(rec.d_end)), dv);
+    detail::axpy(1.0, detail::matmul(detail::squared(rec.f.k_bar), ds_all), dv);
+    // dP = scale·Γ ⊙ Tril_incl(dO Δᵀ) and its rounding
+    Matrix dp = detail::lower_inclusive(detail::matmul_nt(d_o, rec.delta));
+    for (std::int64_t i = 0; i < rows; ++i)
+      for (std::int64_t j = 0; j <= i; ++j) dp(i, j) *= p.scale * in.gate.between(i, j, 0);
+    const Matrix r_dp = detail::rounding_var(dp, rd.dp);
+    // dq, dk
+    const Matrix r_h = detail::rounding_var(rec.h, rd.h, &h_var[jj]);
+    Matrix dq = detail::matmul_nt(dos, plus(r_h, h_var[jj]));
+    for (std::int64_t i = 0; i < rows; ++i) {
+      const double f = sc2 * in.gate.from_start(i, 0) * in.gate.from_start(i, 0);
+      for (std::int64_t d = 0; d < dq.cols(); ++d) dq(i, d) *= f;
+    }
+    detail::axpy(1.0, detail::matmul(r_dp, detail::squared(in.k)), dq);
+    Matrix dk = detail::matmul_nt(detail::squared(rec.delta), ds_all);
+    for (std::int64_t i = 0; i < rows; ++i) {
+      const double f = in.gate.to_end(i, 0) * in.gate.to_end(i, 0);
+      for (std::int64_t d = 0; d < dk.cols(); ++d) dk(i, d) *= f;
+    }
+    detail::axpy(1.0, detail::matmul_tn(r_dp, detail::squared(in.q)), dk);
+    for (std::int64_t i = 0; i < rows; ++i) {
+      const std::int64_t t = rec.range.begin + i;
+      for (std::int64_t d = 0; d < s.key_dim; ++d) {
+        const auto at = static_cast<std::size_t>((t * s.qk_heads + hv / group) * s.key_dim + d);
+        out.dq[at] += dq(i, d);
+        out.dk[at] += dk(i, d);
+      }
+      for (std::int64_t x = 0; x < s.value_dim; ++x)
+        out.dv[static_cast<std::size_t>((t * s.v_heads + hv) * s.value_dim + x)] = dv(i, x);
+    }
+    if (gated) {
+      const Matrix& s_end = jj + 1 < recs.size() ? recs[jj + 1].h : final_state;
+      Matrix local_s = s_var[jj];  // the leaving state's error beyond e_last·δH, and its rounding
+      for (std::int64_t d = 0; d < s.key_dim; ++d) {
+        const double el = rec.f.e_last[static_cast<std::size_t>(d)];
+        for (std::int64_t x = 0; x < s.value_dim; ++x)
+          local_s(d, x) = std::max(0.0, local_s(d, x) - el * el * h_var[jj](d, x));
+      }
+      detail::axpy(1.0, detail::rounding_var(s_end, rd.h, &s_var[jj]), local_s);
+      const std::vector<double> g =
+          dg_variance(rec, d_o, s_end, r_dp, r_h, h_var[jj], local_s, ds_all, p.scale);
+      for (std::int64_t i = 0; i < rows; ++i)
+        out.dg[static_cast<std::size_t>((rec.range.begin + i) * s.v_heads + hv)] =
+            g[static_cast<std::size_t>(i)];
+    }
+    // the scan: dS of the previous chunk
+    Matrix next_var = detail::matmul_tn(detail::rounding_var(rec.f.q_bar, rd.qbar), dos);
+    for (std::int64_t d = 0; d < s.key_dim; ++d) {
+      const double el = rec.f.e_last[static_cast<std::size_t>(d)];
+      for (std::int64_t x = 0; x < s.value_dim; ++x)
+        next_var(d, x) = sc2 * next_var(d, x) + el * el * ds_var(d, x);
+    }
+    ds_var = std::move(next_var);
+  }
+  detail::store_state(ds_var, s, n, hv, p.layout, out.dh0);
+  return {};
+}
+
+std::vector<double> root(std::vector<double> v) {
+  for (double& x : v) x = std::sqrt(x);
+  return v;
+}
+
+}  // namespace
+
+Expected<BackwardSigma> declared_backward_sigma(Member member, const Problem& p,
+                                                const Cotangents& cot,
+                                                const PrecisionContract& contract,
+                                                ChunkOptions options) {
+  if (Status st = validate(member, p); !st) return st.error();
+  if (Status st = validate(p, cot); !st) return st.error();
+  if (Status st = validate(options); !st) return st.error();
+  const MemberTraits tr = traits(member);
+  if (tr.delta_rule || tr.gate == GateKind::kChannel)
+    return detail::invalid_argument(
+        "the backward's declared-rounding term is derived for la and ssd only");
+  Roundings rd;
+  if (Status st = check_contract(contract, rd); !st) return st.error();
+  const Shape& s = p.shape;
+  Variances v{std::vector<double>(p.q.size(), 0.0), std::vector<double>(p.k.size(), 0.0),
+              std::vector<double>(p.v.size(), 0.0), std::vector<double>(p.g.size(), 0.0),
+              std::vector<double>(static_cast<std::size_t>(s.state_size()), 0.0)};
+  for (std::int64_t n = 0; n < s.sequences(); ++n)
+    for (std::int64_t hv = 0; hv < s.v_heads; ++hv)
+      if (Status st = head_variance(member, p, cot, n, hv, contract, rd, options, v); !st)
+        return st.error();
+  return BackwardSigma{root(std::move(v.dq)), root(std::move(v.dk)), root(std::move(v.dv)),
+                       root(std::move(v.dg)), root(std::move(v.dh0))};
+}
+
+Expected<BackwardBounds> backward_bounds(Member member, const Problem& p, const Cotangents& cot,
+                                         const Gradients& ref, const PrecisionContract& contract,
+                                         ChunkOptions options) {
+  Expected<BackwardSigma> sigma = declared_backward_sigma(member, p, cot, contract, options);
+  if (!sigma) return sigma.error();
+  const ModelScale m = model_scale(p, options);
+  const std::int64_t gw = gate_width(traits(member).gate, p.shape.key_dim);
+  BackwardBounds out;
+  const auto bound = [&](Output o, const std::vector<double>& y, const std::vector<double>& sg,
+                         std::span<const double> terms, std::vector<double>& dst) -> Status {
+    Expected<std::vector<double>> t =
+        tau(o, y, p.shape, gw, m, output_unit_roundoff(o), terms, sg);
+    if (!t) return t.error();
+    dst = std::move(*t);
+    return {};
+  };
+  if (Status st = bound(Output::kDq, ref.dq, sigma->dq, {}, out.dq); !st) return st.error();
+  if (Status st = bound(Output::kDk, ref.dk, sigma->dk, {}, out.dk); !st) return st.error();
+  if (Status st = bound(Output::kDv, ref.dv, sigma->dv, {}, out.dv); !st) return st.error();
+  if (Status st = bound(Output::kDh0, ref.dh0, sigma->dh0, {}, out.dh0); !st) return st.error();
+  if (traits(member).gate != GateKind::kNone) {
+    Expected<DgTerms> terms = dg_terms(member, p, cot, options);
+    if (!terms) return terms.error();
+    if (Status st = bound(Output::kDg, ref.dg, sigma->dg, terms->scale, out.dg); !st)
+      return st.error();
+  }
+  return out;
+}
+
+}  // namespace kcv::glr

@@ -7,7 +7,10 @@
 namespace kcv::glr::gpu::detail {
 namespace {
 
-__global__ void __launch_bounds__(kDecodeWarp) decode_kernel(DecodeParams p) {
+// One block per SM at least, said explicitly: with the block size alone ptxas plans for the 32
+// resident blocks an SM can hold, caps the kernel at 65536 / (32 · 32) = 64 registers and spills
+// (8 bytes, which RES-02's zero-spill budget refuses); allowed more, it needs 116 and no stack.
+__global__ void __launch_bounds__(kDecodeWarp, 1) decode_kernel(DecodeParams p) {
   extern __shared__ float smem[];
   decode_block(p, blockIdx.x, smem);
 }

@@ -1,4 +1,4 @@
-"""Loading a KernelBench pair in a worker (load kind "kernelbench", Interface B of the brief).
+"""Loading a KernelBench pair in a worker (load kind "kernelbench", docs/06_worker_protocol.md).
 
 Model, get_inputs and get_init_inputs always come from reference_code; ModelNew from
 candidate_code (a get_inputs the candidate redefines is ignored, as KernelBench's pairing rule

@@ -1,6 +1,7 @@
 // File: tests/unit/oracle/registry_test.cpp
-// The registry holds exactly the op table of the brief, with its signatures, defaults and
-// reference sizes; contract dtypes resolve against signatures; size binding names bad inputs.
+// The registry holds exactly the op table of docs/01_contracts_and_profiles.md, with its
+// signatures, defaults and reference sizes; contract dtypes resolve against signatures; size
+// binding names bad inputs.
 #include <gtest/gtest.h>
 
 #include <set>

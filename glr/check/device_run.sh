@@ -28,7 +28,8 @@
 #            five) and each backend of TRAIN_BACKENDS (default kcv,fla,reference) with TRAIN_ARGS
 #            (e.g. "--steps 500 --batch 8 --seq-len 512 --lift-fla-guard"), those of TRAIN_REPRO
 #            (default kcv) twice and compared (--check-repro), all side by side
-#            (TRAIN_PARALLEL=0: one after another), each under TRAIN_S (default 500 s); the JSONL logs, curves.svg and
+#            (TRAIN_PARALLEL=0: one after another), each under TRAIN_S (default 500 s);
+#            TRAIN_WARM_FLA=1 autotunes fla's kernels first, one family at a time; the JSONL logs, curves.svg and
 #            summary.md of bench/glr/plot_curves.py. The corpus is data/text, or
 #            .device-data/text.tar.xz (scripts/build-text-corpus, then
 #            tar cJf .device-data/text.tar.xz -C data text/train.bin text/val.bin text/manifest.json)
@@ -253,6 +254,17 @@ if [[ $steps == *" train "* ]]; then
   fi
   tdir=${TRAIN_OUT:-$root/out/train}
   mkdir -p "$tdir"
+  # fla autotunes every kernel at its first call and keeps the winners in Triton's cache
+  # (TRITON_CACHE_DIR); with TRAIN_WARM_FLA=1 two steps of each family's fla run go first, one
+  # family at a time, so the timed runs find the cache warm rather than autotune side by side.
+  if [[ ${TRAIN_WARM_FLA:-0} == 1 && ",${TRAIN_BACKENDS:-kcv,fla,reference}," == *",fla,"* ]]; then
+    for f in ${TRAIN_FAMILIES:-gdn kda gla ssd la}; do
+      timeout -k 10 "${TRAIN_S:-500}" env -u FLA_DISABLE_BACKEND_DISPATCH python3 \
+        bench/glr/train_lm.py --family "$f" --backend fla --out /tmp/train-warm --no-progress \
+        ${TRAIN_ARGS:-} --steps 2 > "$tdir/$f.fla-warm.log" 2>&1
+    done
+    stamp "train: fla's kernels autotuned ($(du -sh "$TRITON_CACHE_DIR" | cut -f1) in $TRITON_CACHE_DIR)"
+  fi
   # One process per family and backend, all at once (TRAIN_PARALLEL=0: one after another).
   # Runs side by side share the GPU, so their tokens/s are figures under load; TRAIN_PARALLEL=0
   # gives each run the GPU alone. The backends of TRAIN_REPRO (default kcv) run twice

@@ -1,24 +1,23 @@
-"""Draws the loss curves of the training recipe (bench/glr/train_lm.py) into one SVG: one panel per
+"""Draws the loss curves of the training recipe (bench/glr/train_lm.py) into one figure: one panel per
 family, one line per backend (kcv, fla, reference), training loss averaged over bins of steps,
-validation losses as dots, each backend's median tokens/s in the legend; with --table, a
-markdown table of every run's summary (losses, tokens/s, kcv's reproducibility verdict).
+validation losses as dots; with --table, a markdown table of every run's summary (losses,
+tokens/s, kcv's reproducibility verdict).
 
   python bench/glr/plot_curves.py --runs out/train --out docs/glr/training_curves_h200.svg \
       --table out/train/summary.md
 
-Reads <runs>/<family>/<backend>.jsonl for every family and backend present. The SVG is written by
-hand (no plotting library is a dependency of kcv): a few hundred lines of polyline text."""
+Reads <runs>/<family>/<backend>.jsonl for every family and backend present. Drawn with
+matplotlib (the format follows --out's suffix: .svg, .png or .pdf)."""
 
 import argparse
 import json
 import os
 import sys
-from xml.sax.saxutils import escape
 
 FAMILIES = ("gdn", "kda", "gla", "ssd", "la")
 BACKENDS = {"kcv": "#1f77b4", "fla": "#ff7f0e", "reference": "#2ca02c"}
-DASH = {"kcv": "", "fla": "6 3", "reference": "2 2"}
-PANEL_W, PANEL_H, MARGIN, COLUMNS = 360, 220, 48, 3
+DASH = {"kcv": "-", "fla": "--", "reference": ":"}
+COLUMNS = 3
 
 
 def read_log(path):
@@ -43,74 +42,60 @@ def binned(points, size):
     return out
 
 
-def panel(family, runs, x0, y0, bin_size):
-    curves = {b: (binned(t, bin_size), e, s) for b, (t, e, s) in runs.items()}
-    xs = [p[0] for c, e, _ in curves.values() for p in c + e]
-    skip = lambda c: c[max(1, len(c) // 20):] or c  # noqa: E731 - the first 5% sets no range
-    ys = [p[1] for c, e, _ in curves.values() for p in skip(c) + e]
-    x_lo, x_hi = 0.0, max(xs) or 1.0
-    y_lo, y_hi = min(ys), max(ys)
-    y_hi = y_hi if y_hi > y_lo else y_lo + 1.0
-    w, h = PANEL_W - MARGIN - 10, PANEL_H - 2 * MARGIN + 10
-
-    def at(x, y):
-        y = min(max(y, y_lo), y_hi)
-        return (x0 + MARGIN + (x - x_lo) / (x_hi - x_lo) * w,
-                y0 + 28 + (y_hi - y) / (y_hi - y_lo) * h)
-
-    out = [f'<rect x="{x0 + MARGIN}" y="{y0 + 28}" width="{w}" height="{h}" fill="none" '
-           f'stroke="#999"/>',
-           f'<text x="{x0 + MARGIN}" y="{y0 + 20}" font-weight="bold">{escape(family)}</text>']
-    for frac in (0.0, 0.5, 1.0):
-        y = y_lo + frac * (y_hi - y_lo)
-        _, py = at(x_lo, y)
-        out.append(f'<text x="{x0 + MARGIN - 4}" y="{py + 4:.1f}" text-anchor="end">{y:.2f}</text>')
-        x = x_lo + frac * (x_hi - x_lo)
-        px, _ = at(x, y_lo)
-        out.append(f'<text x="{px:.1f}" y="{y0 + 28 + h + 14}" text-anchor="middle">{x:.0f}</text>')
-    for i, (backend, (curve, evals, summary)) in enumerate(curves.items()):
-        color = BACKENDS[backend]
-        pts = " ".join(f"{px:.1f},{py:.1f}" for px, py in (at(x, y) for x, y in curve))
-        out.append(f'<polyline points="{pts}" fill="none" stroke="{color}" stroke-width="1.3" '
-                   f'stroke-dasharray="{DASH[backend]}"/>')
-        for x, y in evals:
-            px, py = at(x, y)
-            out.append(f'<circle cx="{px:.1f}" cy="{py:.1f}" r="2" fill="{color}"/>')
-        rate = f", {summary['tokens_per_s'] / 1e3:.0f}k tok/s" if summary else ""
-        # The legend sits in the plot's top right corner, which a falling loss leaves empty.
-        out.append(f'<text x="{x0 + MARGIN + w - 6}" y="{y0 + 42 + 13 * i}" text-anchor="end" '
-                   f'fill="{color}">{escape(backend)}{escape(rate)}</text>')
-    return out
-
-
-def render(runs_dir, bin_size):
+def read_runs(runs_dir):
+    """{family: {backend: (train points, eval points, summary)}} of the logs present with at
+    least one training step."""
     found = {}
     for family in FAMILIES:
         runs = {}
         for backend in BACKENDS:
             path = os.path.join(runs_dir, family, f"{backend}.jsonl")
-            if os.path.isfile(path):
+            if os.path.isfile(path) and os.path.getsize(path) > 0:
                 runs[backend] = read_log(path)
         runs = {b: r for b, r in runs.items() if r[0]}
         if runs:
             found[family] = runs
     if not found:
         raise SystemExit(f"plot_curves: no <family>/<backend>.jsonl logs under {runs_dir}")
+    return found
+
+
+def render(runs_dir, bin_size, out_path):
+    """Draws every family's panel into out_path (the format from its suffix: .svg, .png, .pdf)."""
+    import matplotlib
+    matplotlib.use("Agg")  # files only, no display
+    import matplotlib.pyplot as plt
+
+    found = read_runs(runs_dir)
     rows = (len(found) + COLUMNS - 1) // COLUMNS
-    width, height = COLUMNS * PANEL_W, rows * PANEL_H + 30
-    body = []
-    for i, (family, runs) in enumerate(found.items()):
-        steps = max(len(r[0]) for r in runs.values())
+    fig, axes = plt.subplots(rows, COLUMNS, figsize=(4.2 * COLUMNS, 3.0 * rows), squeeze=False)
+    for ax in axes.flat[len(found):]:
+        ax.set_visible(False)
+    for ax, (family, runs) in zip(axes.flat, found.items()):
+        steps = max(len(train) for train, _, _ in runs.values())
         size = bin_size or max(1, steps // 200)
-        body += panel(family, runs, (i % COLUMNS) * PANEL_W, 30 + (i // COLUMNS) * PANEL_H, size)
-    title = ("training loss (bin means; dots: validation loss) per family and backend, "
-             "byte-level LM")
-    return "\n".join([
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-        f'font-family="sans-serif" font-size="11">',
-        f'<rect width="{width}" height="{height}" fill="white"/>',
-        f'<text x="10" y="18" font-size="13">{escape(title)}</text>',
-        *body, "</svg>", ""])
+        for backend, (train, evals, _) in runs.items():
+            curve = binned(train, size)
+            ax.plot([x for x, _ in curve], [y for _, y in curve], color=BACKENDS[backend],
+                    linestyle=DASH[backend], linewidth=1.2, label=backend)
+            if evals:
+                ax.plot([x for x, _ in evals], [y for _, y in evals], "o", markersize=3,
+                        color=BACKENDS[backend])
+        # The first 5 % of the steps (the loss from ln 256 down) would set the whole range.
+        tail = [y for train, evals, _ in runs.values()
+                for _, y in train[max(1, len(train) // 20):] + evals]
+        if tail:
+            ax.set_ylim(min(tail) - 0.05, max(tail) + 0.05)
+        ax.set_title(family, loc="left", fontweight="bold")
+        ax.set_xlabel("step")
+        ax.set_ylabel("loss")
+        ax.legend(fontsize=8, loc="upper right")
+        ax.grid(alpha=0.3)
+    fig.suptitle("training loss (bin means; dots: validation loss) per family and backend, "
+                 "byte-level LM", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(out_path)
+    plt.close(fig)
 
 
 def table(runs_dir):
@@ -145,14 +130,12 @@ def table(runs_dir):
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--runs", default="out/train", help="folder of <family>/<backend>.jsonl logs")
-    p.add_argument("--out", required=True, help="the SVG to write")
+    p.add_argument("--out", required=True, help="the figure to write (.svg, .png or .pdf)")
     p.add_argument("--table", help="also write a markdown table of the runs' summaries here")
     p.add_argument("--bin", type=int, default=0,
                    help="steps averaged per point (default: steps / 200)")
     args = p.parse_args(argv)
-    svg = render(args.runs, args.bin)
-    with open(args.out, "w", encoding="utf-8") as f:
-        f.write(svg)
+    render(args.runs, args.bin, args.out)
     print(f"wrote {args.out}")
     if args.table:
         with open(args.table, "w", encoding="utf-8") as f:

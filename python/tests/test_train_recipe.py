@@ -171,7 +171,7 @@ def test_cli_check_repro_and_plot(corpus, tmp_path):
                     str(tmp_path / "summary.md")], check=True, capture_output=True)
     assert "| gdn | kcv |" in (tmp_path / "summary.md").read_text()
     root = ET.parse(svg).getroot()
-    assert root.tag.endswith("svg") and any(e.tag.endswith("polyline") for e in root.iter())
+    assert root.tag.endswith("svg") and any(e.tag.endswith("path") for e in root.iter())
 
 
 def test_compare_finds_the_first_difference():

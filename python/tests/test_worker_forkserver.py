@@ -42,6 +42,21 @@ def servers():
     s.close()
 
 
+def test_a_server_that_died_gives_cold_starts():
+    s = ForkServers([None], threads=1, roles=("candidate",))
+    try:
+        assert s.wait_ready(300) == []
+        assert "--socket" in " ".join(s.command("candidate", None))
+        os.kill(s.pid("candidate", None), 9)
+        deadline = time.monotonic() + 10  # until the kernel has reaped what we killed
+        while s.command("candidate", None) != worker_command(None, 1):
+            assert time.monotonic() < deadline, s.command("candidate", None)
+            time.sleep(0.05)
+        assert s.wait_ready(1) == ["candidate server (GPU None) is not ready"]
+    finally:
+        s.close()
+
+
 def load(cand, cache):
     return {"kind": "kernelbench", "role": "candidate", "reference_code": kb.ADD,
             "candidate_code": cand, "seed": 2, "device": "cpu", "cache_dir": cache,

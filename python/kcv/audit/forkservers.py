@@ -33,8 +33,13 @@ class _Server:
         self._said = b""
 
     def poll_ready(self) -> bool:
-        """True once the server printed its "ready" line; never blocks."""
-        if self.ready or self.proc.poll() is not None or self.proc.stdout is None:
+        """True once the server printed its "ready" line and while it runs; never blocks. A
+        server that died is not ready, so its role's workers start cold rather than from a
+        socket nobody answers."""
+        if self.proc.poll() is not None:
+            self.ready = False
+            return False
+        if self.ready or self.proc.stdout is None:
             return self.ready
         fd = self.proc.stdout.fileno()
         while b"\n" not in self._said and select.select([fd], [], [], 0)[0]:

@@ -66,66 +66,102 @@ double param(const kcv_call* call, std::string_view name, double fallback) {
   return fallback;
 }
 
-Expected<HostInputs> host_inputs(Member member, const kcv_tensor* inputs, int n_inputs,
-                                 const kcv_call* call) {
+Expected<CallTensors> call_tensors(Member member, const kcv_tensor* inputs, int n_inputs,
+                                   int n_own, const char* who) {
+  const auto error = [who](const std::string& what) -> Error {
+    return make_error(ErrorCode::kInvalidArgument, what, who);
+  };
   const MemberTraits tr = traits(member);
   const bool gated = tr.gate != GateKind::kNone;
-  const int want = 7 + (gated ? 1 : 0) + (tr.delta_rule ? 1 : 0);
+  const int want = 5 + n_own + (gated ? 1 : 0) + (tr.delta_rule ? 1 : 0);
   if (n_inputs != want)
-    return bad("expected " + std::to_string(want) + " inputs, got " + std::to_string(n_inputs));
+    return error("expected " + std::to_string(want) + " inputs, got " + std::to_string(n_inputs));
   for (int i = 0; i < n_inputs; ++i)
-    if (!contiguous(inputs[i])) return bad("input " + std::to_string(i) + " is not contiguous");
+    if (!contiguous(inputs[i])) return error("input " + std::to_string(i) + " is not contiguous");
+  CallTensors t;
   int at = 0;
-  const kcv_tensor& q = inputs[at++];
-  const kcv_tensor& k = inputs[at++];
-  const kcv_tensor& v = inputs[at++];
-  const kcv_tensor* g = gated ? &inputs[at++] : nullptr;
-  const kcv_tensor* beta = tr.delta_rule ? &inputs[at++] : nullptr;
-  const kcv_tensor& h0 = inputs[at++];
-  const kcv_tensor& d_o = inputs[at++];
-  const kcv_tensor& dht = inputs[at++];
-  const kcv_tensor& cu = inputs[at++];
-  if (q.ndim != 3 || v.ndim != 3 || cu.ndim != 1 || cu.dtype != KCV_I64)
-    return bad("q, v must be [T, heads, dim] and cu_seqlens [N + 1] int64");
-  for (const kcv_tensor* t : {&q, &k, &v, &d_o})
-    if (t->dtype != KCV_BF16) return bad("q, k, v and dO must be bf16");
+  t.q = &inputs[at++];
+  t.k = &inputs[at++];
+  t.v = &inputs[at++];
+  t.g = gated ? &inputs[at++] : nullptr;
+  t.beta = tr.delta_rule ? &inputs[at++] : nullptr;
+  t.h0 = &inputs[at++];
+  t.own = &inputs[at];
+  at += n_own;
+  t.cu = &inputs[at];
+  if (t.q->ndim != 3 || t.v->ndim != 3 || t.cu->ndim != 1 || t.cu->dtype != KCV_I64)
+    return error("q, v must be [T, heads, dim] and cu_seqlens [N + 1] int64");
+  return t;
+}
+
+Expected<CallLayout> call_layout(Member member, const CallTensors& t, const kcv_call* call,
+                                 const char* who) {
+  const auto error = [who](const std::string& what) -> Error {
+    return make_error(ErrorCode::kInvalidArgument, what, who);
+  };
+  CallLayout l;
+  const std::int64_t tokens = t.q->shape[0];
+  l.offsets = copy_of<std::int64_t>(*t.cu);
+  const std::int64_t n = std::ssize(l.offsets) - 1;
+  if (n < 1 || l.offsets.front() != 0 || l.offsets.back() != tokens)
+    return error("cu_seqlens must run from 0 to T");
+  l.dims.qk_heads = t.q->shape[1];
+  l.dims.key_dim = t.q->shape[2];
+  l.dims.v_heads = t.v->shape[1];
+  l.dims.value_dim = t.v->shape[2];
+  l.varlen = param(call, "varlen", 1.0) != 0.0;
+  if (l.varlen) {
+    l.dims.batch = 1;
+    l.dims.seq_len = tokens;
+    l.dims.num_seqs = n;
+  } else {
+    if (tokens % n != 0) return error("varlen = 0 needs N sequences of equal length");
+    l.dims.batch = n;
+    l.dims.seq_len = tokens / n;
+  }
+  l.cfg.member = member;
+  const double scale = param(call, "scale", 1.0 / std::sqrt(static_cast<double>(l.dims.key_dim)));
+  l.cfg.scale = static_cast<float>(scale);
+  l.cfg.layout = param(call, "state_v_first", 0.0) != 0.0 ? StateLayout::kVK : StateLayout::kKV;
+  return l;
+}
+
+Expected<HostInputs> host_inputs(Member member, const kcv_tensor* inputs, int n_inputs,
+                                 const kcv_call* call) {
+  auto t = call_tensors(member, inputs, n_inputs, 2, "glr candidate");
+  if (!t) return t.error();
+  const kcv_tensor& q = *t->q;
+  const kcv_tensor& k = *t->k;
+  const kcv_tensor& v = *t->v;
+  const kcv_tensor* g = t->g;
+  const kcv_tensor* beta = t->beta;
+  const kcv_tensor& h0 = *t->h0;
+  const kcv_tensor& d_o = t->own[0];
+  const kcv_tensor& dht = t->own[1];
+  for (const kcv_tensor* x : {&q, &k, &v, &d_o})
+    if (x->dtype != KCV_BF16) return bad("q, k, v and dO must be bf16");
   if (h0.dtype != KCV_F32 || dht.dtype != KCV_F32) return bad("h0 and dht must be fp32");
+  auto layout = call_layout(member, *t, call, "glr candidate");
+  if (!layout) return layout.error();
 
   HostInputs in;
   in.member = member;
+  in.dims = layout->dims;
+  in.cfg = layout->cfg;
   Shape& s = in.shape;
   s.tokens = q.shape[0];
   s.qk_heads = q.shape[1];
   s.key_dim = q.shape[2];
   s.v_heads = v.shape[1];
   s.value_dim = v.shape[2];
-  s.cu_seqlens = copy_of<std::int64_t>(cu);
-  const std::int64_t n = std::ssize(s.cu_seqlens) - 1;
-  if (n < 1 || s.cu_seqlens.front() != 0 || s.cu_seqlens.back() != s.tokens)
-    return bad("cu_seqlens must run from 0 to T");
-  const bool varlen = param(call, "varlen", 1.0) != 0.0;
-  in.dims.qk_heads = s.qk_heads;
-  in.dims.v_heads = s.v_heads;
-  in.dims.key_dim = s.key_dim;
-  in.dims.value_dim = s.value_dim;
-  if (varlen) {
-    in.dims.batch = 1;
-    in.dims.seq_len = s.tokens;
-    in.dims.num_seqs = n;
+  s.cu_seqlens = layout->offsets;
+  if (layout->varlen) {
     in.cu64 = s.cu_seqlens;
     if (param(call, "cu_int32", 0.0) != 0.0) {
       for (std::int64_t x : in.cu64) in.cu32.push_back(static_cast<std::int32_t>(x));
       in.cfg.cu_seqlens_type = gpu::IndexType::kInt32;
     }
-  } else {
-    if (s.tokens % n != 0) return bad("varlen = 0 needs N sequences of equal length");
-    in.dims.batch = n;
-    in.dims.seq_len = s.tokens / n;
   }
-  in.cfg.member = member;
-  const double scale = param(call, "scale", 1.0 / std::sqrt(static_cast<double>(s.key_dim)));
-  in.cfg.scale = static_cast<float>(scale);
-  in.cfg.layout = param(call, "state_v_first", 0.0) != 0.0 ? StateLayout::kVK : StateLayout::kKV;
   if (g != nullptr) {
     auto d = gate_dtype(*g, "g");
     if (!d) return d.error();

@@ -16,6 +16,7 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "check/device_results.hpp"
 #include "check/inputs.hpp"
@@ -30,6 +31,38 @@ std::int64_t numel(const kcv_tensor& t);
 bool contiguous(const kcv_tensor& t);
 /// The call parameter `name`, or `fallback` when the call has none.
 double param(const kcv_call* call, std::string_view name, double fallback);
+
+/// A GLR call's tensors in the ABI's order: q, k, v, g (gated members), beta (delta rule), h0,
+/// the call kind's own tensors (the chunk call's dO and dht; none for decode), cu_seqlens.
+struct CallTensors {
+  const kcv_tensor* q = nullptr;
+  const kcv_tensor* k = nullptr;
+  const kcv_tensor* v = nullptr;
+  const kcv_tensor* g = nullptr;     ///< null for a member without a gate
+  const kcv_tensor* beta = nullptr;  ///< null without the delta rule
+  const kcv_tensor* h0 = nullptr;
+  const kcv_tensor* own = nullptr;  ///< the call kind's own tensors, between h0 and cu_seqlens
+  const kcv_tensor* cu = nullptr;
+};
+
+/// The call's problem as the launchers take it: dims from q, v and cu_seqlens (param varlen 1:
+/// one packed set of sequences; 0: N sequences of equal length), member, scale (param, default
+/// K^-1/2) and state layout (param state_v_first); `offsets` is cu_seqlens as passed.
+struct CallLayout {
+  gpu::Dims dims;
+  gpu::Config cfg;
+  std::vector<std::int64_t> offsets;
+  bool varlen = true;
+};
+
+/// Unpacks the inputs of `member`'s call with `n_own` tensors of its own: their count, that every
+/// one is contiguous, q, v [T, heads, dim] and cu_seqlens [N + 1] int64. Errors come from `who`.
+[[nodiscard]] Expected<CallTensors> call_tensors(Member member, const kcv_tensor* inputs,
+                                                 int n_inputs, int n_own, const char* who);
+/// The layout of a call whose tensors call_tensors unpacked; an error when cu_seqlens does not
+/// run from 0 to T or equal lengths are asked of unequal sequences.
+[[nodiscard]] Expected<CallLayout> call_layout(Member member, const CallTensors& t,
+                                               const kcv_call* call, const char* who);
 
 /// The call's inputs and parameters as the launcher takes them; an error names the bad tensor.
 [[nodiscard]] Expected<HostInputs> host_inputs(Member member, const kcv_tensor* inputs,

@@ -75,55 +75,28 @@ Status write_rounded(const std::vector<float>& o, kcv_tensor& t) {
 
 Expected<DecodeCall> decode_call(Member member, const kcv_tensor* inputs, int n_inputs,
                                  const kcv_call* call) {
-  const MemberTraits tr = traits(member);
-  const bool gated = tr.gate != GateKind::kNone;
-  const int want = 5 + (gated ? 1 : 0) + (tr.delta_rule ? 1 : 0);
-  if (n_inputs != want)
-    return bad("expected " + std::to_string(want) + " inputs, got " + std::to_string(n_inputs));
-  for (int i = 0; i < n_inputs; ++i)
-    if (!contiguous(inputs[i])) return bad("input " + std::to_string(i) + " is not contiguous");
-  int at = 0;
-  const kcv_tensor& q = inputs[at++];
-  const kcv_tensor& k = inputs[at++];
-  const kcv_tensor& v = inputs[at++];
-  const kcv_tensor* g = gated ? &inputs[at++] : nullptr;
-  const kcv_tensor* beta = tr.delta_rule ? &inputs[at++] : nullptr;
-  const kcv_tensor& h0 = inputs[at++];
-  const kcv_tensor& cu = inputs[at++];
-  if (q.ndim != 3 || v.ndim != 3 || cu.ndim != 1 || cu.dtype != KCV_I64)
-    return bad("q, v must be [T, heads, dim] and cu_seqlens [N + 1] int64");
+  auto t = call_tensors(member, inputs, n_inputs, 0, "glr decode candidate");
+  if (!t) return t.error();
+  const kcv_tensor& q = *t->q;
+  const kcv_tensor& k = *t->k;
+  const kcv_tensor& v = *t->v;
+  const kcv_tensor* g = t->g;
+  const kcv_tensor* beta = t->beta;
+  const kcv_tensor& h0 = *t->h0;
   if (k.dtype != q.dtype || v.dtype != q.dtype) return bad("q, k and v must share one dtype");
   if (h0.dtype != KCV_F32) return bad("h0 must be fp32");
   if (g != nullptr && g->dtype != KCV_F32 && g->dtype != KCV_BF16)
     return bad("g: expected fp32 or bf16");
   if (beta != nullptr && beta->dtype != KCV_F32 && beta->dtype != KCV_BF16)
     return bad("beta: expected fp32 or bf16");
+  auto layout = call_layout(member, *t, call, "glr decode candidate");
+  if (!layout) return layout.error();
 
   DecodeCall c;
   const std::int64_t tokens = q.shape[0];
-  std::vector<std::int64_t> offsets(static_cast<std::size_t>(cu.shape[0]));
-  if (!offsets.empty()) std::memcpy(offsets.data(), cu.data, offsets.size() * sizeof(std::int64_t));
-  const std::int64_t n = std::ssize(offsets) - 1;
-  if (n < 1 || offsets.front() != 0 || offsets.back() != tokens)
-    return bad("cu_seqlens must run from 0 to T");
-  c.dims.qk_heads = q.shape[1];
-  c.dims.key_dim = q.shape[2];
-  c.dims.v_heads = v.shape[1];
-  c.dims.value_dim = v.shape[2];
-  if (param(call, "varlen", 1.0) != 0.0) {
-    c.dims.batch = 1;
-    c.dims.seq_len = tokens;
-    c.dims.num_seqs = n;
-    c.cu = offsets;
-  } else {
-    if (tokens % n != 0) return bad("varlen = 0 needs N sequences of equal length");
-    c.dims.batch = n;
-    c.dims.seq_len = tokens / n;
-  }
-  c.cfg.member = member;
-  const double scale = param(call, "scale", 1.0 / std::sqrt(static_cast<double>(c.dims.key_dim)));
-  c.cfg.scale = static_cast<float>(scale);
-  c.cfg.layout = param(call, "state_v_first", 0.0) != 0.0 ? StateLayout::kVK : StateLayout::kKV;
+  c.dims = layout->dims;
+  c.cfg = layout->cfg;
+  if (layout->varlen) c.cu = std::move(layout->offsets);
   c.o_size = tokens * c.dims.v_heads * c.dims.value_dim;
   c.device_offset = reinterpret_cast<std::uintptr_t>(q.data) / 16 % 8 * 16;
   const std::pair<const kcv_tensor*, std::vector<float>*> fields[] = {

@@ -66,8 +66,8 @@ double param(const kcv_call* call, std::string_view name, double fallback) {
   return fallback;
 }
 
-Expected<CallTensors> call_tensors(Member member, const kcv_tensor* inputs, int n_inputs,
-                                   int n_own, const char* who) {
+Expected<CallTensors> call_tensors(Member member, const kcv_tensor* inputs, int n_inputs, int n_own,
+                                   const char* who) {
   const auto error = [who](const std::string& what) -> Error {
     return make_error(ErrorCode::kInvalidArgument, what, who);
   };

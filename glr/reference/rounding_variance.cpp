@@ -50,6 +50,8 @@ Matrix shared_right_var(const Matrix& y, const Matrix* y_var, Rounding r1, const
 // through which the entering state's rounding and error reach o and the next state.
 struct DeltaRuleVariance {
   Matrix delta_var;  ///< of Δ, from this chunk's roundings
+  Matrix t_var;      ///< of T (the substitution's error, before T's own rounding)
+  Matrix w_var;      ///< of W (before W's own rounding)
   Matrix aw;         ///< A^qk W (c × K)
   Matrix kw;         ///< K̄ᵀ W (K × K)
 };
@@ -89,10 +91,19 @@ DeltaRuleVariance delta_rule_variance(const ChunkInputs& in, const ChunkFactors&
   axpy(1.0, rounding_var(f.u, c.u_addend, &u_var), out.delta_var);  // U as Δ's addend
   out.aw = matmul(f.a_qk, f.w);
   out.kw = matmul_tn(f.k_bar, f.w);
+  out.t_var = t_var;
+  out.w_var = w_var;
   return out;
 }
 
 }  // namespace
+
+DeltaRuleForwardVariance delta_rule_forward_variance(const ChunkInputs& in, const ChunkFactors& f,
+                                                     const Matrix& h,
+                                                     const PrecisionContract& contract) {
+  DeltaRuleVariance v = delta_rule_variance(in, f, h, contract);
+  return {std::move(v.t_var), std::move(v.w_var), std::move(v.delta_var)};
+}
 
 Matrix squared(const Matrix& x) {
   Matrix out(x.rows(), x.cols());

@@ -131,7 +131,7 @@ struct ForwardBounds {
 /// the contract reads dS in one format (scan_state.b = grad_key.b).
 /// Derivation: docs/glr/precision-contract.md §6.
 struct BackwardSigma {
-  std::vector<double> dq, dk, dv, dg, dh0;
+  std::vector<double> dq, dk, dv, dg, dbeta, dh0;
 };
 [[nodiscard]] Expected<BackwardSigma> declared_backward_sigma(Member member, const Problem& p,
                                                               const Cotangents& cot,
@@ -142,7 +142,7 @@ struct BackwardSigma {
 /// gradients `ref` (chunked_backward on the same inputs). Same members and @pre as
 /// declared_backward_sigma.
 struct BackwardBounds {
-  std::vector<double> dq, dk, dv, dg, dh0;
+  std::vector<double> dq, dk, dv, dg, dbeta, dh0;
 };
 [[nodiscard]] Expected<BackwardBounds> backward_bounds(Member member, const Problem& p,
                                                        const Cotangents& cot, const Gradients& ref,

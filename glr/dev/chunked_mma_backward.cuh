@@ -202,8 +202,6 @@ template <GateKind kGate, bool kDelta>
 __global__ void __launch_bounds__(kMmaThreads, 1) grad_kernel(MmaBackwardParams bp) {
   static_assert(kGate != GateKind::kChannel,
                 "grad_kernel: per-channel gates need the anchored Gram blocks (not written)");
-  static_assert(!(kDelta && kGate == GateKind::kScalar),
-                "grad_kernel: the delta rule's gate terms (GDN's dg) are not written");
   const MmaForwardParams& p = bp.fwd;
   GradStorage& sm = arch::shared_storage<GradStorage>();
   const ChunkRef ch = locate_slot(p, blockIdx.x);
@@ -320,15 +318,17 @@ __global__ void __launch_bounds__(kMmaThreads, 1) grad_kernel(MmaBackwardParams 
   mma_acc<AStore::kTransposed, BStore::kKMajor>(dk, sm.dp, r0, sm.q, 0, w, kMmaChunk / 16);
 
   if constexpr (kGate == GateKind::kScalar) {
-    // q_i·dq_i − k_i·dk_i: the lane holding columns 2·(l % 4) + 8n adds into row_part[i][l % 4].
+    // q_i·dq_i − k_i·dk_i (with the delta rule q_i·dq_i here, − v_i·dv_i in wy_grad_kernel): the
+    // lane holding columns 2·(l % 4) + 8n adds into row_part[i][l % 4].
     for_each_pair(dq, [&](int il, int d, float& x0, float& x1) {
       const int i = r0 + il;
       sm.row_part[i][(d % 8) / 2] += sm.q.at(i, d) * x0 + sm.q.at(i, d + 1) * x1;
     });
-    for_each_pair(dk, [&](int il, int d, float& x0, float& x1) {
-      const int i = r0 + il;
-      sm.row_part[i][(d % 8) / 2] -= sm.k.at(i, d) * x0 + sm.k.at(i, d + 1) * x1;
-    });
+    if constexpr (!kDelta)
+      for_each_pair(dk, [&](int il, int d, float& x0, float& x1) {
+        const int i = r0 + il;
+        sm.row_part[i][(d % 8) / 2] -= sm.k.at(i, d) * x0 + sm.k.at(i, d + 1) * x1;
+      });
   }
   if (p.group == 1 && !kDelta) {
     bf16* dq_out = bp.dq + qk_row(p, ch.t0, hv);
@@ -359,7 +359,9 @@ __global__ void __launch_bounds__(kMmaThreads, 1) grad_kernel(MmaBackwardParams 
   }
   if constexpr (kGate == GateKind::kScalar) {
     __syncthreads();  // row_part and bound_part complete
-    arch::cta_for(1, [&](int) {  // dg_t = Σ_{s ≥ t} row term + ⟨S_e, dS⟩, in a fixed order
+    // dg_t = Σ_{s ≥ t} row term + ⟨S_e, dS⟩, in a fixed order (with the delta rule completed by
+    // wy_grad_kernel's − Σ_{s ≥ t} v_s·dv_s).
+    arch::cta_for(1, [&](int) {
       float bound = 0.0f;
       for (int t = 0; t < kMmaThreads; ++t) bound += sm.bound_part[t];
       float running = 0.0f;
@@ -385,20 +387,27 @@ struct WyStorage {
   SmemBf16<kMmaChunk, kMmaChunk> y;    ///< bf16(Tᵀ dT)
   SmemBf16<kMmaChunk, kMmaChunk> m;    ///< bf16(β ⊙ dL), strictly lower
   float beta[kMmaChunk];               ///< β, 0 past the end
+  float g[kMmaChunk];                  ///< G (scalar gate)
+  float e[kMmaChunk];                  ///< exp(G), 0 past the end
   float row_part[kMmaChunk][4];        ///< dβ, one partial per lane of a quad
+  float v_part[kMmaChunk][4];          ///< v·dv (scalar gate: dg's row term), the same owners
 };
 static_assert(sizeof(WyStorage) <= 227 * 1024, "WyStorage: over the sm_90 limit");
 
-/// The WY representation's and the triangular inverse's VJPs (gdn-spec.md §6, B4), gate-free:
+/// The WY representation's and the triangular inverse's VJPs (gdn-spec.md §6, B4), with
+/// X = β ⊙ K ⊙ e and L = β ⊙ (K Kᵀ ⊙ Γ) (e = 1, Γ = 1 without a gate):
 ///   dW = −dΔ Hᵀ;  dṼ = Tᵀ dΔ;  dX = Tᵀ dW;  dT = StrictLower(dW Xᵀ + dΔ Ṽᵀ)
-///   dL = −StrictLower(Tᵀ dT Tᵀ);  M = β ⊙ dL
-///   dv = β ⊙ dṼ;  dk += β ⊙ dX + M K + Mᵀ K;  dβ = Σ_e v·dṼ + Σ_d k·dX + Σ_j dL ⊙ (K Kᵀ)
-/// dk's output part (grad_kernel's, fp32 in dk_part) is read and the sum written back by the
-/// element's one owner; dβ's row partials are summed by one thread in a fixed order.
+///   dL = −StrictLower(Tᵀ dT Tᵀ);  M = β ⊙ dL ⊙ Γ
+///   dv = β ⊙ dṼ;  dk += β e ⊙ dX + M K + Mᵀ K;  dβ = Σ_e v·dṼ + Σ_d e k·dX + Σ_j dL ⊙ (K Kᵀ ⊙ Γ)
+/// and, with the scalar gate, dg_t −= Σ_{s ≥ t} v_s·dv_s (the gauge identity with the delta rule,
+/// precision-contract.md §2.3; grad_kernel wrote Σ_{s ≥ t} q_s·dq_s + ⟨S_e, dS⟩). dk's output
+/// part (grad_kernel's, fp32 in dk_part) and dg are read and the sums written back by the
+/// element's one owner; the row partials are summed by one thread in a fixed order.
 template <GateKind kGate>
 __global__ void __launch_bounds__(kMmaThreads, 1) wy_grad_kernel(MmaBackwardParams bp) {
-  static_assert(kGate == GateKind::kNone,
-                "wy_grad_kernel: the gate's factors in X, L and dg (GDN) are not written");
+  static_assert(kGate != GateKind::kChannel,
+                "wy_grad_kernel: per-channel gates scale K's columns (not written)");
+  constexpr bool kGated = kGate == GateKind::kScalar;
   const MmaForwardParams& p = bp.fwd;
   WyStorage& sm = arch::shared_storage<WyStorage>();
   const ChunkRef ch = locate_slot(p, blockIdx.x);
@@ -418,13 +427,35 @@ __global__ void __launch_bounds__(kMmaThreads, 1) wy_grad_kernel(MmaBackwardPara
   arch::cta_for(kMmaChunk, [&](int i) {
     sm.beta[i] = i < c ? bf16_to_float(p.beta[(ch.t0 + i) * p.v_heads + hv]) : 0.0f;
   });
-  arch::cta_for(kMmaChunk * 4, [&](int i) { sm.row_part[i / 4][i % 4] = 0.0f; });
+  arch::cta_for(kMmaChunk * 4, [&](int i) {
+    sm.row_part[i / 4][i % 4] = 0.0f;
+    sm.v_part[i / 4][i % 4] = 0.0f;
+  });
+  if constexpr (kGated) {
+    arch::cta_for(1, [&](int) {  // serial: the prepare kernel's order, so the same G
+      float running = 0.0f;
+      for (int i = 0; i < kMmaChunk; ++i) {
+        running += i < c ? p.g[(ch.t0 + i) * p.v_heads + hv] : 0.0f;
+        sm.g[i] = running;
+      }
+    });
+  } else {
+    arch::cta_for(kMmaChunk, [&](int i) { sm.g[i] = 0.0f; });
+  }
+  __syncthreads();
+  arch::cta_for(kMmaChunk, [&](int i) {
+    sm.e[i] = i < c ? (kGated ? expf(sm.g[i]) : 1.0f) : 0.0f;
+  });
+  const auto decay = [&](int i, int j) {  // Γ_ij
+    if constexpr (kGated) return expf(sm.g[i] - sm.g[j]);
+    return 1.0f;
+  };
   arch::cp_async_wait<0>();
   __syncthreads();
   arch::cta_for(kMmaChunk * kMmaDim, [&](int idx) {
     const int i = idx / kMmaDim;
     const int d = idx % kMmaDim;
-    *sm.x.ptr(i, d) = __float2bfloat16_rn(sm.beta[i] * sm.k.at(i, d));
+    *sm.x.ptr(i, d) = __float2bfloat16_rn(sm.beta[i] * (sm.k.at(i, d) * sm.e[i]));
     *sm.vt.ptr(i, d) = __float2bfloat16_rn(sm.beta[i] * sm.v.at(i, d));
   });
   __syncthreads();  // X, Ṽ complete
@@ -445,20 +476,22 @@ __global__ void __launch_bounds__(kMmaThreads, 1) wy_grad_kernel(MmaBackwardPara
   bf16* dv = bp.dv + v_row(p, ch.t0, hv);
   for_each_pair(acc, [&](int il, int e, float& x0, float& x1) {
     const int i = r0 + il;
-    add_row(i, e, sm.v.at(i, e) * x0 + sm.v.at(i, e + 1) * x1);
+    const float vd = sm.v.at(i, e) * x0 + sm.v.at(i, e + 1) * x1;
+    add_row(i, e, vd);
+    if constexpr (kGated) sm.v_part[i][(e % 8) / 2] += sm.beta[i] * vd;
     if (i < c)
       arch::store_u32(dv + i * v_stride + e, arch::pack_bf16x2(sm.beta[i] * x0, sm.beta[i] * x1));
   });
   __syncthreads();  // dW complete
-  // dX = Tᵀ dW; dk = β ⊙ dX, dβ += k·dX.
+  // dX = Tᵀ dW; dk = β e ⊙ dX, dβ += e k·dX.
   AccTile<16, kMmaDim>& dk = acc;
   zero(dk);
   mma_acc<AStore::kTransposed, BStore::kKMajor>(dk, sm.t, r0, sm.dw, 0, w, kMmaChunk / 16);
   for_each_pair(dk, [&](int il, int d, float& x0, float& x1) {
     const int i = r0 + il;
-    add_row(i, d, sm.k.at(i, d) * x0 + sm.k.at(i, d + 1) * x1);
-    x0 *= sm.beta[i];
-    x1 *= sm.beta[i];
+    add_row(i, d, sm.e[i] * (sm.k.at(i, d) * x0 + sm.k.at(i, d + 1) * x1));
+    x0 *= sm.beta[i] * sm.e[i];
+    x1 *= sm.beta[i] * sm.e[i];
   });
   // dT = StrictLower(dW Xᵀ + dΔ Ṽᵀ), column pairs 0..w.
   {
@@ -484,7 +517,8 @@ __global__ void __launch_bounds__(kMmaThreads, 1) wy_grad_kernel(MmaBackwardPara
     });
   }
   __syncthreads();  // Y complete
-  // dL = −StrictLower(Y Tᵀ) (column pairs and k-steps 0..w); dβ += Σ_j dL ⊙ K Kᵀ; M = β ⊙ dL.
+  // dL = −StrictLower(Y Tᵀ) (column pairs and k-steps 0..w); dβ += Σ_j dL ⊙ (K Kᵀ ⊙ Γ);
+  // M = β ⊙ dL ⊙ Γ.
   {
     AccTile<16, kMmaChunk> dl, kk;
     zero(dl);
@@ -493,8 +527,8 @@ __global__ void __launch_bounds__(kMmaThreads, 1) wy_grad_kernel(MmaBackwardPara
     mma_acc<AStore::kRowMajor, BStore::kNMajor>(kk, sm.k, r0, sm.k, 0, 0, kMmaDim / 16, w + 1);
     for_each_pair(dl, [&](int il, int j, float& x0, float& x1) {
       const int i = r0 + il;
-      x0 = j < i && i < c ? -x0 : 0.0f;
-      x1 = j + 1 < i && i < c ? -x1 : 0.0f;
+      x0 = j < i && i < c ? -x0 * decay(i, j) : 0.0f;  // dL ⊙ Γ from here on
+      x1 = j + 1 < i && i < c ? -x1 * decay(i, j + 1) : 0.0f;
       arch::store_u32(sm.m.ptr(i, j), arch::pack_bf16x2(sm.beta[i] * x0, sm.beta[i] * x1));
     });
     if (bp.fault != BackwardFault::kBetaWithoutGram) {
@@ -515,13 +549,22 @@ __global__ void __launch_bounds__(kMmaThreads, 1) wy_grad_kernel(MmaBackwardPara
     dk_out[i * v_stride + d] += x0;
     dk_out[i * v_stride + d + 1] += x1;
   });
-  __syncthreads();  // row_part complete
+  __syncthreads();  // row_part and v_part complete
   arch::cta_for(kMmaChunk, [&](int i) {
     if (i >= c) return;
     const float b = ((sm.row_part[i][0] + sm.row_part[i][1]) + sm.row_part[i][2]) +
                     sm.row_part[i][3];
     bp.dbeta[(ch.t0 + i) * p.v_heads + hv] = __float2bfloat16_rn(b);
   });
+  if (kGated && bp.fault != BackwardFault::kGateWithoutValue) {
+    arch::cta_for(1, [&](int) {  // dg_t −= Σ_{s ≥ t} v_s·dv_s, in a fixed order
+      float running = 0.0f;
+      for (int i = c - 1; i >= 0; --i) {
+        running += ((sm.v_part[i][0] + sm.v_part[i][1]) + sm.v_part[i][2]) + sm.v_part[i][3];
+        bp.dg[(ch.t0 + i) * p.v_heads + hv] -= running;
+      }
+    });
+  }
 }
 
 // ------------------------------------------------------------------------------ 4. group sum
@@ -583,10 +626,11 @@ Status for_mma_backward_member(Member m, F&& f) {
       return f.template operator()<GateKind::kScalar, false>();
     case Member::kDeltaNet:
       return f.template operator()<GateKind::kNone, true>();
+    case Member::kGatedDeltaNet:
+      return f.template operator()<GateKind::kScalar, true>();
     default:
       return make_error(ErrorCode::kInvalidArgument,
-                        "the tensor-core backward has no gated delta rule or per-channel gate yet "
-                        "(gdn, gla, kda)",
+                        "the tensor-core backward has no per-channel gate yet (gla, kda)",
                         "member");
   }
 }

@@ -3,9 +3,8 @@
 // reference's chunk algebra for the backward (glr/reference/chunk_backward.hpp, gdn-spec.md §6,
 // §9) with mma.sync m16n8k16 (bf16 operands, fp32 accumulation), K = V = 128, chunk 64, under the
 // bf16 precision grade, fp32 state-gradient carry. Members without a per-channel gate and without
-// a gate under the delta rule: LA, SSD and DeltaNet (GDN's gate terms are not written yet). Given
-// dO (and optionally dht) it returns dq, dk, dv, dg (per-token log-gate gradient, SSD), dβ
-// (DeltaNet) and dh0. The kernels are
+// a per-channel gate: LA, SSD, DeltaNet and GDN. Given dO (and optionally dht) it returns dq, dk,
+// dv, dg (per-token log-gate gradient: SSD, GDN), dβ (DeltaNet, GDN) and dh0. The kernels are
 // chunked_mma_backward.cuh; docs/glr/tensor-core-backward.md is the design.
 //
 // Plain data and host declarations (g++ and nvcc), as the forward's header.
@@ -30,6 +29,7 @@ enum class BackwardFault : int {
   kScanWithoutW,       ///< delta rule: the dH scan leaves out −Wᵀ dΔ
   kBetaWithoutGram,    ///< delta rule: dβ leaves out the term through L (dL ⊙ K Kᵀ)
   kKeyWithoutSolve,    ///< delta rule: dk leaves out the term through L (the Gram VJP of dL)
+  kGateWithoutValue,   ///< delta rule with a gate: dg leaves out − Σ v·dv
 };
 
 /// Everything the backward's kernels read. `fwd` is the forward's block for the recompute (its o

@@ -73,6 +73,18 @@ std::vector<Param> params() {
   bare_delta.final_state_grad = false;
   bare_delta.layout = StateLayout::kVK;
   out.push_back({"deltanet_NoH0NoDhtVk", Member::kDeltaNet, bare_delta});
+  for (std::int64_t t : {1, 63, 64, 65, 200})
+    out.push_back({"gdn_T" + std::to_string(t), Member::kGatedDeltaNet, spec({t}, 1, 1, 2600 + t)});
+  out.push_back({"gdn_Varlen", Member::kGatedDeltaNet, spec({1, 150, 7, 64, 3}, 2, 2, 2701)});
+  out.push_back({"gdn_Gva", Member::kGatedDeltaNet, spec({130}, 1, 2, 2702)});
+  ProblemSpec bare_gdn = spec({100}, 1, 1, 2703);
+  bare_gdn.initial_state = false;
+  bare_gdn.final_state_grad = false;
+  bare_gdn.layout = StateLayout::kVK;
+  out.push_back({"gdn_NoH0NoDhtVk", Member::kGatedDeltaNet, bare_gdn});
+  ProblemSpec strong_gdn = spec({130}, 1, 1, 2704);
+  strong_gdn.decay = Decay::kStrong;
+  out.push_back({"gdn_Strong", Member::kGatedDeltaNet, strong_gdn});
   return out;
 }
 
@@ -225,18 +237,20 @@ TEST(ChunkedMmaBackwardFault, Bf16CarryIsCaught) {
 
 class ChunkedMmaBackwardDeltaFault : public ::testing::TestWithParam<FaultCase> {};
 
-// The delta rule's planted faults (DeltaNet): the scan without −Wᵀ dΔ, dβ without its term through
-// L, dk without the Gram VJP of dL; and the members' shared faults under the delta rule.
+// The delta rule's planted faults (DeltaNet and GDN): the scan without −Wᵀ dΔ, dβ without its
+// term through L, dk without the Gram VJP of dL; and the members' shared faults under the delta
+// rule.
 TEST_P(ChunkedMmaBackwardDeltaFault, IsCaughtByTheBound) {
-  for (std::int64_t t : {65, 200}) {
-    const Case c = make({"deltanet", Member::kDeltaNet, spec({t}, 1, 1, 2500 + t)});
-    Expected<BackwardExpectation> e = expect_backward(c.member, c.p, c.cot);
-    ASSERT_TRUE(e) << e.error().to_string();
-    const BackwardJudgement j = judge_backward(run_backward(c, 32, GetParam().fault), *e);
-    std::printf("fault %-18s T=%-4lld %s\n", GetParam().label, static_cast<long long>(t),
-                j.describe().c_str());
-    EXPECT_FALSE(j.pass()) << GetParam().label << " at T = " << t << ": " << j.describe();
-  }
+  for (Member m : {Member::kDeltaNet, Member::kGatedDeltaNet})
+    for (std::int64_t t : {65, 200}) {
+      const Case c = make({"delta", m, spec({t}, 1, 1, 2500 + t)});
+      Expected<BackwardExpectation> e = expect_backward(c.member, c.p, c.cot);
+      ASSERT_TRUE(e) << e.error().to_string();
+      const BackwardJudgement j = judge_backward(run_backward(c, 32, GetParam().fault), *e);
+      std::printf("fault %-18s %-8s T=%-4lld %s\n", GetParam().label, name(m).data(),
+                  static_cast<long long>(t), j.describe().c_str());
+      EXPECT_FALSE(j.pass()) << GetParam().label << " at T = " << t << ": " << j.describe();
+    }
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -245,6 +259,30 @@ INSTANTIATE_TEST_SUITE_P(
                       FaultCase{"BetaWithoutGram", BackwardFault::kBetaWithoutGram},
                       FaultCase{"KeyWithoutSolve", BackwardFault::kKeyWithoutSolve},
                       FaultCase{"DropIntraDiagonal", BackwardFault::kDropIntraDiagonal}),
+    [](const ::testing::TestParamInfo<FaultCase>& info) { return info.param.label; });
+
+class ChunkedMmaBackwardGdnFault : public ::testing::TestWithParam<FaultCase> {};
+
+// The gate's planted faults under the delta rule (GDN): dg without − Σ v·dv, and the faults
+// SSD's gate terms are checked with.
+TEST_P(ChunkedMmaBackwardGdnFault, IsCaughtByTheBound) {
+  for (std::int64_t t : {65, 200}) {
+    const Case c = make({"gdn", Member::kGatedDeltaNet, spec({t}, 1, 1, 2800 + t)});
+    Expected<BackwardExpectation> e = expect_backward(c.member, c.p, c.cot);
+    ASSERT_TRUE(e) << e.error().to_string();
+    const BackwardJudgement j = judge_backward(run_backward(c, 32, GetParam().fault), *e);
+    std::printf("fault %-18s gdn      T=%-4lld %s\n", GetParam().label, static_cast<long long>(t),
+                j.describe().c_str());
+    EXPECT_FALSE(j.pass()) << GetParam().label << " at T = " << t << ": " << j.describe();
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Planted, ChunkedMmaBackwardGdnFault,
+    ::testing::Values(FaultCase{"GateWithoutValue", BackwardFault::kGateWithoutValue},
+                      FaultCase{"KeyWithoutDecay", BackwardFault::kKeyWithoutDecay},
+                      FaultCase{"ScanWithoutDecay", BackwardFault::kScanWithoutDecay},
+                      FaultCase{"BoundaryAtEntry", BackwardFault::kBoundaryAtEntry}),
     [](const ::testing::TestParamInfo<FaultCase>& info) { return info.param.label; });
 
 // Under the delta rule a bf16 carry of dH is asserted where the carried gradient still dominates
@@ -274,7 +312,7 @@ TEST(ChunkedMmaBackwardArguments, RejectsWhatTheKernelsDoNotTake) {
   d.value_dim = 128;
   EXPECT_TRUE(mma_backward_workspace_bytes(Member::kSimpleGla, d));
   EXPECT_TRUE(mma_backward_workspace_bytes(Member::kLinearAttention, d));
-  EXPECT_FALSE(mma_backward_workspace_bytes(Member::kGatedDeltaNet, d));
+  EXPECT_TRUE(mma_backward_workspace_bytes(Member::kGatedDeltaNet, d));
   EXPECT_TRUE(mma_backward_workspace_bytes(Member::kDeltaNet, d));
   EXPECT_FALSE(mma_backward_workspace_bytes(Member::kGla, d));
   d.value_dim = 64;
@@ -288,8 +326,7 @@ TEST(BackwardBound, HasNoDeclaredTermUnderTheFp32Grade) {
   ASSERT_TRUE(s) << s.error().to_string();
   for (const std::vector<double>* v : {&s->dq, &s->dk, &s->dv, &s->dg, &s->dh0})
     for (double x : *v) ASSERT_EQ(0.0, x);
-  EXPECT_FALSE(declared_backward_sigma(Member::kGatedDeltaNet, c.p, c.cot,
-                                       contract_for(Grade::kBf16)));
+  EXPECT_FALSE(declared_backward_sigma(Member::kKda, c.p, c.cot, contract_for(Grade::kBf16)));
 }
 
 }  // namespace

@@ -81,11 +81,8 @@ std::size_t carve_backward(Member member, MmaBackwardParams& bp, std::byte* base
 }
 
 Status check_backward_member(Member member) {
-  const MemberTraits tr = traits(member);
-  if ((tr.delta_rule && tr.gate != GateKind::kNone) || tr.gate == GateKind::kChannel)
-    return bad("member",
-               "the tensor-core backward has no gated delta rule or per-channel gate yet "
-               "(la, ssd, deltanet only)");
+  if (traits(member).gate == GateKind::kChannel)
+    return bad("member", "the tensor-core backward has no per-channel gate yet (gla, kda)");
   return {};
 }
 

@@ -150,17 +150,19 @@ Matrix scaled(Matrix m, double f) {
   return m;
 }
 
-// One chunk of a gate-free delta-rule member: the variances of dq, dk (this value head's part),
-// dv, dβ, and of the state gradient handed to the previous chunk. v_h: the entering state's
-// forward variance; ds_var: the carried variance of dS = rec.d_end.
+// One chunk of a delta-rule member without a gate or with a scalar gate: the variances of dq, dk
+// (this value head's part), dv, dβ, dg (scalar gate) and of the state gradient handed to the
+// previous chunk. v_h: the entering state's forward variance; ds_var: the carried variance of
+// dS = rec.d_end; s_end, v_s: the leaving state and its forward variance.
 struct DeltaChunkVariance {
   Matrix dq, dk, dv;
-  std::vector<double> dbeta;
+  std::vector<double> dbeta, dg;
   Matrix ds_entry;
 };
 
 DeltaChunkVariance delta_chunk_variance(const detail::ChunkRecord& rec, const Matrix& d_o,
                                         const Matrix& v_h, const Matrix& ds_var,
+                                        const Matrix& s_end, const Matrix& v_s, bool gated,
                                         const PrecisionContract& c, const Roundings& rd,
                                         const DeltaRoundings& dr, double scale) {
   using detail::matmul;
@@ -235,10 +237,14 @@ DeltaChunkVariance delta_chunk_variance(const detail::ChunkRecord& rec, const Ma
   const Matrix dw_all = plus(r_dw, v_dw);
   const Matrix v_dvt = plus(matmul_tn(t_all, dd2), matmul_tn(t2, dd_all));
   const Matrix v_dx = plus(matmul_tn(t_all, squared(dw)), matmul_tn(t2, dw_all));
-  std::vector<double> beta2;
-  for (double b : in.beta) beta2.push_back(b * b);
+  std::vector<double> beta2, be2;  // β², (β e)²
+  for (std::int64_t i = 0; i < rows; ++i) {
+    const double b = in.beta[static_cast<std::size_t>(i)], e = in.gate.from_start(i, 0);
+    beta2.push_back(b * b);
+    be2.push_back(b * b * e * e);
+  }
   out.dv = detail::scale_rows(v_dvt, beta2);
-  detail::axpy(1.0, detail::scale_rows(v_dx, beta2), out.dk);
+  detail::axpy(1.0, detail::scale_rows(v_dx, be2), out.dk);
   // dT = StrictLower(dW Xᵀ + dΔ Ṽᵀ): dΔ's error through both uses at once, δdΔ (Ṽ − X H)ᵀ.
   Matrix z = f.v_tilde;
   detail::axpy(-1.0, matmul(f.x, rec.h), z);
@@ -258,18 +264,39 @@ DeltaChunkVariance delta_chunk_variance(const detail::ChunkRecord& rec, const Ma
   const Matrix v_dl =
       detail::strict_lower(plus(matmul_nt(y_all, t2), matmul_nt(squared(y), t_all)));
   const Matrix dl = detail::strict_lower(scaled(matmul_nt(y, f.t), -1.0));
-  // M = β ⊙ dL (the Gram VJP's dP): dk += M K + Mᵀ K.
-  const Matrix v_m = detail::scale_rows(v_dl, beta2);
-  const Matrix m_all = plus(rounding_var(detail::scale_rows(dl, in.beta), dr.m, &v_m), v_m);
+  // M = β ⊙ dL ⊙ Γ (the Gram VJP's dP): dk += M K + Mᵀ K.
+  Matrix m = detail::scale_rows(dl, in.beta), v_m = detail::scale_rows(v_dl, beta2);
+  for (std::int64_t i = 0; i < rows; ++i)
+    for (std::int64_t j = 0; j < i; ++j) {
+      const double gm = in.gate.between(i, j, 0);
+      m(i, j) *= gm;
+      v_m(i, j) *= gm * gm;
+    }
+  const Matrix m_all = plus(rounding_var(m, dr.m, &v_m), v_m);
   detail::axpy(1.0, plus(matmul(m_all, k2), matmul_tn(m_all, k2)), out.dk);
-  // dβ = Σ_e v·dṼ + Σ_d k·dX + Σ_j dL ⊙ P(K, K): fp32 sums of unrounded values.
+  // dβ = Σ_e v·dṼ + Σ_d e k·dX + Σ_j dL ⊙ P(K, K) (P decayed): fp32 sums of unrounded values.
   out.dbeta.assign(static_cast<std::size_t>(rows), 0.0);
   for (std::int64_t i = 0; i < rows; ++i) {
+    const double e = in.gate.from_start(i, 0);
     double var = 0.0;
-    for (std::int64_t e = 0; e < in.v.cols(); ++e) var += in.v(i, e) * in.v(i, e) * v_dvt(i, e);
-    for (std::int64_t d = 0; d < kd; ++d) var += k2(i, d) * v_dx(i, d);
+    for (std::int64_t x = 0; x < in.v.cols(); ++x) var += in.v(i, x) * in.v(i, x) * v_dvt(i, x);
+    for (std::int64_t d = 0; d < kd; ++d) var += e * e * k2(i, d) * v_dx(i, d);
     for (std::int64_t j = 0; j < i; ++j) var += f.gram_kk(i, j) * f.gram_kk(i, j) * v_dl(i, j);
     out.dbeta[static_cast<std::size_t>(i)] = var;
+  }
+  if (!gated) return out;
+  // dg_t = Σ_{s ≥ t} (q_s·dq_s − v_s·dv_s) + ⟨S, dS⟩ (§2.3 with the delta rule): the row
+  // products' errors taken as independent (not through combined coefficients as for ssd), and
+  // the boundary's two rounded, erring factors.
+  const Matrix v_s_all = plus(rounding_var(s_end, rd.h, &v_s), v_s);
+  const double boundary =
+      dot_sq(squared(rec.d_end), v_s_all) + dot_sq(squared(s_end), ds_all);
+  out.dg.assign(static_cast<std::size_t>(rows), 0.0);
+  double running = 0.0;
+  for (std::int64_t i = rows - 1; i >= 0; --i) {
+    for (std::int64_t d = 0; d < kd; ++d) running += in.q(i, d) * in.q(i, d) * out.dq(i, d);
+    for (std::int64_t x = 0; x < in.v.cols(); ++x) running += in.v(i, x) * in.v(i, x) * out.dv(i, x);
+    out.dg[static_cast<std::size_t>(i)] = running + boundary;
   }
   return out;
 }
@@ -305,8 +332,9 @@ Status head_variance(Member m, const Problem& p, const Cotangents& cot, std::int
     if (Status st = check_exact_inputs(in, d_o, c); !st) return st;
     const std::int64_t rows = in.k.rows();
     if (delta) {
-      DeltaChunkVariance dv =
-          delta_chunk_variance(rec, d_o, h_var[jj], ds_var, c, rd, dr, p.scale);
+      const Matrix& s_end = jj + 1 < recs.size() ? recs[jj + 1].h : final_state;
+      DeltaChunkVariance dv = delta_chunk_variance(rec, d_o, h_var[jj], ds_var, s_end, s_var[jj],
+                                                   gated, c, rd, dr, p.scale);
       for (std::int64_t i = 0; i < rows; ++i) {
         const std::int64_t t = rec.range.begin + i;
         for (std::int64_t d = 0; d < s.key_dim; ++d) {
@@ -318,6 +346,8 @@ Status head_variance(Member m, const Problem& p, const Cotangents& cot, std::int
           out.dv[static_cast<std::size_t>((t * s.v_heads + hv) * s.value_dim + x)] = dv.dv(i, x);
         out.dbeta[static_cast<std::size_t>(t * s.v_heads + hv)] =
             dv.dbeta[static_cast<std::size_t>(i)];
+        if (gated)
+          out.dg[static_cast<std::size_t>(t * s.v_heads + hv)] = dv.dg[static_cast<std::size_t>(i)];
       }
       ds_var = std::move(dv.ds_entry);
       continue;
@@ -407,9 +437,9 @@ Expected<BackwardSigma> declared_backward_sigma(Member member, const Problem& p,
   if (Status st = validate(p, cot); !st) return st.error();
   if (Status st = validate(options); !st) return st.error();
   const MemberTraits tr = traits(member);
-  if ((tr.delta_rule && tr.gate != GateKind::kNone) || tr.gate == GateKind::kChannel)
+  if (tr.gate == GateKind::kChannel)
     return detail::invalid_argument(
-        "the backward's declared-rounding term is derived for la, ssd and deltanet only");
+        "the backward's declared-rounding term is derived for la, ssd, deltanet and gdn only");
   Roundings rd;
   if (Status st = check_contract(contract, rd); !st) return st.error();
   DeltaRoundings dr{};

@@ -1,13 +1,14 @@
 // File: glr/dev/device_check_backward.cpp
 // The backward's part of glr_dev_check (device_check.cpp runs it after the forward's):
 //  1. accuracy: SSD, K = V = 128, B1·H4 at T ∈ {64, 1000, 8192} and a varlen GVA case
-//     (700+1+64+300+65, H = 2, HV = 4), with h0 and dht; DeltaNet at T ∈ {64, 1000} (B1, H4) and
-//     varlen GVA 300+1+64+65 (H = 2, HV = 4, 3 runs bitwise equal); dq, dk, dv, dg (SSD), dβ
-//     (DeltaNet) and dh0 against the fp64 chunked reference's backward within the bf16-grade
+//     (700+1+64+300+65, H = 2, HV = 4), with h0 and dht; DeltaNet and GDN at T ∈ {64, 1000} (B1,
+//     H4) and varlen GVA 300+1+64+65 (H = 2, HV = 4, 3 runs bitwise equal); dq, dk, dv, dg (SSD,
+//     GDN), dβ (DeltaNet, GDN) and dh0 against the fp64 chunked reference's backward within the bf16-grade
 //     bound of the gradients (error_model.hpp's backward_bounds), gradients and workspace
 //     poisoned before each run; value tiles 32 and 64 bitwise equal; 5 runs bitwise equal at
 //     T = 8192. Without GVA the reference and the bound run per value head on all cores.
-//  2. timing: forward + backward of SSD and DeltaNet at B1·T8192·H32 and B4·T4096·H16 (D = 128): the
+//  2. timing: forward + backward of SSD, DeltaNet and GDN at B1·T8192·H32 and B4·T4096·H16
+//     (D = 128): the
 //     tensor-core forward and backward against kcv's CUDA-core forward and backward
 //     (include/kcv/glr/gpu.hpp) on the same device buffers, median of --reps calls after warm-up
 //     (CUDA events); the backward alone too; max |dq|, |dk|, |dv| differences between the two
@@ -21,10 +22,10 @@
 namespace kcv::glr::dev {
 namespace {
 
-const char* label_of(Member m) { return m == Member::kDeltaNet ? "deltanet" : "ssd"; }
+const char* label_of(Member m) { return name(m).data(); }
 
 /// One backward problem on the device: inputs, dO, dht, gradients, workspace, parameters. The
-/// host tensors' g (β) must be empty for a member without a gate (the delta rule).
+/// host tensors' g (β) must be empty for a member without a gate (without the delta rule).
 struct BackwardCase {
   Member member;
   HostTensors t;
@@ -163,6 +164,7 @@ std::vector<bf16> random_bf16(std::size_t n, std::uint64_t seed) {
 
 std::vector<Row> backward_accuracy_rows(bool small) {
   constexpr Member kSsd = Member::kSimpleGla, kDelta = Member::kDeltaNet;
+  constexpr Member kGdn = Member::kGatedDeltaNet;
   std::vector<Row> rows;
   if (small) {
     rows.push_back(backward_accuracy_case(kSsd, "ssd B1 T64 H4", {64}, 4, 4, 21, 1));
@@ -171,6 +173,7 @@ std::vector<Row> backward_accuracy_rows(bool small) {
     rows.push_back(backward_accuracy_case(kDelta, "deltanet B1 T64 H4", {64}, 4, 4, 31, 1));
     rows.push_back(backward_accuracy_case(kDelta, "deltanet varlen 100+1+64 H2/HV4",
                                           {100, 1, 64}, 2, 4, 35, 1));
+    rows.push_back(backward_accuracy_case(kGdn, "gdn B1 T64 H4", {64}, 4, 4, 41, 1));
     return rows;
   }
   rows.push_back(backward_accuracy_case(kSsd, "ssd B1 T64 H4", {64}, 4, 4, 21, 1));
@@ -182,6 +185,10 @@ std::vector<Row> backward_accuracy_rows(bool small) {
   rows.push_back(backward_accuracy_case(kDelta, "deltanet B1 T1000 H4", {1000}, 4, 4, 32, 1));
   rows.push_back(backward_accuracy_case(kDelta, "deltanet varlen 300+1+64+65 H2/HV4",
                                         {300, 1, 64, 65}, 2, 4, 34, 3));
+  rows.push_back(backward_accuracy_case(kGdn, "gdn B1 T64 H4", {64}, 4, 4, 41, 1));
+  rows.push_back(backward_accuracy_case(kGdn, "gdn B1 T1000 H4", {1000}, 4, 4, 42, 1));
+  rows.push_back(backward_accuracy_case(kGdn, "gdn varlen 300+1+64+65 H2/HV4", {300, 1, 64, 65},
+                                        2, 4, 44, 3));
   return rows;
 }
 
@@ -193,12 +200,9 @@ BackwardTiming time_backward(Member member, std::int64_t b, std::int64_t t, std:
                 static_cast<long long>(b), static_cast<long long>(t), static_cast<long long>(h));
   tm.shape = shape;
   const float scale = 1.0f / std::sqrt(static_cast<float>(kMmaDim));
-  const bool delta = traits(member).delta_rule;
   HostTensors x = random_inputs(b, t, h, 77 + b);
-  if (delta)
-    x.g.clear();
-  else
-    x.beta.clear();
+  if (traits(member).gate == GateKind::kNone) x.g.clear();
+  if (!traits(member).delta_rule) x.beta.clear();
   HostCotangents hc{random_bf16(x.v.size(), 91 + b), {}};
   BackwardCase bc(member, x, hc, scale, StateLayout::kKV);
   // The forward on the same inputs (its own workspace, o and final state).

@@ -1,12 +1,14 @@
 // File: glr/dev/chunked_mma_backward.cuh
-// The kernels of the tensor-core GLR backward (chunked_mma_backward.hpp) for members without the
-// delta rule (Δ = V), written once over the gate kind, and the launch sequence over a launch
-// policy (CUDA: chunked_mma_backward.cu; host emulation: host_runner.cpp).
+// The kernels of the tensor-core GLR backward (chunked_mma_backward.hpp), written once over the
+// gate kind (none, scalar) and the delta rule, and the launch sequence over a launch policy (CUDA:
+// chunked_mma_backward.cu; host emulation: host_runner.cpp).
 //
 //   versions (one line each; the references beside it: glr/reference/chunk_backward.cpp and the
 //   CUDA-core stages glr/kernels/stage_{dh_scan,kgrads,vgrads}.cuh)
 //   1  recompute by the forward with the chunk states kept in bf16; reverse dH scan (fp32 carry,
 //      mma.sync); one chunk-parallel gradient kernel (mma.sync); GVA group sum.
+//   2  the delta rule: the recompute also keeps bf16 T and Δ; the scan forms dΔ and subtracts
+//      Wᵀ dΔ; wy_grad_kernel for the WY and triangular-inverse VJPs, dβ and GDN's − Σ v·dv.
 //
 // 0. The forward's prepare_kernel and state_output_kernel (o not written) keep bf16(H) of every
 //    chunk entry and of every sequence end (MmaForwardParams::states): the same bf16 values the
@@ -26,7 +28,12 @@
 //      dg_t = Σ_{s=t..last} (q_s·dq_s − k_s·dk_s) + ⟨S_e, dS⟩     (scalar gate; S_e the bf16
 //             state leaving the chunk; the gauge identity of precision-contract.md §2.3)
 //    q·dq and k·dk are taken from the fp32 accumulators before dq, dk are rounded.
-// 3. group_sum_kernel (GVA only): dq, dk summed over the value heads of a q/k head in head order.
+//    With the delta rule (docs/glr/tensor-core-backward.md, "The delta rule"): the scan also forms
+//      dΔ = scale·A^qkᵀ·dO + r ⊙ (K·bf16(dS)) → dd (bf16), dS ← … − Wᵀ·bf16(dΔ)
+//    and grad_kernel reads Δ where V stands above and leaves dv to wy_grad_kernel, which forms
+//    dW, dṼ, dX, dT, dL (bf16 operands, fp32 accumulation), dv, dk's WY part and dβ.
+// 3. group_sum_kernel (GVA or the delta rule): dq, dk summed over the value heads of a q/k head in
+//    head order from fp32 parts.
 // Deterministic: every output and workspace element has one owner and a fixed summation order;
 // no atomics. The state gradient never stays in a tensor-core accumulator across chunks.
 #pragma once
@@ -378,7 +385,7 @@ __global__ void __launch_bounds__(kMmaThreads, 1) grad_kernel(MmaBackwardParams 
 
 struct WyStorage {
   SmemBf16<kMmaChunk, kMmaDim> k, v;
-  SmemBf16<kMmaChunk, kMmaDim> x, vt;  ///< X = bf16(β K), Ṽ = bf16(β V): the prepare kernel's values
+  SmemBf16<kMmaChunk, kMmaDim> x, vt;  ///< bf16(β K e), bf16(β V): the prepare kernel's X, Ṽ
   SmemBf16<kMmaChunk, kMmaDim> dd;     ///< bf16 dΔ (the scan's)
   SmemBf16<kMmaChunk, kMmaDim> dw;     ///< bf16(dW), dW = −dΔ Hᵀ
   SmemBf16<kMmaDim, kMmaDim> h;        ///< bf16 state entering the chunk
@@ -443,9 +450,8 @@ __global__ void __launch_bounds__(kMmaThreads, 1) wy_grad_kernel(MmaBackwardPara
     arch::cta_for(kMmaChunk, [&](int i) { sm.g[i] = 0.0f; });
   }
   __syncthreads();
-  arch::cta_for(kMmaChunk, [&](int i) {
-    sm.e[i] = i < c ? (kGated ? expf(sm.g[i]) : 1.0f) : 0.0f;
-  });
+  arch::cta_for(kMmaChunk,
+                [&](int i) { sm.e[i] = i < c ? (kGated ? expf(sm.g[i]) : 1.0f) : 0.0f; });
   const auto decay = [&](int i, int j) {  // Γ_ij
     if constexpr (kGated) return expf(sm.g[i] - sm.g[j]);
     return 1.0f;
@@ -552,8 +558,8 @@ __global__ void __launch_bounds__(kMmaThreads, 1) wy_grad_kernel(MmaBackwardPara
   __syncthreads();  // row_part and v_part complete
   arch::cta_for(kMmaChunk, [&](int i) {
     if (i >= c) return;
-    const float b = ((sm.row_part[i][0] + sm.row_part[i][1]) + sm.row_part[i][2]) +
-                    sm.row_part[i][3];
+    const float b =
+        ((sm.row_part[i][0] + sm.row_part[i][1]) + sm.row_part[i][2]) + sm.row_part[i][3];
     bp.dbeta[(ch.t0 + i) * p.v_heads + hv] = __float2bfloat16_rn(b);
   });
   if (kGated && bp.fault != BackwardFault::kGateWithoutValue) {
@@ -602,8 +608,7 @@ Status backward_sequence(const MmaBackwardParams& bp, Launch&& launch) {
       !st)
     return st;
   const dim3 grad_grid(static_cast<unsigned>(p.slots), static_cast<unsigned>(p.v_heads));
-  if (Status st =
-          launch("grads", grad_kernel<kGate, kDelta>, grad_grid, sizeof(GradStorage), bp);
+  if (Status st = launch("grads", grad_kernel<kGate, kDelta>, grad_grid, sizeof(GradStorage), bp);
       !st)
     return st;
   if constexpr (kDelta) {

@@ -78,8 +78,8 @@ struct MmaBackwardTensors {
                                                                  const gpu::Dims& dims);
 
 /// The parameter block: the forward's checks, the backward's members, which gradients must be
-/// present (dq, dk, dv always; dg exactly with a gate, dbeta exactly with the delta rule; dh0 optional), 16-byte alignment, and the
-/// workspace layout.
+/// present (dq, dk, dv always; dg exactly with a gate, dbeta exactly with the delta rule; dh0
+/// optional), 16-byte alignment, and the workspace layout.
 [[nodiscard]] Expected<MmaBackwardParams> mma_backward_params(Member member, const gpu::Dims& dims,
                                                               float scale, StateLayout layout,
                                                               const MmaBackwardTensors& t,

@@ -5,8 +5,9 @@
 // bf16 dO: every element of dq, dk, dv, dg and dh0 within tau, every element written (outputs
 // start as NaN). SSD at T ∈ {1, 63, 64, 65, 200}, varlen (1+150+7+64+3, H = HV = 2), GVA (H = 1,
 // HV = 2), without h0 and dht in the [V, K] state layout, strong decay; LA at T = 65 and varlen
-// with GVA. Each case runs at value tiles 32 and 64, whose gradients must agree bit for bit. Then
-// planted faults (BackwardFault) that the judgement must see.
+// with GVA; DeltaNet and GDN (dβ too) over the same kinds of cases. Each case runs at value tiles
+// 32 and 64, whose gradients must agree bit for bit. Then planted faults (BackwardFault) that the
+// judgement must see.
 #include "glr/dev/chunked_mma_backward.hpp"
 
 #include <gtest/gtest.h>
@@ -181,8 +182,7 @@ TEST_P(ChunkedMmaBackward, MeetsTheBf16GradeBoundAtBothValueTiles) {
   EXPECT_TRUE(j.pass()) << testing::describe(prm.member, prm.spec) << ": " << j.describe();
   EXPECT_TRUE(same_bits(narrow.dq, wide.dq) && same_bits(narrow.dk, wide.dk) &&
               same_bits(narrow.dv, wide.dv) && same_bits(narrow.dg, wide.dg) &&
-              same_bits(narrow.dbeta, wide.dbeta) &&
-              same_bits(narrow.dh0, wide.dh0))
+              same_bits(narrow.dbeta, wide.dbeta) && same_bits(narrow.dh0, wide.dh0))
       << "value tiles 32 and 64 disagree";
 }
 

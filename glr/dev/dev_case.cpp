@@ -275,7 +275,8 @@ std::string BackwardJudgement::describe() const {
   std::snprintf(text, sizeof text,
                 "dq %.3g  dk %.3g  dv %.3g  dg %.3g  dbeta %.3g  dh0 %.3g  (err/tau, pass <= 1)  "
                 "non-finite %lld  %s",
-                dq, dk, dv, dg, dbeta, dh0, static_cast<long long>(nonfinite), pass() ? "PASS" : "FAIL");
+                dq, dk, dv, dg, dbeta, dh0, static_cast<long long>(nonfinite),
+                pass() ? "PASS" : "FAIL");
   return text;
 }
 

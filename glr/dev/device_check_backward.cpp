@@ -3,13 +3,13 @@
 //  1. accuracy: SSD, K = V = 128, B1·H4 at T ∈ {64, 1000, 8192} and a varlen GVA case
 //     (700+1+64+300+65, H = 2, HV = 4), with h0 and dht; DeltaNet and GDN at T ∈ {64, 1000} (B1,
 //     H4) and varlen GVA 300+1+64+65 (H = 2, HV = 4, 3 runs bitwise equal); dq, dk, dv, dg (SSD,
-//     GDN), dβ (DeltaNet, GDN) and dh0 against the fp64 chunked reference's backward within the bf16-grade
-//     bound of the gradients (error_model.hpp's backward_bounds), gradients and workspace
-//     poisoned before each run; value tiles 32 and 64 bitwise equal; 5 runs bitwise equal at
-//     T = 8192. Without GVA the reference and the bound run per value head on all cores.
-//  2. timing: forward + backward of SSD, DeltaNet and GDN at B1·T8192·H32 and B4·T4096·H16
-//     (D = 128): the
-//     tensor-core forward and backward against kcv's CUDA-core forward and backward
+//     GDN), dβ (DeltaNet, GDN) and dh0 against the fp64 chunked reference's backward within the
+//     bf16-grade bound of the gradients (error_model.hpp's backward_bounds), gradients and
+//     workspace poisoned before each run; value tiles 32 and 64 bitwise equal; 5 runs bitwise equal
+//     at T = 8192. Without GVA the reference and the bound run per value head on all cores.
+//  2. timing: forward + backward of SSD at B1·T8192·H32 and B4·T4096·H16 and of DeltaNet and GDN
+//     at B1·T8192·H32 (D = 128, the shapes device_check.cpp asks for): the tensor-core forward and
+//     backward against kcv's CUDA-core forward and backward
 //     (include/kcv/glr/gpu.hpp) on the same device buffers, median of --reps calls after warm-up
 //     (CUDA events); the backward alone too; max |dq|, |dk|, |dv| differences between the two
 //     relative to RMS of kcv's, reported only.
@@ -110,9 +110,8 @@ bool same_gradients(const HostGradients& a, const HostGradients& b) {
 }
 
 Row backward_accuracy_case(Member member, const std::string& label,
-                           std::vector<std::int64_t> lengths,
-                           std::int64_t h, std::int64_t hv, std::uint64_t seed,
-                           int determinism_runs) {
+                           std::vector<std::int64_t> lengths, std::int64_t h, std::int64_t hv,
+                           std::uint64_t seed, int determinism_runs) {
   testing::ProblemSpec spec;
   spec.lengths = std::move(lengths);
   spec.qk_heads = h;
@@ -171,8 +170,8 @@ std::vector<Row> backward_accuracy_rows(bool small) {
     rows.push_back(
         backward_accuracy_case(kSsd, "ssd varlen 100+1+64 H2/HV4", {100, 1, 64}, 2, 4, 25, 1));
     rows.push_back(backward_accuracy_case(kDelta, "deltanet B1 T64 H4", {64}, 4, 4, 31, 1));
-    rows.push_back(backward_accuracy_case(kDelta, "deltanet varlen 100+1+64 H2/HV4",
-                                          {100, 1, 64}, 2, 4, 35, 1));
+    rows.push_back(backward_accuracy_case(kDelta, "deltanet varlen 100+1+64 H2/HV4", {100, 1, 64},
+                                          2, 4, 35, 1));
     rows.push_back(backward_accuracy_case(kGdn, "gdn B1 T64 H4", {64}, 4, 4, 41, 1));
     return rows;
   }
@@ -187,8 +186,8 @@ std::vector<Row> backward_accuracy_rows(bool small) {
                                         {300, 1, 64, 65}, 2, 4, 34, 3));
   rows.push_back(backward_accuracy_case(kGdn, "gdn B1 T64 H4", {64}, 4, 4, 41, 1));
   rows.push_back(backward_accuracy_case(kGdn, "gdn B1 T1000 H4", {1000}, 4, 4, 42, 1));
-  rows.push_back(backward_accuracy_case(kGdn, "gdn varlen 300+1+64+65 H2/HV4", {300, 1, 64, 65},
-                                        2, 4, 44, 3));
+  rows.push_back(
+      backward_accuracy_case(kGdn, "gdn varlen 300+1+64+65 H2/HV4", {300, 1, 64, 65}, 2, 4, 44, 3));
   return rows;
 }
 
@@ -210,7 +209,7 @@ BackwardTiming time_backward(Member member, std::int64_t b, std::int64_t t, std:
   Expected<std::size_t> fbytes = mma_forward_workspace_bytes(member, x.dims);
   check_status(fbytes ? Status{} : Status{fbytes.error()}, "forward workspace");
   DeviceBuffer fws(*fbytes);
-  const MmaForwardTensors ft{bc.q.ptr,         bc.k.ptr, bc.v.ptr, bc.g.as<float>(), bc.beta.ptr,
+  const MmaForwardTensors ft{bc.q.ptr,          bc.k.ptr, bc.v.ptr, bc.g.as<float>(), bc.beta.ptr,
                              bc.h0.as<float>(), nullptr,  o.ptr,    ht.as<float>()};
   Expected<MmaForwardParams> fp =
       mma_forward_params(member, x.dims, scale, StateLayout::kKV, ft, fws.ptr, fws.bytes);
@@ -232,10 +231,10 @@ BackwardTiming time_backward(Member member, std::int64_t b, std::int64_t t, std:
   gpu::Config cfg;
   cfg.member = member;
   cfg.scale = scale;
-  const gpu::Inputs in{bc.q.ptr, bc.k.ptr, bc.v.ptr, bc.g.ptr, bc.beta.ptr, bc.h0.as<float>(),
-                       nullptr,  nullptr};
-  DeviceBuffer o_ref(o.bytes), h_ref(ht.bytes), dq(bc.dq.bytes), dk(bc.dk.bytes),
-      dv(bc.dv.bytes), dg(bc.dg.bytes), dbeta(bc.dbeta.bytes), dh0(bc.dh0.bytes);
+  const gpu::Inputs in{bc.q.ptr,    bc.k.ptr,          bc.v.ptr, bc.g.ptr,
+                       bc.beta.ptr, bc.h0.as<float>(), nullptr,  nullptr};
+  DeviceBuffer o_ref(o.bytes), h_ref(ht.bytes), dq(bc.dq.bytes), dk(bc.dk.bytes), dv(bc.dv.bytes),
+      dg(bc.dg.bytes), dbeta(bc.dbeta.bytes), dh0(bc.dh0.bytes);
   Expected<std::size_t> kf = gpu::forward_workspace_bytes(x.dims, cfg);
   Expected<std::size_t> kb = gpu::backward_workspace_bytes(x.dims, cfg);
   check_status(kf && kb ? Status{} : Status{kf ? kb.error() : kf.error()}, "kcv workspace");

@@ -1,7 +1,8 @@
 // File: glr/reference/rounding_sigma_backward.cpp
 // declared_backward_sigma and backward_bounds (include/kcv/glr/error_model.hpp): the declared-
-// rounding term of dq, dk, dv, dg and dh0 for members without the delta rule (LA, SSD; GLA's
-// per-channel gate and the delta rule are not derived). Per (sequence, value head): the forward
+// rounding term of dq, dk, dv, dg, dβ and dh0 for LA, SSD, DeltaNet and GDN (the per-channel
+// gates of GLA and KDA are not derived). The delta rule's chunk is delta_chunk_variance below
+// (precision-contract.md §6, "The delta rule"). Per (sequence, value head): the forward
 // records with each chunk's state variance (rounding_variance.hpp), the reverse scan with the
 // variance of the carried state gradient, then per chunk the first-order variance of each
 // gradient under the contract's backward roundings. The derivation is
@@ -135,12 +136,16 @@ Status check_delta_contract(const PrecisionContract& c, DeltaRoundings& r) {
     return detail::invalid_argument(
         "contract: dΔ must be read in one format by scan_w, grad_w, wy_grad_t and wy_grad_x");
   if (c[P::kGradW].b != c[P::kGradQuery].b)
-    return detail::invalid_argument("contract: H must be read in one format by grad_query and "
-                                    "grad_w");
+    return detail::invalid_argument(
+        "contract: H must be read in one format by grad_query and grad_w");
   if (c[P::kGradA].b != c[P::kGradKey].a)
-    return detail::invalid_argument("contract: Δ must be read in one format by grad_a and grad_key");
-  r = {c[P::kScanW].a,   dd, c[P::kGradW].b,    c[P::kGradA].b,   c[P::kWyGradT].a,
-       c[P::kWyGradT].b, c[P::kWyGradT].b, c[P::kWyGradX].a, c[P::kSolveVjp].b, c[P::kGramVjp].a};
+    return detail::invalid_argument(
+        "contract: Δ must be read in one format by grad_a and grad_key");
+  r = {c[P::kScanW].a,    dd,
+       c[P::kGradW].b,    c[P::kGradA].b,
+       c[P::kWyGradT].a,  c[P::kWyGradT].b,
+       c[P::kWyGradT].b,  c[P::kWyGradX].a,
+       c[P::kSolveVjp].b, c[P::kGramVjp].a};
   return {};
 }
 
@@ -179,8 +184,7 @@ DeltaChunkVariance delta_chunk_variance(const detail::ChunkRecord& rec, const Ma
   const detail::DeltaRuleForwardVariance fv = detail::delta_rule_forward_variance(in, f, rec.h, c);
   const Matrix h_all = plus(rounding_var(rec.h, dr.h, &v_h), v_h);
   const Matrix v_delta = plus(
-      fv.delta_local,
-      matmul(squared(f.w), plus(v_h, rounding_var(rec.h, c[P::kStateW].b, &v_h))));
+      fv.delta_local, matmul(squared(f.w), plus(v_h, rounding_var(rec.h, c[P::kStateW].b, &v_h))));
   const Matrix delta_all = plus(rounding_var(rec.delta, dr.delta, &v_delta), v_delta);
   const Matrix t_all = plus(rounding_var(f.t, dr.t, &fv.t), fv.t);
   const Matrix w_all = plus(rounding_var(f.w, dr.w, &fv.w), fv.w);
@@ -188,9 +192,10 @@ DeltaChunkVariance delta_chunk_variance(const detail::ChunkRecord& rec, const Ma
   // B1 + B2: dΔ = scale·A^qkᵀ dO + K̄ dS; its error apart from the carried dS error (which goes
   // through N below together with its direct path).
   const Matrix r_ds = rounding_var(rec.d_end, rd.ds, &ds_var);
-  const Matrix a_var = detail::decayed_gram_rounding_var(in.q, in.k, in.gate,
-                                                         detail::Triangle::kInclusive, c[P::kGramQK]);
-  Matrix dd_local = scaled(matmul_tn(plus(rounding_var(f.a_qk, rd.abar_dv, &a_var), a_var), dos), sc2);
+  const Matrix a_var = detail::decayed_gram_rounding_var(
+      in.q, in.k, in.gate, detail::Triangle::kInclusive, c[P::kGramQK]);
+  Matrix dd_local =
+      scaled(matmul_tn(plus(rounding_var(f.a_qk, rd.abar_dv, &a_var), a_var), dos), sc2);
   detail::axpy(1.0, matmul(rounding_var(f.k_bar, rd.kbar), squared(rec.d_end)), dd_local);
   const Matrix v_dd = plus(dd_local, matmul(squared(f.k_bar), plus(r_ds, ds_var)));
   const Matrix r_dd = rounding_var(rec.d_delta, dr.dd, &v_dd);
@@ -289,13 +294,13 @@ DeltaChunkVariance delta_chunk_variance(const detail::ChunkRecord& rec, const Ma
   // products' errors taken as independent (not through combined coefficients as for ssd), and
   // the boundary's two rounded, erring factors.
   const Matrix v_s_all = plus(rounding_var(s_end, rd.h, &v_s), v_s);
-  const double boundary =
-      dot_sq(squared(rec.d_end), v_s_all) + dot_sq(squared(s_end), ds_all);
+  const double boundary = dot_sq(squared(rec.d_end), v_s_all) + dot_sq(squared(s_end), ds_all);
   out.dg.assign(static_cast<std::size_t>(rows), 0.0);
   double running = 0.0;
   for (std::int64_t i = rows - 1; i >= 0; --i) {
     for (std::int64_t d = 0; d < kd; ++d) running += in.q(i, d) * in.q(i, d) * out.dq(i, d);
-    for (std::int64_t x = 0; x < in.v.cols(); ++x) running += in.v(i, x) * in.v(i, x) * out.dv(i, x);
+    for (std::int64_t x = 0; x < in.v.cols(); ++x)
+      running += in.v(i, x) * in.v(i, x) * out.dv(i, x);
     out.dg[static_cast<std::size_t>(i)] = running + boundary;
   }
   return out;
@@ -446,15 +451,17 @@ Expected<BackwardSigma> declared_backward_sigma(Member member, const Problem& p,
   if (tr.delta_rule)
     if (Status st = check_delta_contract(contract, dr); !st) return st.error();
   const Shape& s = p.shape;
-  Variances v{std::vector<double>(p.q.size(), 0.0), std::vector<double>(p.k.size(), 0.0),
-              std::vector<double>(p.v.size(), 0.0), std::vector<double>(p.g.size(), 0.0),
+  Variances v{std::vector<double>(p.q.size(), 0.0),
+              std::vector<double>(p.k.size(), 0.0),
+              std::vector<double>(p.v.size(), 0.0),
+              std::vector<double>(p.g.size(), 0.0),
               std::vector<double>(p.beta.size(), 0.0),
               std::vector<double>(static_cast<std::size_t>(s.state_size()), 0.0)};
   for (std::int64_t n = 0; n < s.sequences(); ++n)
     for (std::int64_t hv = 0; hv < s.v_heads; ++hv)
       if (Status st = head_variance(member, p, cot, n, hv, contract, rd, dr, options, v); !st)
         return st.error();
-  return BackwardSigma{root(std::move(v.dq)), root(std::move(v.dk)), root(std::move(v.dv)),
+  return BackwardSigma{root(std::move(v.dq)), root(std::move(v.dk)),    root(std::move(v.dv)),
                        root(std::move(v.dg)), root(std::move(v.dbeta)), root(std::move(v.dh0))};
 }
 

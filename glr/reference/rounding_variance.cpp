@@ -50,10 +50,10 @@ Matrix shared_right_var(const Matrix& y, const Matrix* y_var, Rounding r1, const
 // through which the entering state's rounding and error reach o and the next state.
 struct DeltaRuleVariance {
   Matrix delta_var;  ///< of Δ, from this chunk's roundings
-  Matrix t_var;      ///< of T (the substitution's error, before T's own rounding)
-  Matrix w_var;      ///< of W (before W's own rounding)
   Matrix aw;         ///< A^qk W (c × K)
   Matrix kw;         ///< K̄ᵀ W (K × K)
+  Matrix t_var;      ///< of T (the substitution's error, before T's own rounding)
+  Matrix w_var;      ///< of W (before W's own rounding)
 };
 
 // Stages F2 (L, T) and F3 (W, U) and the local part of F4's Δ = U − W H.

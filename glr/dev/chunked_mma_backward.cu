@@ -1,8 +1,8 @@
 // File: glr/dev/chunked_mma_backward.cu
 // The CUDA launcher of the tensor-core backward: the launch sequence of chunked_mma_backward.cuh
 // (the recompute by the forward's kernels, the dH scan, the gradient kernel, the GVA group sum)
-// with the CUDA launch policy of cuda_launch.cuh. Instantiates LA and SSD at value tiles 32 and
-// 64. Build alone for sm_90a (registers, spills, shared memory per kernel):
+// with the CUDA launch policy of cuda_launch.cuh. Instantiates LA, SSD and DeltaNet at value
+// tiles 32 and 64. Build alone for sm_90a (registers, spills, shared memory per kernel):
 //   nvcc -std=c++20 -gencode=arch=compute_90a,code=sm_90a -Xptxas -v -I. -Iinclude
 //     -c glr/dev/chunked_mma_backward.cu
 #include "glr/dev/chunked_mma_backward.cuh"
@@ -14,9 +14,9 @@ Status mma_backward(Member member, const MmaBackwardParams& p, int value_tile,
                     cudaStream_t stream) {
   if (value_tile != 32 && value_tile != 64)
     return make_error(ErrorCode::kInvalidArgument, "value_tile must be 32 or 64", "value_tile");
-  return for_mma_backward_member(member, [&]<GateKind kGate>() {
-    if (value_tile == 32) return backward_sequence<kGate, 32>(p, CudaLaunch{stream});
-    return backward_sequence<kGate, 64>(p, CudaLaunch{stream});
+  return for_mma_backward_member(member, [&]<GateKind kGate, bool kDelta>() {
+    if (value_tile == 32) return backward_sequence<kGate, kDelta, 32>(p, CudaLaunch{stream});
+    return backward_sequence<kGate, kDelta, 64>(p, CudaLaunch{stream});
   });
 }
 

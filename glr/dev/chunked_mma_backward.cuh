@@ -1,12 +1,14 @@
 // File: glr/dev/chunked_mma_backward.cuh
-// The kernels of the tensor-core GLR backward (chunked_mma_backward.hpp) for members without the
-// delta rule (Δ = V), written once over the gate kind, and the launch sequence over a launch
-// policy (CUDA: chunked_mma_backward.cu; host emulation: host_runner.cpp).
+// The kernels of the tensor-core GLR backward (chunked_mma_backward.hpp), written once over the
+// gate kind (none, scalar) and the delta rule, and the launch sequence over a launch policy (CUDA:
+// chunked_mma_backward.cu; host emulation: host_runner.cpp).
 //
 //   versions (one line each; the references beside it: glr/reference/chunk_backward.cpp and the
 //   CUDA-core stages glr/kernels/stage_{dh_scan,kgrads,vgrads}.cuh)
 //   1  recompute by the forward with the chunk states kept in bf16; reverse dH scan (fp32 carry,
 //      mma.sync); one chunk-parallel gradient kernel (mma.sync); GVA group sum.
+//   2  the delta rule: the recompute also keeps bf16 T and Δ; the scan forms dΔ and subtracts
+//      Wᵀ dΔ; wy_grad_kernel for the WY and triangular-inverse VJPs, dβ and GDN's − Σ v·dv.
 //
 // 0. The forward's prepare_kernel and state_output_kernel (o not written) keep bf16(H) of every
 //    chunk entry and of every sequence end (MmaForwardParams::states): the same bf16 values the
@@ -26,7 +28,12 @@
 //      dg_t = Σ_{s=t..last} (q_s·dq_s − k_s·dk_s) + ⟨S_e, dS⟩     (scalar gate; S_e the bf16
 //             state leaving the chunk; the gauge identity of precision-contract.md §2.3)
 //    q·dq and k·dk are taken from the fp32 accumulators before dq, dk are rounded.
-// 3. group_sum_kernel (GVA only): dq, dk summed over the value heads of a q/k head in head order.
+//    With the delta rule (docs/glr/tensor-core-backward.md, "The delta rule"): the scan also forms
+//      dΔ = scale·A^qkᵀ·dO + r ⊙ (K·bf16(dS)) → dd (bf16), dS ← … − Wᵀ·bf16(dΔ)
+//    and grad_kernel reads Δ where V stands above and leaves dv to wy_grad_kernel, which forms
+//    dW, dṼ, dX, dT, dL (bf16 operands, fp32 accumulation), dv, dk's WY part and dβ.
+// 3. group_sum_kernel (GVA or the delta rule): dq, dk summed over the value heads of a q/k head in
+//    head order from fp32 parts.
 // Deterministic: every output and workspace element has one owner and a fixed summation order;
 // no atomics. The state gradient never stays in a tensor-core accumulator across chunks.
 #pragma once
@@ -44,22 +51,37 @@ template <int kBV>
 struct ScanStage {
   SmemBf16<kMmaChunk, kMmaDim> q;
   SmemBf16<kMmaChunk, kBV> d_o;  ///< dO's columns col0..col0+kBV
-  float e[kMmaChunk];            ///< exp(G), 0 past the end
+  float f[2][kMmaChunk];         ///< exp(G), exp(G_last − G); 0 past the end
 };
 
-template <int kBV>
+/// The delta rule's operands of one chunk step: K (for K̄ dS), W (for Wᵀ dΔ), A^qk (for A^qkᵀ dO).
+struct ScanDeltaStage {
+  SmemBf16<kMmaChunk, kMmaDim> k, w;
+  SmemBf16<kMmaChunk, kMmaChunk> a;
+};
+
+template <int kBV, bool kDelta>
 struct ScanStorage {
   ScanStage<kBV> stage[2];
   SmemBf16<kMmaChunk, kBV> y;  ///< bf16(e ⊙ dO)
 };
-static_assert(sizeof(ScanStage<32>) % 16 == 0 && sizeof(ScanStage<64>) % 16 == 0,
+template <int kBV>
+struct ScanStorage<kBV, true> : ScanStorage<kBV, false> {
+  ScanDeltaStage delta_stage[2];
+  SmemBf16<kMmaDim, kBV> ds;    ///< bf16(dS), the values written to dh
+  SmemBf16<kMmaChunk, kBV> dd;  ///< bf16(dΔ)
+};
+static_assert(sizeof(ScanStage<32>) % 16 == 0 && sizeof(ScanStage<64>) % 16 == 0 &&
+                  sizeof(ScanStorage<32, false>) % 16 == 0 &&
+                  sizeof(ScanStorage<64, false>) % 16 == 0,
               "ScanStage: every tile must start 16-byte aligned");
+static_assert(sizeof(ScanStorage<64, true>) <= 227 * 1024, "ScanStorage: over the sm_90 limit");
 
-template <GateKind kGate, int kBV>
+template <GateKind kGate, bool kDelta, int kBV>
 __global__ void __launch_bounds__(kMmaThreads, 1) dh_scan_kernel(MmaBackwardParams bp) {
   static_assert(kBV == 32 || kBV == 64, "dh_scan_kernel: 32 or 64 value columns per CTA");
   const MmaForwardParams& p = bp.fwd;
-  ScanStorage<kBV>& sm = arch::shared_storage<ScanStorage<kBV>>();
+  ScanStorage<kBV, kDelta>& sm = arch::shared_storage<ScanStorage<kBV, kDelta>>();
   constexpr int kTiles = kMmaDim / kBV;
   const std::int64_t b = blockIdx.x;
   const int col0 = static_cast<int>(b % kTiles) * kBV;
@@ -71,7 +93,9 @@ __global__ void __launch_bounds__(kMmaThreads, 1) dh_scan_kernel(MmaBackwardPara
   const std::int64_t slot0 = slot_base(p, n);
   const std::int64_t qk_stride = static_cast<std::int64_t>(p.qk_heads) * kMmaDim;
   const std::int64_t v_stride = static_cast<std::int64_t>(p.v_heads) * kMmaDim;
-  const int d0 = 32 * arch::warp_id();  // this warp's rows of dS
+  const int w = arch::warp_id();
+  const int d0 = 32 * w;  // this warp's rows of dS
+  const int r0 = 16 * w;  // this warp's rows of a chunk (dΔ)
 
   const auto rows_of = [&](std::int64_t j) {
     const std::int64_t left = eos - bos - j * kMmaChunk;
@@ -83,7 +107,13 @@ __global__ void __launch_bounds__(kMmaThreads, 1) dh_scan_kernel(MmaBackwardPara
     const int c = rows_of(j);
     copy_rows_async(st.q, p.q + qk_row(p, t0, hv), qk_stride, c);
     copy_rows_async(st.d_o, bp.d_o + v_row(p, t0, hv) + col0, v_stride, c);
-    copy_floats_async(st.e, p.factors + slot_block(p, slot0 + j, hv, 2), kMmaChunk);
+    copy_floats_async(&st.f[0][0], p.factors + slot_block(p, slot0 + j, hv, 2), 2 * kMmaChunk);
+    if constexpr (kDelta) {
+      ScanDeltaStage& dst = sm.delta_stage[j % 2];
+      copy_rows_async(dst.k, p.k + qk_row(p, t0, hv), qk_stride, c);
+      copy_rows_async(dst.w, p.w + slot_block(p, slot0 + j, hv, kMmaDim), kMmaDim, kMmaChunk);
+      copy_rows_async(dst.a, p.a + slot_block(p, slot0 + j, hv, kMmaChunk), kMmaChunk, kMmaChunk);
+    }
     arch::cp_async_commit();
   };
 
@@ -98,24 +128,55 @@ __global__ void __launch_bounds__(kMmaThreads, 1) dh_scan_kernel(MmaBackwardPara
   for (std::int64_t j = chunks - 1; j >= 0; --j) {
     bf16* dh = bp.dh + state_block(p, slot0 + j, hv) + col0;
     for_each_pair(ds, [&](int r, int e, float& x0, float& x1) {
-      arch::store_u32(dh + (d0 + r) * kMmaDim + e, arch::pack_bf16x2(x0, x1));
+      const std::uint32_t bits = arch::pack_bf16x2(x0, x1);
+      arch::store_u32(dh + (d0 + r) * kMmaDim + e, bits);
+      if constexpr (kDelta) arch::store_u32(sm.ds.ptr(d0 + r, e), bits);
     });
     arch::cp_async_wait<0>();
-    __syncthreads();  // chunk j has landed; every warp is done with chunk j + 1 and with y
+    __syncthreads();  // chunk j and bf16(dS) have landed; every warp is done with chunk j + 1
     if (j > 0) issue(j - 1);
     const ScanStage<kBV>& st = sm.stage[j % 2];
     arch::cta_for(kMmaChunk * kBV, [&](int idx) {
       const int i = idx / kBV;
       const int e = idx % kBV;
-      *sm.y.ptr(i, e) = __float2bfloat16_rn(st.e[i] * st.d_o.at(i, e));
+      *sm.y.ptr(i, e) = __float2bfloat16_rn(st.f[0][i] * st.d_o.at(i, e));
     });
-    __syncthreads();  // y complete
+    if constexpr (kDelta) {
+      // dΔ = scale·A^qkᵀ dO (k-steps w..3: A^qk is lower triangular) + r ⊙ (K·bf16(dS)).
+      const ScanDeltaStage& dst = sm.delta_stage[j % 2];
+      AccTile<16, kBV> local, carried;
+      zero(local);
+      zero(carried);
+      mma_acc<AStore::kTransposed, BStore::kKMajor>(local, dst.a, r0, st.d_o, 0, w, kMmaChunk / 16);
+      mma_acc<AStore::kRowMajor, BStore::kKMajor>(carried, dst.k, r0, sm.ds, 0, 0, kMmaDim / 16);
+      bf16* dd = bp.dd + slot_block(p, slot0 + j, hv, kMmaDim) + col0;
+      for_each_pair(carried, [&](int il, int, float& x0, float& x1) {
+        x0 *= st.f[1][r0 + il];
+        x1 *= st.f[1][r0 + il];
+      });
+      zip(local, carried, [&](float& x, float y) { x = p.scale * x + y; });
+      for_each_pair(local, [&](int il, int e, float& x0, float& x1) {
+        const int i = r0 + il;
+        const std::uint32_t bits = arch::pack_bf16x2(x0, x1);
+        arch::store_u32(sm.dd.ptr(i, e), bits);
+        arch::store_u32(dd + i * kMmaDim + e, bits);
+      });
+    }
+    __syncthreads();  // y (and dΔ) complete
     AccTile<32, kBV> s;
     zero(s);
     mma_acc<AStore::kTransposed, BStore::kKMajor>(s, st.q, d0, sm.y, 0, 0, kMmaChunk / 16);
     const float e_last =
-        bp.fault == BackwardFault::kScanWithoutDecay ? 1.0f : st.e[rows_of(j) - 1];
+        bp.fault == BackwardFault::kScanWithoutDecay ? 1.0f : st.f[0][rows_of(j) - 1];
     zip(ds, s, [&](float& x, float y) { x = e_last * x + p.scale * y; });
+    if constexpr (kDelta) {
+      if (bp.fault != BackwardFault::kScanWithoutW) {  // dS_entry −= Wᵀ·bf16(dΔ)
+        zero(s);
+        mma_acc<AStore::kTransposed, BStore::kKMajor>(s, sm.delta_stage[j % 2].w, d0, sm.dd, 0, 0,
+                                                      kMmaChunk / 16);
+        zip(ds, s, [](float& x, float y) { x -= y; });
+      }
+    }
     if (bp.fault == BackwardFault::kCarryInBf16)
       zip(ds, s, [](float& x, float) { x = __bfloat162float(__float2bfloat16_rn(x)); });
   }
@@ -130,7 +191,8 @@ __global__ void __launch_bounds__(kMmaThreads, 1) dh_scan_kernel(MmaBackwardPara
 // ------------------------------------------------------------------------------ 2. gradients
 
 struct GradStorage {
-  SmemBf16<kMmaChunk, kMmaDim> q, k, v, d_o;
+  SmemBf16<kMmaChunk, kMmaDim> q, k, d_o;
+  SmemBf16<kMmaChunk, kMmaDim> v;  ///< V, or Δ with the delta rule
   SmemBf16<kMmaDim, kMmaDim> h;   ///< bf16 state entering the chunk
   SmemBf16<kMmaDim, kMmaDim> ds;  ///< bf16 ∂L/∂(state leaving the chunk)
   SmemBf16<kMmaChunk, kMmaChunk> a;   ///< A^qk (bf16, from the forward)
@@ -143,7 +205,7 @@ struct GradStorage {
 };
 static_assert(sizeof(GradStorage) <= 227 * 1024, "GradStorage: over the sm_90 limit");
 
-template <GateKind kGate>
+template <GateKind kGate, bool kDelta>
 __global__ void __launch_bounds__(kMmaThreads, 1) grad_kernel(MmaBackwardParams bp) {
   static_assert(kGate != GateKind::kChannel,
                 "grad_kernel: per-channel gates need the anchored Gram blocks (not written)");
@@ -159,7 +221,10 @@ __global__ void __launch_bounds__(kMmaThreads, 1) grad_kernel(MmaBackwardParams 
 
   copy_rows_async(sm.q, p.q + qk_row(p, ch.t0, hv), qk_stride, c);
   copy_rows_async(sm.k, p.k + qk_row(p, ch.t0, hv), qk_stride, c);
-  copy_rows_async(sm.v, p.v + v_row(p, ch.t0, hv), v_stride, c);
+  if constexpr (kDelta)  // Δ where the members without the delta rule have V
+    copy_rows_async(sm.v, p.delta + slot_block(p, slot, hv, kMmaDim), kMmaDim, kMmaChunk);
+  else
+    copy_rows_async(sm.v, p.v + v_row(p, ch.t0, hv), v_stride, c);
   copy_rows_async(sm.d_o, bp.d_o + v_row(p, ch.t0, hv), v_stride, c);
   copy_rows_async(sm.h, p.states + state_block(p, slot, hv), kMmaDim, kMmaDim);
   copy_rows_async(sm.ds, bp.dh + state_block(p, slot, hv), kMmaDim, kMmaDim);
@@ -200,8 +265,9 @@ __global__ void __launch_bounds__(kMmaThreads, 1) grad_kernel(MmaBackwardParams 
 
   const int w = arch::warp_id();
   const int r0 = 16 * w;
-  // dv = scale·A^qkᵀ dO (k-steps w..3: A^qk is lower triangular) + r ⊙ (K·dS).
-  {
+  // dv = scale·A^qkᵀ dO (k-steps w..3: A^qk is lower triangular) + r ⊙ (K·dS) (with the delta
+  // rule this is dΔ, formed by the scan; dv comes from wy_grad_kernel).
+  if constexpr (!kDelta) {
     AccTile<16, kMmaDim> local, carried;
     zero(local);
     zero(carried);
@@ -259,17 +325,19 @@ __global__ void __launch_bounds__(kMmaThreads, 1) grad_kernel(MmaBackwardParams 
   mma_acc<AStore::kTransposed, BStore::kKMajor>(dk, sm.dp, r0, sm.q, 0, w, kMmaChunk / 16);
 
   if constexpr (kGate == GateKind::kScalar) {
-    // q_i·dq_i − k_i·dk_i: the lane holding columns 2·(l % 4) + 8n adds into row_part[i][l % 4].
+    // q_i·dq_i − k_i·dk_i (with the delta rule q_i·dq_i here, − v_i·dv_i in wy_grad_kernel): the
+    // lane holding columns 2·(l % 4) + 8n adds into row_part[i][l % 4].
     for_each_pair(dq, [&](int il, int d, float& x0, float& x1) {
       const int i = r0 + il;
       sm.row_part[i][(d % 8) / 2] += sm.q.at(i, d) * x0 + sm.q.at(i, d + 1) * x1;
     });
-    for_each_pair(dk, [&](int il, int d, float& x0, float& x1) {
-      const int i = r0 + il;
-      sm.row_part[i][(d % 8) / 2] -= sm.k.at(i, d) * x0 + sm.k.at(i, d + 1) * x1;
-    });
+    if constexpr (!kDelta)
+      for_each_pair(dk, [&](int il, int d, float& x0, float& x1) {
+        const int i = r0 + il;
+        sm.row_part[i][(d % 8) / 2] -= sm.k.at(i, d) * x0 + sm.k.at(i, d + 1) * x1;
+      });
   }
-  if (p.group == 1) {
+  if (p.group == 1 && !kDelta) {
     bf16* dq_out = bp.dq + qk_row(p, ch.t0, hv);
     bf16* dk_out = bp.dk + qk_row(p, ch.t0, hv);
     for_each_pair(dq, [&](int il, int d, float& x0, float& x1) {
@@ -298,7 +366,9 @@ __global__ void __launch_bounds__(kMmaThreads, 1) grad_kernel(MmaBackwardParams 
   }
   if constexpr (kGate == GateKind::kScalar) {
     __syncthreads();  // row_part and bound_part complete
-    arch::cta_for(1, [&](int) {  // dg_t = Σ_{s ≥ t} row term + ⟨S_e, dS⟩, in a fixed order
+    // dg_t = Σ_{s ≥ t} row term + ⟨S_e, dS⟩, in a fixed order (with the delta rule completed by
+    // wy_grad_kernel's − Σ_{s ≥ t} v_s·dv_s).
+    arch::cta_for(1, [&](int) {
       float bound = 0.0f;
       for (int t = 0; t < kMmaThreads; ++t) bound += sm.bound_part[t];
       float running = 0.0f;
@@ -311,9 +381,202 @@ __global__ void __launch_bounds__(kMmaThreads, 1) grad_kernel(MmaBackwardParams 
   }
 }
 
-// ------------------------------------------------------------------------------ 3. group sum
+// ------------------------------------------------------------------------------ 3. WY (delta rule)
 
-/// dq, dk of one token: the value heads of each q/k head summed in head order (GVA only).
+struct WyStorage {
+  SmemBf16<kMmaChunk, kMmaDim> k, v;
+  SmemBf16<kMmaChunk, kMmaDim> x, vt;  ///< bf16(β K e), bf16(β V): the prepare kernel's X, Ṽ
+  SmemBf16<kMmaChunk, kMmaDim> dd;     ///< bf16 dΔ (the scan's)
+  SmemBf16<kMmaChunk, kMmaDim> dw;     ///< bf16(dW), dW = −dΔ Hᵀ
+  SmemBf16<kMmaDim, kMmaDim> h;        ///< bf16 state entering the chunk
+  SmemBf16<kMmaChunk, kMmaChunk> t;    ///< bf16(T) (the prepare kernel's)
+  SmemBf16<kMmaChunk, kMmaChunk> dt;   ///< bf16(dT), strictly lower
+  SmemBf16<kMmaChunk, kMmaChunk> y;    ///< bf16(Tᵀ dT)
+  SmemBf16<kMmaChunk, kMmaChunk> m;    ///< bf16(β ⊙ dL), strictly lower
+  float beta[kMmaChunk];               ///< β, 0 past the end
+  float g[kMmaChunk];                  ///< G (scalar gate)
+  float e[kMmaChunk];                  ///< exp(G), 0 past the end
+  float row_part[kMmaChunk][4];        ///< dβ, one partial per lane of a quad
+  float v_part[kMmaChunk][4];          ///< v·dv (scalar gate: dg's row term), the same owners
+};
+static_assert(sizeof(WyStorage) <= 227 * 1024, "WyStorage: over the sm_90 limit");
+
+/// The WY representation's and the triangular inverse's VJPs (gdn-spec.md §6, B4), with
+/// X = β ⊙ K ⊙ e and L = β ⊙ (K Kᵀ ⊙ Γ) (e = 1, Γ = 1 without a gate):
+///   dW = −dΔ Hᵀ;  dṼ = Tᵀ dΔ;  dX = Tᵀ dW;  dT = StrictLower(dW Xᵀ + dΔ Ṽᵀ)
+///   dL = −StrictLower(Tᵀ dT Tᵀ);  M = β ⊙ dL ⊙ Γ
+///   dv = β ⊙ dṼ;  dk += β e ⊙ dX + M K + Mᵀ K;  dβ = Σ_e v·dṼ + Σ_d e k·dX + Σ_j dL ⊙ (K Kᵀ ⊙ Γ)
+/// and, with the scalar gate, dg_t −= Σ_{s ≥ t} v_s·dv_s (the gauge identity with the delta rule,
+/// precision-contract.md §2.3; grad_kernel wrote Σ_{s ≥ t} q_s·dq_s + ⟨S_e, dS⟩). dk's output
+/// part (grad_kernel's, fp32 in dk_part) and dg are read and the sums written back by the
+/// element's one owner; the row partials are summed by one thread in a fixed order.
+template <GateKind kGate>
+__global__ void __launch_bounds__(kMmaThreads, 1) wy_grad_kernel(MmaBackwardParams bp) {
+  static_assert(kGate != GateKind::kChannel,
+                "wy_grad_kernel: per-channel gates scale K's columns (not written)");
+  constexpr bool kGated = kGate == GateKind::kScalar;
+  const MmaForwardParams& p = bp.fwd;
+  WyStorage& sm = arch::shared_storage<WyStorage>();
+  const ChunkRef ch = locate_slot(p, blockIdx.x);
+  if (!ch.valid) return;
+  const std::int64_t slot = blockIdx.x;
+  const int hv = static_cast<int>(blockIdx.y);
+  const int c = ch.rows;
+  const std::int64_t qk_stride = static_cast<std::int64_t>(p.qk_heads) * kMmaDim;
+  const std::int64_t v_stride = static_cast<std::int64_t>(p.v_heads) * kMmaDim;
+
+  copy_rows_async(sm.k, p.k + qk_row(p, ch.t0, hv), qk_stride, c);
+  copy_rows_async(sm.v, p.v + v_row(p, ch.t0, hv), v_stride, c);
+  copy_rows_async(sm.h, p.states + state_block(p, slot, hv), kMmaDim, kMmaDim);
+  copy_rows_async(sm.dd, bp.dd + slot_block(p, slot, hv, kMmaDim), kMmaDim, kMmaChunk);
+  copy_rows_async(sm.t, p.t_inv + slot_block(p, slot, hv, kMmaChunk), kMmaChunk, kMmaChunk);
+  arch::cp_async_commit();
+  arch::cta_for(kMmaChunk, [&](int i) {
+    sm.beta[i] = i < c ? bf16_to_float(p.beta[(ch.t0 + i) * p.v_heads + hv]) : 0.0f;
+  });
+  arch::cta_for(kMmaChunk * 4, [&](int i) {
+    sm.row_part[i / 4][i % 4] = 0.0f;
+    sm.v_part[i / 4][i % 4] = 0.0f;
+  });
+  if constexpr (kGated) {
+    arch::cta_for(1, [&](int) {  // serial: the prepare kernel's order, so the same G
+      float running = 0.0f;
+      for (int i = 0; i < kMmaChunk; ++i) {
+        running += i < c ? p.g[(ch.t0 + i) * p.v_heads + hv] : 0.0f;
+        sm.g[i] = running;
+      }
+    });
+  } else {
+    arch::cta_for(kMmaChunk, [&](int i) { sm.g[i] = 0.0f; });
+  }
+  __syncthreads();
+  arch::cta_for(kMmaChunk,
+                [&](int i) { sm.e[i] = i < c ? (kGated ? expf(sm.g[i]) : 1.0f) : 0.0f; });
+  const auto decay = [&](int i, int j) {  // Γ_ij
+    if constexpr (kGated) return expf(sm.g[i] - sm.g[j]);
+    return 1.0f;
+  };
+  arch::cp_async_wait<0>();
+  __syncthreads();
+  arch::cta_for(kMmaChunk * kMmaDim, [&](int idx) {
+    const int i = idx / kMmaDim;
+    const int d = idx % kMmaDim;
+    *sm.x.ptr(i, d) = __float2bfloat16_rn(sm.beta[i] * (sm.k.at(i, d) * sm.e[i]));
+    *sm.vt.ptr(i, d) = __float2bfloat16_rn(sm.beta[i] * sm.v.at(i, d));
+  });
+  __syncthreads();  // X, Ṽ complete
+
+  const int w = arch::warp_id();
+  const int r0 = 16 * w;
+  const auto add_row = [&](int i, int col, float x) { sm.row_part[i][(col % 8) / 2] += x; };
+  AccTile<16, kMmaDim> acc;
+  // dW = −dΔ Hᵀ (Hᵀ as an n-major B operand).
+  zero(acc);
+  mma_acc<AStore::kRowMajor, BStore::kNMajor>(acc, sm.dd, r0, sm.h, 0, 0, kMmaDim / 16);
+  for_each_pair(acc, [&](int il, int d, float& x0, float& x1) {
+    arch::store_u32(sm.dw.ptr(r0 + il, d), arch::pack_bf16x2(-x0, -x1));
+  });
+  // dṼ = Tᵀ dΔ (k-steps w..3: T is lower triangular); dv = β ⊙ dṼ, dβ += v·dṼ.
+  zero(acc);
+  mma_acc<AStore::kTransposed, BStore::kKMajor>(acc, sm.t, r0, sm.dd, 0, w, kMmaChunk / 16);
+  bf16* dv = bp.dv + v_row(p, ch.t0, hv);
+  for_each_pair(acc, [&](int il, int e, float& x0, float& x1) {
+    const int i = r0 + il;
+    const float vd = sm.v.at(i, e) * x0 + sm.v.at(i, e + 1) * x1;
+    add_row(i, e, vd);
+    if constexpr (kGated) sm.v_part[i][(e % 8) / 2] += sm.beta[i] * vd;
+    if (i < c)
+      arch::store_u32(dv + i * v_stride + e, arch::pack_bf16x2(sm.beta[i] * x0, sm.beta[i] * x1));
+  });
+  __syncthreads();  // dW complete
+  // dX = Tᵀ dW; dk = β e ⊙ dX, dβ += e k·dX.
+  AccTile<16, kMmaDim>& dk = acc;
+  zero(dk);
+  mma_acc<AStore::kTransposed, BStore::kKMajor>(dk, sm.t, r0, sm.dw, 0, w, kMmaChunk / 16);
+  for_each_pair(dk, [&](int il, int d, float& x0, float& x1) {
+    const int i = r0 + il;
+    add_row(i, d, sm.e[i] * (sm.k.at(i, d) * x0 + sm.k.at(i, d + 1) * x1));
+    x0 *= sm.beta[i] * sm.e[i];
+    x1 *= sm.beta[i] * sm.e[i];
+  });
+  // dT = StrictLower(dW Xᵀ + dΔ Ṽᵀ), column pairs 0..w.
+  {
+    AccTile<16, kMmaChunk> dt;
+    zero(dt);
+    mma_acc<AStore::kRowMajor, BStore::kNMajor>(dt, sm.dw, r0, sm.x, 0, 0, kMmaDim / 16, w + 1);
+    mma_acc<AStore::kRowMajor, BStore::kNMajor>(dt, sm.dd, r0, sm.vt, 0, 0, kMmaDim / 16, w + 1);
+    for_each_pair(dt, [&](int il, int j, float& x0, float& x1) {
+      const int i = r0 + il;
+      const float t0 = j < i && i < c ? x0 : 0.0f;
+      const float t1 = j + 1 < i && i < c ? x1 : 0.0f;
+      arch::store_u32(sm.dt.ptr(i, j), arch::pack_bf16x2(t0, t1));
+    });
+  }
+  __syncthreads();  // dT complete
+  // Y = Tᵀ dT (k-steps w..3).
+  {
+    AccTile<16, kMmaChunk> y;
+    zero(y);
+    mma_acc<AStore::kTransposed, BStore::kKMajor>(y, sm.t, r0, sm.dt, 0, w, kMmaChunk / 16);
+    for_each_pair(y, [&](int il, int j, float& x0, float& x1) {
+      arch::store_u32(sm.y.ptr(r0 + il, j), arch::pack_bf16x2(x0, x1));
+    });
+  }
+  __syncthreads();  // Y complete
+  // dL = −StrictLower(Y Tᵀ) (column pairs and k-steps 0..w); dβ += Σ_j dL ⊙ (K Kᵀ ⊙ Γ);
+  // M = β ⊙ dL ⊙ Γ.
+  {
+    AccTile<16, kMmaChunk> dl, kk;
+    zero(dl);
+    zero(kk);
+    mma_acc<AStore::kRowMajor, BStore::kNMajor>(dl, sm.y, r0, sm.t, 0, 0, w + 1, w + 1);
+    mma_acc<AStore::kRowMajor, BStore::kNMajor>(kk, sm.k, r0, sm.k, 0, 0, kMmaDim / 16, w + 1);
+    for_each_pair(dl, [&](int il, int j, float& x0, float& x1) {
+      const int i = r0 + il;
+      x0 = j < i && i < c ? -x0 * decay(i, j) : 0.0f;  // dL ⊙ Γ from here on
+      x1 = j + 1 < i && i < c ? -x1 * decay(i, j + 1) : 0.0f;
+      arch::store_u32(sm.m.ptr(i, j), arch::pack_bf16x2(sm.beta[i] * x0, sm.beta[i] * x1));
+    });
+    if (bp.fault != BackwardFault::kBetaWithoutGram) {
+      zip(kk, dl, [](float& x, float y) { x *= y; });
+      for_each_pair(kk, [&](int il, int j, float& x0, float& x1) { add_row(r0 + il, j, x0 + x1); });
+    }
+  }
+  __syncthreads();  // M complete
+  // dk += M K (k-steps 0..w) + Mᵀ K (k-steps w..3): the Gram K Kᵀ's VJP.
+  if (bp.fault != BackwardFault::kKeyWithoutSolve) {
+    mma_acc<AStore::kRowMajor, BStore::kKMajor>(dk, sm.m, r0, sm.k, 0, 0, w + 1);
+    mma_acc<AStore::kTransposed, BStore::kKMajor>(dk, sm.m, r0, sm.k, 0, w, kMmaChunk / 16);
+  }
+  float* dk_out = bp.dk_part + v_row(p, ch.t0, hv);
+  for_each_pair(dk, [&](int il, int d, float& x0, float& x1) {
+    const int i = r0 + il;
+    if (i >= c) return;
+    dk_out[i * v_stride + d] += x0;
+    dk_out[i * v_stride + d + 1] += x1;
+  });
+  __syncthreads();  // row_part and v_part complete
+  arch::cta_for(kMmaChunk, [&](int i) {
+    if (i >= c) return;
+    const float b =
+        ((sm.row_part[i][0] + sm.row_part[i][1]) + sm.row_part[i][2]) + sm.row_part[i][3];
+    bp.dbeta[(ch.t0 + i) * p.v_heads + hv] = __float2bfloat16_rn(b);
+  });
+  if (kGated && bp.fault != BackwardFault::kGateWithoutValue) {
+    arch::cta_for(1, [&](int) {  // dg_t −= Σ_{s ≥ t} v_s·dv_s, in a fixed order
+      float running = 0.0f;
+      for (int i = c - 1; i >= 0; --i) {
+        running += ((sm.v_part[i][0] + sm.v_part[i][1]) + sm.v_part[i][2]) + sm.v_part[i][3];
+        bp.dg[(ch.t0 + i) * p.v_heads + hv] -= running;
+      }
+    });
+  }
+}
+
+// ------------------------------------------------------------------------------ 4. group sum
+
+/// dq, dk of one token: the value heads of each q/k head summed in head order (GVA, or one head
+/// with the delta rule: dk's two parts are summed in dk_part, then rounded here).
 __global__ void __launch_bounds__(kMmaThreads) group_sum_kernel(MmaBackwardParams bp) {
   const MmaForwardParams& p = bp.fwd;
   const std::int64_t t = blockIdx.x;
@@ -335,35 +598,44 @@ __global__ void __launch_bounds__(kMmaThreads) group_sum_kernel(MmaBackwardParam
 // ------------------------------------------------------------------------------ the sequence
 
 /// The backward's launches over a launch policy: launch(name, kernel, grid, shared_bytes, params).
-template <GateKind kGate, int kBV, typename Launch>
+template <GateKind kGate, bool kDelta, int kBV, typename Launch>
 Status backward_sequence(const MmaBackwardParams& bp, Launch&& launch) {
   const MmaForwardParams& p = bp.fwd;
-  if (Status st = forward_sequence<kGate, false, kBV>(p, launch); !st) return st;
+  if (Status st = forward_sequence<kGate, kDelta, kBV>(p, launch); !st) return st;
   const dim3 scan_grid(static_cast<unsigned>(p.sequences * p.v_heads * (kMmaDim / kBV)));
-  if (Status st = launch("dh_scan", dh_scan_kernel<kGate, kBV>, scan_grid,
-                         sizeof(ScanStorage<kBV>), bp);
+  if (Status st = launch("dh_scan", dh_scan_kernel<kGate, kDelta, kBV>, scan_grid,
+                         sizeof(ScanStorage<kBV, kDelta>), bp);
       !st)
     return st;
   const dim3 grad_grid(static_cast<unsigned>(p.slots), static_cast<unsigned>(p.v_heads));
-  if (Status st = launch("grads", grad_kernel<kGate>, grad_grid, sizeof(GradStorage), bp); !st)
+  if (Status st = launch("grads", grad_kernel<kGate, kDelta>, grad_grid, sizeof(GradStorage), bp);
+      !st)
     return st;
-  if (p.group == 1) return {};
+  if constexpr (kDelta) {
+    if (Status st = launch("wy_grads", wy_grad_kernel<kGate>, grad_grid, sizeof(WyStorage), bp);
+        !st)
+      return st;
+  }
+  if (p.group == 1 && !kDelta) return {};
   return launch("group_sum", group_sum_kernel, dim3(static_cast<unsigned>(p.tokens)),
                 std::size_t{0}, bp);
 }
 
-/// f.template operator()<gate>() for the members this backward implements.
+/// f.template operator()<gate, delta rule>() for the members this backward implements.
 template <typename F>
 Status for_mma_backward_member(Member m, F&& f) {
   switch (m) {
     case Member::kLinearAttention:
-      return f.template operator()<GateKind::kNone>();
+      return f.template operator()<GateKind::kNone, false>();
     case Member::kSimpleGla:
-      return f.template operator()<GateKind::kScalar>();
+      return f.template operator()<GateKind::kScalar, false>();
+    case Member::kDeltaNet:
+      return f.template operator()<GateKind::kNone, true>();
+    case Member::kGatedDeltaNet:
+      return f.template operator()<GateKind::kScalar, true>();
     default:
       return make_error(ErrorCode::kInvalidArgument,
-                        "the tensor-core backward has no delta rule or per-channel gate yet "
-                        "(deltanet, gdn, gla, kda)",
+                        "the tensor-core backward has no per-channel gate yet (gla, kda)",
                         "member");
   }
 }

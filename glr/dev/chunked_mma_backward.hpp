@@ -2,9 +2,9 @@
 // The tensor-core GLR backward under development, the sibling of chunked_mma_forward.hpp: the
 // reference's chunk algebra for the backward (glr/reference/chunk_backward.hpp, gdn-spec.md §6,
 // §9) with mma.sync m16n8k16 (bf16 operands, fp32 accumulation), K = V = 128, chunk 64, under the
-// bf16 precision grade, fp32 state-gradient carry. Members without the delta rule and without a
-// per-channel gate (LA, SSD); the delta rule is not written yet. Given dO (and optionally dht) it
-// returns dq, dk, dv, dg (per-token log-gate gradient, SSD) and dh0. The kernels are
+// bf16 precision grade, fp32 state-gradient carry. Members without a per-channel gate and without
+// a per-channel gate: LA, SSD, DeltaNet and GDN. Given dO (and optionally dht) it returns dq, dk,
+// dv, dg (per-token log-gate gradient: SSD, GDN), dβ (DeltaNet, GDN) and dh0. The kernels are
 // chunked_mma_backward.cuh; docs/glr/tensor-core-backward.md is the design.
 //
 // Plain data and host declarations (g++ and nvcc), as the forward's header.
@@ -26,13 +26,19 @@ enum class BackwardFault : int {
   kScanWithoutDecay,   ///< the dH scan carries dH without e_last
   kBoundaryAtEntry,    ///< dg's boundary term reads the state entering the chunk
   kCarryInBf16,        ///< the dH scan keeps dH in bf16 between chunks (an undeclared rounding)
+  kScanWithoutW,       ///< delta rule: the dH scan leaves out −Wᵀ dΔ
+  kBetaWithoutGram,    ///< delta rule: dβ leaves out the term through L (dL ⊙ K Kᵀ)
+  kKeyWithoutSolve,    ///< delta rule: dk leaves out the term through L (the Gram VJP of dL)
+  kGateWithoutValue,   ///< delta rule with a gate: dg leaves out − Σ v·dv
 };
 
 /// Everything the backward's kernels read. `fwd` is the forward's block for the recompute (its o
 /// and final_state null, states set); the backward's own workspace:
 ///   dh        [slots, HV, 128, 128] bf16   ∂L/∂(state leaving the chunk), [K, V]
 ///   dq_part   [T, HV, 128] fp32            dq per value head (GVA only; summed by group_sum)
-///   dk_part   [T, HV, 128] fp32            dk per value head (GVA only)
+///   dk_part   [T, HV, 128] fp32            dk per value head (GVA or delta rule)
+///   dd        [slots, HV, 64, 128] bf16    dΔ = scale·A^qkᵀ dO + K̄ dS (delta rule)
+/// and, for the delta rule, the recompute keeps fwd.t_inv and fwd.delta.
 struct MmaBackwardParams {
   MmaForwardParams fwd;
   const bf16* d_o = nullptr;  ///< [T, HV, 128]
@@ -41,11 +47,13 @@ struct MmaBackwardParams {
   bf16* dh = nullptr;
   float* dq_part = nullptr;
   float* dk_part = nullptr;
+  bf16* dd = nullptr;
 
   bf16* dq = nullptr;     ///< [T, H, 128]
   bf16* dk = nullptr;     ///< [T, H, 128]
   bf16* dv = nullptr;     ///< [T, HV, 128]
   float* dg = nullptr;    ///< [T, HV] (scalar gate only)
+  bf16* dbeta = nullptr;  ///< [T, HV] (delta rule only)
   float* dh0 = nullptr;   ///< [N, HV, 128, 128] in the state layout, or null
   BackwardFault fault = BackwardFault::kNone;
 };
@@ -60,24 +68,26 @@ struct MmaBackwardTensors {
   void* dk = nullptr;
   void* dv = nullptr;
   float* dg = nullptr;
+  void* dbeta = nullptr;  ///< bf16, delta rule only
   float* dh0 = nullptr;
 };
 
 /// Workspace bytes of the backward (the recompute's pieces included) for `member` at `dims`
-/// (K = V = 128; LA or SSD).
+/// (K = V = 128; LA, SSD or DeltaNet).
 [[nodiscard]] Expected<std::size_t> mma_backward_workspace_bytes(Member member,
                                                                  const gpu::Dims& dims);
 
 /// The parameter block: the forward's checks, the backward's members, which gradients must be
-/// present (dq, dk, dv always; dg exactly with a gate; dh0 optional), 16-byte alignment, and the
-/// workspace layout.
+/// present (dq, dk, dv always; dg exactly with a gate, dbeta exactly with the delta rule; dh0
+/// optional), 16-byte alignment, and the workspace layout.
 [[nodiscard]] Expected<MmaBackwardParams> mma_backward_params(Member member, const gpu::Dims& dims,
                                                               float scale, StateLayout layout,
                                                               const MmaBackwardTensors& t,
                                                               void* workspace, std::size_t bytes);
 
 /// The recompute (the forward's two launches, keeping the chunk states), the dH scan, the
-/// gradient kernel and, under GVA, the group sum, on `stream` (chunked_mma_backward.cu).
+/// gradient kernel, the WY kernel (delta rule) and, under GVA or the delta rule, the group sum,
+/// on `stream` (chunked_mma_backward.cu).
 /// value_tile (32 or 64): the value columns per CTA of the two serial passes.
 [[nodiscard]] Status mma_backward(Member member, const MmaBackwardParams& p, int value_tile,
                                   cudaStream_t stream);

@@ -225,6 +225,8 @@ __global__ void __launch_bounds__(kMmaThreads) prepare_kernel(MmaForwardParams p
       const int i = idx / kMmaChunk;
       const int j = idx % kMmaChunk;
       *sm.tb.ptr(i, j) = __float2bfloat16_rn(sm.t(i, j));
+      if (p.t_inv != nullptr)
+        p.t_inv[slot_block(p, slot, hv, kMmaChunk) + i * kMmaChunk + j] = *sm.tb.ptr(i, j);
     });
     __syncthreads();
 
@@ -343,6 +345,9 @@ __global__ void __launch_bounds__(kMmaThreads, 1) state_output_kernel(MmaForward
       const float dl1 = st.u.at(i, e + 1) - x1;
       const float r = st.f[1][i];
       arch::store_u32(sm.delta.ptr(i, e), arch::pack_bf16x2(dl0, dl1));
+      if (kDelta && p.delta != nullptr)  // the values A^qk·Δ reads (the backward's recompute)
+        arch::store_u32(p.delta + slot_block(p, slot0 + j, hv, kMmaDim) + i * kMmaDim + col0 + e,
+                        arch::pack_bf16x2(dl0, dl1));
       arch::store_u32(sm.delta_r.ptr(i, e), arch::pack_bf16x2(r * dl0, r * dl1));
     });
     for_each_pair(out, [&](int il, int, float& x0, float& x1) {

@@ -41,6 +41,10 @@ inline constexpr int kMmaThreads = 128;  ///< 4 warps per CTA in both kernels
 ///   states   [slots + N, HV, 128, 128] bf16   optional (the backward's recompute): the state
 ///            entering each chunk at its slot, the final state of sequence n at slot `slots + n`,
 ///            [K, V], the same bf16 values the state pass multiplies with
+///   t_inv    [slots, HV, 64, 64]  bf16   optional (the backward's recompute, delta rule): bf16(T),
+///            the values W = T X and U = T Ṽ multiply with
+///   delta    [slots, HV, 64, 128] bf16   optional (the same): bf16(Δ), the values A^qk·Δ and
+///            the state update read
 struct MmaForwardParams {
   std::int64_t tokens = 0;     ///< all packed tokens (B·T)
   std::int64_t sequences = 0;  ///< N
@@ -65,6 +69,8 @@ struct MmaForwardParams {
   bf16* a = nullptr;
   float* factors = nullptr;
   bf16* states = nullptr;  ///< or null: no states kept
+  bf16* t_inv = nullptr;   ///< or null: T not kept
+  bf16* delta = nullptr;   ///< or null: Δ not kept
 
   bf16* o = nullptr;             ///< [T, HV, 128], or null (the backward's recompute: not written)
   float* final_state = nullptr;  ///< [N, HV, 128, 128] or null

@@ -49,8 +49,9 @@ std::size_t carve(Member member, MmaForwardParams& p, std::byte* base) {
   return at;
 }
 
-// The backward's workspace: the forward's pieces, the kept states, dh and (GVA) the per-head dq,
-// dk; with base non-null also sets bp's pointers.
+// The backward's workspace: the forward's pieces, the kept states, dh, with the delta rule the
+// kept T and Δ and the scan's dΔ, and (GVA or the delta rule) the per-head fp32 dq, dk; with base
+// non-null also sets bp's pointers.
 std::size_t carve_backward(Member member, MmaBackwardParams& bp, std::byte* base) {
   MmaForwardParams& p = bp.fwd;
   std::size_t at = carve(member, p, base);
@@ -64,7 +65,14 @@ std::size_t carve_backward(Member member, MmaBackwardParams& bp, std::byte* base
   p.states = reinterpret_cast<bf16*>(
       piece(static_cast<std::size_t>(p.slots + p.sequences) * heads * state_bytes));
   bp.dh = reinterpret_cast<bf16*>(piece(static_cast<std::size_t>(p.slots) * heads * state_bytes));
-  if (p.group > 1) {
+  const bool delta = traits(member).delta_rule;
+  if (delta) {
+    const auto blocks = static_cast<std::size_t>(p.slots) * heads;
+    p.t_inv = reinterpret_cast<bf16*>(piece(blocks * kMmaChunk * kMmaChunk * sizeof(bf16)));
+    p.delta = reinterpret_cast<bf16*>(piece(blocks * kMmaChunk * kMmaDim * sizeof(bf16)));
+    bp.dd = reinterpret_cast<bf16*>(piece(blocks * kMmaChunk * kMmaDim * sizeof(bf16)));
+  }
+  if (p.group > 1 || delta) {
     const auto part = static_cast<std::size_t>(p.tokens) * heads * kMmaDim * sizeof(float);
     bp.dq_part = reinterpret_cast<float*>(piece(part));
     bp.dk_part = reinterpret_cast<float*>(piece(part));
@@ -73,9 +81,8 @@ std::size_t carve_backward(Member member, MmaBackwardParams& bp, std::byte* base
 }
 
 Status check_backward_member(Member member) {
-  if (traits(member).delta_rule || traits(member).gate == GateKind::kChannel)
-    return bad("member",
-               "the tensor-core backward has no delta rule or per-channel gate yet (la, ssd only)");
+  if (traits(member).gate == GateKind::kChannel)
+    return bad("member", "the tensor-core backward has no per-channel gate yet (gla, kda)");
   return {};
 }
 
@@ -152,6 +159,8 @@ Expected<MmaBackwardParams> mma_backward_params(Member member, const gpu::Dims& 
     return bad("d_o", "d_o, dq, dk and dv are required");
   if ((traits(member).gate == GateKind::kScalar) != (t.dg != nullptr))
     return bad("dg", "dg is required exactly for members with a gate");
+  if (traits(member).delta_rule != (t.dbeta != nullptr))
+    return bad("dbeta", "dbeta is required exactly for members with the delta rule");
   for (const void* ptr : std::initializer_list<const void*>{t.d_o, t.dq, t.dk, t.dv})
     if (!aligned16(ptr)) return bad("d_o", "d_o, dq, dk and dv must be 16-byte aligned");
   MmaForwardTensors ft = t.fwd;
@@ -176,6 +185,7 @@ Expected<MmaBackwardParams> mma_backward_params(Member member, const gpu::Dims& 
   bp.dk = static_cast<bf16*>(t.dk);
   bp.dv = static_cast<bf16*>(t.dv);
   bp.dg = t.dg;
+  bp.dbeta = static_cast<bf16*>(t.dbeta);
   bp.dh0 = t.dh0;
   return bp;
 }

@@ -217,6 +217,8 @@ Expected<BackwardExpectation> expect_backward_by_head(Member member, const Probl
   place(all.ref.dk, all.tau.dk, p.k.size());
   place(all.ref.dv, all.tau.dv, p.v.size());
   place(all.ref.dg, all.tau.dg, gated ? p.g.size() : 0);
+  const bool delta = !p.beta.empty();
+  place(all.ref.dbeta, all.tau.dbeta, delta ? p.beta.size() : 0);
   place(all.ref.dh0, all.tau.dh0, idx(s.state_size()));
   for (std::int64_t hv = 0; hv < hvs; ++hv) {
     if (!parts[idx(hv)]) return parts[idx(hv)].error();
@@ -238,6 +240,10 @@ Expected<BackwardExpectation> expect_backward_by_head(Member member, const Probl
         all.ref.dg[idx(t * hvs + hv)] = e.ref.dg[idx(t)];
         all.tau.dg[idx(t * hvs + hv)] = e.tau.dg[idx(t)];
       }
+      if (delta) {
+        all.ref.dbeta[idx(t * hvs + hv)] = e.ref.dbeta[idx(t)];
+        all.tau.dbeta[idx(t * hvs + hv)] = e.tau.dbeta[idx(t)];
+      }
     }
     for (std::int64_t n = 0; n < s.sequences(); ++n)
       for (std::int64_t i = 0; i < kd * vd; ++i) {
@@ -257,18 +263,20 @@ HostGradients poisoned_gradients(Member member, const Problem& p) {
   g.dk.assign(p.k.size(), nan);
   g.dv.assign(p.v.size(), nan);
   if (traits(member).gate != GateKind::kNone) g.dg.assign(p.g.size(), std::nanf(""));
+  if (traits(member).delta_rule) g.dbeta.assign(p.beta.size(), nan);
   g.dh0.assign(static_cast<std::size_t>(p.shape.state_size()), std::nanf(""));
   return g;
 }
 
-double BackwardJudgement::worst() const { return std::max({dq, dk, dv, dg, dh0}); }
+double BackwardJudgement::worst() const { return std::max({dq, dk, dv, dg, dbeta, dh0}); }
 
 std::string BackwardJudgement::describe() const {
   char text[200];
   std::snprintf(text, sizeof text,
-                "dq %.3g  dk %.3g  dv %.3g  dg %.3g  dh0 %.3g  (err/tau, pass <= 1)  "
+                "dq %.3g  dk %.3g  dv %.3g  dg %.3g  dbeta %.3g  dh0 %.3g  (err/tau, pass <= 1)  "
                 "non-finite %lld  %s",
-                dq, dk, dv, dg, dh0, static_cast<long long>(nonfinite), pass() ? "PASS" : "FAIL");
+                dq, dk, dv, dg, dbeta, dh0, static_cast<long long>(nonfinite),
+                pass() ? "PASS" : "FAIL");
   return text;
 }
 
@@ -301,6 +309,7 @@ BackwardJudgement judge_backward(const HostGradients& g, const BackwardExpectati
   j.dk = worst_ratio(g.dk, e.ref.dk, e.tau.dk, j.nonfinite);
   j.dv = worst_ratio(g.dv, e.ref.dv, e.tau.dv, j.nonfinite);
   j.dg = worst_ratio(g.dg, e.ref.dg, e.tau.dg, j.nonfinite);
+  j.dbeta = worst_ratio(g.dbeta, e.ref.dbeta, e.tau.dbeta, j.nonfinite);
   j.dh0 = worst_ratio(g.dh0, e.ref.dh0, e.tau.dh0, j.nonfinite);
   return j;
 }

@@ -86,14 +86,14 @@ struct BackwardExpectation {
 
 /// The kernel's gradients, read back.
 struct HostGradients {
-  std::vector<bf16> dq, dk, dv;
+  std::vector<bf16> dq, dk, dv, dbeta;
   std::vector<float> dg, dh0;
 };
-/// Sized for p and poisoned (NaN); dg empty without a gate.
+/// Sized for p and poisoned (NaN); dg empty without a gate, dbeta without the delta rule.
 HostGradients poisoned_gradients(Member member, const Problem& p);
 
 struct BackwardJudgement {
-  double dq = 0, dk = 0, dv = 0, dg = 0, dh0 = 0;  ///< max |y − y*| / tau per gradient
+  double dq = 0, dk = 0, dv = 0, dg = 0, dbeta = 0, dh0 = 0;  ///< max |y − y*| / tau
   std::int64_t nonfinite = 0;
   double worst() const;
   bool pass() const { return nonfinite == 0 && worst() <= 1.0; }

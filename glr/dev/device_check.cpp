@@ -14,8 +14,9 @@
 //     of --reps calls after warm-up calls; plus max |o_mma − o_kcv| / RMS(o_kcv) between the two
 //     implementations, reported only (accuracy is judged in 1, against the fp64 reference).
 //  4. the backward (device_check_backward.cpp): SSD accuracy at T ∈ {64, 1000, 8192} and varlen
-//     GVA with 5-run determinism at T = 8192, and forward + backward timing at the two shapes
-//     against kcv's CUDA-core forward + backward.
+//     GVA with 5-run determinism at T = 8192, DeltaNet and GDN accuracy at T ∈ {64, 1000} and
+//     varlen GVA with 3-run determinism, and forward + backward timing (SSD at the two shapes,
+//     DeltaNet and GDN at B1·T8192·H32) against kcv's CUDA-core forward + backward.
 // Prints a short table last; writes results.tsv under --out. Exit status 0 only if every check
 // passes. Run by glr/dev/run_on_h200.sh.
 #include <cuda_runtime_api.h>
@@ -243,8 +244,11 @@ int run(int argc, char** argv) {
   if (!small) {
     timings.push_back(time_shape(1, 8192, 32, warmup, reps, 5));
     timings.push_back(time_shape(4, 4096, 16, warmup, reps, 1));
-    backward_timings.push_back(time_backward(1, 8192, 32, warmup, reps));
-    backward_timings.push_back(time_backward(4, 4096, 16, warmup, reps));
+    backward_timings.push_back(time_backward(Member::kSimpleGla, 1, 8192, 32, warmup, reps));
+    backward_timings.push_back(time_backward(Member::kSimpleGla, 4, 4096, 16, warmup, reps));
+    // The delta rule at the first shape only: the script's time budget.
+    for (Member m : {Member::kDeltaNet, Member::kGatedDeltaNet})
+      backward_timings.push_back(time_backward(m, 1, 8192, 32, warmup, reps));
   }
 
   bool pass = true;
@@ -267,7 +271,7 @@ int run(int argc, char** argv) {
     pass = pass && t.deterministic;  // the difference to kcv is reported, not judged
   }
   std::printf(
-      "\n| shape (ssd) | mma fwd+bwd ms (tile) | of which bwd ms | other tile ms | kcv CUDA-core "
+      "\n| member, shape | mma fwd+bwd ms (tile) | of which bwd ms | other tile ms | kcv CUDA-core "
       "fwd+bwd ms | speed-up | max|Δ|/RMS vs kcv (dq, dk, dv) |\n|---|---|---|---|---|---|---|\n");
   for (const BackwardTiming& t : backward_timings) {
     std::printf("| %s | %.3f (%d) | %.3f | %.3f | %.3f | %.1fx | %.3g, %.3g, %.3g |\n",

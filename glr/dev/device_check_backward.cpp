@@ -1,13 +1,15 @@
 // File: glr/dev/device_check_backward.cpp
 // The backward's part of glr_dev_check (device_check.cpp runs it after the forward's):
 //  1. accuracy: SSD, K = V = 128, B1·H4 at T ∈ {64, 1000, 8192} and a varlen GVA case
-//     (700+1+64+300+65, H = 2, HV = 4), with h0 and dht; dq, dk, dv, dg and dh0 against the fp64
-//     chunked reference's backward within the bf16-grade bound of the gradients (error_model.hpp's
-//     backward_bounds), gradients and workspace poisoned before each run; value tiles 32 and 64
-//     bitwise equal; 5 runs bitwise equal at T = 8192. Without GVA the reference and the bound run
-//     per value head on all cores.
-//  2. timing: forward + backward of SSD at B1·T8192·H32 and B4·T4096·H16 (D = 128): the
-//     tensor-core forward and backward against kcv's CUDA-core forward and backward
+//     (700+1+64+300+65, H = 2, HV = 4), with h0 and dht; DeltaNet and GDN at T ∈ {64, 1000} (B1,
+//     H4) and varlen GVA 300+1+64+65 (H = 2, HV = 4, 3 runs bitwise equal); dq, dk, dv, dg (SSD,
+//     GDN), dβ (DeltaNet, GDN) and dh0 against the fp64 chunked reference's backward within the
+//     bf16-grade bound of the gradients (error_model.hpp's backward_bounds), gradients and
+//     workspace poisoned before each run; value tiles 32 and 64 bitwise equal; 5 runs bitwise equal
+//     at T = 8192. Without GVA the reference and the bound run per value head on all cores.
+//  2. timing: forward + backward of SSD at B1·T8192·H32 and B4·T4096·H16 and of DeltaNet and GDN
+//     at B1·T8192·H32 (D = 128, the shapes device_check.cpp asks for): the tensor-core forward and
+//     backward against kcv's CUDA-core forward and backward
 //     (include/kcv/glr/gpu.hpp) on the same device buffers, median of --reps calls after warm-up
 //     (CUDA events); the backward alone too; max |dq|, |dk|, |dv| differences between the two
 //     relative to RMS of kcv's, reported only.
@@ -20,20 +22,24 @@
 namespace kcv::glr::dev {
 namespace {
 
-constexpr Member kMember = Member::kSimpleGla;
+const char* label_of(Member m) { return name(m).data(); }
 
-/// One backward problem on the device: inputs, dO, dht, gradients, workspace, parameters.
+/// One backward problem on the device: inputs, dO, dht, gradients, workspace, parameters. The
+/// host tensors' g (β) must be empty for a member without a gate (without the delta rule).
 struct BackwardCase {
+  Member member;
   HostTensors t;
-  DeviceBuffer q, k, v, g, h0, cu, d_o, dht, dq, dk, dv, dg, dh0, ws;
+  DeviceBuffer q, k, v, g, beta, h0, cu, d_o, dht, dq, dk, dv, dg, dbeta, dh0, ws;
   MmaBackwardParams params;
 
-  BackwardCase(HostTensors host, const HostCotangents& hc, float scale, StateLayout layout)
-      : t(std::move(host)) {
+  BackwardCase(Member m, HostTensors host, const HostCotangents& hc, float scale,
+               StateLayout layout)
+      : member(m), t(std::move(host)) {
     q = DeviceBuffer::of(t.q);
     k = DeviceBuffer::of(t.k);
     v = DeviceBuffer::of(t.v);
     g = DeviceBuffer::of(t.g);
+    beta = DeviceBuffer::of(t.beta);
     h0 = DeviceBuffer::of(t.h0);
     cu = DeviceBuffer::of(t.cu_seqlens);
     d_o = DeviceBuffer::of(hc.d_o);
@@ -42,9 +48,10 @@ struct BackwardCase {
     dk = DeviceBuffer(t.k.size() * sizeof(bf16));
     dv = DeviceBuffer(t.v.size() * sizeof(bf16));
     dg = DeviceBuffer(t.g.size() * sizeof(float));
+    dbeta = DeviceBuffer(t.beta.size() * sizeof(bf16));
     const std::int64_t seqs = t.dims.num_seqs > 0 ? t.dims.num_seqs : t.dims.batch;
     dh0 = DeviceBuffer(static_cast<std::size_t>(seqs * t.dims.v_heads * kMmaDim * kMmaDim) * 4);
-    Expected<std::size_t> bytes = mma_backward_workspace_bytes(kMember, t.dims);
+    Expected<std::size_t> bytes = mma_backward_workspace_bytes(member, t.dims);
     check_status(bytes ? Status{} : Status{bytes.error()}, "backward workspace");
     ws = DeviceBuffer(*bytes);
     MmaBackwardTensors bt;
@@ -52,6 +59,7 @@ struct BackwardCase {
     bt.fwd.k = k.ptr;
     bt.fwd.v = v.ptr;
     bt.fwd.g = g.as<float>();
+    bt.fwd.beta = beta.ptr;
     bt.fwd.h0 = h0.as<float>();
     bt.fwd.cu_seqlens = cu.as<std::int64_t>();
     bt.d_o = d_o.ptr;
@@ -60,20 +68,21 @@ struct BackwardCase {
     bt.dk = dk.ptr;
     bt.dv = dv.ptr;
     bt.dg = dg.as<float>();
+    bt.dbeta = dbeta.ptr;
     bt.dh0 = dh0.as<float>();
     Expected<MmaBackwardParams> p =
-        mma_backward_params(kMember, t.dims, scale, layout, bt, ws.ptr, ws.bytes);
+        mma_backward_params(member, t.dims, scale, layout, bt, ws.ptr, ws.bytes);
     check_status(p ? Status{} : Status{p.error()}, "backward params");
     params = *p;
   }
 
   void poison() {
-    for (DeviceBuffer* b : {&dq, &dk, &dv, &dg, &dh0, &ws})
-      CHECK_CUDA(cudaMemset(b->ptr, 0xff, b->bytes));
+    for (DeviceBuffer* b : {&dq, &dk, &dv, &dg, &dbeta, &dh0, &ws})
+      if (b->bytes > 0) CHECK_CUDA(cudaMemset(b->ptr, 0xff, b->bytes));
   }
 
   void run(int tile) {
-    check_status(mma_backward(kMember, params, tile, nullptr), "mma_backward");
+    check_status(mma_backward(member, params, tile, nullptr), "mma_backward");
     CHECK_CUDA(cudaGetLastError());
   }
 
@@ -82,12 +91,14 @@ struct BackwardCase {
     HostGradients h;
     const auto get = [](auto& dst, const DeviceBuffer& src) {
       dst.resize(src.bytes / sizeof(dst[0]));
-      CHECK_CUDA(cudaMemcpy(dst.data(), src.ptr, src.bytes, cudaMemcpyDeviceToHost));
+      if (src.bytes > 0)
+        CHECK_CUDA(cudaMemcpy(dst.data(), src.ptr, src.bytes, cudaMemcpyDeviceToHost));
     };
     get(h.dq, dq);
     get(h.dk, dk);
     get(h.dv, dv);
     get(h.dg, dg);
+    get(h.dbeta, dbeta);
     get(h.dh0, dh0);
     return h;
   }
@@ -95,12 +106,12 @@ struct BackwardCase {
 
 bool same_gradients(const HostGradients& a, const HostGradients& b) {
   return same_bits(a.dq, b.dq) && same_bits(a.dk, b.dk) && same_bits(a.dv, b.dv) &&
-         same_bits(a.dg, b.dg) && same_bits(a.dh0, b.dh0);
+         same_bits(a.dg, b.dg) && same_bits(a.dbeta, b.dbeta) && same_bits(a.dh0, b.dh0);
 }
 
-Row backward_accuracy_case(const std::string& label, std::vector<std::int64_t> lengths,
-                           std::int64_t h, std::int64_t hv, std::uint64_t seed,
-                           int determinism_runs) {
+Row backward_accuracy_case(Member member, const std::string& label,
+                           std::vector<std::int64_t> lengths, std::int64_t h, std::int64_t hv,
+                           std::uint64_t seed, int determinism_runs) {
   testing::ProblemSpec spec;
   spec.lengths = std::move(lengths);
   spec.qk_heads = h;
@@ -108,10 +119,11 @@ Row backward_accuracy_case(const std::string& label, std::vector<std::int64_t> l
   spec.key_dim = kMmaDim;
   spec.value_dim = kMmaDim;
   spec.seed = seed;
-  const testing::Case c = testing::make_case(kMember, spec);
+  const testing::Case c = testing::make_case(member, spec);
   const Problem p = testing::kernel_inputs(c.problem);
   const Cotangents cot = kernel_cotangents(c.cot);
-  BackwardCase bc(host_tensors(p), host_cotangents(cot), static_cast<float>(p.scale), p.layout);
+  BackwardCase bc(member, host_tensors(p), host_cotangents(cot), static_cast<float>(p.scale),
+                  p.layout);
   bc.poison();
   bc.run(32);
   const HostGradients narrow = bc.fetch();
@@ -119,7 +131,7 @@ Row backward_accuracy_case(const std::string& label, std::vector<std::int64_t> l
   bc.run(64);
   const HostGradients wide = bc.fetch();
   Expected<BackwardExpectation> ex =
-      h == hv ? expect_backward_by_head(kMember, p, cot) : expect_backward(kMember, p, cot);
+      h == hv ? expect_backward_by_head(member, p, cot) : expect_backward(member, p, cot);
   check_status(ex ? Status{} : Status{ex.error()}, "backward reference");
   const BackwardJudgement j = judge_backward(narrow, *ex);
   const bool tiles_agree = same_gradients(narrow, wide);
@@ -150,46 +162,62 @@ std::vector<bf16> random_bf16(std::size_t n, std::uint64_t seed) {
 }  // namespace
 
 std::vector<Row> backward_accuracy_rows(bool small) {
+  constexpr Member kSsd = Member::kSimpleGla, kDelta = Member::kDeltaNet;
+  constexpr Member kGdn = Member::kGatedDeltaNet;
   std::vector<Row> rows;
   if (small) {
-    rows.push_back(backward_accuracy_case("ssd B1 T64 H4", {64}, 4, 4, 21, 1));
-    rows.push_back(backward_accuracy_case("ssd varlen 100+1+64 H2/HV4", {100, 1, 64}, 2, 4, 25, 1));
+    rows.push_back(backward_accuracy_case(kSsd, "ssd B1 T64 H4", {64}, 4, 4, 21, 1));
+    rows.push_back(
+        backward_accuracy_case(kSsd, "ssd varlen 100+1+64 H2/HV4", {100, 1, 64}, 2, 4, 25, 1));
+    rows.push_back(backward_accuracy_case(kDelta, "deltanet B1 T64 H4", {64}, 4, 4, 31, 1));
+    rows.push_back(backward_accuracy_case(kDelta, "deltanet varlen 100+1+64 H2/HV4", {100, 1, 64},
+                                          2, 4, 35, 1));
+    rows.push_back(backward_accuracy_case(kGdn, "gdn B1 T64 H4", {64}, 4, 4, 41, 1));
     return rows;
   }
-  rows.push_back(backward_accuracy_case("ssd B1 T64 H4", {64}, 4, 4, 21, 1));
-  rows.push_back(backward_accuracy_case("ssd B1 T1000 H4", {1000}, 4, 4, 22, 1));
-  rows.push_back(backward_accuracy_case("ssd B1 T8192 H4", {8192}, 4, 4, 23, 5));
-  rows.push_back(backward_accuracy_case("ssd varlen 700+1+64+300+65 H2/HV4",
+  rows.push_back(backward_accuracy_case(kSsd, "ssd B1 T64 H4", {64}, 4, 4, 21, 1));
+  rows.push_back(backward_accuracy_case(kSsd, "ssd B1 T1000 H4", {1000}, 4, 4, 22, 1));
+  rows.push_back(backward_accuracy_case(kSsd, "ssd B1 T8192 H4", {8192}, 4, 4, 23, 5));
+  rows.push_back(backward_accuracy_case(kSsd, "ssd varlen 700+1+64+300+65 H2/HV4",
                                         {700, 1, 64, 300, 65}, 2, 4, 24, 1));
+  rows.push_back(backward_accuracy_case(kDelta, "deltanet B1 T64 H4", {64}, 4, 4, 31, 1));
+  rows.push_back(backward_accuracy_case(kDelta, "deltanet B1 T1000 H4", {1000}, 4, 4, 32, 1));
+  rows.push_back(backward_accuracy_case(kDelta, "deltanet varlen 300+1+64+65 H2/HV4",
+                                        {300, 1, 64, 65}, 2, 4, 34, 3));
+  rows.push_back(backward_accuracy_case(kGdn, "gdn B1 T64 H4", {64}, 4, 4, 41, 1));
+  rows.push_back(backward_accuracy_case(kGdn, "gdn B1 T1000 H4", {1000}, 4, 4, 42, 1));
+  rows.push_back(
+      backward_accuracy_case(kGdn, "gdn varlen 300+1+64+65 H2/HV4", {300, 1, 64, 65}, 2, 4, 44, 3));
   return rows;
 }
 
-BackwardTiming time_backward(std::int64_t b, std::int64_t t, std::int64_t h, int warmup,
-                             int reps) {
+BackwardTiming time_backward(Member member, std::int64_t b, std::int64_t t, std::int64_t h,
+                             int warmup, int reps) {
   BackwardTiming tm;
   char shape[64];  // (snprintf: GCC 12's -Wrestrict misfires on "B" + std::to_string(b) + ...)
-  std::snprintf(shape, sizeof shape, "B%lld T%lld H%lld D128", static_cast<long long>(b),
-                static_cast<long long>(t), static_cast<long long>(h));
+  std::snprintf(shape, sizeof shape, "%s B%lld T%lld H%lld D128", label_of(member),
+                static_cast<long long>(b), static_cast<long long>(t), static_cast<long long>(h));
   tm.shape = shape;
   const float scale = 1.0f / std::sqrt(static_cast<float>(kMmaDim));
   HostTensors x = random_inputs(b, t, h, 77 + b);
-  x.beta.clear();
+  if (traits(member).gate == GateKind::kNone) x.g.clear();
+  if (!traits(member).delta_rule) x.beta.clear();
   HostCotangents hc{random_bf16(x.v.size(), 91 + b), {}};
-  BackwardCase bc(x, hc, scale, StateLayout::kKV);
+  BackwardCase bc(member, x, hc, scale, StateLayout::kKV);
   // The forward on the same inputs (its own workspace, o and final state).
   DeviceBuffer o(x.v.size() * sizeof(bf16)), ht(bc.dh0.bytes);
-  Expected<std::size_t> fbytes = mma_forward_workspace_bytes(kMember, x.dims);
+  Expected<std::size_t> fbytes = mma_forward_workspace_bytes(member, x.dims);
   check_status(fbytes ? Status{} : Status{fbytes.error()}, "forward workspace");
   DeviceBuffer fws(*fbytes);
-  const MmaForwardTensors ft{bc.q.ptr,       bc.k.ptr, bc.v.ptr, bc.g.as<float>(), nullptr,
+  const MmaForwardTensors ft{bc.q.ptr,          bc.k.ptr, bc.v.ptr, bc.g.as<float>(), bc.beta.ptr,
                              bc.h0.as<float>(), nullptr,  o.ptr,    ht.as<float>()};
   Expected<MmaForwardParams> fp =
-      mma_forward_params(kMember, x.dims, scale, StateLayout::kKV, ft, fws.ptr, fws.bytes);
+      mma_forward_params(member, x.dims, scale, StateLayout::kKV, ft, fws.ptr, fws.bytes);
   check_status(fp ? Status{} : Status{fp.error()}, "forward params");
   tm.tile = default_value_tile(*fp, multiprocessors());
   const int other = tm.tile == 32 ? 64 : 32;
   const auto fwd_bwd = [&](int tile) {
-    check_status(mma_forward(kMember, *fp, tile, nullptr), "mma_forward");
+    check_status(mma_forward(member, *fp, tile, nullptr), "mma_forward");
     bc.run(tile);
   };
   tm.mma = median_ms([&] { fwd_bwd(tm.tile); }, warmup, reps);
@@ -201,19 +229,19 @@ BackwardTiming time_backward(std::int64_t b, std::int64_t t, std::int64_t h, int
 
   // kcv's CUDA-core forward and backward on the same device buffers.
   gpu::Config cfg;
-  cfg.member = kMember;
+  cfg.member = member;
   cfg.scale = scale;
-  const gpu::Inputs in{bc.q.ptr, bc.k.ptr, bc.v.ptr, bc.g.ptr, nullptr, bc.h0.as<float>(),
-                       nullptr,  nullptr};
-  DeviceBuffer o_ref(o.bytes), h_ref(ht.bytes), dq(bc.dq.bytes), dk(bc.dk.bytes),
-      dv(bc.dv.bytes), dg(bc.dg.bytes), dh0(bc.dh0.bytes);
+  const gpu::Inputs in{bc.q.ptr,    bc.k.ptr,          bc.v.ptr, bc.g.ptr,
+                       bc.beta.ptr, bc.h0.as<float>(), nullptr,  nullptr};
+  DeviceBuffer o_ref(o.bytes), h_ref(ht.bytes), dq(bc.dq.bytes), dk(bc.dk.bytes), dv(bc.dv.bytes),
+      dg(bc.dg.bytes), dbeta(bc.dbeta.bytes), dh0(bc.dh0.bytes);
   Expected<std::size_t> kf = gpu::forward_workspace_bytes(x.dims, cfg);
   Expected<std::size_t> kb = gpu::backward_workspace_bytes(x.dims, cfg);
   check_status(kf && kb ? Status{} : Status{kf ? kb.error() : kf.error()}, "kcv workspace");
   DeviceBuffer kws(std::max(*kf, *kb));
   const gpu::ForwardOutputs out{o_ref.ptr, h_ref.as<float>()};
   const gpu::Cotangents cot{bc.d_o.ptr, nullptr};
-  const gpu::Gradients grads{dq.ptr, dk.ptr, dv.ptr, dg.ptr, nullptr, dh0.as<float>()};
+  const gpu::Gradients grads{dq.ptr, dk.ptr, dv.ptr, dg.ptr, dbeta.ptr, dh0.as<float>()};
   tm.kcv = median_ms(
       [&] {
         check_status(gpu::forward(x.dims, cfg, in, out, kws.ptr, kws.bytes, nullptr), "kcv fwd");

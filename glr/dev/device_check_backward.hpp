@@ -11,8 +11,10 @@
 
 namespace kcv::glr::dev {
 
-/// SSD against the fp64 chunked reference's backward under the bf16-grade gradient bound:
-/// T ∈ {64, 1000, 8192} (B1, H4) and varlen GVA; `small`: T = 64 and a small varlen GVA case.
+/// SSD, DeltaNet and GDN against the fp64 chunked reference's backward under the bf16-grade
+/// gradient bound: SSD at T ∈ {64, 1000, 8192} (B1, H4) and varlen GVA, DeltaNet and GDN at
+/// T ∈ {64, 1000} and a shorter varlen GVA case; `small`: T = 64 of each and small varlen GVA
+/// cases of SSD and DeltaNet.
 std::vector<Row> backward_accuracy_rows(bool small);
 
 struct BackwardTiming {
@@ -22,8 +24,9 @@ struct BackwardTiming {
   double diff_dq = 0, diff_dk = 0, diff_dv = 0;         ///< max |Δ| / RMS(kcv's), reported only
 };
 
-/// SSD forward + backward at B·T·H (D = 128): tensor cores against kcv's CUDA cores.
-BackwardTiming time_backward(std::int64_t b, std::int64_t t, std::int64_t h, int warmup,
-                             int reps);
+/// Forward + backward of `member` (SSD, DeltaNet or GDN) at B·T·H (D = 128): tensor cores against
+/// kcv's CUDA cores.
+BackwardTiming time_backward(Member member, std::int64_t b, std::int64_t t, std::int64_t h,
+                             int warmup, int reps);
 
 }  // namespace kcv::glr::dev

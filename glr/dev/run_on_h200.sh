@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # File: glr/dev/run_on_h200.sh
 # The tensor-core GLR forward and backward (glr/dev/chunked_mma_{forward,backward}.cuh) on the
-# H200, in about 4 minutes, from the repository root, everything written under $OUT (default
+# H200, in about 4½ minutes, from the repository root, everything written under $OUT (default
 # ./glr_dev_out):
 #   1. builds glr_dev_check for sm_90a (cmake -S glr: needs only CMake, Ninja, a C++20 host
 #      compiler and nvcc) and, beside it, the dev kernels alone with -Xptxas -v
@@ -10,12 +10,13 @@
 #   2. glr_dev_check: GDN's forward and SSD's backward (dq, dk, dv, dg, dh0) against the fp64
 #      chunked reference under the bf16-grade bounds at T ∈ {64, 1000, 8192} (B1, H4,
 #      K = V = 128) and one varlen GVA case, value tiles 32 and 64 bitwise equal, 5-run bitwise
-#      determinism, then the forward's time (GDN) and forward + backward time (SSD) at
-#      B1·T8192·H32 and B4·T4096·H16 against kcv's CUDA-core kernels in the same process
-#      (check.log, results.tsv);
+#      determinism; DeltaNet's and GDN's backward (dβ too) at T ∈ {64, 1000} and a varlen GVA
+#      case with 3-run determinism; then the forward's time (GDN) and forward + backward time
+#      (SSD at B1·T8192·H32 and B4·T4096·H16, DeltaNet and GDN at the first) against kcv's
+#      CUDA-core kernels in the same process (check.log, results.tsv);
 #   3. fla's chunk_gated_delta_rule forward at the same shapes when fla imports (from PYTHONPATH,
 #      or installed from the wheels in .whl/ into /tmp/site), within what is left of BUDGET_S
-#      (default 230 s) (fla.log);
+#      (default 260 s) (fla.log);
 #   4. prints the tables last.
 # The files under $OUT: env.txt, build.log, ptxas_dev.txt, sass_counts.txt, check.log,
 # results.tsv, fla.log, and sanitize.log with GLR_SANITIZE=1.
@@ -27,7 +28,7 @@ set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 out=${OUT:-$root/glr_dev_out}
 build=${GLR_DEV_BUILD:-$root/build/glr-dev-h200}
-budget_s=${BUDGET_S:-230}
+budget_s=${BUDGET_S:-260}
 mkdir -p "$out"
 cd "$root"
 t0=$(date +%s)
@@ -74,7 +75,7 @@ grep -E "Compiling entry|registers|spill|smem" "$out/ptxas_dev.txt" \
   > /tmp/glr_dev_resources.txt
 
 # 2. the checks and the timings
-timeout 170 "$build/dev/glr_dev_check" --out "$out" 2>&1 | tee "$out/check.log"
+timeout 200 "$build/dev/glr_dev_check" --out "$out" 2>&1 | tee "$out/check.log"
 check_status=${PIPESTATUS[0]}
 echo "[$(elapsed) s] glr_dev_check: exit $check_status (124: out of time)"
 if [[ "${GLR_SANITIZE:-0}" == 1 ]]; then
@@ -106,11 +107,12 @@ fi
 echo
 echo "== resources (ptxas, sm_90a; per kernel: registers, spills, stack; smem is dynamic:"
 echo "   prepare 109.5 KB, state_output 151 KB (tile 32) / 175 KB (tile 64),"
-echo "   dh_scan 49.5 KB (tile 32) / 61.5 KB (tile 64), grads 156.25 KB)"
+echo "   dh_scan 50 / 62 KB (tile 32 / 64; delta rule 151 / 175 KB), grads 156.25 KB,"
+echo "   wy_grads 174.75 KB)"
 paste -d' ' - - - < <(grep -E "Compiling entry|Used|spill" /tmp/glr_dev_resources.txt \
   | sed -E "s/Compiling entry function '//; s/' for 'sm_90a'//") | cut -c1-180
 if [[ -s $out/sass_counts.txt ]]; then
-  echo "== SASS instruction counts (GDN forward and SSD backward kernels; HMMA = tensor core,"
+  echo "== SASS instruction counts (GDN forward, SSD and GDN backward kernels; HMMA = tensor core,"
   echo "   LDSM = ldmatrix, LDGSTS = cp.async, LDL/STL = local memory)"
   grep -E "GateKind\)1, true|(dh_scan|grad)_kernel<\(kcv::glr::GateKind\)1" \
     "$out/sass_counts.txt" | sed -E 's/kcv::glr::dev:://g' | cut -c1-120

@@ -1,7 +1,8 @@
 // File: glr/reference/rounding_sigma_backward.cpp
 // declared_backward_sigma and backward_bounds (include/kcv/glr/error_model.hpp): the declared-
-// rounding term of dq, dk, dv, dg and dh0 for members without the delta rule (LA, SSD; GLA's
-// per-channel gate and the delta rule are not derived). Per (sequence, value head): the forward
+// rounding term of dq, dk, dv, dg, dβ and dh0 for LA, SSD, DeltaNet and GDN (the per-channel
+// gates of GLA and KDA are not derived). The delta rule's chunk is delta_chunk_variance below
+// (precision-contract.md §6, "The delta rule"). Per (sequence, value head): the forward
 // records with each chunk's state variance (rounding_variance.hpp), the reverse scan with the
 // variance of the carried state gradient, then per chunk the first-order variance of each
 // gradient under the contract's backward roundings. The derivation is
@@ -53,7 +54,7 @@ double dot_sq(const Matrix& w, const Matrix& x) {  // Σ w ⊙ x
 
 // The variances of one (sequence, value head), added into the whole problem's variance vectors.
 struct Variances {
-  std::vector<double> dq, dk, dv, dg, dh0;
+  std::vector<double> dq, dk, dv, dg, dbeta, dh0;
 };
 
 struct Roundings {
@@ -123,12 +124,195 @@ std::vector<double> dg_variance(const detail::ChunkRecord& rec, const Matrix& d_
   return out;
 }
 
+// The delta rule's backward roundings (§6, "The delta rule"). dΔ, H and Δ are each rounded once
+// and read by several products, so the contract must read each in one format.
+struct DeltaRoundings {
+  Rounding w, dd, h, delta, dw, x, vt, t, dt, m;
+};
+
+Status check_delta_contract(const PrecisionContract& c, DeltaRoundings& r) {
+  const Rounding dd = c[P::kScanW].b;
+  if (c[P::kGradW].a != dd || c[P::kWyGradT].a != dd || c[P::kWyGradX].b != dd)
+    return detail::invalid_argument(
+        "contract: dΔ must be read in one format by scan_w, grad_w, wy_grad_t and wy_grad_x");
+  if (c[P::kGradW].b != c[P::kGradQuery].b)
+    return detail::invalid_argument(
+        "contract: H must be read in one format by grad_query and grad_w");
+  if (c[P::kGradA].b != c[P::kGradKey].a)
+    return detail::invalid_argument(
+        "contract: Δ must be read in one format by grad_a and grad_key");
+  r = {c[P::kScanW].a,    dd,
+       c[P::kGradW].b,    c[P::kGradA].b,
+       c[P::kWyGradT].a,  c[P::kWyGradT].b,
+       c[P::kWyGradT].b,  c[P::kWyGradX].a,
+       c[P::kSolveVjp].b, c[P::kGramVjp].a};
+  return {};
+}
+
+Matrix scaled(Matrix m, double f) {
+  for (std::int64_t i = 0; i < m.rows(); ++i)
+    for (std::int64_t j = 0; j < m.cols(); ++j) m(i, j) *= f;
+  return m;
+}
+
+// One chunk of a delta-rule member without a gate or with a scalar gate: the variances of dq, dk
+// (this value head's part), dv, dβ, dg (scalar gate) and of the state gradient handed to the
+// previous chunk. v_h: the entering state's forward variance; ds_var: the carried variance of
+// dS = rec.d_end; s_end, v_s: the leaving state and its forward variance.
+struct DeltaChunkVariance {
+  Matrix dq, dk, dv;
+  std::vector<double> dbeta, dg;
+  Matrix ds_entry;
+};
+
+DeltaChunkVariance delta_chunk_variance(const detail::ChunkRecord& rec, const Matrix& d_o,
+                                        const Matrix& v_h, const Matrix& ds_var,
+                                        const Matrix& s_end, const Matrix& v_s, bool gated,
+                                        const PrecisionContract& c, const Roundings& rd,
+                                        const DeltaRoundings& dr, double scale) {
+  using detail::matmul;
+  using detail::matmul_nt;
+  using detail::matmul_tn;
+  using detail::rounding_var;
+  using detail::squared;
+  const detail::ChunkInputs& in = rec.in;
+  const detail::ChunkFactors& f = rec.f;
+  const std::int64_t rows = in.k.rows(), kd = in.k.cols();
+  const double sc2 = scale * scale;
+  const Matrix dos = squared(d_o);
+  // The forward's values and their variances (rounding_variance.hpp).
+  const detail::DeltaRuleForwardVariance fv = detail::delta_rule_forward_variance(in, f, rec.h, c);
+  const Matrix h_all = plus(rounding_var(rec.h, dr.h, &v_h), v_h);
+  const Matrix v_delta = plus(
+      fv.delta_local, matmul(squared(f.w), plus(v_h, rounding_var(rec.h, c[P::kStateW].b, &v_h))));
+  const Matrix delta_all = plus(rounding_var(rec.delta, dr.delta, &v_delta), v_delta);
+  const Matrix t_all = plus(rounding_var(f.t, dr.t, &fv.t), fv.t);
+  const Matrix w_all = plus(rounding_var(f.w, dr.w, &fv.w), fv.w);
+  const Matrix t2 = squared(f.t), k2 = squared(in.k);
+  // B1 + B2: dΔ = scale·A^qkᵀ dO + K̄ dS; its error apart from the carried dS error (which goes
+  // through N below together with its direct path).
+  const Matrix r_ds = rounding_var(rec.d_end, rd.ds, &ds_var);
+  const Matrix a_var = detail::decayed_gram_rounding_var(
+      in.q, in.k, in.gate, detail::Triangle::kInclusive, c[P::kGramQK]);
+  Matrix dd_local =
+      scaled(matmul_tn(plus(rounding_var(f.a_qk, rd.abar_dv, &a_var), a_var), dos), sc2);
+  detail::axpy(1.0, matmul(rounding_var(f.k_bar, rd.kbar), squared(rec.d_end)), dd_local);
+  const Matrix v_dd = plus(dd_local, matmul(squared(f.k_bar), plus(r_ds, ds_var)));
+  const Matrix r_dd = rounding_var(rec.d_delta, dr.dd, &v_dd);
+  const Matrix dd_all = plus(r_dd, v_dd);
+  const Matrix dd2 = squared(rec.d_delta);
+  DeltaChunkVariance out;
+  // dS_entry = N dS + scale·Q̄ᵀ dO − Wᵀ(dΔ_local + ε), N = Diag(e_last) − Wᵀ K̄.
+  const Matrix wk = matmul_tn(f.w, f.k_bar);
+  Matrix n = scaled(wk, -1.0);
+  for (std::int64_t d = 0; d < kd; ++d) n(d, d) += f.e_last[static_cast<std::size_t>(d)];
+  out.ds_entry = matmul(squared(n), ds_var);
+  detail::axpy(1.0, matmul(squared(wk), r_ds), out.ds_entry);
+  detail::axpy(1.0, matmul_tn(squared(f.w), plus(dd_local, r_dd)), out.ds_entry);
+  detail::axpy(1.0, matmul_tn(w_all, dd2), out.ds_entry);
+  detail::axpy(sc2, matmul_tn(rounding_var(f.q_bar, rd.qbar), dos), out.ds_entry);
+  // B3: dP = scale·Γ ⊙ Tril_incl(dO Δᵀ) with Δ rounded and in error; dq, dk's output part.
+  Matrix dp = detail::lower_inclusive(matmul_nt(d_o, rec.delta));
+  Matrix v_dp = detail::lower_inclusive(matmul_nt(dos, delta_all));
+  for (std::int64_t i = 0; i < rows; ++i)
+    for (std::int64_t j = 0; j <= i; ++j) {
+      const double gm = scale * in.gate.between(i, j, 0);
+      dp(i, j) *= gm;
+      v_dp(i, j) *= gm * gm;
+    }
+  const Matrix dp_all = plus(rounding_var(dp, rd.dp, &v_dp), v_dp);
+  out.dq = matmul_nt(dos, h_all);
+  for (std::int64_t i = 0; i < rows; ++i) {
+    const double e = in.gate.from_start(i, 0);
+    for (std::int64_t d = 0; d < kd; ++d) out.dq(i, d) *= sc2 * e * e;
+  }
+  detail::axpy(1.0, matmul(dp_all, k2), out.dq);
+  const Matrix ds_all = plus(r_ds, ds_var);
+  out.dk = plus(matmul_nt(squared(rec.delta), ds_all), matmul_nt(delta_all, squared(rec.d_end)));
+  for (std::int64_t i = 0; i < rows; ++i) {
+    const double r = in.gate.to_end(i, 0);
+    for (std::int64_t d = 0; d < kd; ++d) out.dk(i, d) *= r * r;
+  }
+  detail::axpy(1.0, matmul_tn(dp_all, squared(in.q)), out.dk);
+  // B4: dW = −dΔ Hᵀ, dṼ = Tᵀ dΔ, dX = Tᵀ dW.
+  const Matrix dw = scaled(matmul_nt(rec.d_delta, rec.h), -1.0);
+  const Matrix v_dw_h = matmul_nt(dd2, h_all);  // H's rounding and error through dW
+  const Matrix v_dw = plus(matmul_nt(dd_all, squared(rec.h)), v_dw_h);
+  const Matrix r_dw = rounding_var(dw, dr.dw, &v_dw);
+  const Matrix dw_all = plus(r_dw, v_dw);
+  const Matrix v_dvt = plus(matmul_tn(t_all, dd2), matmul_tn(t2, dd_all));
+  const Matrix v_dx = plus(matmul_tn(t_all, squared(dw)), matmul_tn(t2, dw_all));
+  std::vector<double> beta2, be2;  // β², (β e)²
+  for (std::int64_t i = 0; i < rows; ++i) {
+    const double b = in.beta[static_cast<std::size_t>(i)], e = in.gate.from_start(i, 0);
+    beta2.push_back(b * b);
+    be2.push_back(b * b * e * e);
+  }
+  out.dv = detail::scale_rows(v_dvt, beta2);
+  detail::axpy(1.0, detail::scale_rows(v_dx, be2), out.dk);
+  // dT = StrictLower(dW Xᵀ + dΔ Ṽᵀ): dΔ's error through both uses at once, δdΔ (Ṽ − X H)ᵀ.
+  Matrix z = f.v_tilde;
+  detail::axpy(-1.0, matmul(f.x, rec.h), z);
+  Matrix v_dt = matmul_nt(dd_all, squared(z));
+  detail::axpy(1.0, matmul_nt(plus(v_dw_h, r_dw), squared(f.x)), v_dt);
+  detail::axpy(1.0, matmul_nt(squared(dw), rounding_var(f.x, dr.x)), v_dt);
+  detail::axpy(1.0, matmul_nt(dd2, rounding_var(f.v_tilde, dr.vt)), v_dt);
+  v_dt = detail::strict_lower(std::move(v_dt));
+  Matrix dt = matmul_nt(dw, f.x);
+  detail::axpy(1.0, matmul_nt(rec.d_delta, f.v_tilde), dt);
+  dt = detail::strict_lower(std::move(dt));
+  const Matrix dt_all = plus(rounding_var(dt, dr.dt, &v_dt), v_dt);
+  // dL = −StrictLower(Y Tᵀ), Y = Tᵀ dT (Y rounded as the second product's operand).
+  const Matrix y = matmul_tn(f.t, dt);
+  const Matrix v_y = plus(matmul_tn(t_all, squared(dt)), matmul_tn(t2, dt_all));
+  const Matrix y_all = plus(rounding_var(y, dr.dt, &v_y), v_y);
+  const Matrix v_dl =
+      detail::strict_lower(plus(matmul_nt(y_all, t2), matmul_nt(squared(y), t_all)));
+  const Matrix dl = detail::strict_lower(scaled(matmul_nt(y, f.t), -1.0));
+  // M = β ⊙ dL ⊙ Γ (the Gram VJP's dP): dk += M K + Mᵀ K.
+  Matrix m = detail::scale_rows(dl, in.beta), v_m = detail::scale_rows(v_dl, beta2);
+  for (std::int64_t i = 0; i < rows; ++i)
+    for (std::int64_t j = 0; j < i; ++j) {
+      const double gm = in.gate.between(i, j, 0);
+      m(i, j) *= gm;
+      v_m(i, j) *= gm * gm;
+    }
+  const Matrix m_all = plus(rounding_var(m, dr.m, &v_m), v_m);
+  detail::axpy(1.0, plus(matmul(m_all, k2), matmul_tn(m_all, k2)), out.dk);
+  // dβ = Σ_e v·dṼ + Σ_d e k·dX + Σ_j dL ⊙ P(K, K) (P decayed): fp32 sums of unrounded values.
+  out.dbeta.assign(static_cast<std::size_t>(rows), 0.0);
+  for (std::int64_t i = 0; i < rows; ++i) {
+    const double e = in.gate.from_start(i, 0);
+    double var = 0.0;
+    for (std::int64_t x = 0; x < in.v.cols(); ++x) var += in.v(i, x) * in.v(i, x) * v_dvt(i, x);
+    for (std::int64_t d = 0; d < kd; ++d) var += e * e * k2(i, d) * v_dx(i, d);
+    for (std::int64_t j = 0; j < i; ++j) var += f.gram_kk(i, j) * f.gram_kk(i, j) * v_dl(i, j);
+    out.dbeta[static_cast<std::size_t>(i)] = var;
+  }
+  if (!gated) return out;
+  // dg_t = Σ_{s ≥ t} (q_s·dq_s − v_s·dv_s) + ⟨S, dS⟩ (§2.3 with the delta rule): the row
+  // products' errors taken as independent (not through combined coefficients as for ssd), and
+  // the boundary's two rounded, erring factors.
+  const Matrix v_s_all = plus(rounding_var(s_end, rd.h, &v_s), v_s);
+  const double boundary = dot_sq(squared(rec.d_end), v_s_all) + dot_sq(squared(s_end), ds_all);
+  out.dg.assign(static_cast<std::size_t>(rows), 0.0);
+  double running = 0.0;
+  for (std::int64_t i = rows - 1; i >= 0; --i) {
+    for (std::int64_t d = 0; d < kd; ++d) running += in.q(i, d) * in.q(i, d) * out.dq(i, d);
+    for (std::int64_t x = 0; x < in.v.cols(); ++x)
+      running += in.v(i, x) * in.v(i, x) * out.dv(i, x);
+    out.dg[static_cast<std::size_t>(i)] = running + boundary;
+  }
+  return out;
+}
+
 // One (sequence, value head): forward variances, reverse scan, per-chunk gradient variances.
 Status head_variance(Member m, const Problem& p, const Cotangents& cot, std::int64_t n,
                      std::int64_t hv, const PrecisionContract& c, const Roundings& rd,
-                     ChunkOptions opt, Variances& out) {
+                     const DeltaRoundings& dr, ChunkOptions opt, Variances& out) {
   const Shape& s = p.shape;
   const bool gated = traits(m).gate == GateKind::kScalar;
+  const bool delta = traits(m).delta_rule;
   Matrix final_state;
   std::vector<detail::ChunkRecord> recs =
       detail::forward_records(m, p, n, hv, opt.chunk_size, &final_state);
@@ -137,12 +321,12 @@ Status head_variance(Member m, const Problem& p, const Cotangents& cot, std::int
   for (std::size_t j = 0; j < recs.size(); ++j) {
     const Matrix& next = j + 1 < recs.size() ? recs[j + 1].h : final_state;
     detail::ChunkVariance v = detail::chunk_rounding_variance(
-        recs[j].in, recs[j].f, recs[j].h, hv_run, recs[j].delta, next, p.scale, false, c);
+        recs[j].in, recs[j].f, recs[j].h, hv_run, recs[j].delta, next, p.scale, delta, c);
     h_var.push_back(hv_run);
     hv_run = std::move(v.next_state);
     s_var.push_back(hv_run);
   }
-  detail::reverse_scan(p, cot, n, hv, false, recs);
+  detail::reverse_scan(p, cot, n, hv, delta, recs);
   Matrix ds_var(s.key_dim, s.value_dim);  // dht is an fp32 input: exact
   const double sc2 = p.scale * p.scale;
   const std::int64_t group = s.v_heads / s.qk_heads;
@@ -152,6 +336,27 @@ Status head_variance(Member m, const Problem& p, const Cotangents& cot, std::int
     const Matrix d_o = detail::gather_rows(cot.d_o, s, hv, rec.range);
     if (Status st = check_exact_inputs(in, d_o, c); !st) return st;
     const std::int64_t rows = in.k.rows();
+    if (delta) {
+      const Matrix& s_end = jj + 1 < recs.size() ? recs[jj + 1].h : final_state;
+      DeltaChunkVariance dv = delta_chunk_variance(rec, d_o, h_var[jj], ds_var, s_end, s_var[jj],
+                                                   gated, c, rd, dr, p.scale);
+      for (std::int64_t i = 0; i < rows; ++i) {
+        const std::int64_t t = rec.range.begin + i;
+        for (std::int64_t d = 0; d < s.key_dim; ++d) {
+          const auto at = static_cast<std::size_t>((t * s.qk_heads + hv / group) * s.key_dim + d);
+          out.dq[at] += dv.dq(i, d);
+          out.dk[at] += dv.dk(i, d);
+        }
+        for (std::int64_t x = 0; x < s.value_dim; ++x)
+          out.dv[static_cast<std::size_t>((t * s.v_heads + hv) * s.value_dim + x)] = dv.dv(i, x);
+        out.dbeta[static_cast<std::size_t>(t * s.v_heads + hv)] =
+            dv.dbeta[static_cast<std::size_t>(i)];
+        if (gated)
+          out.dg[static_cast<std::size_t>(t * s.v_heads + hv)] = dv.dg[static_cast<std::size_t>(i)];
+      }
+      ds_var = std::move(dv.ds_entry);
+      continue;
+    }
     const Matrix dos = detail::squared(d_o);
     const Matrix r_ds = detail::rounding_var(rec.d_end, rd.ds, &ds_var);
     const Matrix ds_all = plus(r_ds, ds_var);
@@ -237,21 +442,27 @@ Expected<BackwardSigma> declared_backward_sigma(Member member, const Problem& p,
   if (Status st = validate(p, cot); !st) return st.error();
   if (Status st = validate(options); !st) return st.error();
   const MemberTraits tr = traits(member);
-  if (tr.delta_rule || tr.gate == GateKind::kChannel)
+  if (tr.gate == GateKind::kChannel)
     return detail::invalid_argument(
-        "the backward's declared-rounding term is derived for la and ssd only");
+        "the backward's declared-rounding term is derived for la, ssd, deltanet and gdn only");
   Roundings rd;
   if (Status st = check_contract(contract, rd); !st) return st.error();
+  DeltaRoundings dr{};
+  if (tr.delta_rule)
+    if (Status st = check_delta_contract(contract, dr); !st) return st.error();
   const Shape& s = p.shape;
-  Variances v{std::vector<double>(p.q.size(), 0.0), std::vector<double>(p.k.size(), 0.0),
-              std::vector<double>(p.v.size(), 0.0), std::vector<double>(p.g.size(), 0.0),
+  Variances v{std::vector<double>(p.q.size(), 0.0),
+              std::vector<double>(p.k.size(), 0.0),
+              std::vector<double>(p.v.size(), 0.0),
+              std::vector<double>(p.g.size(), 0.0),
+              std::vector<double>(p.beta.size(), 0.0),
               std::vector<double>(static_cast<std::size_t>(s.state_size()), 0.0)};
   for (std::int64_t n = 0; n < s.sequences(); ++n)
     for (std::int64_t hv = 0; hv < s.v_heads; ++hv)
-      if (Status st = head_variance(member, p, cot, n, hv, contract, rd, options, v); !st)
+      if (Status st = head_variance(member, p, cot, n, hv, contract, rd, dr, options, v); !st)
         return st.error();
-  return BackwardSigma{root(std::move(v.dq)), root(std::move(v.dk)), root(std::move(v.dv)),
-                       root(std::move(v.dg)), root(std::move(v.dh0))};
+  return BackwardSigma{root(std::move(v.dq)), root(std::move(v.dk)),    root(std::move(v.dv)),
+                       root(std::move(v.dg)), root(std::move(v.dbeta)), root(std::move(v.dh0))};
 }
 
 Expected<BackwardBounds> backward_bounds(Member member, const Problem& p, const Cotangents& cot,
@@ -274,6 +485,9 @@ Expected<BackwardBounds> backward_bounds(Member member, const Problem& p, const 
   if (Status st = bound(Output::kDk, ref.dk, sigma->dk, {}, out.dk); !st) return st.error();
   if (Status st = bound(Output::kDv, ref.dv, sigma->dv, {}, out.dv); !st) return st.error();
   if (Status st = bound(Output::kDh0, ref.dh0, sigma->dh0, {}, out.dh0); !st) return st.error();
+  if (traits(member).delta_rule)
+    if (Status st = bound(Output::kDbeta, ref.dbeta, sigma->dbeta, {}, out.dbeta); !st)
+      return st.error();
   if (traits(member).gate != GateKind::kNone) {
     Expected<DgTerms> terms = dg_terms(member, p, cot, options);
     if (!terms) return terms.error();

@@ -52,6 +52,8 @@ struct DeltaRuleVariance {
   Matrix delta_var;  ///< of Δ, from this chunk's roundings
   Matrix aw;         ///< A^qk W (c × K)
   Matrix kw;         ///< K̄ᵀ W (K × K)
+  Matrix t_var;      ///< of T (the substitution's error, before T's own rounding)
+  Matrix w_var;      ///< of W (before W's own rounding)
 };
 
 // Stages F2 (L, T) and F3 (W, U) and the local part of F4's Δ = U − W H.
@@ -89,10 +91,19 @@ DeltaRuleVariance delta_rule_variance(const ChunkInputs& in, const ChunkFactors&
   axpy(1.0, rounding_var(f.u, c.u_addend, &u_var), out.delta_var);  // U as Δ's addend
   out.aw = matmul(f.a_qk, f.w);
   out.kw = matmul_tn(f.k_bar, f.w);
+  out.t_var = t_var;
+  out.w_var = w_var;
   return out;
 }
 
 }  // namespace
+
+DeltaRuleForwardVariance delta_rule_forward_variance(const ChunkInputs& in, const ChunkFactors& f,
+                                                     const Matrix& h,
+                                                     const PrecisionContract& contract) {
+  DeltaRuleVariance v = delta_rule_variance(in, f, h, contract);
+  return {std::move(v.t_var), std::move(v.w_var), std::move(v.delta_var)};
+}
 
 Matrix squared(const Matrix& x) {
   Matrix out(x.rows(), x.cols());

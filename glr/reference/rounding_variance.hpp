@@ -37,6 +37,16 @@ struct ChunkVariance {
   Matrix next_state;  ///< of the state leaving the chunk (K × V)
 };
 
+/// The delta rule's forward variances of one chunk (stages F2, F3 and Δ's local part), for the
+/// backward's bound: of T and of W before their own rounding, and of Δ from this chunk's
+/// roundings (not through the entering state).
+struct DeltaRuleForwardVariance {
+  Matrix t, w, delta_local;
+};
+DeltaRuleForwardVariance delta_rule_forward_variance(const ChunkInputs& in, const ChunkFactors& f,
+                                                     const Matrix& h,
+                                                     const PrecisionContract& contract);
+
 /// One chunk: the entering state h with variance h_var, Δ and the leaving state `next` of the
 /// reference, under `contract`'s forward products and state carry.
 ChunkVariance chunk_rounding_variance(const ChunkInputs& in, const ChunkFactors& f, const Matrix& h,

@@ -124,25 +124,28 @@ struct ForwardBounds {
                                                      const PrecisionContract& contract,
                                                      ChunkOptions options = {});
 
-/// σ of every element of dq, dk, dv, dg and dh0 (problem layouts) under the declared roundings of
-/// the contract's forward products (through the states the backward reads) and backward products,
-/// for members without the delta rule and without a per-channel gate (la, ssd), fp32 carries.
+/// σ of every element of dq, dk, dv, dg, dbeta and dh0 (problem layouts) under the declared
+/// roundings of the contract's forward products (through the states the backward reads) and
+/// backward products, for members without a per-channel gate (la, ssd, deltanet, gdn), fp32
+/// carries.
 /// @pre q, k, v and cot.d_o are exact in the formats the contract reads them in (else an error);
-/// the contract reads dS in one format (scan_state.b = grad_key.b).
+/// the contract reads dS in one format (scan_state.b = grad_key.b) and, with the delta rule, dΔ, H
+/// and Δ in one format each (precision-contract.md §6).
 /// Derivation: docs/glr/precision-contract.md §6.
 struct BackwardSigma {
-  std::vector<double> dq, dk, dv, dg, dh0;
+  std::vector<double> dq, dk, dv, dg, dbeta, dh0;
 };
 [[nodiscard]] Expected<BackwardSigma> declared_backward_sigma(Member member, const Problem& p,
                                                               const Cotangents& cot,
                                                               const PrecisionContract& contract,
                                                               ChunkOptions options = {});
 
-/// tau of dq, dk, dv, dg (gated members; empty otherwise) and dh0 under a contract, for reference
+/// tau of dq, dk, dv, dg (gated members; empty otherwise), dbeta (delta rule; empty otherwise) and
+/// dh0 under a contract, for reference
 /// gradients `ref` (chunked_backward on the same inputs). Same members and @pre as
 /// declared_backward_sigma.
 struct BackwardBounds {
-  std::vector<double> dq, dk, dv, dg, dh0;
+  std::vector<double> dq, dk, dv, dg, dbeta, dh0;
 };
 [[nodiscard]] Expected<BackwardBounds> backward_bounds(Member member, const Problem& p,
                                                        const Cotangents& cot, const Gradients& ref,

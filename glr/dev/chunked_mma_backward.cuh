@@ -192,9 +192,9 @@ __global__ void __launch_bounds__(kMmaThreads, 1) dh_scan_kernel(MmaBackwardPara
 
 struct GradStorage {
   SmemBf16<kMmaChunk, kMmaDim> q, k, d_o;
-  SmemBf16<kMmaChunk, kMmaDim> v;  ///< V, or Δ with the delta rule
-  SmemBf16<kMmaDim, kMmaDim> h;   ///< bf16 state entering the chunk
-  SmemBf16<kMmaDim, kMmaDim> ds;  ///< bf16 ∂L/∂(state leaving the chunk)
+  SmemBf16<kMmaChunk, kMmaDim> v;     ///< V, or Δ with the delta rule
+  SmemBf16<kMmaDim, kMmaDim> h;       ///< bf16 state entering the chunk
+  SmemBf16<kMmaDim, kMmaDim> ds;      ///< bf16 ∂L/∂(state leaving the chunk)
   SmemBf16<kMmaChunk, kMmaChunk> a;   ///< A^qk (bf16, from the forward)
   SmemBf16<kMmaChunk, kMmaChunk> dp;  ///< bf16(scale·Γ ⊙ Tril_incl(dO Vᵀ))
   float g[kMmaChunk];                 ///< G
@@ -243,8 +243,8 @@ __global__ void __launch_bounds__(kMmaThreads, 1) grad_kernel(MmaBackwardParams 
     arch::cta_for(kMmaThreads, [&](int i) { sm.bound_part[i] = 0.0f; });
     // ⟨S_e, dS⟩ straight from global memory; element i is summed by thread i mod 128.
     const std::int64_t end_slot = bp.fault == BackwardFault::kBoundaryAtEntry ? slot
-                                  : ch.last ? p.slots + ch.seq
-                                            : slot + 1;
+                                  : ch.last                                   ? p.slots + ch.seq
+                                                                              : slot + 1;
     const bf16* s_end = p.states + state_block(p, end_slot, hv);
     const bf16* ds_end = bp.dh + state_block(p, slot, hv);
     arch::cta_for(kMmaDim * kMmaDim, [&](int i) {
@@ -373,8 +373,8 @@ __global__ void __launch_bounds__(kMmaThreads, 1) grad_kernel(MmaBackwardParams 
       for (int t = 0; t < kMmaThreads; ++t) bound += sm.bound_part[t];
       float running = 0.0f;
       for (int i = c - 1; i >= 0; --i) {
-        running += ((sm.row_part[i][0] + sm.row_part[i][1]) + sm.row_part[i][2]) +
-                   sm.row_part[i][3];
+        running +=
+            ((sm.row_part[i][0] + sm.row_part[i][1]) + sm.row_part[i][2]) + sm.row_part[i][3];
         bp.dg[(ch.t0 + i) * p.v_heads + hv] = running + bound;
       }
     });

@@ -41,7 +41,7 @@ enum class BackwardFault : int {
 /// and, for the delta rule, the recompute keeps fwd.t_inv and fwd.delta.
 struct MmaBackwardParams {
   MmaForwardParams fwd;
-  const bf16* d_o = nullptr;  ///< [T, HV, 128]
+  const bf16* d_o = nullptr;   ///< [T, HV, 128]
   const float* dht = nullptr;  ///< [N, HV, 128, 128] in the state layout, or null (zero)
 
   bf16* dh = nullptr;

@@ -63,8 +63,7 @@ std::vector<Param> params() {
   strong.decay = Decay::kStrong;
   out.push_back({"ssd_Strong", Member::kSimpleGla, strong});
   out.push_back({"la_T65", Member::kLinearAttention, spec({65}, 1, 1, 1900)});
-  out.push_back(
-      {"la_VarlenGva", Member::kLinearAttention, spec({1, 150, 7, 64, 3}, 1, 2, 1901)});
+  out.push_back({"la_VarlenGva", Member::kLinearAttention, spec({1, 150, 7, 64, 3}, 1, 2, 1901)});
   for (std::int64_t t : {1, 63, 64, 65, 200})
     out.push_back({"deltanet_T" + std::to_string(t), Member::kDeltaNet, spec({t}, 1, 1, 2300 + t)});
   out.push_back({"deltanet_Varlen", Member::kDeltaNet, spec({1, 150, 7, 64, 3}, 2, 2, 2401)});

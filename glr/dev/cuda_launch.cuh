@@ -16,8 +16,8 @@ struct CudaLaunch {
   cudaStream_t stream;
 
   template <typename Params>
-  Status operator()(const char* stage, void (*kernel)(Params), dim3 grid,
-                    std::size_t shared_bytes, const Params& p) const {
+  Status operator()(const char* stage, void (*kernel)(Params), dim3 grid, std::size_t shared_bytes,
+                    const Params& p) const {
     KCV_GLR_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                       static_cast<int>(shared_bytes)));
     if (grid.x == 0) return {};

@@ -192,7 +192,8 @@ Expected<BackwardExpectation> expect_backward_by_head(Member member, const Probl
                       "v_heads");
   const std::int64_t kd = s.key_dim, vd = s.value_dim, hvs = s.v_heads;
   const auto idx = [](std::int64_t i) { return static_cast<std::size_t>(i); };
-  std::vector<Expected<BackwardExpectation>> parts(idx(hvs), Expected<BackwardExpectation>(Error{}));
+  std::vector<Expected<BackwardExpectation>> parts(idx(hvs),
+                                                   Expected<BackwardExpectation>(Error{}));
   std::vector<std::thread> threads;
   for (std::int64_t hv = 0; hv < hvs; ++hv)
     threads.emplace_back([&, hv] {

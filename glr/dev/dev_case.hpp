@@ -80,8 +80,7 @@ struct BackwardExpectation {
                                                             const Cotangents& cot);
 /// expect_backward run per value head on one thread each, reassembled. @pre H = HV (no GVA: a
 /// q/k head's gradient would be a sum over heads, whose bound is not the heads' bounds combined).
-[[nodiscard]] Expected<BackwardExpectation> expect_backward_by_head(Member member,
-                                                                    const Problem& p,
+[[nodiscard]] Expected<BackwardExpectation> expect_backward_by_head(Member member, const Problem& p,
                                                                     const Cotangents& cot);
 
 /// The kernel's gradients, read back.

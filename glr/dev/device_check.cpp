@@ -277,9 +277,9 @@ int run(int argc, char** argv) {
     std::printf("| %s | %.3f (%d) | %.3f | %.3f | %.3f | %.1fx | %.3g, %.3g, %.3g |\n",
                 t.shape.c_str(), t.mma, t.tile, t.mma_bwd, t.mma_other, t.kcv, t.kcv / t.mma,
                 t.diff_dq, t.diff_dk, t.diff_dv);
-    tsv << "backward_timing\t" << t.shape << "\t" << t.mma << "\t" << t.tile << "\t"
-        << t.mma_bwd << "\t" << t.mma_other << "\t" << t.kcv << "\t" << t.diff_dq << "\t"
-        << t.diff_dk << "\t" << t.diff_dv << "\n";
+    tsv << "backward_timing\t" << t.shape << "\t" << t.mma << "\t" << t.tile << "\t" << t.mma_bwd
+        << "\t" << t.mma_other << "\t" << t.kcv << "\t" << t.diff_dq << "\t" << t.diff_dk << "\t"
+        << t.diff_dv << "\n";
   }
   std::printf("\nglr_dev_check: %s\n", pass ? "all checks pass" : "SOME CHECK FAILED");
   return pass ? 0 : 1;

@@ -13,8 +13,9 @@
 //     (include/kcv/glr/gpu.hpp) on the same device buffers, median of --reps calls after warm-up
 //     (CUDA events); the backward alone too; max |dq|, |dk|, |dv| differences between the two
 //     relative to RMS of kcv's, reported only.
-#include "glr/dev/chunked_mma_backward.hpp"
 #include "glr/dev/device_check_backward.hpp"
+
+#include "glr/dev/chunked_mma_backward.hpp"
 #include "glr/dev/device_support.hpp"
 #include "support/precision_emulation.hpp"
 #include "support/problems.hpp"

@@ -51,8 +51,8 @@ void run_grid(dim3 grid, std::size_t shared_bytes, Body&& body) {
 
 struct HostLaunch {
   template <typename Params>
-  Status operator()(const char* stage, void (*kernel)(Params), dim3 grid,
-                    std::size_t shared_bytes, const Params& p) const {
+  Status operator()(const char* stage, void (*kernel)(Params), dim3 grid, std::size_t shared_bytes,
+                    const Params& p) const {
     if (shared_bytes > kSharedBytes)
       return make_error(ErrorCode::kInternal, "shared storage over the sm_90 limit", stage);
     run_grid(grid, shared_bytes, [&] { kernel(p); });

@@ -9,11 +9,11 @@
 // docs/glr/precision-contract.md §6; in short, with H the state entering a chunk (variance V_H),
 // S the one leaving it (V_S), dS = ∂L/∂S (V_dS), dP = scale·Γ ⊙ Tril_incl(dO Δᵀ):
 //   dS_entry = Diag(e_last) dS + scale·Q̄ᵀ dO      V ← e_last²·V_dS + scale²·R_Q̄ᵀ·dO²
-//   dv = scale·A^qkᵀ dO + K̄ dS                     scale²·(R_A + V_A)ᵀ·dO² + R_K̄·dS² + K̄²·(R_dS + V_dS)
-//   dq = scale·(dO Hᵀ) ⊙ E + dP K                  scale²e²·dO²·(R_H + V_H)ᵀ + R_dP·K²
-//   dk = (Δ dSᵀ) ⊙ R + dPᵀ Q                       r²·Δ²·(R_dS + V_dS)ᵀ + R_dPᵀ·Q²
-//   dg_t = Σ_{s=t..last} (q_s·dq_s − k_s·dk_s) + ⟨S, dS⟩, each rounded value through all of its
-//   uses at once (one value, one error).
+//   dv = scale·A^qkᵀ dO + K̄ dS                     scale²·(R_A + V_A)ᵀ·dO² + R_K̄·dS² + K̄²·(R_dS +
+//   V_dS) dq = scale·(dO Hᵀ) ⊙ E + dP K                  scale²e²·dO²·(R_H + V_H)ᵀ + R_dP·K² dk =
+//   (Δ dSᵀ) ⊙ R + dPᵀ Q                       r²·Δ²·(R_dS + V_dS)ᵀ + R_dPᵀ·Q² dg_t = Σ_{s=t..last}
+//   (q_s·dq_s − k_s·dk_s) + ⟨S, dS⟩, each rounded value through all of its uses at once (one value,
+//   one error).
 // Rounded values read twice (dS by K̄ dS and Δ dSᵀ; H by dO Hᵀ and, as S, by dg's boundary term)
 // must be read in one format. q, k, v and dO must be exact in the formats the contract reads them
 // in (bf16 inputs under the bf16 grade); otherwise the function returns an error.
@@ -66,7 +66,7 @@ Status check_contract(const PrecisionContract& c, Roundings& r) {
     return detail::invalid_argument(
         "contract: dS must be read in one format by scan_state and grad_key");
   r = {c[P::kScanQuery].a, c[P::kLocalDeltaGrad].a, c[P::kScanState].a,
-       c[P::kScanState].b,  c[P::kGradQuery].b,      c[P::kGramVjp].a};
+       c[P::kScanState].b, c[P::kGradQuery].b,      c[P::kGramVjp].a};
   return {};
 }
 
@@ -95,8 +95,8 @@ std::vector<double> dg_variance(const detail::ChunkRecord& rec, const Matrix& d_
   const detail::ChunkInputs& in = rec.in;
   const std::int64_t c = in.k.rows(), kd = in.k.cols(), vd = in.v.cols();
   const Matrix qk = detail::matmul_nt(in.q, in.k);
-  Matrix ch(kd, vd);      // scale·Σ_{s≥t} e_s q_s ⊗ dO_s: H's coefficient through dq
-  Matrix dcoef = s_end;   // S − Σ_{s≥t} r_s k_s ⊗ v_s: dS's coefficient through dk and ⟨S, dS⟩
+  Matrix ch(kd, vd);  // scale·Σ_{s≥t} e_s q_s ⊗ dO_s: H's coefficient through dq
+  Matrix dcoef = s_end;  // S − Σ_{s≥t} r_s k_s ⊗ v_s: dS's coefficient through dk and ⟨S, dS⟩
   const Matrix& ds = rec.d_end;
   // The leaving state's own error and rounding, through ⟨S, dS⟩ only.
   const double boundary = dot_sq(detail::squared(ds), local_s);
@@ -361,14 +361,15 @@ Status head_variance(Member m, const Problem& p, const Cotangents& cot, std::int
     const Matrix r_ds = detail::rounding_var(rec.d_end, rd.ds, &ds_var);
     const Matrix ds_all = plus(r_ds, ds_var);
     // dv
-    const Matrix a_var = detail::decayed_gram_rounding_var(in.q, in.k, in.gate,
-                                                           detail::Triangle::kInclusive, c[P::kGramQK]);
-    Matrix dv = detail::matmul_tn(plus(detail::rounding_var(rec.f.a_qk, rd.abar_dv, &a_var), a_var),
-                                  dos);
+    const Matrix a_var = detail::decayed_gram_rounding_var(
+        in.q, in.k, in.gate, detail::Triangle::kInclusive, c[P::kGramQK]);
+    Matrix dv =
+        detail::matmul_tn(plus(detail::rounding_var(rec.f.a_qk, rd.abar_dv, &a_var), a_var), dos);
     for (std::int64_t i = 0; i < dv.rows(); ++i)
       for (std::int64_t x = 0; x < dv.cols(); ++x) dv(i, x) *= sc2;
-    detail::axpy(1.0, detail::matmul(detail::rounding_var(rec.f.k_bar, rd.kbar),
-                                     detail::squared(rec.d_end)), dv);
+    detail::axpy(
+        1.0, detail::matmul(detail::rounding_var(rec.f.k_bar, rd.kbar), detail::squared(rec.d_end)),
+        dv);
     detail::axpy(1.0, detail::matmul(detail::squared(rec.f.k_bar), ds_all), dv);
     // dP = scale·Γ ⊙ Tril_incl(dO Δᵀ) and its rounding
     Matrix dp = detail::lower_inclusive(detail::matmul_nt(d_o, rec.delta));
@@ -475,8 +476,7 @@ Expected<BackwardBounds> backward_bounds(Member member, const Problem& p, const 
   BackwardBounds out;
   const auto bound = [&](Output o, const std::vector<double>& y, const std::vector<double>& sg,
                          std::span<const double> terms, std::vector<double>& dst) -> Status {
-    Expected<std::vector<double>> t =
-        tau(o, y, p.shape, gw, m, output_unit_roundoff(o), terms, sg);
+    Expected<std::vector<double>> t = tau(o, y, p.shape, gw, m, output_unit_roundoff(o), terms, sg);
     if (!t) return t.error();
     dst = std::move(*t);
     return {};

@@ -1,0 +1,221 @@
+"""The build cache of the workers' compiles (load_inline / load, Triton), keyed by content.
+
+Under a load's cache_dir (the directory every worker of an audit names; a sandboxed candidate
+sees its kernel's scratch there, kcv.sandbox):
+
+    builds/<key>/torch_extensions/   TORCH_EXTENSIONS_DIR of every load of that key
+    builds/<key>/triton/             TRITON_CACHE_DIR of those loads
+    builds/<key>/kcv-build.json      written once a load of the key succeeded: the entry
+    candidates/<source>/<key>/       sandboxed candidates' entries, published by kcv (below)
+
+The key is the SHA-256 of the role, the code text the role builds (the extension names, the
+sources and the flags it passes to load_inline are in that text) and the toolchain: torch's
+version file (version, CUDA, git revision), the Python ABI, the machine, the device, the CUDA
+architectures the build targets (TORCH_CUDA_ARCH_LIST, else the capabilities of the visible
+devices, which is what torch builds for then), the compilers it calls (path, size, mtime) and
+the environment variables torch.utils.cpp_extension and nvcc read for flags. Anything that
+changes the artefact changes the key; a --cache-dir kept across runs, torch upgrades or hosts
+of other GPUs never hands one of them another's build.
+
+Concurrent builds of one key share its directory: torch's JIT build takes an OS advisory lock
+(torch.utils._filelock, released by the kernel when the holder dies) in each extension's build
+directory and runs ninja under it, so the second worker finds ninja with nothing to do and
+imports the same .so; Triton writes its cache entries by rename. A load that fails writes no
+kcv-build.json: its directory is a build tree the next build resumes, never a published entry.
+
+Sandboxed candidates build into their kernel's scratch, which dies with the kernel. So that a
+re-run, another shape or another row of the same candidate code builds nothing, kcv (outside
+the sandbox) publishes the scratch's finished entries when the kernel ends (publish) and copies
+them into the next scratch of the same code before its sandbox starts (restore), at the same
+path inside, mtimes kept, so ninja sees them up to date. Published entries are filed under the
+SHA-256 of the candidate's own code text, computed by kcv, whatever the candidate wrote: a
+candidate that plants a poisoned artefact in its scratch reaches only later runs of its own
+code text, never another candidate or a reference. Only regular files travel (no links), up to
+PUBLISH_LIMIT bytes per entry.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import platform
+import re
+import shutil
+import stat
+import sys
+import sysconfig
+import tempfile
+
+FORMAT = "kcv-build-1"
+MARKER = "kcv-build.json"
+PUBLISH_LIMIT = 1 << 30
+_KEY = re.compile(r"^[0-9a-f]{32}$")
+#: Environment read by torch.utils.cpp_extension or nvcc that changes what a build makes.
+ENV_KEYS = ("CXX", "CC", "CUDA_HOME", "CUDA_PATH", "ROCM_HOME", "ROCM_PATH", "PYTORCH_NVCC",
+            "NVCC_PREPEND_FLAGS", "NVCC_APPEND_FLAGS", "CUDA_INC_PATH", "TORCH_CUDA_ARCH_LIST",
+            "PYTORCH_ROCM_ARCH", "TORCH_XPU_ARCH_LIST")
+
+
+def _program(name: str | None) -> list | None:
+    """[realpath, size, mtime_ns] of the program `name` finds on PATH (None if none)."""
+    path = shutil.which(name) if name else None
+    if not path:
+        return None
+    real = os.path.realpath(path)
+    st = os.stat(real)
+    return [real, st.st_size, st.st_mtime_ns]
+
+
+def _torch_version_text() -> str:
+    import torch  # noqa: PLC0415 (the worker has imported it already)
+
+    path = os.path.join(os.path.dirname(torch.__file__), "version.py")
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.read()
+    except OSError:
+        return f"{torch.__version__} {torch.version.cuda} {torch.version.hip}"
+
+
+def _cuda_arch(device: str) -> list | None:
+    """What torch builds for when TORCH_CUDA_ARCH_LIST is unset: the visible devices'
+    capabilities (None off CUDA)."""
+    if device != "cuda" or os.environ.get("TORCH_CUDA_ARCH_LIST"):
+        return None
+    import torch  # noqa: PLC0415
+
+    return sorted({"%d.%d" % torch.cuda.get_device_capability(i)
+                   for i in range(torch.cuda.device_count())})
+
+
+def toolchain(device: str) -> dict:
+    """What besides the code decides a build's artefact, on this worker (torch imported)."""
+    cuda_home = os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH") or "/usr/local/cuda"
+    nvcc = os.path.join(cuda_home, "bin", "nvcc")
+    return {
+        "format": FORMAT,
+        "torch": hashlib.sha256(_torch_version_text().encode()).hexdigest(),
+        "python": [sys.implementation.cache_tag, sysconfig.get_config_var("SOABI")],
+        "machine": platform.machine(),
+        "device": device,
+        "cuda_arch": _cuda_arch(device),
+        "cxx": _program(os.environ.get("CXX", "c++")),
+        "nvcc": _program(nvcc) if os.path.exists(nvcc) else None,
+        "env": {k: os.environ[k] for k in ENV_KEYS if k in os.environ},
+    }
+
+
+def key(role: str, code: str, tools: dict) -> str:
+    """32 hex digits of SHA-256 over the role, the code text and the toolchain."""
+    h = hashlib.sha256()
+    for part in (role, code, json.dumps(tools, sort_keys=True)):
+        data = part.encode("utf-8", "surrogatepass")
+        h.update(len(data).to_bytes(8, "little"))
+        h.update(data)
+    return h.hexdigest()[:32]
+
+
+def source_key(code: str) -> str:
+    """The directory published entries of this candidate code text live under."""
+    return hashlib.sha256(code.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
+def entry_dir(cache_dir: str, build_key: str) -> str:
+    return os.path.join(cache_dir, "builds", build_key)
+
+
+def use(cache_dir: str, build_key: str) -> str:
+    """Points this process's torch extension and Triton caches at the key's entry; returns it."""
+    entry = entry_dir(cache_dir, build_key)
+    os.environ["TORCH_EXTENSIONS_DIR"] = os.path.join(entry, "torch_extensions")
+    os.environ["TRITON_CACHE_DIR"] = os.path.join(entry, "triton")
+    return entry
+
+
+def is_built(entry: str) -> bool:
+    return os.path.isfile(os.path.join(entry, MARKER))
+
+
+def mark_built(entry: str, info: dict) -> bool:
+    """After a load that succeeded: records the entry (atomically) if the load built anything
+    into it and no load recorded it before. True when this call wrote the record."""
+    if not os.path.isdir(entry) or is_built(entry):
+        return False
+    fd, tmp = tempfile.mkstemp(prefix=".kcv-build-", dir=entry)
+    with os.fdopen(fd, "w") as f:
+        json.dump(info, f, sort_keys=True)
+    os.replace(tmp, os.path.join(entry, MARKER))
+    return True
+
+
+class _TooLarge(Exception):
+    pass
+
+
+def _copy_regular(src: str, dst: str, limit: int) -> int:
+    """Copies the regular files and directories of `src` into `dst` (created), mtimes kept;
+    links and special files are left out. Returns the bytes copied; _TooLarge past `limit`."""
+    total = 0
+    os.makedirs(dst, exist_ok=True)
+    for root, dirs, files in os.walk(src, followlinks=False):
+        rel = os.path.relpath(root, src)
+        out = os.path.normpath(os.path.join(dst, rel))
+        for d in dirs:
+            if not os.path.islink(os.path.join(root, d)):
+                os.makedirs(os.path.join(out, d), exist_ok=True)
+        dirs[:] = [d for d in dirs if not os.path.islink(os.path.join(root, d))]
+        for name in files:
+            path = os.path.join(root, name)
+            st = os.lstat(path)
+            if not stat.S_ISREG(st.st_mode):
+                continue
+            total += st.st_size
+            if total > limit:
+                raise _TooLarge(src)
+            shutil.copy2(path, os.path.join(out, name), follow_symlinks=False)
+    return total
+
+
+def publish(scratch: str, cache_dir: str, code: str, limit: int = PUBLISH_LIMIT) -> list:
+    """Files each finished entry of a sandboxed candidate's `scratch` (its builds/<key> with a
+    kcv-build.json) under cache_dir/candidates/<source_key(code)>/<key>, unless one is there:
+    copied into a private directory, then renamed into place. Returns the keys published."""
+    builds = os.path.join(scratch, "builds")
+    if not os.path.isdir(builds) or os.path.islink(builds):
+        return []
+    home = os.path.join(cache_dir, "candidates", source_key(code))
+    done = []
+    for k in sorted(os.listdir(builds)):
+        src = os.path.join(builds, k)
+        if (not _KEY.match(k) or os.path.islink(src) or not os.path.isdir(src)
+                or os.path.islink(os.path.join(src, MARKER)) or not is_built(src)
+                or os.path.exists(os.path.join(home, k))):
+            continue
+        os.makedirs(home, exist_ok=True)
+        tmp = tempfile.mkdtemp(prefix=".publish-", dir=home)
+        try:
+            _copy_regular(src, tmp, limit)
+            os.rename(tmp, os.path.join(home, k))  # fails if another kernel published first
+            done.append(k)
+        except (OSError, _TooLarge):
+            shutil.rmtree(tmp, ignore_errors=True)
+    return done
+
+
+def restore(cache_dir: str, code: str, scratch: str) -> list:
+    """Copies the published entries of candidate code `code` into `scratch`/builds (where the
+    candidate's load looks for them). Returns the keys restored."""
+    home = os.path.join(cache_dir, "candidates", source_key(code))
+    if not os.path.isdir(home):
+        return []
+    done = []
+    for k in sorted(os.listdir(home)):
+        if not _KEY.match(k):
+            continue
+        try:
+            _copy_regular(os.path.join(home, k), os.path.join(scratch, "builds", k), PUBLISH_LIMIT)
+            done.append(k)
+        except (OSError, _TooLarge):
+            shutil.rmtree(os.path.join(scratch, "builds", k), ignore_errors=True)
+    return done

@@ -52,6 +52,15 @@ def _cuda_possible() -> bool:
     return os.path.exists("/dev/nvidiactl")
 
 
+def extensions_dir(cache_dir: str, code: str, role: str = "candidate",
+                   device: str = "cpu") -> str:
+    """TORCH_EXTENSIONS_DIR of a load of `code` in `role` on `device` (this process's toolchain;
+    torch imported)."""
+    tools = buildcache.toolchain(device)
+    return os.path.join(buildcache.entry_dir(cache_dir, buildcache.key(role, code, tools)),
+                        "torch_extensions")
+
+
 def prepare_environment(device: str) -> None:
     """Triton's interpreter when the device will be the CPU (before torch is imported)."""
     if device == "cpu" or (device == "auto" and not _cuda_possible()):

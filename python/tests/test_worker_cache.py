@@ -241,3 +241,15 @@ def test_publish_files_entries_under_the_code_kcv_holds_and_copies_only_finished
     assert buildcache.publish(str(scratch2), str(shared), "big", limit=2) == []
     assert not (shared / "candidates" / buildcache.source_key("big")).exists() or \
         os.listdir(shared / "candidates" / buildcache.source_key("big")) == []
+
+
+def test_threads_cap_the_compile_jobs_of_a_workers_builds(tmp_path):
+    report = tmp_path / "jobs.txt"
+    code = (f"import os\nopen({str(report)!r}, 'w').write(os.environ.get('MAX_JOBS', ''))\n"
+            + kb.ADD_CANDIDATE)
+    w = WorkerClient(env={"MAX_JOBS": "64"}, args=("--threads", "3"))
+    try:
+        assert w.load(**load_fields(code, tmp_path / "cache"))["type"] == "loaded", w.stderr()
+    finally:
+        w.close()
+    assert report.read_text() == "3"

@@ -54,7 +54,8 @@ def audit(tmp_path, name, cache, sandboxed):
                           env=child_env(), capture_output=True, text=True, timeout=600)
     assert done.returncode in (0, 1), done.stdout + done.stderr[-3000:]
     with sqlite3.connect(f"file:{store}?mode=ro", uri=True) as db:
-        status, message = db.execute("SELECT status, message FROM kernels WHERE kernel_id='tiny'").fetchone()
+        status, message = db.execute(
+            "SELECT status, message FROM kernels WHERE kernel_id='tiny'").fetchone()
     assert status == "runtime_error", (status, message, done.stderr[-3000:])
     return message
 

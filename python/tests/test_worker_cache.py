@@ -226,12 +226,17 @@ def test_publish_files_entries_under_the_code_kcv_holds_and_copies_only_finished
     secret = tmp_path / "secret"
     secret.write_text("kcv's")
     os.symlink(secret, scratch / "builds" / done / "torch_extensions" / "ext" / "link.so")
+    os.symlink(tmp_path, scratch / "builds" / done / "triton")  # a directory link
+    linked = "c" * 32  # a marker that is a link to a file of kcv's
+    (scratch / "builds" / linked).mkdir()
+    os.symlink(secret, scratch / "builds" / linked / buildcache.MARKER)
     code = "class ModelNew: ..."
     assert buildcache.publish(str(scratch), str(shared), code) == [done]
     home = shared / "candidates" / buildcache.source_key(code)
     assert sorted(os.listdir(home)) == [done]
     assert (home / done / "torch_extensions" / "ext" / "ext.so").read_bytes() == b"\x7fELF"
     assert not os.path.lexists(home / done / "torch_extensions" / "ext" / "link.so")
+    assert not os.path.lexists(home / done / "triton")
     # another code text restores nothing of it
     assert buildcache.restore(str(shared), code + "\n", str(tmp_path / "other")) == []
     assert not (tmp_path / "other").exists()

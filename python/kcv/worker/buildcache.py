@@ -153,28 +153,57 @@ class _TooLarge(Exception):
     pass
 
 
-def _copy_regular(src: str, dst: str, limit: int) -> int:
-    """Copies the regular files and directories of `src` into `dst` (created), mtimes kept;
-    links and special files are left out. Returns the bytes copied; _TooLarge past `limit`."""
-    total = 0
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def _copy_tree(src_fd: int, dst: str, budget: list) -> None:
+    """Copies the regular files and directories under the open directory `src_fd` into `dst`
+    (created), mtimes kept; links and special files are left out. Every name is opened
+    relative to its directory's descriptor without following links, so a tree changed while it
+    is copied cannot lead the copy outside it. budget[0]: bytes left; _TooLarge past it."""
     os.makedirs(dst, exist_ok=True)
-    for root, dirs, files in os.walk(src, followlinks=False):
-        rel = os.path.relpath(root, src)
-        out = os.path.normpath(os.path.join(dst, rel))
-        for d in dirs:
-            if not os.path.islink(os.path.join(root, d)):
-                os.makedirs(os.path.join(out, d), exist_ok=True)
-        dirs[:] = [d for d in dirs if not os.path.islink(os.path.join(root, d))]
-        for name in files:
-            path = os.path.join(root, name)
-            st = os.lstat(path)
-            if not stat.S_ISREG(st.st_mode):
-                continue
-            total += st.st_size
-            if total > limit:
-                raise _TooLarge(src)
-            shutil.copy2(path, os.path.join(out, name), follow_symlinks=False)
-    return total
+    for entry in os.scandir(src_fd):
+        st = os.stat(entry.name, dir_fd=src_fd, follow_symlinks=False)
+        out = os.path.join(dst, entry.name)
+        if stat.S_ISDIR(st.st_mode):
+            fd = os.open(entry.name, _DIR_FLAGS, dir_fd=src_fd)
+            try:
+                _copy_tree(fd, out, budget)
+            finally:
+                os.close(fd)
+        elif stat.S_ISREG(st.st_mode):
+            fd = os.open(entry.name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=src_fd)
+            with os.fdopen(fd, "rb") as f, open(out, "wb") as g:
+                while chunk := f.read(1 << 20):
+                    budget[0] -= len(chunk)
+                    if budget[0] < 0:
+                        raise _TooLarge(out)
+                    g.write(chunk)
+                st = os.fstat(f.fileno())
+            os.chmod(out, stat.S_IMODE(st.st_mode) & 0o755 | 0o600)
+            os.utime(out, ns=(st.st_atime_ns, st.st_mtime_ns))
+
+
+def _copy_entry(parent: str, name: str, dst: str, limit: int, finished: bool) -> bool:
+    """Copies `parent`/`name` into `dst` (see _copy_tree); with `finished`, only when it holds a
+    kcv-build.json that is a regular file. False when it is not copied."""
+    top = os.open(parent, _DIR_FLAGS)
+    try:
+        fd = os.open(name, _DIR_FLAGS, dir_fd=top)
+    finally:
+        os.close(top)
+    try:
+        if finished:
+            try:
+                marker = os.stat(MARKER, dir_fd=fd, follow_symlinks=False)
+            except FileNotFoundError:
+                return False
+            if not stat.S_ISREG(marker.st_mode):
+                return False
+        _copy_tree(fd, dst, [limit])
+        return True
+    finally:
+        os.close(fd)
 
 
 def publish(scratch: str, cache_dir: str, code: str, limit: int = PUBLISH_LIMIT) -> list:
@@ -182,24 +211,25 @@ def publish(scratch: str, cache_dir: str, code: str, limit: int = PUBLISH_LIMIT)
     kcv-build.json) under cache_dir/candidates/<source_key(code)>/<key>, unless one is there:
     copied into a private directory, then renamed into place. Returns the keys published."""
     builds = os.path.join(scratch, "builds")
-    if not os.path.isdir(builds) or os.path.islink(builds):
+    try:
+        names = sorted(os.listdir(builds)) if not os.path.islink(builds) else []
+    except OSError:
         return []
     home = os.path.join(cache_dir, "candidates", source_key(code))
     done = []
-    for k in sorted(os.listdir(builds)):
-        src = os.path.join(builds, k)
-        if (not _KEY.match(k) or os.path.islink(src) or not os.path.isdir(src)
-                or os.path.islink(os.path.join(src, MARKER)) or not is_built(src)
-                or os.path.exists(os.path.join(home, k))):
+    for k in names:
+        if not _KEY.match(k) or os.path.exists(os.path.join(home, k)):
             continue
         os.makedirs(home, exist_ok=True)
         tmp = tempfile.mkdtemp(prefix=".publish-", dir=home)
         try:
-            _copy_regular(src, tmp, limit)
-            os.rename(tmp, os.path.join(home, k))  # fails if another kernel published first
-            done.append(k)
+            if _copy_entry(builds, k, tmp, limit, finished=True):
+                os.rename(tmp, os.path.join(home, k))  # fails if another kernel published first
+                done.append(k)
+                continue
         except (OSError, _TooLarge):
-            shutil.rmtree(tmp, ignore_errors=True)
+            pass
+        shutil.rmtree(tmp, ignore_errors=True)
     return done
 
 
@@ -207,15 +237,18 @@ def restore(cache_dir: str, code: str, scratch: str) -> list:
     """Copies the published entries of candidate code `code` into `scratch`/builds (where the
     candidate's load looks for them). Returns the keys restored."""
     home = os.path.join(cache_dir, "candidates", source_key(code))
-    if not os.path.isdir(home):
+    try:
+        names = sorted(os.listdir(home))
+    except OSError:
         return []
     done = []
-    for k in sorted(os.listdir(home)):
+    for k in names:
         if not _KEY.match(k):
             continue
+        dst = os.path.join(scratch, "builds", k)
         try:
-            _copy_regular(os.path.join(home, k), os.path.join(scratch, "builds", k), PUBLISH_LIMIT)
+            _copy_entry(home, k, dst, PUBLISH_LIMIT, finished=False)
             done.append(k)
         except (OSError, _TooLarge):
-            shutil.rmtree(os.path.join(scratch, "builds", k), ignore_errors=True)
+            shutil.rmtree(dst, ignore_errors=True)
     return done

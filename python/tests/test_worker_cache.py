@@ -109,6 +109,13 @@ def test_the_key_changes_with_the_code_its_flags_the_role_and_the_toolchain(monk
     for field, value in [("device", "cuda"), ("cuda_arch", ["9.0"]), ("python", ["cpython-312"]),
                          ("machine", "aarch64"), ("cxx", ["/usr/bin/clang++", 1, 2])]:
         assert buildcache.key("candidate", code, {**tools, field: value}) != k, field
+    # a CPU load on a host with GPUs: torch still builds CUDA sources for those it sees
+    monkeypatch.setattr(buildcache, "_gpu_models", lambda: ["Model: NVIDIA H200"])
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0")
+    gpu_host = buildcache.key("candidate", code, buildcache.toolchain("cpu"))
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "1")
+    assert len({k, gpu_host, buildcache.key("candidate", code, buildcache.toolchain("cpu"))}) == 3
+    monkeypatch.setattr(buildcache, "_gpu_models", lambda: [])
     monkeypatch.setenv("TORCH_CUDA_ARCH_LIST", "8.0;9.0")
     assert buildcache.key("candidate", code, buildcache.toolchain("cpu")) != k
     monkeypatch.delenv("TORCH_CUDA_ARCH_LIST")

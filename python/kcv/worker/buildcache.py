@@ -12,8 +12,9 @@ The key is the SHA-256 of the role, the code text the role builds (the extension
 sources and the flags it passes to load_inline are in that text) and the toolchain: torch's
 version file (version, CUDA, git revision), the Python ABI, the machine, the device, the CUDA
 architectures the build targets (TORCH_CUDA_ARCH_LIST, else the capabilities of the visible
-devices, which is what torch builds for then), the compilers it calls (path, size, mtime) and
-the environment variables torch.utils.cpp_extension and nvcc read for flags. Anything that
+devices, which is what torch builds for then; off CUDA the GPUs torch can see), the compilers
+it calls (path, size, mtime) and the environment variables torch.utils.cpp_extension and nvcc
+read for flags. Anything that
 changes the artefact changes the key; a --cache-dir kept across runs, torch upgrades or hosts
 of other GPUs never hands one of them another's build.
 
@@ -36,6 +37,7 @@ PUBLISH_LIMIT bytes per entry.
 
 from __future__ import annotations
 
+import glob
 import hashlib
 import json
 import os
@@ -78,15 +80,32 @@ def _torch_version_text() -> str:
         return f"{torch.__version__} {torch.version.cuda} {torch.version.hip}"
 
 
-def _cuda_arch(device: str) -> list | None:
-    """What torch builds for when TORCH_CUDA_ARCH_LIST is unset: the visible devices'
-    capabilities (None off CUDA)."""
-    if device != "cuda" or os.environ.get("TORCH_CUDA_ARCH_LIST"):
-        return None
-    import torch  # noqa: PLC0415
+def _gpu_models() -> list:
+    """The NVIDIA driver's model line of each GPU of the host (no CUDA started)."""
+    models = []
+    for path in glob.glob("/proc/driver/nvidia/gpus/*/information"):
+        try:
+            with open(path, encoding="utf-8", errors="replace") as f:
+                models += [line.strip() for line in f if line.startswith("Model:")]
+        except OSError:
+            pass
+    return sorted(models)
 
-    return sorted({"%d.%d" % torch.cuda.get_device_capability(i)
-                   for i in range(torch.cuda.device_count())})
+
+def _cuda_arch(device: str):
+    """What torch builds CUDA sources for when TORCH_CUDA_ARCH_LIST is unset (then the variable
+    itself is in the key): the visible devices' capabilities on CUDA; off CUDA, where torch
+    still targets the GPUs it can see, the visible set and the host's GPU models, read without
+    starting CUDA; None where the host has no GPU (torch targets its whole list)."""
+    if os.environ.get("TORCH_CUDA_ARCH_LIST"):
+        return None
+    if device == "cuda":
+        import torch  # noqa: PLC0415
+
+        return sorted({"%d.%d" % torch.cuda.get_device_capability(i)
+                       for i in range(torch.cuda.device_count())})
+    models = _gpu_models()
+    return {"visible": os.environ.get("CUDA_VISIBLE_DEVICES"), "gpus": models} if models else None
 
 
 def toolchain(device: str) -> dict:

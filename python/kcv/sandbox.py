@@ -16,9 +16,10 @@ candidate started outlives its kernel), and removes both directories.
 
 Builds: given the candidate's code, the sandbox copies the build-cache entries published for
 that code text into the scratch before the sandbox starts, and publishes the entries the
-candidate finished when it closes, after its processes are dead (kcv.worker.buildcache:
+candidate finished when it closes, after its warm parent is killed (kcv.worker.buildcache:
 restore, publish; filed under the hash of the code text kcv holds, so what a candidate leaves
-in its scratch reaches only later runs of the same text).
+in its scratch reaches only later runs of the same text; copied through directory descriptors
+without following links, so nothing still running in there can lead the copy outside it).
 
 Where no sandbox can be started (no bwrap, no user namespaces) or KCV_SANDBOX=off, support()
 says why; the audit then runs candidates as before and marks every verdict of the run

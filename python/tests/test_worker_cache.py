@@ -247,6 +247,12 @@ def test_publish_files_entries_under_the_code_kcv_holds_and_copies_only_finished
     # another code text restores nothing of it
     assert buildcache.restore(str(shared), code + "\n", str(tmp_path / "other")) == []
     assert not (tmp_path / "other").exists()
+    # a scratch publishes at most PUBLISH_ENTRIES entries
+    many = tmp_path / "many"
+    for i in range(buildcache.PUBLISH_ENTRIES + 2):
+        (many / "builds" / f"{i:032x}").mkdir(parents=True)
+        (many / "builds" / f"{i:032x}" / buildcache.MARKER).write_text("{}")
+    assert len(buildcache.publish(str(many), str(shared), "many")) == buildcache.PUBLISH_ENTRIES
     # an entry over the limit is not published
     scratch2 = tmp_path / "scratch2"
     shutil.copytree(scratch / "builds" / done, scratch2 / "builds" / done, symlinks=True)

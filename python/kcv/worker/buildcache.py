@@ -32,7 +32,7 @@ path inside, mtimes kept, so ninja sees them up to date. Published entries are f
 SHA-256 of the candidate's own code text, computed by kcv, whatever the candidate wrote: a
 candidate that plants a poisoned artefact in its scratch reaches only later runs of its own
 code text, never another candidate or a reference. Only regular files travel (no links), up to
-PUBLISH_LIMIT bytes per entry.
+PUBLISH_LIMIT bytes per entry and PUBLISH_ENTRIES entries per kernel.
 """
 
 from __future__ import annotations
@@ -51,7 +51,8 @@ import tempfile
 
 FORMAT = "kcv-build-1"
 MARKER = "kcv-build.json"
-PUBLISH_LIMIT = 1 << 30
+PUBLISH_LIMIT = 1 << 30  # bytes of one published entry
+PUBLISH_ENTRIES = 4  # entries one scratch may publish (a kernel's loads share one toolchain)
 _KEY = re.compile(r"^[0-9a-f]{32}$")
 #: Environment read by torch.utils.cpp_extension or nvcc that changes what a build makes.
 ENV_KEYS = ("CXX", "CC", "CUDA_HOME", "CUDA_PATH", "ROCM_HOME", "ROCM_PATH", "PYTORCH_NVCC",
@@ -237,6 +238,8 @@ def publish(scratch: str, cache_dir: str, code: str, limit: int = PUBLISH_LIMIT)
     home = os.path.join(cache_dir, "candidates", source_key(code))
     done = []
     for k in names:
+        if len(done) == PUBLISH_ENTRIES:
+            break
         if not _KEY.match(k) or os.path.exists(os.path.join(home, k)):
             continue
         os.makedirs(home, exist_ok=True)

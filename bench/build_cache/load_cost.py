@@ -1,5 +1,5 @@
 """What a candidate's torch extension build costs a worker's load on the CPU, and what the build
-cache (kcv.worker.buildcache) saves: the seconds from the load request to the `loaded` reply of
+cache (kcv.buildcache, kcv.worker.buildcache) saves: the seconds from the load request to the `loaded` reply of
 a fresh `python -m kcv.worker` (torch's import included) for
   none      a candidate that builds nothing (the floor),
   cold      a candidate whose module calls load_inline on one small C++ function (the
@@ -22,7 +22,7 @@ import tempfile
 import time
 
 import kb_problems as kb
-from kcv.worker import buildcache
+from kcv import buildcache
 
 BUILDS = '''
 from torch.utils.cpp_extension import load_inline

@@ -16,7 +16,7 @@ candidate started outlives its kernel), and removes both directories.
 
 Builds: given the candidate's code, the sandbox copies the build-cache entries published for
 that code text into the scratch before the sandbox starts, and publishes the entries the
-candidate finished when it closes, after its warm parent is killed (kcv.worker.buildcache:
+candidate finished when it closes, after its warm parent is killed (kcv.buildcache:
 restore, publish; filed under the hash of the code text kcv holds, so what a candidate leaves
 in its scratch reaches only later runs of the same text; copied through directory descriptors
 without following links, so nothing still running in there can lead the copy outside it).
@@ -36,7 +36,7 @@ import subprocess
 import sys
 import tempfile
 
-from kcv.worker import buildcache
+from kcv import buildcache
 
 SCRATCH_PREFIX = "kcv-sandbox-"
 UNSANDBOXED_KEY = "unsandboxed"  # the evidence key of a verdict judged without a sandbox

@@ -20,6 +20,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import kb_problems as kb  # noqa: E402
+from kcv import buildcache as layout  # noqa: E402
 from kcv.worker import buildcache  # noqa: E402
 from worker_client import WorkerClient  # noqa: E402
 
@@ -210,10 +211,10 @@ def test_a_published_entry_restored_at_the_same_path_loads_without_building(tmp_
     fresh_load(code, cache)
     (first,) = reports(out)
     key = os.path.basename(entry_of(str(cache), code))
-    assert buildcache.publish(str(cache), str(shared), code) == [key]
-    assert buildcache.publish(str(cache), str(shared), code) == []  # published once
+    assert layout.publish(str(cache), str(shared), code) == [key]
+    assert layout.publish(str(cache), str(shared), code) == []  # published once
     shutil.rmtree(cache)  # the kernel's scratch dies with it
-    assert buildcache.restore(str(shared), code, str(cache)) == [key]
+    assert layout.restore(str(shared), code, str(cache)) == [key]
     fresh_load(code, cache)
     first_again, second = sorted(reports(out), key=lambda r: r != first)
     assert first_again == first
@@ -238,27 +239,27 @@ def test_publish_files_entries_under_the_code_kcv_holds_and_copies_only_finished
     (scratch / "builds" / linked).mkdir()
     os.symlink(secret, scratch / "builds" / linked / buildcache.MARKER)
     code = "class ModelNew: ..."
-    assert buildcache.publish(str(scratch), str(shared), code) == [done]
-    home = shared / "candidates" / buildcache.source_key(code)
+    assert layout.publish(str(scratch), str(shared), code) == [done]
+    home = shared / "candidates" / layout.source_key(code)
     assert sorted(os.listdir(home)) == [done]
     assert (home / done / "torch_extensions" / "ext" / "ext.so").read_bytes() == b"\x7fELF"
     assert not os.path.lexists(home / done / "torch_extensions" / "ext" / "link.so")
     assert not os.path.lexists(home / done / "triton")
     # another code text restores nothing of it
-    assert buildcache.restore(str(shared), code + "\n", str(tmp_path / "other")) == []
+    assert layout.restore(str(shared), code + "\n", str(tmp_path / "other")) == []
     assert not (tmp_path / "other").exists()
     # a scratch publishes at most PUBLISH_ENTRIES entries
     many = tmp_path / "many"
-    for i in range(buildcache.PUBLISH_ENTRIES + 2):
+    for i in range(layout.PUBLISH_ENTRIES + 2):
         (many / "builds" / f"{i:032x}").mkdir(parents=True)
         (many / "builds" / f"{i:032x}" / buildcache.MARKER).write_text("{}")
-    assert len(buildcache.publish(str(many), str(shared), "many")) == buildcache.PUBLISH_ENTRIES
+    assert len(layout.publish(str(many), str(shared), "many")) == layout.PUBLISH_ENTRIES
     # an entry over the limit is not published
     scratch2 = tmp_path / "scratch2"
     shutil.copytree(scratch / "builds" / done, scratch2 / "builds" / done, symlinks=True)
-    assert buildcache.publish(str(scratch2), str(shared), "big", limit=2) == []
-    assert not (shared / "candidates" / buildcache.source_key("big")).exists() or \
-        os.listdir(shared / "candidates" / buildcache.source_key("big")) == []
+    assert layout.publish(str(scratch2), str(shared), "big", limit=2) == []
+    assert not (shared / "candidates" / layout.source_key("big")).exists() or \
+        os.listdir(shared / "candidates" / layout.source_key("big")) == []
 
 
 def test_threads_cap_the_compile_jobs_of_a_workers_builds(tmp_path):

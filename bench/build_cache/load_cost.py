@@ -1,6 +1,6 @@
 """What a candidate's torch extension build costs a worker's load on the CPU, and what the build
-cache (kcv.buildcache, kcv.worker.buildcache) saves: the seconds from the load request to the `loaded` reply of
-a fresh `python -m kcv.worker` (torch's import included) for
+cache (kcv.buildcache, kcv.worker.buildcache) saves: the seconds from the load request to the
+`loaded` reply of a fresh `python -m kcv.worker` (torch's import included) for
   none      a candidate that builds nothing (the floor),
   cold      a candidate whose module calls load_inline on one small C++ function (the
             torch/extension.h header set compiled and linked), in an empty cache_dir,

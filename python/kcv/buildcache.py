@@ -46,7 +46,6 @@ def is_built(entry: str) -> bool:
     return os.path.isfile(os.path.join(entry, MARKER))
 
 
-
 class _TooLarge(Exception):
     pass
 

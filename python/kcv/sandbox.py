@@ -14,6 +14,13 @@ A kernel's sandbox holds a warm parent of its candidate workers (kcv.worker.fork
 sizing. close() kills the sandbox's PID 1, which takes every process inside with it (nothing a
 candidate started outlives its kernel), and removes both directories.
 
+Builds: given the candidate's code, the sandbox copies the build-cache entries published for
+that code text into the scratch before the sandbox starts, and publishes the entries the
+candidate finished when it closes, after its warm parent is killed (kcv.buildcache:
+restore, publish; filed under the hash of the code text kcv holds, so what a candidate leaves
+in its scratch reaches only later runs of the same text; copied through directory descriptors
+without following links, so nothing still running in there can lead the copy outside it).
+
 Where no sandbox can be started (no bwrap, no user namespaces) or KCV_SANDBOX=off, support()
 says why; the audit then runs candidates as before and marks every verdict of the run
 unsandboxed (mark()).
@@ -28,6 +35,8 @@ import signal
 import subprocess
 import sys
 import tempfile
+
+from kcv import buildcache
 
 SCRATCH_PREFIX = "kcv-sandbox-"
 UNSANDBOXED_KEY = "unsandboxed"  # the evidence key of a verdict judged without a sandbox
@@ -115,11 +124,16 @@ class KernelSandbox:
     """One kernel's sandbox: its directories and the warm parent of its candidate workers.
 
     `cache_dir`: the path the candidate's load names as its cache_dir (the scratch is bound
-    there). `worker_args`: what the plain worker takes (--gpu, --threads)."""
+    there; on the host, the shared build cache). `worker_args`: what the plain worker takes
+    (--gpu, --threads). `code`: the candidate's code text, whose published builds the scratch
+    starts with and receives back at close (None: no build is shared)."""
 
-    def __init__(self, cache_dir: str, worker_args: list[str], warm: bool = True):
+    def __init__(self, cache_dir: str, worker_args: list[str], warm: bool = True,
+                 code: str | None = None):
         self.cache_dir = cache_dir
+        self.code = code
         self.scratch = _private_dir(tempfile.gettempdir(), SCRATCH_PREFIX)
+        self.restored = buildcache.restore(cache_dir, code, self.scratch) if code else []
         self.shm_dir = _private_dir("/dev/shm" if os.path.isdir("/dev/shm")
                                     else tempfile.gettempdir(), SCRATCH_PREFIX)
         self.socket = os.path.join(cache_dir, "forkserver.sock")  # the path inside
@@ -152,6 +166,12 @@ class KernelSandbox:
                 pass
             self.server.wait()
             self.server = None
+        if self.code is not None and os.path.isdir(self.scratch):
+            try:
+                buildcache.publish(self.scratch, self.cache_dir, self.code)
+            except OSError:  # the shared cache not writable: the next run builds again
+                pass
+            self.code = None
         for d in (self.scratch, self.shm_dir):
             shutil.rmtree(d, ignore_errors=True)
 

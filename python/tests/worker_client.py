@@ -56,7 +56,7 @@ class Call:
 
 
 class WorkerClient:
-    def __init__(self, memory_limit: int = 0, env: dict | None = None):
+    def __init__(self, memory_limit: int = 0, env: dict | None = None, args: tuple = ()):
         e = dict(os.environ)
         e["PYTHONPATH"] = REPO_PYTHON + os.pathsep + e.get("PYTHONPATH", "")
         e.update(env or {})
@@ -67,7 +67,8 @@ class WorkerClient:
                 import resource
                 resource.setrlimit(resource.RLIMIT_AS, (memory_limit, memory_limit))
 
-        self.proc = subprocess.Popen([sys.executable, "-m", "kcv.worker"], stdin=subprocess.PIPE,
+        self.proc = subprocess.Popen([sys.executable, "-m", "kcv.worker", *args],
+                                     stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=self.stderr_file, env=e,
                                      start_new_session=True, preexec_fn=limit)
         self.buf = b""

@@ -83,8 +83,9 @@ def parser() -> argparse.ArgumentParser:
                         "(default 900); a load over it ends the kernel as timeout")
     p.add_argument("--call-timeout", type=_positive(float), default=120.0, metavar="S",
                    help="seconds per worker call (default 120)")
-    p.add_argument("--cache-dir", help="compile cache shared by all workers (TORCH_EXTENSIONS_DIR, "
-                                       "TRITON_CACHE_DIR under it; default: kcv-cache beside the store)")
+    p.add_argument("--cache-dir", help="build cache shared by all workers and runs (torch extension "
+                                       "and Triton builds by content, docs/08 §6; default: "
+                                       "kcv-cache beside the store)")
     p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto",
                    help="where candidates run (auto: cuda when available)")
     p.add_argument("--profiles", type=_profiles, default=list(PROFILES),

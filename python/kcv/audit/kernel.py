@@ -85,12 +85,14 @@ def _commands(cfg: KernelConfig, gpu, box=None) -> tuple[list[str], list[str]]:
     return reference, cfg.forkservers.command("candidate", gpu)
 
 
-def _open_sandbox(cfg: KernelConfig, gpu):
+def _open_sandbox(cfg: KernelConfig, gpu, row: dict):
     """The kernel's sandbox, its warm parent starting now (None when unsandboxed)."""
     if cfg.unsandboxed is not None:
         return None
     args = worker_command(gpu, cfg.worker_threads)[3:]  # --gpu, --threads
-    return sandbox_mod.KernelSandbox(cfg.cache(), args, warm=cfg.forkservers is not None)
+    return sandbox_mod.KernelSandbox(cfg.cache(), args, warm=cfg.forkservers is not None,
+                                     code=row["candidate_code"]
+                                     if isinstance(row.get("candidate_code"), str) else None)
 
 
 def _choose_shape(row: dict, cfg: KernelConfig, gpu, notes: list,
@@ -169,7 +171,7 @@ def _audit_kernel(row: dict, cfg: KernelConfig, t: dict, alone: bool, may_postpo
     state.enter(Stage.LOAD)
     with contextlib.ExitStack() as held:
         gpu = held.enter_context(cfg.gpu_pool.take()) if cfg.gpu_pool is not None else None
-        box = _open_sandbox(cfg, gpu)
+        box = _open_sandbox(cfg, gpu, row)
         if box is not None:
             held.callback(box.close)
         state.enter(Stage.SIZE)

@@ -201,7 +201,8 @@ def main(argv: list[str]) -> int:
     if "gpu" in options:
         fixed_env["CUDA_VISIBLE_DEVICES"] = options["gpu"]
     if "threads" in options:
-        fixed_env["OMP_NUM_THREADS"] = fixed_env["MKL_NUM_THREADS"] = options["threads"]
+        for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "MAX_JOBS"):
+            fixed_env[name] = options["threads"]
     os.environ.update(fixed_env)  # before torch is imported, which is when they take effect
     _libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)  # the orchestrator that started it is gone
     # listening before the imports: a client that connects meanwhile waits in the backlog for

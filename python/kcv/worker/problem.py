@@ -23,20 +23,22 @@ copied back over the views afterwards. A reference load with "size_on_meta_over"
 the problem on the meta device (kcv.worker.meta.size_on_meta); over N bytes of inputs + outputs
 it stops there: the reply's problem says "sized_on_meta": true, and the worker refuses calls.
 
-Environment first: TORCH_EXTENSIONS_DIR and TRITON_CACHE_DIR go under cache_dir, and without a
-GPU TRITON_INTERPRET=1, all before torch (and so Triton) is imported by this process. The
-extensions directory is one per code text (torch_extensions/<16 hex of its sha256>): corpus rows
-reuse load_inline names ("custom_softmax") with other sources, and workers building two of them
-in one directory at once load each other's half-written .so. Workers of the same code (the
-rescaled-shape pair) share the build; torch's lock in the build directory serialises them.
-Triton's cache is content-addressed and stays shared.
+Environment first: without a GPU TRITON_INTERPRET=1, before torch (and so Triton) is imported
+by this process. Then the compile caches: TORCH_EXTENSIONS_DIR and TRITON_CACHE_DIR point at
+the build-cache entry of the role's code under cache_dir (kcv.worker.buildcache: one entry per
+role, code text and toolchain), set before any code of the load runs. Corpus rows reuse
+load_inline names ("custom_softmax") with other sources, and workers building two of them in
+one directory at once would load each other's half-written .so; workers of the same code (the
+rescaled-shape pair, a re-run, another row with the same text) share the entry, and torch's
+lock in each extension's build directory makes one of them build and the other load that
+build. A load that succeeds marks the entry built (kcv-build.json, with the load's seconds).
 """
 
-import hashlib
 import os
 import tempfile
+import time
 
-from kcv.worker import modexec
+from kcv.worker import buildcache, modexec
 from kcv.worker.errors import LoadError, load_error
 
 ROLES = ("reference", "candidate")
@@ -50,17 +52,17 @@ def _cuda_possible() -> bool:
     return os.path.exists("/dev/nvidiactl")
 
 
-def extensions_dir(cache_dir: str, code: str) -> str:
-    """<cache_dir>/torch_extensions/<first 16 hex digits of sha256(code)>."""
-    digest = hashlib.sha256(code.encode("utf-8", "surrogatepass")).hexdigest()[:16]
-    return os.path.join(cache_dir, "torch_extensions", digest)
+def extensions_dir(cache_dir: str, code: str, role: str = "candidate",
+                   device: str = "cpu") -> str:
+    """TORCH_EXTENSIONS_DIR of a load of `code` in `role` on `device` (this process's toolchain;
+    torch imported)."""
+    tools = buildcache.toolchain(device)
+    return os.path.join(buildcache.entry_dir(cache_dir, buildcache.key(role, code, tools)),
+                        "torch_extensions")
 
 
-def prepare_environment(cache_dir: str, device: str, code: str) -> None:
-    """Compile caches under `cache_dir` (torch extensions per `code`, the code this role
-    builds); Triton's interpreter when the device will be the CPU."""
-    os.environ["TORCH_EXTENSIONS_DIR"] = extensions_dir(cache_dir, code)
-    os.environ["TRITON_CACHE_DIR"] = os.path.join(cache_dir, "triton")
+def prepare_environment(device: str) -> None:
+    """Triton's interpreter when the device will be the CPU (before torch is imported)."""
     if device == "cpu" or (device == "auto" and not _cuda_possible()):
         os.environ["TRITON_INTERPRET"] = "1"
 
@@ -135,8 +137,7 @@ def _require(module, names, what: str) -> None:
 def load(req: dict):
     """The KernelBenchPair a load request describes; LoadError with the class prefix if not."""
     f = _fields(req)
-    prepare_environment(f["cache_dir"], f["device"],
-                        f["candidate_code"] if f["role"] == "candidate" else f["reference_code"])
+    prepare_environment(f["device"])
     import torch  # noqa: PLC0415 (deliberately after the environment is set)
 
     if f["device"] == "cuda" and not torch.cuda.is_available():
@@ -144,6 +145,10 @@ def load(req: dict):
     device = "cuda" if f["device"] != "cpu" and torch.cuda.is_available() else "cpu"
     if device == "cpu":
         os.environ["TRITON_INTERPRET"] = "1"
+    code = f["candidate_code"] if f["role"] == "candidate" else f["reference_code"]
+    tools = buildcache.toolchain(device)
+    entry = buildcache.use(f["cache_dir"], buildcache.key(f["role"], code, tools))
+    t0 = time.monotonic()
     src_dir = os.path.join(f["cache_dir"], "kb_src")
     ref = _exec(f["reference_code"], "reference_code", src_dir, f["constants"], strict=True)
     _require(ref, ("Model", "get_inputs", "get_init_inputs"), "reference_code")
@@ -155,7 +160,13 @@ def load(req: dict):
 
     retrace = _retrace(f["reference_code"], src_dir, f["constants"]) \
         if f["role"] == "reference" else None
-    return KernelBenchPair(f, device, ref, cand, retrace)
+    pair = KernelBenchPair(f, device, ref, cand, retrace)
+    try:
+        buildcache.mark_built(entry, {"role": f["role"], "load_s": round(time.monotonic() - t0, 3),
+                                      "toolchain": tools})
+    except OSError:  # a cache that cannot be written stays unmarked; the load stands
+        pass
+    return pair
 
 
 def _retrace(code: str, src_dir: str, constants: dict):

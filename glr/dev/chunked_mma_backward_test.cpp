@@ -21,6 +21,7 @@
 
 #include "glr/dev/dev_case.hpp"
 #include "glr/dev/host_runner.hpp"
+#include "glr/dev/mma_test_case.hpp"
 #include "support/precision_emulation.hpp"
 #include "support/problems.hpp"
 
@@ -30,59 +31,46 @@ namespace {
 using testing::Decay;
 using testing::ProblemSpec;
 
-struct Param {
-  std::string label;
-  Member member;
-  ProblemSpec spec;
-};
-
-ProblemSpec spec(std::vector<std::int64_t> lengths, std::int64_t h, std::int64_t hv,
-                 std::uint64_t seed) {
-  ProblemSpec s;
-  s.lengths = std::move(lengths);
-  s.qk_heads = h;
-  s.v_heads = hv;
-  s.key_dim = kMmaDim;
-  s.value_dim = kMmaDim;
-  s.seed = seed;
-  return s;
-}
+using Param = MmaTestCase;
 
 std::vector<Param> params() {
   std::vector<Param> out;
   for (std::int64_t t : {1, 63, 64, 65, 200})
-    out.push_back({"ssd_T" + std::to_string(t), Member::kSimpleGla, spec({t}, 1, 1, 1700 + t)});
-  out.push_back({"ssd_Varlen", Member::kSimpleGla, spec({1, 150, 7, 64, 3}, 2, 2, 1801)});
-  out.push_back({"ssd_Gva", Member::kSimpleGla, spec({130}, 1, 2, 1802)});
-  ProblemSpec bare = spec({100}, 1, 1, 1803);
+    out.push_back({"ssd_T" + std::to_string(t), Member::kSimpleGla, mma_spec({t}, 1, 1, 1700 + t)});
+  out.push_back({"ssd_Varlen", Member::kSimpleGla, mma_spec({1, 150, 7, 64, 3}, 2, 2, 1801)});
+  out.push_back({"ssd_Gva", Member::kSimpleGla, mma_spec({130}, 1, 2, 1802)});
+  ProblemSpec bare = mma_spec({100}, 1, 1, 1803);
   bare.initial_state = false;
   bare.final_state_grad = false;
   bare.layout = StateLayout::kVK;
   out.push_back({"ssd_NoH0NoDhtVk", Member::kSimpleGla, bare});
-  ProblemSpec strong = spec({130}, 1, 1, 1804);
+  ProblemSpec strong = mma_spec({130}, 1, 1, 1804);
   strong.decay = Decay::kStrong;
   out.push_back({"ssd_Strong", Member::kSimpleGla, strong});
-  out.push_back({"la_T65", Member::kLinearAttention, spec({65}, 1, 1, 1900)});
-  out.push_back({"la_VarlenGva", Member::kLinearAttention, spec({1, 150, 7, 64, 3}, 1, 2, 1901)});
+  out.push_back({"la_T65", Member::kLinearAttention, mma_spec({65}, 1, 1, 1900)});
+  out.push_back(
+      {"la_VarlenGva", Member::kLinearAttention, mma_spec({1, 150, 7, 64, 3}, 1, 2, 1901)});
   for (std::int64_t t : {1, 63, 64, 65, 200})
-    out.push_back({"deltanet_T" + std::to_string(t), Member::kDeltaNet, spec({t}, 1, 1, 2300 + t)});
-  out.push_back({"deltanet_Varlen", Member::kDeltaNet, spec({1, 150, 7, 64, 3}, 2, 2, 2401)});
-  out.push_back({"deltanet_Gva", Member::kDeltaNet, spec({130}, 1, 2, 2402)});
-  ProblemSpec bare_delta = spec({100}, 1, 1, 2403);
+    out.push_back(
+        {"deltanet_T" + std::to_string(t), Member::kDeltaNet, mma_spec({t}, 1, 1, 2300 + t)});
+  out.push_back({"deltanet_Varlen", Member::kDeltaNet, mma_spec({1, 150, 7, 64, 3}, 2, 2, 2401)});
+  out.push_back({"deltanet_Gva", Member::kDeltaNet, mma_spec({130}, 1, 2, 2402)});
+  ProblemSpec bare_delta = mma_spec({100}, 1, 1, 2403);
   bare_delta.initial_state = false;
   bare_delta.final_state_grad = false;
   bare_delta.layout = StateLayout::kVK;
   out.push_back({"deltanet_NoH0NoDhtVk", Member::kDeltaNet, bare_delta});
   for (std::int64_t t : {1, 63, 64, 65, 200})
-    out.push_back({"gdn_T" + std::to_string(t), Member::kGatedDeltaNet, spec({t}, 1, 1, 2600 + t)});
-  out.push_back({"gdn_Varlen", Member::kGatedDeltaNet, spec({1, 150, 7, 64, 3}, 2, 2, 2701)});
-  out.push_back({"gdn_Gva", Member::kGatedDeltaNet, spec({130}, 1, 2, 2702)});
-  ProblemSpec bare_gdn = spec({100}, 1, 1, 2703);
+    out.push_back(
+        {"gdn_T" + std::to_string(t), Member::kGatedDeltaNet, mma_spec({t}, 1, 1, 2600 + t)});
+  out.push_back({"gdn_Varlen", Member::kGatedDeltaNet, mma_spec({1, 150, 7, 64, 3}, 2, 2, 2701)});
+  out.push_back({"gdn_Gva", Member::kGatedDeltaNet, mma_spec({130}, 1, 2, 2702)});
+  ProblemSpec bare_gdn = mma_spec({100}, 1, 1, 2703);
   bare_gdn.initial_state = false;
   bare_gdn.final_state_grad = false;
   bare_gdn.layout = StateLayout::kVK;
   out.push_back({"gdn_NoH0NoDhtVk", Member::kGatedDeltaNet, bare_gdn});
-  ProblemSpec strong_gdn = spec({130}, 1, 1, 2704);
+  ProblemSpec strong_gdn = mma_spec({130}, 1, 1, 2704);
   strong_gdn.decay = Decay::kStrong;
   out.push_back({"gdn_Strong", Member::kGatedDeltaNet, strong_gdn});
   return out;
@@ -200,7 +188,7 @@ class ChunkedMmaBackwardFault : public ::testing::TestWithParam<FaultCase> {};
 // Each planted fault must fail the judgement: at T = 65 (two chunks, a ragged one) and at T = 200.
 TEST_P(ChunkedMmaBackwardFault, IsCaughtByTheBound) {
   for (std::int64_t t : {65, 200}) {
-    const Param prm{"ssd", Member::kSimpleGla, spec({t}, 1, 1, 2000 + t)};
+    const Param prm{"ssd", Member::kSimpleGla, mma_spec({t}, 1, 1, 2000 + t)};
     const Case c = make(prm);
     Expected<BackwardExpectation> e = expect_backward(c.member, c.p, c.cot);
     ASSERT_TRUE(e) << e.error().to_string();
@@ -223,7 +211,7 @@ INSTANTIATE_TEST_SUITE_P(
 // (Q̄ = Q and dO are bf16), so every carry rounding is new error, as for the forward's state.
 TEST(ChunkedMmaBackwardFault, Bf16CarryIsCaught) {
   for (std::int64_t t : {65, 200}) {
-    const Case c = make({"la", Member::kLinearAttention, spec({t}, 1, 1, 2200 + t)});
+    const Case c = make({"la", Member::kLinearAttention, mma_spec({t}, 1, 1, 2200 + t)});
     Expected<BackwardExpectation> e = expect_backward(c.member, c.p, c.cot);
     ASSERT_TRUE(e) << e.error().to_string();
     const BackwardJudgement j =
@@ -242,7 +230,7 @@ class ChunkedMmaBackwardDeltaFault : public ::testing::TestWithParam<FaultCase> 
 TEST_P(ChunkedMmaBackwardDeltaFault, IsCaughtByTheBound) {
   for (Member m : {Member::kDeltaNet, Member::kGatedDeltaNet})
     for (std::int64_t t : {65, 200}) {
-      const Case c = make({"delta", m, spec({t}, 1, 1, 2500 + t)});
+      const Case c = make({"delta", m, mma_spec({t}, 1, 1, 2500 + t)});
       Expected<BackwardExpectation> e = expect_backward(c.member, c.p, c.cot);
       ASSERT_TRUE(e) << e.error().to_string();
       const BackwardJudgement j = judge_backward(run_backward(c, 32, GetParam().fault), *e);
@@ -266,7 +254,7 @@ class ChunkedMmaBackwardGdnFault : public ::testing::TestWithParam<FaultCase> {}
 // SSD's gate terms are checked with.
 TEST_P(ChunkedMmaBackwardGdnFault, IsCaughtByTheBound) {
   for (std::int64_t t : {65, 200}) {
-    const Case c = make({"gdn", Member::kGatedDeltaNet, spec({t}, 1, 1, 2800 + t)});
+    const Case c = make({"gdn", Member::kGatedDeltaNet, mma_spec({t}, 1, 1, 2800 + t)});
     Expected<BackwardExpectation> e = expect_backward(c.member, c.p, c.cot);
     ASSERT_TRUE(e) << e.error().to_string();
     const BackwardJudgement j = judge_backward(run_backward(c, 32, GetParam().fault), *e);
@@ -292,7 +280,7 @@ INSTANTIATE_TEST_SUITE_P(
 TEST(ChunkedMmaBackwardDeltaFault, Bf16CarryIsCaughtWhileDhtDominates) {
   for (Member m : {Member::kDeltaNet, Member::kGatedDeltaNet})
     for (std::int64_t t : {1, 65, 200}) {
-      const Case c = make({"delta", m, spec({t}, 1, 1, 2500 + t)});
+      const Case c = make({"delta", m, mma_spec({t}, 1, 1, 2500 + t)});
       Expected<BackwardExpectation> e = expect_backward(c.member, c.p, c.cot);
       ASSERT_TRUE(e) << e.error().to_string();
       const BackwardJudgement j =
@@ -309,7 +297,7 @@ TEST(ChunkedMmaBackwardDeltaFault, Bf16CarryIsCaughtWhileDhtDominates) {
 // (σ = 0) they fail, so the declared term is what they pass by.
 TEST(BackwardBound, TheDeltaRuleKernelsNeedTheDeclaredTerm) {
   for (Member m : {Member::kDeltaNet, Member::kGatedDeltaNet}) {
-    const Case c = make({"delta", m, spec({65}, 1, 1, 2900)});
+    const Case c = make({"delta", m, mma_spec({65}, 1, 1, 2900)});
     Expected<Gradients> ref = chunked_backward(m, c.p, c.cot);
     ASSERT_TRUE(ref) << ref.error().to_string();
     Expected<BackwardBounds> tau = backward_bounds(m, c.p, c.cot, *ref, contract_for(Grade::kFp32));
@@ -335,7 +323,7 @@ TEST(ChunkedMmaBackwardArguments, RejectsWhatTheKernelsDoNotTake) {
 }
 
 TEST(BackwardBound, HasNoDeclaredTermUnderTheFp32Grade) {
-  const Case c = make({"ssd", Member::kSimpleGla, spec({70}, 1, 1, 2100)});
+  const Case c = make({"ssd", Member::kSimpleGla, mma_spec({70}, 1, 1, 2100)});
   Expected<BackwardSigma> s =
       declared_backward_sigma(c.member, c.p, c.cot, contract_for(Grade::kFp32));
   ASSERT_TRUE(s) << s.error().to_string();

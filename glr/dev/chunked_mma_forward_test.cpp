@@ -21,6 +21,7 @@
 
 #include "glr/dev/dev_case.hpp"
 #include "glr/dev/host_runner.hpp"
+#include "glr/dev/mma_test_case.hpp"
 #include "support/precision_emulation.hpp"
 #include "support/problems.hpp"
 
@@ -30,44 +31,28 @@ namespace {
 using testing::Decay;
 using testing::ProblemSpec;
 
-struct Param {
-  std::string label;
-  Member member;
-  ProblemSpec spec;
-};
-
-ProblemSpec spec(std::vector<std::int64_t> lengths, std::int64_t h, std::int64_t hv,
-                 std::uint64_t seed) {
-  ProblemSpec s;
-  s.lengths = std::move(lengths);
-  s.qk_heads = h;
-  s.v_heads = hv;
-  s.key_dim = kMmaDim;
-  s.value_dim = kMmaDim;
-  s.seed = seed;
-  return s;
-}
+using Param = MmaTestCase;
 
 std::vector<Param> params() {
   std::vector<Param> out;
   for (std::int64_t t : {1, 63, 64, 65, 200}) {
     std::string label = "gdn_T";
     label += std::to_string(t);
-    out.push_back({label, Member::kGatedDeltaNet, spec({t}, 1, 1, 700 + t)});
+    out.push_back({label, Member::kGatedDeltaNet, mma_spec({t}, 1, 1, 700 + t)});
   }
-  out.push_back({"gdn_Varlen", Member::kGatedDeltaNet, spec({1, 150, 7, 64, 3}, 2, 2, 801)});
-  out.push_back({"gdn_Gva", Member::kGatedDeltaNet, spec({130}, 1, 2, 802)});
-  ProblemSpec vk = spec({100}, 1, 1, 803);
+  out.push_back({"gdn_Varlen", Member::kGatedDeltaNet, mma_spec({1, 150, 7, 64, 3}, 2, 2, 801)});
+  out.push_back({"gdn_Gva", Member::kGatedDeltaNet, mma_spec({130}, 1, 2, 802)});
+  ProblemSpec vk = mma_spec({100}, 1, 1, 803);
   vk.initial_state = false;
   vk.layout = StateLayout::kVK;
   out.push_back({"gdn_NoH0Vk", Member::kGatedDeltaNet, vk});
-  ProblemSpec strong = spec({130}, 1, 1, 804);
+  ProblemSpec strong = mma_spec({130}, 1, 1, 804);
   strong.decay = Decay::kStrong;
   out.push_back({"gdn_Strong", Member::kGatedDeltaNet, strong});
   for (Member m : {Member::kLinearAttention, Member::kSimpleGla, Member::kDeltaNet}) {
     std::string label(name(m));
-    out.push_back({label + "_T65", m, spec({65}, 1, 1, 900)});
-    out.push_back({label + "_Varlen", m, spec({1, 150, 7, 64, 3}, 1, 2, 901)});
+    out.push_back({label + "_T65", m, mma_spec({65}, 1, 1, 900)});
+    out.push_back({label + "_Varlen", m, mma_spec({1, 150, 7, 64, 3}, 1, 2, 901)});
   }
   return out;
 }
@@ -146,7 +131,7 @@ TEST_P(ChunkedMmaForward, MeetsTheBf16GradeBoundAtBothValueTiles) {
 
 TEST(ExpectByHead, ReassemblesTheReferenceAndAtMostTightensTheBound) {
   const Problem p = testing::kernel_inputs(
-      testing::make_case(Member::kGatedDeltaNet, spec({70, 1, 64}, 2, 4, 805)).problem);
+      testing::make_case(Member::kGatedDeltaNet, mma_spec({70, 1, 64}, 2, 4, 805)).problem);
   Expected<Expectation> whole = expect(Member::kGatedDeltaNet, p);
   Expected<Expectation> split = expect_by_head(Member::kGatedDeltaNet, p);
   ASSERT_TRUE(whole && split);

@@ -1,7 +1,8 @@
 """Draws the loss curves of the training recipe (bench/glr/train_lm.py) into one figure: one panel per
 family, one line per backend (kcv, fla, reference), training loss averaged over bins of steps,
 validation losses as dots; with --table, a markdown table of every run's summary (losses,
-tokens/s, kcv's reproducibility verdict).
+tokens/s, kcv's reproducibility verdict); with --agreement, kcv's runs compared with the other
+backends' and with its own second run over the steps both reached.
 
   python bench/glr/plot_curves.py --runs out/train --out docs/glr/training_curves_h200.svg \
       --table out/train/summary.md
@@ -127,11 +128,54 @@ def table(runs_dir):
     return "\n".join(lines) + "\n"
 
 
+def _losses(path):
+    """{step: training loss} of a run's log ({} when it has none)."""
+    if not os.path.isfile(path) or os.path.getsize(path) == 0:
+        return {}
+    return dict(read_log(path)[0])
+
+
+def agreement(runs_dir, window=50):
+    """A markdown table comparing each family's kcv run with the others over the steps both
+    reached, for runs stopped before their end too: the steps each run reached, kcv's mean
+    training loss minus the other's over the last `window` common steps, and over how many steps
+    kcv's second run (.run2) equals the first bitwise."""
+    lines = [f"| family | kcv steps | reference steps | fla steps | kcv − reference (last "
+             f"{window} common) | kcv − fla (last {window} common) | kcv repro (steps compared) |",
+             "|---|---|---|---|---|---|---|"]
+    for family in FAMILIES:
+        kcv = _losses(os.path.join(runs_dir, family, "kcv.jsonl"))
+        if not kcv:
+            continue
+        cells = [family, str(len(kcv))]
+        others = {b: _losses(os.path.join(runs_dir, family, f"{b}.jsonl"))
+                  for b in ("reference", "fla")}
+        cells += [str(len(others["reference"])), str(len(others["fla"]))]
+        for other in others.values():
+            common = sorted(set(kcv) & set(other))[-window:]
+            if not common:
+                cells.append("—")
+                continue
+            mk = sum(kcv[s] for s in common) / len(common)
+            mo = sum(other[s] for s in common) / len(common)
+            cells.append(f"{mk - mo:+.4f} ({mk:.4f} / {mo:.4f})")
+        second = _losses(os.path.join(runs_dir, family, "kcv.run2.jsonl"))
+        if not second:
+            cells.append("no second run")
+        else:
+            same = all(kcv.get(s) == v for s, v in second.items())
+            cells.append(f"{'identical' if same else 'DIFFERENT'} ({len(second)})")
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--runs", default="out/train", help="folder of <family>/<backend>.jsonl logs")
     p.add_argument("--out", required=True, help="the figure to write (.svg, .png or .pdf)")
     p.add_argument("--table", help="also write a markdown table of the runs' summaries here")
+    p.add_argument("--agreement", help="also write agreement()'s table (runs compared over the "
+                   "steps both reached) here")
     p.add_argument("--bin", type=int, default=0,
                    help="steps averaged per point (default: steps / 200)")
     args = p.parse_args(argv)
@@ -141,6 +185,10 @@ def main(argv=None):
         with open(args.table, "w", encoding="utf-8") as f:
             f.write(table(args.runs))
         print(f"wrote {args.table}")
+    if args.agreement:
+        with open(args.agreement, "w", encoding="utf-8") as f:
+            f.write(agreement(args.runs))
+        print(f"wrote {args.agreement}")
     return 0
 
 

@@ -168,8 +168,11 @@ def test_cli_check_repro_and_plot(corpus, tmp_path):
     svg = tmp_path / "curves.svg"
     subprocess.run([sys.executable, os.path.join(REPO, "bench", "glr", "plot_curves.py"),
                     "--runs", str(tmp_path), "--out", str(svg), "--table",
-                    str(tmp_path / "summary.md")], check=True, capture_output=True)
+                    str(tmp_path / "summary.md"), "--agreement", str(tmp_path / "agreement.md")],
+                   check=True, capture_output=True)
     assert "| gdn | kcv |" in (tmp_path / "summary.md").read_text()
+    # kcv's only run, 4 steps, no other backend, its second run equal over all 4.
+    assert "| gdn | 4 | 0 | 0 | — | — | identical (4) |" in (tmp_path / "agreement.md").read_text()
     root = ET.parse(svg).getroot()
     assert root.tag.endswith("svg") and any(e.tag.endswith("path") for e in root.iter())
 

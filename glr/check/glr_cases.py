@@ -178,7 +178,7 @@ def make_inputs(member, B, T, H, D, seed, device="cuda", cu_seqlens=None, h0=Tru
         g = torch.nn.functional.logsigmoid(r(B, T, HV)) / 16
     elif member in ("kda", "gla"):
         g = torch.nn.functional.logsigmoid(r(B, T, HV, D)) / 16
-    if member in ("gdn", "kda"):
+    if member in ("gdn", "kda", "deltanet"):
         beta = torch.sigmoid(r(B, T, HV)).to(bf)
     N = B if cu_seqlens is None else len(cu_seqlens) - 1
     s0 = r(N, HV, D, V) * 0.1 if h0 else None
@@ -200,6 +200,8 @@ def call(ops, member, x, cu_seqlens=None):
         return ops["gla"](q, k, v, g, **kw)
     if member == "ssd":
         return ops["ssd"](q, k, v, g=g, **kw)
+    if member == "deltanet":
+        return ops["deltanet"](q, k, v, beta, **kw)
     return ops["la"](q, k, v, normalize=False, **kw)
 
 

@@ -11,12 +11,14 @@
 namespace kcv::glr::dev {
 
 Status mma_backward(Member member, const MmaBackwardParams& p, int value_tile,
-                    cudaStream_t stream) {
+                    cudaStream_t stream, StageTimes* times) {
   if (value_tile != 32 && value_tile != 64)
     return make_error(ErrorCode::kInvalidArgument, "value_tile must be 32 or 64", "value_tile");
   return for_mma_backward_member(member, [&]<GateKind kGate, bool kDelta>() {
-    if (value_tile == 32) return backward_sequence<kGate, kDelta, 32>(p, CudaLaunch{stream});
-    return backward_sequence<kGate, kDelta, 64>(p, CudaLaunch{stream});
+    return launch_sequence(stream, times, [&](const CudaLaunch& launch) {
+      if (value_tile == 32) return backward_sequence<kGate, kDelta, 32>(p, launch);
+      return backward_sequence<kGate, kDelta, 64>(p, launch);
+    });
   });
 }
 

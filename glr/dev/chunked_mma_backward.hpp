@@ -88,8 +88,9 @@ struct MmaBackwardTensors {
 /// The recompute (the forward's two launches, keeping the chunk states), the dH scan, the
 /// gradient kernel, the WY kernel (delta rule) and, under GVA or the delta rule, the group sum,
 /// on `stream` (chunked_mma_backward.cu).
-/// value_tile (32 or 64): the value columns per CTA of the two serial passes.
+/// value_tile (32 or 64): the value columns per CTA of the two serial passes. With `times`, each
+/// launch is timed with CUDA events (StageTimes) and the call waits for the stream.
 [[nodiscard]] Status mma_backward(Member member, const MmaBackwardParams& p, int value_tile,
-                                  cudaStream_t stream);
+                                  cudaStream_t stream, StageTimes* times = nullptr);
 
 }  // namespace kcv::glr::dev

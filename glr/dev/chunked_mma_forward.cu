@@ -9,12 +9,15 @@
 
 namespace kcv::glr::dev {
 
-Status mma_forward(Member member, const MmaForwardParams& p, int value_tile, cudaStream_t stream) {
+Status mma_forward(Member member, const MmaForwardParams& p, int value_tile, cudaStream_t stream,
+                   StageTimes* times) {
   if (value_tile != 32 && value_tile != 64)
     return make_error(ErrorCode::kInvalidArgument, "value_tile must be 32 or 64", "value_tile");
   return for_mma_member(member, [&]<GateKind kGate, bool kDelta>() {
-    if (value_tile == 32) return forward_sequence<kGate, kDelta, 32>(p, CudaLaunch{stream});
-    return forward_sequence<kGate, kDelta, 64>(p, CudaLaunch{stream});
+    return launch_sequence(stream, times, [&](const CudaLaunch& launch) {
+      if (value_tile == 32) return forward_sequence<kGate, kDelta, 32>(p, launch);
+      return forward_sequence<kGate, kDelta, 64>(p, launch);
+    });
   });
 }
 

@@ -17,6 +17,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "kcv/expected.hpp"
 #include "kcv/glr/gpu.hpp"
@@ -104,8 +107,15 @@ struct MmaForwardTensors {
 /// multiprocessors at one CTA each, else 64 (half the CTAs, twice the work each).
 int default_value_tile(const MmaForwardParams& p, int multiprocessors);
 
-/// Both launches on `stream` (chunked_mma_forward.cu). value_tile: 32 or 64.
+/// Device milliseconds of each launch of one sequence, in launch order, by stage name
+/// ("prepare", "state_output", ...): the stage profile of a timed call.
+struct StageTimes {
+  std::vector<std::pair<std::string, float>> ms;
+};
+
+/// Both launches on `stream` (chunked_mma_forward.cu). value_tile: 32 or 64. With `times`, each
+/// launch is timed with CUDA events and the call waits for the stream.
 [[nodiscard]] Status mma_forward(Member member, const MmaForwardParams& p, int value_tile,
-                                 cudaStream_t stream);
+                                 cudaStream_t stream, StageTimes* times = nullptr);
 
 }  // namespace kcv::glr::dev

@@ -281,6 +281,16 @@ int run(int argc, char** argv) {
         << "\t" << t.mma_other << "\t" << t.kcv << "\t" << t.diff_dq << "\t" << t.diff_dk << "\t"
         << t.diff_dv << "\n";
   }
+  std::printf("\n| member, shape | stage profile at the default tile: median ms per launch |\n"
+              "|---|---|\n");
+  for (const BackwardTiming& t : backward_timings) {
+    std::printf("| %s |", t.shape.c_str());
+    for (const auto& [stage, ms] : t.stages) {
+      std::printf(" %s %.3f;", stage.c_str(), ms);
+      tsv << "stage\t" << t.shape << "\t" << stage << "\t" << ms << "\n";
+    }
+    std::printf(" |\n");
+  }
   std::printf("\nglr_dev_check: %s\n", pass ? "all checks pass" : "SOME CHECK FAILED");
   return pass ? 0 : 1;
 }

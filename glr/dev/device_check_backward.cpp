@@ -82,8 +82,8 @@ struct BackwardCase {
       if (b->bytes > 0) CHECK_CUDA(cudaMemset(b->ptr, 0xff, b->bytes));
   }
 
-  void run(int tile) {
-    check_status(mma_backward(member, params, tile, nullptr), "mma_backward");
+  void run(int tile, StageTimes* times = nullptr) {
+    check_status(mma_backward(member, params, tile, nullptr, times), "mma_backward");
     CHECK_CUDA(cudaGetLastError());
   }
 
@@ -224,6 +224,14 @@ BackwardTiming time_backward(Member member, std::int64_t b, std::int64_t t, std:
   tm.mma = median_ms([&] { fwd_bwd(tm.tile); }, warmup, reps);
   tm.mma_other = median_ms([&] { fwd_bwd(other); }, warmup, reps);
   tm.mma_bwd = median_ms([&] { bc.run(tm.tile); }, warmup, reps);
+  tm.stages = median_stages(
+      [&](StageTimes& st) {
+        check_status(mma_forward(member, *fp, tm.tile, nullptr, &st), "mma_forward (timed)");
+      },
+      reps, "fwd ");
+  const auto bwd_stages =
+      median_stages([&](StageTimes& st) { bc.run(tm.tile, &st); }, reps, "bwd ");
+  tm.stages.insert(tm.stages.end(), bwd_stages.begin(), bwd_stages.end());
   bc.poison();
   bc.run(tm.tile);
   const HostGradients mine = bc.fetch();
@@ -264,6 +272,10 @@ BackwardTiming time_backward(Member member, std::int64_t b, std::int64_t t, std:
       "kcv CUDA-core fwd+bwd %.3f ms; max|d_mma - d_kcv|/RMS dq %.3g dk %.3g dv %.3g\n",
       tm.shape.c_str(), tm.tile, tm.mma, tm.mma_bwd, other, tm.mma_other, tm.kcv, tm.diff_dq,
       tm.diff_dk, tm.diff_dv);
+  std::printf("stage profile %s (tile %d, median ms of %d timed calls):", tm.shape.c_str(),
+              tm.tile, reps);
+  for (const auto& [stage, ms] : tm.stages) std::printf(" %s %.3f;", stage.c_str(), ms);
+  std::printf("\n");
   std::fflush(stdout);
   return tm;
 }

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "glr/dev/device_support.hpp"
@@ -22,6 +23,9 @@ struct BackwardTiming {
   int tile = 0;
   double mma = 0, mma_other = 0, mma_bwd = 0, kcv = 0;  ///< ms: fwd+bwd, other tile, bwd, kcv
   double diff_dq = 0, diff_dk = 0, diff_dv = 0;         ///< max |Δ| / RMS(kcv's), reported only
+  /// The stage profile at the default tile: median ms of each launch, the forward's stages
+  /// ("fwd prepare", ...) then the backward's ("bwd prepare", ..., "bwd grads", ...).
+  std::vector<std::pair<std::string, double>> stages;
 };
 
 /// Forward + backward of `member` (SSD, DeltaNet or GDN) at B·T·H (D = 128): tensor cores against

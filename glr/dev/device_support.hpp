@@ -157,6 +157,23 @@ double median_ms(F&& call, int warmup, int reps) {
   return ms[ms.size() / 2];
 }
 
+/// The stage profile: `call(times)` runs one timed launch sequence (appending to `times`); the
+/// median milliseconds of each stage over `reps` calls, in launch order, named `prefix` + stage.
+template <typename F>
+std::vector<std::pair<std::string, double>> median_stages(F&& call, int reps,
+                                                          const std::string& prefix) {
+  std::vector<StageTimes> runs(static_cast<std::size_t>(reps));
+  for (StageTimes& t : runs) call(t);
+  std::vector<std::pair<std::string, double>> out;
+  for (std::size_t i = 0; i < runs.front().ms.size(); ++i) {
+    std::vector<float> ms;
+    for (const StageTimes& t : runs) ms.push_back(t.ms[i].second);
+    std::sort(ms.begin(), ms.end());
+    out.emplace_back(prefix + runs.front().ms[i].first, ms[ms.size() / 2]);
+  }
+  return out;
+}
+
 inline double rel_max_diff(const std::vector<bf16>& a, const std::vector<bf16>& b) {
   double sq = 0, worst = 0;
   for (std::size_t i = 0; i < a.size(); ++i) {

@@ -13,13 +13,14 @@
 #      determinism; DeltaNet's and GDN's backward (dβ too) at T ∈ {64, 1000} and a varlen GVA
 #      case with 3-run determinism; then the forward's time (GDN) and forward + backward time
 #      (SSD at B1·T8192·H32 and B4·T4096·H16, DeltaNet and GDN at the first) against kcv's
-#      CUDA-core kernels in the same process (check.log, results.tsv);
-#   3. fla's chunk_gated_delta_rule forward at the same shapes when fla imports (from PYTHONPATH,
-#      or installed from the wheels in .whl/ into /tmp/site), within what is left of BUDGET_S
-#      (default 260 s) (fla.log);
+#      CUDA-core kernels in the same process, with the stage profile (each launch of the forward
+#      and the backward timed by CUDA events) (check.log, results.tsv);
+#   3. fla's forward and forward + backward of GDN, SSD, LA and DeltaNet at the same shapes
+#      (glr/dev/time_fla.py) when fla imports (from PYTHONPATH, or installed from the wheels in
+#      .whl/ into /tmp/site), within what is left of BUDGET_S (default 260 s) (fla.log, fla.tsv);
 #   4. prints the tables last.
 # The files under $OUT: env.txt, build.log, ptxas_dev.txt, sass_counts.txt, check.log,
-# results.tsv, fla.log, and sanitize.log with GLR_SANITIZE=1.
+# results.tsv, fla.log, fla.tsv, and sanitize.log with GLR_SANITIZE=1.
 #   bash glr/dev/run_on_h200.sh                  # fla's wheels in .whl/ (optional): the fla row
 #   GLR_SANITIZE=1 bash glr/dev/run_on_h200.sh   # also compute-sanitizer memcheck and racecheck
 #                                                # on two small cases (sanitize.log), before fla
@@ -96,7 +97,7 @@ if ! python3 -c "import fla" > /dev/null 2>&1 && ls .whl/*.whl > /dev/null 2>&1;
   export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
 fi
 if (( left > 30 )); then
-  timeout "$left" python3 glr/dev/time_fla.py --out /tmp/glr_dev_fla.tsv >> "$out/fla.log" 2>&1
+  timeout "$left" python3 glr/dev/time_fla.py --out "$out/fla.tsv" >> "$out/fla.log" 2>&1
   fla_status=$?
   echo "[$(elapsed) s] fla: exit $fla_status (3: fla not importable, 124: out of time)"
 else
@@ -120,6 +121,6 @@ fi
 echo
 sed -n '/^| check |/,$p' "$out/check.log"
 echo
-echo "fla (pure Triton) forward, same shapes:"
+echo "fla (pure Triton), same shapes: member, shape, fwd ms, fwd+bwd ms:"
 grep -E "^fla	|not importable|skipped" "$out/fla.log" 2>/dev/null || tail -3 "$out/fla.log"
 exit "$check_status"

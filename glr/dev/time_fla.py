@@ -1,11 +1,14 @@
-"""Times fla's chunk_gated_delta_rule forward (pure Triton, FLA_DISABLE_BACKEND_DISPATCH=1) at the
-shapes glr_dev_check times, for the table of glr/dev/run_on_h200.sh: B1·T8192·H32 and
-B4·T4096·H16, D = 128, bf16 q/k/v/β, fp32 g and h0, inputs drawn as glr_dev_check draws them
-(l2-normalised q, k; g = logsigmoid(N(0,1)); β = σ(N(0,1))). CUDA events around each call,
-median of --reps calls after warm-up calls (the first call autotunes; the autotuners' per-config
-budget is shortened to warmup 5 ms / rep 20 ms through glr/check/glr_cases.quick_autotune_bench,
-every config still timed). Writes one "fla<TAB>shape<TAB>ms" line per shape to --out and prints
-it; exits 3 when fla does not import.
+"""Times fla's chunked kernels (pure Triton, FLA_DISABLE_BACKEND_DISPATCH=1) beside glr_dev_check's
+tensor-core kernels, for the tables of glr/dev/run_on_h200.sh: forward and forward + backward of
+GDN (chunk_gated_delta_rule), SSD (chunk_simple_gla), LA (chunk_linear_attn) and DeltaNet
+(chunk_delta_rule) at B1·T8192·H32 and B4·T4096·H16, D = 128, bf16 q/k/v/β/dO, fp32 g, h0 and
+dht (glr_cases.make_inputs). fla's gated backward runs with its Triton < 3.7.1 Hopper guard
+lifted (glr_cases.GUARD_NOTE). CUDA events around each call, median of --reps calls after
+the first calls (which autotune; the autotuners' per-config budget is shortened to warmup 5 ms /
+rep 20 ms through glr_cases.quick_autotune_bench, every config still timed). Members in the
+order of --members, shapes in order; one "fla<TAB>member<TAB>shape<TAB>fwd ms<TAB>fwd+bwd ms"
+line per pair is written to --out as soon as it is measured, so a run cut short keeps what it
+measured. Exits 3 when fla does not import.
 
   PYTHONPATH=/tmp/site python3 glr/dev/time_fla.py --out fla.tsv
 """
@@ -18,18 +21,6 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "check"))
 
 SHAPES = [(1, 8192, 32), (4, 4096, 16)]
-
-
-def inputs(B, T, H, D, torch):
-    gen = torch.Generator(device="cuda").manual_seed(1000 + B)
-    dev = dict(device="cuda", generator=gen)
-    q = torch.nn.functional.normalize(torch.randn(B, T, H, D, **dev), dim=-1).bfloat16()
-    k = torch.nn.functional.normalize(torch.randn(B, T, H, D, **dev), dim=-1).bfloat16()
-    v = torch.randn(B, T, H, D, **dev).bfloat16()
-    g = torch.nn.functional.logsigmoid(torch.randn(B, T, H, **dev)).float()
-    beta = torch.sigmoid(torch.randn(B, T, H, **dev)).bfloat16()
-    h0 = 0.5 * torch.randn(B, H, D, D, **dev)
-    return q, k, v, g, beta, h0
 
 
 def median_ms(fn, reps, torch):
@@ -48,42 +39,58 @@ def median_ms(fn, reps, torch):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default="fla.tsv")
-    ap.add_argument("--reps", type=int, default=30)
+    ap.add_argument("--reps", type=int, default=20)
+    ap.add_argument("--members", default="gdn,ssd,la,deltanet")
     args = ap.parse_args()
     os.environ.setdefault("FLA_DISABLE_BACKEND_DISPATCH", "1")
     try:
         import torch
         import glr_cases as gc
         gc.quick_autotune_bench(5, 20)
-        import fla
-        import triton
-        from fla.ops.gated_delta_rule import chunk_gated_delta_rule
+        ops, note = gc.load_fla()
+        from fla.ops.delta_rule import chunk_delta_rule
+        ops["deltanet"] = chunk_delta_rule
     except Exception as e:  # noqa: BLE001 - report and skip cleanly
         print(f"fla not importable here ({type(e).__name__}: {e}); fla not timed")
         return 3
-    print(f"fla {getattr(fla, '__version__', '?')}, triton {triton.__version__}, "
-          f"torch {torch.__version__}, FLA_DISABLE_BACKEND_DISPATCH="
-          f"{os.environ['FLA_DISABLE_BACKEND_DISPATCH']}", flush=True)
+    print(note, f"FLA_DISABLE_BACKEND_DISPATCH={os.environ['FLA_DISABLE_BACKEND_DISPATCH']}",
+          flush=True)
     with open(args.out, "w") as out:
         for B, T, H in SHAPES:
-            q, k, v, g, beta, h0 = inputs(B, T, H, 128, torch)
+            for member in args.members.split(","):
+                x = gc.make_inputs(member, B, T, H, 128, seed=1000 + B)
+                leaves = gc.leaves(x)
+                y = {n: (x[n].detach().clone().requires_grad_() if n in leaves else x[n])
+                     for n in x}
+                grads = [y[n] for n in leaves]
 
-            def fwd():
-                with torch.no_grad():
-                    chunk_gated_delta_rule(q, k, v, g, beta, scale=128 ** -0.5, initial_state=h0,
-                                           output_final_state=True)
+                def fwd():
+                    with torch.no_grad():
+                        gc.call(ops, member, y)
 
-            t0 = time.time()
-            for _ in range(3):
-                fwd()
-            torch.cuda.synchronize()
-            warm = time.time() - t0
-            ms = median_ms(fwd, args.reps, torch)
-            shape = f"B{B} T{T} H{H} D128"
-            print(f"fla\t{shape}\t{ms:.3f}\t(first calls incl. autotuning {warm:.1f} s)",
-                  flush=True)
-            out.write(f"fla\t{shape}\t{ms:.3f}\n")
-            out.flush()
+                def fwd_bwd():
+                    o, ht = gc.call(ops, member, y)
+                    torch.autograd.backward((o, ht), (y["do"], y["dht"]))
+                    for g in grads:
+                        g.grad = None
+
+                shape = f"B{B} T{T} H{H} D128"
+                try:
+                    t0 = time.time()
+                    fwd()
+                    fwd_bwd()
+                    torch.cuda.synchronize()
+                    warm = time.time() - t0
+                    f_ms = median_ms(fwd, args.reps, torch)
+                    fb_ms = median_ms(fwd_bwd, args.reps, torch)
+                except Exception as e:  # noqa: BLE001 - keep going; the row says what failed
+                    print(f"fla\t{member}\t{shape}\tfailed: {type(e).__name__}: {str(e)[:200]}",
+                          flush=True)
+                    continue
+                print(f"fla\t{member}\t{shape}\t{f_ms:.3f}\t{fb_ms:.3f}\t(first calls incl. "
+                      f"autotuning {warm:.1f} s)", flush=True)
+                out.write(f"fla\t{member}\t{shape}\t{f_ms:.3f}\t{fb_ms:.3f}\n")
+                out.flush()
     return 0
 
 

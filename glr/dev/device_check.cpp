@@ -281,8 +281,9 @@ int run(int argc, char** argv) {
         << "\t" << t.mma_other << "\t" << t.kcv << "\t" << t.diff_dq << "\t" << t.diff_dk << "\t"
         << t.diff_dv << "\n";
   }
-  std::printf("\n| member, shape | stage profile at the default tile: median ms per launch |\n"
-              "|---|---|\n");
+  std::printf(
+      "\n| member, shape | stage profile at the default tile: median ms per launch |\n"
+      "|---|---|\n");
   for (const BackwardTiming& t : backward_timings) {
     std::printf("| %s |", t.shape.c_str());
     for (const auto& [stage, ms] : t.stages) {

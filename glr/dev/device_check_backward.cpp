@@ -272,8 +272,8 @@ BackwardTiming time_backward(Member member, std::int64_t b, std::int64_t t, std:
       "kcv CUDA-core fwd+bwd %.3f ms; max|d_mma - d_kcv|/RMS dq %.3g dk %.3g dv %.3g\n",
       tm.shape.c_str(), tm.tile, tm.mma, tm.mma_bwd, other, tm.mma_other, tm.kcv, tm.diff_dq,
       tm.diff_dk, tm.diff_dv);
-  std::printf("stage profile %s (tile %d, median ms of %d timed calls):", tm.shape.c_str(),
-              tm.tile, reps);
+  std::printf("stage profile %s (tile %d, median ms of %d timed calls):", tm.shape.c_str(), tm.tile,
+              reps);
   for (const auto& [stage, ms] : tm.stages) std::printf(" %s %.3f;", stage.c_str(), ms);
   std::printf("\n");
   std::fflush(stdout);

@@ -342,6 +342,39 @@ Expected<MergeSummary> merge(const std::string& dest, const std::vector<std::str
                              const StoreOptions& options = {});
 
 // ---------------------------------------------------------------------------------------------
+// Verdict diff (`kcv diff A.db B.db`): two audits of the same rows, compared kernel by kernel.
+
+/// One difference between two stores, on a kernel final in both. `gate` and `profile` are
+/// empty for the kernel's own fields (`what` "status" or "replica"); otherwise `what` is
+/// "verdict" and the values are "<verdict>" or "fail <finding> <scope>", "-" where that store
+/// holds no verdict for the key. The reasons are shown, never compared (they name pids and
+/// measured values).
+struct VerdictDifference {
+  std::string kernel_id;
+  std::string what;
+  std::string gate;
+  std::string profile;
+  std::string a;
+  std::string b;
+  std::string reason_a;
+  std::string reason_b;
+};
+
+struct StoreDiff {
+  int64_t final_in_both = 0;       // kernels compared
+  int64_t verdicts_compared = 0;   // (kernel, gate, profile) keys of those kernels, either side
+  std::vector<std::string> final_in_a_only;  // final in A, unfinished or absent in B
+  std::vector<std::string> final_in_b_only;
+  std::vector<VerdictDifference> differences;  // by kernel, then gate and profile
+  bool identical() const { return differences.empty(); }
+};
+
+/// Compares the kernels final in both stores: status, the replica's verdict, and for every
+/// (gate, profile) the verdict, and on a fail its finding and scope. Worst ratios, evidence,
+/// reasons and messages are not compared.
+Expected<StoreDiff> diff_verdicts(const Store& a, const Store& b);
+
+// ---------------------------------------------------------------------------------------------
 // Report queries (docs/07_audit_store.md, docs/09_report.md). A kernel is *judged* under a
 // profile when its status is ok and it has at least one pass or fail verdict under that profile;
 // every rate below counts judged kernels, not rows. A kernel whose status is not ok is counted

@@ -11,31 +11,13 @@
 // unverified, or refused with --require-verified.
 #include <fmt/format.h>
 
-#include <filesystem>
-
 #include "cli/cli_error.hpp"
 #include "cli/common.hpp"
+#include "cli/stores.hpp"
 #include "cli/tools.hpp"
 #include "kcv/audit_report.hpp"
 
 namespace kcv::cli {
-namespace {
-
-audit::Store open_store(const std::string& path, const std::string& key_dir) {
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec))
-    usage_error(fmt::format("STORE: no audit store at '{}'", path));
-  audit::StoreOptions read_only;
-  read_only.read_only = true;
-  read_only.key_dir = key_dir;
-  Expected<audit::Store> store = audit::Store::open(path, read_only);
-  if (!store)
-    usage_error(fmt::format("STORE: cannot open '{}' as an audit store: {}", path,
-                            store.error().to_string()));
-  return std::move(store).value();
-}
-
-}  // namespace
 
 void configure_report(CLI::App& cmd, CliOptions& o) {
   cmd.add_option("store", o.store_path, "audit store written by `kcv audit` / `kcv merge`")
@@ -60,22 +42,8 @@ void configure_report(CLI::App& cmd, CliOptions& o) {
 }
 
 ExitStatus run_report(const CliOptions& o) {
-  const audit::Store store = open_store(o.store_path, o.key_dir);
-  const audit::Integrity integrity = unwrap(store.verify());
-  if (integrity.state == audit::Integrity::State::kFailed && !o.untrusted) {
-    std::string why;
-    for (const std::string& p : integrity.problems) why += "\n  - " + p;
-    if (integrity.more_problems > 0)
-      why += fmt::format("\n  - and {} more problem(s)", integrity.more_problems);
-    usage_error(
-        fmt::format("STORE: '{}' fails verification, so its numbers cannot be trusted "
-                    "(--untrusted reports it anyway, marked):{}",
-                    o.store_path, why));
-  }
-  if (integrity.state == audit::Integrity::State::kUnsigned && o.require_verified) {
-    usage_error(fmt::format("STORE: '{}' is not verified (--require-verified): {}", o.store_path,
-                            integrity.unverified_reason));
-  }
+  const audit::Store store = open_store_read_only(o.store_path, o.key_dir, "STORE");
+  (void)checked_integrity(store, o.store_path, "STORE", o.untrusted, o.require_verified);
   audit_report::Options options;
   if (!o.profile.empty()) options.profile = o.profile;
   options.sample_per_stratum = o.sample_per_stratum;

@@ -7,7 +7,8 @@ namespace kcv::cli {
 
 enum class ExitStatus : int {
   kSuccess = 0,        // every gate passed / the command did what was asked
-  kGateFailed = 1,     // a gate failed or errored; `kcv replay`: the failure reproduced
+  kGateFailed = 1,     // a gate failed or errored; `kcv replay`: the failure reproduced;
+                       // `kcv diff`: verdicts differ
   kUsage = 2,          // bad flags or input: unknown op, malformed contract, missing entry point
   kNotReproduced = 3,  // `kcv replay`: the probe passes now
   kInternal = 4,       // a bug in kcv (an unexpected exception)

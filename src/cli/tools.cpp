@@ -35,6 +35,8 @@ constexpr Tool kTools[] = {
      configure_corpus_check, run_corpus_check},
     {"report", "audit report from a store: headline, differentials, figures (--json, --html)",
      configure_report, run_report},
+    {"diff", "compare the verdicts of two stores of the same rows (exit 1 when any differ)",
+     configure_diff, run_diff},
 };
 
 std::string failure_message(const CLI::App* /*app*/, const CLI::Error& e) {

@@ -30,7 +30,8 @@ struct CliOptions {
   std::string gate;        // explain
   std::string output;      // merge: OUT.db
   std::vector<std::string> inputs;  // merge: IN.db...; corpus-check: FILE.jsonl...
-  std::string store_path;           // report: STORE.db
+  std::string store_path;           // report: STORE.db; diff: A.db
+  std::string other_store;          // diff: B.db
   std::string key_dir;              // report, merge: where store keys are (--key-dir)
   bool untrusted = false;           // report: show a store that fails verification, marked
   bool require_verified = false;    // report: refuse any store that is not verified
@@ -82,6 +83,8 @@ void configure_corpus_check(CLI::App& cmd, CliOptions& o);
 ExitStatus run_corpus_check(const CliOptions& o);
 void configure_report(CLI::App& cmd, CliOptions& o);
 ExitStatus run_report(const CliOptions& o);
+void configure_diff(CLI::App& cmd, CliOptions& o);
+ExitStatus run_diff(const CliOptions& o);
 
 /// The GLR options of `verify` and `replay` (kcv/glr/verify.hpp), validated: bad grades or case
 /// lists are usage errors naming the flag.

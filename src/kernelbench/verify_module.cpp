@@ -136,6 +136,24 @@ int autotune_configs_of(const std::string& candidate_load_reply) {
   return most;
 }
 
+// The candidate load's JIT builds (its reply's `build`, docs/06 §7): "build", the seconds inside
+// torch.utils.cpp_extension.load / load_inline; "build_cached", 1 when its build-cache entry
+// was published before the load (every build in place) and 0 when this load built. Nothing
+// when the load made no such call.
+void record_build(const std::string& candidate_load_reply, std::map<std::string, double>& timings) {
+  const nlohmann::json j = nlohmann::json::parse(candidate_load_reply, nullptr, false);
+  if (!j.is_object() || !j.contains("build") || !j["build"].is_object()) return;
+  const nlohmann::json& b = j["build"];
+  const auto calls = b.find("jit_calls");
+  const auto seconds = b.find("jit_s");
+  const auto cached = b.find("cached");
+  if (calls == b.end() || !calls->is_number_integer() || calls->get<int64_t>() <= 0) return;
+  if (seconds == b.end() || !seconds->is_number() || cached == b.end() || !cached->is_boolean())
+    return;
+  timings["build"] = seconds->get<double>();
+  timings["build_cached"] = cached->get<bool>() ? 1.0 : 0.0;
+}
+
 std::vector<ProfileId> profiles_or_all(const std::vector<ProfileId>& given) {
   if (!given.empty()) return given;
   std::vector<ProfileId> all;
@@ -217,6 +235,7 @@ ModuleOutcome verify_module_unguarded(const ModuleRow& row, const ModuleRunOptio
   const Contract declared = declared_contract(row);
   config.declared_deterministic = declared.deterministic;
   config.declared_precision = declared_precision(declared);
+  record_build(workers.base_load_reply(Role::kCandidate), result.timings);
   config.autotune_configs = autotune_configs_of(workers.base_load_reply(Role::kCandidate));
   config.no_concurrency = no_concurrency_of(workers.base_load_reply(Role::kCandidate));
   config.forward_seed = setup.seed;

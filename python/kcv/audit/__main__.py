@@ -114,7 +114,8 @@ def parser() -> argparse.ArgumentParser:
                         "--load-timeout + --kernel-timeout); the rest stays pending for the next run")
     p.add_argument("--timings", metavar="FILE.jsonl",
                    help="append per-kernel wall times (size, load, replica, gates, "
-                        "total) as JSON lines, for bench/")
+                        "total; build, build_cached: the candidate's JIT build) as JSON lines, "
+                        "for bench/")
     p.add_argument("--gpus", type=_positive(int), default=None, metavar="N",
                    help="spread kernels over the first N visible GPUs, each kernel's workers on "
                         "one (default: all visible GPUs; ignored with --device cpu)")

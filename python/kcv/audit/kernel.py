@@ -148,7 +148,8 @@ def audit_kernel(row: dict, cfg: KernelConfig, timings: dict | None = None, alon
                  state: KernelState | None = None) -> dict:
     """The store outcome dict of one corpus row (kcv._core.Store.record takes it), or the
     orchestrator's `run_alone` / `postponed` (module docstring). `timings` receives wall seconds:
-    size, memory_wait, and verify_module's load, replica, gates and total; `state` the stages
+    size, memory_wait, and verify_module's load, replica, gates and total (and build,
+    build_cached where the candidate's load ran torch's JIT build); `state` the stages
     entered. An exception here (a bug of ours in sizing, admission or marking) is this kernel's
     `error`, never a stopped audit: with --jobs 1 nothing else would catch it."""
     t = {} if timings is None else timings

@@ -91,6 +91,7 @@ class KernelBenchPair:
         self.side = None
         self.sized_only = False
         self.want_facts = f.get("facts", True)
+        self.build: dict | None = None  # the load's JIT builds (problem.load, kcv.worker.jitbuild)
         if self.role == "reference" and f.get("size_on_meta_over"):
             sized = size_on_meta(ref, self.seed)
             if sized is not None and sum(t.numel() * t.element_size() for t in sized[0] + sized[1]
@@ -195,6 +196,8 @@ class KernelBenchPair:
             out.update(self.side.loaded_fields())
         if self.problem is not None:
             out["problem"] = self.problem
+        if self.build is not None:
+            out["build"] = self.build
         return out
 
     def call(self, task, inputs: list, outputs: list, kwargs: dict) -> dict | None:

@@ -32,13 +32,16 @@ one directory at once would load each other's half-written .so; workers of the s
 rescaled-shape pair, a re-run, another row with the same text) share the entry, and torch's
 lock in each extension's build directory makes one of them build and the other load that
 build. A load that succeeds marks the entry built (kcv-build.json, with the load's seconds).
+Its reply's `build` says what torch's JIT builds cost it (kcv.worker.jitbuild): the calls to
+torch.utils.cpp_extension.load / load_inline, their seconds, and whether the entry was marked
+built before the load began (`cached`: every build was in place).
 """
 
 import os
 import tempfile
 import time
 
-from kcv.worker import buildcache, modexec
+from kcv.worker import buildcache, jitbuild, modexec
 from kcv.worker.errors import LoadError, load_error
 
 ROLES = ("reference", "candidate")
@@ -148,19 +151,23 @@ def load(req: dict):
     code = f["candidate_code"] if f["role"] == "candidate" else f["reference_code"]
     tools = buildcache.toolchain(device)
     entry = buildcache.use(f["cache_dir"], buildcache.key(f["role"], code, tools))
+    cached = buildcache.is_built(entry)
     t0 = time.monotonic()
     src_dir = os.path.join(f["cache_dir"], "kb_src")
-    ref = _exec(f["reference_code"], "reference_code", src_dir, f["constants"], strict=True)
-    _require(ref, ("Model", "get_inputs", "get_init_inputs"), "reference_code")
-    cand = None
-    if f["role"] == "candidate":
-        cand = _exec(f["candidate_code"], "candidate_code", src_dir, f["constants"], strict=False)
-        _require(cand, ("ModelNew",), "candidate_code")
-    from kcv.worker.kernelbench import KernelBenchPair  # noqa: PLC0415 (imports torch)
+    with jitbuild.measured() as jit:
+        ref = _exec(f["reference_code"], "reference_code", src_dir, f["constants"], strict=True)
+        _require(ref, ("Model", "get_inputs", "get_init_inputs"), "reference_code")
+        cand = None
+        if f["role"] == "candidate":
+            cand = _exec(f["candidate_code"], "candidate_code", src_dir, f["constants"],
+                         strict=False)
+            _require(cand, ("ModelNew",), "candidate_code")
+        from kcv.worker.kernelbench import KernelBenchPair  # noqa: PLC0415 (imports torch)
 
-    retrace = _retrace(f["reference_code"], src_dir, f["constants"]) \
-        if f["role"] == "reference" else None
-    pair = KernelBenchPair(f, device, ref, cand, retrace)
+        retrace = _retrace(f["reference_code"], src_dir, f["constants"]) \
+            if f["role"] == "reference" else None
+        pair = KernelBenchPair(f, device, ref, cand, retrace)
+    pair.build = {"jit_calls": jit.calls, "jit_s": round(jit.seconds, 4), "cached": cached}
     try:
         buildcache.mark_built(entry, {"role": f["role"], "load_s": round(time.monotonic() - t0, 3),
                                       "toolchain": tools})

@@ -1,0 +1,235 @@
+#!/usr/bin/env python3
+"""The audit's four benchmark figures from real runs: two audits of the same ids, the first from
+an empty build cache (cold), the second with the first's --cache-dir and a fresh store (warm).
+
+    python3 bench/audit/figures.py --cold cold.db cold-timings.jsonl \\
+        --warm warm.db warm-timings.jsonl [--kcv kcv] [--key-dir DIR]
+
+On a GPU machine, `AUDIT_TWICE=1 bash scripts/device-audit` runs both audits and writes this
+script's output to $OUT/figures.txt (docs/08_audit.md §6, "Benchmark figures"). Each figure is
+printed as an absolute value and as its ratio to the target (below 1 meets it), with the number
+of kernels it is over and what was left out:
+
+1. Battery per kernel, excluding builds: the median of `replica` + `gates` (kcv audit
+   --timings: verify_module's seconds after both workers loaded, so a load_inline build, which
+   runs in the candidate's load, is not in it) over the kernels with status `ok` whose gates all
+   ran. Left out: every other status (their battery stopped early or never ran) and the `ok`
+   kernels with a probe "not run" because --kernel-timeout ended it (a verdict `error` whose
+   reason says so). Target 2 s; given for the cold and the warm run (a Triton kernel compiles at
+   its first launch, inside the replica, and finds its compiled form in the cache when warm).
+2. Median `load_inline` build: `build` (the seconds the candidate's load spent inside
+   torch.utils.cpp_extension.load / load_inline) over the kernels whose load built
+   (`build_cached` 0) in the cold run. Left out: loads that found their build in the cache, and
+   kernels whose build failed (compile_error: their load has no timings of its build).
+   Target 15 s on 16 cores. The warm run's count of loads that built is printed too (0 when the
+   cache served every build).
+3. End to end: the wall time the store's runs cover (the union of each `kcv audit` run's span,
+   from its start to its finish, or to its last recorded kernel when it was stopped; resumed
+   invocations add up, time between them does not count), with how many kernels are final.
+   Targets 60 min cold, 20 min warm; a store with kernels not final is marked incomplete.
+4. Verdicts identical across the two runs: `kcv diff cold.db warm.db` (the kernels final in
+   both, and a table of every status, replica verdict or gate verdict that differs, expected
+   empty). Its exit status is this script's: 0 identical, 1 some differ, 2 a store unreadable.
+
+The stores are read with sqlite3, read-only (never written); `kcv diff` verifies both first.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sqlite3
+import statistics
+import subprocess
+import sys
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import datetime
+
+BATTERY_TARGET_S = 2.0
+BUILD_TARGET_S = 15.0
+COLD_TARGET_S = 60 * 60.0
+WARM_TARGET_S = 20 * 60.0
+NOT_RUN = "not run:"  # the reason of a probe --kernel-timeout left unrun (docs/08 §6)
+
+
+@dataclass
+class Run:
+    """One audit: its store and its --timings lines."""
+    label: str
+    store: str
+    timings: list[dict]
+
+
+@dataclass
+class Median:
+    """A median over kernels, with what was left out of it (reason -> count)."""
+    seconds: float | None
+    over: int
+    excluded: Counter = field(default_factory=Counter)
+
+
+def read_timings(path: str) -> list[dict]:
+    with open(path, encoding="utf-8") as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def _connect(store: str) -> sqlite3.Connection:
+    return sqlite3.connect(f"file:{store}?mode=ro", uri=True)
+
+
+def _cut_kernels(store: str) -> set[str]:
+    """Kernels with a probe that --kernel-timeout left unrun."""
+    with _connect(store) as db:
+        rows = db.execute("SELECT DISTINCT kernel_id FROM verdicts WHERE verdict='error' "
+                          "AND substr(reason, 1, ?)=?", (len(NOT_RUN), NOT_RUN)).fetchall()
+    return {r[0] for r in rows}
+
+
+def _last_by_kernel(timings: list[dict]) -> dict[str, dict]:
+    """The last line of each kernel (a resumed kernel's final run)."""
+    return {t["kernel_id"]: t for t in timings}
+
+
+def battery(run: Run) -> Median:
+    cut = _cut_kernels(run.store)
+    out = Median(None, 0)
+    values = []
+    for kid, t in _last_by_kernel(run.timings).items():
+        if t.get("status") != "ok" or "gates" not in t:
+            out.excluded[f"status {t.get('status')}"] += 1
+        elif kid in cut:
+            out.excluded["ok, cut by --kernel-timeout"] += 1
+        else:
+            values.append(t.get("replica", 0.0) + t["gates"])
+    out.seconds = statistics.median(values) if values else None
+    out.over = len(values)
+    return out
+
+
+def builds(run: Run) -> Median:
+    out = Median(None, 0)
+    values = []
+    for t in _last_by_kernel(run.timings).values():
+        if "build" in t and t.get("build_cached") == 0:
+            values.append(t["build"])
+        elif "build" in t:
+            out.excluded["build found in the cache"] += 1
+        elif t.get("status") == "compile_error":
+            out.excluded["compile_error"] += 1
+    out.seconds = statistics.median(values) if values else None
+    out.over = len(values)
+    return out
+
+
+def _when(text: str) -> float:
+    return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+
+
+@dataclass
+class Wall:
+    seconds: float
+    runs: int
+    stopped_runs: int  # runs without a finish time, counted to their last recorded kernel
+    final: int
+    kernels: int
+
+
+def wall(store: str) -> Wall:
+    with _connect(store) as db:
+        runs = db.execute(
+            "SELECT r.started_at, r.finished_at, (SELECT max(k.finished_at) FROM kernels k "
+            "WHERE k.run_id=r.run_id) FROM runs r ORDER BY r.started_at").fetchall()
+        final, kernels = db.execute(
+            "SELECT sum(status NOT IN ('pending','running')), count(*) FROM kernels").fetchone()
+    spans, stopped = [], 0
+    for started, finished, last_kernel in runs:
+        if finished is None:
+            stopped += 1
+        end = finished or last_kernel or started
+        spans.append((_when(started), _when(end)))
+    total, reach = 0.0, None
+    for a, b in sorted(spans):  # the union of the spans (--procs runs overlap)
+        if reach is None or a > reach:
+            total += b - a
+            reach = b
+        elif b > reach:
+            total += b - reach
+            reach = b
+    return Wall(total, len(runs), stopped, final or 0, kernels or 0)
+
+
+def _excluded(m: Median) -> str:
+    return ", ".join(f"{why} {n}" for why, n in sorted(m.excluded.items())) or "none"
+
+
+def _row(name: str, value: str, target: str, ratio: float | str | None, over: str) -> str:
+    r = ratio if isinstance(ratio, str) else "-" if ratio is None else f"{ratio:.2f}"
+    return f"{name:<44} {value:>10} {target:>9} {r:>6}  {over}"
+
+
+def _median_row(name: str, m: Median, target: float) -> list[str]:
+    if m.seconds is None:
+        return [_row(name, "-", f"<= {target:g} s", None, f"no kernel (left out: {_excluded(m)})")]
+    return [_row(name, f"{m.seconds:.2f} s", f"<= {target:g} s", m.seconds / target,
+                 f"median of {m.over} kernel(s); left out: {_excluded(m)}")]
+
+
+def _wall_row(name: str, w: Wall, target: float) -> str:
+    note = f"{w.final} of {w.kernels} kernel(s) final, {w.runs} run(s)"
+    if w.stopped_runs:
+        note += f", {w.stopped_runs} stopped (counted to their last kernel)"
+    if w.final < w.kernels:
+        note += "; INCOMPLETE: not an end-to-end figure"
+    return _row(name, f"{w.seconds / 60:.1f} min", f"<= {target / 60:g} min", w.seconds / target,
+                note)
+
+
+def figures(cold: Run, warm: Run | None) -> list[str]:
+    lines = [_row("figure", "value", "target", "ratio", "over"), "-" * 100]
+    for run in (cold, warm):
+        if run is not None:
+            lines += _median_row(f"1. battery per kernel, no builds ({run.label})", battery(run),
+                                 BATTERY_TARGET_S)
+    lines += _median_row("2. load_inline build (cold)", builds(cold), BUILD_TARGET_S)
+    if warm is not None:
+        rebuilt = builds(warm).over
+        lines.append(f"{'':<44} warm run: {rebuilt} load(s) built (0: the cache served all)")
+    lines.append(_wall_row("3. end to end (cold build cache)", wall(cold.store), COLD_TARGET_S))
+    if warm is not None:
+        lines.append(_wall_row("3. end to end (warm build cache)", wall(warm.store),
+                               WARM_TARGET_S))
+    return lines
+
+
+def verdict_diff(kcv: str, a: str, b: str, key_dir: str | None) -> tuple[int, str]:
+    cmd = [kcv, "diff", a, b] + (["--key-dir", key_dir] if key_dir else [])
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    return done.returncode, done.stdout + done.stderr
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n", 1)[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--cold", nargs=2, metavar=("STORE", "TIMINGS"), required=True,
+                   help="the audit from an empty --cache-dir: its store and --timings file")
+    p.add_argument("--warm", nargs=2, metavar=("STORE", "TIMINGS"),
+                   help="the same ids again with the same --cache-dir and a fresh store")
+    p.add_argument("--kcv", default="kcv", help="the kcv program (for `kcv diff`)")
+    p.add_argument("--key-dir", help="the stores' key directory (default: kcv's)")
+    args = p.parse_args(argv)
+    cold = Run("cold", args.cold[0], read_timings(args.cold[1]))
+    warm = Run("warm", args.warm[0], read_timings(args.warm[1])) if args.warm else None
+    print("\n".join(figures(cold, warm)))
+    if warm is None:
+        print("4. verdicts identical across two runs: not measured (no --warm run)")
+        return 0
+    rc, text = verdict_diff(args.kcv, cold.store, warm.store, args.key_dir)
+    verdict = {0: "identical", 1: "DIFFERENT"}.get(rc, f"not compared (kcv diff exit {rc})")
+    print(f"4. verdicts of the two runs: {verdict} (kcv diff {cold.store} {warm.store}):")
+    print(text.rstrip())
+    return rc
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,79 @@
+"""The time a load spends in torch's JIT builds: torch.utils.cpp_extension.load and load_inline,
+the calls through which KernelBench candidates build native code when their module runs.
+
+problem.load measures every load (`measured`) and its reply says what it found (`build`,
+docs/06 §7): how many such calls the load made, the seconds inside them, and whether the load's
+build-cache entry (kcv.worker.buildcache) was published before the load began. A load whose
+entry was published finds every build in place (ninja has nothing to do, the library is
+imported); one whose entry was not made the build in those seconds. kcv's audit puts the
+candidate's figures in its timings (`build`, `build_cached`), so a build's cost is a recorded
+fact beside the load that contains it, never inferred from the load's wall time.
+
+The two functions are wrapped once per process (`instrument`), with functools.wraps, so a
+candidate that imports them by name (`from torch.utils.cpp_extension import load_inline`) after
+the wrap calls the wrapper. Only the outermost call counts (load_inline does not call load
+today, but a future torch may). A candidate in its sandbox could alter what its own worker
+reports here; the figures are timings, never verdicts.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import time
+from dataclasses import dataclass
+from typing import Iterator
+
+_WRAPPED = "__kcv_jit_timed__"
+
+
+@dataclass
+class JitBuilds:
+    """The JIT build calls of one load: how many, and their wall seconds."""
+    calls: int = 0
+    seconds: float = 0.0
+
+
+_current: JitBuilds | None = None
+_depth = 0
+
+
+def _timed(fn):
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        global _depth
+        outermost = _depth == 0
+        _depth += 1
+        t0 = time.monotonic()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            _depth -= 1
+            if outermost and _current is not None:
+                _current.calls += 1
+                _current.seconds += time.monotonic() - t0
+
+    setattr(wrapper, _WRAPPED, True)
+    return wrapper
+
+
+def instrument() -> None:
+    """Wraps torch.utils.cpp_extension.load and load_inline in this process (once)."""
+    import torch.utils.cpp_extension as cpp  # noqa: PLC0415 (torch is imported by the load)
+
+    for name in ("load", "load_inline"):
+        fn = getattr(cpp, name, None)
+        if callable(fn) and not getattr(fn, _WRAPPED, False):
+            setattr(cpp, name, _timed(fn))
+
+
+@contextlib.contextmanager
+def measured() -> Iterator[JitBuilds]:
+    """The JIT build calls made while the block runs (instrument() first)."""
+    global _current
+    instrument()
+    before, _current = _current, JitBuilds()
+    try:
+        yield _current
+    finally:
+        _current = before

@@ -232,23 +232,21 @@ __global__ void __launch_bounds__(kMmaThreads, 1) grad_kernel(MmaBackwardParams 
   arch::cp_async_commit();
 
   if constexpr (kGate == GateKind::kScalar) {
-    arch::cta_for(1, [&](int) {  // serial: the prepare kernel's order, so the same G
-      float running = 0.0f;
-      for (int i = 0; i < kMmaChunk; ++i) {
-        running += i < c ? p.g[(ch.t0 + i) * p.v_heads + hv] : 0.0f;
-        sm.g[i] = running;
-      }
-    });
+    chunk_cumulative_gate(sm.g, p, ch.t0, hv, c);  // the prepare kernel's G
     arch::cta_for(kMmaChunk * 4, [&](int i) { sm.row_part[i / 4][i % 4] = 0.0f; });
-    arch::cta_for(kMmaThreads, [&](int i) { sm.bound_part[i] = 0.0f; });
-    // ⟨S_e, dS⟩ straight from global memory; element i is summed by thread i mod 128.
+    // ⟨S_e, dS⟩ straight from global memory; element i is summed by thread i mod 128, in
+    // increasing i, in a register (a running sum in shared memory would make every load wait
+    // for the previous add's store).
     const std::int64_t end_slot = bp.fault == BackwardFault::kBoundaryAtEntry ? slot
                                   : ch.last                                   ? p.slots + ch.seq
                                                                               : slot + 1;
     const bf16* s_end = p.states + state_block(p, end_slot, hv);
     const bf16* ds_end = bp.dh + state_block(p, slot, hv);
-    arch::cta_for(kMmaDim * kMmaDim, [&](int i) {
-      sm.bound_part[i % kMmaThreads] += bf16_to_float(s_end[i]) * bf16_to_float(ds_end[i]);
+    arch::cta_for(kMmaThreads, [&](int t) {
+      float part = 0.0f;
+      for (int i = t; i < kMmaDim * kMmaDim; i += kMmaThreads)
+        part += bf16_to_float(s_end[i]) * bf16_to_float(ds_end[i]);
+      sm.bound_part[t] = part;
     });
   } else {
     arch::cta_for(kMmaChunk, [&](int i) { sm.g[i] = 0.0f; });
@@ -439,13 +437,7 @@ __global__ void __launch_bounds__(kMmaThreads, 1) wy_grad_kernel(MmaBackwardPara
     sm.v_part[i / 4][i % 4] = 0.0f;
   });
   if constexpr (kGated) {
-    arch::cta_for(1, [&](int) {  // serial: the prepare kernel's order, so the same G
-      float running = 0.0f;
-      for (int i = 0; i < kMmaChunk; ++i) {
-        running += i < c ? p.g[(ch.t0 + i) * p.v_heads + hv] : 0.0f;
-        sm.g[i] = running;
-      }
-    });
+    chunk_cumulative_gate(sm.g, p, ch.t0, hv, c);  // the prepare kernel's G
   } else {
     arch::cta_for(kMmaChunk, [&](int i) { sm.g[i] = 0.0f; });
   }
@@ -563,13 +555,17 @@ __global__ void __launch_bounds__(kMmaThreads, 1) wy_grad_kernel(MmaBackwardPara
     bp.dbeta[(ch.t0 + i) * p.v_heads + hv] = __float2bfloat16_rn(b);
   });
   if (kGated && bp.fault != BackwardFault::kGateWithoutValue) {
-    arch::cta_for(1, [&](int) {  // dg_t −= Σ_{s ≥ t} v_s·dv_s, in a fixed order
+    // dg_t −= Σ_{s ≥ t} v_s·dv_s: the suffix sums by one thread in a fixed order (into
+    // v_part[t][0]), then each row's read-modify-write of dg by its own thread, all at once.
+    arch::cta_for(1, [&](int) {
       float running = 0.0f;
       for (int i = c - 1; i >= 0; --i) {
         running += ((sm.v_part[i][0] + sm.v_part[i][1]) + sm.v_part[i][2]) + sm.v_part[i][3];
-        bp.dg[(ch.t0 + i) * p.v_heads + hv] -= running;
+        sm.v_part[i][0] = running;
       }
     });
+    __syncthreads();
+    arch::cta_for(c, [&](int i) { bp.dg[(ch.t0 + i) * p.v_heads + hv] -= sm.v_part[i][0]; });
   }
 }
 
@@ -601,7 +597,8 @@ __global__ void __launch_bounds__(kMmaThreads) group_sum_kernel(MmaBackwardParam
 template <GateKind kGate, bool kDelta, int kBV, typename Launch>
 Status backward_sequence(const MmaBackwardParams& bp, Launch&& launch) {
   const MmaForwardParams& p = bp.fwd;
-  if (Status st = forward_sequence<kGate, kDelta, kBV>(p, launch); !st) return st;
+  if (bp.recompute)
+    if (Status st = forward_sequence<kGate, kDelta, kBV>(p, launch); !st) return st;
   const dim3 scan_grid(static_cast<unsigned>(p.sequences * p.v_heads * (kMmaDim / kBV)));
   if (Status st = launch("dh_scan", dh_scan_kernel<kGate, kDelta, kBV>, scan_grid,
                          sizeof(ScanStorage<kBV, kDelta>), bp);

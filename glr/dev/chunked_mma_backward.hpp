@@ -55,8 +55,25 @@ struct MmaBackwardParams {
   float* dg = nullptr;    ///< [T, HV] (scalar gate only)
   bf16* dbeta = nullptr;  ///< [T, HV] (delta rule only)
   float* dh0 = nullptr;   ///< [N, HV, 128, 128] in the state layout, or null
+  /// true: the backward recomputes the forward's pieces first (two launches). false: a training
+  /// step's forward already ran on `fwd` with its outputs set (kept_forward_params, then
+  /// mma_forward), so A^qk, the gate factors, the states and, under the delta rule, W, U, T and
+  /// Δ are in the workspace as it left them, and the backward starts at its dH scan.
+  bool recompute = true;
   BackwardFault fault = BackwardFault::kNone;
 };
+
+/// The forward block of a training step whose backward skips the recompute: the backward's
+/// `fwd` with the outputs o [T, HV, 128] bf16 and final_state (or null) set. mma_forward on it
+/// writes o and the final state and keeps the pieces the backward reads in its workspace; then
+/// mma_backward with `recompute = false` on the same block.
+[[nodiscard]] inline MmaForwardParams kept_forward_params(const MmaBackwardParams& bp, void* o,
+                                                          float* final_state) {
+  MmaForwardParams f = bp.fwd;
+  f.o = static_cast<bf16*>(o);
+  f.final_state = final_state;
+  return f;
+}
 
 /// The caller's tensors: fwd's inputs (q, k, v, g, h0, cu_seqlens; o, final_state ignored), dO
 /// and dht, and the gradients. q, k, v, dO and dq, dk, dv are bf16.

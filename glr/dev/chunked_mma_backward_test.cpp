@@ -103,8 +103,18 @@ Case make(const Param& prm) {
   return {prm.member, testing::kernel_inputs(c.problem), kernel_cotangents(c.cot)};
 }
 
+/// A training step's forward outputs when the forward keeps its pieces for the backward
+/// (kept_forward_params): o and the final state, poisoned before the run.
+struct KeptForward {
+  std::vector<bf16> o;
+  std::vector<float> final_state;
+};
+
+/// The backward of `c`; with `kept`, a training step: the forward on the backward's block first
+/// (o and final state into `kept`), then the backward without its recompute.
 HostGradients run_backward(const Case& c, int value_tile,
-                           BackwardFault fault = BackwardFault::kNone) {
+                           BackwardFault fault = BackwardFault::kNone,
+                           KeptForward* kept = nullptr) {
   const HostTensors t = host_tensors(c.p);
   const HostCotangents hc = host_cotangents(c.cot);
   HostGradients g = poisoned_gradients(c.member, c.p);
@@ -140,6 +150,13 @@ HostGradients run_backward(const Case& c, int value_tile,
   EXPECT_TRUE(prm) << (prm ? "" : prm.error().to_string());
   if (!prm) return g;
   prm->fault = fault;
+  if (kept != nullptr) {
+    poison(c.p, kept->o, kept->final_state);
+    const Status fst = emulate_mma_forward(
+        c.member, kept_forward_params(*prm, kept->o.data(), kept->final_state.data()), value_tile);
+    EXPECT_TRUE(fst) << (fst ? "" : fst.error().to_string());
+    prm->recompute = false;
+  }
   const Status st = emulate_mma_backward(c.member, *prm, value_tile);
   EXPECT_TRUE(st) << (st ? "" : st.error().to_string());
   std::memcpy(g.dq.data(), dq->get(), g.dq.size() * sizeof(bf16));
@@ -171,6 +188,31 @@ TEST_P(ChunkedMmaBackward, MeetsTheBf16GradeBoundAtBothValueTiles) {
               same_bits(narrow.dv, wide.dv) && same_bits(narrow.dg, wide.dg) &&
               same_bits(narrow.dbeta, wide.dbeta) && same_bits(narrow.dh0, wide.dh0))
       << "value tiles 32 and 64 disagree";
+}
+
+// A training step whose forward keeps its pieces (kept_forward_params) and whose backward skips
+// the recompute: the gradients are the recomputing backward's bit for bit, and o and the final
+// state meet the forward's bf16-grade bound.
+TEST(ChunkedMmaBackwardKept, GivesTheRecomputedGradientsAndTheForwardsOutputs) {
+  for (const Param& prm :
+       {Param{"ssd", Member::kSimpleGla, mma_spec({1, 150, 7}, 1, 2, 3101)},
+        Param{"la", Member::kLinearAttention, mma_spec({130}, 1, 1, 3102)},
+        Param{"deltanet", Member::kDeltaNet, mma_spec({65}, 1, 1, 3103)},
+        Param{"gdn", Member::kGatedDeltaNet, mma_spec({1, 150, 7}, 1, 2, 3104)}}) {
+    const Case c = make(prm);
+    const HostGradients recomputed = run_backward(c, 32);
+    KeptForward kept;
+    const HostGradients step = run_backward(c, 32, BackwardFault::kNone, &kept);
+    EXPECT_TRUE(same_bits(recomputed.dq, step.dq) && same_bits(recomputed.dk, step.dk) &&
+                same_bits(recomputed.dv, step.dv) && same_bits(recomputed.dg, step.dg) &&
+                same_bits(recomputed.dbeta, step.dbeta) && same_bits(recomputed.dh0, step.dh0))
+        << prm.label << ": the kept forward's backward differs from the recomputing one";
+    Expected<Expectation> e = expect(c.member, c.p);
+    ASSERT_TRUE(e) << e.error().to_string();
+    const Judgement j = judge(kept.o, kept.final_state, *e);
+    std::printf("kept %-9s forward %s\n", prm.label.c_str(), j.describe().c_str());
+    EXPECT_TRUE(j.pass()) << prm.label << ": " << j.describe();
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Members, ChunkedMmaBackward, ::testing::ValuesIn(params()),

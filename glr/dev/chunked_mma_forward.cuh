@@ -126,6 +126,25 @@ __device__ __forceinline__ float bf16_to_float(bf16 x) {
   return arch::bf16_bits_to_float(arch::bf16_bits(x));
 }
 
+/// The chunk's cumulative log-gate G_i = g_0 + … + g_i into `out[kMmaChunk]` (shared memory),
+/// g = 0 past the chunk's c rows, so G stays at G_last there. Summed by one thread from 0 in row
+/// order, the reference's order, so every kernel forms the same G bits; the 64 gates are first
+/// loaded by 64 threads at once, so the serial sum reads shared memory only (one thread loading
+/// them from global memory in turn waits for each). Barrier at the end.
+__device__ __forceinline__ void chunk_cumulative_gate(float* out, const MmaForwardParams& p,
+                                                      std::int64_t t0, int hv, int c) {
+  arch::cta_for(kMmaChunk, [&](int i) { out[i] = i < c ? p.g[(t0 + i) * p.v_heads + hv] : 0.0f; });
+  __syncthreads();
+  arch::cta_for(1, [&](int) {
+    float running = 0.0f;
+    for (int i = 0; i < kMmaChunk; ++i) {
+      running += out[i];
+      out[i] = running;
+    }
+  });
+  __syncthreads();
+}
+
 // ------------------------------------------------------------------------------ 1. prepare
 
 struct PrepareStorage {
@@ -160,15 +179,7 @@ __global__ void __launch_bounds__(kMmaThreads) prepare_kernel(MmaForwardParams p
   arch::cp_async_commit();
 
   if constexpr (kGate == GateKind::kScalar) {
-    arch::cta_for(1, [&](int) {  // serial, the reference's summation order
-      float g[kMmaChunk];
-      for (int i = 0; i < kMmaChunk; ++i) g[i] = i < c ? p.g[(ch.t0 + i) * p.v_heads + hv] : 0.0f;
-      float running = 0.0f;
-      for (int i = 0; i < kMmaChunk; ++i) {
-        running += g[i];
-        sm.g[i] = running;
-      }
-    });
+    chunk_cumulative_gate(sm.g, p, ch.t0, hv, c);
   } else {
     arch::cta_for(kMmaChunk, [&](int i) { sm.g[i] = 0.0f; });
   }

@@ -246,9 +246,10 @@ int run(int argc, char** argv) {
     timings.push_back(time_shape(4, 4096, 16, warmup, reps, 1));
     backward_timings.push_back(time_backward(Member::kSimpleGla, 1, 8192, 32, warmup, reps));
     backward_timings.push_back(time_backward(Member::kSimpleGla, 4, 4096, 16, warmup, reps));
-    // The delta rule at the first shape only: the script's time budget.
-    for (Member m : {Member::kDeltaNet, Member::kGatedDeltaNet})
+    for (Member m : {Member::kLinearAttention, Member::kDeltaNet, Member::kGatedDeltaNet})
       backward_timings.push_back(time_backward(m, 1, 8192, 32, warmup, reps));
+    for (Member m : {Member::kDeltaNet, Member::kGatedDeltaNet})
+      backward_timings.push_back(time_backward(m, 4, 4096, 16, warmup, reps));
   }
 
   bool pass = true;
@@ -272,14 +273,17 @@ int run(int argc, char** argv) {
   }
   std::printf(
       "\n| member, shape | mma fwd+bwd ms (tile) | of which bwd ms | other tile ms | kcv CUDA-core "
-      "fwd+bwd ms | speed-up | max|Δ|/RMS vs kcv (dq, dk, dv) |\n|---|---|---|---|---|---|---|\n");
+      "fwd+bwd ms | speed-up | max|Δ|/RMS vs kcv (dq, dk, dv) | training step ms (forward keeps "
+      "its pieces) | step's gradients = recomputing backward's |\n"
+      "|---|---|---|---|---|---|---|---|---|\n");
   for (const BackwardTiming& t : backward_timings) {
-    std::printf("| %s | %.3f (%d) | %.3f | %.3f | %.3f | %.1fx | %.3g, %.3g, %.3g |\n",
+    std::printf("| %s | %.3f (%d) | %.3f | %.3f | %.3f | %.1fx | %.3g, %.3g, %.3g | %.3f | %s |\n",
                 t.shape.c_str(), t.mma, t.tile, t.mma_bwd, t.mma_other, t.kcv, t.kcv / t.mma,
-                t.diff_dq, t.diff_dk, t.diff_dv);
+                t.diff_dq, t.diff_dk, t.diff_dv, t.mma_step, t.step_equal ? "bitwise" : "DIFFER");
     tsv << "backward_timing\t" << t.shape << "\t" << t.mma << "\t" << t.tile << "\t" << t.mma_bwd
         << "\t" << t.mma_other << "\t" << t.kcv << "\t" << t.diff_dq << "\t" << t.diff_dk << "\t"
-        << t.diff_dv << "\n";
+        << t.diff_dv << "\t" << t.mma_step << "\t" << t.step_equal << "\n";
+    pass = pass && t.step_equal;
   }
   std::printf(
       "\n| member, shape | stage profile at the default tile: median ms per launch |\n"

@@ -7,12 +7,14 @@
 //     bf16-grade bound of the gradients (error_model.hpp's backward_bounds), gradients and
 //     workspace poisoned before each run; value tiles 32 and 64 bitwise equal; 5 runs bitwise equal
 //     at T = 8192. Without GVA the reference and the bound run per value head on all cores.
-//  2. timing: forward + backward of SSD at B1·T8192·H32 and B4·T4096·H16 and of DeltaNet and GDN
-//     at B1·T8192·H32 (D = 128, the shapes device_check.cpp asks for): the tensor-core forward and
+//  2. timing: forward + backward of SSD, DeltaNet and GDN at B1·T8192·H32 and B4·T4096·H16 and of
+//     LA at the first (D = 128, the shapes device_check.cpp asks for): the tensor-core forward and
 //     backward against kcv's CUDA-core forward and backward
 //     (include/kcv/glr/gpu.hpp) on the same device buffers, median of --reps calls after warm-up
 //     (CUDA events); the backward alone too; max |dq|, |dk|, |dv| differences between the two
-//     relative to RMS of kcv's, reported only.
+//     relative to RMS of kcv's, reported only; the stage profile (each launch timed); and the
+//     training step (the forward keeping its pieces, the backward without its recompute), whose
+//     gradients must equal the recomputing backward's bit for bit.
 #include "glr/dev/device_check_backward.hpp"
 
 #include "glr/dev/chunked_mma_backward.hpp"
@@ -236,6 +238,22 @@ BackwardTiming time_backward(Member member, std::int64_t b, std::int64_t t, std:
   bc.run(tm.tile);
   const HostGradients mine = bc.fetch();
 
+  // A training step: the forward keeps its pieces in the backward's workspace
+  // (kept_forward_params) and the backward skips its recompute; its gradients must be the
+  // recomputing backward's bit for bit.
+  DeviceBuffer o_kept(o.bytes), ht_kept(ht.bytes);
+  const MmaForwardParams kept = kept_forward_params(bc.params, o_kept.ptr, ht_kept.as<float>());
+  const auto step = [&] {
+    check_status(mma_forward(member, kept, tm.tile, nullptr), "mma_forward (kept)");
+    bc.params.recompute = false;
+    bc.run(tm.tile);
+    bc.params.recompute = true;
+  };
+  tm.mma_step = median_ms(step, warmup, reps);
+  bc.poison();
+  step();
+  tm.step_equal = same_gradients(mine, bc.fetch());
+
   // kcv's CUDA-core forward and backward on the same device buffers.
   gpu::Config cfg;
   cfg.member = member;
@@ -269,9 +287,11 @@ BackwardTiming time_backward(Member member, std::int64_t b, std::int64_t t, std:
   tm.diff_dv = rel_max_diff(mine.dv, ref);
   std::printf(
       "backward timing %s: mma fwd+bwd tile %d %.3f ms (bwd %.3f ms), tile %d %.3f ms, "
-      "kcv CUDA-core fwd+bwd %.3f ms; max|d_mma - d_kcv|/RMS dq %.3g dk %.3g dv %.3g\n",
+      "kcv CUDA-core fwd+bwd %.3f ms; max|d_mma - d_kcv|/RMS dq %.3g dk %.3g dv %.3g; "
+      "training step (forward keeps its pieces, no recompute) %.3f ms, gradients %s\n",
       tm.shape.c_str(), tm.tile, tm.mma, tm.mma_bwd, other, tm.mma_other, tm.kcv, tm.diff_dq,
-      tm.diff_dk, tm.diff_dv);
+      tm.diff_dk, tm.diff_dv, tm.mma_step,
+      tm.step_equal ? "bitwise equal to the recomputing backward's" : "DIFFER");
   std::printf("stage profile %s (tile %d, median ms of %d timed calls):", tm.shape.c_str(), tm.tile,
               reps);
   for (const auto& [stage, ms] : tm.stages) std::printf(" %s %.3f;", stage.c_str(), ms);

@@ -23,12 +23,16 @@ struct BackwardTiming {
   int tile = 0;
   double mma = 0, mma_other = 0, mma_bwd = 0, kcv = 0;  ///< ms: fwd+bwd, other tile, bwd, kcv
   double diff_dq = 0, diff_dk = 0, diff_dv = 0;         ///< max |Δ| / RMS(kcv's), reported only
+  /// The training step: the forward keeping its pieces, then the backward without the recompute
+  /// (ms), and whether its gradients equal the recomputing backward's bit for bit.
+  double mma_step = 0;
+  bool step_equal = false;
   /// The stage profile at the default tile: median ms of each launch, the forward's stages
   /// ("fwd prepare", ...) then the backward's ("bwd prepare", ..., "bwd grads", ...).
   std::vector<std::pair<std::string, double>> stages;
 };
 
-/// Forward + backward of `member` (SSD, DeltaNet or GDN) at B·T·H (D = 128): tensor cores against
+/// Forward + backward of `member` (LA, SSD, DeltaNet or GDN) at B·T·H (D = 128): tensor cores against
 /// kcv's CUDA cores.
 BackwardTiming time_backward(Member member, std::int64_t b, std::int64_t t, std::int64_t h,
                              int warmup, int reps);

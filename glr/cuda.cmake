@@ -67,5 +67,6 @@ if(KCV_GLR_RESOURCE_USAGE)
 endif()
 kcv_glr_cuda_warnings(kcv_glr_cuda)
 
-add_subdirectory(check)
+# dev/ first: check/ builds candidate libraries of the dev kernels (kcv_glr_mma_*).
 add_subdirectory(dev)
+add_subdirectory(check)

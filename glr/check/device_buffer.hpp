@@ -1,8 +1,8 @@
 // File: glr/check/device_buffer.hpp
-// DeviceBuffer: cudaMalloc'ed bytes for the GPU runners (device_run.cpp, decode_device.cpp),
-// optionally placed a few bytes past the allocation's start (HostInputs::device_offset), with
-// upload, 0xFF poisoning (NaN in bf16 and fp32) and download; freed on destruction. Every CUDA
-// call returns a Status naming the call and file:line.
+// DeviceBuffer: cudaMalloc'ed bytes for the GPU runners (device_run.cpp, decode_device.cpp,
+// device_run_mma.cpp), optionally placed a few bytes past the allocation's start
+// (HostInputs::device_offset), with upload, 0xFF poisoning (NaN in bf16 and fp32) and download;
+// freed on destruction. Every CUDA call returns a Status naming the call and file:line.
 #pragma once
 
 #include <cuda_runtime_api.h>

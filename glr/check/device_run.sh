@@ -13,7 +13,14 @@
 #            `kcv verify --candidate kcv/libkcv_glr_cuda_candidate.so --kernel glr.<member>
 #            --grade fp32,bf16 --glr-cases full --resources kcv/glr_ptxas.log`: CMP-01 over the
 #            full case list, ORD-02 (10 runs), EXC-01, RES-02 from the build's ptxas report;
-#            the in-process executor (PIPELINE_EXECUTOR=forked: a child process per call)
+#            the in-process executor (PIPELINE_EXECUTOR=forked: a child process per call);
+#            PIPELINE_CANDIDATE, PIPELINE_MEMBERS, PIPELINE_GRADES name another library, members
+#            and grades
+#   mma      mma.md, mma.json, mma/<member>.{json,xml,log}  (PIPELINE_S per member, all four at
+#            once): the pipeline step on the tensor-core kernels of glr/dev,
+#            `kcv verify --candidate kcv/libkcv_glr_mma_candidate.so --kernel glr.<member>
+#            --grade bf16 --glr-cases full --resources kcv/glr_mma_ptxas.log` for gdn, ssd, la
+#            and deltanet (MMA_CANDIDATE, MMA_MEMBERS, MMA_GRADES change them)
 #   decode   decode.md, decode.tar.gz (decode/<member>.{json,xml,log}, env.txt)  (DECODE_S,
 #            default 120 s per member, all six at once): the decode kernel through kcv's
 #            pipeline, `kcv verify --candidate kcv/libkcv_glr_cuda_candidate.so --kernel
@@ -41,6 +48,7 @@
 # of scripts/device-deps in .debs/):
 #   STEPS="install pipeline" bash glr/check/device_run.sh
 #   STEPS="install decode" bash glr/check/device_run.sh
+#   STEPS="install mma" bash glr/check/device_run.sh
 #   STEPS="install pytest verify" bash glr/check/device_run.sh
 #   STEPS="install bench" BENCH_SHAPE="1 2" bash glr/check/device_run.sh
 # KCV_SITE_PACK=FILE packs the compiled kcv after a build; KCV_SITE_TAR (default
@@ -119,10 +127,13 @@ if [[ $steps == *" install "* ]]; then
       # ================= end of INSTALL kcv ================================================
       # RES-02's input: the ptxas report of every GLR kernel, from this build's log (the lines of
       # each "Compiling entry function" block whose entry is a GLR kernel; other CUDA sources of
-      # the build, the red-team device fixtures among them, are left out).
-      awk '/Compiling entry function/ { keep = ($0 ~ /glr/) }
-           /ptxas info|bytes stack frame/ { if (keep) print }' "$out/install.log" \
-        > /tmp/site/kcv/glr_ptxas.log || true
+      # the build, the red-team device fixtures among them, are left out): the CUDA-core kernels
+      # in glr_ptxas.log, the tensor-core kernels of glr/dev (namespace kcv::glr::dev, mangled
+      # 3glr3dev) in glr_mma_ptxas.log, each candidate library's own kernels.
+      awk -v mma=/tmp/site/kcv/glr_mma_ptxas.log \
+        '/Compiling entry function/ { dev = ($0 ~ /3glr3dev/); keep = ($0 ~ /glr/) && !dev }
+         /ptxas info|bytes stack frame/ { if (keep) print; if (dev) print > mma }' \
+        "$out/install.log" > /tmp/site/kcv/glr_ptxas.log || true
       echo "$tree_hash" > /tmp/site/kcv/.tree_hash
       echo "$native_hash" > /tmp/site/kcv/.native_hash
     } > "$out/install.log" 2>&1
@@ -148,42 +159,43 @@ if [[ $steps == *" pytest "* ]]; then
   stamp "pytest: exit $? ($(tail -1 "$out/pytest.log"))"
 fi
 
-if [[ $steps == *" pipeline "* ]]; then
-  # One `kcv verify` per member, all at once (the fp64 reference of the long cases has only one
-  # or two (sequence, head) slices, so members run side by side); each rewrites its JSON after
-  # every grade, so a member stopped at PIPELINE_S keeps the grades it finished.
-  pdir=$out/pipeline
+# One `kcv verify` per member, all at once (the fp64 reference of the long cases has only one or
+# two (sequence, head) slices, so members run side by side); each rewrites its JSON after every
+# grade, so a member stopped at PIPELINE_S keeps the grades it finished. Writes $out/NAME.md (the
+# report), $out/NAME.json (every member's reports) and $out/NAME/ (per-member JSON, JUnit, log).
+#   run_pipeline NAME CANDIDATE GRADES "MEMBERS" PTXAS_LOG
+run_pipeline() {
+  local name=$1 lib=$2 grades=$3 members=$4 ptxas=$5
+  local pdir=$out/$name kcv_bin res=() m
   mkdir -p "$pdir"
   kcv_bin=$(command -v kcv || echo /tmp/site/bin/kcv)
-  lib=/tmp/site/kcv/libkcv_glr_cuda_candidate.so
-  res=()
-  [[ -s /tmp/site/kcv/glr_ptxas.log ]] && res=(--resources /tmp/site/kcv/glr_ptxas.log)
-  members=${PIPELINE_MEMBERS:-gdn kda gla ssd la deltanet}
+  [[ -s $ptxas ]] && res=(--resources "$ptxas")
+  # In-process by default: the forked executor's child initialises CUDA for every call (~0.3 s,
+  # ~80 calls per member), which the time limit cannot spare; each member still runs in its own
+  # kcv process. PIPELINE_EXECUTOR=forked runs every call in a fresh child instead.
+  local executor=${PIPELINE_EXECUTOR:-in-process}
   {
     date -u +%FT%TZ
     nvidia-smi --query-gpu=name,driver_version --format=csv,noheader || true
     echo "kcv: $kcv_bin ($("$kcv_bin" --version 2>&1))"
     echo "candidate: $lib"
-    echo "resources: ${res[*]:-none (no ptxas log in /tmp/site/kcv)}"
+    echo "grades: $grades"
+    echo "resources: ${res[*]:-none (no $ptxas)}"
+    echo "executor: $executor"
   } > "$pdir/env.txt" 2>&1
-  # In-process by default: the forked executor's child initialises CUDA for every call (~0.3 s,
-  # ~80 calls per member), which the time limit cannot spare; each member still runs in its own
-  # kcv process. PIPELINE_EXECUTOR=forked runs every call in a fresh child instead.
-  executor=${PIPELINE_EXECUTOR:-in-process}
-  echo "executor: $executor" >> "$pdir/env.txt"
-  pcmd="STEPS=\"${STEPS:-install pytest verify bench}\" OUT=\$OUT bash glr/check/device_run.sh"
+  local pcmd="STEPS=\"${STEPS:-install pytest verify bench}\" OUT=\$OUT bash glr/check/device_run.sh"
   for m in $members; do
     timeout -k 10 "${PIPELINE_S:-225}" "$kcv_bin" verify --candidate "$lib" --kernel "glr.$m" \
-      --grade fp32,bf16 --glr-cases full --runs 10 --threads "${PIPELINE_THREADS:-4}" \
+      --grade "$grades" --glr-cases full --runs 10 --threads "${PIPELINE_THREADS:-4}" \
       --executor "$executor" \
       "${res[@]}" --json "$pdir/$m.json" --junit "$pdir/$m.xml" ${PIPELINE_ARGS:-} \
       > "$pdir/$m.log" 2>&1 &
   done
   wait
   python3 glr/check/pipeline_report.py "$pdir" --members "$(echo $members | tr ' ' ',')" \
-    --command "$pcmd" > "$out/pipeline.md"
-  stamp "pipeline: exit $? (0 every report passed; pipeline.md)"
-  python3 - "$pdir" "$out/pipeline.json" <<'PY' || true
+    --grades "$grades" --command "$pcmd" > "$out/$name.md"
+  stamp "$name: exit $? (0 every report passed; $name.md)"
+  python3 - "$pdir" "$out/$name.json" <<'PY' || true
 import glob, json, os, sys
 out = {"reports": [], "missing": []}
 for path in sorted(glob.glob(os.path.join(sys.argv[1], "*.json"))):
@@ -193,6 +205,19 @@ for path in sorted(glob.glob(os.path.join(sys.argv[1], "*.json"))):
         out["missing"].append(f"{os.path.basename(path)}: {e}")
 json.dump(out, open(sys.argv[2], "w"), indent=1)
 PY
+}
+
+if [[ $steps == *" pipeline "* ]]; then
+  run_pipeline pipeline "${PIPELINE_CANDIDATE:-/tmp/site/kcv/libkcv_glr_cuda_candidate.so}" \
+    "${PIPELINE_GRADES:-fp32,bf16}" "${PIPELINE_MEMBERS:-gdn kda gla ssd la deltanet}" \
+    /tmp/site/kcv/glr_ptxas.log
+fi
+
+# The tensor-core kernels of glr/dev (K = V = 128, bf16 grade; mma_adapter.hpp pads the cases'
+# head dims): the members they have, under the grade they are written for.
+if [[ $steps == *" mma "* ]]; then
+  run_pipeline mma "${MMA_CANDIDATE:-/tmp/site/kcv/libkcv_glr_mma_candidate.so}" \
+    "${MMA_GRADES:-bf16}" "${MMA_MEMBERS:-gdn ssd la deltanet}" /tmp/site/kcv/glr_mma_ptxas.log
 fi
 
 if [[ $steps == *" decode "* ]]; then
@@ -289,7 +314,9 @@ if [[ $steps == *" train "* ]]; then
 fi
 
 echo
-[[ -f $out/pipeline.md ]] && { grep -E "^\| (glr|kernel)|report\(s\)" "$out/pipeline.md"; echo; }
+for f in "$out"/pipeline.md "$out"/mma.md; do
+  [[ -f $f ]] && { grep -E "^\| (glr|kernel)|report\(s\)" "$f"; echo; }
+done
 [[ -f $out/verify.log ]] && { grep -E "^\[|report:" "$out/verify.log" | tail -n 45; echo; }
 for f in "$out"/bench_*.md; do [[ -f $f ]] && { grep -E "^\|" "$f"; echo; }; done
 exit 0

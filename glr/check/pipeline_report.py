@@ -7,6 +7,10 @@ rewrites its JSON after every report) and says so. It only formats: every verdic
 
   python3 glr/check/pipeline_report.py DIR --command "..." > pipeline.md
   python3 glr/check/pipeline_report.py DIR --op decode --command "..." > decode.md
+  python3 glr/check/pipeline_report.py DIR --grades bf16 --members gdn,ssd,la,deltanet > mma.md
+
+--grades names the grades each member's run was asked for (default fp32,bf16): a member with
+fewer reports than grades is reported as cut short.
 
 With --op decode the reports are the decode ops' (glr.<member>.decode, one report per member:
 the decode kernel has one precision contract).
@@ -54,11 +58,11 @@ DECODE_TEXT = ("Each row is one `kcv verify` report of a decode op: kernel [prec
                "a NaN in one token of v, RES-02 the ptxas resource report of the build.")
 
 
-def render(directory, command, expected, op="chunk"):
+def render(directory, command, expected, op="chunk", grades=("fp32", "bf16")):
     decode = op == "decode"
     title = "GLR decode kernel" if decode else "GLR kernels"
     suffix = ".decode" if decode else ""
-    wanted = 1 if decode else 2  # reports per member: one per grade
+    wanted = 1 if decode else len(grades)  # reports per member: one per grade
     lines = [f"# {title} through kcv's pipeline", "", "Command (repository root):", "",
              f"    {command}", ""]
     env = os.path.join(directory, "env.txt")
@@ -120,8 +124,10 @@ def main():
     ap.add_argument("--command", default="")
     ap.add_argument("--members", default="gdn,kda,gla,ssd,la,deltanet")
     ap.add_argument("--op", choices=("chunk", "decode"), default="chunk")
+    ap.add_argument("--grades", default="fp32,bf16")
     args = ap.parse_args()
-    text, failures = render(args.directory, args.command, args.members.split(","), args.op)
+    text, failures = render(args.directory, args.command, args.members.split(","), args.op,
+                            args.grades.split(","))
     sys.stdout.write(text)
     return 1 if failures else 0
 

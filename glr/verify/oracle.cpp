@@ -2,7 +2,9 @@
 // GlrOracle: a probe's inputs, the fp64 reference of its case and the bound of every output
 // element. tau is the one GLR error model (kcv/glr/error_model.hpp) with u_out the output's own
 // dtype, N and G of the whole problem, S per (sequence, head) slice, dg's term scale, and, under
-// the bf16 grade, the declared-rounding σ of o and the final state. Nothing here reads a
+// the bf16 grade, the declared-rounding σ of o, the final state (declared_rounding_sigma) and the
+// gradients (declared_backward_sigma, precision-contract.md §6; not derived for the per-channel
+// gates of GLA and KDA, whose gradients keep the fp32 grade's bound). Nothing here reads a
 // candidate's output.
 //
 // EXC-01 is judged against the token-serial oracle, whose NaN mask is the recurrence's own: the
@@ -16,6 +18,8 @@
 // kernel runs the recurrence token by token itself, so it has no chunk form to be alternative to.
 #include <fmt/format.h>
 
+#include <cmath>
+
 #include "glr/verify/internal.hpp"
 
 namespace kcv::glr {
@@ -27,9 +31,10 @@ using verify_detail::Results;
 /// One case's references, shared by its probes (grades, gates, repetitions).
 struct GlrOracle::Cached {
   std::mutex mutex;
-  std::optional<Results> chunked;       // with dg's term scale
-  std::optional<ForwardSigma> sigma;    // the bf16 grade's σ
-  std::optional<Results> token_serial;  // EXC-01; a decode op's forward for every gate
+  std::optional<Results> chunked;           // with dg's term scale
+  std::optional<ForwardSigma> sigma;        // the bf16 grade's σ of o and the final state
+  std::optional<BackwardSigma> grad_sigma;  // and of the gradients
+  std::optional<Results> token_serial;      // EXC-01; a decode op's forward for every gate
 };
 
 namespace {
@@ -68,6 +73,18 @@ std::vector<bool> chunk_window(const Case& c, const Probe& p, std::string_view n
     }
   }
   return in;
+}
+
+/// The data with every non-finite input value (an EXC-01 injection) set to 0: what the
+/// declared-rounding σ is computed from. σ bounds the finite elements, and an element the
+/// injection does not reach does not depend on the injected value; where it reaches, the class
+/// decides, not tau. (The backward's σ requires inputs exact in bf16, which NaN is not.)
+verify_detail::Data finite_only(verify_detail::Data d) {
+  for (std::vector<double>* v : {&d.problem.q, &d.problem.k, &d.problem.v, &d.problem.g,
+                                 &d.problem.beta, &d.problem.h0, &d.cot.d_o, &d.cot.d_final_state})
+    for (double& x : *v)
+      if (!std::isfinite(x)) x = 0.0;
+  return d;
 }
 
 bool windowed(const Case& c, std::string_view name) {
@@ -151,10 +168,11 @@ Expected<OracleResult> GlrOracle::evaluate(const Probe& probe, const ProbeInputs
   }
   const bool bf16 = c->grade == Grade::kBf16;
   if (bf16 && !cached->sigma) {
-    auto r =
-        verify_detail::run_sliced(c->member, d, Reference::kChunked, false, true, options_.threads);
+    auto r = verify_detail::run_sliced(c->member, finite_only(d), Reference::kChunked, false, true,
+                                       options_.threads);
     if (!r) return r.error();
     cached->sigma = std::move(r->sigma);
+    cached->grad_sigma = std::move(r->grad_sigma);
   }
   const bool exc = probe.gate == GateId::kExc01;
   if (exc && !cached->token_serial) {
@@ -177,6 +195,15 @@ Expected<OracleResult> GlrOracle::evaluate(const Probe& probe, const ProbeInputs
     std::span<const double> sigma;
     if (bf16 && which == Output::kO) sigma = cached->sigma->o;
     if (bf16 && which == Output::kFinalState) sigma = cached->sigma->final_state;
+    if (bf16) {
+      const BackwardSigma& gs = *cached->grad_sigma;
+      if (which == Output::kDq) sigma = gs.dq;
+      if (which == Output::kDk) sigma = gs.dk;
+      if (which == Output::kDv) sigma = gs.dv;
+      if (which == Output::kDg) sigma = gs.dg;
+      if (which == Output::kDbeta) sigma = gs.dbeta;
+      if (which == Output::kDh0) sigma = gs.dh0;
+    }
     std::span<const double> terms;
     if (which == Output::kDg) terms = cached->chunked->dg_scale;
     auto tau = glr::tau(which, *ref, s, gw, m, kcv::unit_roundoff(dtypes[o]), terms, sigma);

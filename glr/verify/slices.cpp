@@ -1,11 +1,12 @@
 // File: glr/verify/slices.cpp
 // The fp64 references on a whole GLR problem, sliced into independent (sequence, value head)
 // problems that run on a pool of std::threads: each slice has one sequence, one q/k head (the
-// value head's GVA head) and one value head. dg's terms and the declared-rounding σ are per slice
-// as well (kcv/glr/error_model.hpp computes both per sequence and value head), so they run in
-// the same pass. Results are scattered back serially in value-head order; dq and dk add up over
-// a group's value heads there, as the kernels sum them.
+// value head's GVA head) and one value head. dg's terms and the declared-rounding σ of the
+// outputs and of the gradients are per slice as well (kcv/glr/error_model.hpp computes them per
+// sequence and value head), so they run in the same pass. Results are scattered back serially in
+// value-head order; dq and dk add up over a group's value heads there, as the kernels sum them.
 #include <atomic>
+#include <cmath>
 #include <thread>
 
 #include "glr/verify/internal.hpp"
@@ -23,6 +24,7 @@ struct Slice {
   Expected<Gradients> grads = Error{};
   Expected<DgTerms> terms = DgTerms{};
   Expected<ForwardSigma> sigma = ForwardSigma{};
+  Expected<BackwardSigma> grad_sigma = BackwardSigma{};
 };
 
 // Copies `width` values per token of head `head` (of `heads`) for tokens [b, e).
@@ -71,6 +73,11 @@ Slice make_slice(Member member, const Data& d, std::int64_t n, std::int64_t hv) 
   return sl;
 }
 
+std::vector<double> squared(std::vector<double> v) {
+  for (double& x : v) x *= x;
+  return v;
+}
+
 // Writes (or adds) a slice's per-token rows back into the full tensor.
 void scatter(const std::vector<double>& src, std::vector<double>& dst, std::int64_t b,
              std::int64_t e, std::int64_t heads, std::int64_t head, std::int64_t width, bool add) {
@@ -102,7 +109,10 @@ void run_slice(Member member, Slice& sl, Reference which, bool dg_scale, bool si
   sl.fwd = chunked_forward(member, d.problem);
   sl.grads = chunked_backward(member, d.problem, d.cot);
   if (dg_scale && sl.grads) sl.terms = dg_terms(member, d.problem, d.cot, *sl.grads);
-  if (sigma) sl.sigma = declared_rounding_sigma(member, d.problem, contract_for(Grade::kBf16));
+  if (!sigma) return;
+  sl.sigma = declared_rounding_sigma(member, d.problem, contract_for(Grade::kBf16));
+  if (traits(member).gate != GateKind::kChannel)
+    sl.grad_sigma = declared_backward_sigma(member, d.problem, d.cot, contract_for(Grade::kBf16));
 }
 
 Results zero_results(Member member, const Shape& s, bool dg_scale, bool sigma) {
@@ -120,7 +130,11 @@ Results zero_results(Member member, const Shape& s, bool dg_scale, bool sigma) {
   r.grads.dbeta = zeros(traits(member).delta_rule ? s.tokens * s.v_heads : 0);
   r.grads.dh0 = zeros(s.state_size());
   if (dg_scale && gw > 0) r.dg_scale = zeros(s.tokens * s.v_heads * gw);
-  if (sigma) r.sigma = ForwardSigma{zeros(s.v_size()), zeros(s.state_size())};
+  if (sigma) {
+    r.sigma = ForwardSigma{zeros(s.v_size()), zeros(s.state_size())};
+    r.grad_sigma =
+        BackwardSigma{r.grads.dq, r.grads.dk, r.grads.dv, r.grads.dg, r.grads.dbeta, r.grads.dh0};
+  }
   return r;
 }
 
@@ -156,6 +170,7 @@ Expected<Results> run_sliced(Member member, const Data& d, Reference which, bool
     if (!sl.grads) return sl.grads.error();
     if (!sl.terms) return sl.terms.error();
     if (!sl.sigma) return sl.sigma.error();
+    if (!sl.grad_sigma) return sl.grad_sigma.error();
     const std::int64_t b = s.seq_begin(sl.seq);
     const std::int64_t e = s.seq_end(sl.seq);
     const std::int64_t h = sl.hv / (s.v_heads / s.qk_heads);
@@ -172,8 +187,19 @@ Expected<Results> run_sliced(Member member, const Data& d, Reference which, bool
     if (sigma) {
       scatter(sl.sigma->o, r.sigma.o, b, e, s.v_heads, sl.hv, s.value_dim, false);
       scatter_state(sl.sigma->final_state, r.sigma.final_state, s, sl.seq, sl.hv);
+      // dq, dk: a GVA group's value heads add independent errors, so their variances add
+      // (declared_backward_sigma's own rule); σ² here, the root below.
+      BackwardSigma& gs = r.grad_sigma;
+      scatter(squared(sl.grad_sigma->dq), gs.dq, b, e, s.qk_heads, h, s.key_dim, true);
+      scatter(squared(sl.grad_sigma->dk), gs.dk, b, e, s.qk_heads, h, s.key_dim, true);
+      scatter(sl.grad_sigma->dv, gs.dv, b, e, s.v_heads, sl.hv, s.value_dim, false);
+      scatter(sl.grad_sigma->dg, gs.dg, b, e, s.v_heads, sl.hv, gw, false);
+      scatter(sl.grad_sigma->dbeta, gs.dbeta, b, e, s.v_heads, sl.hv, 1, false);
+      scatter_state(sl.grad_sigma->dh0, gs.dh0, s, sl.seq, sl.hv);
     }
   }
+  for (double& x : r.grad_sigma.dq) x = std::sqrt(x);
+  for (double& x : r.grad_sigma.dk) x = std::sqrt(x);
   return r;
 }
 

@@ -79,4 +79,18 @@ __device__ __forceinline__ void store_u32(void* p, std::uint32_t v) {
 #endif
 }
 
+/// Four 32-bit words (eight packed bf16) from 16-byte aligned global or shared memory, one
+/// 16-byte load on the device.
+__device__ __forceinline__ void load_u32x4(const void* p, std::uint32_t (&w)[4]) {
+#if defined(KCV_GLR_HOST_EMULATION)
+  std::memcpy(w, p, sizeof w);
+#else
+  const uint4 v = *static_cast<const uint4*>(p);
+  w[0] = v.x;
+  w[1] = v.y;
+  w[2] = v.z;
+  w[3] = v.w;
+#endif
+}
+
 }  // namespace kcv::glr::arch

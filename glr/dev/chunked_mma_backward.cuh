@@ -32,8 +32,9 @@
 //      dΔ = scale·A^qkᵀ·dO + r ⊙ (K·bf16(dS)) → dd (bf16), dS ← … − Wᵀ·bf16(dΔ)
 //    and grad_kernel reads Δ where V stands above and leaves dv to wy_grad_kernel, which forms
 //    dW, dṼ, dX, dT, dL (bf16 operands, fp32 accumulation), dv, dk's WY part and dβ.
-// 3. group_sum_kernel (GVA or the delta rule): dq, dk summed over the value heads of a q/k head in
-//    head order from fp32 parts.
+// 3. group_sum_kernel (GVA only): dq, dk summed over the value heads of a q/k head in head order
+//    from fp32 parts. Without GVA grad_kernel stores dq, and dk (wy_grad_kernel under the delta
+//    rule, from the fp32 sum of both parts), as bf16 itself.
 // Deterministic: every output and workspace element has one owner and a fixed summation order;
 // no atomics. The state gradient never stays in a tensor-core accumulator across chunks.
 #pragma once
@@ -234,9 +235,9 @@ __global__ void __launch_bounds__(kMmaThreads, 1) grad_kernel(MmaBackwardParams 
   if constexpr (kGate == GateKind::kScalar) {
     chunk_cumulative_gate(sm.g, p, ch.t0, hv, c);  // the prepare kernel's G
     arch::cta_for(kMmaChunk * 4, [&](int i) { sm.row_part[i / 4][i % 4] = 0.0f; });
-    // ⟨S_e, dS⟩ straight from global memory; element i is summed by thread i mod 128, in
-    // increasing i, in a register (a running sum in shared memory would make every load wait
-    // for the previous add's store).
+    // ⟨S_e, dS⟩ straight from global memory, in 16-byte loads: thread t sums the 8-element
+    // groups t, t + 128, …, each in element order, in a register (a running sum in shared memory
+    // would make every load wait for the previous add's store).
     const std::int64_t end_slot = bp.fault == BackwardFault::kBoundaryAtEntry ? slot
                                   : ch.last                                   ? p.slots + ch.seq
                                                                               : slot + 1;
@@ -244,8 +245,13 @@ __global__ void __launch_bounds__(kMmaThreads, 1) grad_kernel(MmaBackwardParams 
     const bf16* ds_end = bp.dh + state_block(p, slot, hv);
     arch::cta_for(kMmaThreads, [&](int t) {
       float part = 0.0f;
-      for (int i = t; i < kMmaDim * kMmaDim; i += kMmaThreads)
-        part += bf16_to_float(s_end[i]) * bf16_to_float(ds_end[i]);
+      for (int i = 8 * t; i < kMmaDim * kMmaDim; i += 8 * kMmaThreads) {
+        std::uint32_t a[4], b[4];
+        arch::load_u32x4(s_end + i, a);
+        arch::load_u32x4(ds_end + i, b);
+        for (int k = 0; k < 8; ++k)
+          part += arch::unpack_bf16(a[k / 2], k % 2) * arch::unpack_bf16(b[k / 2], k % 2);
+      }
       sm.bound_part[t] = part;
     });
   } else {
@@ -335,32 +341,32 @@ __global__ void __launch_bounds__(kMmaThreads, 1) grad_kernel(MmaBackwardParams 
         sm.row_part[i][(d % 8) / 2] -= sm.k.at(i, d) * x0 + sm.k.at(i, d + 1) * x1;
       });
   }
-  if (p.group == 1 && !kDelta) {
-    bf16* dq_out = bp.dq + qk_row(p, ch.t0, hv);
-    bf16* dk_out = bp.dk + qk_row(p, ch.t0, hv);
-    for_each_pair(dq, [&](int il, int d, float& x0, float& x1) {
+  // Without GVA dq is final here, and so is dk without the delta rule: rounded to bf16 and
+  // stored. Otherwise the fp32 part goes to the workspace (group_sum sums a group's heads;
+  // wy_grad_kernel adds dk's WY part).
+  const auto store_bf16 = [&](AccTile<16, kMmaDim>& acc, bf16* out) {
+    for_each_pair(acc, [&](int il, int d, float x0, float x1) {
       const int i = r0 + il;
-      if (i < c) arch::store_u32(dq_out + i * qk_stride + d, arch::pack_bf16x2(x0, x1));
+      if (i < c) arch::store_u32(out + i * qk_stride + d, arch::pack_bf16x2(x0, x1));
     });
-    for_each_pair(dk, [&](int il, int d, float& x0, float& x1) {
+  };
+  const auto store_part = [&](AccTile<16, kMmaDim>& acc, float* out) {
+    for_each_pair(acc, [&](int il, int d, float x0, float x1) {
       const int i = r0 + il;
-      if (i < c) arch::store_u32(dk_out + i * qk_stride + d, arch::pack_bf16x2(x0, x1));
+      if (i >= c) return;
+      out[i * v_stride + d] = x0;
+      out[i * v_stride + d + 1] = x1;
     });
+  };
+  if (p.group == 1) {
+    store_bf16(dq, bp.dq + qk_row(p, ch.t0, hv));
   } else {
-    float* dq_out = bp.dq_part + v_row(p, ch.t0, hv);
-    float* dk_out = bp.dk_part + v_row(p, ch.t0, hv);
-    for_each_pair(dq, [&](int il, int d, float& x0, float& x1) {
-      const int i = r0 + il;
-      if (i >= c) return;
-      dq_out[i * v_stride + d] = x0;
-      dq_out[i * v_stride + d + 1] = x1;
-    });
-    for_each_pair(dk, [&](int il, int d, float& x0, float& x1) {
-      const int i = r0 + il;
-      if (i >= c) return;
-      dk_out[i * v_stride + d] = x0;
-      dk_out[i * v_stride + d + 1] = x1;
-    });
+    store_part(dq, bp.dq_part + v_row(p, ch.t0, hv));
+  }
+  if (p.group == 1 && !kDelta) {
+    store_bf16(dk, bp.dk + qk_row(p, ch.t0, hv));
+  } else {
+    store_part(dk, bp.dk_part + v_row(p, ch.t0, hv));
   }
   if constexpr (kGate == GateKind::kScalar) {
     __syncthreads();  // row_part and bound_part complete
@@ -540,12 +546,21 @@ __global__ void __launch_bounds__(kMmaThreads, 1) wy_grad_kernel(MmaBackwardPara
     mma_acc<AStore::kRowMajor, BStore::kKMajor>(dk, sm.m, r0, sm.k, 0, 0, w + 1);
     mma_acc<AStore::kTransposed, BStore::kKMajor>(dk, sm.m, r0, sm.k, 0, w, kMmaChunk / 16);
   }
-  float* dk_out = bp.dk_part + v_row(p, ch.t0, hv);
+  // dk = grad_kernel's fp32 part + this part; without GVA rounded and stored here (as group_sum
+  // would, from the same fp32 sum), else left in the part for group_sum.
+  float* dk_part = bp.dk_part + v_row(p, ch.t0, hv);
+  bf16* dk_final = bp.dk + qk_row(p, ch.t0, hv);
   for_each_pair(dk, [&](int il, int d, float& x0, float& x1) {
     const int i = r0 + il;
     if (i >= c) return;
-    dk_out[i * v_stride + d] += x0;
-    dk_out[i * v_stride + d + 1] += x1;
+    const float y0 = dk_part[i * v_stride + d] + x0;
+    const float y1 = dk_part[i * v_stride + d + 1] + x1;
+    if (p.group == 1) {
+      arch::store_u32(dk_final + i * qk_stride + d, arch::pack_bf16x2(y0, y1));
+    } else {
+      dk_part[i * v_stride + d] = y0;
+      dk_part[i * v_stride + d + 1] = y1;
+    }
   });
   __syncthreads();  // row_part and v_part complete
   arch::cta_for(kMmaChunk, [&](int i) {
@@ -571,8 +586,8 @@ __global__ void __launch_bounds__(kMmaThreads, 1) wy_grad_kernel(MmaBackwardPara
 
 // ------------------------------------------------------------------------------ 4. group sum
 
-/// dq, dk of one token: the value heads of each q/k head summed in head order (GVA, or one head
-/// with the delta rule: dk's two parts are summed in dk_part, then rounded here).
+/// dq, dk of one token under GVA: the value heads of each q/k head summed in head order (with the
+/// delta rule each head's dk part already holds both of its parts).
 __global__ void __launch_bounds__(kMmaThreads) group_sum_kernel(MmaBackwardParams bp) {
   const MmaForwardParams& p = bp.fwd;
   const std::int64_t t = blockIdx.x;
@@ -613,7 +628,7 @@ Status backward_sequence(const MmaBackwardParams& bp, Launch&& launch) {
         !st)
       return st;
   }
-  if (p.group == 1 && !kDelta) return {};
+  if (p.group == 1) return {};
   return launch("group_sum", group_sum_kernel, dim3(static_cast<unsigned>(p.tokens)),
                 std::size_t{0}, bp);
 }

@@ -72,11 +72,9 @@ std::size_t carve_backward(Member member, MmaBackwardParams& bp, std::byte* base
     p.delta = reinterpret_cast<bf16*>(piece(blocks * kMmaChunk * kMmaDim * sizeof(bf16)));
     bp.dd = reinterpret_cast<bf16*>(piece(blocks * kMmaChunk * kMmaDim * sizeof(bf16)));
   }
-  if (p.group > 1 || delta) {
-    const auto part = static_cast<std::size_t>(p.tokens) * heads * kMmaDim * sizeof(float);
-    bp.dq_part = reinterpret_cast<float*>(piece(part));
-    bp.dk_part = reinterpret_cast<float*>(piece(part));
-  }
+  const auto part = static_cast<std::size_t>(p.tokens) * heads * kMmaDim * sizeof(float);
+  if (p.group > 1) bp.dq_part = reinterpret_cast<float*>(piece(part));
+  if (p.group > 1 || delta) bp.dk_part = reinterpret_cast<float*>(piece(part));
   return at;
 }
 

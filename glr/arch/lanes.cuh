@@ -59,6 +59,19 @@ __device__ __forceinline__ void cta_for(int n, F&& f) {
   });
 }
 
+/// Whether f(lane) holds for every lane of the calling warp: a vote on the device; every lane's f
+/// in turn in the host emulation.
+template <typename F>
+__device__ __forceinline__ bool warp_all(F&& f) {
+#if defined(KCV_GLR_HOST_EMULATION)
+  bool all = true;
+  for (int l = 0; l < kWarpSize; ++l) all = f(l) && all;
+  return all;
+#else
+  return __all_sync(0xffffffffu, f(static_cast<int>(threadIdx.x) % kWarpSize));
+#endif
+}
+
 /// The CTA's dynamic shared memory viewed as its shared-storage struct.
 template <typename Storage>
 __device__ __forceinline__ Storage& shared_storage() {

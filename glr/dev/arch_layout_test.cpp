@@ -17,6 +17,7 @@
 // (the headers under test come after the shim)
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <memory>
 #include <random>
@@ -182,6 +183,39 @@ TEST(MmaAcc, EqualsPlainProductForEveryOperandStorage) {
 TEST(MmaAcc, TakesAKRangeAndSkipsColumnPairs) {
   check_product<AStore::kRowMajor, BStore::kKMajor>(1, 3, 1);
   check_product<AStore::kTransposed, BStore::kNMajor>(2, 3, 1);
+}
+
+// A lower-triangular A (rows 16..31 of the tile, k 0..31) times B with a NaN in row 21 of the
+// diagonal k-step: rows i ≥ 21 of the output column see it, rows i < 21 stay finite and equal the
+// plain product over j ≤ i; with B finite the triangular product is mma_acc's, bit for bit.
+TEST(MmaAccTriangular, ANonFiniteBRowReachesOnlyTheRowsTheTriangleKeeps) {
+  const auto a =
+      tile_of<64, 64>([](int i, int j) { return j <= i && j < 32 ? 1 + (i + j) % 3 : 0; });
+  const auto b = tile_of<64, 64>([](int i, int j) { return (i * 7 + j) % 5 - 2; });
+  AsWarp warp(0);
+  AccTile<16, 32> plain_acc, tri;
+  zero(plain_acc);
+  zero(tri);
+  mma_acc<AStore::kRowMajor, BStore::kKMajor>(plain_acc, *a, 16, *b, 0, 0, 2);
+  mma_acc_triangular<Triangle::kLower, AStore::kRowMajor, BStore::kKMajor>(tri, *a, 16, *b, 0, 0,
+                                                                           2);
+  zip(plain_acc, tri, [](float& x, float y) { EXPECT_EQ(x, y); });
+  *b->ptr(21, 5) = __float2bfloat16_rn(NAN);
+  zero(tri);
+  mma_acc_triangular<Triangle::kLower, AStore::kRowMajor, BStore::kKMajor>(tri, *a, 16, *b, 0, 0,
+                                                                           2);
+  for_each_pair(tri, [&](int il, int j, float& x0, float& x1) {
+    const int i = 16 + il;
+    for (const auto& [col, x] : {std::pair{j, x0}, std::pair{j + 1, x1}}) {
+      if (col == 5 && i >= 21) {
+        EXPECT_TRUE(std::isnan(x)) << i << "," << col;
+        continue;
+      }
+      float want = 0;
+      for (int k = 0; k <= i && k < 32; ++k) want += a->at(i, k) * b->at(k, col);
+      EXPECT_EQ(x, want) << i << "," << col;
+    }
+  });
 }
 
 TEST(CtaLoops, HostThreadsPlayingWarpsCoverEachElementOnce) {

@@ -148,7 +148,8 @@ __global__ void __launch_bounds__(kMmaThreads, 1) dh_scan_kernel(MmaBackwardPara
       AccTile<16, kBV> local, carried;
       zero(local);
       zero(carried);
-      mma_acc<AStore::kTransposed, BStore::kKMajor>(local, dst.a, r0, st.d_o, 0, w, kMmaChunk / 16);
+      mma_acc_triangular<Triangle::kUpper, AStore::kTransposed, BStore::kKMajor>(
+          local, dst.a, r0, st.d_o, 0, w, kMmaChunk / 16);
       mma_acc<AStore::kRowMajor, BStore::kKMajor>(carried, dst.k, r0, sm.ds, 0, 0, kMmaDim / 16);
       bf16* dd = bp.dd + slot_block(p, slot0 + j, hv, kMmaDim) + col0;
       for_each_pair(carried, [&](int il, int, float& x0, float& x1) {
@@ -275,7 +276,8 @@ __global__ void __launch_bounds__(kMmaThreads, 1) grad_kernel(MmaBackwardParams 
     AccTile<16, kMmaDim> local, carried;
     zero(local);
     zero(carried);
-    mma_acc<AStore::kTransposed, BStore::kKMajor>(local, sm.a, r0, sm.d_o, 0, w, kMmaChunk / 16);
+    mma_acc_triangular<Triangle::kUpper, AStore::kTransposed, BStore::kKMajor>(
+        local, sm.a, r0, sm.d_o, 0, w, kMmaChunk / 16);
     mma_acc<AStore::kRowMajor, BStore::kKMajor>(carried, sm.k, r0, sm.ds, 0, 0, kMmaDim / 16);
     bf16* dv = bp.dv + v_row(p, ch.t0, hv);
     for_each_pair(carried, [&](int il, int, float& x0, float& x1) {
@@ -325,8 +327,10 @@ __global__ void __launch_bounds__(kMmaThreads, 1) grad_kernel(MmaBackwardParams 
   __syncthreads();  // dP complete
   // + dP·K (k-steps 0..w) and dPᵀ·Q (k-steps w..3): the intra-chunk terms.
   const int diagonal = bp.fault == BackwardFault::kDropIntraDiagonal ? w : w + 1;
-  mma_acc<AStore::kRowMajor, BStore::kKMajor>(dq, sm.dp, r0, sm.k, 0, 0, diagonal);
-  mma_acc<AStore::kTransposed, BStore::kKMajor>(dk, sm.dp, r0, sm.q, 0, w, kMmaChunk / 16);
+  mma_acc_triangular<Triangle::kLower, AStore::kRowMajor, BStore::kKMajor>(dq, sm.dp, r0, sm.k, 0,
+                                                                           0, diagonal);
+  mma_acc_triangular<Triangle::kUpper, AStore::kTransposed, BStore::kKMajor>(dk, sm.dp, r0, sm.q, 0,
+                                                                             w, kMmaChunk / 16);
 
   if constexpr (kGate == GateKind::kScalar) {
     // q_i·dq_i − k_i·dk_i (with the delta rule q_i·dq_i here, − v_i·dv_i in wy_grad_kernel): the
@@ -476,7 +480,8 @@ __global__ void __launch_bounds__(kMmaThreads, 1) wy_grad_kernel(MmaBackwardPara
   });
   // dṼ = Tᵀ dΔ (k-steps w..3: T is lower triangular); dv = β ⊙ dṼ, dβ += v·dṼ.
   zero(acc);
-  mma_acc<AStore::kTransposed, BStore::kKMajor>(acc, sm.t, r0, sm.dd, 0, w, kMmaChunk / 16);
+  mma_acc_triangular<Triangle::kUpper, AStore::kTransposed, BStore::kKMajor>(acc, sm.t, r0, sm.dd,
+                                                                             0, w, kMmaChunk / 16);
   bf16* dv = bp.dv + v_row(p, ch.t0, hv);
   for_each_pair(acc, [&](int il, int e, float& x0, float& x1) {
     const int i = r0 + il;
@@ -490,7 +495,8 @@ __global__ void __launch_bounds__(kMmaThreads, 1) wy_grad_kernel(MmaBackwardPara
   // dX = Tᵀ dW; dk = β e ⊙ dX, dβ += e k·dX.
   AccTile<16, kMmaDim>& dk = acc;
   zero(dk);
-  mma_acc<AStore::kTransposed, BStore::kKMajor>(dk, sm.t, r0, sm.dw, 0, w, kMmaChunk / 16);
+  mma_acc_triangular<Triangle::kUpper, AStore::kTransposed, BStore::kKMajor>(dk, sm.t, r0, sm.dw, 0,
+                                                                             w, kMmaChunk / 16);
   for_each_pair(dk, [&](int il, int d, float& x0, float& x1) {
     const int i = r0 + il;
     add_row(i, d, sm.e[i] * (sm.k.at(i, d) * x0 + sm.k.at(i, d + 1) * x1));
@@ -515,7 +521,8 @@ __global__ void __launch_bounds__(kMmaThreads, 1) wy_grad_kernel(MmaBackwardPara
   {
     AccTile<16, kMmaChunk> y;
     zero(y);
-    mma_acc<AStore::kTransposed, BStore::kKMajor>(y, sm.t, r0, sm.dt, 0, w, kMmaChunk / 16);
+    mma_acc_triangular<Triangle::kUpper, AStore::kTransposed, BStore::kKMajor>(
+        y, sm.t, r0, sm.dt, 0, w, kMmaChunk / 16);
     for_each_pair(y, [&](int il, int j, float& x0, float& x1) {
       arch::store_u32(sm.y.ptr(r0 + il, j), arch::pack_bf16x2(x0, x1));
     });
@@ -543,8 +550,10 @@ __global__ void __launch_bounds__(kMmaThreads, 1) wy_grad_kernel(MmaBackwardPara
   __syncthreads();  // M complete
   // dk += M K (k-steps 0..w) + Mᵀ K (k-steps w..3): the Gram K Kᵀ's VJP.
   if (bp.fault != BackwardFault::kKeyWithoutSolve) {
-    mma_acc<AStore::kRowMajor, BStore::kKMajor>(dk, sm.m, r0, sm.k, 0, 0, w + 1);
-    mma_acc<AStore::kTransposed, BStore::kKMajor>(dk, sm.m, r0, sm.k, 0, w, kMmaChunk / 16);
+    mma_acc_triangular<Triangle::kStrictLower, AStore::kRowMajor, BStore::kKMajor>(
+        dk, sm.m, r0, sm.k, 0, 0, w + 1);
+    mma_acc_triangular<Triangle::kStrictUpper, AStore::kTransposed, BStore::kKMajor>(
+        dk, sm.m, r0, sm.k, 0, w, kMmaChunk / 16);
   }
   // dk = grad_kernel's fp32 part + this part; without GVA rounded and stored here (as group_sum
   // would, from the same fp32 sum), else left in the part for group_sum.

@@ -56,7 +56,9 @@ using gpu::detail::copy_floats_async;
 using gpu::detail::copy_rows_async;
 using gpu::detail::for_each_pair;
 using gpu::detail::mma_acc;
+using gpu::detail::mma_acc_triangular;
 using gpu::detail::SmemBf16;
+using gpu::detail::Triangle;
 using gpu::detail::zero;
 using gpu::detail::zip;
 
@@ -245,8 +247,8 @@ __global__ void __launch_bounds__(kMmaThreads) prepare_kernel(MmaForwardParams p
     AccTile<16, kMmaDim> acc;
     for (int which = 0; which < 2; ++which) {
       zero(acc);
-      mma_acc<AStore::kRowMajor, BStore::kKMajor>(acc, sm.tb, r0, which == 0 ? sm.q : sm.v, 0, 0,
-                                                  w + 1);
+      mma_acc_triangular<Triangle::kLower, AStore::kRowMajor, BStore::kKMajor>(
+          acc, sm.tb, r0, which == 0 ? sm.q : sm.v, 0, 0, w + 1);
       bf16* out = (which == 0 ? p.w : p.u) + slot_block(p, slot, hv, kMmaDim);
       for_each_pair(acc, [&](int il, int d, float& x0, float& x1) {
         arch::store_u32(out + (r0 + il) * kMmaDim + d, arch::pack_bf16x2(x0, x1));
@@ -368,7 +370,8 @@ __global__ void __launch_bounds__(kMmaThreads, 1) state_output_kernel(MmaForward
     __syncthreads();  // Δ complete
 
     // Phase B: O += A^qk·Δ (k-steps 0..w: A^qk is lower triangular), then H ← e_last H + Kᵀ(r ⊙ Δ).
-    mma_acc<AStore::kRowMajor, BStore::kKMajor>(out, st.a, r0, sm.delta, 0, 0, w + 1);
+    mma_acc_triangular<Triangle::kLower, AStore::kRowMajor, BStore::kKMajor>(out, st.a, r0,
+                                                                             sm.delta, 0, 0, w + 1);
     const std::int64_t o0 = v_row(p, bos + j * kMmaChunk, hv) + col0;
     for_each_pair(out, [&](int il, int e, float& x0, float& x1) {
       const int i = r0 + il;

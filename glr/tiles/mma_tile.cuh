@@ -21,6 +21,7 @@
 #include <cstdint>
 
 #include "glr/arch/cp_async.cuh"
+#include "glr/arch/lanes.cuh"
 #include "glr/arch/mma_m16n8k16.cuh"
 
 namespace kcv::glr::gpu::detail {
@@ -177,6 +178,86 @@ __device__ __forceinline__ void mma_acc(AccTile<M, N>& acc, const SmemBf16<RA, C
       }
     }
   }
+}
+
+// ------------------------------------------------------------------------ triangular products
+
+/// Which products A(i, j)·B(j, n) of a triangular A's diagonal 16×16 block the algebra has, for
+/// output row i and contraction index j: j ≤ i, j < i, j ≥ i or j > i.
+enum class Triangle { kLower, kStrictLower, kUpper, kStrictUpper };
+
+template <Triangle kT>
+__device__ __forceinline__ bool in_triangle(int i, int j) {
+  if constexpr (kT == Triangle::kLower) return j <= i;
+  if constexpr (kT == Triangle::kStrictLower) return j < i;
+  if constexpr (kT == Triangle::kUpper) return j >= i;
+  return j > i;
+}
+
+/// Whether every bf16 in rows [r0, r0 + rows) × columns [c0, c0 + cols) of t is finite (cols a
+/// multiple of 8, c0 too): the calling warp's vote over 16-byte pieces.
+template <int R, int C>
+__device__ __forceinline__ bool region_finite(const SmemBf16<R, C>& t, int r0, int rows, int c0,
+                                              int cols) {
+  const int pieces = rows * (cols / 8);
+  return arch::warp_all([&](int lane) {
+    bool finite = true;
+    for (int p = lane; p < pieces; p += arch::kWarpSize) {
+      std::uint32_t w[4];
+      arch::load_u32x4(t.ptr(r0 + p / (cols / 8), c0 + 8 * (p % (cols / 8))), w);
+      for (std::uint32_t x : w)  // a bf16 is Inf or NaN when its 8 exponent bits are all ones
+        finite = finite && (x & 0x7f80u) != 0x7f80u && (x & 0x7f800000u) != 0x7f800000u;
+    }
+    return finite;
+  });
+}
+
+template <AStore kA, int R, int C>
+__device__ __forceinline__ float a_at(const SmemBf16<R, C>& t, int m, int k) {
+  return kA == AStore::kRowMajor ? t.at(m, k) : t.at(k, m);
+}
+template <BStore kB, int R, int C>
+__device__ __forceinline__ float b_at(const SmemBf16<R, C>& t, int k, int n) {
+  return kB == BStore::kKMajor ? t.at(k, n) : t.at(n, k);
+}
+
+/// mma_acc for a triangular A (16 rows at m0): the k-steps off A's diagonal block on the tensor
+/// cores as usual; the diagonal step (ks = m0 / 16) too when the 16 rows of B it reads are
+/// finite, which the warp checks first. When one is not, that step runs on CUDA cores over the
+/// (i, j) of the triangle kT only: on the tensor cores the block's structural zeros times a
+/// non-finite B row j (0·NaN) would put NaN into rows i the algebra keeps finite, where the
+/// recurrence (the token-serial oracle) stays finite. The fallback sums in another order than the
+/// tensor cores; it runs only on chunks with non-finite data, and a given input always takes the
+/// same path (deterministic).
+template <Triangle kT, AStore kA, BStore kB, int N, int RA, int CA, int RB, int CB>
+__device__ __forceinline__ void mma_acc_triangular(AccTile<16, N>& acc, const SmemBf16<RA, CA>& a,
+                                                   int m0, const SmemBf16<RB, CB>& b, int n0,
+                                                   int k_begin, int k_end, int n_pairs = N / 16) {
+  const int diag = m0 / 16;
+  if (diag < k_begin || diag >= k_end) {
+    mma_acc<kA, kB>(acc, a, m0, b, n0, k_begin, k_end, n_pairs);
+    return;
+  }
+  if (k_begin < diag) mma_acc<kA, kB>(acc, a, m0, b, n0, k_begin, diag, n_pairs);
+  if (diag + 1 < k_end) mma_acc<kA, kB>(acc, a, m0, b, n0, diag + 1, k_end, n_pairs);
+  const int k0 = 16 * diag;
+  const int cols = 16 * (n_pairs < N / 16 ? n_pairs : N / 16);
+  const bool finite = kB == BStore::kKMajor ? region_finite(b, k0, 16, n0, cols)
+                                            : region_finite(b, n0, cols, k0, 16);
+  if (finite) {
+    mma_acc<kA, kB>(acc, a, m0, b, n0, diag, diag + 1, n_pairs);
+    return;
+  }
+  for_each_pair(acc, [&](int il, int n, float& x0, float& x1) {
+    if (n >= cols) return;
+    const int i = m0 + il;
+    for (int j = k0; j < k0 + 16; ++j) {
+      if (!in_triangle<kT>(i, j)) continue;
+      const float aij = a_at<kA>(a, i, j);
+      x0 += aij * b_at<kB>(b, j, n0 + n);
+      x1 += aij * b_at<kB>(b, j, n0 + n + 1);
+    }
+  });
 }
 
 // ----------------------------------------------------------------------------------- copies

@@ -12,19 +12,15 @@
 #include <set>
 
 #include "glr/verify/internal.hpp"
+#include "glr/verify/tests/pipeline_support.hpp"
 #include "kcv/glr/oracle.hpp"
 
 namespace kcv::glr {
 namespace {
 
-GlrOptions small() {
-  GlrOptions o;
-  o.cases = CaseList::kSmall;
-  o.runs = 3;
-  o.threads = 2;
-  o.timeout_ms = 300000;
-  return o;
-}
+using pipeline_test::load;
+using pipeline_test::result_of;
+using pipeline_test::small;
 
 Case decode_case(Member m) {
   Case c;
@@ -39,20 +35,6 @@ Case decode_case(Member m) {
   c.initial_state = false;
   c.layout = StateLayout::kVK;
   return c;
-}
-
-const GateResult& result_of(const VerifyReport& r, GateId id) {
-  for (const GateResult& g : r.results)
-    if (g.gate == id) return g;
-  ADD_FAILURE() << "no result for " << gate_code(id);
-  return r.results.front();
-}
-
-std::unique_ptr<Candidate> load(const char* lib, const std::string& kernel) {
-  EXPECT_TRUE(register_ops().ok());
-  auto c = load_shared_library_candidate(lib, kernel, "");
-  EXPECT_TRUE(c.has_value()) << c.error().to_string();
-  return c ? std::move(*c) : nullptr;
 }
 
 std::vector<VerifyReport> verify_all(Candidate& candidate, std::vector<GateId> gates,

@@ -21,36 +21,20 @@
 #include <cmath>
 
 #include "glr/verify/internal.hpp"
+#include "glr/verify/tests/pipeline_support.hpp"
 #include "kcv/glr/chunked.hpp"
 
 namespace kcv::glr {
 namespace {
 
+using pipeline_test::result_of;
+using pipeline_test::small;
+
 constexpr Member kMmaMembers[] = {Member::kLinearAttention, Member::kSimpleGla, Member::kDeltaNet,
                                   Member::kGatedDeltaNet};
 
-GlrOptions small(Grade grade) {
-  GlrOptions o;
-  o.cases = CaseList::kSmall;
-  o.grades = {grade};
-  o.runs = 3;
-  o.threads = 2;
-  o.timeout_ms = 300000;
-  return o;
-}
-
 std::unique_ptr<Candidate> load(const std::string& kernel) {
-  EXPECT_TRUE(register_ops().ok());
-  auto c = load_shared_library_candidate(KCV_GLR_MMA_EMULATED, kernel, "");
-  EXPECT_TRUE(c.has_value()) << c.error().to_string();
-  return c ? std::move(*c) : nullptr;
-}
-
-const GateResult& result_of(const VerifyReport& r, GateId id) {
-  for (const GateResult& g : r.results)
-    if (g.gate == id) return g;
-  ADD_FAILURE() << "no result for " << gate_code(id);
-  return r.results.front();
+  return pipeline_test::load(KCV_GLR_MMA_EMULATED, kernel);
 }
 
 /// One grade's report, unshrunk (the failures asserted below need no shrinking).
@@ -59,7 +43,7 @@ VerifyReport verify_one(Candidate& candidate, Grade grade, std::vector<GateId> g
   VerifyOptions v;
   v.gates = std::move(gates);
   v.shrink = false;
-  auto reports = verify(candidate, *executor, v, small(grade));
+  auto reports = verify(candidate, *executor, v, small({grade}));
   EXPECT_TRUE(reports.has_value()) << reports.error().to_string();
   EXPECT_EQ(reports->size(), 1u);
   return reports->front();
@@ -84,7 +68,7 @@ struct Ratios {
 };
 
 Ratios ratios(Candidate& candidate, Grade grade, const Probe& probe) {
-  const GlrOptions o = small(grade);
+  const GlrOptions o = small({grade});
   GlrOracle oracle(o);
   auto executor = make_in_process_executor();
   ExecutorRunner runner(candidate, *executor, std::nullopt, call_policy(o));
@@ -106,7 +90,7 @@ Ratios ratios(Candidate& candidate, Grade grade, const Probe& probe) {
 }
 
 std::vector<Probe> cmp_probes(Candidate& candidate, Member m, Grade grade) {
-  GlrProbes source(m, grade, small(grade));
+  GlrProbes source(m, grade, small({grade}));
   return source.plan(GateId::kCmp01, candidate.contract(), VerifyOptions{}.seed);
 }
 

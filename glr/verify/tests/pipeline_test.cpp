@@ -6,33 +6,15 @@
 // passes on the conforming twin).
 #include <gtest/gtest.h>
 
+#include "glr/verify/tests/pipeline_support.hpp"
 #include "kcv/glr/verify.hpp"
 
 namespace kcv::glr {
 namespace {
 
-GlrOptions small() {
-  GlrOptions o;
-  o.cases = CaseList::kSmall;
-  o.runs = 3;
-  o.threads = 2;
-  o.timeout_ms = 300000;
-  return o;
-}
-
-std::unique_ptr<Candidate> load(const char* lib, const std::string& kernel) {
-  EXPECT_TRUE(register_ops().ok());
-  auto c = load_shared_library_candidate(lib, kernel, "");
-  EXPECT_TRUE(c.has_value()) << c.error().to_string();
-  return c ? std::move(*c) : nullptr;
-}
-
-const GateResult& result_of(const VerifyReport& r, GateId id) {
-  for (const GateResult& g : r.results)
-    if (g.gate == id) return g;
-  ADD_FAILURE() << "no result for " << gate_code(id);
-  return r.results.front();
-}
+using pipeline_test::load;
+using pipeline_test::result_of;
+using pipeline_test::small;
 
 VerifyReport verify_one(Candidate& candidate, std::vector<GateId> gates, GlrOptions o = small()) {
   auto executor = make_forked_executor();

@@ -18,14 +18,20 @@ import os
 import sys
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "check"))
+_here = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(_here, "..", "check"))
+sys.path.insert(0, os.path.join(_here, "..", "..", "bench", "glr"))
 
 SHAPES = [(1, 8192, 32), (4, 4096, 16)]
 
 
-def median_ms(fn, reps, torch):
+def median_ms(fn, reps, torch, grads):
+    """Median of `reps` calls timed with CUDA events; gradients reset before each call, outside
+    the timed region."""
     times = []
     for _ in range(reps):
+        for g in grads:
+            g.grad = None
         a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         a.record()
         fn()
@@ -46,6 +52,7 @@ def main():
     try:
         import torch
         import glr_cases as gc
+        from bench import timers  # bench/glr/bench.py: the same closures as the benchmark
         gc.quick_autotune_bench(5, 20)
         ops, note = gc.load_fla()
         from fla.ops.delta_rule import chunk_delta_rule
@@ -59,21 +66,7 @@ def main():
         for B, T, H in SHAPES:
             for member in args.members.split(","):
                 x = gc.make_inputs(member, B, T, H, 128, seed=1000 + B)
-                leaves = gc.leaves(x)
-                y = {n: (x[n].detach().clone().requires_grad_() if n in leaves else x[n])
-                     for n in x}
-                grads = [y[n] for n in leaves]
-
-                def fwd():
-                    with torch.no_grad():
-                        gc.call(ops, member, y)
-
-                def fwd_bwd():
-                    o, ht = gc.call(ops, member, y)
-                    torch.autograd.backward((o, ht), (y["do"], y["dht"]))
-                    for g in grads:
-                        g.grad = None
-
+                fwd, fwd_bwd, grads = timers(ops, member, x)
                 shape = f"B{B} T{T} H{H} D128"
                 try:
                     t0 = time.time()
@@ -81,8 +74,8 @@ def main():
                     fwd_bwd()
                     torch.cuda.synchronize()
                     warm = time.time() - t0
-                    f_ms = median_ms(fwd, args.reps, torch)
-                    fb_ms = median_ms(fwd_bwd, args.reps, torch)
+                    f_ms = median_ms(fwd, args.reps, torch, grads)
+                    fb_ms = median_ms(fwd_bwd, args.reps, torch, grads)
                 except Exception as e:  # noqa: BLE001 - keep going; the row says what failed
                     print(f"fla\t{member}\t{shape}\tfailed: {type(e).__name__}: {str(e)[:200]}",
                           flush=True)

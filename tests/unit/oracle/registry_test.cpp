@@ -13,10 +13,9 @@ namespace {
 
 TEST(OracleRegistry, HoldsEveryOpOfTheTable) {
   const std::set<std::string> expected = {
-      "add",     "mul",     "maximum",   "div",         "sqrt",      "exp",     "relu",
-      "gelu",    "gelu_tanh", "sigmoid", "clamp",       "sum",       "mean",    "max",
-      "argmax",  "softmax", "log_softmax", "layernorm", "rmsnorm",   "matmul",  "bmm",
-      "cumsum",  "conv1d",  "conv2d"};
+      "add",         "mul",       "maximum", "div",    "sqrt", "exp",    "relu",   "gelu",
+      "gelu_tanh",   "sigmoid",   "clamp",   "sum",    "mean", "max",    "argmax", "softmax",
+      "log_softmax", "layernorm", "rmsnorm", "matmul", "bmm",  "cumsum", "conv1d", "conv2d"};
   std::set<std::string> got;
   for (const Op* op : all_ops()) got.insert(op->signature().name);
   EXPECT_EQ(got, expected);
@@ -96,7 +95,8 @@ TEST(OracleRegistry, BindSizesNamesTheInconsistentSymbol) {
   auto err = bind_sizes(mm, bad);
   ASSERT_FALSE(err);
   EXPECT_NE(err.error().message.find("K"), std::string::npos);
-  std::vector<HostTensor> rank = {HostTensor(DType::kF32, {2, 3, 1}), HostTensor(DType::kF32, {3, 4})};
+  std::vector<HostTensor> rank = {HostTensor(DType::kF32, {2, 3, 1}),
+                                  HostTensor(DType::kF32, {3, 4})};
   EXPECT_FALSE(bind_sizes(mm, rank));
   EXPECT_TRUE(find_op("matmul")->evaluate(bad, Contract{}).outputs.empty());
 }

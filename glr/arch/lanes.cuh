@@ -14,6 +14,7 @@
 #include <cstdint>
 
 #if defined(KCV_GLR_HOST_EMULATION)
+#include <cstdlib>
 #include <cstring>
 #endif
 
@@ -96,6 +97,8 @@ __device__ __forceinline__ void store_u32(void* p, std::uint32_t v) {
 /// 16-byte load on the device.
 __device__ __forceinline__ void load_u32x4(const void* p, std::uint32_t (&w)[4]) {
 #if defined(KCV_GLR_HOST_EMULATION)
+  // The device's 16-byte load faults on a misaligned address; the emulation must not pass it.
+  if (reinterpret_cast<std::uintptr_t>(p) % 16 != 0) std::abort();
   std::memcpy(w, p, sizeof w);
 #else
   const uint4 v = *static_cast<const uint4*>(p);

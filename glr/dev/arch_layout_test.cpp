@@ -17,6 +17,7 @@
 // (the headers under test come after the shim)
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <memory>
@@ -213,6 +214,39 @@ TEST(MmaAccTriangular, ANonFiniteBRowReachesOnlyTheRowsTheTriangleKeeps) {
       }
       float want = 0;
       for (int k = 0; k <= i && k < 32; ++k) want += a->at(i, k) * b->at(k, col);
+      EXPECT_EQ(x, want) << i << "," << col;
+    }
+  });
+}
+
+// The other storages: A transposed (an upper triangle, j ≥ i kept) and B stored [n][k]; a NaN in
+// B(k = 19, n = 3), stored at (3, 19), reaches rows i ≤ 19 of column 3 only.
+TEST(MmaAccTriangular, AnUpperTriangleWithBStoredByColumns) {
+  // A(i, j) = at(j, i), nonzero for j ≥ i; B(k, n) = at(n, k).
+  const auto a =
+      tile_of<64, 64>([](int k, int m) { return k >= m && k < 48 ? 1 + (k + m) % 3 : 0; });
+  const auto b = tile_of<64, 64>([](int n, int k) { return (n * 5 + k) % 7 - 3; });
+  AsWarp warp(0);
+  AccTile<16, 32> plain_acc, tri;
+  zero(plain_acc);
+  zero(tri);
+  mma_acc<AStore::kTransposed, BStore::kNMajor>(plain_acc, *a, 16, *b, 0, 1, 3);
+  mma_acc_triangular<Triangle::kUpper, AStore::kTransposed, BStore::kNMajor>(tri, *a, 16, *b, 0, 1,
+                                                                             3);
+  zip(plain_acc, tri, [](float& x, float y) { EXPECT_EQ(x, y); });
+  *b->ptr(3, 19) = __float2bfloat16_rn(NAN);
+  zero(tri);
+  mma_acc_triangular<Triangle::kUpper, AStore::kTransposed, BStore::kNMajor>(tri, *a, 16, *b, 0, 1,
+                                                                             3);
+  for_each_pair(tri, [&](int il, int j, float& x0, float& x1) {
+    const int i = 16 + il;
+    for (const auto& [col, x] : {std::pair{j, x0}, std::pair{j + 1, x1}}) {
+      if (col == 3 && i <= 19) {
+        EXPECT_TRUE(std::isnan(x)) << i << "," << col;
+        continue;
+      }
+      float want = 0;
+      for (int k = std::max(i, 16); k < 48; ++k) want += a->at(k, i) * b->at(col, k);
       EXPECT_EQ(x, want) << i << "," << col;
     }
   });

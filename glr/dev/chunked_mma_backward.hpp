@@ -66,14 +66,10 @@ struct MmaBackwardParams {
 /// The forward block of a training step whose backward skips the recompute: the backward's
 /// `fwd` with the outputs o [T, HV, 128] bf16 and final_state (or null) set. mma_forward on it
 /// writes o and the final state and keeps the pieces the backward reads in its workspace; then
-/// mma_backward with `recompute = false` on the same block.
-[[nodiscard]] inline MmaForwardParams kept_forward_params(const MmaBackwardParams& bp, void* o,
-                                                          float* final_state) {
-  MmaForwardParams f = bp.fwd;
-  f.o = static_cast<bf16*>(o);
-  f.final_state = final_state;
-  return f;
-}
+/// mma_backward with `recompute = false` on the same block. o and final_state must be 16-byte
+/// aligned, as mma_forward_params asks of every tensor (else an error).
+[[nodiscard]] Expected<MmaForwardParams> kept_forward_params(const MmaBackwardParams& bp, void* o,
+                                                             float* final_state);
 
 /// The caller's tensors: fwd's inputs (q, k, v, g, h0, cu_seqlens; o, final_state ignored), dO
 /// and dht, and the gradients. q, k, v, dO and dq, dk, dv are bf16.

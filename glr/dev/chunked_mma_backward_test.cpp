@@ -152,8 +152,11 @@ HostGradients run_backward(const Case& c, int value_tile,
   prm->fault = fault;
   if (kept != nullptr) {
     poison(c.p, kept->o, kept->final_state);
-    const Status fst = emulate_mma_forward(
-        c.member, kept_forward_params(*prm, kept->o.data(), kept->final_state.data()), value_tile);
+    Expected<MmaForwardParams> fwd =
+        kept_forward_params(*prm, kept->o.data(), kept->final_state.data());
+    EXPECT_TRUE(fwd) << (fwd ? "" : fwd.error().to_string());
+    if (!fwd) return g;
+    const Status fst = emulate_mma_forward(c.member, *fwd, value_tile);
     EXPECT_TRUE(fst) << (fst ? "" : fst.error().to_string());
     prm->recompute = false;
   }

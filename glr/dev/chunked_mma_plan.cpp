@@ -193,4 +193,15 @@ int default_value_tile(const MmaForwardParams& p, int multiprocessors) {
   return ctas <= multiprocessors ? 32 : 64;
 }
 
+Expected<MmaForwardParams> kept_forward_params(const MmaBackwardParams& bp, void* o,
+                                               float* final_state) {
+  if (o == nullptr) return bad("o", "o is required");
+  if (!aligned16(o) || !aligned16(final_state))
+    return bad("o", "o and the final state must be 16-byte aligned");
+  MmaForwardParams f = bp.fwd;
+  f.o = static_cast<bf16*>(o);
+  f.final_state = final_state;
+  return f;
+}
+
 }  // namespace kcv::glr::dev

@@ -242,7 +242,10 @@ BackwardTiming time_backward(Member member, std::int64_t b, std::int64_t t, std:
   // (kept_forward_params) and the backward skips its recompute; its gradients must be the
   // recomputing backward's bit for bit.
   DeviceBuffer o_kept(o.bytes), ht_kept(ht.bytes);
-  const MmaForwardParams kept = kept_forward_params(bc.params, o_kept.ptr, ht_kept.as<float>());
+  Expected<MmaForwardParams> kept_or =
+      kept_forward_params(bc.params, o_kept.ptr, ht_kept.as<float>());
+  check_status(kept_or ? Status{} : Status{kept_or.error()}, "kept forward params");
+  const MmaForwardParams kept = *kept_or;
   const auto step = [&] {
     check_status(mma_forward(member, kept, tm.tile, nullptr), "mma_forward (kept)");
     bc.params.recompute = false;

@@ -75,10 +75,10 @@ std::vector<bool> chunk_window(const Case& c, const Probe& p, std::string_view n
   return in;
 }
 
-/// The data with every non-finite input value (an EXC-01 injection) set to 0: what the
-/// declared-rounding σ is computed from. σ bounds the finite elements, and an element the
-/// injection does not reach does not depend on the injected value; where it reaches, the class
-/// decides, not tau. (The backward's σ requires inputs exact in bf16, which NaN is not.)
+/// The data with every non-finite input value (an EXC-01 injection, a NaN in v) set to 0: what
+/// the declared-rounding σ is computed from. EXC-01 judges the NaN/Inf mask only, but every
+/// probe's outputs carry a tau; the backward's σ requires inputs exact in bf16, which NaN is
+/// not, and an element the injection does not reach does not depend on the injected value.
 verify_detail::Data finite_only(verify_detail::Data d) {
   for (std::vector<double>* v : {&d.problem.q, &d.problem.k, &d.problem.v, &d.problem.g,
                                  &d.problem.beta, &d.problem.h0, &d.cot.d_o, &d.cot.d_final_state})

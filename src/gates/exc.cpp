@@ -4,8 +4,8 @@
 // (EXC-02). Injections sit where kernels go wrong: first/middle/last elements, the partial last
 // tile, inside one reduction line, both operands of a binary op at once, fully −Inf softmax rows,
 // and near-overflow values only for ops where every correct evaluation order agrees on the class.
-// EXC-01 also holds finite-in-both elements to tau: a masked softmax that treats −Inf as 0 keeps
-// the mask and gets the values wrong.
+// EXC-01 judges the mask only: finite-in-both elements are CMP-01's business (a masked softmax
+// that treats −Inf as 0 keeps the mask and gets the values wrong, which CMP-01's probes see).
 #include <fmt/format.h>
 
 #include <algorithm>

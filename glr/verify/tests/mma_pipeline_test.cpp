@@ -8,11 +8,13 @@
 //    precision-contract.md §6; oracle_test.cpp checks the oracle's sliced σ against it); fp32-β
 //    cases included. Under the fp32 grade o and ht do not meet their bound;
 //  - `kcv verify --grade bf16` passes CMP-01, ORD-02 and EXC-01 for LA, DeltaNet and GDN: a NaN
-//    in v reaches exactly what the recurrence says, since the diagonal block of every
-//    triangular product falls back to CUDA cores when its B rows are not finite
-//    (mma_acc_triangular). SSD FAILS EXC-01, and the test asserts it for the reason found: its dg
-//    by the gauge identity (Σ_{s ≥ t} q_s·dq_s − k_s·dk_s + ⟨S, dS⟩) carries the NaN of k·dk at the
-//    poisoned token to the earlier tokens of its chunk. A change that removes the failure makes
+//    in v reaches what the recurrence says, since the diagonal block of every product whose A
+//    operand is triangular falls back to CUDA cores when its B rows are not finite
+//    (mma_acc_triangular). dL = Y·Tᵀ, whose triangle is in B, is not covered: its NaN reaches dk
+//    and dβ inside the poisoned token's chunk, which EXC-01 sanctions for the delta rule (the
+//    chunk form's alternative). SSD FAILS EXC-01, and the test asserts it for the reason found: its
+//    dg by the gauge identity (Σ_{s ≥ t} q_s·dq_s − k_s·dk_s + ⟨S, dS⟩) carries the NaN of k·dk at
+//    the poisoned token to the earlier tokens of its chunk. A change that removes the failure makes
 //    the test fail on purpose;
 //  - GLA and KDA are not in the library.
 #include <gtest/gtest.h>

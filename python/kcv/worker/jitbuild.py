@@ -9,9 +9,10 @@ imported); one whose entry was not made the build in those seconds. kcv's audit 
 candidate's figures in its timings (`build`, `build_cached`), so a build's cost is a recorded
 fact beside the load that contains it, never inferred from the load's wall time.
 
-The two functions are wrapped once per process (`instrument`), with functools.wraps, so a
-candidate that imports them by name (`from torch.utils.cpp_extension import load_inline`) after
-the wrap calls the wrapper. Only the outermost call counts (load_inline does not call load
+The two functions are wrapped once per process (`instrument`), with functools.wraps, when the
+module is first imported (an import hook; instrument never imports it itself), so a candidate
+that imports them by name (`from torch.utils.cpp_extension import load_inline`) calls the
+wrapper. Only the outermost call counts (load_inline does not call load
 today, but a future torch may). A candidate in its sandbox could alter what its own worker
 reports here; the figures are timings, never verdicts.
 """
@@ -20,6 +21,8 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import importlib.abc
+import sys
 import time
 from dataclasses import dataclass
 from typing import Iterator
@@ -57,14 +60,54 @@ def _timed(fn):
     return wrapper
 
 
-def instrument() -> None:
-    """Wraps torch.utils.cpp_extension.load and load_inline in this process (once)."""
-    import torch.utils.cpp_extension as cpp  # noqa: PLC0415 (torch is imported by the load)
+_MODULE = "torch.utils.cpp_extension"
 
+
+def _wrap_module(cpp) -> None:
     for name in ("load", "load_inline"):
         fn = getattr(cpp, name, None)
         if callable(fn) and not getattr(fn, _WRAPPED, False):
             setattr(cpp, name, _timed(fn))
+
+
+class _WrapOnImport(importlib.abc.MetaPathFinder):
+    """Wraps load and load_inline right after the module's first import, by whoever imports it,
+    so that measuring never imports the module itself: its import costs load time the candidate
+    did not ask for and, on a machine without CUDA, prints a warning about the CUDA runtime into
+    the worker's stderr, which the audit reads when it classifies a failed load."""
+
+    def find_spec(self, fullname, path, target=None):
+        if fullname != _MODULE:
+            return None
+        for finder in sys.meta_path:
+            if finder is self or not hasattr(finder, "find_spec"):
+                continue
+            spec = finder.find_spec(fullname, path, target)
+            if spec is not None:
+                break
+        else:
+            return None
+        loader = spec.loader
+        if loader is None or not hasattr(loader, "exec_module"):
+            return spec
+        run = loader.exec_module
+
+        def exec_module(module):
+            run(module)
+            _wrap_module(module)
+
+        loader.exec_module = exec_module  # this spec's own loader instance
+        return spec
+
+
+def instrument() -> None:
+    """Wraps torch.utils.cpp_extension.load and load_inline in this process: at once when the
+    module is imported already, else when it is first imported (never importing it here)."""
+    module = sys.modules.get(_MODULE)
+    if module is not None:
+        _wrap_module(module)
+    elif not any(isinstance(f, _WrapOnImport) for f in sys.meta_path):
+        sys.meta_path.insert(0, _WrapOnImport())
 
 
 @contextlib.contextmanager

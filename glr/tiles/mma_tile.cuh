@@ -248,16 +248,18 @@ __device__ __forceinline__ void mma_acc_triangular(AccTile<16, N>& acc, const Sm
     mma_acc<kA, kB>(acc, a, m0, b, n0, diag, diag + 1, n_pairs);
     return;
   }
-  for_each_pair(acc, [&](int il, int n, float& x0, float& x1) {
-    if (n >= cols) return;
-    const int i = m0 + il;
-    for (int j = k0; j < k0 + 16; ++j) {
-      if (!in_triangle<kT>(i, j)) continue;
+  // j outermost: the body over the fragments stays small enough to be unrolled, so acc is indexed
+  // by constants and stays in registers (with j innermost the compiler kept the fragment loop
+  // rolled and moved acc to local memory, for every call of this function, taken or not).
+  for (int j = k0; j < k0 + 16; ++j) {
+    for_each_pair(acc, [&](int il, int n, float& x0, float& x1) {
+      const int i = m0 + il;
+      if (n >= cols || !in_triangle<kT>(i, j)) return;
       const float aij = a_at<kA>(a, i, j);
       x0 += aij * b_at<kB>(b, j, n0 + n);
       x1 += aij * b_at<kB>(b, j, n0 + n + 1);
-    }
-  });
+    });
+  }
 }
 
 // ----------------------------------------------------------------------------------- copies

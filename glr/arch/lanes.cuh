@@ -30,6 +30,16 @@ extern std::byte* emulated_shared_memory;
 inline constexpr int kLanes = 1;  ///< lanes a fragment holds: this thread's own
 #endif
 
+/// Unrolls the loop that follows on the device, so that the register arrays it indexes are indexed
+/// by constants and stay in registers (a rolled loop over a fragment array puts the array in
+/// local memory: a stack frame in ptxas's report). The host emulation's compiler has no such
+/// pragma and needs none.
+#if defined(KCV_GLR_HOST_EMULATION)
+#define KCV_GLR_UNROLL
+#else
+#define KCV_GLR_UNROLL _Pragma("unroll")
+#endif
+
 /// Registers of one fragment: N values of type T per lane, for the lanes this thread holds.
 template <typename T, int N>
 struct Frag {

@@ -62,12 +62,17 @@ __device__ __forceinline__ void zero(AccTile<kRows, kCols>& t) {
 template <int kRows, int kCols, typename F>
 __device__ __forceinline__ void for_each_pair(AccTile<kRows, kCols>& t, F&& f) {
   arch::for_each_lane([&](int lane, int slot) {
-    for (int m = 0; m < t.kM; ++m)
-      for (int n = 0; n < t.kN; ++n)
+    KCV_GLR_UNROLL
+    for (int m = 0; m < t.kM; ++m) {
+      KCV_GLR_UNROLL
+      for (int n = 0; n < t.kN; ++n) {
+        KCV_GLR_UNROLL
         for (int i = 0; i < 4; i += 2) {
           const arch::Coord c = arch::c_coord(lane, i);
           f(16 * m + c.row, 8 * n + c.col, t.f[m][n].r[slot][i], t.f[m][n].r[slot][i + 1]);
         }
+      }
+    }
   });
 }
 

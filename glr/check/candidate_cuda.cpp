@@ -13,7 +13,7 @@
 namespace {
 
 constexpr const char* kContract =
-    R"({"deterministic": true, "arch": "sm_90a", "budgets": {"spill_bytes": 0}})";
+    R"({"deterministic": true, "arch": "sm_90a", "budgets": {"spill_bytes": 0, "stack_bytes": 0}})";
 
 const auto kChunk = kcv::glr::check::member_kernels<kcv::glr::check::run_device>(kContract);
 const auto kDecode = kcv::glr::check::decode_kernels<kcv::glr::check::run_decode_device>(kContract);

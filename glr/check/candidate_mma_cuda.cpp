@@ -11,7 +11,7 @@
 namespace {
 
 constexpr const char* kContract =
-    R"({"deterministic": true, "arch": "sm_90a", "budgets": {"spill_bytes": 0}})";
+    R"({"deterministic": true, "arch": "sm_90a", "budgets": {"spill_bytes": 0, "stack_bytes": 0}})";
 
 const auto kKernels =
     kcv::glr::check::scalar_gate_member_kernels<kcv::glr::check::run_mma_device>(kContract);

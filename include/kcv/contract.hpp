@@ -18,7 +18,7 @@
 namespace kcv {
 
 struct LaunchConfig {
-  int32_t block = 0;    // 0: the kernel's default
+  int32_t block = 0;  // 0: the kernel's default
   int32_t threads = 1;
   bool operator==(const LaunchConfig&) const = default;
 };
@@ -26,10 +26,11 @@ struct LaunchConfig {
 /// Resource budgets a kernel declares (gate RES-02). Unset = only the architecture's limits.
 struct Budgets {
   std::optional<int64_t> registers_per_thread;
-  std::optional<int64_t> spill_bytes;       // 0: no spills allowed
-  std::optional<int64_t> shared_bytes;      // static + dynamic per block
+  std::optional<int64_t> spill_bytes;   // 0: no spills allowed
+  std::optional<int64_t> stack_bytes;   // local-memory stack frame per thread; 0: none
+  std::optional<int64_t> shared_bytes;  // static + dynamic per block
   std::optional<int64_t> threads_per_block;
-  std::optional<int64_t> tmem_columns;      // Blackwell tensor memory per CTA
+  std::optional<int64_t> tmem_columns;  // Blackwell tensor memory per CTA
   std::optional<int64_t> workspace_bytes;
 };
 
@@ -41,14 +42,14 @@ struct Contract {
   ProfileId profile = ProfileId::kStrict;
   bool deterministic = true;
   bool in_place = false;
-  bool layout_invariant = false;  // strided views must give bitwise the contiguous result
-  std::map<std::string, double> params;             // op parameters (override the op defaults)
-  std::map<std::string, int64_t> reference_sizes;   // e.g. {"M": 64, "N": 1024}
-  std::vector<std::string> fixed_dims;              // sizes that may not vary (shape-specific)
-  int64_t tile = 256;                               // the kernel's block size, for tile±1 shapes
-  std::vector<LaunchConfig> launch_configs;         // ORD-03 sweep; empty: a default sweep
+  bool layout_invariant = false;         // strided views must give bitwise the contiguous result
+  std::map<std::string, double> params;  // op parameters (override the op defaults)
+  std::map<std::string, int64_t> reference_sizes;  // e.g. {"M": 64, "N": 1024}
+  std::vector<std::string> fixed_dims;             // sizes that may not vary (shape-specific)
+  int64_t tile = 256;                              // the kernel's block size, for tile±1 shapes
+  std::vector<LaunchConfig> launch_configs;        // ORD-03 sweep; empty: a default sweep
   Budgets budgets;
-  std::string arch;                                 // "sm_90a", "sm_100a"; empty = CPU kernel
+  std::string arch;  // "sm_90a", "sm_100a"; empty = CPU kernel
 };
 
 /// Parses a contract; `op` fills Contract::op when the JSON does not name one.

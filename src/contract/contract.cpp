@@ -132,9 +132,10 @@ struct BudgetField {
   std::optional<int64_t> Budgets::*member;
 };
 
-constexpr std::array<BudgetField, 6> kBudgetFields = {{
+constexpr std::array<BudgetField, 7> kBudgetFields = {{
     {"registers_per_thread", &Budgets::registers_per_thread},
     {"spill_bytes", &Budgets::spill_bytes},
+    {"stack_bytes", &Budgets::stack_bytes},
     {"shared_bytes", &Budgets::shared_bytes},
     {"threads_per_block", &Budgets::threads_per_block},
     {"tmem_columns", &Budgets::tmem_columns},

@@ -238,6 +238,16 @@ void audit_kernel(ResourceAudit& a, const KernelResources& k, const Contract& c,
     check_limit(a, k, "spill bytes", std::max(k.spill_store_bytes, k.spill_load_bytes), b.spill_bytes,
                 std::nullopt, arch);
   }
+  if (b.stack_bytes && format == ResourceFormat::kPtx) {
+    // PTX has no stack frame: local arrays may still be promoted to registers by ptxas.
+    a.undecided.push_back(fmt::format("kernel {}: the contract bounds the stack frame, but PTX "
+                                      "output has none; give a `ptxas -v` log or cuobjdump",
+                                      k.name));
+  } else if (b.stack_bytes) {
+    // A stack frame without spills is an array ptxas could not keep in registers (indexed by a
+    // value it cannot resolve at compile time): every access goes to local memory.
+    check_limit(a, k, "stack frame bytes", k.stack_bytes, b.stack_bytes, std::nullopt, arch);
+  }
   check_limit(a, k, "shared bytes per block", k.shared_bytes, b.shared_bytes, lim.max_shared_per_block, arch);
   if (k.max_threads > 0) {
     check_limit(a, k, "threads per block", k.max_threads, b.threads_per_block, lim.max_threads_per_block, arch);

@@ -16,7 +16,7 @@ constexpr const char* kFull = R"({
   "layout_invariant": true, "params": {"alpha": 0.5, "beta": -2},
   "reference_sizes": {"M": 64, "K": 512, "N": 32}, "fixed_dims": ["K"], "tile": 128,
   "launch_configs": [{"block": 64, "threads": 128}, {"threads": 32}],
-  "budgets": {"registers_per_thread": 128, "spill_bytes": 0, "shared_bytes": 49152,
+  "budgets": {"registers_per_thread": 128, "spill_bytes": 0, "stack_bytes": 0, "shared_bytes": 49152,
               "threads_per_block": 256, "tmem_columns": 512, "workspace_bytes": 4096},
   "arch": "sm_100a"})";
 
@@ -45,6 +45,7 @@ TEST(Contract, ReadsEveryField) {
   EXPECT_EQ(c->launch_configs[1], (LaunchConfig{0, 32}));
   EXPECT_EQ(c->budgets.shared_bytes, 49152);
   EXPECT_EQ(c->budgets.spill_bytes, 0);
+  EXPECT_EQ(c->budgets.stack_bytes, 0);
   EXPECT_EQ(c->budgets.tmem_columns, 512);
   EXPECT_EQ(c->arch, "sm_100a");
 }

@@ -179,6 +179,29 @@ TEST(Res02Judge, SpillBudgetIsUndecidedWithoutAPtxasLog) {
   }
 }
 
+TEST(Res02Judge, StackFrameOverBudgetFails) {
+  // The tensor-core GLR kernels once kept a 16×64 accumulator in a 128-byte stack frame with no
+  // spill at all: only the stack budget sees that.
+  KernelResources k = kernel("local_array");
+  k.stack_bytes = 128;
+  Contract c;
+  c.budgets.spill_bytes = 0;
+  EXPECT_EQ(judge_resources(report_of({k}), c).verdict, Verdict::kPass);  // no stack budget declared
+  c.budgets.stack_bytes = 0;
+  const GateResult r = judge_resources(report_of({k}), c);
+  EXPECT_EQ(r.verdict, Verdict::kFail);
+  EXPECT_NE(r.evidence.summary.find("128 stack frame bytes"), std::string::npos) << r.evidence.summary;
+  k.stack_bytes = 0;
+  EXPECT_EQ(judge_resources(report_of({k}), c).verdict, Verdict::kPass);
+  c.budgets.spill_bytes.reset();  // cuobjdump has no spill counts (undecided when bounded)
+  ResourceReport cuobjdump = report_of({k});
+  cuobjdump.format = ResourceFormat::kCuobjdump;  // cuobjdump's STACK is the same figure
+  EXPECT_EQ(judge_resources(cuobjdump, c).verdict, Verdict::kPass);
+  ResourceReport ptx = report_of({k});
+  ptx.format = ResourceFormat::kPtx;  // PTX has no stack frame
+  EXPECT_EQ(judge_resources(ptx, c).verdict, Verdict::kError);
+}
+
 TEST(Res02Judge, RegistersAndSharedAgainstBudgetOrArchLimit) {
   const ArchLimits lim = arch_limits("sm_90a");
   KernelResources k = kernel("big");

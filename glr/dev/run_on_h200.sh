@@ -17,7 +17,8 @@
 #      and the backward timed by CUDA events) (check.log, results.tsv);
 #   3. fla's forward and forward + backward of GDN, SSD, LA and DeltaNet at the same shapes
 #      (glr/dev/time_fla.py) when fla imports (from PYTHONPATH, or installed from the wheels in
-#      .whl/ into /tmp/site), within what is left of BUDGET_S (default 260 s) (fla.log, fla.tsv);
+#      .whl/ into /tmp/site), within what is left of BUDGET_S (default 260 s), members in the
+#      order FLA_MEMBERS gives (default gdn,ssd,la,deltanet) (fla.log, fla.tsv);
 #   4. prints the tables last.
 # The files under $OUT: env.txt, build.log, ptxas_dev.txt, sass_counts.txt, check.log,
 # results.tsv, fla.log, fla.tsv, and sanitize.log with GLR_SANITIZE=1.
@@ -97,7 +98,8 @@ if ! python3 -c "import fla" > /dev/null 2>&1 && ls .whl/*.whl > /dev/null 2>&1;
   export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
 fi
 if (( left > 30 )); then
-  timeout "$left" python3 glr/dev/time_fla.py --out "$out/fla.tsv" >> "$out/fla.log" 2>&1
+  timeout "$left" python3 glr/dev/time_fla.py --out "$out/fla.tsv" \
+    --members "${FLA_MEMBERS:-gdn,ssd,la,deltanet}" >> "$out/fla.log" 2>&1
   fla_status=$?
   echo "[$(elapsed) s] fla: exit $fla_status (3: fla not importable, 124: out of time)"
 else

@@ -2,7 +2,10 @@
 kcv_private_archives): no function of the kcv library (libkcv.a) and no piece of libstdc++ is in
 a module's dynamic symbol table. A module that exported them (as one built by a g++ that links
 libstdc++ statically did) made torch's libstdc++ bind its own calls into the module's copy, and
-`import torch` after kcv._core aborted in a std::locale destructor."""
+`import torch` after kcv._core aborted in a std::locale destructor. The same abort comes on any
+machine from this build's objects linked by hand with -static-libstdc++ and without
+-Wl,--exclude-libs,ALL ("free(): invalid pointer" at `from kcv import _core; import torch`); with
+it, both imports succeed."""
 
 import importlib
 import shutil

@@ -111,9 +111,18 @@ audit::KernelStatus load_failure_status(const Error& error, bool reference) {
   return audit::KernelStatus::kError;
 }
 
-bool needs_a_gpu(std::string_view message) {
-  return contains_word(message, "cuda") || contains_word(message, "nvidia") ||
-         contains_word(message, "gpu");
+namespace {
+constexpr std::string_view kCudaUnavailable = "cuda_unavailable";  // docs/06 §7.1
+}  // namespace
+
+bool needs_a_gpu(const Error& load_failure) {
+  return load_failure.worker_cause == kCudaUnavailable;
+}
+
+bool needs_a_gpu(const CallRecord& call) {
+  if (call.worker_reply.empty()) return false;
+  const nlohmann::json reply = nlohmann::json::parse(call.worker_reply, nullptr, false);
+  return reply.is_object() && reply.value("cause", std::string()) == kCudaUnavailable;
 }
 
 bool mentions_out_of_memory(std::string_view message) {

@@ -23,9 +23,12 @@ std::vector<audit::VerdictRecord> verdict_records(const PipelineReport& report,
 /// crash); any other failure of the reference is a reference_error (never the candidate's).
 audit::KernelStatus load_failure_status(const Error& error, bool reference);
 
-/// A failure that says the code needs CUDA (no driver, CUDA tensors required, nvcc's CUDA build):
-/// on a machine without a GPU the kernel cannot run here, which is this machine's limit.
-bool needs_a_gpu(std::string_view message);
+/// A failure the worker found to need a CUDA device it cannot see (its `cause` field,
+/// "cuda_unavailable": raised inside the code that starts CUDA, or a native build without a GPU;
+/// docs/06 §7.1): on a machine without a GPU the kernel cannot run here, which is this machine's
+/// limit. Of a load (the error reply) or of a call (its result reply).
+bool needs_a_gpu(const Error& load_failure);
+bool needs_a_gpu(const CallRecord& call);
 
 /// "died of signal 9 (SIGKILL...": a worker killed from outside kcv.
 bool killed_by_sigkill(std::string_view message);

@@ -35,6 +35,7 @@ struct Replica {
   std::string reason;
   std::optional<audit::KernelStatus> kernel_status;  // the reference-shape check failed
   std::string status_message;
+  bool needs_a_gpu = false;  // that failure's cause: a CUDA device this worker cannot see
 };
 
 audit::KernelStatus status_of_first_call(CallStatus s) {
@@ -87,6 +88,7 @@ Replica run_replica(ModuleWorkers& workers, ModuleRunner& runner, const ModulePr
       if (t == 0) {
         r.kernel_status = status_of_first_call(got.status);
         r.status_message = "at the reference shape, on get_inputs' own draw: " + describe_call(got);
+        r.needs_a_gpu = needs_a_gpu(got);
       }
       r.accepted = false;
       r.reason = fmt::format("trial {}: candidate {}", t + 1, describe_call(got));
@@ -220,7 +222,7 @@ ModuleOutcome verify_module_unguarded(const ModuleRow& row, const ModuleRunOptio
   const bool on_cpu = result.problem.device != "cuda";
   if (!candidate) {
     out.status = load_failure_status(candidate.error(), /*reference=*/false);
-    if (on_cpu && needs_a_gpu(candidate.error().message))
+    if (on_cpu && needs_a_gpu(candidate.error()))
       out.status = audit::KernelStatus::kEnvironment;
     out.message = clip("the candidate: " + candidate.error().message);
     // KernelBench's check fails on it too; a worker killed from outside never ran it.
@@ -252,7 +254,7 @@ ModuleOutcome verify_module_unguarded(const ModuleRow& row, const ModuleRunOptio
   if (replica.kernel_status) {
     out.status = *replica.kernel_status;
     // A CUDA-only candidate on a machine without a GPU: an environment finding, not the kernel's.
-    if (on_cpu && needs_a_gpu(replica.status_message))
+    if (on_cpu && replica.needs_a_gpu)
       out.status = audit::KernelStatus::kEnvironment;
     out.message = clip(replica.status_message);
     result.out_of_memory = mentions_out_of_memory(out.message);

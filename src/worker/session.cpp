@@ -74,6 +74,7 @@ Expected<WorkerKernelInfo> Session::reload(const WorkerLoad& load) {
     proc_.reset();
     Error out = make_error(e.code, fmt::format("worker '{}' load: {}", options_.command.front(), e.message));
     out.worker_class = e.worker_class;
+    out.worker_cause = e.worker_cause;
     return out;
   };
   try {
@@ -131,6 +132,7 @@ Expected<nlohmann::json> Session::request(const std::string& line, std::string_v
       if (!reply) {
         Error e = make_error(reply.error().code, with_stderr(reply.error().message));
         e.worker_class = reply.error().worker_class;
+        e.worker_cause = reply.error().worker_cause;
         return e;
       }
       return reply;
@@ -166,6 +168,7 @@ Expected<WorkerKernelInfo> Session::start() {
     Error out = make_error(e.code, fmt::format("worker '{}' {}: {}", options_.command.front(), step,
                                                e.message));
     out.worker_class = e.worker_class;
+    out.worker_cause = e.worker_cause;
     return out;
   };
   try {

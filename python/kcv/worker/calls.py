@@ -24,7 +24,7 @@ import sys
 import torch
 
 from kcv.worker.channel import clip
-from kcv.worker.errors import RequestError, from_build, last_line, report
+from kcv.worker.errors import RequestError, cause_of, from_build, last_line, report
 from kcv.worker.outputs import BadOutput
 from kcv.worker.shm import CallFile
 from kcv.worker.tasks import check_params, parse
@@ -58,7 +58,11 @@ def _run(loaded, req: dict, task, kwargs: dict, inputs: list, outputs: list) -> 
             message = "compile_error: " + message
         hook = getattr(loaded, "after_exception", None)
         message += hook() if hook is not None else ""
-        return {"status": "exception", "message": clip(message)}
+        result = {"status": "exception", "message": clip(message)}
+        cause = cause_of(e, cuda_visible=torch.cuda.is_available())
+        if cause:
+            result["cause"] = cause
+        return result
     return {"status": "ok", **(extra or {})}
 
 

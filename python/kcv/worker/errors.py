@@ -11,6 +11,16 @@ import sys
 import traceback
 
 _BUILD_FILES = ("torch/utils/cpp_extension.py", "/triton/compiler/", "/triton/runtime/build.py")
+# Code that runs only to start CUDA or find its toolkit: torch.cuda's lazy initialisation (also
+# reached from a tensor made on "cuda"), the CUDA home lookup of torch's extension builder, and
+# Triton's driver and NVIDIA backend.
+_CUDA_START_FILES = ("/torch/cuda/", "torch/utils/cpp_extension.py", "/triton/runtime/driver.py",
+                     "/triton/backends/nvidia/")
+
+# A failure's cause, sent as the reply's "cause" field (docs/06 §7.1), decided here from the
+# exception object, never from its text.
+CUDA_UNAVAILABLE = "cuda_unavailable"  # it needs a CUDA device this process cannot see
+OUT_OF_MEMORY = "out_of_memory"        # MemoryError, torch.OutOfMemoryError
 _BUILD_TOOLS = ("ninja", "nvcc", "c++", "g++", "gcc", "clang")
 
 
@@ -54,6 +64,26 @@ def from_build(exc: BaseException) -> bool:
     return False
 
 
+def _frames(exc: BaseException):
+    tb = exc.__traceback__
+    while tb is not None:
+        yield tb.tb_frame.f_code.co_filename
+        tb = tb.tb_next
+
+
+def cause_of(exc: BaseException, *, cuda_visible: bool) -> str | None:
+    """OUT_OF_MEMORY when the exception (or one it was raised from) is an out-of-memory error;
+    CUDA_UNAVAILABLE when this process sees no CUDA device and one of them was raised inside the
+    code that starts CUDA (_CUDA_START_FILES); else None."""
+    chain = list(_chain(exc))
+    if any(isinstance(e, MemoryError) or type(e).__name__ == "OutOfMemoryError" for e in chain):
+        return OUT_OF_MEMORY
+    if not cuda_visible and any(f in path for e in chain for path in _frames(e)
+                                for f in _CUDA_START_FILES):
+        return CUDA_UNAVAILABLE
+    return None
+
+
 def report(exc: BaseException, where: str) -> None:
     """Prints the full traceback to stderr under a heading that says where it happened."""
     print(f"kcv.worker: {where}:", file=sys.stderr)
@@ -63,11 +93,16 @@ def report(exc: BaseException, where: str) -> None:
 
 def load_error(exc: BaseException, klass: str, what: str, *, no_gpu: bool = False) -> LoadError:
     """The LoadError for `exc` raised while doing `what` (e.g. "candidate_code");
-    `klass` is used unless the exception comes from a native build (then compile_error)."""
+    `klass` is used unless the exception comes from a native build (then compile_error). Its
+    `cause` (cause_of; a native build without a GPU is CUDA_UNAVAILABLE) goes into the reply."""
     report(exc, f"{klass} in {what}")
     detail = last_line(exc)
+    cause = cause_of(exc, cuda_visible=not no_gpu)
     if from_build(exc):
         klass = "compile_error"
         if no_gpu:
             detail = f"native build without a GPU (no CUDA device visible): {detail}"
-    return LoadError(f"{klass}: {what}: {detail}")
+            cause = cause or CUDA_UNAVAILABLE
+    err = LoadError(f"{klass}: {what}: {detail}")
+    err.cause = cause
+    return err

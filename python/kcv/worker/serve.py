@@ -85,7 +85,10 @@ class Server:
             # The failure's class (the message's first word: import_error, compile_error, ...) as
             # a field of its own, so kcv reads it without parsing the message (docs/06 §7.1).
             head = str(e).split(":", 1)[0]
-            self.error(str(e), **({"class": head} if head in LOAD_ERROR_CLASSES else {}))
+            fields = {"class": head} if head in LOAD_ERROR_CLASSES else {}
+            if getattr(e, "cause", None):
+                fields["cause"] = e.cause
+            self.error(str(e), **fields)
             return
         except BaseException as e:  # noqa: BLE001 (a bug of ours or a hostile import: say which)
             report(e, "load failed")

@@ -24,7 +24,7 @@ import sys
 import torch
 
 from kcv.worker.channel import clip
-from kcv.worker.errors import RequestError, cause_of, from_build, last_line, report
+from kcv.worker.errors import RequestError, cause_of, cuda_visible, from_build, last_line, report
 from kcv.worker.outputs import BadOutput
 from kcv.worker.shm import CallFile
 from kcv.worker.tasks import check_params, parse
@@ -59,7 +59,7 @@ def _run(loaded, req: dict, task, kwargs: dict, inputs: list, outputs: list) -> 
         hook = getattr(loaded, "after_exception", None)
         message += hook() if hook is not None else ""
         result = {"status": "exception", "message": clip(message)}
-        cause = cause_of(e, cuda_visible=torch.cuda.is_available())
+        cause = cause_of(e, cuda_visible=cuda_visible())
         if cause:
             result["cause"] = cause
         return result

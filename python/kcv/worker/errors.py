@@ -6,13 +6,14 @@ store's kernel statuses: "import_error:", "compile_error:", "init_error:", "prob
 "bad_request:". The full traceback always goes to stderr, whose tail kcv quotes.
 """
 
+import os
 import subprocess
 import sys
 import traceback
 
 _BUILD_FILES = ("torch/utils/cpp_extension.py", "/triton/compiler/", "/triton/runtime/build.py")
-# Code that runs only to start CUDA or find its toolkit: torch.cuda's lazy initialisation (also
-# reached from a tensor made on "cuda"), the CUDA home lookup of torch's extension builder, and
+# Code that starts CUDA or builds for it: torch.cuda's lazy initialisation (also reached from a
+# tensor made on "cuda"), torch's extension builder (its CUDA home lookup and its builds), and
 # Triton's driver and NVIDIA backend.
 _CUDA_START_FILES = ("/torch/cuda/", "torch/utils/cpp_extension.py", "/triton/runtime/driver.py",
                      "/triton/backends/nvidia/")
@@ -71,6 +72,20 @@ def _frames(exc: BaseException):
         tb = tb.tb_next
 
 
+def cuda_visible() -> bool:
+    """Whether this process can see a CUDA device: torch's answer once torch is imported, else
+    whether the driver's device node exists and CUDA_VISIBLE_DEVICES does not hide every GPU."""
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        try:
+            return bool(torch.cuda.is_available())
+        except Exception:  # noqa: BLE001 - a broken driver: no usable device
+            return False
+    if os.environ.get("CUDA_VISIBLE_DEVICES", None) in ("", "-1"):
+        return False
+    return os.path.exists("/dev/nvidiactl")
+
+
 def cause_of(exc: BaseException, *, cuda_visible: bool) -> str | None:
     """OUT_OF_MEMORY when the exception (or one it was raised from) is an out-of-memory error;
     CUDA_UNAVAILABLE when this process sees no CUDA device and one of them was raised inside the
@@ -91,12 +106,16 @@ def report(exc: BaseException, where: str) -> None:
     sys.stderr.flush()
 
 
-def load_error(exc: BaseException, klass: str, what: str, *, no_gpu: bool = False) -> LoadError:
+def load_error(exc: BaseException, klass: str, what: str, *,
+               no_gpu: bool | None = None) -> LoadError:
     """The LoadError for `exc` raised while doing `what` (e.g. "candidate_code");
     `klass` is used unless the exception comes from a native build (then compile_error). Its
-    `cause` (cause_of; a native build without a GPU is CUDA_UNAVAILABLE) goes into the reply."""
+    `cause` (cause_of; a native build without a GPU is CUDA_UNAVAILABLE) goes into the reply.
+    `no_gpu`: whether this process sees no CUDA device (default: not cuda_visible())."""
     report(exc, f"{klass} in {what}")
     detail = last_line(exc)
+    if no_gpu is None:
+        no_gpu = not cuda_visible()
     cause = cause_of(exc, cuda_visible=not no_gpu)
     if from_build(exc):
         klass = "compile_error"

@@ -128,7 +128,7 @@ def _exec(code: str, what: str, src_dir: str, constants: dict, *, strict: bool):
     try:
         return modexec.exec_module(code, what.split("_")[0], src_dir, overrides)
     except BaseException as e:  # noqa: BLE001 (SystemExit from candidate code is a failure too)
-        raise load_error(e, "import_error", what, no_gpu=not _cuda_possible()) from None
+        raise load_error(e, "import_error", what) from None
 
 
 def _require(module, names, what: str) -> None:

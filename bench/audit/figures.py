@@ -107,6 +107,48 @@ def battery(run: Run) -> Median:
     return out
 
 
+STEPS = (("replica", "KernelBench's check (the replica)"),
+         ("gates.inputs", "probe inputs made (oracle.make_inputs)"),
+         ("gates.candidate", "the candidate's calls (runner.run)"),
+         ("gates.oracle", "the trusted result (oracle.evaluate, refine)"),
+         ("gates.judge", "the judges"))
+
+
+def _battery_kernels(run: Run) -> list[dict]:
+    """The timing lines of figure 1's kernels: status ok, every probe run."""
+    cut = _cut_kernels(run.store)
+    return [t for kid, t in _last_by_kernel(run.timings).items()
+            if t.get("status") == "ok" and "gates" in t and kid not in cut]
+
+
+def breakdown(run: Run) -> list[str]:
+    """Where figure 1's time goes: each step's median and its share of the summed battery
+    (kcv audit --timings: gates.* split the gates' seconds by step, gate.* by gate; a line
+    written before they existed has neither)."""
+    kernels = [t for t in _battery_kernels(run) if "gates.candidate" in t]
+    if not kernels:
+        return [f"   where the battery's time goes ({run.label}): no kernel with the split"]
+    total = sum(t.get("replica", 0.0) + t["gates"] for t in kernels)
+    lines = [f"   where the battery's time goes ({run.label}; {len(kernels)} kernel(s), "
+             f"{total:.1f} s summed):",
+             f"   {'step':<48} {'median':>8} {'share':>6}"]
+
+    def row(name: str, values: list[float]) -> str:
+        return (f"   {name:<48} {statistics.median(values):>7.2f}s "
+                f"{100 * sum(values) / total if total else 0:>5.1f}%")
+
+    for key, name in STEPS:
+        lines.append(row(name, [t.get(key, 0.0) for t in kernels]))
+    lines.append(row("of the gates' steps: shrinking", [t.get("gates.shrink", 0.0) for t in kernels]))
+    lines.append(row("other (planning, bookkeeping)",
+                     [t["gates"] - sum(t.get(k, 0.0) for k, _ in STEPS[1:]) for t in kernels]))
+    gates = sorted({k for t in kernels for k in t if k.startswith("gate.")})
+    by_gate = sorted(((sum(t.get(g, 0.0) for t in kernels), g) for g in gates), reverse=True)
+    lines.append("   by gate (summed, largest first): " + ", ".join(
+        f"{g[5:]} {100 * v / total:.0f}%" for v, g in by_gate if total))
+    return lines
+
+
 def builds(run: Run) -> Median:
     out = Median(None, 0)
     values = []
@@ -191,6 +233,7 @@ def figures(cold: Run, warm: Run | None) -> list[str]:
         if run is not None:
             lines += _median_row(f"1. battery per kernel, no builds ({run.label})", battery(run),
                                  BATTERY_TARGET_S)
+            lines += breakdown(run)
     lines += _median_row("2. load_inline build (cold)", builds(cold), BUILD_TARGET_S)
     if warm is not None:
         rebuilt = builds(warm).over

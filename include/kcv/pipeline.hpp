@@ -13,6 +13,7 @@
 // audit and the pytest helper all go through here.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -106,9 +107,22 @@ struct ProfileResults {
   std::vector<GateResult> results;  // one per gate run, in kAllGates order
 };
 
+/// Where a run's wall time went, in seconds. The four steps add up to the run's time but for
+/// planning and bookkeeping; `shrink` is the part of them spent shrinking failing probes, and
+/// `per_gate` splits the same time by gate (kAllGates order).
+struct PipelineTimings {
+  double inputs = 0;     // Oracle::make_inputs: the probe's inputs made and sent
+  double candidate = 0;  // CandidateRunner::run: the candidate's calls and their evidence
+  double oracle = 0;     // Oracle::evaluate and refine: the trusted result
+  double judge = 0;      // the gates' judges
+  double shrink = 0;     // of the above, spent shrinking
+  std::array<double, kAllGates.size()> per_gate{};
+};
+
 struct PipelineReport {
   std::vector<ProfileResults> profiles;
   std::string stopped;  // non-empty: why probing stopped before the plans ended
+  PipelineTimings timings;
 };
 
 PipelineReport run_pipeline(ProbeSource& source, Oracle& oracle, CandidateRunner& runner,

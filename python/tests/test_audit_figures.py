@@ -89,6 +89,19 @@ def test_the_build_is_recorded_apart_from_the_battery(runs):
         assert c[kid]["status"] == "ok" and c[kid]["gates"] > 0
 
 
+def test_the_gates_time_is_split_by_step_and_by_gate(runs):
+    _, (_, cold), _ = runs
+    for kid, t in timings(cold).items():
+        steps = [t[f"gates.{s}"] for s in ("inputs", "candidate", "oracle", "judge")]
+        assert all(v >= 0 for v in steps) and t["gates.candidate"] > 0, t
+        # the steps are parts of the gates' time; planning and bookkeeping are the rest
+        assert sum(steps) <= t["gates"] + 1e-6, t
+        assert 0 <= t["gates.shrink"] <= sum(steps) + 1e-6, t
+        per_gate = {k: v for k, v in t.items() if k.startswith("gate.")}
+        assert "gate.CMP-01" in per_gate, (kid, t)
+        assert sum(per_gate.values()) <= t["gates"] + 1e-6, t
+
+
 def test_figures_of_a_cold_and_a_warm_run(runs):
     _, (cold_db, cold), (warm_db, warm) = runs
     done = figures("--cold", cold_db, cold, "--warm", warm_db, warm)
@@ -97,6 +110,9 @@ def test_figures_of_a_cold_and_a_warm_run(runs):
     assert "1. battery per kernel, no builds (cold)" in out
     assert "1. battery per kernel, no builds (warm)" in out
     assert out.count("median of 3 kernel(s); left out: none") == 2, out
+    assert out.count("where the battery's time goes") == 2, out
+    assert "the candidate's calls (runner.run)" in out and "by gate (summed" in out, out
+    assert "CMP-01" in out.split("by gate (summed", 1)[1], out
     build = next(line for line in out.splitlines() if line.startswith("2. load_inline build"))
     assert "median of 1 kernel(s)" in build and "<= 15 s" in build, build
     assert "warm run: 0 load(s) built" in out

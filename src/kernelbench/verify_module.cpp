@@ -163,6 +163,19 @@ std::vector<ProfileId> profiles_or_all(const std::vector<ProfileId>& given) {
   return all;
 }
 
+// The gates' time split by step (gates.inputs, gates.candidate, gates.oracle, gates.judge;
+// gates.shrink is part of them) and by gate (gate.CMP-01, ...: gates that took no time left out).
+void record_pipeline_timings(const PipelineTimings& t, std::map<std::string, double>& timings) {
+  timings["gates.inputs"] = t.inputs;
+  timings["gates.candidate"] = t.candidate;
+  timings["gates.oracle"] = t.oracle;
+  timings["gates.judge"] = t.judge;
+  timings["gates.shrink"] = t.shrink;
+  for (std::size_t g = 0; g < kAllGates.size(); ++g) {
+    if (t.per_gate[g] > 0) timings[fmt::format("gate.{}", gate_code(kAllGates[g]))] = t.per_gate[g];
+  }
+}
+
 }  // namespace
 
 ModuleOutcome verify_module_unguarded(const ModuleRow& row, const ModuleRunOptions& options,
@@ -275,6 +288,7 @@ ModuleOutcome verify_module_unguarded(const ModuleRow& row, const ModuleRunOptio
   const auto t2 = Clock::now();
   const PipelineReport report = run_pipeline(source, oracle, runner, contract, po);
   result.timings["gates"] = seconds_since(t2);
+  record_pipeline_timings(report.timings, result.timings);
 
   out.verdicts = verdict_records(report, options.base);
   out.op_class = std::string(op_class_name(source.signature().op_class));

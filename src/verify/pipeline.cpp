@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <map>
 
 namespace kcv {
@@ -20,6 +21,28 @@ Contract with_profile(const Contract& contract, ProfileId profile) {
 }
 
 namespace {
+
+// Adds the wall time of its scope to a PipelineTimings field (none when the sink is null).
+class Timed {
+ public:
+  explicit Timed(double* sink) : sink_(sink), t0_(std::chrono::steady_clock::now()) {}
+  Timed(const Timed&) = delete;
+  Timed& operator=(const Timed&) = delete;
+  ~Timed() {
+    if (sink_ != nullptr)
+      *sink_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
+  }
+
+ private:
+  double* sink_;
+  std::chrono::steady_clock::time_point t0_;
+};
+
+template <typename F>
+auto timed(PipelineTimings* t, double PipelineTimings::*field, F f) {
+  Timed scope(t != nullptr ? &(t->*field) : nullptr);
+  return f();
+}
 
 // Gates whose verdict rests on a value bound; a probe without a value claim cannot judge them.
 bool value_bound_gate(GateId id) {
@@ -49,8 +72,9 @@ GateResult plain_result(GateId id, Verdict v, std::string reason, const Probe* p
 // One probe judged under one contract, given its inputs and calls.
 GateResult judge_one(ProbeSource& source, Oracle& oracle, const Probe& probe,
                      const ProbeInputs& inputs, const ProbeOutcome& outcome,
-                     const Contract& contract, bool* refused) {
-  auto evaluated = oracle.evaluate(probe, inputs, contract);
+                     const Contract& contract, bool* refused, PipelineTimings* timings) {
+  auto evaluated = timed(timings, &PipelineTimings::oracle,
+                         [&] { return oracle.evaluate(probe, inputs, contract); });
   if (!evaluated) {
     return plain_result(probe.gate, Verdict::kError,
                         "the trusted side failed: " + evaluated.error().to_string(), &probe);
@@ -63,10 +87,13 @@ GateResult judge_one(ProbeSource& source, Oracle& oracle, const Probe& probe,
   if (!result.no_value_claim.empty() && value_bound_gate(probe.gate)) {
     return plain_result(probe.gate, Verdict::kNotApplicable, result.no_value_claim, &probe);
   }
-  oracle.refine(probe, inputs, contract, outcome, result);
+  {
+    Timed scope(timings != nullptr ? &timings->oracle : nullptr);
+    oracle.refine(probe, inputs, contract, outcome, result);
+  }
   const GateDef& def = gate_def(probe.gate);
   JudgeInput in{probe, source.signature(), contract, result, outcome, inputs.tensors};
-  GateResult r = def.judge(in);
+  GateResult r = timed(timings, &PipelineTimings::judge, [&] { return def.judge(in); });
   r.gate = probe.gate;
   r.probes_run = 1;
   if (r.evidence.probe_label.empty()) r.evidence.probe_label = probe.label;
@@ -78,6 +105,13 @@ GateResult judge_one(ProbeSource& source, Oracle& oracle, const Probe& probe,
   }
   return r;
 }
+
+GateResult judge_probe_timed(ProbeSource& source, Oracle& oracle, CandidateRunner& runner,
+                             const Probe& probe, const Contract& contract,
+                             PipelineTimings* timings);
+Probe shrink_timed(ProbeSource& source, Oracle& oracle, CandidateRunner& runner,
+                   const Probe& failing, const Contract& contract, int max_runs,
+                   PipelineTimings* timings);
 
 GateResult resource_gate(CandidateRunner& runner, const Contract& contract) {
   auto facts = runner.resources();
@@ -92,14 +126,16 @@ GateResult resource_gate(CandidateRunner& runner, const Contract& contract) {
 class GateRun {
  public:
   GateRun(ProbeSource& source, Oracle& oracle, CandidateRunner& runner, const Contract& contract,
-          const PipelineOptions& options, std::vector<ProfileId> profiles, std::string& stopped)
+          const PipelineOptions& options, std::vector<ProfileId> profiles, std::string& stopped,
+          PipelineTimings& timings)
       : source_(source),
         oracle_(oracle),
         runner_(runner),
         contract_(contract),
         options_(options),
         profiles_(std::move(profiles)),
-        stopped_(stopped) {}
+        stopped_(stopped),
+        timings_(timings) {}
 
   // One result per profile, in profiles_ order.
   std::vector<GateResult> run(GateId id) {
@@ -129,7 +165,8 @@ class GateRun {
         }
         break;
       }
-      auto inputs = oracle_.make_inputs(probe);
+      auto inputs =
+          timed(&timings_, &PipelineTimings::inputs, [&] { return oracle_.make_inputs(probe); });
       if (!inputs) {
         for (std::size_t k = 0; k < profiles_.size(); ++k) {
           if (open[k])
@@ -144,12 +181,13 @@ class GateRun {
         last_refusal_ = inputs->refused;
         continue;
       }
-      const ProbeOutcome outcome = runner_.run(probe, *inputs, contract_);
+      const ProbeOutcome outcome = timed(&timings_, &PipelineTimings::candidate,
+                                         [&] { return runner_.run(probe, *inputs, contract_); });
       for (std::size_t k = 0; k < profiles_.size(); ++k) {
         if (!open[k]) continue;
         bool was_refused = false;
         GateResult r = judge_one(source_, oracle_, probe, *inputs, outcome,
-                                 with_profile(contract_, profiles_[k]), &was_refused);
+                                 with_profile(contract_, profiles_[k]), &was_refused, &timings_);
         if (was_refused) {
           ++refused[k];
           last_refusal_ = r.reason;
@@ -170,7 +208,10 @@ class GateRun {
       }
       out.push_back(std::move(r));
     }
-    if (options_.shrink) shrink(out);
+    if (options_.shrink) {
+      Timed scope(&timings_.shrink);
+      shrink(out);
+    }
     return out;
   }
 
@@ -205,12 +246,12 @@ class GateRun {
       auto it = shrunk.find(token);
       if (it == shrunk.end()) {
         it = shrunk
-                 .emplace(token, shrink_failing_probe(source_, oracle_, runner_, *r.failing_probe,
-                                                      c, options_.shrink_runs))
+                 .emplace(token, shrink_timed(source_, oracle_, runner_, *r.failing_probe, c,
+                                              options_.shrink_runs, &timings_))
                  .first;
       }
       if (it->second == *r.failing_probe) continue;
-      GateResult again = judge_probe(source_, oracle_, runner_, it->second, c);
+      GateResult again = judge_probe_timed(source_, oracle_, runner_, it->second, c, &timings_);
       if (again.verdict != Verdict::kFail) continue;
       r.evidence = again.evidence;
       r.failing_probe = it->second;
@@ -226,27 +267,29 @@ class GateRun {
   const PipelineOptions& options_;
   std::vector<ProfileId> profiles_;
   std::string& stopped_;
+  PipelineTimings& timings_;
   std::string last_refusal_;
 };
 
-}  // namespace
-
-GateResult judge_probe(ProbeSource& source, Oracle& oracle, CandidateRunner& runner,
-                       const Probe& probe, const Contract& contract) {
-  auto inputs = oracle.make_inputs(probe);
+GateResult judge_probe_timed(ProbeSource& source, Oracle& oracle, CandidateRunner& runner,
+                             const Probe& probe, const Contract& contract,
+                             PipelineTimings* timings) {
+  auto inputs = timed(timings, &PipelineTimings::inputs, [&] { return oracle.make_inputs(probe); });
   if (!inputs) {
     return plain_result(probe.gate, Verdict::kError,
                         "the trusted side failed: " + inputs.error().to_string(), &probe);
   }
   if (!inputs->refused.empty())
     return plain_result(probe.gate, Verdict::kNotApplicable, inputs->refused, &probe);
-  const ProbeOutcome outcome = runner.run(probe, *inputs, contract);
+  const ProbeOutcome outcome = timed(timings, &PipelineTimings::candidate,
+                                     [&] { return runner.run(probe, *inputs, contract); });
   bool refused = false;
-  return judge_one(source, oracle, probe, *inputs, outcome, contract, &refused);
+  return judge_one(source, oracle, probe, *inputs, outcome, contract, &refused, timings);
 }
 
-Probe shrink_failing_probe(ProbeSource& source, Oracle& oracle, CandidateRunner& runner,
-                           const Probe& failing, const Contract& contract, int max_runs) {
+Probe shrink_timed(ProbeSource& source, Oracle& oracle, CandidateRunner& runner,
+                   const Probe& failing, const Contract& contract, int max_runs,
+                   PipelineTimings* timings) {
   Probe best = failing;
   int runs = 0;
   bool progress = true;
@@ -257,7 +300,7 @@ Probe shrink_failing_probe(ProbeSource& source, Oracle& oracle, CandidateRunner&
       if (p == best) continue;
       ++runs;
       const int timeouts = runner.timeouts();
-      const Verdict v = judge_probe(source, oracle, runner, p, contract).verdict;
+      const Verdict v = judge_probe_timed(source, oracle, runner, p, contract, timings).verdict;
       if (runner.timeouts() > timeouts) {
         progress = false;
         break;
@@ -274,6 +317,18 @@ Probe shrink_failing_probe(ProbeSource& source, Oracle& oracle, CandidateRunner&
   return best;
 }
 
+}  // namespace
+
+GateResult judge_probe(ProbeSource& source, Oracle& oracle, CandidateRunner& runner,
+                       const Probe& probe, const Contract& contract) {
+  return judge_probe_timed(source, oracle, runner, probe, contract, nullptr);
+}
+
+Probe shrink_failing_probe(ProbeSource& source, Oracle& oracle, CandidateRunner& runner,
+                           const Probe& failing, const Contract& contract, int max_runs) {
+  return shrink_timed(source, oracle, runner, failing, contract, max_runs, nullptr);
+}
+
 PipelineReport run_pipeline(ProbeSource& source, Oracle& oracle, CandidateRunner& runner,
                             const Contract& contract, const PipelineOptions& options) {
   std::vector<ProfileId> profiles = options.profiles;
@@ -283,11 +338,16 @@ PipelineReport run_pipeline(ProbeSource& source, Oracle& oracle, CandidateRunner
                                         : options.gates;
   PipelineReport report;
   for (ProfileId p : profiles) report.profiles.push_back(ProfileResults{p, {}});
-  GateRun run(source, oracle, runner, contract, options, profiles, report.stopped);
-  for (GateId id : kAllGates) {
+  GateRun run(source, oracle, runner, contract, options, profiles, report.stopped, report.timings);
+  for (std::size_t g = 0; g < kAllGates.size(); ++g) {
+    const GateId id = kAllGates[g];
     if (std::find(gates.begin(), gates.end(), id) == gates.end()) continue;
     if (options.progress) options.progress(fmt::format("{} ...", gate_code(id)));
-    std::vector<GateResult> per = run.run(id);
+    std::vector<GateResult> per;
+    {
+      Timed scope(&report.timings.per_gate[g]);
+      per = run.run(id);
+    }
     for (std::size_t k = 0; k < per.size(); ++k)
       report.profiles[k].results.push_back(std::move(per[k]));
   }

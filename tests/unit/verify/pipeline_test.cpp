@@ -7,6 +7,9 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <thread>
+
 namespace kcv {
 namespace {
 
@@ -81,10 +84,12 @@ class FakeRunner final : public CandidateRunner {
  public:
   int runs = 0;
   int exhaust_after = -1;
-  double error = 1e-3;  // added to every element
+  double error = 1e-3;                 // added to every element
+  std::chrono::milliseconds takes{0};  // each run's wall time
   std::string_view name() const override { return "fake"; }
   ProbeOutcome run(const Probe&, const ProbeInputs&, const Contract&) override {
     ++runs;
+    std::this_thread::sleep_for(takes);
     CallRecord c;
     std::vector<double> y = kY;
     for (double& v : y) v += error;
@@ -123,6 +128,50 @@ TEST(Pipeline, CallsOnceJudgesUnderEveryProfile) {
   EXPECT_EQ(eager.probes_run, 2);
   // Two probes, each called once for both profiles (the shrink of "a" proposes nothing).
   EXPECT_EQ(runner.runs, 2);
+}
+
+TEST(Pipeline, TimesEachStepAndEachGate) {
+  FakeSource source;
+  FakeOracle oracle;
+  FakeRunner runner;
+  runner.takes = std::chrono::milliseconds(20);
+  PipelineOptions o = cmp01_under({ProfileId::kStrict});
+  const PipelineReport r = run_pipeline(source, oracle, runner, Contract{}, o);
+  const PipelineTimings& t = r.timings;
+  // Probe "a" fails strict and stops the gate: one call, no simplification to try.
+  ASSERT_EQ(runner.runs, 1);
+  EXPECT_GE(t.candidate, 0.019);
+  EXPECT_GE(t.inputs, 0.0);
+  EXPECT_GE(t.oracle, 0.0);
+  EXPECT_GE(t.judge, 0.0);
+  EXPECT_LT(t.inputs + t.oracle + t.judge, t.candidate);  // the fakes take no time of their own
+  const double cmp01 = t.per_gate[0];
+  EXPECT_GE(cmp01, t.candidate + t.inputs + t.oracle + t.judge);
+  for (std::size_t g = 1; g < t.per_gate.size(); ++g) EXPECT_EQ(t.per_gate[g], 0.0);
+
+  // A failing "b" is shrunk: the shrink's calls count as calls and as shrinking.
+  FakeRunner slow;
+  slow.takes = std::chrono::milliseconds(20);
+  slow.error = 0;
+  FakeSource shrinking;
+  PipelineOptions all = cmp01_under({ProfileId::kStrict});
+  class FailsB final : public Oracle {
+   public:
+    Expected<ProbeInputs> make_inputs(const Probe& p) override { return base.make_inputs(p); }
+    Expected<OracleResult> evaluate(const Probe& p, const ProbeInputs& in,
+                                    const Contract& c) override {
+      auto r = base.evaluate(p, in, c);
+      if (r && p.label != "a") r->outputs[0].value[0] += 1.0;  // "b" and "b-small" fail
+      return r;
+    }
+    FakeOracle base;
+  } fails_b;
+  const PipelineReport s = run_pipeline(shrinking, fails_b, slow, Contract{}, all);
+  EXPECT_EQ(s.profiles[0].results.at(0).verdict, Verdict::kFail);
+  ASSERT_EQ(slow.runs, 4);  // a, b, b-small (the shrink), b-small again (its evidence)
+  EXPECT_GE(s.timings.shrink, 2 * 0.019);
+  EXPECT_LE(s.timings.shrink, s.timings.per_gate[0]);
+  EXPECT_GE(s.timings.candidate, 4 * 0.019);
 }
 
 TEST(Pipeline, ARefusedProbeDoesNotCount) {

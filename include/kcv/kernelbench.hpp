@@ -269,6 +269,9 @@ class ModelOracle final : public Oracle {
   Expected<ProbeInputs> make_inputs(const Probe& probe) override;
   Expected<OracleResult> evaluate(const Probe& probe, const ProbeInputs& inputs,
                                   const Contract& contract) override;
+  /// Whether a reference call or load failed for want of memory (the worker's cause): each such
+  /// probe is an error, and the kernel is to be run again with the machine to itself.
+  bool out_of_memory_seen() const { return out_of_memory_seen_; }
 
  private:
   struct Cache;
@@ -277,6 +280,7 @@ class ModelOracle final : public Oracle {
   ModuleWorkers& workers_;
   ModuleConfig config_;
   std::unique_ptr<Cache> cache_;
+  bool out_of_memory_seen_ = false;
 };
 
 class ModuleRunner final : public CandidateRunner {
@@ -292,6 +296,9 @@ class ModuleRunner final : public CandidateRunner {
   Expected<ResourceFacts> resources() override;
   std::string exhausted() const override;
   int timeouts() const override { return timeouts_; }
+  /// Whether a candidate call failed for want of memory (the worker's cause): the machine's
+  /// limit at that moment, so the kernel is to be run again with the machine to itself.
+  bool out_of_memory_seen() const { return out_of_memory_seen_; }
 
   /// One plain call (zero-filled buffers and fresh allocations, inputs of their own storage:
   /// KernelBench's own conditions at their most forgiving) for the
@@ -306,6 +313,7 @@ class ModuleRunner final : public CandidateRunner {
   ModuleWorkers& workers_;
   ModuleConfig config_;
   int timeouts_ = 0;
+  bool out_of_memory_seen_ = false;
   uint64_t calls_ = 0;
   std::optional<Expected<ResourceFacts>> resources_;
 };

@@ -222,3 +222,24 @@ def test_inputs_over_the_limits_run_alone_or_are_an_error_without_running(tmp_pa
     store.enqueue([kernel_info(row("too_big", GOOD))])
     store.record(out, run_id)
     assert store.kernel("too_big")["status"] == "error"
+
+
+# A reference that runs out of host memory at every shape but the reference one (8 elements):
+# this machine's limit at that moment, which must not pass for the reference refusing the probe
+# (a gate not applicable), since the same row on a machine with more room is judged.
+OOM_OFF_SHAPE = REFERENCE.replace("        return x * 2.0", """        if x.numel() != 8:
+            raise MemoryError("no room for this shape")
+        return x * 2.0""").replace("import torch\n", "import torch\nsize = 8\n", 1).replace(
+    "torch.randn(8)", "torch.randn(size)")
+
+
+def test_a_reference_out_of_memory_is_a_harness_error_not_a_refusal(tmp_path):
+    out = audit_kernel(row("reference_oom", GOOD, reference=OOM_OFF_SHAPE),
+                       config(kernel_timeout_s=600, cache_dir=str(tmp_path)))
+    assert out["status"] == "ok" and out["replica_verdict"] == "accepted", out["message"]
+    oom = [v for v in out["verdicts"] if "MemoryError" in v["reason"]]
+    assert oom, [(v["gate"], v["verdict"], v["reason"]) for v in out["verdicts"]]
+    assert all(v["verdict"] == "error" for v in oom), oom
+    assert not any("refuse" in v["reason"] and "MemoryError" in v["reason"]
+                   for v in out["verdicts"]), out["verdicts"]
+    assert out.get("out_of_memory"), "the kernel is to be run again with the machine to itself"

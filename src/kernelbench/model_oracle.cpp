@@ -20,6 +20,7 @@
 #include "kcv/kernelbench.hpp"
 #include "kcv/op_pipeline.hpp"
 #include "kernelbench/calls.hpp"
+#include "kernelbench/outcome.hpp"
 #include "kernelbench/transforms.hpp"
 
 namespace kcv::kb {
@@ -101,7 +102,9 @@ Expected<ProbeInputs> ModelOracle::make_inputs(const Probe& probe) {
   const bool at_base = workers_.merged(probe.sizes) == workers_.merged({});
   auto problem = workers_.problem(probe.sizes);
   if (!problem) {
-    if (at_base) return problem.error();
+    // Out of memory is this machine's limit at this moment, never the reference refusing.
+    out_of_memory_seen_ = out_of_memory_seen_ || out_of_memory(problem.error());
+    if (at_base || out_of_memory(problem.error())) return problem.error();
     return ProbeInputs{
         {}, {}, "the reference does not load at this shape: " + problem.error().message};
   }
@@ -125,7 +128,9 @@ Expected<ProbeInputs> ModelOracle::make_inputs(const Probe& probe) {
                                reference_options(config_, probe.seed));
     if (rec.status != CallStatus::kOk) {
       const std::string why = "the reference's get_inputs() failed: " + describe_call(rec);
-      if (at_base) return make_error(ErrorCode::kInternal, why, "reference worker");
+      out_of_memory_seen_ = out_of_memory_seen_ || out_of_memory(rec);
+      if (at_base || out_of_memory(rec))
+        return make_error(ErrorCode::kInternal, why, "reference worker");
       return ProbeInputs{{}, {}, why};
     }
     cache_->drawn = contiguous_outputs(std::move(rec));
@@ -263,6 +268,11 @@ Expected<OracleResult> ModelOracle::evaluate(const Probe& probe, const ProbeInpu
     t.nan_number = nan_number;
     t.flush_subnormals = flush;
     const CallRecord rec = reference_call(t, as_f64(p.outputs), probe.seed + 1);
+    if (out_of_memory(rec)) {  // this machine's limit at this moment, not the probe's
+      out_of_memory_seen_ = true;
+      return make_error(ErrorCode::kInternal, "reference64: out of memory: " + describe_call(rec),
+                        "reference worker");
+    }
     if (rec.status == CallStatus::kException || rec.status == CallStatus::kKernelError) {
       cache_->refused = "the reference raises on this input: " + describe_call(rec);
       return nullptr;
@@ -284,6 +294,11 @@ Expected<OracleResult> ModelOracle::evaluate(const Probe& probe, const ProbeInpu
     t.matmul_tf32 = f.matmul;
     t.autocast = f.autocast;
     CallRecord rec = reference_call(t, p.outputs, probe.seed + 2);
+    if (out_of_memory(rec)) {
+      out_of_memory_seen_ = true;
+      return make_error(ErrorCode::kInternal, "reference32: out of memory: " + describe_call(rec),
+                        "reference worker");
+    }
     if (rec.status == CallStatus::kException || rec.status == CallStatus::kKernelError) {
       cache_->refused = "the reference raises on this input: " + describe_call(rec);
       return nullptr;

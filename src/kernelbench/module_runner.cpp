@@ -14,6 +14,7 @@
 #include "kcv/kernelbench.hpp"
 #include "kcv/op_pipeline.hpp"
 #include "kernelbench/calls.hpp"
+#include "kernelbench/outcome.hpp"
 
 namespace kcv::kb {
 namespace {
@@ -108,6 +109,7 @@ CallRecord ModuleRunner::call(WorkerExecutor& w, const ProbeInputs& inputs,
   options.timeout_ms = config_.call_budget_ms();
   CallRecord rec = call_task(w, workers_.stub(), inputs.tensors, outputs, task, std::move(options));
   if (rec.status == CallStatus::kTimeout) ++timeouts_;
+  out_of_memory_seen_ = out_of_memory_seen_ || out_of_memory(rec);
   note_device_guards(rec);
   ++calls_;
   return rec;

@@ -113,17 +113,24 @@ audit::KernelStatus load_failure_status(const Error& error, bool reference) {
 
 namespace {
 constexpr std::string_view kCudaUnavailable = "cuda_unavailable";  // docs/06 §7.1
+constexpr std::string_view kOutOfMemory = "out_of_memory";
+
+bool reply_cause_is(const CallRecord& call, std::string_view cause) {
+  if (call.worker_reply.empty()) return false;
+  const nlohmann::json reply = nlohmann::json::parse(call.worker_reply, nullptr, false);
+  return reply.is_object() && reply.value("cause", std::string()) == cause;
+}
 }  // namespace
 
 bool needs_a_gpu(const Error& load_failure) {
   return load_failure.worker_cause == kCudaUnavailable;
 }
 
-bool needs_a_gpu(const CallRecord& call) {
-  if (call.worker_reply.empty()) return false;
-  const nlohmann::json reply = nlohmann::json::parse(call.worker_reply, nullptr, false);
-  return reply.is_object() && reply.value("cause", std::string()) == kCudaUnavailable;
-}
+bool needs_a_gpu(const CallRecord& call) { return reply_cause_is(call, kCudaUnavailable); }
+
+bool out_of_memory(const CallRecord& call) { return reply_cause_is(call, kOutOfMemory); }
+
+bool out_of_memory(const Error& load_failure) { return load_failure.worker_cause == kOutOfMemory; }
 
 bool mentions_out_of_memory(std::string_view message) {
   return contains_word(message, "out of memory") || contains_word(message, "outofmemoryerror") ||

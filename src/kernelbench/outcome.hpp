@@ -30,6 +30,13 @@ audit::KernelStatus load_failure_status(const Error& error, bool reference);
 bool needs_a_gpu(const Error& load_failure);
 bool needs_a_gpu(const CallRecord& call);
 
+/// A call that failed for want of memory, as the worker found it (its `cause` field,
+/// "out_of_memory": MemoryError, torch.OutOfMemoryError, a CUDA error with code
+/// cudaErrorMemoryAllocation; docs/06 §7.1). Of the reference, a harness failure, never a
+/// refusal of the probe; of either side, the kernel is run again with the GPU to itself.
+bool out_of_memory(const CallRecord& call);
+bool out_of_memory(const Error& load_failure);
+
 /// "died of signal 9 (SIGKILL...": a worker killed from outside kcv.
 bool killed_by_sigkill(std::string_view message);
 

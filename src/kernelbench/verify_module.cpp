@@ -36,6 +36,7 @@ struct Replica {
   std::optional<audit::KernelStatus> kernel_status;  // the reference-shape check failed
   std::string status_message;
   bool needs_a_gpu = false;  // that failure's cause: a CUDA device this worker cannot see
+  bool out_of_memory = false;  // a call of either side failed for want of memory (docs/06 §7.1)
 };
 
 audit::KernelStatus status_of_first_call(CallStatus s) {
@@ -79,6 +80,7 @@ Replica run_replica(ModuleWorkers& workers, ModuleRunner& runner, const ModulePr
             ? call_task(**w, workers.stub(), inputs, problem.outputs, ref, ref_options)
             : drawn;
     if (want.status != CallStatus::kOk) {
+      r.out_of_memory = out_of_memory(want);
       r.reason = fmt::format("replica not run: the reference failed in trial {}: {}", t + 1,
                              describe_call(want));
       return r;
@@ -90,6 +92,7 @@ Replica run_replica(ModuleWorkers& workers, ModuleRunner& runner, const ModulePr
         r.status_message = "at the reference shape, on get_inputs' own draw: " + describe_call(got);
         r.needs_a_gpu = needs_a_gpu(got);
       }
+      r.out_of_memory = out_of_memory(got);
       r.accepted = false;
       r.reason = fmt::format("trial {}: candidate {}", t + 1, describe_call(got));
       return r;
@@ -270,7 +273,7 @@ ModuleOutcome verify_module_unguarded(const ModuleRow& row, const ModuleRunOptio
     if (on_cpu && replica.needs_a_gpu)
       out.status = audit::KernelStatus::kEnvironment;
     out.message = clip(replica.status_message);
-    result.out_of_memory = mentions_out_of_memory(out.message);
+    result.out_of_memory = replica.out_of_memory || mentions_out_of_memory(out.message);
     result.timings["total"] = seconds_since(t0);
     return result;
   }
@@ -295,6 +298,8 @@ ModuleOutcome verify_module_unguarded(const ModuleRow& row, const ModuleRunOptio
   out.determinism_declared = source.not_applicable_reason(GateId::kOrd02, contract).empty();
   std::vector<std::string> notes;
   if (!replica.reason.empty()) notes.push_back("replica: " + replica.reason);
+  result.out_of_memory = result.out_of_memory || replica.out_of_memory ||
+                         oracle.out_of_memory_seen() || runner.out_of_memory_seen();
   if (!report.stopped.empty()) {
     notes.insert(notes.begin(), "probing stopped: " + report.stopped);
     if (!runner.exhausted().empty()) out.status = audit::KernelStatus::kTimeout;

@@ -24,7 +24,7 @@ import sys
 import torch
 
 from kcv.worker.channel import clip
-from kcv.worker.errors import RequestError, cause_of, cuda_visible, from_build, last_line, report
+from kcv.worker.errors import RequestError, cause_of, cuda_visible, from_build, summary_line, report
 from kcv.worker.outputs import BadOutput
 from kcv.worker.shm import CallFile
 from kcv.worker.tasks import check_params, parse
@@ -53,7 +53,7 @@ def _run(loaded, req: dict, task, kwargs: dict, inputs: list, outputs: list) -> 
         raise
     except BaseException as e:  # noqa: BLE001 (candidate code may raise anything, SystemExit too)
         report(e, f"call {req.get('id')} raised")
-        message = last_line(e)
+        message = summary_line(e)
         if from_build(e):
             message = "compile_error: " + message
         hook = getattr(loaded, "after_exception", None)

@@ -1,4 +1,4 @@
-"""How the worker words a failure: the exception's last traceback line, and whether it came
+"""How the worker words a failure: the exception's type and the first line of its message, and whether it came
 from building native code (torch.utils.cpp_extension, ninja, nvcc, Triton's compiler).
 
 Load failures are error replies whose message starts with a class the orchestrator maps to the
@@ -33,11 +33,17 @@ class RequestError(Exception):
     """A request kcv should not have sent (wrong input count, a malformed task): an error reply."""
 
 
-def last_line(exc: BaseException) -> str:
-    """`ValueError: bad shape`: the last line of the exception's traceback."""
-    lines = traceback.format_exception_only(type(exc), exc)
-    text = "".join(lines).strip().splitlines()
-    return text[-1] if text else type(exc).__name__
+def summary_line(exc: BaseException) -> str:
+    """`ValueError: bad shape`: the line of the exception's traceback that names its type, which
+    holds the first line of its message. torch's CUDA errors put the cause there ("CUDA error:
+    out of memory") and debugging advice on the lines after it; a SyntaxError's source lines come
+    before it."""
+    text = "".join(traceback.format_exception_only(type(exc), exc)).strip().splitlines()
+    name = type(exc).__name__
+    for line in text:
+        if line.split(":", 1)[0].rsplit(".", 1)[-1] == name:  # "torch.AcceleratorError: ..."
+            return line.strip()
+    return text[-1].strip() if text else name
 
 
 def _chain(exc: BaseException):
@@ -86,12 +92,26 @@ def cuda_visible() -> bool:
     return os.path.exists("/dev/nvidiactl")
 
 
+_CUDA_ERROR_MEMORY_ALLOCATION = 2  # cudaErrorMemoryAllocation
+
+
+def _cuda_error_code(exc: BaseException) -> int | None:
+    """The CUDA runtime's error code of a torch.AcceleratorError (a failed launch or
+    synchronisation: "CUDA error: out of memory" is code 2), else None."""
+    if type(exc).__name__ != "AcceleratorError":
+        return None
+    code = getattr(exc, "error_code", None)
+    return code if isinstance(code, int) else None
+
+
 def cause_of(exc: BaseException, *, cuda_visible: bool) -> str | None:
-    """OUT_OF_MEMORY when the exception (or one it was raised from) is an out-of-memory error;
+    """OUT_OF_MEMORY when the exception (or one it was raised from) is an out-of-memory error
+    (MemoryError, torch.OutOfMemoryError, a CUDA error with code cudaErrorMemoryAllocation);
     CUDA_UNAVAILABLE when this process sees no CUDA device and one of them was raised inside the
     code that starts CUDA (_CUDA_START_FILES); else None."""
     chain = list(_chain(exc))
-    if any(isinstance(e, MemoryError) or type(e).__name__ == "OutOfMemoryError" for e in chain):
+    if any(isinstance(e, MemoryError) or type(e).__name__ == "OutOfMemoryError"
+           or _cuda_error_code(e) == _CUDA_ERROR_MEMORY_ALLOCATION for e in chain):
         return OUT_OF_MEMORY
     if not cuda_visible and any(f in path for e in chain for path in _frames(e)
                                 for f in _CUDA_START_FILES):
@@ -113,7 +133,7 @@ def load_error(exc: BaseException, klass: str, what: str, *,
     `cause` (cause_of; a native build without a GPU is CUDA_UNAVAILABLE) goes into the reply.
     `no_gpu`: whether this process sees no CUDA device (default: not cuda_visible())."""
     report(exc, f"{klass} in {what}")
-    detail = last_line(exc)
+    detail = summary_line(exc)
     if no_gpu is None:
         no_gpu = not cuda_visible()
     cause = cause_of(exc, cuda_visible=not no_gpu)

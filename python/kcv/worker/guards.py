@@ -24,7 +24,7 @@ candidate side calls these on CUDA only.
 import torch
 
 from kcv.worker.devices import _span
-from kcv.worker.errors import last_line
+from kcv.worker.errors import summary_line
 
 _ALIGN = 256
 _MIB = 1 << 20
@@ -99,5 +99,5 @@ def device_error(synchronize) -> str | None:
     try:
         synchronize()
     except BaseException as e:  # noqa: BLE001 (whatever the driver raises)
-        return last_line(e)
+        return summary_line(e)
     return None

@@ -16,7 +16,7 @@ import platform
 import sys
 
 from kcv.worker.channel import Channel, clip
-from kcv.worker.errors import LoadError, last_line, report
+from kcv.worker.errors import LoadError, summary_line, report
 
 PROTOCOL = 1
 LOAD_KINDS = ("kernelbench", "pickle")
@@ -92,7 +92,7 @@ class Server:
             return
         except BaseException as e:  # noqa: BLE001 (a bug of ours or a hostile import: say which)
             report(e, "load failed")
-            self.error(f"error: load: {last_line(e)}")
+            self.error(f"error: load: {summary_line(e)}")
             return
         self.loaded = loaded
         self.channel.send({"type": "loaded", "name": loaded.name, "op": loaded.op,

@@ -210,3 +210,28 @@ def test_the_spawn_client_imports_nothing_heavy():
             "print(sorted(m for m in ('torch', 'numpy', 'kcv._core') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]", out
+
+
+# Raises unless the worker that runs it has frozen what its imports and load made (gc.freeze):
+# torch's objects alone number in the hundreds of thousands, and a collection that scans them
+# on every few hundred allocations of a call cost the reference worker a third of its time.
+FROZEN = kb.ADD_CANDIDATE.replace("import torch\n", "import gc\nimport torch\n", 1).replace(
+    "        return x + self.alpha * y * scale",
+    "        if gc.get_freeze_count() < 50_000:\n"
+    "            raise RuntimeError(f'{gc.get_freeze_count()} objects frozen')\n"
+    "        return x + self.alpha * y * scale")
+
+
+@pytest.mark.parametrize("forked", [True, False])
+def test_a_worker_freezes_what_its_load_made(servers, tmp_path, forked):
+    assert FROZEN != kb.ADD_CANDIDATE
+    pool = ThreadPoolExecutor(1)
+    cmd = servers.command("candidate", None) if forked else worker_command(None, 1)
+    w, info = pool.submit(started, cmd, FROZEN, str(tmp_path)).result()
+    try:
+        assert info["reply"]["type"] == "loaded", info
+        r = pool.submit(w.run, [("x", X), ("y", X)], [("f32", (4, 8))], task=RUN).result()
+        assert r.status == "ok", r.message
+    finally:
+        pool.submit(w.close).result()
+        pool.shutdown()

@@ -24,6 +24,7 @@ address-space limit cross.
 """
 
 import ctypes
+import gc
 import json
 import os
 import selectors
@@ -68,6 +69,10 @@ def _warm_up(warm: str) -> None:
         meta.warm_up_meta()
     if torch.cuda.is_initialized():  # a forked child could not use CUDA: serve nobody
         sys.exit("kcv.worker.forkserver: CUDA was initialised while warming up")
+    # The imports' objects out of the collector's sight, in this process and in every worker it
+    # forks: a collection there scans only what the worker makes (and the pages of the frozen
+    # objects stay shared with this parent instead of being written by the collector).
+    gc.freeze()
 
 
 def _read_request(conn: socket.socket):

@@ -10,13 +10,14 @@ or atexit handlers cannot keep it alive. It also ends, with the loaded object's 
 (kcv.worker.candidate): every later call of this process would fail.
 """
 
+import gc
 import json
 import os
 import platform
 import sys
 
 from kcv.worker.channel import Channel, clip
-from kcv.worker.errors import LoadError, summary_line, report
+from kcv.worker.errors import LoadError, report, summary_line
 
 PROTOCOL = 1
 LOAD_KINDS = ("kernelbench", "pickle")
@@ -95,6 +96,9 @@ class Server:
             self.error(f"error: load: {summary_line(e)}")
             return
         self.loaded = loaded
+        # What the load made lives as long as the worker: out of the collector's sight, so a
+        # collection scans only the objects the calls make (torch's and the model's are many).
+        gc.freeze()
         self.channel.send({"type": "loaded", "name": loaded.name, "op": loaded.op,
                            "contract": None, **loaded.loaded_fields()})
 

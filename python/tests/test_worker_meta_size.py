@@ -16,7 +16,7 @@ from torch.overrides import TorchFunctionMode  # noqa: E402
 import kb_problems as kb  # noqa: E402
 from worker_client import ref64  # noqa: E402
 
-from kcv.worker.meta import size_on_meta  # noqa: E402
+from kcv.worker.meta import WALL_BACKSTOP, size_on_meta  # noqa: E402
 
 ADD_IO = 3 * 4 * 8 * 4  # kb.ADD's inputs and output: three 4 x 8 float32 tensors
 # 2^40 floats an input and the output: 12 TiB in + out, never allocatable; sized on meta only.
@@ -113,11 +113,28 @@ def test_size_on_meta_gives_up_on_a_slow_forward_and_puts_the_timer_back():
             x = x * 1.0
         return x
 
-    handler = signal.getsignal(signal.SIGALRM)
+    handlers = {s: signal.getsignal(s) for s in (signal.SIGALRM, signal.SIGPROF)}
     t0 = time.monotonic()
     assert size_on_meta(_reference(slow), 7, limit_s=0.2) is None
     assert time.monotonic() - t0 < 20
-    assert signal.getsignal(signal.SIGALRM) is handler
+    assert {s: signal.getsignal(s) for s in handlers} == handlers
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+    assert signal.getitimer(signal.ITIMER_PROF) == (0.0, 0.0)
+
+
+def test_size_on_meta_budgets_cpu_time_not_waiting():
+    """A forward that waits (as one does on a host whose cores are all busy) uses none of its
+    CPU budget: meta still tells its shapes. One that waits past WALL_BACKSTOP times the budget
+    is stopped all the same."""
+    def waits(x, seconds):
+        time.sleep(seconds)
+        return x * 2.0
+
+    sized = size_on_meta(_reference(lambda x: waits(x, 0.5)), 7, limit_s=0.2)
+    assert sized is not None and sized[1][0].shape == (4, 8)
+    t0 = time.monotonic()
+    assert size_on_meta(_reference(lambda x: waits(x, 30)), 7, limit_s=0.1) is None
+    assert time.monotonic() - t0 < 0.1 * WALL_BACKSTOP + 5
     assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
 
 

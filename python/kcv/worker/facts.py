@@ -14,8 +14,8 @@
   constant (the first one, in module order). Meta traces are compared with meta traces, never
   with the real run (a CUDA run and a meta run may pick different attention kernels); a real
   reduction is matched to them by (op, length), else by (kind, length). All tracing shares one
-  budget of META_FORWARD_S seconds; what it does not reach, or where meta cannot run the
-  problem (.item(), no meta kernel), keeps "".
+  budget of META_FORWARD_S seconds of the process's CPU time; what it does not reach, or
+  where meta cannot run the problem (.item(), no meta kernel), keeps "".
 - repeatable: three float32 forwards under the load's seed give bitwise equal outputs
   (compared as integers of the same width, so NaNs compare by their bits), the second and third
   on copies of the inputs placed 16 and 48 bytes past a 256-byte boundary (REPEAT_OFFSETS): the
@@ -26,13 +26,12 @@
 """
 
 import ast
-import time
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from kcv.worker import maxnum, reductions
-from kcv.worker.meta import META_FORWARD_S, size_on_meta, warm_up_meta
+from kcv.worker.meta import META_FORWARD_S, cpu_clock, size_on_meta, warm_up_meta
 from kcv.worker.opargs import bind
 
 # random ops (aten packet names); native_dropout counts only with train and p > 0 (_draws)
@@ -99,10 +98,10 @@ def constant_facts(code: str | None, constants: dict) -> list:
 def _trace(make, seed: int, deadline: float):
     """The reduction events of the forward of the module `make()` gives, on meta, or None
     (it gave none, the trace failed, or no time is left: then the module is not even made)."""
-    if deadline - time.monotonic() <= 0.05:
+    if deadline - cpu_clock() <= 0.05:
         return None
     module = make()
-    left = deadline - time.monotonic()
+    left = deadline - cpu_clock()
     if module is None or left <= 0.05:
         return None
     recorder = Recorder()
@@ -120,7 +119,7 @@ def attribute(constants: list, retrace, seed: int, budget_s: float = META_FORWAR
     if retrace is None or not sizes:
         return {}, set()
     warm_up_meta()  # the first meta op imports for seconds: not the problem's time
-    deadline = time.monotonic() + budget_s
+    deadline = cpu_clock() + budget_s  # CPU time: the same facts however loaded the host
     base = _trace(lambda: retrace({}), seed, deadline)
     if base is None:
         return {}, set()
@@ -128,7 +127,7 @@ def attribute(constants: list, retrace, seed: int, budget_s: float = META_FORWAR
     for c in sizes:
         bumped = None
         for value in (c["value"] + 1, c["value"] * 2):
-            if value != c["value"] and bumped is None and time.monotonic() < deadline:
+            if value != c["value"] and bumped is None and cpu_clock() < deadline:
                 bumped = _trace(lambda v=value: retrace({c["name"]: v}), seed, deadline)
         for (op, kind, length), (op2, _, length2) in zip(base, bumped or []):
             if op != op2:

@@ -12,6 +12,7 @@ during_forward), to learn which size constant sets each reduction's length.
 
 import signal
 import threading
+import time
 from contextlib import contextmanager, nullcontext
 
 import torch
@@ -22,7 +23,17 @@ from kcv.worker.outputs import BadOutput, flatten
 # sequence on meta for minutes (and are small problems), and every other corpus reference sizes
 # in well under 2 s; past this the load is the real one. Each reference-shape load of a
 # recurrent problem pays it in full.
-META_FORWARD_S = 3.0
+META_FORWARD_S = 3.0  # seconds of this process's CPU time (cpu_clock), not of the wall clock
+# A forward that waits rather than computes is stopped after this many times its CPU budget.
+WALL_BACKSTOP = 20
+
+
+def cpu_clock() -> float:
+    """The CPU time this process has used (all its threads), in seconds: the clock of meta's
+    budgets, so whether a trace finishes within one is the same on an idle host and on one where
+    a dozen audits share the cores (a wall-clock budget made a problem's facts, and so which
+    gates apply to it, depend on the load)."""
+    return time.process_time()
 
 
 def _plain(x) -> bool:
@@ -97,20 +108,25 @@ class _TooSlow(BaseException):
 
 @contextmanager
 def _time_limit(seconds: float):
-    """Interrupts the block after `seconds` (SIGALRM: the worker serves requests on its main
-    thread); elsewhere the caller must not start the block (see size_on_meta)."""
+    """Interrupts the block after `seconds` of this process's CPU time (SIGPROF), or after
+    WALL_BACKSTOP times that on the wall clock (SIGALRM: a block that waits); the worker serves
+    requests on its main thread, where the signals are handled; elsewhere the caller must not
+    start the block (see size_on_meta)."""
     def too_slow(signum, frame):
         raise _TooSlow()
 
-    previous = signal.signal(signal.SIGALRM, too_slow)
+    previous = {s: signal.signal(s, too_slow) for s in (signal.SIGPROF, signal.SIGALRM)}
     try:
-        signal.setitimer(signal.ITIMER_REAL, seconds)
+        signal.setitimer(signal.ITIMER_PROF, seconds)
+        signal.setitimer(signal.ITIMER_REAL, seconds * WALL_BACKSTOP)
         yield
     finally:
         try:
+            signal.setitimer(signal.ITIMER_PROF, 0)
             signal.setitimer(signal.ITIMER_REAL, 0)
-        finally:  # the alarm may fire just before it is cancelled
-            signal.signal(signal.SIGALRM, previous)
+        finally:  # a timer may fire just before it is cancelled
+            for s, handler in previous.items():
+                signal.signal(s, handler)
 
 
 def size_on_meta(ref, seed: int, limit_s: float = META_FORWARD_S,

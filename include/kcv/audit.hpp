@@ -349,6 +349,23 @@ Expected<MergeSummary> merge(const std::string& dest, const std::vector<std::str
 /// "verdict" and the values are "<verdict>" or "fail <finding> <scope>", "-" where that store
 /// holds no verdict for the key. The reasons are shown, never compared (they name pids and
 /// measured values).
+/// What kind of change a difference is: a reader of a repeated audit's diff first wants the
+/// pass/fail flips apart from a probe that did not run in one of the runs.
+enum class DifferenceKind {
+  kStatus,         // the kernel's status
+  kReplica,        // KernelBench's check
+  kPassFail,       // pass in one store, fail in the other
+  kFailChanged,    // fail in both, with another finding or scope
+  kError,          // error in one store (a probe not run, the trusted side failed)
+  kNotApplicable,  // not_applicable in one store (the reference refused every probe, ...)
+  kOneSideOnly,    // a (gate, profile) verdict that one store lacks
+};
+inline constexpr std::array<DifferenceKind, 7> kAllDifferenceKinds = {
+    DifferenceKind::kStatus,      DifferenceKind::kReplica, DifferenceKind::kPassFail,
+    DifferenceKind::kFailChanged, DifferenceKind::kError,   DifferenceKind::kNotApplicable,
+    DifferenceKind::kOneSideOnly};
+std::string_view difference_kind_name(DifferenceKind k);  // "pass/fail flip", ...
+
 struct VerdictDifference {
   std::string kernel_id;
   std::string what;
@@ -358,6 +375,7 @@ struct VerdictDifference {
   std::string b;
   std::string reason_a;
   std::string reason_b;
+  DifferenceKind kind = DifferenceKind::kStatus;
 };
 
 struct StoreDiff {

@@ -34,7 +34,37 @@ Expected<std::map<Key, VerdictRecord>> verdicts_by_key(const Store& store, const
 
 std::string replica_text(const std::optional<std::string>& v) { return v ? *v : "-"; }
 
+// The kind of a (gate, profile) difference; nullptr: the store has no verdict for the key.
+DifferenceKind verdict_change(const VerdictRecord* a, const VerdictRecord* b) {
+  if (a == nullptr || b == nullptr) return DifferenceKind::kOneSideOnly;
+  const auto either = [&](std::string_view v) { return a->verdict == v || b->verdict == v; };
+  if (either("error")) return DifferenceKind::kError;
+  if (either("not_applicable")) return DifferenceKind::kNotApplicable;
+  if (a->verdict == "fail" && b->verdict == "fail") return DifferenceKind::kFailChanged;
+  return DifferenceKind::kPassFail;
+}
+
 }  // namespace
+
+std::string_view difference_kind_name(DifferenceKind k) {
+  switch (k) {
+    case DifferenceKind::kStatus:
+      return "status";
+    case DifferenceKind::kReplica:
+      return "replica";
+    case DifferenceKind::kPassFail:
+      return "pass/fail flip";
+    case DifferenceKind::kFailChanged:
+      return "fail with another finding or scope";
+    case DifferenceKind::kError:
+      return "an error in one store";
+    case DifferenceKind::kNotApplicable:
+      return "not applicable in one store";
+    case DifferenceKind::kOneSideOnly:
+      return "a verdict in one store only";
+  }
+  return "?";
+}
 
 Expected<StoreDiff> diff_verdicts(const Store& a, const Store& b) {
   Expected<std::vector<KernelRow>> ka = a.kernels();
@@ -63,7 +93,7 @@ Expected<StoreDiff> diff_verdicts(const Store& a, const Store& b) {
                                std::string(status_name(rb.status)), ra.message, rb.message});
     if (ra.replica_verdict != rb.replica_verdict)
       d.differences.push_back({id, "replica", "", "", replica_text(ra.replica_verdict),
-                               replica_text(rb.replica_verdict), "", ""});
+                               replica_text(rb.replica_verdict), "", "", DifferenceKind::kReplica});
     Expected<std::map<Key, VerdictRecord>> va = verdicts_by_key(a, id);
     if (!va) return va.error();
     Expected<std::map<Key, VerdictRecord>> vb = verdicts_by_key(b, id);
@@ -78,9 +108,11 @@ Expected<StoreDiff> diff_verdicts(const Store& a, const Store& b) {
       const std::string ta = ia == va->end() ? "-" : verdict_text(ia->second);
       const std::string tb = ib == vb->end() ? "-" : verdict_text(ib->second);
       if (ta == tb) continue;
+      const VerdictRecord* a_v = ia == va->end() ? nullptr : &ia->second;
+      const VerdictRecord* b_v = ib == vb->end() ? nullptr : &ib->second;
       d.differences.push_back({id, "verdict", key.first, key.second, ta, tb,
-                               ia == va->end() ? "" : ia->second.reason,
-                               ib == vb->end() ? "" : ib->second.reason});
+                               a_v == nullptr ? "" : a_v->reason, b_v == nullptr ? "" : b_v->reason,
+                               verdict_change(a_v, b_v)});
     }
   }
   for (const auto& [id, row] : final_b)

@@ -91,7 +91,13 @@ ExitStatus run_diff(const CliOptions& o) {
                d.final_in_both);
     return ExitStatus::kSuccess;
   }
-  fmt::print("differences: {}\n", d.differences.size());
+  std::vector<std::string> kinds;
+  for (audit::DifferenceKind k : audit::kAllDifferenceKinds) {
+    const auto n = std::count_if(d.differences.begin(), d.differences.end(),
+                                 [&](const audit::VerdictDifference& r) { return r.kind == k; });
+    if (n > 0) kinds.push_back(fmt::format("{} {}", audit::difference_kind_name(k), n));
+  }
+  fmt::print("differences: {} ({})\n", d.differences.size(), fmt::join(kinds, ", "));
   print_table(d.differences);
   return ExitStatus::kGateFailed;
 }

@@ -93,6 +93,27 @@ TEST(Diff, EachChangedFieldIsOneRowNamingItsKey) {
   EXPECT_EQ(d.differences[3].b, "rejected");
   EXPECT_EQ(d.differences[4].gate, "ORD-02");
   EXPECT_EQ(d.differences[4].b, "-");
+  EXPECT_EQ(changed.kind, DifferenceKind::kPassFail);
+  EXPECT_EQ(d.differences[1].kind, DifferenceKind::kFailChanged);
+  EXPECT_EQ(d.differences[2].kind, DifferenceKind::kStatus);
+  EXPECT_EQ(d.differences[3].kind, DifferenceKind::kReplica);
+  EXPECT_EQ(d.differences[4].kind, DifferenceKind::kOneSideOnly);
+}
+
+TEST(Diff, AProbeNotRunOrRefusedInOneStoreIsNoFlip) {
+  ScratchDir dir;
+  make_store(dir.file("a.db"), 2, [](int i) { return toy_outcome(kid(i), false); });
+  make_store(dir.file("b.db"), 2, [](int i) {
+    KernelOutcome o = toy_outcome(kid(i), false);
+    o.verdicts[0].verdict = i == 0 ? "error" : "not_applicable";
+    o.verdicts[0].reason = i == 0 ? "not run: the time limit was reached" : "refused";
+    return o;
+  });
+  const StoreDiff d = diff_of(dir.file("a.db"), dir.file("b.db"));
+  ASSERT_EQ(d.differences.size(), 2u);
+  EXPECT_EQ(d.differences[0].kind, DifferenceKind::kError);
+  EXPECT_EQ(d.differences[1].kind, DifferenceKind::kNotApplicable);
+  EXPECT_EQ(difference_kind_name(DifferenceKind::kError), "an error in one store");
 }
 
 TEST(Diff, KernelsFinalInOneStoreOnlyAreListedNotCompared) {

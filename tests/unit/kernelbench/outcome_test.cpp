@@ -28,7 +28,7 @@ TEST(Outcome, MessageWordsAreNoCause) {
                                   "the kernel threw: RuntimeError: CUDA error: out of memory");
   EXPECT_FALSE(out_of_memory(says));
   EXPECT_FALSE(needs_a_gpu(says));
-  EXPECT_FALSE(out_of_memory(replied("")));       // no reply (the worker died)
+  EXPECT_FALSE(out_of_memory(replied("")));  // no reply (the worker died)
   EXPECT_FALSE(out_of_memory(replied("not json")));
   EXPECT_FALSE(out_of_memory(replied(R"(["out_of_memory"])")));
 }

@@ -8,7 +8,8 @@ an empty build cache (cold), the second with the first's --cache-dir and a fresh
 On a GPU machine, `AUDIT_TWICE=1 bash scripts/device-audit` runs both audits and writes this
 script's output to $OUT/figures.txt (docs/08_audit.md §6, "Benchmark figures"). Each figure is
 printed as an absolute value and as its ratio to the target (below 1 meets it), with the number
-of kernels it is over and what was left out:
+of kernels it is over, the `--jobs` they ran at (a kernel's wall time grows with the kernels
+beside it on the host) and what was left out:
 
 1. Battery per kernel, excluding builds: the median of `replica` + `gates` (kcv audit
    --timings: verify_module's seconds after both workers loaded, so a load_inline build, which
@@ -67,6 +68,13 @@ class Median:
     seconds: float | None
     over: int
     excluded: Counter = field(default_factory=Counter)
+    jobs: set = field(default_factory=set)  # the --jobs of the kernels it is over
+
+
+def _jobs(lines: list[dict]) -> set:
+    """The slot counts (kcv audit --jobs) the timing lines were measured at: a kernel's wall
+    time grows with the kernels that share the host beside it, so a figure names them."""
+    return {t["jobs"] for t in lines if isinstance(t.get("jobs"), int)}
 
 
 def read_timings(path: str) -> list[dict]:
@@ -102,6 +110,7 @@ def battery(run: Run) -> Median:
             out.excluded["ok, cut by --kernel-timeout"] += 1
         else:
             values.append(t.get("replica", 0.0) + t["gates"])
+            out.jobs |= _jobs([t])
     out.seconds = statistics.median(values) if values else None
     out.over = len(values)
     return out
@@ -155,6 +164,7 @@ def builds(run: Run) -> Median:
     for t in _last_by_kernel(run.timings).values():
         if "build" in t and t.get("build_cached") == 0:
             values.append(t["build"])
+            out.jobs |= _jobs([t])
         elif "build" in t:
             out.excluded["build found in the cache"] += 1
         elif t.get("status") == "compile_error":
@@ -213,8 +223,9 @@ def _row(name: str, value: str, target: str, ratio: float | str | None, over: st
 def _median_row(name: str, m: Median, target: float) -> list[str]:
     if m.seconds is None:
         return [_row(name, "-", f"<= {target:g} s", None, f"no kernel (left out: {_excluded(m)})")]
+    at = f" at --jobs {', '.join(map(str, sorted(m.jobs)))}" if m.jobs else ""
     return [_row(name, f"{m.seconds:.2f} s", f"<= {target:g} s", m.seconds / target,
-                 f"median of {m.over} kernel(s); left out: {_excluded(m)}")]
+                 f"median of {m.over} kernel(s){at}; left out: {_excluded(m)}")]
 
 
 def _wall_row(name: str, w: Wall, target: float) -> str:

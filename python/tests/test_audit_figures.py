@@ -109,7 +109,7 @@ def test_figures_of_a_cold_and_a_warm_run(runs):
     assert done.returncode == 0, out + done.stderr
     assert "1. battery per kernel, no builds (cold)" in out
     assert "1. battery per kernel, no builds (warm)" in out
-    assert out.count("median of 3 kernel(s); left out: none") == 2, out
+    assert out.count("median of 3 kernel(s) at --jobs 2; left out: none") == 2, out
     assert out.count("where the battery's time goes") == 2, out
     assert "the candidate's calls (runner.run)" in out and "by gate (summed" in out, out
     assert "CMP-01" in out.split("by gate (summed", 1)[1], out

@@ -183,12 +183,15 @@ def test_over_the_limit_with_nothing_to_shrink_it_is_judged_at_its_own_shape(tmp
            "reads no module-level int constant" in out["message"], out["message"]
 
 
-# The same, its forward too slow on meta (a recurrent layer, say): the first pair loads for
-# real. It is still not the pair judged: its load asks for sizing, and a worker of it restarted
-# mid-battery could come back only sized, every call refused.
+# The same, its forward too slow on meta (a recurrent layer stepping through a long sequence,
+# say: 60 s of computing, over meta's budget of CPU time): the first pair loads for real. It is
+# still not the pair judged: its load asks for sizing, and a worker of it restarted mid-battery
+# could come back only sized, every call refused.
 SLOW_ON_META = LITERAL_SIZES.replace("import torch\n", "import time\nimport torch\n").replace(
     "        return torch.relu(x) * 2.0", """        if x.is_meta:
-            time.sleep(60)
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline:
+                x = x * 1.0
         return torch.relu(x) * 2.0""")
 
 

@@ -91,15 +91,20 @@ def test_the_build_is_recorded_apart_from_the_battery(runs):
 
 def test_the_gates_time_is_split_by_step_and_by_gate(runs):
     _, (_, cold), _ = runs
+    # each figure of a timings line is rounded to 1e-4 s on its own: a sum of n of them may
+    # exceed the rounded whole by n * 5e-5
+    def slack(n):
+        return (n + 1) * 5e-5
+
     for kid, t in timings(cold).items():
         steps = [t[f"gates.{s}"] for s in ("inputs", "candidate", "oracle", "judge")]
         assert all(v >= 0 for v in steps) and t["gates.candidate"] > 0, t
         # the steps are parts of the gates' time; planning and bookkeeping are the rest
-        assert sum(steps) <= t["gates"] + 1e-6, t
-        assert 0 <= t["gates.shrink"] <= sum(steps) + 1e-6, t
+        assert sum(steps) <= t["gates"] + slack(len(steps)), t
+        assert 0 <= t["gates.shrink"] <= sum(steps) + slack(len(steps)), t
         per_gate = {k: v for k, v in t.items() if k.startswith("gate.")}
         assert "gate.CMP-01" in per_gate, (kid, t)
-        assert sum(per_gate.values()) <= t["gates"] + 1e-6, t
+        assert sum(per_gate.values()) <= t["gates"] + slack(len(per_gate)), t
 
 
 def test_figures_of_a_cold_and_a_warm_run(runs):

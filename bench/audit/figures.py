@@ -238,6 +238,41 @@ def _wall_row(name: str, w: Wall, target: float) -> str:
                 note)
 
 
+CALL_PARTS = (("prepare", "kcv: buffers and call file made"),
+              ("transport", "round trip less the worker's task"),
+              ("task_copies", "worker: task less the model's run"),
+              ("forward", "worker: the model's run"),
+              ("finish", "kcv: inputs compared, outputs back"))
+
+
+def _call_parts(t: dict, role: str) -> dict[str, float]:
+    at = f"calls.{role}."
+    task, forward = t.get(at + "task", 0.0), t.get(at + "forward", 0.0)
+    return {"prepare": t.get(at + "prepare", 0.0),
+            "transport": t.get(at + "round_trip", 0.0) - task,
+            "task_copies": task - forward, "forward": forward,
+            "finish": t.get(at + "finish", 0.0)}
+
+
+def call_costs(run: Run) -> list[str]:
+    """Where the worker calls of figure 1's kernels spent their time, per role (kcv audit
+    --timings' calls.<role>.*: kcv's side before and after a call, the round trip, the worker's
+    own task seconds and, for the reference's runs, the model's forward alone)."""
+    kernels = [t for t in _battery_kernels(run) if "calls.reference.n" in t]
+    if not kernels:
+        return [f"   the worker calls' split ({run.label}): no kernel with calls.* timings"]
+    total = sum(t.get("replica", 0.0) + t["gates"] for t in kernels)
+    lines = [f"   the worker calls' split ({run.label}; {len(kernels)} kernel(s); share of the "
+             f"{total:.1f} s summed battery):"]
+    for role in ("reference", "candidate"):
+        calls = [t.get(f"calls.{role}.n", 0.0) for t in kernels]
+        parts = [_call_parts(t, role) for t in kernels]
+        lines.append(f"   {role}: median {statistics.median(calls):.0f} calls per kernel; " +
+                     ", ".join(f"{name} {100 * sum(p[key] for p in parts) / total:.1f}%"
+                               for key, name in CALL_PARTS))
+    return lines
+
+
 def figures(cold: Run, warm: Run | None) -> list[str]:
     lines = [_row("figure", "value", "target", "ratio", "over"), "-" * 100]
     for run in (cold, warm):
@@ -245,6 +280,7 @@ def figures(cold: Run, warm: Run | None) -> list[str]:
             lines += _median_row(f"1. battery per kernel, no builds ({run.label})", battery(run),
                                  BATTERY_TARGET_S)
             lines += breakdown(run)
+            lines += call_costs(run)
     lines += _median_row("2. load_inline build (cold)", builds(cold), BUILD_TARGET_S)
     if warm is not None:
         rebuilt = builds(warm).over

@@ -197,6 +197,8 @@ class ModuleWorkers {
   /// candidate's worker had been started (WorkerExecutor::workers_struck).
   int reference_struck() const;
   bool candidate_started() const;
+  /// Where the calls of `role`'s workers (both shapes) spent their time so far.
+  WorkerCallCosts call_costs(Role role) const;
   /// What the executors check a worker's load reply against (name and op); never called.
   Candidate& stub() { return *stub_; }
   /// The load reply (JSON text) of `role`'s worker at the judge shape; empty before it loaded.

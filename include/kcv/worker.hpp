@@ -55,6 +55,18 @@ struct WorkerKernelInfo {
   std::string load_reply_json;       // the worker's whole load reply, as JSON text
 };
 
+/// Where the calls of one executor spent their wall time, summed over its calls (restarts
+/// included). The worker's figures are its own report (a result's `task_s` and `forward_s`,
+/// docs/06 §4): timings, never evidence for a verdict.
+struct WorkerCallCosts {
+  int64_t calls = 0;        // calls sent to a worker
+  double prepare_s = 0;     // kcv's side before sending: buffers, guards, the call file filled
+  double round_trip_s = 0;  // from sending a call to reading its result (or its failure)
+  double task_s = 0;        // of round_trip_s: the worker's own seconds inside the task
+  double forward_s = 0;     // of task_s: the model's run alone, where the worker reports it
+  double finish_s = 0;      // kcv's side after: inputs compared, outputs back, the audit
+};
+
 class WorkerExecutor : public Executor {
  public:
   /// Starts the worker now if none is running (spawn, hello, load) and says what it loaded;
@@ -71,6 +83,8 @@ class WorkerExecutor : public Executor {
   /// loads `load` too. A failed load is an Error naming the worker's message; the worker is
   /// stopped and the next call starts it afresh with `load`.
   virtual Expected<WorkerKernelInfo> reload(const WorkerLoad& load) = 0;
+  /// Where this executor's calls spent their time so far.
+  virtual WorkerCallCosts call_costs() const = 0;
 };
 
 std::unique_ptr<WorkerExecutor> make_worker_executor(WorkerOptions options);

@@ -107,6 +107,21 @@ def test_the_gates_time_is_split_by_step_and_by_gate(runs):
         assert sum(per_gate.values()) <= t["gates"] + slack(len(per_gate)), t
 
 
+def test_the_worker_calls_are_split_into_kcvs_share_and_the_workers(runs):
+    _, (_, cold), _ = runs
+    for kid, t in timings(cold).items():
+        for role in ("reference", "candidate"):
+            at = f"calls.{role}."
+            assert t[at + "n"] >= 1, (kid, t)
+            # the worker's task is part of the round trip, its forward part of the task (each
+            # figure rounded to 1e-4 s on its own)
+            assert 0 < t[at + "task"] <= t[at + "round_trip"] + 1e-4, (kid, role, t)
+            assert 0 <= t[at + "forward"] <= t[at + "task"] + 1e-4, (kid, role, t)
+            assert t[at + "prepare"] > 0 and t[at + "finish"] > 0, (kid, role, t)
+        # only the reference's runs report the model's forward; the candidate's calls do not
+        assert t["calls.reference.forward"] > 0 and t["calls.candidate.forward"] == 0, t
+
+
 def test_figures_of_a_cold_and_a_warm_run(runs):
     _, (cold_db, cold), (warm_db, warm) = runs
     done = figures("--cold", cold_db, cold, "--warm", warm_db, warm)
@@ -118,6 +133,8 @@ def test_figures_of_a_cold_and_a_warm_run(runs):
     assert out.count("where the battery's time goes") == 2, out
     assert "the candidate's calls (runner.run)" in out and "by gate (summed" in out, out
     assert "CMP-01" in out.split("by gate (summed", 1)[1], out
+    assert out.count("the worker calls' split") == 2, out
+    assert "reference: median" in out and "worker: the model's run" in out, out
     build = next(line for line in out.splitlines() if line.startswith("2. load_inline build"))
     assert "median of 1 kernel(s)" in build and "<= 15 s" in build, build
     assert "warm run: 0 load(s) built" in out

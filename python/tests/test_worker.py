@@ -121,7 +121,10 @@ def test_reference64_runs_the_reference_in_float64(worker, cache_dir):
     load(worker, cache_dir, "reference", kb.ADD)
     x, y = torch.randn(4, 8), torch.randn(4, 8)
     r = worker.call([x, y], [(F64, (4, 8))], ref64())
-    assert r.reply == {"type": "result", "id": r.reply["id"], "status": "ok"}
+    # its own timings beside the status: the task's seconds, of them the model's run
+    timing = {k: r.reply[k] for k in ("task_s", "forward_s")}
+    assert r.reply == {"type": "result", "id": r.reply["id"], "status": "ok", **timing}
+    assert 0 < timing["forward_s"] <= timing["task_s"] < 60
     assert torch.equal(r.outputs[0], x.double() + 3.0 * y.double() * 0.5)
     assert all(r.inputs_unchanged)
 
@@ -304,7 +307,7 @@ def test_an_exception_reports_its_last_traceback_line(worker, cache_dir):
     x = torch.randn(4, 8)
     x[0, 0] = 7
     r = worker.call([x, torch.randn(4, 8)], [(F32, (4, 8))], run())
-    assert r.reply["status"] == "exception"
+    assert r.reply["status"] == "exception" and r.reply["task_s"] > 0
     assert r.reply["message"] == "ValueError: pick 7 is not supported"
     assert "pick 7 is not supported" in worker.stderr()  # the whole traceback went there
 

@@ -179,6 +179,23 @@ void record_pipeline_timings(const PipelineTimings& t, std::map<std::string, dou
   }
 }
 
+// Where each role's worker calls spent their time, over the whole kernel (the replica's calls
+// too): calls.<role>.n, .prepare, .round_trip (of it: .task, the worker's own seconds, and
+// .forward, the model's run), .finish.
+void record_call_costs(const ModuleWorkers& workers, std::map<std::string, double>& timings) {
+  for (const Role role : {Role::kReference, Role::kCandidate}) {
+    const WorkerCallCosts c = workers.call_costs(role);
+    if (c.calls == 0) continue;
+    const std::string at = role == Role::kReference ? "calls.reference." : "calls.candidate.";
+    timings[at + "n"] = static_cast<double>(c.calls);
+    timings[at + "prepare"] = c.prepare_s;
+    timings[at + "round_trip"] = c.round_trip_s;
+    timings[at + "task"] = c.task_s;
+    timings[at + "forward"] = c.forward_s;
+    timings[at + "finish"] = c.finish_s;
+  }
+}
+
 }  // namespace
 
 ModuleOutcome verify_module_unguarded(const ModuleRow& row, const ModuleRunOptions& options,
@@ -274,6 +291,7 @@ ModuleOutcome verify_module_unguarded(const ModuleRow& row, const ModuleRunOptio
       out.status = audit::KernelStatus::kEnvironment;
     out.message = clip(replica.status_message);
     result.out_of_memory = replica.out_of_memory || mentions_out_of_memory(out.message);
+    record_call_costs(workers, result.timings);
     result.timings["total"] = seconds_since(t0);
     return result;
   }
@@ -318,6 +336,7 @@ ModuleOutcome verify_module_unguarded(const ModuleRow& row, const ModuleRunOptio
     result.out_of_memory =
         result.out_of_memory || (v.verdict == "error" && mentions_out_of_memory(v.reason));
   }
+  record_call_costs(workers, result.timings);
   result.timings["total"] = seconds_since(t0);
   return result;
 }

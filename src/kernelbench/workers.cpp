@@ -131,6 +131,21 @@ bool ModuleWorkers::candidate_started() const {
   return false;
 }
 
+WorkerCallCosts ModuleWorkers::call_costs(Role role) const {
+  WorkerCallCosts sum;
+  for (const auto& s : slots_) {
+    if (s->role != role || !s->executor) continue;
+    const WorkerCallCosts c = s->executor->call_costs();
+    sum.calls += c.calls;
+    sum.prepare_s += c.prepare_s;
+    sum.round_trip_s += c.round_trip_s;
+    sum.task_s += c.task_s;
+    sum.forward_s += c.forward_s;
+    sum.finish_s += c.finish_s;
+  }
+  return sum;
+}
+
 int ModuleWorkers::starts() const {
   int n = 0;
   for (const auto& s : slots_)

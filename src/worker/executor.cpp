@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <optional>
 #include <stdexcept>
@@ -34,6 +35,7 @@ class WorkerExecutorImpl final : public WorkerExecutor {
   Expected<WorkerKernelInfo> reload(const WorkerLoad& load) override { return session_.reload(load); }
   int workers_started() const override { return session_.started(); }
   int workers_struck() const override { return session_.struck(); }
+  WorkerCallCosts call_costs() const override { return costs_; }
 
   CallRecord run(Candidate& candidate, const std::vector<HostTensor>& inputs,
                  const std::vector<OutputSpec>& outputs, const CallOptions& options) override {
@@ -61,7 +63,18 @@ class WorkerExecutorImpl final : public WorkerExecutor {
 
   worker::Session session_;
   uint64_t next_id_ = 1;
+  WorkerCallCosts costs_;
 };
+
+double seconds_since(worker::Clock::time_point t0) {
+  return std::chrono::duration<double>(worker::Clock::now() - t0).count();
+}
+
+// A result's own figure `key` (seconds, docs/06 §4), 0 when absent or not a number.
+double reported_seconds(const nlohmann::json& result, const char* key) {
+  const auto it = result.find(key);
+  return it != result.end() && it->is_number() ? std::max(0.0, it->get<double>()) : 0.0;
+}
 
 void fail_all(const std::vector<Pending*>& calls, CallStatus status, const std::string& message);
 
@@ -105,6 +118,7 @@ void fail_all(const std::vector<Pending*>& calls, CallStatus status, const std::
 }
 
 void WorkerExecutorImpl::accept(Pending& p, const nlohmann::json& result) {
+  const auto t0 = worker::Clock::now();
   const auto raws = exec::raw_buffers(p.buffers);
   // The worker wrote to the region's copies only: kcv's inputs are still as they were, so each
   // input copy is compared with them in place (no snapshot per call); the outputs come back.
@@ -120,6 +134,10 @@ void WorkerExecutorImpl::accept(Pending& p, const nlohmann::json& result) {
   p.returned = true;
   p.reply = result.dump();
   session_.note_result(p.outcome->status);
+  costs_.task_s += reported_seconds(result, "task_s");
+  costs_.forward_s += reported_seconds(result, "forward_s");
+  costs_.finish_s += seconds_since(t0);
+  costs_.round_trip_s -= seconds_since(t0);  // run_calls counts the whole wait; this was ours
 }
 
 // Reads results until every call in `calls` (sent with the same position's id) has an outcome.
@@ -184,6 +202,12 @@ void WorkerExecutorImpl::collect(const std::vector<Pending*>& calls,
 // allowance, as in the forked executor); else one by one, restarting a worker that died.
 void WorkerExecutorImpl::run_calls(std::vector<Pending>& calls,
                                    const std::vector<CallOptions>& options) {
+  const auto t0 = worker::Clock::now();
+  struct Count {  // the whole wait, starts included (accept takes its own share back out)
+    WorkerCallCosts& costs;
+    worker::Clock::time_point t0;
+    ~Count() { costs.round_trip_s += seconds_since(t0); }
+  } count{costs_, t0};
   const auto info = session_.ensure_started();
   if (std::string died = session_.take_death_between_calls(); !died.empty()) {
     // the calls are not sent: the crash is the candidate's, recorded on the calls that follow it
@@ -197,6 +221,7 @@ void WorkerExecutorImpl::run_calls(std::vector<Pending>& calls,
     for (std::size_t i = 0; i < calls.size(); ++i) {
       all.push_back(&calls[i]);
       ids.push_back(next_id_++);
+      ++costs_.calls;
       timeout_ms = std::max(timeout_ms, options[i].timeout_ms);
       if (!send(calls[i], ids.back(), options[i])) break;  // collect() sees the worker's end
     }
@@ -214,6 +239,7 @@ void WorkerExecutorImpl::run_calls(std::vector<Pending>& calls,
       continue;
     }
     const uint64_t id = next_id_++;
+    ++costs_.calls;
     send(calls[i], id, options[i]);
     collect({&calls[i]}, {id}, options[i].timeout_ms);
   }
@@ -223,19 +249,24 @@ std::vector<CallRecord> WorkerExecutorImpl::run_all(Candidate& candidate,
                                                     const std::vector<HostTensor>& inputs,
                                                     const std::vector<OutputSpec>& outputs,
                                                     const std::vector<CallOptions>& options) {
+  auto t0 = worker::Clock::now();
   std::vector<Pending> calls(options.size());
   for (std::size_t i = 0; i < options.size(); ++i)
     calls[i].buffers = exec::prepare_buffers(inputs, outputs, options[i],
                                              /*snapshot_inputs=*/false);
+  costs_.prepare_s += seconds_since(t0);
   if (!options.empty()) {
     if (auto no = refuse(candidate, outputs)) {
       for (Pending& p : calls) p.outcome = *no;
     } else {
+      t0 = worker::Clock::now();
       for (std::size_t i = 0; i < options.size(); ++i)
         make_region(calls[i], options[i].address_shift);
+      costs_.prepare_s += seconds_since(t0);
       run_calls(calls, options);
     }
   }
+  t0 = worker::Clock::now();
   std::vector<CallRecord> records;
   for (std::size_t i = 0; i < options.size(); ++i) {
     exec::KernelOutcome outcome = std::move(*calls[i].outcome);
@@ -243,6 +274,7 @@ std::vector<CallRecord> WorkerExecutorImpl::run_all(Candidate& candidate,
                                           std::move(outcome), calls[i].returned));
     records.back().worker_reply = std::move(calls[i].reply);
   }
+  costs_.finish_s += seconds_since(t0);
   return records;
 }
 

@@ -127,7 +127,11 @@ json serve_call(Candidate& candidate, const json& req) {
     out.strides.reserve(req.at("outputs").size());
     for (const json& d : req.at("inputs")) add_view(d, m, in);
     for (const json& d : req.at("outputs")) add_view(d, m, out);
-    return run_kernel(candidate, req, in, out);
+    const auto t0 = std::chrono::steady_clock::now();
+    json reply = run_kernel(candidate, req, in, out);
+    // the seconds inside the task (docs/06 §4: kcv's timings, never evidence)
+    reply["task_s"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return reply;
   } catch (const std::exception& e) {
     return json{{"type", "error"}, {"id", req.value("id", json())}, {"message", fmt::format("call request: {}", e.what())}};
   }

@@ -13,6 +13,9 @@ device_guards); a BadOutput may carry such fields too (`extra`). After an except
 object's after_exception() may add to the message (the CUDA sticky-error check) and set its
 exit_status, which kcv.worker.serve acts on once the reply is sent.
 
+Every result of a task that ran carries task_s, the seconds inside the loaded object's call
+(kcv's timings split a call's round trip with it, docs/06 §4; a timing, never evidence).
+
 The mapping is closed before the reply is written (kcv.worker.shm: later access through a kept
 view faults). The tensor objects of the last 64 calls are kept alive (their memory is gone,
 they are never read), so a result cached by id() cannot see a repeated id within 64 calls.
@@ -20,6 +23,7 @@ they are never read), so a result cached by id() cannot see a repeated id within
 
 import collections
 import sys
+import time
 
 import torch
 
@@ -47,9 +51,13 @@ def checked_task(loaded, req: dict):
 
 
 def _run(loaded, req: dict, task, kwargs: dict, inputs: list, outputs: list) -> dict:
+    t0 = time.perf_counter()
     try:
         extra = loaded.call(task, inputs, outputs, kwargs)
-    except (RequestError, BadOutput):
+    except BadOutput as e:
+        e.extra = {**getattr(e, "extra", {}), "task_s": time.perf_counter() - t0}
+        raise
+    except RequestError:
         raise
     except BaseException as e:  # noqa: BLE001 (candidate code may raise anything, SystemExit too)
         report(e, f"call {req.get('id')} raised")
@@ -58,12 +66,13 @@ def _run(loaded, req: dict, task, kwargs: dict, inputs: list, outputs: list) -> 
             message = "compile_error: " + message
         hook = getattr(loaded, "after_exception", None)
         message += hook() if hook is not None else ""
-        result = {"status": "exception", "message": clip(message)}
+        result = {"status": "exception", "message": clip(message),
+                  "task_s": time.perf_counter() - t0}
         cause = cause_of(e, cuda_visible=cuda_visible())
         if cause:
             result["cause"] = cause
         return result
-    return {"status": "ok", **(extra or {})}
+    return {"status": "ok", **(extra or {}), "task_s": time.perf_counter() - t0}
 
 
 def serve_call(loaded, req: dict) -> dict:

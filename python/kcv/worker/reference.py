@@ -14,11 +14,14 @@ the inputs kept per seed.
 - reference32: the float32 model on copies at the inputs' own dtypes, under the task's TF32
   flags (restored after) and autocast; results converted into the views' dtype.
 Every copy keeps the view's strides (kcv.worker.devices.layout_copy), and the kept tensors are
-never handed to a model (a model that writes its inputs cannot change them). Naming a seed that
+never handed to a model (a model that writes its inputs cannot change them). reference64 and
+reference32 reply with forward_s, the seconds of the model's run alone (synchronized), so kcv's
+timings split a reference call into its run and the copies around it (docs/06 §4). Naming a seed that
 is not kept is bad_output, as §7.3 says: kcv then sends the inputs again.
 """
 
 import contextlib
+import time
 
 import torch
 
@@ -81,9 +84,10 @@ class ReferenceSide:
             _none(task, inputs, outputs, "it only drops kept inputs")
             self.kept.pop(task.seed, None)
         elif task.kind == "reference64":
-            self._reference64(task, inputs, outputs)
+            return self._reference64(task, inputs, outputs)
         else:
-            self._reference32(task, inputs, outputs)
+            return self._reference32(task, inputs, outputs)
+        return None
 
     def _tensors(self, task, inputs: list) -> list:
         """The call's views, the inputs staged under task.inputs_key, or the kept inputs of
@@ -108,27 +112,31 @@ class ReferenceSide:
         return kept
 
     def _forward(self, model, args, seed: int):
+        """(the model's result, the seconds it took)."""
         torch.manual_seed(seed)
+        t0 = time.perf_counter()
         with torch.no_grad():
             result = model(*args)
         if self.device == "cuda":
             _sync()
-        return result
+        return result, time.perf_counter() - t0
 
-    def _reference64(self, task, inputs: list, outputs: list) -> None:
+    def _reference64(self, task, inputs: list, outputs: list) -> dict:
         copies = [layout_copy(t, self.device, torch.float64 if t.is_floating_point() else t.dtype)
                   for t in self._tensors(task, inputs)]
         args = self.args_of(copies)
         with tf32_flags(False, False), float64_forward(), \
                 semantics.active(task.nan, task.subnormals):
-            result = self._forward(self.model64, args, task.seed)
+            result, seconds = self._forward(self.model64, args, task.seed)
         store(result, outputs, convert=True)
+        return {"forward_s": seconds}
 
-    def _reference32(self, task, inputs: list, outputs: list) -> None:
+    def _reference32(self, task, inputs: list, outputs: list) -> dict:
         copies = [layout_copy(t, self.device, t.dtype) for t in self._tensors(task, inputs)]
         args = self.args_of(copies)
         autocast = contextlib.nullcontext() if task.autocast == "none" else \
             torch.autocast(device_type=self.device, dtype=_AUTOCAST[task.autocast])
         with tf32_flags(task.cudnn_tf32, task.matmul_tf32), autocast:
-            result = self._forward(self.model32, args, task.seed)
+            result, seconds = self._forward(self.model32, args, task.seed)
         store(result, outputs, convert=True)
+        return {"forward_s": seconds}

@@ -62,6 +62,39 @@ TEST(WorkerProcess, ASegfaultIsACrashAndTheNextCallRunsOnARestartedWorker) {
   EXPECT_EQ(w->workers_started(), 2);
 }
 
+TEST(WorkerProcess, CallCostsSumTheWorkersReportBesideKcvsOwnShare) {
+  FakeWorker fake(kHandshake +
+                  "echo '{\"type\":\"result\",\"id\":1,\"status\":\"ok\",\"task_s\":0.25,"
+                  "\"forward_s\":0.125}'\n"
+                  "read line; sleep 0.2; "
+                  "echo '{\"type\":\"result\",\"id\":2,\"status\":\"ok\",\"task_s\":\"x\"}'\n"
+                  "read line\n");
+  WorkerOptions o = worker_options("good_add");
+  o.command = {fake.path};
+  auto w = make_worker_executor(o);
+  EXPECT_EQ(w->call_costs().calls, 0);
+  EXPECT_EQ(run_with(*w, "good_add", call_options()).status, CallStatus::kOk);
+  EXPECT_EQ(run_with(*w, "good_add", call_options()).status, CallStatus::kOk);
+  const WorkerCallCosts c = w->call_costs();
+  EXPECT_EQ(c.calls, 2);
+  EXPECT_DOUBLE_EQ(c.task_s, 0.25);  // the second's task_s is no number: nothing counted
+  EXPECT_DOUBLE_EQ(c.forward_s, 0.125);
+  EXPECT_GE(c.round_trip_s, 0.2);  // the second call's wait
+  EXPECT_GT(c.prepare_s, 0.0);
+  EXPECT_GT(c.finish_s, 0.0);
+}
+
+TEST(WorkerProcess, KcvWorkerReportsItsTaskSeconds) {
+  auto w = make_worker_executor(worker_options("good_add"));
+  const CallRecord r = run_with(*w, "good_add", call_options());
+  ASSERT_EQ(r.status, CallStatus::kOk) << r.message;
+  const WorkerCallCosts c = w->call_costs();
+  EXPECT_EQ(c.calls, 1);
+  EXPECT_GT(c.task_s, 0.0);
+  EXPECT_LE(c.task_s, c.round_trip_s);
+  EXPECT_EQ(c.forward_s, 0.0);  // kcv-worker runs a kernel, no model
+}
+
 TEST(WorkerProcess, ExitingInsideTheKernelIsACrash) {
   auto w = make_worker_executor(worker_options("add_exit"));
   const CallRecord r = run_with(*w, "add_exit", call_options());

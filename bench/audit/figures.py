@@ -19,9 +19,11 @@ beside it on the host) and what was left out:
    reason says so). Target 2 s; given for the cold and the warm run (a Triton kernel compiles at
    its first launch, inside the replica, and finds its compiled form in the cache when warm).
 2. Median `load_inline` build: `build` (the seconds the candidate's load spent inside
-   torch.utils.cpp_extension.load / load_inline) over the kernels whose load built
-   (`build_cached` 0) in the cold run. Left out: loads that found their build in the cache, and
-   kernels whose build failed (compile_error: their load has no timings of its build).
+   torch.utils.cpp_extension.load / load_inline) over the kernels whose load compiled
+   (`build_compiled` 1; in timings written before that field, `build_cached` 0) in the cold run.
+   Left out: loads that found their build in the cache, loads whose calls compiled nothing (a
+   build tree left by an earlier load held the library), and kernels whose build failed
+   (compile_error: their load has no timings of its build).
    Target 15 s on 16 cores. The warm run's count of loads that built is printed too (0 when the
    cache served every build).
 3. End to end: the wall time the store's runs cover (the union of each `kcv audit` run's span,
@@ -162,9 +164,11 @@ def builds(run: Run) -> Median:
     out = Median(None, 0)
     values = []
     for t in _last_by_kernel(run.timings).values():
-        if "build" in t and t.get("build_cached") == 0:
+        if "build" in t and t.get("build_cached") == 0 and t.get("build_compiled", 1) == 1:
             values.append(t["build"])
             out.jobs |= _jobs([t])
+        elif "build" in t and t.get("build_cached") == 0:
+            out.excluded["load compiled nothing (its library was in place)"] += 1
         elif "build" in t:
             out.excluded["build found in the cache"] += 1
         elif t.get("status") == "compile_error":

@@ -351,8 +351,9 @@ struct ModuleRunOptions {
 struct ModuleOutcome {
   audit::KernelOutcome outcome;           // status, message, replica verdict, verdict records
   ModuleProblem problem;                  // as the reference described it (facts included)
-  // seconds: load, replica, gates, total; build and build_cached (0 or 1) when the candidate's
-  // load ran torch's JIT builds (load / load_inline): their seconds, inside load's
+  // seconds: load, replica, gates, total; build, build_cached and build_compiled (0 or 1) when
+  // the candidate's load ran torch's JIT builds (load / load_inline): their seconds, inside
+  // load's
   std::map<std::string, double> timings;
   bool out_of_memory = false;             // a harness error the orchestrator retries alone
 };

@@ -83,7 +83,8 @@ def test_the_build_is_recorded_apart_from_the_battery(runs):
     assert set(c) == set(w) == {*SAMPLE_IDS, "builds"}
     assert c["builds"]["status"] == "ok", c["builds"]
     assert c["builds"]["build_cached"] == 0 and 0 < c["builds"]["build"] <= c["builds"]["load"]
-    assert w["builds"]["build_cached"] == 1, w["builds"]
+    assert c["builds"]["build_compiled"] == 1, c["builds"]
+    assert w["builds"]["build_cached"] == 1 and w["builds"]["build_compiled"] == 0, w["builds"]
     for kid in SAMPLE_IDS:  # they build nothing
         assert "build" not in c[kid] and "build" not in w[kid]
         assert c[kid]["status"] == "ok" and c[kid]["gates"] > 0
@@ -171,3 +172,24 @@ def test_an_altered_store_makes_a_difference(runs):
     done = figures("--cold", cold_db, cold, "--warm", altered, warm)
     assert done.returncode == 1, done.stdout + done.stderr
     assert "4. verdicts of the two runs: DIFFERENT" in done.stdout
+
+
+def test_a_load_that_compiled_nothing_is_left_out_of_the_build_median():
+    """An entry not published whose build tree holds the library (an earlier load built it and
+    then failed): the load's seconds are an import, not a build."""
+    import importlib.util  # noqa: PLC0415
+    spec = importlib.util.spec_from_file_location("kcv_bench_figures", FIGURES)
+    fig = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = fig  # dataclasses look their module up by name
+    spec.loader.exec_module(fig)
+    lines = [{"kernel_id": "a", "status": "ok", "jobs": 2, "build": 40.0, "build_cached": 0,
+              "build_compiled": 1},
+             {"kernel_id": "b", "status": "ok", "jobs": 2, "build": 0.001, "build_cached": 0,
+              "build_compiled": 0},
+             {"kernel_id": "c", "status": "ok", "jobs": 2, "build": 0.002, "build_cached": 1,
+              "build_compiled": 0},
+             {"kernel_id": "d", "status": "ok", "jobs": 2, "build": 30.0, "build_cached": 0}]
+    m = fig.builds(fig.Run("cold", "", lines))
+    assert m.over == 2 and m.seconds == 35.0, m
+    assert m.excluded == {"load compiled nothing (its library was in place)": 1,
+                          "build found in the cache": 1}, m.excluded

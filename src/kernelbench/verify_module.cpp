@@ -143,8 +143,9 @@ int autotune_configs_of(const std::string& candidate_load_reply) {
 
 // The candidate load's JIT builds (its reply's `build`, docs/06 §7): "build", the seconds inside
 // torch.utils.cpp_extension.load / load_inline; "build_cached", 1 when its build-cache entry
-// was published before the load (every build in place) and 0 when this load built. Nothing
-// when the load made no such call.
+// was published before the load (every build in place) and 0 when it was not; "build_compiled",
+// 1 when the calls compiled (a library written during the load) and 0 when torch found every
+// library in place. Nothing when the load made no such call.
 void record_build(const std::string& candidate_load_reply, std::map<std::string, double>& timings) {
   const nlohmann::json j = nlohmann::json::parse(candidate_load_reply, nullptr, false);
   if (!j.is_object() || !j.contains("build") || !j["build"].is_object()) return;
@@ -157,6 +158,8 @@ void record_build(const std::string& candidate_load_reply, std::map<std::string,
     return;
   timings["build"] = seconds->get<double>();
   timings["build_cached"] = cached->get<bool>() ? 1.0 : 0.0;
+  if (const auto compiled = b.find("compiled"); compiled != b.end() && compiled->is_boolean())
+    timings["build_compiled"] = compiled->get<bool>() ? 1.0 : 0.0;
 }
 
 std::vector<ProfileId> profiles_or_all(const std::vector<ProfileId>& given) {

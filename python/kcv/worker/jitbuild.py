@@ -3,9 +3,12 @@ the calls through which KernelBench candidates build native code when their modu
 
 problem.load measures every load (`measured`) and its reply says what it found (`build`,
 docs/06 §7): how many such calls the load made, the seconds inside them, and whether the load's
-build-cache entry (kcv.worker.buildcache) was published before the load began. A load whose
-entry was published finds every build in place (ninja has nothing to do, the library is
-imported); one whose entry was not made the build in those seconds. kcv's audit puts the
+build-cache entry (kcv.worker.buildcache) was published before the load began, and whether the
+calls compiled anything (`compiled`: a library under the entry's TORCH_EXTENSIONS_DIR written
+during the load). A load whose entry was published finds every build in place (ninja has nothing
+to do, the library is imported). One whose entry was not usually builds in those seconds, but
+not always: a build tree left by an earlier load that failed after its build (its module raised,
+say) holds the library already, and torch imports it without compiling. kcv's audit puts the
 candidate's figures in its timings (`build`, `build_cached`), so a build's cost is a recorded
 fact beside the load that contains it, never inferred from the load's wall time.
 
@@ -22,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import importlib.abc
+import os
 import sys
 import time
 from dataclasses import dataclass
@@ -108,6 +112,22 @@ def instrument() -> None:
         _wrap_module(module)
     elif not any(isinstance(f, _WrapOnImport) for f in sys.meta_path):
         sys.meta_path.insert(0, _WrapOnImport())
+
+
+def libraries_written_since(root: str, since: float) -> int:
+    """How many shared libraries under `root` were written at or after `since` (time.time()):
+    torch's JIT build links one per extension it compiles and leaves one it finds up to date
+    untouched."""
+    n = 0
+    for dirpath, _, files in os.walk(root):
+        for name in files:
+            if name.endswith(".so"):
+                try:
+                    if os.stat(os.path.join(dirpath, name)).st_mtime >= since:
+                        n += 1
+                except OSError:
+                    pass
+    return n
 
 
 @contextlib.contextmanager

@@ -33,8 +33,9 @@ rescaled-shape pair, a re-run, another row with the same text) share the entry, 
 lock in each extension's build directory makes one of them build and the other load that
 build. A load that succeeds marks the entry built (kcv-build.json, with the load's seconds).
 Its reply's `build` says what torch's JIT builds cost it (kcv.worker.jitbuild): the calls to
-torch.utils.cpp_extension.load / load_inline, their seconds, and whether the entry was marked
-built before the load began (`cached`: every build was in place).
+torch.utils.cpp_extension.load / load_inline, their seconds, whether the entry was marked
+built before the load began (`cached`: every build was in place) and whether the calls compiled
+(`compiled`: a library of the entry written during the load).
 """
 
 import os
@@ -153,6 +154,7 @@ def load(req: dict):
     entry = buildcache.use(f["cache_dir"], buildcache.key(f["role"], code, tools))
     cached = buildcache.is_built(entry)
     t0 = time.monotonic()
+    wall0 = time.time()
     src_dir = os.path.join(f["cache_dir"], "kb_src")
     with jitbuild.measured() as jit:
         ref = _exec(f["reference_code"], "reference_code", src_dir, f["constants"], strict=True)
@@ -167,7 +169,10 @@ def load(req: dict):
         retrace = _retrace(f["reference_code"], src_dir, f["constants"]) \
             if f["role"] == "reference" else None
         pair = KernelBenchPair(f, device, ref, cand, retrace)
-    pair.build = {"jit_calls": jit.calls, "jit_s": round(jit.seconds, 4), "cached": cached}
+    compiled = jit.calls > 0 and jitbuild.libraries_written_since(
+        os.environ["TORCH_EXTENSIONS_DIR"], wall0) > 0
+    pair.build = {"jit_calls": jit.calls, "jit_s": round(jit.seconds, 4), "cached": cached,
+                  "compiled": compiled}
     try:
         buildcache.mark_built(entry, {"role": f["role"], "load_s": round(time.monotonic() - t0, 3),
                                       "toolchain": tools})

@@ -145,8 +145,8 @@ Expected<ProbeInputs> GlrOracle::make_inputs(const Probe& probe) {
   return in;
 }
 
-Expected<OracleResult> GlrOracle::evaluate(const Probe& probe, const ProbeInputs& inputs,
-                                           const Contract&) {
+Expected<SharedOracleResult> GlrOracle::evaluate(const Probe& probe, const ProbeInputs& inputs,
+                                                 const Contract&) {
   auto c = case_of(probe);
   if (!c) return c.error();
   std::shared_ptr<Cached> cached;
@@ -158,7 +158,11 @@ Expected<OracleResult> GlrOracle::evaluate(const Probe& probe, const ProbeInputs
   }
   const std::lock_guard lock(cached->mutex);
   const Data d = verify_detail::data_of(*c, inputs.tensors);
-  if (c->op == OpKind::kDecode) return evaluate_decode(*c, d, *cached, options_.threads);
+  if (c->op == OpKind::kDecode) {
+    auto decoded = evaluate_decode(*c, d, *cached, options_.threads);
+    if (!decoded) return decoded.error();
+    return share(std::move(*decoded));
+  }
   const bool gated = traits(c->member).gate != GateKind::kNone;
   if (!cached->chunked) {
     auto r = verify_detail::run_sliced(c->member, d, Reference::kChunked, gated, false,
@@ -222,7 +226,7 @@ Expected<OracleResult> GlrOracle::evaluate(const Probe& probe, const ProbeInputs
     }
     result.outputs.push_back(std::move(out));
   }
-  return result;
+  return share(std::move(result));
 }
 
 }  // namespace kcv::glr

@@ -62,7 +62,7 @@ class RegisteredOp final : public Op {
       bad.refused = r.error().to_string();
       return bad;
     }
-    return std::move(*r);
+    return **r;
   }
 
  private:

@@ -269,8 +269,8 @@ class ModelOracle final : public Oracle {
   ModelOracle(ModuleWorkers& workers, ModuleConfig config);
   ~ModelOracle() override;
   Expected<ProbeInputs> make_inputs(const Probe& probe) override;
-  Expected<OracleResult> evaluate(const Probe& probe, const ProbeInputs& inputs,
-                                  const Contract& contract) override;
+  Expected<SharedOracleResult> evaluate(const Probe& probe, const ProbeInputs& inputs,
+                                        const Contract& contract) override;
   /// Whether a reference call or load failed for want of memory (the worker's cause): each such
   /// probe is an error, and the kernel is to be run again with the machine to itself.
   bool out_of_memory_seen() const { return out_of_memory_seen_; }
@@ -349,13 +349,13 @@ struct ModuleRunOptions {
 };
 
 struct ModuleOutcome {
-  audit::KernelOutcome outcome;           // status, message, replica verdict, verdict records
-  ModuleProblem problem;                  // as the reference described it (facts included)
+  audit::KernelOutcome outcome;  // status, message, replica verdict, verdict records
+  ModuleProblem problem;         // as the reference described it (facts included)
   // seconds: load, replica, gates, total; build, build_cached and build_compiled (0 or 1) when
   // the candidate's load ran torch's JIT builds (load / load_inline): their seconds, inside
   // load's
   std::map<std::string, double> timings;
-  bool out_of_memory = false;             // a harness error the orchestrator retries alone
+  bool out_of_memory = false;  // a harness error the orchestrator retries alone
 };
 
 /// `reference`: a judge-shape reference already started (StartedReference), adopted when its

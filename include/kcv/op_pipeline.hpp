@@ -40,10 +40,10 @@ class OpOracle final : public Oracle {
  public:
   OpOracle(const Op& op, const Contract& contract);
   Expected<ProbeInputs> make_inputs(const Probe& probe) override;
-  Expected<OracleResult> evaluate(const Probe& probe, const ProbeInputs& inputs,
-                                  const Contract& contract) override;
-  void refine(const Probe& probe, const ProbeInputs& inputs, const Contract& contract,
-              const ProbeOutcome& outcome, OracleResult& result) override;
+  Expected<SharedOracleResult> evaluate(const Probe& probe, const ProbeInputs& inputs,
+                                        const Contract& contract) override;
+  SharedOracleResult refine(const Probe& probe, const ProbeInputs& inputs, const Contract& contract,
+                            const ProbeOutcome& outcome, SharedOracleResult result) override;
 
  private:
   const Op& op_;

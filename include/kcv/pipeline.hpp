@@ -16,6 +16,7 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -52,6 +53,15 @@ class ProbeSource {
                                              const Contract& contract) const = 0;
 };
 
+/// An oracle's result, shared and immutable: the profiles judging one probe read one copy (a
+/// copy per profile would duplicate every output's fp64 vectors, and the fresh pages that copy
+/// touches cost more than the judges), and refine copies only when it recomputes an element.
+using SharedOracleResult = std::shared_ptr<const OracleResult>;
+
+inline SharedOracleResult share(OracleResult result) {
+  return std::make_shared<const OracleResult>(std::move(result));
+}
+
 class Oracle {
  public:
   virtual ~Oracle() = default;
@@ -59,12 +69,15 @@ class Oracle {
   virtual Expected<ProbeInputs> make_inputs(const Probe& probe) = 0;
   /// The trusted result under `contract` (its profile decides the semantics); an Error is a
   /// harness failure. Oracle code never sees candidate outputs.
-  virtual Expected<OracleResult> evaluate(const Probe& probe, const ProbeInputs& inputs,
-                                          const Contract& contract) = 0;
+  virtual Expected<SharedOracleResult> evaluate(const Probe& probe, const ProbeInputs& inputs,
+                                                const Contract& contract) = 0;
   /// Before judging: recompute exactly (MPFR) elements whose observed error is borderline. The
-  /// candidate's outputs only choose *which* elements; a bound never depends on them.
-  virtual void refine(const Probe&, const ProbeInputs&, const Contract&, const ProbeOutcome&,
-                      OracleResult&) {}
+  /// candidate's outputs only choose *which* elements; a bound never depends on them. Returns
+  /// `result` itself when no element is recomputed, otherwise a copy holding the exact values.
+  virtual SharedOracleResult refine(const Probe&, const ProbeInputs&, const Contract&,
+                                    const ProbeOutcome&, SharedOracleResult result) {
+    return result;
+  }
 };
 
 /// RES-02's input: a resource report, or the reason there is none (a CPU kernel).

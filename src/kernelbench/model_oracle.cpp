@@ -72,7 +72,7 @@ struct ModelOracle::Cache {
   std::map<std::tuple<bool, bool, int>, std::vector<EagerScale>> eager_scales;
   // The result per (profile's eager run, declared eager run, alternative): the profiles judging
   // one probe mostly share one, and each would otherwise walk the same outputs again.
-  std::map<std::tuple<int, int, int>, OracleResult> results;
+  std::map<std::tuple<int, int, int>, SharedOracleResult> results;
   std::string refused;
   // Whether this probe's inputs are staged on the reference's device (the stage task, sent at
   // the probe's first run): unset before that run, false when staging failed or was lost.
@@ -189,8 +189,8 @@ Expected<std::vector<double>> ModelOracle::pool_scale(const Probe& probe, const 
   return e;
 }
 
-Expected<OracleResult> ModelOracle::evaluate(const Probe& probe, const ProbeInputs& inputs,
-                                             const Contract& contract) {
+Expected<SharedOracleResult> ModelOracle::evaluate(const Probe& probe, const ProbeInputs& inputs,
+                                                   const Contract& contract) {
   const std::string token = probe_to_token(probe);
   if (cache_->token != token) {
     cache_->token = token;
@@ -203,7 +203,7 @@ Expected<OracleResult> ModelOracle::evaluate(const Probe& probe, const ProbeInpu
     cache_->refused.clear();
     cache_->staged.reset();
   }
-  if (!cache_->refused.empty()) return OracleResult{{}, false, cache_->refused, {}};
+  if (!cache_->refused.empty()) return share(OracleResult{{}, false, cache_->refused, {}});
   auto w = workers_.worker(Role::kReference, probe.sizes);
   if (!w) return w.error();
   auto problem = workers_.problem(probe.sizes);
@@ -309,7 +309,7 @@ Expected<OracleResult> ModelOracle::evaluate(const Probe& probe, const ProbeInpu
     }
     return &cache_->eager.emplace(key, contiguous_outputs(std::move(rec))).first->second;
   };
-  const auto refused = [&] { return OracleResult{{}, false, cache_->refused, {}}; };
+  const auto refused = [&] { return share(OracleResult{{}, false, cache_->refused, {}}); };
 
   auto value = fp64(false, false);
   if (!value) return value.error();
@@ -412,8 +412,7 @@ Expected<OracleResult> ModelOracle::evaluate(const Probe& probe, const ProbeInpu
     }
     result.outputs.push_back(std::move(out));
   }
-  cache_->results.emplace(result_key, result);
-  return result;
+  return cache_->results.emplace(result_key, share(std::move(result))).first->second;
 }
 
 }  // namespace kcv::kb

@@ -32,8 +32,8 @@ Expected<ProbeInputs> OpOracle::make_inputs(const Probe& probe) {
   return in;
 }
 
-Expected<OracleResult> OpOracle::evaluate(const Probe& probe, const ProbeInputs& inputs,
-                                          const Contract& contract) {
+Expected<SharedOracleResult> OpOracle::evaluate(const Probe& probe, const ProbeInputs& inputs,
+                                                const Contract& contract) {
   OracleResult r = op_.evaluate(inputs.tensors, contract);
   const bool exc = probe.gate == GateId::kExc01 || probe.gate == GateId::kExc02;
   if (exc && relaxes(profile(contract.profile))) {
@@ -43,13 +43,15 @@ Expected<OracleResult> OpOracle::evaluate(const Probe& probe, const ProbeInputs&
       r.outputs[o].alternative = strict.outputs[o].value;
     }
   }
-  return r;
+  return share(std::move(r));
 }
 
-void OpOracle::refine(const Probe&, const ProbeInputs& inputs, const Contract& contract,
-                      const ProbeOutcome& outcome, OracleResult& result) {
-  for (std::size_t o = 0; o < result.outputs.size(); ++o) {
-    OracleOutput& out = result.outputs[o];
+SharedOracleResult OpOracle::refine(const Probe&, const ProbeInputs& inputs,
+                                    const Contract& contract, const ProbeOutcome& outcome,
+                                    SharedOracleResult result) {
+  std::shared_ptr<OracleResult> refined;  // the copy, made at the first recomputed element
+  for (std::size_t o = 0; o < result->outputs.size(); ++o) {
+    const OracleOutput& out = result->outputs[o];
     std::set<int64_t> borderline;  // over all calls: repeated calls share one recomputation
     for (const CallRecord& call : outcome.calls) {
       if (call.status != CallStatus::kOk || o >= call.outputs.size()) continue;
@@ -68,10 +70,13 @@ void OpOracle::refine(const Probe&, const ProbeInputs& inputs, const Contract& c
         op_.evaluate_exact_many(inputs.tensors, contract, static_cast<int>(o), indices);
     for (std::size_t k = 0; k < indices.size(); ++k) {
       if (!exact[k]) continue;
-      out.value[static_cast<std::size_t>(indices[k])] = *exact[k];
-      result.escalated = true;
+      if (!refined) refined = std::make_shared<OracleResult>(*result);
+      refined->outputs[o].value[static_cast<std::size_t>(indices[k])] = *exact[k];
+      refined->escalated = true;
     }
   }
+  if (refined) return refined;
+  return result;
 }
 
 }  // namespace kcv

@@ -79,18 +79,19 @@ GateResult judge_one(ProbeSource& source, Oracle& oracle, const Probe& probe,
     return plain_result(probe.gate, Verdict::kError,
                         "the trusted side failed: " + evaluated.error().to_string(), &probe);
   }
-  OracleResult& result = *evaluated;
-  if (!result.refused.empty()) {
+  SharedOracleResult shared = std::move(*evaluated);
+  if (!shared->refused.empty()) {
     *refused = true;
-    return plain_result(probe.gate, Verdict::kNotApplicable, result.refused, &probe);
+    return plain_result(probe.gate, Verdict::kNotApplicable, shared->refused, &probe);
   }
-  if (!result.no_value_claim.empty() && value_bound_gate(probe.gate)) {
-    return plain_result(probe.gate, Verdict::kNotApplicable, result.no_value_claim, &probe);
+  if (!shared->no_value_claim.empty() && value_bound_gate(probe.gate)) {
+    return plain_result(probe.gate, Verdict::kNotApplicable, shared->no_value_claim, &probe);
   }
   {
     Timed scope(timings != nullptr ? &timings->oracle : nullptr);
-    oracle.refine(probe, inputs, contract, outcome, result);
+    shared = oracle.refine(probe, inputs, contract, outcome, std::move(shared));
   }
+  const OracleResult& result = *shared;
   const GateDef& def = gate_def(probe.gate);
   JudgeInput in{probe, source.signature(), contract, result, outcome, inputs.tensors};
   GateResult r = timed(timings, &PipelineTimings::judge, [&] { return def.judge(in); });

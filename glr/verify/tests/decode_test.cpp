@@ -134,20 +134,20 @@ TEST(GlrDecodeOracle, IsTheTokenSerialForwardWithTheDecodeBound) {
   EXPECT_EQ(in->outputs[0].dtype, DType::kF16);
   auto r = oracle.evaluate(p, *in, Contract{});
   ASSERT_TRUE(r.has_value()) << r.error().to_string();
-  ASSERT_EQ(r->outputs.size(), 2u);
+  ASSERT_EQ((*r)->outputs.size(), 2u);
   const auto d = verify_detail::data_of(c, in->tensors);
   for (double h : d.problem.h0) ASSERT_EQ(h, 0.0);  // no initial state
   const auto want = oracle_forward(c.member, d.problem);
   ASSERT_TRUE(want.has_value());
-  EXPECT_EQ(r->outputs[0].value, want->o);
-  EXPECT_EQ(r->outputs[1].value, want->final_state);
+  EXPECT_EQ((*r)->outputs[0].value, want->o);
+  EXPECT_EQ((*r)->outputs[1].value, want->final_state);
   const ModelScale m = decode_model_scale(d.problem);
   EXPECT_EQ(m.depth, 2 * (3 + 256));
   EXPECT_EQ(m.log_decay, 0.0);
   const auto tau_o = glr::tau(Output::kO, want->o, c.shape(), 256, m, 0x1p-11);
   const auto tau_ht = glr::tau(Output::kFinalState, want->final_state, c.shape(), 256, m, 0x1p-24);
-  EXPECT_EQ(r->outputs[0].tau, *tau_o);
-  EXPECT_EQ(r->outputs[1].tau, *tau_ht);
+  EXPECT_EQ((*r)->outputs[0].tau, *tau_o);
+  EXPECT_EQ((*r)->outputs[1].tau, *tau_ht);
 }
 
 class ConformingDecode : public ::testing::TestWithParam<Member> {};

@@ -84,7 +84,7 @@ Ratios ratios(Candidate& candidate, Grade grade, const Probe& probe) {
   const std::vector<HostTensor>& y = out.calls.front().outputs;
   Ratios r;
   for (std::size_t i = 0; i < y.size(); ++i) {
-    const double worst = worst_ratio(y[i], ref->outputs[i].value, ref->outputs[i].tau);
+    const double worst = worst_ratio(y[i], (*ref)->outputs[i].value, (*ref)->outputs[i].tau);
     double& slot = i < 2 ? r.forward : r.backward;  // o, ht, then the gradients
     slot = std::max(slot, worst);
   }

@@ -95,16 +95,16 @@ TEST(GlrOracle, TauIsTheErrorModelsAndTheBf16GradeWidensWhatItDeclares) {
     auto bf16 = oracle.evaluate(pb, *oracle.make_inputs(pb), Contract{});
     ASSERT_TRUE(fp32 && bf16);
     const std::size_t outputs = m == Member::kGatedDeltaNet ? 8u : 7u;  // GLA: no dβ
-    ASSERT_EQ(fp32->outputs.size(), outputs);
+    ASSERT_EQ((*fp32)->outputs.size(), outputs);
     const auto d = verify_detail::data_of(c, in->tensors);
     const auto ref = chunked_forward(c.member, d.problem);
     const std::int64_t gw = gate_width(traits(m).gate, c.key_dim);
     const auto want = glr::tau(Output::kO, ref->o, c.shape(), gw, model_scale(d.problem), 0x1p-8);
-    expect_close(fp32->outputs[0].tau, *want, "tau o");
+    expect_close((*fp32)->outputs[0].tau, *want, "tau o");
     const bool derived = traits(m).gate != GateKind::kChannel;
     for (std::size_t o = 0; o < outputs; ++o) {
-      const auto& a = fp32->outputs[o];
-      const auto& b = bf16->outputs[o];
+      const auto& a = (*fp32)->outputs[o];
+      const auto& b = (*bf16)->outputs[o];
       EXPECT_EQ(a.value, b.value);
       const bool forward = o <= 1;  // o, ht
       std::size_t wider = 0;
@@ -124,8 +124,8 @@ TEST(GlrOracle, TauIsTheErrorModelsAndTheBf16GradeWidensWhatItDeclares) {
         EXPECT_GT(wider, a.tau.size() / 2) << name(m) << " output " << o;
       }
     }
-    EXPECT_EQ(fp32->outputs[1].dtype, DType::kF32);
-    EXPECT_EQ(fp32->outputs[0].dtype, DType::kBF16);
+    EXPECT_EQ((*fp32)->outputs[1].dtype, DType::kF32);
+    EXPECT_EQ((*fp32)->outputs[0].dtype, DType::kBF16);
   }
 }
 
@@ -145,7 +145,7 @@ TEST(GlrOracle, NanMaskIsTheTokenSerialOneWithTheChunkFormInsideTheChunk) {
   const int64_t t_star = p.injections.front().index / (s.v_heads * s.value_dim);
   const int64_t hv = p.injections.front().index / s.value_dim % s.v_heads;
   // o: NaN exactly at t >= t* of that sequence and value head, in the poisoned column only.
-  const auto& out = r->outputs[0];
+  const auto& out = (*r)->outputs[0];
   const int64_t col = p.injections.front().index % s.value_dim;
   for (int64_t t = 0; t < s.tokens; ++t) {
     for (int64_t h = 0; h < s.v_heads; ++h) {
@@ -158,7 +158,7 @@ TEST(GlrOracle, NanMaskIsTheTokenSerialOneWithTheChunkFormInsideTheChunk) {
   }
   EXPECT_TRUE(out.alternative.empty());
   // dg: an alternative that differs from the value only in rows of t*'s chunk.
-  const auto& dg = r->outputs[static_cast<std::size_t>(output_index(m, "dg"))];
+  const auto& dg = (*r)->outputs[static_cast<std::size_t>(output_index(m, "dg"))];
   ASSERT_EQ(dg.alternative.size(), dg.value.size());
   const int64_t chunk0 = s.seq_begin(1) + (t_star - s.seq_begin(1)) / 64 * 64;
   bool differs = false;

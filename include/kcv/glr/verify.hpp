@@ -154,8 +154,8 @@ class GlrOracle final : public Oracle {
   explicit GlrOracle(const GlrOptions& options);
   ~GlrOracle() override;
   Expected<ProbeInputs> make_inputs(const Probe& probe) override;
-  Expected<OracleResult> evaluate(const Probe& probe, const ProbeInputs& inputs,
-                                  const Contract& contract) override;
+  Expected<SharedOracleResult> evaluate(const Probe& probe, const ProbeInputs& inputs,
+                                        const Contract& contract) override;
 
   struct Cached;
 

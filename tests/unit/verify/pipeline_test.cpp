@@ -64,8 +64,8 @@ class FakeOracle final : public Oracle {
     if (probe.label == refuse_label) in.refused = "the reference refuses it";
     return in;
   }
-  Expected<OracleResult> evaluate(const Probe& probe, const ProbeInputs&,
-                                  const Contract& c) override {
+  Expected<SharedOracleResult> evaluate(const Probe& probe, const ProbeInputs&,
+                                        const Contract& c) override {
     if (probe.label == fail_label) return make_error(ErrorCode::kInternal, "reference worker died");
     OracleResult r;
     OracleOutput o;
@@ -76,7 +76,7 @@ class FakeOracle final : public Oracle {
     o.tau.assign(4, c.profile == ProfileId::kStrict ? 1e-6 : 1e-1);
     r.outputs.push_back(std::move(o));
     if (no_claim) r.no_value_claim = "no fp64 claim here";
-    return r;
+    return share(std::move(r));
   }
 };
 
@@ -158,11 +158,13 @@ TEST(Pipeline, TimesEachStepAndEachGate) {
   class FailsB final : public Oracle {
    public:
     Expected<ProbeInputs> make_inputs(const Probe& p) override { return base.make_inputs(p); }
-    Expected<OracleResult> evaluate(const Probe& p, const ProbeInputs& in,
-                                    const Contract& c) override {
+    Expected<SharedOracleResult> evaluate(const Probe& p, const ProbeInputs& in,
+                                          const Contract& c) override {
       auto r = base.evaluate(p, in, c);
-      if (r && p.label != "a") r->outputs[0].value[0] += 1.0;  // "b" and "b-small" fail
-      return r;
+      if (!r || p.label == "a") return r;
+      OracleResult changed = **r;
+      changed.outputs[0].value[0] += 1.0;  // "b" and "b-small" fail
+      return share(std::move(changed));
     }
     FakeOracle base;
   } fails_b;

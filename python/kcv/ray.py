@@ -54,8 +54,10 @@ PROFILES = ("strict", "cuda-default", "fast-math", "triton-default", "pytorch-ea
 # there says nothing about the candidate, so verify() marks the reward undecided.
 HARNESS_STATUSES = ("reference_error", "environment", "error", "malformed", "out_of_memory",
                     "load_killed", "poison")
-# Environment variables the driver hands its actors (Ray's runtime_env): what kcv._core reads.
-FORWARDED_ENV = ("KCV_SANDBOX", "KCV_SANDBOX_HIDE")
+# Environment variables the driver hands its actors (Ray's runtime_env): what kcv._core reads,
+# and malloc's huge-page tunable that the audit's entry sets (Ray starts an actor's process with
+# its runtime_env, so glibc reads it there as in a local worker).
+FORWARDED_ENV = ("KCV_SANDBOX", "KCV_SANDBOX_HIDE", "GLIBC_TUNABLES")
 
 
 def reward(outcome: dict, profile: str) -> float:

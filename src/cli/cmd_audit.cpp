@@ -7,12 +7,12 @@
 // extension modules sit beside this executable (<dir>/python/kcv/_core*.so) that directory, and
 // the source tree's python/ (KCV_PYTHON_SOURCE_DIR, or found above the build directory), are put
 // in front of PYTHONPATH, so a build-tree `kcv audit` works without `pip install`.
-// GLIBC_TUNABLES, when unset, becomes glibc.malloc.hugetlb=1 for the orchestrator and every
-// worker (see kHugePageTunable).
+// The Python entry (python/kcv/audit/__main__.py) sets malloc's huge-page tunable
+// (GLIBC_TUNABLES), for `kcv audit` and `python -m kcv.audit` alike.
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdlib>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <string>
@@ -28,14 +28,6 @@ namespace kcv::cli {
 namespace {
 
 CLI::App* g_audit_command = nullptr;  // the subcommand, to read its pass-through arguments
-
-/// malloc's large blocks advised as transparent huge pages (where THP is in `madvise` mode; no
-/// effect under `never` or `always`, nor before glibc 2.35). The audit moves gigabytes through
-/// fresh arrays per call; on 4 KiB pages each page is a fault. bench/audit/cpu_battery.py
-/// --dim 262144 on the 2-core build machine: minor faults 4.92 M -> 1.17 M, system time 22.4 ->
-/// 14.3 s (docs/08_audit.md). Read by glibc at process start, so it is set before the exec, and
-/// only when the caller has not set GLIBC_TUNABLES (an empty value turns it off).
-constexpr const char* kHugePageTunable = "glibc.malloc.hugetlb=1";
 
 }  // namespace
 
@@ -53,7 +45,6 @@ ExitStatus run_audit(const CliOptions& /*o*/) {
     for (const std::string& a : g_audit_command->remaining()) args.push_back(a);
   }
   use_build_tree_python();
-  ::setenv("GLIBC_TUNABLES", kHugePageTunable, /*overwrite=*/0);
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);

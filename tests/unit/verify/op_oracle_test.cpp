@@ -42,11 +42,16 @@ ProbeOutcome outcome_of(const OracleResult& r, int64_t moved, double ratio) {
   return out;
 }
 
-TEST(OpOracle, RefineWithoutABorderlineElementReturnsTheSameResult) {
+// A sum probe of CMP-01, evaluated.
+class OpOracleRefine : public ::testing::Test {
+ protected:
   const Op& op = *find_op("sum");
   const Contract contract;
-  OpOracle oracle(op, contract);
+  OpOracle oracle{op, contract};
   const Evaluated e = evaluate_sum(oracle, op, contract);
+};
+
+TEST_F(OpOracleRefine, WithoutABorderlineElementReturnsTheSameResult) {
   ASSERT_NE(e.result, nullptr);
   const SharedOracleResult refined =
       oracle.refine(e.probe, e.inputs, contract, outcome_of(*e.result, -1, 0), e.result);
@@ -54,11 +59,7 @@ TEST(OpOracle, RefineWithoutABorderlineElementReturnsTheSameResult) {
   EXPECT_FALSE(refined->escalated);
 }
 
-TEST(OpOracle, RefineCopiesTheResultItRecomputesAndLeavesTheSharedOneAlone) {
-  const Op& op = *find_op("sum");
-  const Contract contract;
-  OpOracle oracle(op, contract);
-  const Evaluated e = evaluate_sum(oracle, op, contract);
+TEST_F(OpOracleRefine, CopiesTheResultItRecomputesAndLeavesTheSharedOneAlone) {
   ASSERT_NE(e.result, nullptr);
   ASSERT_FALSE(e.result->outputs.empty());
   const OracleResult before = *e.result;

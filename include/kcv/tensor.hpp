@@ -127,6 +127,9 @@ class HostTensor {
   HostTensor contiguous() const;
   /// All logical elements as fp64 values, row-major: value_at(i) for every i.
   std::vector<double> to_f64() const;
+  /// to_f64 into `out` (its size becomes numel()), reusing out's storage: an array kept from an
+  /// earlier tensor of the same size is neither allocated nor faulted in again.
+  void to_f64(std::vector<double>& out) const;
   /// Logical elements [0, min(numel, values.size())) set to `values`, rounded to the dtype
   /// (encode()). Where several logical elements share a storage position (a broadcast view),
   /// the first of them keeps its value.

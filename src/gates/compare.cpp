@@ -119,6 +119,10 @@ constexpr std::size_t kRadixFrom = std::size_t{1} << 20;  // below: selection is
 }  // namespace
 
 std::vector<double> ratio_quantiles(std::vector<double> ratios) {
+  return ratio_quantiles_in_place(ratios);
+}
+
+std::vector<double> ratio_quantiles_in_place(std::vector<double>& ratios) {
   if (ratios.empty()) return {};
   if (ratios.size() >= kRadixFrom) {
     if (std::optional<std::vector<double>> q = quantiles_by_radix(ratios)) return *q;
@@ -135,7 +139,9 @@ namespace {
 class ValueReader {
  public:
   explicit ValueReader(const HostTensor& t)
-      : t_(t), p_(t.data()), dense_f64_(t.is_contiguous() && t.dtype() == DType::kF64),
+      : t_(t),
+        p_(t.data()),
+        dense_f64_(t.is_contiguous() && t.dtype() == DType::kF64),
         dense_f32_(t.is_contiguous() && t.dtype() == DType::kF32) {}
 
   double operator()(std::size_t i) const {
@@ -148,7 +154,8 @@ class ValueReader {
       uint32_t bits;
       std::memcpy(&bits, p_ + i * sizeof bits, sizeof bits);
       const uint32_t exponent = (bits >> 23) & 0xFFu;
-      if (exponent != 0 && exponent != 0xFFu) return static_cast<double>(std::bit_cast<float>(bits));
+      if (exponent != 0 && exponent != 0xFFu)
+        return static_cast<double>(std::bit_cast<float>(bits));
     }
     return t_.value_at(static_cast<int64_t>(i));
   }
@@ -230,26 +237,51 @@ void compare_into(const OracleOutput& o, const HostTensor& got, int output, Comp
   ratios.resize(static_cast<std::size_t>(at - ratios.data()));
 }
 
+namespace {
+
+thread_local RatioScratch* innermost_scratch = nullptr;
+
+// The ratio array of one comparison: the thread's scratch array, emptied, or a fresh one.
+class Ratios {
+ public:
+  explicit Ratios(std::size_t total)
+      : v_(RatioScratch::current() != nullptr ? *RatioScratch::current() : own_) {
+    v_.clear();
+    v_.reserve(total);
+  }
+  std::vector<double>& get() { return v_; }
+
+ private:
+  std::vector<double> own_;
+  std::vector<double>& v_;
+};
+
+}  // namespace
+
+RatioScratch::RatioScratch() : outer_(innermost_scratch) { innermost_scratch = this; }
+RatioScratch::~RatioScratch() { innermost_scratch = outer_; }
+std::vector<double>* RatioScratch::current() {
+  return innermost_scratch != nullptr ? &innermost_scratch->ratios_ : nullptr;
+}
+
 Comparison compare_output(const OracleOutput& oracle, const HostTensor& candidate, int output,
                           Split split) {
   Comparison c;
-  std::vector<double> ratios;
-  ratios.reserve(oracle.value.size());
-  compare_into(oracle, candidate, output, c, ratios, split);
-  c.quantiles = ratio_quantiles(std::move(ratios));
+  Ratios ratios(oracle.value.size());
+  compare_into(oracle, candidate, output, c, ratios.get(), split);
+  c.quantiles = ratio_quantiles_in_place(ratios.get());
   return c;
 }
 
 Comparison compare_call(const OracleResult& oracle, const CallRecord& call, Split split) {
   Comparison c;
-  std::vector<double> ratios;
   std::size_t total = 0;
   for (const OracleOutput& o : oracle.outputs) total += o.value.size();
-  ratios.reserve(total);
+  Ratios ratios(total);
   for (std::size_t o = 0; o < oracle.outputs.size(); ++o) {
-    compare_into(oracle.outputs[o], call.outputs[o], static_cast<int>(o), c, ratios, split);
+    compare_into(oracle.outputs[o], call.outputs[o], static_cast<int>(o), c, ratios.get(), split);
   }
-  c.quantiles = ratio_quantiles(std::move(ratios));
+  c.quantiles = ratio_quantiles_in_place(ratios.get());
   return c;
 }
 

@@ -23,9 +23,9 @@ double element_ratio(DType out_dtype, double candidate, double oracle, double ta
 double effective_tau(DType out_dtype, double oracle, double tau);
 
 struct Comparison {
-  int64_t judged = 0;       // elements with a ratio
-  int64_t violations = 0;   // ratio > 1 (non-finite candidates included)
-  int64_t nonfinite = 0;    // candidate NaN/Inf where the oracle is finite
+  int64_t judged = 0;      // elements with a ratio
+  int64_t violations = 0;  // ratio > 1 (non-finite candidates included)
+  int64_t nonfinite = 0;   // candidate NaN/Inf where the oracle is finite
   int worst_output = 0;
   int64_t worst_index = -1;  // -1: nothing judged
   double worst_ratio = 0;
@@ -37,6 +37,27 @@ struct Comparison {
 
 /// p50, p90, p99 and max of `ratios` (nearest rank); empty input gives an empty result.
 std::vector<double> ratio_quantiles(std::vector<double> ratios);
+/// ratio_quantiles of `ratios`, which it may reorder.
+std::vector<double> ratio_quantiles_in_place(std::vector<double>& ratios);
+
+/// While one lives on a thread, compare_output and compare_call on that thread keep their array
+/// of ratios from call to call instead of allocating one per call: a fresh array of n doubles is
+/// faulted in and zeroed by the kernel every time, which on large outputs cost more than the
+/// comparison itself (a quarter of the orchestrator's time on a 10^7-element output). run_pipeline
+/// holds one for a kernel's run, so the array lives no longer than the run.
+class RatioScratch {
+ public:
+  RatioScratch();
+  ~RatioScratch();
+  RatioScratch(const RatioScratch&) = delete;
+  RatioScratch& operator=(const RatioScratch&) = delete;
+  /// The array of this thread's innermost RatioScratch; nullptr when there is none.
+  static std::vector<double>* current();
+
+ private:
+  std::vector<double> ratios_;
+  RatioScratch* outer_;
+};
 
 /// Adds the counts of a part that comes after c's elements to `c`; the part's worst element
 /// replaces c's only when strictly worse (ties keep the first index, as the serial loop does).

@@ -13,8 +13,11 @@
 // than kMinInformative informative elements pools E over the eager runs of more seeds.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
+#include <iterator>
+#include <memory>
 #include <optional>
 
 #include "kcv/kernelbench.hpp"
@@ -72,7 +75,7 @@ struct ModelOracle::Cache {
   std::map<std::tuple<bool, bool, int>, std::vector<EagerScale>> eager_scales;
   // The result per (profile's eager run, declared eager run, alternative): the profiles judging
   // one probe mostly share one, and each would otherwise walk the same outputs again.
-  std::map<std::tuple<int, int, int>, SharedOracleResult> results;
+  std::map<std::tuple<int, int, int>, std::shared_ptr<OracleResult>> results;
   std::string refused;
   // Whether this probe's inputs are staged on the reference's device (the stage task, sent at
   // the probe's first run): unset before that run, false when staging failed or was lost.
@@ -80,6 +83,47 @@ struct ModelOracle::Cache {
   // The last draw (shape, seed): consecutive probes of one shape share it.
   std::optional<std::pair<Constants, uint64_t>> draw_key;
   std::vector<HostTensor> drawn;
+  // The fp64 arrays of the probe before, for this probe's to reuse (consecutive probes mostly
+  // have one shape): a fresh array is faulted in and zeroed by the kernel, which cost more than
+  // filling it. They keep their sizes, so an array refilled at the same size is not written twice.
+  std::vector<std::vector<double>> spare;
+
+  // A spare array of capacity >= n (the last such), else the last spare, else a new one.
+  std::vector<double> take(std::size_t n) {
+    if (spare.empty()) return {};
+    auto it = std::find_if(spare.rbegin(), spare.rend(),
+                           [n](const std::vector<double>& v) { return v.capacity() >= n; });
+    const auto at = it != spare.rend() ? std::prev(it.base()) : std::prev(spare.end());
+    std::vector<double> v = std::move(*at);
+    spare.erase(at);
+    return v;
+  }
+  void keep(std::vector<double>& v) {
+    if (v.capacity() > 0) spare.push_back(std::move(v));
+  }
+  // The probe's arrays into `spare`: its runs' values, and its results where no judge holds
+  // them any longer (a result still shared keeps its arrays).
+  void recycle() {
+    for (auto& [key, values] : fp64)
+      for (std::vector<double>& v : values) keep(v);
+    for (auto& [key, values] : eager_values)
+      for (std::vector<double>& v : values) keep(v);
+    for (auto& [key, result] : results) {
+      if (result.use_count() != 1) continue;
+      for (OracleOutput& o : result->outputs) {
+        keep(o.value);
+        keep(o.tau);
+        keep(o.declared);
+        keep(o.alternative);
+      }
+    }
+  }
+  // `from` copied into a spare array.
+  std::vector<double> copy_of(const std::vector<double>& from) {
+    std::vector<double> v = take(from.size());
+    v.assign(from.begin(), from.end());
+    return v;
+  }
 };
 
 ModelOracle::ModelOracle(ModuleWorkers& workers, ModuleConfig config)
@@ -141,10 +185,15 @@ Expected<ProbeInputs> ModelOracle::make_inputs(const Probe& probe) {
 
 namespace {
 
-// fp64 values of a reference64 call's outputs (f64 views: exact).
-std::vector<std::vector<double>> values_of(const CallRecord& rec) {
+// fp64 values of tensors (a reference64 call's outputs: f64 views, exact; an eager run's),
+// each into an array of `take(n)`.
+template <class Take>
+std::vector<std::vector<double>> values_of(const std::vector<HostTensor>& tensors, Take&& take) {
   std::vector<std::vector<double>> out;
-  for (const HostTensor& t : rec.outputs) out.push_back(t.to_f64());
+  for (const HostTensor& t : tensors) {
+    out.push_back(take(static_cast<std::size_t>(t.numel())));
+    t.to_f64(out.back());
+  }
   return out;
 }
 
@@ -193,6 +242,7 @@ Expected<SharedOracleResult> ModelOracle::evaluate(const Probe& probe, const Pro
                                                    const Contract& contract) {
   const std::string token = probe_to_token(probe);
   if (cache_->token != token) {
+    cache_->recycle();
     cache_->token = token;
     cache_->fp64.clear();
     cache_->eager.clear();
@@ -228,7 +278,8 @@ Expected<SharedOracleResult> ModelOracle::evaluate(const Probe& probe, const Pro
   const std::tuple<int, int, int> result_key{
       flags_code(profile_flags), config_.declared_precision ? flags_code(declared_flags) : -1,
       has_alternative ? (exc01 ? 1 : 0) | (exc02 ? 2 : 0) : -1};
-  if (auto it = cache_->results.find(result_key); it != cache_->results.end()) return it->second;
+  if (auto it = cache_->results.find(result_key); it != cache_->results.end())
+    return SharedOracleResult(it->second);
 
   // A trusted run of this probe. Its inputs cross to the worker once: the probe's first run
   // stages them on the reference's device (the stage task), and every run names them by key
@@ -281,7 +332,10 @@ Expected<SharedOracleResult> ModelOracle::evaluate(const Probe& probe, const Pro
       return make_error(ErrorCode::kInternal, "reference64: " + describe_call(rec),
                         "reference worker");
     }
-    return &cache_->fp64.emplace(std::pair{nan_number, flush}, values_of(rec)).first->second;
+    return &cache_->fp64
+                .emplace(std::pair{nan_number, flush},
+                         values_of(rec.outputs, [&](std::size_t n) { return cache_->take(n); }))
+                .first->second;
   };
   const auto eager = [&](EagerFlags f) -> Expected<const std::vector<HostTensor>*> {
     const auto key = std::tuple{f.cudnn, f.matmul, static_cast<int>(f.autocast)};
@@ -355,9 +409,7 @@ Expected<SharedOracleResult> ModelOracle::evaluate(const Probe& probe, const Pro
   };
   const auto values = [&](const EagerFlags& f, const std::vector<HostTensor>& run) {
     auto [it, fresh] = cache_->eager_values.try_emplace(key_of(f));
-    if (fresh) {
-      for (const HostTensor& t : run) it->second.push_back(t.to_f64());
-    }
+    if (fresh) it->second = values_of(run, [&](std::size_t n) { return cache_->take(n); });
     return &it->second;
   };
   const std::vector<EagerScale>* strict_scales = scales(strict_flags, **eager_strict);
@@ -374,7 +426,7 @@ Expected<SharedOracleResult> ModelOracle::evaluate(const Probe& probe, const Pro
     OracleOutput out;
     out.dtype = spec.dtype;
     out.shape = spec.shape;
-    out.value = (**value)[o];
+    out.value = cache_->copy_of((**value)[o]);
     const EagerScale s = (*strict_scales)[o];
     double e = s.e;
     e = std::max(e, (*profile_scales)[o].e);
@@ -389,11 +441,13 @@ Expected<SharedOracleResult> ModelOracle::evaluate(const Probe& probe, const Pro
     }
     const double u = unit_roundoff(spec.dtype);
     const std::vector<double>& declared = (*declared_values)[o];
+    out.tau = cache_->take(out.value.size());
     out.tau.resize(out.value.size());
-    out.declared.resize(out.value.size());
     // Both runs have the outputs' shapes (kcv allocates them), so n is the output's size.
     const std::size_t n = std::min(out.value.size(), declared.size());
-    std::copy_n(declared.begin(), n, out.declared.begin());
+    out.declared = cache_->take(out.value.size());
+    out.declared.assign(declared.begin(), declared.begin() + static_cast<std::ptrdiff_t>(n));
+    out.declared.resize(out.value.size());
     for (std::size_t i = 0; i < n; ++i) {
       const double y = out.value[i];
       const double d = declared[i];
@@ -406,13 +460,17 @@ Expected<SharedOracleResult> ModelOracle::evaluate(const Probe& probe, const Pro
         out.tau[i] = u * std::fabs(y) + kEagerMultiple * e;
       }
     }
-    if (alternative != nullptr) out.alternative = (*alternative)[o];
+    // Elements past n are not judged by value (tau 0), whatever a spare array held there.
+    std::fill(out.tau.begin() + static_cast<std::ptrdiff_t>(n), out.tau.end(), 0.0);
+    if (alternative != nullptr) out.alternative = cache_->copy_of((*alternative)[o]);
     if (is_floating(spec.dtype) && result.no_value_claim.empty()) {
       result.no_value_claim = no_claim_reason(e, rms_of(out.value));
     }
     result.outputs.push_back(std::move(out));
   }
-  return cache_->results.emplace(result_key, share(std::move(result))).first->second;
+  return SharedOracleResult(
+      cache_->results.emplace(result_key, std::make_shared<OracleResult>(std::move(result)))
+          .first->second);
 }
 
 }  // namespace kcv::kb

@@ -171,7 +171,13 @@ HostTensor HostTensor::contiguous() const {
 }
 
 std::vector<double> HostTensor::to_f64() const {
-  std::vector<double> values(static_cast<std::size_t>(numel()));
+  std::vector<double> values;
+  to_f64(values);
+  return values;
+}
+
+void HostTensor::to_f64(std::vector<double>& values) const {
+  values.resize(static_cast<std::size_t>(numel()));
   numeric::dispatch_dtype(dtype_, [&]<DType T>() {
     const std::byte* base = storage();
     for_each_row([&](int64_t first, int64_t pos, int64_t count, int64_t stride) {
@@ -179,7 +185,6 @@ std::vector<double> HostTensor::to_f64() const {
                              values.data() + first);
     });
   });
-  return values;
 }
 
 namespace {

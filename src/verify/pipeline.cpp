@@ -12,6 +12,8 @@
 #include <chrono>
 #include <map>
 
+#include "gates/compare.hpp"
+
 namespace kcv {
 
 Contract with_profile(const Contract& contract, ProfileId profile) {
@@ -339,6 +341,7 @@ PipelineReport run_pipeline(ProbeSource& source, Oracle& oracle, CandidateRunner
                                         : options.gates;
   PipelineReport report;
   for (ProfileId p : profiles) report.profiles.push_back(ProfileResults{p, {}});
+  const gates::RatioScratch scratch;  // the judges' ratio array, kept for the run
   GateRun run(source, oracle, runner, contract, options, profiles, report.stopped, report.timings);
   for (std::size_t g = 0; g < kAllGates.size(); ++g) {
     const GateId id = kAllGates[g];

@@ -1,6 +1,8 @@
 // File: tests/unit/gates/compare_test.cpp
 // The shared element comparison: the ratio's definition at its edges (tau == 0, signed zeros,
 // non-finite candidate or oracle, subnormal outputs) and the ratio quantiles.
+#include "gates/compare.hpp"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -9,7 +11,6 @@
 #include <random>
 #include <vector>
 
-#include "gates/compare.hpp"
 #include "unit/gates/synthetic.hpp"
 
 namespace kcv::gates {
@@ -119,6 +120,34 @@ TEST(CompareCall, ReportsWorstElementAndCounts) {
   EXPECT_EQ(c.candidate, 2 + 0x1p-7);
   EXPECT_EQ(c.oracle, 2.0);
   EXPECT_EQ(c.quantiles.back(), 4.0);
+}
+
+TEST(CompareCall, UnderARatioScratchKeepsItsArrayAndGivesTheSameComparison) {
+  testing::Synthetic s;
+  s.with_oracle(DType::kF32, {1, 2, kNaN, 4}, {0x1p-9, 0x1p-9, 0x1p-9, 0x1p-9});
+  const CallRecord call = testing::call_of(DType::kF32, {1, 2 + 0x1p-7, 7, 4 - 0x1p-10});
+  const Comparison plain = compare_call(s.oracle, call);
+  EXPECT_EQ(RatioScratch::current(), nullptr);
+  {
+    const RatioScratch scratch;
+    ASSERT_NE(RatioScratch::current(), nullptr);
+    for (int k = 0; k < 2; ++k) {  // the second call reuses the first one's array
+      const Comparison c = compare_call(s.oracle, call);
+      EXPECT_EQ(c.quantiles, plain.quantiles);
+      EXPECT_EQ(c.worst_index, plain.worst_index);
+      EXPECT_EQ(c.judged, plain.judged);
+      EXPECT_EQ(RatioScratch::current()->size(), 3u);  // the judged elements' ratios
+      EXPECT_GE(RatioScratch::current()->capacity(), 4u);
+    }
+    {
+      const RatioScratch inner;  // scopes nest: the innermost one serves
+      EXPECT_NE(RatioScratch::current(), nullptr);
+      EXPECT_EQ(compare_output(s.oracle.outputs[0], call.outputs[0], 0).quantiles, plain.quantiles);
+      EXPECT_EQ(RatioScratch::current()->size(), 3u);
+    }
+    EXPECT_EQ(RatioScratch::current()->size(), 3u);
+  }
+  EXPECT_EQ(RatioScratch::current(), nullptr);
 }
 
 TEST(CompareCall, DetectsMismatchedOutputs) {

@@ -42,9 +42,10 @@ std::vector<double> ratio_quantiles_in_place(std::vector<double>& ratios);
 
 /// While one lives on a thread, compare_output and compare_call on that thread keep their array
 /// of ratios from call to call instead of allocating one per call: a fresh array of n doubles is
-/// faulted in and zeroed by the kernel every time, which on large outputs cost more than the
-/// comparison itself (a quarter of the orchestrator's time on a 10^7-element output). run_pipeline
-/// holds one for a kernel's run, so the array lives no longer than the run.
+/// faulted in and zeroed by the kernel every time, which on outputs of millions of elements costs
+/// more than the comparison itself (a perf profile of an audited kernel's orchestrator shows it
+/// as page faults under compare_into). run_pipeline holds one for a kernel's run, so the array
+/// lives no longer than the run.
 class RatioScratch {
  public:
   RatioScratch();

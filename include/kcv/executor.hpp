@@ -26,16 +26,22 @@ struct OutputSpec {
 struct CallOptions {
   LaunchConfig launch;
   std::map<std::string, double> params;
-  uint64_t sentinel_seed = 0;      // per-call sentinel derives from this
-  int64_t address_shift = 0;       // bytes added before each buffer
-  bool randomize_guards = false;   // fill input guards/padding with random bits (RES-01)
+  uint64_t sentinel_seed = 0;     // per-call sentinel derives from this
+  int64_t address_shift = 0;      // bytes added before each buffer
+  bool randomize_guards = false;  // fill input guards/padding with random bits (RES-01)
   uint64_t guard_seed = 0;
-  int timeout_ms = 10000;          // forked executor; <= 0: no deadline
-  bool plain_buffers = false;      // replica mode: zero guards and zero-initialised outputs
+  int timeout_ms = 10000;      // forked executor; <= 0: no deadline
+  bool plain_buffers = false;  // replica mode: zero guards and zero-initialised outputs
   /// Worker executor only: the call request's "task" object (a JSON object text) for workers
   /// whose calls are typed tasks (docs/06 §7.3); built by the kind's own typed layer
   /// (kcv/kernelbench.hpp). Empty: the request has no task.
   std::string task_json;
+  /// Worker executor only, for a trusted worker's calls (the reference's), one after another:
+  /// the call's shared-memory file is the one this executor kept from its last such call when
+  /// the buffers fit (else a new one, kept in its place), and only the inputs and the outputs'
+  /// guard bytes are copied in (the worker writes every output element). A candidate's calls
+  /// never set it: each gets a fresh file, new pages and addresses, revoked after the call.
+  bool keep_call_file = false;
 };
 
 class Executor {

@@ -137,6 +137,7 @@ CallOptions reference_options(const ModuleConfig& c, uint64_t salt) {
   CallOptions o;
   o.timeout_ms = c.call_budget_ms();
   o.sentinel_seed = mix_seed(0x7265660aULL, salt);
+  o.keep_call_file = true;  // the trusted reference's calls share one call file
   return o;
 }
 

@@ -62,6 +62,7 @@ Replica run_replica(ModuleWorkers& workers, ModuleRunner& runner, const ModulePr
   }
   CallOptions ref_options;
   ref_options.timeout_ms = config.call_budget_ms();
+  ref_options.keep_call_file = true;  // the trusted reference's calls share one call file
   for (std::size_t t = 0; t < problem.facts.trial_seeds.size(); ++t) {
     const uint64_t seed = problem.facts.trial_seeds[t];
     ref_options.timeout_ms = config.call_budget_ms();  // what is left of the kernel's time

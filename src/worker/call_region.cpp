@@ -48,11 +48,16 @@ void populate(void* base, std::size_t size) {
   }
 }
 
-}  // namespace
+// Where one call's buffers sit in a call file: the header (its 8-byte length, then the
+// safetensors JSON padded to a 64-byte boundary), each buffer's absolute begin, and the bytes
+// used in all.
+struct Layout {
+  std::string header;
+  std::vector<std::size_t> begins, sizes;
+  std::size_t size = 0;
+};
 
-Expected<CallRegion> CallRegion::create(const std::string& dir,
-                                        const std::vector<RegionBuffer>& bufs,
-                                        int64_t address_shift) {
+Layout plan(const std::vector<RegionBuffer>& bufs, int64_t address_shift) {
   nlohmann::json header = nlohmann::json::object();
   header["__metadata__"] = {{"format", "kcv-call"}, {"protocol", "1"}};
   std::vector<std::size_t> rel;
@@ -68,15 +73,34 @@ Expected<CallRegion> CallRegion::create(const std::string& dir,
   std::string text = header.dump();
   text.append(align_up(8 + text.size()) - 8 - text.size(), ' ');
   const std::size_t data_start = 8 + text.size();
+  Layout out;
+  const uint64_t n = text.size();
+  for (int k = 0; k < 8; ++k) out.header.push_back(static_cast<char>((n >> (8 * k)) & 0xFF));
+  out.header += text;
+  for (std::size_t k = 0; k < bufs.size(); ++k) {
+    out.begins.push_back(data_start + rel[k]);
+    out.sizes.push_back(bufs[k].size);
+  }
+  out.size = std::max<std::size_t>(data_start + cursor, 1);
+  return out;
+}
+
+}  // namespace
+
+Expected<CallRegion> CallRegion::create(const std::string& dir,
+                                        const std::vector<RegionBuffer>& bufs,
+                                        int64_t address_shift) {
+  Layout layout = plan(bufs, address_shift);
   CallRegion r;
-  r.size_ = std::max<std::size_t>(data_start + cursor, 1);
+  r.size_ = r.capacity_ = layout.size;
   r.path_ = dir + "/" + unique_name();
   const int fd = open(r.path_.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
   if (fd < 0)
     return make_error(ErrorCode::kIo, fmt::format("cannot create: {}", std::strerror(errno)),
                       r.path_);
   const int rc = posix_fallocate(fd, 0, static_cast<off_t>(r.size_));
-  void* p = rc == 0 ? mmap(nullptr, r.size_, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) : MAP_FAILED;
+  void* p =
+      rc == 0 ? mmap(nullptr, r.size_, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) : MAP_FAILED;
   const int map_errno = errno;
   close(fd);
   if (p != MAP_FAILED) populate(p, r.size_);
@@ -84,24 +108,32 @@ Expected<CallRegion> CallRegion::create(const std::string& dir,
     unlink(r.path_.c_str());
     r.path_.clear();
     return make_error(ErrorCode::kIo,
-                      fmt::format("cannot reserve {} bytes of shared memory in {}: {}", r.size_, dir,
-                                  std::strerror(rc != 0 ? rc : map_errno)));
+                      fmt::format("cannot reserve {} bytes of shared memory in {}: {}", r.size_,
+                                  dir, std::strerror(rc != 0 ? rc : map_errno)));
   }
   r.base_ = static_cast<std::byte*>(p);
-  const uint64_t n = text.size();
-  for (int k = 0; k < 8; ++k) r.base_[k] = static_cast<std::byte>((n >> (8 * k)) & 0xFF);
-  std::memcpy(r.base_ + 8, text.data(), text.size());
-  for (std::size_t k = 0; k < bufs.size(); ++k) {
-    r.begins_.push_back(data_start + rel[k]);
-    r.sizes_.push_back(bufs[k].size);
-  }
+  std::memcpy(r.base_, layout.header.data(), layout.header.size());
+  r.begins_ = std::move(layout.begins);
+  r.sizes_ = std::move(layout.sizes);
   return r;
+}
+
+bool CallRegion::reuse(const std::vector<RegionBuffer>& bufs, int64_t address_shift) {
+  if (base_ == nullptr) return false;
+  Layout layout = plan(bufs, address_shift);
+  if (layout.size > capacity_) return false;
+  std::memcpy(base_, layout.header.data(), layout.header.size());
+  size_ = layout.size;
+  begins_ = std::move(layout.begins);
+  sizes_ = std::move(layout.sizes);
+  return true;
 }
 
 CallRegion::CallRegion(CallRegion&& o) noexcept
     : path_(std::move(o.path_)),
       base_(o.base_),
       size_(o.size_),
+      capacity_(o.capacity_),
       begins_(std::move(o.begins_)),
       sizes_(std::move(o.sizes_)) {
   o.base_ = nullptr;
@@ -109,14 +141,14 @@ CallRegion::CallRegion(CallRegion&& o) noexcept
 }
 
 CallRegion::~CallRegion() {
-  if (base_ != nullptr) munmap(base_, size_);
+  if (base_ != nullptr) munmap(base_, capacity_);
   if (!path_.empty()) unlink(path_.c_str());
 }
 
 std::span<std::byte> CallRegion::buffer(std::size_t k) { return {base_ + begins_[k], sizes_[k]}; }
 
 void CallRegion::revoke() {
-  if (base_ != nullptr) munmap(base_, size_);
+  if (base_ != nullptr) munmap(base_, capacity_);
   base_ = nullptr;
   if (!path_.empty()) {
     const int rc = truncate(path_.c_str(), 0);

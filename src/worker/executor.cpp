@@ -21,10 +21,12 @@ namespace {
 
 struct Pending {
   exec::CallBuffers buffers;
-  std::optional<worker::CallRegion> region;
+  std::optional<worker::CallRegion> fresh;
+  worker::CallRegion* kept = nullptr;  // the executor's kept file, when the call uses it
+  worker::CallRegion& region() { return kept != nullptr ? *kept : *fresh; }
   std::optional<exec::KernelOutcome> outcome;  // set once the call ended, one way or another
-  bool returned = false;                        // a result arrived: audit the buffers
-  std::string reply;                            // the result reply, as sent
+  bool returned = false;                       // a result arrived: audit the buffers
+  std::string reply;                           // the result reply, as sent
 };
 
 class WorkerExecutorImpl final : public WorkerExecutor {
@@ -54,7 +56,7 @@ class WorkerExecutorImpl final : public WorkerExecutor {
                                   const std::vector<CallOptions>& options);
   std::optional<exec::KernelOutcome> refuse(Candidate& candidate,
                                             const std::vector<OutputSpec>& outputs);
-  void make_region(Pending& p, int64_t address_shift);
+  void make_region(Pending& p, const CallOptions& o);
   bool send(Pending& p, uint64_t id, const CallOptions& o);
   void run_calls(std::vector<Pending>& calls, const std::vector<CallOptions>& options);
   void collect(const std::vector<Pending*>& calls, const std::vector<uint64_t>& ids,
@@ -62,6 +64,7 @@ class WorkerExecutorImpl final : public WorkerExecutor {
   void accept(Pending& p, const nlohmann::json& result);
 
   worker::Session session_;
+  std::optional<worker::CallRegion> kept_;  // the trusted calls' file (CallOptions::keep_call_file)
   uint64_t next_id_ = 1;
   WorkerCallCosts costs_;
 };
@@ -97,18 +100,43 @@ std::optional<exec::KernelOutcome> WorkerExecutorImpl::refuse(
   return std::nullopt;
 }
 
-void WorkerExecutorImpl::make_region(Pending& p, int64_t address_shift) {
-  auto region = worker::CallRegion::create(session_.options().shm_dir,
-                                           worker::region_layout(p.buffers), address_shift);
-  if (!region) throw std::runtime_error("worker executor: " + region.error().to_string());
-  p.region.emplace(std::move(*region));
+// The bytes of an output's raw buffer outside its elements (guards), copied from `from` to `to`.
+void copy_guard_bytes(std::span<std::byte> to, std::span<const std::byte> from,
+                      const HostTensor& t) {
+  const std::size_t front = t.raw_storage_begin();
+  const std::size_t back = front + static_cast<std::size_t>(t.storage_elems()) *
+                                       static_cast<std::size_t>(dtype_size(t.dtype()));
+  std::memcpy(to.data(), from.data(), std::min(front, to.size()));
+  if (back < to.size()) std::memcpy(to.data() + back, from.data() + back, to.size() - back);
+}
+
+void WorkerExecutorImpl::make_region(Pending& p, const CallOptions& o) {
+  const auto layout = worker::region_layout(p.buffers);
+  if (o.keep_call_file && !(kept_ && kept_->reuse(layout, o.address_shift))) {
+    kept_.reset();  // its pages go before the larger file's are reserved
+    auto region = worker::CallRegion::create(session_.options().shm_dir, layout, o.address_shift);
+    if (!region) throw std::runtime_error("worker executor: " + region.error().to_string());
+    kept_.emplace(std::move(*region));
+  }
+  if (o.keep_call_file) {
+    p.kept = &*kept_;
+  } else {
+    auto region = worker::CallRegion::create(session_.options().shm_dir, layout, o.address_shift);
+    if (!region) throw std::runtime_error("worker executor: " + region.error().to_string());
+    p.fresh.emplace(std::move(*region));
+  }
   const auto raws = exec::raw_buffers(p.buffers);
-  for (std::size_t k = 0; k < raws.size(); ++k)
-    std::memcpy(p.region->buffer(k).data(), raws[k].data(), raws[k].size());
+  const std::size_t n_inputs = p.buffers.inputs.size();
+  for (std::size_t k = 0; k < raws.size(); ++k) {
+    if (p.kept != nullptr && k >= n_inputs)
+      copy_guard_bytes(p.region().buffer(k), raws[k], p.buffers.outputs[k - n_inputs]);
+    else
+      std::memcpy(p.region().buffer(k).data(), raws[k].data(), raws[k].size());
+  }
 }
 
 bool WorkerExecutorImpl::send(Pending& p, uint64_t id, const CallOptions& o) {
-  return session_.process()->send(worker::call_request(id, *p.region, p.buffers, o));
+  return session_.process()->send(worker::call_request(id, p.region(), p.buffers, o));
 }
 
 void fail_all(const std::vector<Pending*>& calls, CallStatus status, const std::string& message) {
@@ -126,10 +154,10 @@ void WorkerExecutorImpl::accept(Pending& p, const nlohmann::json& result) {
   p.buffers.input_first_difference.clear();
   for (std::size_t k = 0; k < n_inputs; ++k)
     p.buffers.input_first_difference.push_back(
-        exec::first_difference(p.region->buffer(k), raws[k]));
+        exec::first_difference(p.region().buffer(k), raws[k]));
   for (std::size_t k = n_inputs; k < raws.size(); ++k)
-    std::memcpy(raws[k].data(), p.region->buffer(k).data(), raws[k].size());
-  p.region->revoke();  // a thread still writing through a mapping of it dies of SIGBUS
+    std::memcpy(raws[k].data(), p.region().buffer(k).data(), raws[k].size());
+  if (p.kept == nullptr) p.region().revoke();  // a thread still writing through it dies of SIGBUS
   p.outcome = worker::outcome_of(result);
   p.returned = true;
   p.reply = result.dump();
@@ -260,8 +288,11 @@ std::vector<CallRecord> WorkerExecutorImpl::run_all(Candidate& candidate,
       for (Pending& p : calls) p.outcome = *no;
     } else {
       t0 = worker::Clock::now();
-      for (std::size_t i = 0; i < options.size(); ++i)
-        make_region(calls[i], options[i].address_shift);
+      for (std::size_t i = 0; i < options.size(); ++i) {
+        CallOptions o = options[i];
+        o.keep_call_file = o.keep_call_file && options.size() == 1;  // one kept file: one call
+        make_region(calls[i], o);
+      }
       costs_.prepare_s += seconds_since(t0);
       run_calls(calls, options);
     }

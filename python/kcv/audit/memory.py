@@ -25,9 +25,11 @@ from kcv.audit.memory_ledger import Ledger
 # reference's draw, the probe's transformed tensors and the executor's guarded copy of a call;
 # of the outputs (as f32), the fp64 value, tau and the declared eager run as fp64 (2 each), the
 # alternative fp64 run, two eager f32 runs, and the candidate outputs of up to four calls. By count,
-# plus the reference worker's own copy of the inputs.
-INPUT_COPIES = 4
-OUTPUT_COPIES = 16
+# plus the reference worker's own copy of the inputs, and the reference's kept call file
+# (CallOptions::keep_call_file), as large as its largest call: a stage of the inputs or the fp64
+# outputs, counted as one input copy and two output copies.
+INPUT_COPIES = 5
+OUTPUT_COPIES = 18
 
 
 def estimate_host_bytes(input_bytes: int, output_bytes: int) -> int:

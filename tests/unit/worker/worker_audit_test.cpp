@@ -26,27 +26,6 @@ Pair run_both(const std::string& kernel, const std::vector<HostTensor>& inputs,
   return p;
 }
 
-void expect_same(const CallRecord& a, const CallRecord& b) {
-  EXPECT_EQ(a.status, b.status);
-  EXPECT_EQ(a.message, b.message);
-  EXPECT_EQ(a.launch, b.launch);
-  EXPECT_EQ(a.sentinel, b.sentinel);
-  EXPECT_EQ(a.inputs_unchanged, b.inputs_unchanged);
-  EXPECT_EQ(a.mutated_input, b.mutated_input);
-  EXPECT_EQ(a.first_mutated_input_elem, b.first_mutated_input_elem);
-  EXPECT_EQ(a.guards_intact, b.guards_intact);
-  EXPECT_EQ(a.first_guard_violation, b.first_guard_violation);
-  EXPECT_EQ(a.all_written, b.all_written);
-  EXPECT_EQ(a.first_unwritten, b.first_unwritten);
-  EXPECT_EQ(a.unwritten_output, b.unwritten_output);
-  ASSERT_EQ(a.outputs.size(), b.outputs.size());
-  for (std::size_t k = 0; k < a.outputs.size(); ++k) {
-    const auto ra = a.outputs[k].raw(), rb = b.outputs[k].raw();
-    ASSERT_EQ(ra.size(), rb.size());
-    EXPECT_TRUE(std::equal(ra.begin(), ra.end(), rb.begin())) << "output " << k << " raw bytes";
-  }
-}
-
 TEST(WorkerAudit, GoodKernelGivesTheInProcessOutputsBitForBit) {
   const Pair p = run_both("good_add", add_inputs());
   EXPECT_EQ(p.there.status, CallStatus::kOk) << p.there.message;

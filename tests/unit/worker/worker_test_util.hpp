@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "fixtures/fixture_paths.hpp"
 #include "kcv/candidate.hpp"
 #include "kcv/worker.hpp"
@@ -57,6 +59,29 @@ inline void expect_sums(const CallRecord& r) {
   ASSERT_EQ(r.outputs.size(), 1u);
   for (int64_t i = 0; i < kN; ++i)
     EXPECT_EQ(r.outputs[0].value_at(i), 3.0 * static_cast<double>(i) + 0.25) << i;
+}
+
+// The worker's record of a call equals the in-process executor's: status, message, audit facts
+// and every raw output byte.
+inline void expect_same(const CallRecord& a, const CallRecord& b) {
+  EXPECT_EQ(a.status, b.status);
+  EXPECT_EQ(a.message, b.message);
+  EXPECT_EQ(a.launch, b.launch);
+  EXPECT_EQ(a.sentinel, b.sentinel);
+  EXPECT_EQ(a.inputs_unchanged, b.inputs_unchanged);
+  EXPECT_EQ(a.mutated_input, b.mutated_input);
+  EXPECT_EQ(a.first_mutated_input_elem, b.first_mutated_input_elem);
+  EXPECT_EQ(a.guards_intact, b.guards_intact);
+  EXPECT_EQ(a.first_guard_violation, b.first_guard_violation);
+  EXPECT_EQ(a.all_written, b.all_written);
+  EXPECT_EQ(a.first_unwritten, b.first_unwritten);
+  EXPECT_EQ(a.unwritten_output, b.unwritten_output);
+  ASSERT_EQ(a.outputs.size(), b.outputs.size());
+  for (std::size_t k = 0; k < a.outputs.size(); ++k) {
+    const auto ra = a.outputs[k].raw(), rb = b.outputs[k].raw();
+    ASSERT_EQ(ra.size(), rb.size());
+    EXPECT_TRUE(std::equal(ra.begin(), ra.end(), rb.begin())) << "output " << k << " raw bytes";
+  }
 }
 
 }  // namespace kcv::testing

@@ -1,0 +1,121 @@
+// File: tests/unit/worker/kept_call_file_test.cpp
+// CallOptions::keep_call_file: a trusted worker's calls, one after another, share one call file.
+// Each call still gives the in-process executor's record (no output of the call before shows
+// through; the output guards are checked on every call), the file takes calls of other sizes,
+// and it is the only file the executor leaves while it lives, and goes with it.
+#include <dirent.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+
+#include "worker_test_util.hpp"
+
+namespace kcv {
+namespace {
+
+using namespace kcv::testing;
+
+CallOptions kept_options(int64_t address_shift = 0) {
+  CallOptions o = call_options();
+  o.keep_call_file = true;
+  o.address_shift = address_shift;
+  return o;
+}
+
+// add_inputs() plus `offset` on x (exact in f32), dense or with x's rows padded behind a storage
+// offset (a larger raw buffer, so a larger call file).
+std::vector<HostTensor> inputs_with(double offset, bool padded) {
+  std::vector<HostTensor> in = add_inputs();
+  HostTensor x = padded ? HostTensor(DType::kF32, kShape, {64, 1}, 5) : in[0];
+  for (int64_t i = 0; i < kN; ++i) x.set_value_at(i, in[0].value_at(i) + offset);
+  return {x, in[1]};
+}
+
+int files_in(const std::string& dir) {
+  DIR* d = opendir(dir.c_str());
+  if (d == nullptr) return -1;
+  int n = 0;
+  while (dirent* e = readdir(d)) n += e->d_name[0] != '.';
+  closedir(d);
+  return n;
+}
+
+struct ShmDir {
+  std::string path;
+  ShmDir() {
+    char dir[] = "/tmp/kcv-kept-XXXXXX";
+    path = mkdtemp(dir) != nullptr ? dir : "";
+  }
+  ~ShmDir() {
+    if (!path.empty()) rmdir(path.c_str());
+  }
+};
+
+TEST(KeptCallFile, EveryCallGivesTheInProcessRecordWhateverTheSizeBefore) {
+  ShmDir shm;
+  ASSERT_FALSE(shm.path.empty());
+  auto c = load_here("good_add");
+  ASSERT_NE(c, nullptr);
+  WorkerOptions opt = worker_options("good_add");
+  opt.shm_dir = shm.path;
+  auto there = make_worker_executor(opt);
+  auto here = make_in_process_executor();
+  // large, small, large and shifted, small: the outputs differ from one call to the next
+  const struct {
+    double offset;
+    bool padded;
+    int64_t shift;
+  } calls[] = {{0, true, 0}, {100, false, 0}, {200, true, 16}, {300, false, 0}};
+  for (const auto& k : calls) {
+    const std::vector<HostTensor> in = inputs_with(k.offset, k.padded);
+    const CallOptions o = kept_options(k.shift);
+    const CallRecord want = here->run(*c, in, kOut, o);
+    const CallRecord got = there->run(*c, in, kOut, o);
+    ASSERT_EQ(got.status, CallStatus::kOk) << got.message;
+    EXPECT_EQ(got.outputs[0].value_at(0), k.offset + 0.25);
+    expect_same(want, got);
+    EXPECT_EQ(files_in(shm.path), 1) << "the kept file, and no other";
+  }
+  EXPECT_EQ(there->workers_started(), 1);
+  there.reset();
+  EXPECT_EQ(files_in(shm.path), 0);
+}
+
+TEST(KeptCallFile, ACallWithoutItGetsAFreshFileAndLeavesTheKeptOne) {
+  ShmDir shm;
+  ASSERT_FALSE(shm.path.empty());
+  auto c = load_here("good_add");
+  ASSERT_NE(c, nullptr);
+  WorkerOptions opt = worker_options("good_add");
+  opt.shm_dir = shm.path;
+  auto w = make_worker_executor(opt);
+  EXPECT_EQ(w->run(*c, add_inputs(), kOut, kept_options()).status, CallStatus::kOk);
+  const CallRecord fresh = w->run(*c, add_inputs(), kOut, call_options());
+  EXPECT_EQ(fresh.status, CallStatus::kOk) << fresh.message;
+  expect_sums(fresh);
+  EXPECT_EQ(files_in(shm.path), 1);
+  const CallRecord again = w->run(*c, add_inputs(), kOut, kept_options());
+  EXPECT_EQ(again.status, CallStatus::kOk) << again.message;
+  expect_sums(again);
+  EXPECT_EQ(files_in(shm.path), 1);
+}
+
+TEST(KeptCallFile, AWriteOnePastTheOutputIsSeenOnEveryCall) {
+  // The first call's stray write stays in the kept file; the second call's guards are copied in
+  // afresh, so its own write is what the audit sees, at the same byte.
+  auto c = load_here("add_write_past_end");
+  ASSERT_NE(c, nullptr);
+  auto w = make_worker_executor(worker_options("add_write_past_end"));
+  auto here = make_in_process_executor();
+  for (int call = 0; call < 2; ++call) {
+    const CallRecord want = here->run(*c, add_inputs(), kOut, kept_options());
+    const CallRecord got = w->run(*c, add_inputs(), kOut, kept_options());
+    EXPECT_FALSE(got.guards_intact) << call;
+    EXPECT_EQ(got.first_guard_violation, kN * static_cast<int64_t>(sizeof(float))) << call;
+    expect_same(want, got);
+  }
+}
+
+}  // namespace
+}  // namespace kcv

@@ -119,4 +119,19 @@ __device__ __forceinline__ void load_u32x4(const void* p, std::uint32_t (&w)[4])
 #endif
 }
 
+/// Four floats from 16-byte aligned shared memory, one 16-byte load on the device (a broadcast
+/// when every lane reads the same address).
+__device__ __forceinline__ void load_f32x4(const float* p, float* v) {
+#if defined(KCV_GLR_HOST_EMULATION)
+  if (reinterpret_cast<std::uintptr_t>(p) % 16 != 0) std::abort();  // as load_u32x4
+  std::memcpy(v, p, 4 * sizeof(float));
+#else
+  const float4 x = *reinterpret_cast<const float4*>(p);
+  v[0] = x.x;
+  v[1] = x.y;
+  v[2] = x.z;
+  v[3] = x.w;
+#endif
+}
+
 }  // namespace kcv::glr::arch

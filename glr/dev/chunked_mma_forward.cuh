@@ -7,6 +7,8 @@
 //   stage kernels glr/kernels/stage_{prepare,state,output}.cuh, which compute the same algebra)
 //   1  mma.sync m16n8k16 + ldmatrix + cp.async double buffering; prepare (F1–F3) chunk-parallel,
 //      state pass fused with the output (F4 + F5); T by fp32 block substitution on CUDA cores.
+//   2  T's substitution with one lane per column of a 16×16 block in registers, 4 barriers
+//      instead of 23 (glr/tiles/tril_inverse_columns.cuh; the same sums, the same bits).
 //
 // 1. prepare_kernel, one CTA (4 warps) per (chunk slot, value head):
 //      G = chunk-local cumsum of g (fp32, serial: the reference's order),
@@ -15,7 +17,7 @@
 //        computes rows 16w.. and only the column pairs at or left of the diagonal
 //      A^qk = P ⊙ Γ (incl.) → a (bf16);  L = diag(β)(S ⊙ Γ) strict (fp32, shared)
 //      T = (I + L)⁻¹ on CUDA cores in fp32, 16×16 block substitution
-//        (glr/tiles/tril_inverse.cuh, the reference's algorithm)
+//        (glr/tiles/tril_inverse_columns.cuh, the reference's algorithm and order)
 //      W = bf16(T)·bf16(diag(β)(K ⊙ E)), U = bf16(T)·bf16(diag(β) V) on tensor
 //        cores → w, u (bf16)
 //    Without the delta rule only G's factors and A^qk.
@@ -44,7 +46,7 @@
 #include "glr/dev/chunked_mma_forward.hpp"
 #include "glr/tiles/mma_tile.cuh"
 #include "glr/tiles/tile.cuh"
-#include "glr/tiles/tril_inverse.cuh"
+#include "glr/tiles/tril_inverse_columns.cuh"
 #include "kcv/glr/member.hpp"
 
 namespace kcv::glr::dev {
@@ -61,8 +63,6 @@ using gpu::detail::SmemBf16;
 using gpu::detail::Triangle;
 using gpu::detail::zero;
 using gpu::detail::zip;
-
-inline constexpr int kSubBlock = 16;  ///< block size of the triangular inverse
 
 // ------------------------------------------------------------------------------ where things are
 
@@ -152,12 +152,13 @@ __device__ __forceinline__ void chunk_cumulative_gate(float* out, const MmaForwa
 struct PrepareStorage {
   SmemBf16<kMmaChunk, kMmaDim> q;  ///< Q, then X = bf16(β (K ⊙ E))
   SmemBf16<kMmaChunk, kMmaDim> k;
-  SmemBf16<kMmaChunk, kMmaDim> v;                         ///< V, then Ṽ = bf16(β V)
-  gpu::detail::Tile<kMmaChunk, kMmaChunk> l, t, scratch;  ///< fp32 L, T and the inverse's scratch
-  SmemBf16<kMmaChunk, kMmaChunk> tb;                      ///< bf16(T)
-  float g[kMmaChunk];                                     ///< G
-  float e[kMmaChunk];                                     ///< exp(G), 0 past the end
-  float beta[kMmaChunk];                                  ///< β, 0 past the end
+  SmemBf16<kMmaChunk, kMmaDim> v;                          ///< V, then Ṽ = bf16(β V)
+  gpu::detail::RowAlignedTile<kMmaChunk, kMmaChunk> l, t;  ///< fp32 L and T
+  gpu::detail::Tile<kMmaChunk, kMmaChunk> scratch;         ///< the inverse's partial sums
+  SmemBf16<kMmaChunk, kMmaChunk> tb;                       ///< bf16(T)
+  float g[kMmaChunk];                                      ///< G
+  float e[kMmaChunk];                                      ///< exp(G), 0 past the end
+  float beta[kMmaChunk];                                   ///< β, 0 past the end
 };
 static_assert(sizeof(PrepareStorage) <= 113 * 1024,
               "PrepareStorage: two CTAs per multiprocessor need at most 113 KB each");
@@ -233,7 +234,7 @@ __global__ void __launch_bounds__(kMmaThreads) prepare_kernel(MmaForwardParams p
       *sm.q.ptr(i, d) = __float2bfloat16_rn(sm.beta[i] * (sm.k.at(i, d) * sm.e[i]));
       *sm.v.ptr(i, d) = __float2bfloat16_rn(sm.beta[i] * sm.v.at(i, d));
     });
-    gpu::detail::invert_unit_lower<kMmaChunk, kSubBlock>(sm.l, sm.t, sm.scratch);
+    gpu::detail::invert_unit_lower_by_columns<kMmaChunk>(sm.l, sm.t, sm.scratch);  // L complete
     arch::cta_for(kMmaChunk * kMmaChunk, [&](int idx) {
       const int i = idx / kMmaChunk;
       const int j = idx % kMmaChunk;

@@ -1,6 +1,8 @@
 // File: glr/tiles/tile.cuh
 // Tile<R, C>: an fp32 R×C matrix in shared memory, row-major with one padding column (row stride
-// C + 1), so that 32 threads reading one column of 32 consecutive rows hit 32 different banks.
+// C + 1), so that 32 threads reading one column of 32 consecutive rows hit 32 different banks;
+// RowAlignedTile<R, C> the same with 16-byte aligned rows (stride C + 4), for rows read by vector
+// loads.
 // Tiles live as members of a kernel's shared-storage struct (CUTLASS's SharedStorage idea), whose
 // sizeof is the dynamic shared memory the launcher asks for.
 // load_rows fills the whole R×C tile: rows below `rows` and columns below `cols` come from global
@@ -22,6 +24,19 @@ struct Tile {
 
   __device__ __forceinline__ float& operator()(int i, int j) { return data[i * kStride + j]; }
   __device__ __forceinline__ float operator()(int i, int j) const { return data[i * kStride + j]; }
+};
+
+/// An fp32 R×C matrix in shared memory whose rows start 16-byte aligned (row stride C + 4), so that
+/// a row can be read four elements per load (arch::load_f32x4). Lanes reading one column of 32
+/// rows conflict 4-way: for tiles read along rows (the operands of the triangular inverse).
+template <int kRows, int kCols>
+struct alignas(16) RowAlignedTile {
+  static constexpr int kStride = kCols + 4;
+  float data[kRows * kStride];
+
+  __device__ __forceinline__ float& operator()(int i, int j) { return data[i * kStride + j]; }
+  __device__ __forceinline__ float operator()(int i, int j) const { return data[i * kStride + j]; }
+  __device__ __forceinline__ const float* ptr(int i, int j) const { return data + i * kStride + j; }
 };
 
 /// dst(i, j) = src[i·row_stride + j] for i < rows, j < cols; 0 elsewhere in the tile.

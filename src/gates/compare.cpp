@@ -16,8 +16,6 @@ namespace kcv::gates {
 
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 /// Index (0-based) of the nearest-rank q-quantile among n values.
 std::size_t nearest_rank_index(std::size_t n, double q) {
@@ -27,17 +25,20 @@ std::size_t nearest_rank_index(std::size_t n, double q) {
 
 }  // namespace
 
+TauFloor::TauFloor(DType out_dtype) : dtype_(out_dtype), floating_(is_floating(out_dtype)) {
+  if (!floating_) return;
+  // ulp at 1.0 is 2^-mant_bits: its biased fp64 exponent is 1023 - mant_bits
+  mant_bits_ = 1023 - static_cast<int64_t>(std::bit_cast<uint64_t>(ulp_of(out_dtype, 1.0)) >> 52);
+  min_normal_ = min_normal(out_dtype);
+  min_ulp_ = ulp_of(out_dtype, 0.0);
+}
+
 double element_ratio(DType out_dtype, double candidate, double oracle, double tau) {
-  if (!std::isfinite(oracle) || std::isnan(tau)) return kNaN;
-  if (!std::isfinite(candidate)) return kInf;
-  const double err = std::fabs(candidate - oracle);
-  if (tau == 0) return err == 0 ? 0.0 : kInf;
-  return err / effective_tau(out_dtype, oracle, tau);
+  return element_ratio(TauFloor(out_dtype), candidate, oracle, tau);
 }
 
 double effective_tau(DType out_dtype, double oracle, double tau) {
-  if (!(tau > 0) || !std::isfinite(oracle) || !is_floating(out_dtype)) return tau;
-  return std::max(tau, 0.5 * ulp_of(out_dtype, oracle));
+  return TauFloor(out_dtype)(oracle, tau);
 }
 
 namespace {
@@ -170,12 +171,13 @@ class ValueReader {
 /// The elements [begin, end) of one output: counts and worst element into `c` (ties keep the
 /// first index), each ratio to `emit` in index order (NaN ratios skipped).
 template <class Emit>
-void compare_range(const OracleOutput& o, const ValueReader& value_of, int output,
+void compare_range(const OracleOutput& o, const ValueReader& value_of, const TauFloor& floor,
+                   int output,
                    std::size_t begin, std::size_t end, Comparison& c, Emit&& emit) {
   for (std::size_t i = begin; i < end; ++i) {
     const double y = o.value[i];
     const double x = value_of(i);
-    const double r = element_ratio(o.dtype, x, y, o.tau[i]);
+    const double r = element_ratio(floor, x, y, o.tau[i]);
     if (std::isnan(r)) continue;
     ++c.judged;
     emit(r);
@@ -211,9 +213,10 @@ void compare_into(const OracleOutput& o, const HostTensor& got, int output, Comp
                   std::vector<double>& ratios, Split split) {
   const std::size_t n = o.value.size();
   const ValueReader value_of(got);
+  const TauFloor floor(o.dtype);
   const std::size_t chunks = chunk_count(n, split);
   if (chunks == 1) {
-    compare_range(o, value_of, output, 0, n, c, [&](double r) { ratios.push_back(r); });
+    compare_range(o, value_of, floor, output, 0, n, c, [&](double r) { ratios.push_back(r); });
     return;
   }
   // Each chunk writes its ratios from the position of its first element on; the chunks' ratios
@@ -224,7 +227,7 @@ void compare_into(const OracleOutput& o, const HostTensor& got, int output, Comp
   std::vector<Comparison> parts(chunks);
   for_each_chunk(n, chunks, [&](std::size_t k, std::size_t begin, std::size_t end) {
     double* out = ratios.data() + base + begin;
-    compare_range(o, value_of, output, begin, end, parts[k], [&](double r) { *out++ = r; });
+    compare_range(o, value_of, floor, output, begin, end, parts[k], [&](double r) { *out++ = r; });
   });
   double* at = ratios.data() + base;
   for (std::size_t k = 0; k < chunks; ++k) {

@@ -7,19 +7,59 @@
 // nothing, in the subnormal range it is the real rounding error of the best representable answer.
 #pragma once
 
+#include <algorithm>
+#include <bit>
+#include <cmath>
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "gates/parallel.hpp"
 #include "kcv/call.hpp"
+#include "kcv/dtype.hpp"
 #include "kcv/op.hpp"
 
 namespace kcv::gates {
 
+/// effective_tau of one output dtype, its constants taken once: the judges apply it to every
+/// element of outputs of up to hundreds of millions of elements, where a call into the numeric
+/// library per element (dtype switch, frexp) cost more than the rest of the comparison.
+class TauFloor {
+ public:
+  explicit TauFloor(DType out_dtype);
+  /// tau with its final-rounding part floored at half an ulp of the dtype at `oracle`; tau itself
+  /// when tau <= 0, NaN, or the oracle value is not finite (or the dtype is not floating).
+  double operator()(double oracle, double tau) const {
+    if (!(tau > 0) || !std::isfinite(oracle) || !floating_) return tau;
+    const double ax = std::fabs(oracle);
+    double ulp = min_ulp_;  // below the smallest normal: the smallest subnormal's step
+    if (!(ax < min_normal_)) {
+      // ulp = 2^(e - mant_bits) for ax in [2^e, 2^(e+1)), built from ax's biased exponent
+      const auto biased = static_cast<int64_t>(std::bit_cast<uint64_t>(ax) >> 52) - mant_bits_;
+      ulp = biased >= 1 ? std::bit_cast<double>(static_cast<uint64_t>(biased) << 52)
+                        : ulp_of(dtype_, ax);  // a subnormal double's ulp (fp64 near its minimum)
+    }
+    return std::max(tau, 0.5 * ulp);
+  }
+
+ private:
+  DType dtype_;
+  bool floating_;
+  int64_t mant_bits_ = 0;
+  double min_normal_ = 0;
+  double min_ulp_ = 0;
+};
+
 /// ratio of one element (see the file comment); NaN when the element is not judged.
+inline double element_ratio(const TauFloor& floor, double candidate, double oracle, double tau) {
+  if (!std::isfinite(oracle) || std::isnan(tau)) return std::numeric_limits<double>::quiet_NaN();
+  if (!std::isfinite(candidate)) return std::numeric_limits<double>::infinity();
+  const double err = std::fabs(candidate - oracle);
+  if (tau == 0) return err == 0 ? 0.0 : std::numeric_limits<double>::infinity();
+  return err / floor(oracle, tau);
+}
 double element_ratio(DType out_dtype, double candidate, double oracle, double tau);
-/// tau with its final-rounding part floored at half an ulp of out_dtype at `oracle`; tau itself
-/// when tau <= 0, NaN, or the oracle value is not finite.
+/// TauFloor(out_dtype)(oracle, tau), for one element.
 double effective_tau(DType out_dtype, double oracle, double tau);
 
 struct Comparison {

@@ -155,8 +155,9 @@ Spread config_spread(const JudgeInput& in) {
   Spread s;
   for (std::size_t o = 0; o < in.oracle.outputs.size(); ++o) {
     const OracleOutput& want = in.oracle.outputs[o];
+    const TauFloor floor(want.dtype);
     for (std::size_t i = 0; i < want.value.size(); ++i) {
-      const double tau = effective_tau(want.dtype, want.value[i], want.tau[i]);
+      const double tau = floor(want.value[i], want.tau[i]);
       if (!std::isfinite(want.value[i]) || std::isnan(tau)) continue;
       double lo = std::numeric_limits<double>::infinity();
       double hi = -lo;

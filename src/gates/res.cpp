@@ -108,11 +108,12 @@ BitwiseDifference guard_dependence(const JudgeInput& in) {
   for (std::size_t k = 1; k < in.calls.size(); ++k) {
     for (std::size_t o = 0; o < in.oracle.outputs.size(); ++o) {
       const OracleOutput& want = in.oracle.outputs[o];
+      const TauFloor floor(want.dtype);
       for (std::size_t i = 0; i < want.value.size(); ++i) {
         const auto idx = static_cast<int64_t>(i);
         const double a = base.outputs[o].value_at(idx);
         const double b = in.calls[k].outputs[o].value_at(idx);
-        const double tau = effective_tau(want.dtype, want.value[i], want.tau[i]);
+        const double tau = floor(want.value[i], want.tau[i]);
         const bool same_class = std::isnan(a) == std::isnan(b) && (std::isfinite(a) == std::isfinite(b));
         const bool same = same_class && (!std::isfinite(a) ? (std::isnan(a) || a == b)
                                                             : std::isnan(tau) || std::fabs(a - b) <= 2 * tau);

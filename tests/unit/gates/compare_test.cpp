@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <limits>
 #include <random>
@@ -54,6 +55,56 @@ TEST(ElementRatio, SubnormalOutputsGetHalfTheirSpacing) {
   const double tau = unit_roundoff(DType::kF32) * 2.5 * s;
   EXPECT_EQ(element_ratio(DType::kF32, 2 * s, 2.5 * s, tau), 1.0);
   EXPECT_GT(element_ratio(DType::kF32, 1 * s, 2.5 * s, tau), 1.0);
+}
+
+// TauFloor is the half-ulp floor the file comment states, max(tau, ulp_of(t, y) / 2), bit for
+// bit: at every dtype's boundaries (smallest subnormal and normal, fp64's subnormal range, the
+// largest finite) and on random bit patterns of every magnitude.
+TEST(TauFloor, IsHalfAnUlpOfTheDtypeAtTheOracleValueBitForBit) {
+  const auto reference = [](DType t, double y, double tau) {
+    if (!(tau > 0) || !std::isfinite(y) || !is_floating(t)) return tau;
+    return std::max(tau, 0.5 * ulp_of(t, y));
+  };
+  std::vector<double> ys = {0.0,
+                            -0.0,
+                            1.0,
+                            -1.5,
+                            3e38,
+                            7e4,
+                            1e308,
+                            std::numeric_limits<double>::max(),
+                            std::numeric_limits<double>::denorm_min(),
+                            std::numeric_limits<double>::min(),
+                            std::nextafter(std::numeric_limits<double>::min(), 0.0),
+                            std::ldexp(1.0, -1000),
+                            std::ldexp(1.0, -1021),
+                            std::ldexp(1.0, -970),
+                            std::numeric_limits<double>::infinity(),
+                            std::numeric_limits<double>::quiet_NaN()};
+  const DType dtypes[] = {DType::kF64, DType::kF32, DType::kF16, DType::kBF16,
+                          DType::kI32, DType::kI64, DType::kBool};
+  for (DType t : dtypes) {
+    if (!is_floating(t)) continue;
+    const double mn = min_normal(t);
+    for (double y :
+         {mn, std::nextafter(mn, 0.0), std::nextafter(mn, 1.0), ulp_of(t, 0.0), max_finite(t)})
+      ys.push_back(y);
+  }
+  std::mt19937_64 rng(20261204);
+  for (int k = 0; k < 200000; ++k) ys.push_back(std::bit_cast<double>(rng()));
+  const double taus[] = {0.0,  -1.0, std::numeric_limits<double>::quiet_NaN(), 1e-310, 1e-300,
+                         1e-5, 1.0,  std::numeric_limits<double>::infinity()};
+  for (DType t : dtypes) {
+    const TauFloor floor(t);
+    for (double y : ys) {
+      for (double tau : taus) {
+        const double want = reference(t, y, tau), got = floor(y, tau);
+        ASSERT_EQ(std::bit_cast<uint64_t>(got), std::bit_cast<uint64_t>(want))
+            << dtype_name(t) << " y=" << y << " tau=" << tau;
+        ASSERT_EQ(std::bit_cast<uint64_t>(effective_tau(t, y, tau)), std::bit_cast<uint64_t>(want));
+      }
+    }
+  }
 }
 
 TEST(RatioQuantiles, NearestRankOfSortedValues) {

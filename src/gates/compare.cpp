@@ -16,7 +16,6 @@ namespace kcv::gates {
 
 namespace {
 
-
 /// Index (0-based) of the nearest-rank q-quantile among n values.
 std::size_t nearest_rank_index(std::size_t n, double q) {
   auto k = static_cast<std::size_t>(std::ceil(q * static_cast<double>(n)));
@@ -172,8 +171,7 @@ class ValueReader {
 /// first index), each ratio to `emit` in index order (NaN ratios skipped).
 template <class Emit>
 void compare_range(const OracleOutput& o, const ValueReader& value_of, const TauFloor& floor,
-                   int output,
-                   std::size_t begin, std::size_t end, Comparison& c, Emit&& emit) {
+                   int output, std::size_t begin, std::size_t end, Comparison& c, Emit&& emit) {
   for (std::size_t i = begin; i < end; ++i) {
     const double y = o.value[i];
     const double x = value_of(i);

@@ -46,6 +46,10 @@ struct Frag {
   T r[kLanes][N];
 };
 
+/// The Frag::r index of lane `lane`'s registers in the calling thread's fragments: the lane itself
+/// in the host emulation; on the device 0, the thread's own (valid for the calling lane only).
+__device__ __forceinline__ constexpr int lane_slot(int lane) { return kLanes == 1 ? 0 : lane; }
+
 /// Index of the calling thread's warp in the CTA.
 __device__ __forceinline__ int warp_id() { return static_cast<int>(threadIdx.x) / kWarpSize; }
 

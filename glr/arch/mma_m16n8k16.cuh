@@ -47,6 +47,9 @@ __host__ __device__ constexpr Coord c_coord(int lane, int i) {
   return {lane / 4 + 8 * (i / 2), 2 * (lane % 4) + i % 2};
 }
 
+/// The lane whose accumulator registers hold (row, col) of a 16×8 tile: c_coord's inverse.
+__host__ __device__ constexpr int c_lane(int row, int col) { return 4 * (row % 8) + (col % 8) / 2; }
+
 /// d = a·b + c (d may alias c).
 __device__ __forceinline__ void mma_m16n8k16(FragC& d, const FragA& a, const FragB& b,
                                              const FragC& c) {

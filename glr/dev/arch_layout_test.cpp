@@ -10,6 +10,7 @@
 //    (small integers: every sum is exact in fp32), also for a k sub-range and skipped column pairs;
 //  * the CTA-wide loops cover each element once with host threads playing warps, and cp.async's
 //    emulation copies valid rows and zero-fills the rest;
+//  * RowPartials keeps each quad lane's per-row sum in column order and stores it in place;
 //  * pack_bf16x2 rounds to nearest even.
 // What this cannot show is that the PTX ISA's tables are what the H200 does: the device check
 // (glr/dev/run_on_h200.sh) compares the same kernels with the fp64 reference there.
@@ -250,6 +251,47 @@ TEST(MmaAccTriangular, AnUpperTriangleWithBStoredByColumns) {
       EXPECT_EQ(x, want) << i << "," << col;
     }
   });
+}
+
+// RowPartials over two accumulators of different widths, as a warp adds pairs from for_each_pair:
+// slot q of row i is the sum, in column order, of the pairs (i, 8n + 2q), (i, 8n + 2q + 1) of the
+// first tile, then of the second (fp32, so the order shows in the bits); store_partials writes
+// the warp's 16 rows at r0 and nothing else.
+TEST(RowPartials, SumEachQuadLanesPairsInColumnOrder) {
+  const auto value = [](int t, int i, int j) {
+    return 1.0f + 0x1p-20f * ((t * 977 + i * 131 + j * 7) % 1000);
+  };
+  AsWarp warp(1);
+  AccTile<16, 128> wide;
+  AccTile<16, 64> narrow;
+  for_each_pair(wide, [&](int i, int j, float& x0, float& x1) {
+    x0 = value(0, i, j);
+    x1 = value(0, i, j + 1);
+  });
+  for_each_pair(narrow, [&](int i, int j, float& x0, float& x1) {
+    x0 = value(1, i, j);
+    x1 = value(1, i, j + 1);
+  });
+  RowPartials part;
+  zero(part);
+  for_each_pair(wide, [&](int i, int j, float& x0, float& x1) { add_to_row(part, i, j, x0 + x1); });
+  for_each_pair(narrow,
+                [&](int i, int j, float& x0, float& x1) { add_to_row(part, i, j, x0 + x1); });
+  float got[48][4];
+  std::fill(&got[0][0], &got[0][0] + 48 * 4, -1.0f);
+  store_partials(part, got, 16);
+  for (int i = 0; i < 48; ++i)
+    for (int q = 0; q < 4; ++q) {
+      float want = -1.0f;
+      if (i >= 16 && i < 32) {
+        want = 0.0f;
+        for (int n = 0; n < 16; ++n)
+          want += value(0, i - 16, 8 * n + 2 * q) + value(0, i - 16, 8 * n + 2 * q + 1);
+        for (int n = 0; n < 8; ++n)
+          want += value(1, i - 16, 8 * n + 2 * q) + value(1, i - 16, 8 * n + 2 * q + 1);
+      }
+      EXPECT_EQ(got[i][q], want) << i << "," << q;
+    }
 }
 
 TEST(CtaLoops, HostThreadsPlayingWarpsCoverEachElementOnce) {

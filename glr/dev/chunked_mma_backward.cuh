@@ -9,6 +9,8 @@
 //      mma.sync); one chunk-parallel gradient kernel (mma.sync); GVA group sum.
 //   2  the delta rule: the recompute also keeps bf16 T and Δ; the scan forms dΔ and subtracts
 //      Wᵀ dΔ; wy_grad_kernel for the WY and triangular-inverse VJPs, dβ and GDN's − Σ v·dv.
+//   3  wy_grad_kernel's tiles share space across its phases and its row partials sit in
+//      registers: 111.75 KB of shared memory (174.75 before), two CTAs per multiprocessor.
 //
 // 0. The forward's prepare_kernel and state_output_kernel (o not written) keep bf16(H) of every
 //    chunk entry and of every sequence end (MmaForwardParams::states): the same bf16 values the
@@ -45,6 +47,8 @@
 #include "glr/dev/chunked_mma_forward.cuh"
 
 namespace kcv::glr::dev {
+
+using gpu::detail::RowPartials;
 
 // ------------------------------------------------------------------------------ 1. dH scan
 
@@ -391,23 +395,48 @@ __global__ void __launch_bounds__(kMmaThreads, 1) grad_kernel(MmaBackwardParams 
 
 // ------------------------------------------------------------------------------ 3. WY (delta rule)
 
+/// wy_grad_kernel's shared memory: 111.75 KB, so that two CTAs share a multiprocessor. The tiles
+/// whose lifetimes do not overlap share space; a tile is written only after the barrier that
+/// ends the last read of what it replaces:
+///
+///   phase (barrier after)    wide (34 KB)           narrow (17 KB)
+///   1 dW, dṼ      (A)        H                      V
+///   2 X, Ṽ, dX    (B)        X, Ṽ written           V read for Ṽ
+///   3 dT          (C)        X, Ṽ read              dT written
+///   4 Y           (D)        Y written              dT read
+///   5 dL, M       (E)        Y read                 M written
+///   6 M K, Mᵀ K   (F)        the row partials       M read
+///
+/// K, dΔ, dW and T keep their own tiles (K is read until phase 6, T until 5, dΔ and dW until 3).
 struct WyStorage {
-  SmemBf16<kMmaChunk, kMmaDim> k, v;
-  SmemBf16<kMmaChunk, kMmaDim> x, vt;  ///< bf16(β K e), bf16(β V): the prepare kernel's X, Ṽ
-  SmemBf16<kMmaChunk, kMmaDim> dd;     ///< bf16 dΔ (the scan's)
-  SmemBf16<kMmaChunk, kMmaDim> dw;     ///< bf16(dW), dW = −dΔ Hᵀ
-  SmemBf16<kMmaDim, kMmaDim> h;        ///< bf16 state entering the chunk
-  SmemBf16<kMmaChunk, kMmaChunk> t;    ///< bf16(T) (the prepare kernel's)
-  SmemBf16<kMmaChunk, kMmaChunk> dt;   ///< bf16(dT), strictly lower
-  SmemBf16<kMmaChunk, kMmaChunk> y;    ///< bf16(Tᵀ dT)
-  SmemBf16<kMmaChunk, kMmaChunk> m;    ///< bf16(β ⊙ dL), strictly lower
-  float beta[kMmaChunk];               ///< β, 0 past the end
-  float g[kMmaChunk];                  ///< G (scalar gate)
-  float e[kMmaChunk];                  ///< exp(G), 0 past the end
-  float row_part[kMmaChunk][4];        ///< dβ, one partial per lane of a quad
-  float v_part[kMmaChunk][4];          ///< v·dv (scalar gate: dg's row term), the same owners
+  SmemBf16<kMmaChunk, kMmaDim> k;
+  SmemBf16<kMmaChunk, kMmaDim> dd;   ///< bf16 dΔ (the scan's)
+  SmemBf16<kMmaChunk, kMmaDim> dw;   ///< bf16(dW), dW = −dΔ Hᵀ
+  SmemBf16<kMmaChunk, kMmaChunk> t;  ///< bf16(T) (the prepare kernel's)
+  struct XV {
+    SmemBf16<kMmaChunk, kMmaDim> x, vt;  ///< bf16(β K e), bf16(β V): the prepare kernel's X, Ṽ
+  };
+  union Wide {
+    SmemBf16<kMmaDim, kMmaDim> h;  ///< bf16 state entering the chunk
+    XV xv;
+    SmemBf16<kMmaChunk, kMmaChunk> y;  ///< bf16(Tᵀ dT)
+    float part[2][kMmaChunk][4];       ///< dβ; v·dv (scalar gate: dg's row term); per quad lane
+  } wide;
+  union Narrow {
+    SmemBf16<kMmaChunk, kMmaDim> v;
+    SmemBf16<kMmaChunk, kMmaChunk> dt;  ///< bf16(dT), strictly lower
+    SmemBf16<kMmaChunk, kMmaChunk> m;   ///< bf16(β ⊙ dL), strictly lower
+  } narrow;
+  float beta[kMmaChunk];  ///< β, 0 past the end
+  float g[kMmaChunk];     ///< G (scalar gate)
+  float e[kMmaChunk];     ///< exp(G), 0 past the end
 };
-static_assert(sizeof(WyStorage) <= 227 * 1024, "WyStorage: over the sm_90 limit");
+static_assert(sizeof(SmemBf16<kMmaChunk, kMmaChunk>) % 16 == 0 &&
+                  sizeof(SmemBf16<kMmaChunk, kMmaDim>) % 16 == 0 &&
+                  sizeof(WyStorage::Wide) % 16 == 0 && sizeof(WyStorage::Narrow) % 16 == 0,
+              "WyStorage: every tile must start 16-byte aligned");
+static_assert(sizeof(WyStorage) <= 113 * 1024,
+              "WyStorage: two CTAs per multiprocessor need at most 113 KB each");
 
 /// The WY representation's and the triangular inverse's VJPs (gdn-spec.md §6, B4), with
 /// X = β ⊙ K ⊙ e and L = β ⊙ (K Kᵀ ⊙ Γ) (e = 1, Γ = 1 without a gate):
@@ -417,9 +446,10 @@ static_assert(sizeof(WyStorage) <= 227 * 1024, "WyStorage: over the sm_90 limit"
 /// and, with the scalar gate, dg_t −= Σ_{s ≥ t} v_s·dv_s (the gauge identity with the delta rule,
 /// precision-contract.md §2.3; grad_kernel wrote Σ_{s ≥ t} q_s·dq_s + ⟨S_e, dS⟩). dk's output
 /// part (grad_kernel's, fp32 in dk_part) and dg are read and the sums written back by the
-/// element's one owner; the row partials are summed by one thread in a fixed order.
+/// element's one owner; the row partials (in registers, RowPartials) are summed by one thread in
+/// a fixed order.
 template <GateKind kGate>
-__global__ void __launch_bounds__(kMmaThreads, 1) wy_grad_kernel(MmaBackwardParams bp) {
+__global__ void __launch_bounds__(kMmaThreads, 2) wy_grad_kernel(MmaBackwardParams bp) {
   static_assert(kGate != GateKind::kChannel,
                 "wy_grad_kernel: per-channel gates scale K's columns (not written)");
   constexpr bool kGated = kGate == GateKind::kScalar;
@@ -434,17 +464,13 @@ __global__ void __launch_bounds__(kMmaThreads, 1) wy_grad_kernel(MmaBackwardPara
   const std::int64_t v_stride = static_cast<std::int64_t>(p.v_heads) * kMmaDim;
 
   copy_rows_async(sm.k, p.k + qk_row(p, ch.t0, hv), qk_stride, c);
-  copy_rows_async(sm.v, p.v + v_row(p, ch.t0, hv), v_stride, c);
-  copy_rows_async(sm.h, p.states + state_block(p, slot, hv), kMmaDim, kMmaDim);
+  copy_rows_async(sm.narrow.v, p.v + v_row(p, ch.t0, hv), v_stride, c);
+  copy_rows_async(sm.wide.h, p.states + state_block(p, slot, hv), kMmaDim, kMmaDim);
   copy_rows_async(sm.dd, bp.dd + slot_block(p, slot, hv, kMmaDim), kMmaDim, kMmaChunk);
   copy_rows_async(sm.t, p.t_inv + slot_block(p, slot, hv, kMmaChunk), kMmaChunk, kMmaChunk);
   arch::cp_async_commit();
   arch::cta_for(kMmaChunk, [&](int i) {
     sm.beta[i] = i < c ? bf16_to_float(p.beta[(ch.t0 + i) * p.v_heads + hv]) : 0.0f;
-  });
-  arch::cta_for(kMmaChunk * 4, [&](int i) {
-    sm.row_part[i / 4][i % 4] = 0.0f;
-    sm.v_part[i / 4][i % 4] = 0.0f;
   });
   if constexpr (kGated) {
     chunk_cumulative_gate(sm.g, p, ch.t0, hv, c);  // the prepare kernel's G
@@ -459,22 +485,17 @@ __global__ void __launch_bounds__(kMmaThreads, 1) wy_grad_kernel(MmaBackwardPara
     return 1.0f;
   };
   arch::cp_async_wait<0>();
-  __syncthreads();
-  arch::cta_for(kMmaChunk * kMmaDim, [&](int idx) {
-    const int i = idx / kMmaDim;
-    const int d = idx % kMmaDim;
-    *sm.x.ptr(i, d) = __float2bfloat16_rn(sm.beta[i] * (sm.k.at(i, d) * sm.e[i]));
-    *sm.vt.ptr(i, d) = __float2bfloat16_rn(sm.beta[i] * sm.v.at(i, d));
-  });
-  __syncthreads();  // X, Ṽ complete
+  __syncthreads();  // K, V, H, dΔ, T, β and e have landed
 
   const int w = arch::warp_id();
   const int r0 = 16 * w;
-  const auto add_row = [&](int i, int col, float x) { sm.row_part[i][(col % 8) / 2] += x; };
+  RowPartials beta_part, v_part;  // dβ; v·dv
+  zero(beta_part);
+  zero(v_part);
   AccTile<16, kMmaDim> acc;
-  // dW = −dΔ Hᵀ (Hᵀ as an n-major B operand).
+  // 1. dW = −dΔ Hᵀ (Hᵀ as an n-major B operand).
   zero(acc);
-  mma_acc<AStore::kRowMajor, BStore::kNMajor>(acc, sm.dd, r0, sm.h, 0, 0, kMmaDim / 16);
+  mma_acc<AStore::kRowMajor, BStore::kNMajor>(acc, sm.dd, r0, sm.wide.h, 0, 0, kMmaDim / 16);
   for_each_pair(acc, [&](int il, int d, float& x0, float& x1) {
     arch::store_u32(sm.dw.ptr(r0 + il, d), arch::pack_bf16x2(-x0, -x1));
   });
@@ -485,13 +506,20 @@ __global__ void __launch_bounds__(kMmaThreads, 1) wy_grad_kernel(MmaBackwardPara
   bf16* dv = bp.dv + v_row(p, ch.t0, hv);
   for_each_pair(acc, [&](int il, int e, float& x0, float& x1) {
     const int i = r0 + il;
-    const float vd = sm.v.at(i, e) * x0 + sm.v.at(i, e + 1) * x1;
-    add_row(i, e, vd);
-    if constexpr (kGated) sm.v_part[i][(e % 8) / 2] += sm.beta[i] * vd;
+    const float vd = sm.narrow.v.at(i, e) * x0 + sm.narrow.v.at(i, e + 1) * x1;
+    add_to_row(beta_part, il, e, vd);
+    if constexpr (kGated) add_to_row(v_part, il, e, sm.beta[i] * vd);
     if (i < c)
       arch::store_u32(dv + i * v_stride + e, arch::pack_bf16x2(sm.beta[i] * x0, sm.beta[i] * x1));
   });
-  __syncthreads();  // dW complete
+  __syncthreads();  // (A) dW complete; H read for the last time
+  // 2. X, Ṽ rebuilt in bf16 where H was (the prepare kernel's values).
+  arch::cta_for(kMmaChunk * kMmaDim, [&](int idx) {
+    const int i = idx / kMmaDim;
+    const int d = idx % kMmaDim;
+    *sm.wide.xv.x.ptr(i, d) = __float2bfloat16_rn(sm.beta[i] * (sm.k.at(i, d) * sm.e[i]));
+    *sm.wide.xv.vt.ptr(i, d) = __float2bfloat16_rn(sm.beta[i] * sm.narrow.v.at(i, d));
+  });
   // dX = Tᵀ dW; dk = β e ⊙ dX, dβ += e k·dX.
   AccTile<16, kMmaDim>& dk = acc;
   zero(dk);
@@ -499,61 +527,65 @@ __global__ void __launch_bounds__(kMmaThreads, 1) wy_grad_kernel(MmaBackwardPara
                                                                              w, kMmaChunk / 16);
   for_each_pair(dk, [&](int il, int d, float& x0, float& x1) {
     const int i = r0 + il;
-    add_row(i, d, sm.e[i] * (sm.k.at(i, d) * x0 + sm.k.at(i, d + 1) * x1));
+    add_to_row(beta_part, il, d, sm.e[i] * (sm.k.at(i, d) * x0 + sm.k.at(i, d + 1) * x1));
     x0 *= sm.beta[i] * sm.e[i];
     x1 *= sm.beta[i] * sm.e[i];
   });
-  // dT = StrictLower(dW Xᵀ + dΔ Ṽᵀ), column pairs 0..w.
+  __syncthreads();  // (B) X, Ṽ complete; V read for the last time
+  // 3. dT = StrictLower(dW Xᵀ + dΔ Ṽᵀ), column pairs 0..w.
   {
     AccTile<16, kMmaChunk> dt;
     zero(dt);
-    mma_acc<AStore::kRowMajor, BStore::kNMajor>(dt, sm.dw, r0, sm.x, 0, 0, kMmaDim / 16, w + 1);
-    mma_acc<AStore::kRowMajor, BStore::kNMajor>(dt, sm.dd, r0, sm.vt, 0, 0, kMmaDim / 16, w + 1);
+    mma_acc<AStore::kRowMajor, BStore::kNMajor>(dt, sm.dw, r0, sm.wide.xv.x, 0, 0, kMmaDim / 16,
+                                                w + 1);
+    mma_acc<AStore::kRowMajor, BStore::kNMajor>(dt, sm.dd, r0, sm.wide.xv.vt, 0, 0, kMmaDim / 16,
+                                                w + 1);
     for_each_pair(dt, [&](int il, int j, float& x0, float& x1) {
       const int i = r0 + il;
       const float t0 = j < i && i < c ? x0 : 0.0f;
       const float t1 = j + 1 < i && i < c ? x1 : 0.0f;
-      arch::store_u32(sm.dt.ptr(i, j), arch::pack_bf16x2(t0, t1));
+      arch::store_u32(sm.narrow.dt.ptr(i, j), arch::pack_bf16x2(t0, t1));
     });
   }
-  __syncthreads();  // dT complete
-  // Y = Tᵀ dT (k-steps w..3).
+  __syncthreads();  // (C) dT complete; X, Ṽ read for the last time
+  // 4. Y = Tᵀ dT (k-steps w..3).
   {
     AccTile<16, kMmaChunk> y;
     zero(y);
     mma_acc_triangular<Triangle::kUpper, AStore::kTransposed, BStore::kKMajor>(
-        y, sm.t, r0, sm.dt, 0, w, kMmaChunk / 16);
+        y, sm.t, r0, sm.narrow.dt, 0, w, kMmaChunk / 16);
     for_each_pair(y, [&](int il, int j, float& x0, float& x1) {
-      arch::store_u32(sm.y.ptr(r0 + il, j), arch::pack_bf16x2(x0, x1));
+      arch::store_u32(sm.wide.y.ptr(r0 + il, j), arch::pack_bf16x2(x0, x1));
     });
   }
-  __syncthreads();  // Y complete
-  // dL = −StrictLower(Y Tᵀ) (column pairs and k-steps 0..w); dβ += Σ_j dL ⊙ (K Kᵀ ⊙ Γ);
+  __syncthreads();  // (D) Y complete; dT read for the last time
+  // 5. dL = −StrictLower(Y Tᵀ) (column pairs and k-steps 0..w); dβ += Σ_j dL ⊙ (K Kᵀ ⊙ Γ);
   // M = β ⊙ dL ⊙ Γ.
   {
     AccTile<16, kMmaChunk> dl, kk;
     zero(dl);
     zero(kk);
-    mma_acc<AStore::kRowMajor, BStore::kNMajor>(dl, sm.y, r0, sm.t, 0, 0, w + 1, w + 1);
+    mma_acc<AStore::kRowMajor, BStore::kNMajor>(dl, sm.wide.y, r0, sm.t, 0, 0, w + 1, w + 1);
     mma_acc<AStore::kRowMajor, BStore::kNMajor>(kk, sm.k, r0, sm.k, 0, 0, kMmaDim / 16, w + 1);
     for_each_pair(dl, [&](int il, int j, float& x0, float& x1) {
       const int i = r0 + il;
       x0 = j < i && i < c ? -x0 * decay(i, j) : 0.0f;  // dL ⊙ Γ from here on
       x1 = j + 1 < i && i < c ? -x1 * decay(i, j + 1) : 0.0f;
-      arch::store_u32(sm.m.ptr(i, j), arch::pack_bf16x2(sm.beta[i] * x0, sm.beta[i] * x1));
+      arch::store_u32(sm.narrow.m.ptr(i, j), arch::pack_bf16x2(sm.beta[i] * x0, sm.beta[i] * x1));
     });
     if (bp.fault != BackwardFault::kBetaWithoutGram) {
       zip(kk, dl, [](float& x, float y) { x *= y; });
-      for_each_pair(kk, [&](int il, int j, float& x0, float& x1) { add_row(r0 + il, j, x0 + x1); });
+      for_each_pair(
+          kk, [&](int il, int j, float& x0, float& x1) { add_to_row(beta_part, il, j, x0 + x1); });
     }
   }
-  __syncthreads();  // M complete
-  // dk += M K (k-steps 0..w) + Mᵀ K (k-steps w..3): the Gram K Kᵀ's VJP.
+  __syncthreads();  // (E) M complete; Y read for the last time
+  // 6. dk += M K (k-steps 0..w) + Mᵀ K (k-steps w..3): the Gram K Kᵀ's VJP.
   if (bp.fault != BackwardFault::kKeyWithoutSolve) {
     mma_acc_triangular<Triangle::kStrictLower, AStore::kRowMajor, BStore::kKMajor>(
-        dk, sm.m, r0, sm.k, 0, 0, w + 1);
+        dk, sm.narrow.m, r0, sm.k, 0, 0, w + 1);
     mma_acc_triangular<Triangle::kStrictUpper, AStore::kTransposed, BStore::kKMajor>(
-        dk, sm.m, r0, sm.k, 0, w, kMmaChunk / 16);
+        dk, sm.narrow.m, r0, sm.k, 0, w, kMmaChunk / 16);
   }
   // dk = grad_kernel's fp32 part + this part; without GVA rounded and stored here (as group_sum
   // would, from the same fp32 sum), else left in the part for group_sum.
@@ -571,25 +603,27 @@ __global__ void __launch_bounds__(kMmaThreads, 1) wy_grad_kernel(MmaBackwardPara
       dk_part[i * v_stride + d + 1] = y1;
     }
   });
-  __syncthreads();  // row_part and v_part complete
+  store_partials(beta_part, sm.wide.part[0], r0);
+  if constexpr (kGated) store_partials(v_part, sm.wide.part[1], r0);
+  __syncthreads();  // (F) the row partials complete
   arch::cta_for(kMmaChunk, [&](int i) {
     if (i >= c) return;
-    const float b =
-        ((sm.row_part[i][0] + sm.row_part[i][1]) + sm.row_part[i][2]) + sm.row_part[i][3];
-    bp.dbeta[(ch.t0 + i) * p.v_heads + hv] = __float2bfloat16_rn(b);
+    const float(&b4)[4] = sm.wide.part[0][i];
+    bp.dbeta[(ch.t0 + i) * p.v_heads + hv] = __float2bfloat16_rn(((b4[0] + b4[1]) + b4[2]) + b4[3]);
   });
   if (kGated && bp.fault != BackwardFault::kGateWithoutValue) {
     // dg_t −= Σ_{s ≥ t} v_s·dv_s: the suffix sums by one thread in a fixed order (into
-    // v_part[t][0]), then each row's read-modify-write of dg by its own thread, all at once.
+    // part[1][t][0]), then each row's read-modify-write of dg by its own thread, all at once.
     arch::cta_for(1, [&](int) {
       float running = 0.0f;
       for (int i = c - 1; i >= 0; --i) {
-        running += ((sm.v_part[i][0] + sm.v_part[i][1]) + sm.v_part[i][2]) + sm.v_part[i][3];
-        sm.v_part[i][0] = running;
+        const float(&v4)[4] = sm.wide.part[1][i];
+        running += ((v4[0] + v4[1]) + v4[2]) + v4[3];
+        sm.wide.part[1][i][0] = running;
       }
     });
     __syncthreads();
-    arch::cta_for(c, [&](int i) { bp.dg[(ch.t0 + i) * p.v_heads + hv] -= sm.v_part[i][0]; });
+    arch::cta_for(c, [&](int i) { bp.dg[(ch.t0 + i) * p.v_heads + hv] -= sm.wide.part[1][i][0]; });
   }
 }
 

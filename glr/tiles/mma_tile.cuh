@@ -6,7 +6,9 @@
 //                   bank groups for every row length used here (64, 128 or 256 bytes: row strides
 //                   of 80, 144, 272 bytes);
 //   AccTile<R, C>   an fp32 R×C accumulator held in registers by one warp, as (R/16)×(C/8)
-//                   m16n8 fragments.
+//                   m16n8 fragments;
+//   RowPartials     per-row partial sums of a warp's 16-row accumulators, one per lane of a quad,
+//                   in registers.
 // and the warp-level operations on them. An operand of a product is named by how its tile stores
 // it, which decides the ldmatrix variant:
 //   AStore::kRowMajor    A[m][k] stored as is      (ldmatrix)
@@ -84,6 +86,39 @@ __device__ __forceinline__ void zip(AccTile<kRows, kCols>& a, const AccTile<kRow
     for (int n = 0; n < a.kN; ++n)
       for (int s = 0; s < arch::kLanes; ++s)
         for (int i = 0; i < 4; ++i) f(a.f[m][n].r[s][i], b.f[m][n].r[s][i]);
+}
+
+/// Per-row sums over the columns of a warp's 16-row accumulators (AccTile<16, N>), kept in the
+/// registers of the lanes that hold the values: lane l sums its own columns of rows l / 4 and
+/// l / 4 + 8, so a row's sum is the four partials of its quad, each added to in the order the
+/// lane's values come. (A shared-memory array of the same partials, one slot per lane, would be
+/// written at every add; here it is written once, by store_partials.)
+struct RowPartials {
+  arch::Frag<float, 2> f;  ///< per lane: [0] row l / 4, [1] row l / 4 + 8
+};
+
+__device__ __forceinline__ void zero(RowPartials& p) {
+  for (int s = 0; s < arch::kLanes; ++s) p.f.r[s][0] = p.f.r[s][1] = 0.0f;
+}
+
+/// Adds x to the partial of the lane that holds (il, col) of a 16-row accumulator (il < 16): the
+/// calling lane, when called from for_each_pair with the coordinates it passes.
+__device__ __forceinline__ void add_to_row(RowPartials& p, int il, int col, float x) {
+  float(&r)[2] = p.f.r[arch::lane_slot(arch::c_lane(il, col))];
+  if (il < 8)
+    r[0] += x;
+  else
+    r[1] += x;
+}
+
+/// dst[r0 + i][q] = the partial of row r0 + i held by lane 4·(i % 8) + q, i < 16 (the layout of
+/// one slot per lane of a quad).
+template <int R>
+__device__ __forceinline__ void store_partials(const RowPartials& p, float (&dst)[R][4], int r0) {
+  arch::for_each_lane([&](int lane, int slot) {
+    dst[r0 + lane / 4][lane % 4] = p.f.r[slot][0];
+    dst[r0 + 8 + lane / 4][lane % 4] = p.f.r[slot][1];
+  });
 }
 
 // ----------------------------------------------------------------------------------- operands

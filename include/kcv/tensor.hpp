@@ -130,6 +130,9 @@ class HostTensor {
   /// to_f64 into `out` (its size becomes numel()), reusing out's storage: an array kept from an
   /// earlier tensor of the same size is neither allocated nor faulted in again.
   void to_f64(std::vector<double>& out) const;
+  /// Logical elements [first, first + out.size()) as fp64 values, what to_f64 gives there: a
+  /// caller converting a large tensor splits it over threads by ranges. @pre is_contiguous()
+  void to_f64(int64_t first, std::span<double> out) const;
   /// Logical elements [0, min(numel, values.size())) set to `values`, rounded to the dtype
   /// (encode()). Where several logical elements share a storage position (a broadcast view),
   /// the first of them keeps its value.

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "gates/parallel.hpp"
 #include "kcv/kernelbench.hpp"
 
 namespace kcv::kb {
@@ -22,21 +23,40 @@ constexpr double kKernelBenchTol = 1e-2;     // allclose(atol = rtol = 1e-2), Ke
 EagerScale eager_scale(DType out_dtype, const std::vector<double>& value, const HostTensor& eager) {
   EagerScale s;
   if (!is_floating(out_dtype)) return s;
-  double worst = 0;
-  double sum_sq = 0;
-  int64_t finite = 0;
-  const int64_t n = std::min<int64_t>(eager.numel(), static_cast<int64_t>(value.size()));
-  for (int64_t i = 0; i < n; ++i) {
-    const double v = value[static_cast<std::size_t>(i)];
-    const double e = eager.value_at(i);
-    if (!std::isfinite(v) || !std::isfinite(e)) continue;
-    worst = std::max(worst, std::fabs(e - v));
-    sum_sq += v * v;
-    ++finite;
-    if (!(v == 0 && e == 0)) ++s.informative;
-  }
-  const double rms = finite == 0 ? 0.0 : std::sqrt(sum_sq / static_cast<double>(finite));
-  s.e = std::max(worst, unit_roundoff(out_dtype) * rms);
+  // One pass over outputs of up to hundreds of millions of elements: on threads by fixed blocks
+  // (gates::reduce_blocks), so the sum of squares is the same on any machine.
+  struct Part {
+    double worst = 0;
+    double sum_sq = 0;
+    int64_t finite = 0;
+    int64_t informative = 0;
+  };
+  const auto n = static_cast<std::size_t>(
+      std::min<int64_t>(eager.numel(), static_cast<int64_t>(value.size())));
+  Part total;
+  gates::reduce_blocks(
+      n, {}, total,
+      [&](std::size_t begin, std::size_t end, Part& p) {
+        for (std::size_t i = begin; i < end; ++i) {
+          const double v = value[i];
+          const double e = eager.value_at(static_cast<int64_t>(i));
+          if (!std::isfinite(v) || !std::isfinite(e)) continue;
+          p.worst = std::max(p.worst, std::fabs(e - v));
+          p.sum_sq += v * v;
+          ++p.finite;
+          if (!(v == 0 && e == 0)) ++p.informative;
+        }
+      },
+      [](Part& t, const Part& p) {
+        t.worst = std::max(t.worst, p.worst);
+        t.sum_sq += p.sum_sq;
+        t.finite += p.finite;
+        t.informative += p.informative;
+      });
+  s.informative = total.informative;
+  const double rms =
+      total.finite == 0 ? 0.0 : std::sqrt(total.sum_sq / static_cast<double>(total.finite));
+  s.e = std::max(total.worst, unit_roundoff(out_dtype) * rms);
   return s;
 }
 

@@ -20,6 +20,7 @@
 #include <memory>
 #include <optional>
 
+#include "gates/parallel.hpp"
 #include "kcv/kernelbench.hpp"
 #include "kcv/op_pipeline.hpp"
 #include "kernelbench/calls.hpp"
@@ -49,6 +50,23 @@ std::vector<OutputSpec> as_f64(const std::vector<OutputSpec>& outputs) {
     if (is_floating(o.dtype)) o.dtype = DType::kF64;
   }
   return out;
+}
+
+// The host passes over a probe's outputs (up to hundreds of millions of elements each) on
+// threads, each element on its own: the same values as one serial loop.
+template <class Body>
+void for_each_range(std::size_t n, Body&& body) {
+  gates::for_each_chunk(n, gates::chunk_count(n, {}),
+                        [&](std::size_t, std::size_t begin, std::size_t end) { body(begin, end); });
+}
+
+// t.to_f64(out), a row-major tensor's ranges converted on threads.
+void to_f64_on_threads(const HostTensor& t, std::vector<double>& out) {
+  if (!t.is_contiguous()) return t.to_f64(out);
+  out.resize(static_cast<std::size_t>(t.numel()));
+  for_each_range(out.size(), [&](std::size_t begin, std::size_t end) {
+    t.to_f64(static_cast<int64_t>(begin), std::span<double>(out.data() + begin, end - begin));
+  });
 }
 
 double rms_of(const std::vector<double>& v) {
@@ -121,7 +139,12 @@ struct ModelOracle::Cache {
   // `from` copied into a spare array.
   std::vector<double> copy_of(const std::vector<double>& from) {
     std::vector<double> v = take(from.size());
-    v.assign(from.begin(), from.end());
+    v.resize(from.size());
+    for_each_range(from.size(), [&](std::size_t begin, std::size_t end) {
+      std::copy(from.begin() + static_cast<std::ptrdiff_t>(begin),
+                from.begin() + static_cast<std::ptrdiff_t>(end),
+                v.begin() + static_cast<std::ptrdiff_t>(begin));
+    });
     return v;
   }
 };
@@ -193,7 +216,7 @@ std::vector<std::vector<double>> values_of(const std::vector<HostTensor>& tensor
   std::vector<std::vector<double>> out;
   for (const HostTensor& t : tensors) {
     out.push_back(take(static_cast<std::size_t>(t.numel())));
-    t.to_f64(out.back());
+    to_f64_on_threads(t, out.back());
   }
   return out;
 }
@@ -447,20 +470,27 @@ Expected<SharedOracleResult> ModelOracle::evaluate(const Probe& probe, const Pro
     // Both runs have the outputs' shapes (kcv allocates them), so n is the output's size.
     const std::size_t n = std::min(out.value.size(), declared.size());
     out.declared = cache_->take(out.value.size());
-    out.declared.assign(declared.begin(), declared.begin() + static_cast<std::ptrdiff_t>(n));
     out.declared.resize(out.value.size());
-    for (std::size_t i = 0; i < n; ++i) {
-      const double y = out.value[i];
-      const double d = declared[i];
-      if (!is_floating(spec.dtype) || !std::isfinite(y)) {
-        out.tau[i] = 0;  // exact: integer outputs, and non-finite values compared by class
-      } else if (!std::isfinite(d)) {
-        out.tau[i] =
-            std::numeric_limits<double>::quiet_NaN();  // fp32 eager overflows here: no claim
-      } else {
-        out.tau[i] = u * std::fabs(y) + kEagerMultiple * e;
+    const bool floating = is_floating(spec.dtype);
+    for_each_range(n, [&](std::size_t begin, std::size_t end) {
+      std::copy(declared.begin() + static_cast<std::ptrdiff_t>(begin),
+                declared.begin() + static_cast<std::ptrdiff_t>(end),
+                out.declared.begin() + static_cast<std::ptrdiff_t>(begin));
+      for (std::size_t i = begin; i < end; ++i) {
+        const double y = out.value[i];
+        const double d = declared[i];
+        if (!floating || !std::isfinite(y)) {
+          out.tau[i] = 0;  // exact: integer outputs, and non-finite values compared by class
+        } else if (!std::isfinite(d)) {
+          out.tau[i] =
+              std::numeric_limits<double>::quiet_NaN();  // fp32 eager overflows here: no claim
+        } else {
+          out.tau[i] = u * std::fabs(y) + kEagerMultiple * e;
+        }
       }
-    }
+    });
+    // Elements past n keep 0 in `declared`, as assign() + resize() left them.
+    std::fill(out.declared.begin() + static_cast<std::ptrdiff_t>(n), out.declared.end(), 0.0);
     // Elements past n are not judged by value (tau 0), whatever a spare array held there.
     std::fill(out.tau.begin() + static_cast<std::ptrdiff_t>(n), out.tau.end(), 0.0);
     if (alternative != nullptr) out.alternative = cache_->copy_of((*alternative)[o]);

@@ -187,6 +187,15 @@ void HostTensor::to_f64(std::vector<double>& values) const {
   });
 }
 
+void HostTensor::to_f64(int64_t first, std::span<double> out) const {
+  if (!row_major_) throw std::invalid_argument("HostTensor::to_f64(first, out): not row-major");
+  if (first < 0 || first + static_cast<int64_t>(out.size()) > numel_)
+    throw std::out_of_range("HostTensor::to_f64(first, out): range outside the tensor");
+  numeric::dispatch_dtype(dtype_, [&]<DType T>() {
+    numeric::decode_run<T>(data() + first * elem_size_, 1, out.size(), out.data());
+  });
+}
+
 namespace {
 
 // True when no two logical elements of the view share a storage position: the dimensions of

@@ -4,8 +4,10 @@
 // two no-claim rules.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "kcv/kernelbench.hpp"
 
@@ -21,6 +23,43 @@ TEST(EagerScale, WorstFiniteErrorFlooredAtOneRounding) {
   const HostTensor exact = make_tensor(DType::kF32, {4}, {1.0, -2.0, 0.0, 1.0});
   const double rms = std::sqrt((1.0 + 4.0 + 0.0) / 3.0);
   EXPECT_DOUBLE_EQ(eager_scale(DType::kF32, y, exact).e, 0x1p-24 * rms);
+}
+
+// Above 2^20 elements the pass runs on threads by fixed blocks of 2^20 (gates::reduce_blocks):
+// E is the block-ordered sum's, whatever the number of threads, and the counts are exact.
+TEST(EagerScale, ALargeOutputSumsByFixedBlocksOnAnyNumberOfThreads) {
+  const std::size_t n = (std::size_t{1} << 20) * 2 + 12345;
+  std::vector<double> y(n);
+  std::vector<double> got(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    // values exact in f32 (eager error 0, so E is the RMS floor) whose sum of squares rounds
+    // differently in one serial loop than by blocks
+    y[i] = std::ldexp(1.0 + static_cast<double>((i * 2654435761u) % 8388608) * 0x1p-23,
+                      static_cast<int>(i % 13) - 6);
+    got[i] = y[i];
+  }
+  y[17] = 0.0;
+  got[17] = 0.0;  // an exact zero of both: not informative
+  const HostTensor eager = make_tensor(DType::kF32, {static_cast<int64_t>(n)}, got);
+  // The serial loop over blocks of 2^20, each block's sum added in block order.
+  double worst = 0, sum_sq = 0;
+  int64_t finite = 0, informative = 0;
+  for (std::size_t b = 0; b < n; b += std::size_t{1} << 20) {
+    double block = 0;
+    for (std::size_t i = b; i < std::min(n, b + (std::size_t{1} << 20)); ++i) {
+      const double e = static_cast<double>(static_cast<float>(got[i]));
+      worst = std::max(worst, std::fabs(e - y[i]));
+      block += y[i] * y[i];
+      ++finite;
+      if (!(y[i] == 0 && e == 0)) ++informative;
+    }
+    sum_sq += block;
+  }
+  const double want = std::max(worst, 0x1p-24 * std::sqrt(sum_sq / static_cast<double>(finite)));
+  const EagerScale s = eager_scale(DType::kF32, y, eager);
+  EXPECT_EQ(s.e, want);
+  EXPECT_EQ(s.informative, informative);
+  EXPECT_EQ(informative, static_cast<int64_t>(n) - 1);
 }
 
 TEST(EagerScale, IntegerOutputsAreExact) {

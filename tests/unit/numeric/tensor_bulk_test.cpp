@@ -159,6 +159,29 @@ HostTensor from_bits(DType t, const std::vector<uint64_t>& bits) {
 
 std::vector<std::byte> raw_copy(const HostTensor& t) { return {t.raw().begin(), t.raw().end()}; }
 
+// to_f64(first, out): any range of a row-major tensor, bit for bit what to_f64 gives there; a
+// view that is not row-major, or a range past the end, is refused.
+TEST(TensorBulk, ToF64OfARangeIsThatRangeOfToF64) {
+  for (DType t : kAll) {
+    const std::vector<uint64_t> bits = patterns(t);
+    const HostTensor x = from_bits(t, bits);
+    const std::vector<double> all = x.to_f64();
+    const auto n = static_cast<int64_t>(bits.size());
+    for (int64_t first : {int64_t{0}, int64_t{1}, n / 3, n - 1}) {
+      std::vector<double> part(static_cast<std::size_t>(std::min<int64_t>(n - first, 5)), -7.0);
+      x.to_f64(first, part);
+      for (std::size_t i = 0; i < part.size(); ++i)
+        ASSERT_EQ(dbits(part[i]), dbits(all[static_cast<std::size_t>(first) + i]))
+            << dtype_name(t) << " element " << first + static_cast<int64_t>(i);
+    }
+    std::vector<double> two(2);
+    EXPECT_THROW(x.to_f64(n - 1, two), std::out_of_range);
+  }
+  const HostTensor transposed(DType::kF32, {3, 2}, {1, 3});
+  std::vector<double> one(1);
+  EXPECT_THROW(transposed.to_f64(0, one), std::invalid_argument);
+}
+
 TEST(TensorBulk, ToF64DecodesEveryPatternBitForBit) {
   for (DType t : kAll) {
     const std::vector<uint64_t> bits = patterns(t);

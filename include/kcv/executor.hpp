@@ -39,8 +39,10 @@ struct CallOptions {
   /// Worker executor only, for a trusted worker's calls (the reference's), one after another:
   /// the call's shared-memory file is the one this executor kept from its last such call when
   /// the buffers fit (else a new one, kept in its place), and only the inputs and the outputs'
-  /// guard bytes are copied in (the worker writes every output element). A candidate's calls
-  /// never set it: each gets a fresh file, new pages and addresses, revoked after the call.
+  /// guard bytes are copied in: the worker writes every output element, so the outputs' elements
+  /// are not poisoned beforehand nor audited for unwritten ones afterwards (guards still are). A
+  /// candidate's calls never set it: each gets a fresh file, new pages and addresses, revoked
+  /// after the call.
   bool keep_call_file = false;
 };
 

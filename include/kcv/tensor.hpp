@@ -27,6 +27,9 @@ int64_t numel(const Shape& shape);
 /// Row-major strides, in elements.
 std::vector<int64_t> contiguous_strides(const Shape& shape);
 
+/// Tag of the HostTensor constructor that fills only the guards.
+struct GuardsOnly {};
+
 class HostTensor {
  public:
   HostTensor() = default;
@@ -40,6 +43,11 @@ class HostTensor {
   /// fill_raw() it at once).
   HostTensor(DType dtype, Shape shape, std::vector<int64_t> strides, int64_t storage_offset,
              int64_t guard_elems, int64_t address_shift, uint64_t fill_bits);
+  /// Contiguous, every guard byte holding the element pattern `guard_bits` and the elements left
+  /// uninitialised: for a buffer whose every element is written before it is read (a trusted
+  /// worker's output, copied back whole from its call file). Saves a pass over fresh pages.
+  HostTensor(DType dtype, Shape shape, int64_t guard_elems, int64_t address_shift,
+             uint64_t guard_bits, GuardsOnly);
 
   DType dtype() const { return dtype_; }
   const Shape& shape() const { return shape_; }
@@ -180,6 +188,9 @@ class HostTensor {
   };
   std::vector<std::byte, ForOverwrite<std::byte>> buffer_;
 
+  struct NoFill {};
+  HostTensor(DType dtype, Shape shape, std::vector<int64_t> strides, int64_t storage_offset,
+             int64_t guard_elems, int64_t address_shift, NoFill);
   std::byte* storage() { return raw().data() + raw_storage_begin(); }
   const std::byte* storage() const { return raw().data() + raw_storage_begin(); }
   int64_t strided_index(int64_t i) const;

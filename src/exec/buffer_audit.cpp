@@ -114,6 +114,7 @@ int64_t first_equal(const HostTensor& t, uint64_t sentinel) {
 
 void audit_unwritten(const CallBuffers& b, CallRecord& rec) {
   if (b.plain) return;  // zero-initialised outputs: an unwritten element is indistinguishable
+  if (b.guards_only) return;  // never poisoned: written whole by a trusted worker
   for (std::size_t k = 0; k < b.outputs.size(); ++k) {
     const HostTensor& t = b.outputs[k];
     const uint64_t sentinel = b.output_sentinels[k];
@@ -177,9 +178,10 @@ int64_t first_difference(std::span<const std::byte> now, std::span<const std::by
 
 CallBuffers prepare_buffers(const std::vector<HostTensor>& inputs,
                             const std::vector<OutputSpec>& outputs, const CallOptions& options,
-                            bool snapshot_inputs) {
+                            bool snapshot_inputs, OutputFill output_fill) {
   CallBuffers b;
   b.plain = options.plain_buffers;
+  b.guards_only = output_fill == OutputFill::kGuardsOnly && !b.plain;
   b.inputs.reserve(inputs.size());
   for (std::size_t k = 0; k < inputs.size(); ++k)
     b.inputs.push_back(copy_input(inputs[k], k, options));
@@ -187,8 +189,13 @@ CallBuffers prepare_buffers(const std::vector<HostTensor>& inputs,
   for (const OutputSpec& spec : outputs) {
     // One seed, one sentinel per dtype: outputs of different dtypes each get a valid pattern.
     b.output_sentinels.push_back(b.plain ? 0 : sentinel_bits(spec.dtype, options.sentinel_seed));
-    b.outputs.emplace_back(spec.dtype, spec.shape, std::vector<int64_t>{}, 0, kGuardElems,
-                           options.address_shift, b.output_sentinels.back());
+    if (b.guards_only) {
+      b.outputs.emplace_back(spec.dtype, spec.shape, kGuardElems, options.address_shift,
+                             b.output_sentinels.back(), GuardsOnly{});
+    } else {
+      b.outputs.emplace_back(spec.dtype, spec.shape, std::vector<int64_t>{}, 0, kGuardElems,
+                             options.address_shift, b.output_sentinels.back());
+    }
   }
   b.sentinel = b.output_sentinels.empty() ? 0 : b.output_sentinels.front();
   if (snapshot_inputs)

@@ -26,7 +26,7 @@ inline constexpr int64_t kGuardElems = 64;
 struct CallBuffers {
   std::vector<HostTensor> inputs;
   std::vector<HostTensor> outputs;
-  std::vector<std::vector<std::byte>> inputs_before;   // raw() of each input before the call
+  std::vector<std::vector<std::byte>> inputs_before;  // raw() of each input before the call
   // Set instead of inputs_before by an executor whose kernel writes to copies of the inputs
   // (the worker's shared memory), so that `inputs` themselves stay as they were: the first raw
   // byte at which each copy differs after the call, -1 where none does.
@@ -43,13 +43,22 @@ struct CallBuffers {
   std::vector<uint64_t> output_sentinels;     // per output (sentinel_bits of its dtype)
   uint64_t sentinel = 0;                      // the first output's, for CallRecord::sentinel
   bool plain = false;
+  // Outputs made by OutputFill::kGuardsOnly: their elements never held the sentinel, so they are
+  // not audited for unwritten elements (the trusted writer writes every one).
+  bool guards_only = false;
 };
+
+/// How prepare_buffers makes the outputs: every raw byte the call's sentinel (a candidate's call:
+/// an element it never writes is seen), or only the guards, the elements left for a trusted
+/// worker whose outputs come back whole (the worker executor's kept call file).
+enum class OutputFill { kSentinel, kGuardsOnly };
 
 /// snapshot_inputs = false: the executor compares the inputs itself and fills
 /// input_first_difference (no input-sized snapshot per call).
 CallBuffers prepare_buffers(const std::vector<HostTensor>& inputs,
                             const std::vector<OutputSpec>& outputs, const CallOptions& options,
-                            bool snapshot_inputs = true);
+                            bool snapshot_inputs = true,
+                            OutputFill output_fill = OutputFill::kSentinel);
 
 /// First byte where `now` differs from `before` (same size), or -1.
 int64_t first_difference(std::span<const std::byte> now, std::span<const std::byte> before);

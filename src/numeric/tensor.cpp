@@ -67,8 +67,10 @@ uint64_t initial_fill_bits(DType dtype) {
     case DType::kF16: return 0x7E5Aull;
     case DType::kBF16: return 0x7FDAull;
     case DType::kI32: return 0x5A5A5A5Aull;
-    case DType::kI64: return 0x5A5A5A5A5A5A5A5Aull;
-    case DType::kBool: return 0x5Aull;
+    case DType::kI64:
+      return 0x5A5A5A5A5A5A5A5Aull;
+    case DType::kBool:
+      return 0x5Aull;
   }
   return 0;
 }
@@ -81,6 +83,27 @@ HostTensor::HostTensor(DType dtype, Shape shape, std::vector<int64_t> strides,
 HostTensor::HostTensor(DType dtype, Shape shape, std::vector<int64_t> strides,
                        int64_t storage_offset, int64_t guard_elems, int64_t address_shift,
                        uint64_t fill_bits)
+    : HostTensor(dtype, std::move(shape), std::move(strides), storage_offset, guard_elems,
+                 address_shift, NoFill{}) {
+  fill_raw(fill_bits);
+}
+
+HostTensor::HostTensor(DType dtype, Shape shape, int64_t guard_elems, int64_t address_shift,
+                       uint64_t guard_bits, GuardsOnly)
+    : HostTensor(dtype, std::move(shape), {}, 0, guard_elems, address_shift, NoFill{}) {
+  const std::span<std::byte> bytes = raw();
+  const std::size_t front = raw_storage_begin();
+  const std::size_t back = front + static_cast<std::size_t>(storage_elems_ * elem_size_);
+  const auto size = static_cast<std::size_t>(elem_size_);
+  // little-endian: an element's pattern is the low bytes of guard_bits; guards are whole elements
+  for (std::size_t at = 0; at < front; at += size)
+    std::memcpy(bytes.data() + at, &guard_bits, size);
+  for (std::size_t at = back; at < bytes.size(); at += size)
+    std::memcpy(bytes.data() + at, &guard_bits, size);
+}
+
+HostTensor::HostTensor(DType dtype, Shape shape, std::vector<int64_t> strides,
+                       int64_t storage_offset, int64_t guard_elems, int64_t address_shift, NoFill)
     : dtype_(dtype),
       shape_(std::move(shape)),
       strides_(strides.empty() ? contiguous_strides(shape_) : std::move(strides)),
@@ -95,8 +118,8 @@ HostTensor::HostTensor(DType dtype, Shape shape, std::vector<int64_t> strides,
   storage_elems_ = storage_offset_ + view_extent(shape_, strides_);
   row_major_ = row_major(shape_, strides_);
   const auto size = static_cast<int64_t>(dtype_size(dtype_));
-  buffer_.resize(static_cast<std::size_t>(address_shift_ + (storage_elems_ + 2 * guard_elems_) * size));
-  fill_raw(fill_bits);
+  buffer_.resize(
+      static_cast<std::size_t>(address_shift_ + (storage_elems_ + 2 * guard_elems_) * size));
 }
 
 int64_t HostTensor::strided_index(int64_t i) const {

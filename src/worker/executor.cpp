@@ -279,9 +279,11 @@ std::vector<CallRecord> WorkerExecutorImpl::run_all(Candidate& candidate,
                                                     const std::vector<CallOptions>& options) {
   auto t0 = worker::Clock::now();
   std::vector<Pending> calls(options.size());
+  const bool kept = options.size() == 1 && options.front().keep_call_file;  // one kept file
   for (std::size_t i = 0; i < options.size(); ++i)
-    calls[i].buffers = exec::prepare_buffers(inputs, outputs, options[i],
-                                             /*snapshot_inputs=*/false);
+    calls[i].buffers = exec::prepare_buffers(
+        inputs, outputs, options[i], /*snapshot_inputs=*/false,
+        kept ? exec::OutputFill::kGuardsOnly : exec::OutputFill::kSentinel);
   costs_.prepare_s += seconds_since(t0);
   if (!options.empty()) {
     if (auto no = refuse(candidate, outputs)) {
@@ -290,7 +292,7 @@ std::vector<CallRecord> WorkerExecutorImpl::run_all(Candidate& candidate,
       t0 = worker::Clock::now();
       for (std::size_t i = 0; i < options.size(); ++i) {
         CallOptions o = options[i];
-        o.keep_call_file = o.keep_call_file && options.size() == 1;  // one kept file: one call
+        o.keep_call_file = kept;
         make_region(calls[i], o);
       }
       costs_.prepare_s += seconds_since(t0);

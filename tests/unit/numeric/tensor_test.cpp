@@ -1,16 +1,34 @@
 // File: tests/unit/numeric/tensor_test.cpp
 // HostTensor layout: guard bands around storage, storage positions for strided, padded,
 // broadcast and offset views, and a C view that points into the tensor's own vectors.
+#include "kcv/tensor.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 
-#include "kcv/tensor.hpp"
-
 namespace kcv {
 namespace {
+
+// The guards-only constructor: contiguous, every guard element the pattern (both sides, past an
+// address shift), the elements left for the caller to write.
+TEST(HostTensor, GuardsOnlyFillsEveryGuardElementAndLeavesTheElements) {
+  const HostTensor t(DType::kF32, {3, 5}, 4, 8, 0x7FC0DEADu, GuardsOnly{});
+  EXPECT_TRUE(t.is_contiguous());
+  EXPECT_EQ(t.numel(), 15);
+  const std::span<const std::byte> raw = t.raw();
+  ASSERT_EQ(raw.size(), (15 + 2 * 4) * sizeof(float));
+  const auto element = [&](std::size_t k) {
+    uint32_t v;
+    std::memcpy(&v, raw.data() + k * sizeof v, sizeof v);
+    return v;
+  };
+  for (std::size_t k = 0; k < 4; ++k) EXPECT_EQ(element(k), 0x7FC0DEADu) << "front " << k;
+  for (std::size_t k = 4 + 15; k < 4 + 15 + 4; ++k) EXPECT_EQ(element(k), 0x7FC0DEADu) << k;
+  EXPECT_EQ(t.raw_storage_begin(), 4 * sizeof(float));
+}
 
 TEST(HostTensor, PutsGuardBandsAroundStorageAndPoisonsEverything) {
   const int64_t guard = 4;

@@ -1,8 +1,9 @@
 // File: tests/unit/worker/kept_call_file_test.cpp
 // CallOptions::keep_call_file: a trusted worker's calls, one after another, share one call file.
-// Each call still gives the in-process executor's record (no output of the call before shows
-// through; the output guards are checked on every call), the file takes calls of other sizes,
-// and it is the only file the executor leaves while it lives, and goes with it.
+// Each call still gives the in-process executor's outputs and audit (no output of the call before
+// shows through; the output guards are checked on every call), except that its outputs are not
+// poisoned, so an unwritten element is not looked for; the file takes calls of other sizes, and
+// it is the only file the executor leaves while it lives, and goes with it.
 #include <dirent.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -74,6 +75,7 @@ TEST(KeptCallFile, EveryCallGivesTheInProcessRecordWhateverTheSizeBefore) {
     const CallRecord got = there->run(*c, in, kOut, o);
     ASSERT_EQ(got.status, CallStatus::kOk) << got.message;
     EXPECT_EQ(got.outputs[0].value_at(0), k.offset + 0.25);
+    EXPECT_TRUE(got.all_written);
     expect_same(want, got);
     EXPECT_EQ(files_in(shm.path), 1) << "the kept file, and no other";
   }
@@ -115,6 +117,23 @@ TEST(KeptCallFile, AWriteOnePastTheOutputIsSeenOnEveryCall) {
     EXPECT_EQ(got.first_guard_violation, kN * static_cast<int64_t>(sizeof(float))) << call;
     expect_same(want, got);
   }
+}
+
+TEST(KeptCallFile, OutputsAreNotPoisonedSoAnUnwrittenElementIsNotLookedFor) {
+  // The in-process run of the same kernel sees the unwritten last element; a kept call's output
+  // holds what the file held there (the call before wrote it), and no unwritten element is
+  // reported: the option is for a worker that writes every element.
+  auto c = load_here("add_skip_last");
+  ASSERT_NE(c, nullptr);
+  const CallRecord here = make_in_process_executor()->run(*c, add_inputs(), kOut, kept_options());
+  EXPECT_FALSE(here.all_written);
+  auto w = make_worker_executor(worker_options("add_skip_last"));
+  const CallRecord got = w->run(*c, add_inputs(), kOut, kept_options());
+  EXPECT_EQ(got.status, CallStatus::kOk) << got.message;
+  EXPECT_TRUE(got.all_written);
+  EXPECT_TRUE(got.guards_intact);
+  for (int64_t i = 0; i + 1 < kN; ++i)
+    EXPECT_EQ(got.outputs[0].value_at(i), 3.0 * static_cast<double>(i) + 0.25) << i;
 }
 
 }  // namespace

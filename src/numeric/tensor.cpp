@@ -67,10 +67,8 @@ uint64_t initial_fill_bits(DType dtype) {
     case DType::kF16: return 0x7E5Aull;
     case DType::kBF16: return 0x7FDAull;
     case DType::kI32: return 0x5A5A5A5Aull;
-    case DType::kI64:
-      return 0x5A5A5A5A5A5A5A5Aull;
-    case DType::kBool:
-      return 0x5Aull;
+    case DType::kI64: return 0x5A5A5A5A5A5A5A5Aull;
+    case DType::kBool: return 0x5Aull;
   }
   return 0;
 }

@@ -11,6 +11,8 @@
 //  * the CTA-wide loops cover each element once with host threads playing warps, and cp.async's
 //    emulation copies valid rows and zero-fills the rest;
 //  * RowPartials keeps each quad lane's per-row sum in column order and stores it in place;
+//  * dot_part sums each thread's 8-element groups of two tiles in element order, every element
+//    once;
 //  * pack_bf16x2 rounds to nearest even.
 // What this cannot show is that the PTX ISA's tables are what the H200 does: the device check
 // (glr/dev/run_on_h200.sh) compares the same kernels with the fp64 reference there.
@@ -292,6 +294,44 @@ TEST(RowPartials, SumEachQuadLanesPairsInColumnOrder) {
       }
       EXPECT_EQ(got[i][q], want) << i << "," << q;
     }
+}
+
+// dot_part over two 128×128 tiles (grad_kernel's S_e and dS) with 128 threads: thread t's part is,
+// bit for bit, the plain fp32 sum over the 8-element groups t, t + 128, … in row-major element
+// order (values whose sums round, so the order shows in the bits; the padding columns hold NaN,
+// so a read past a row shows); with small integers, where every sum is exact, the parts add up
+// to ⟨A, B⟩ (each element counted once).
+TEST(DotPart, SumsEachThreadsGroupsInElementOrder) {
+  std::mt19937 rng(19);
+  std::uniform_real_distribution<float> unit(-1.0f, 1.0f);
+  std::vector<float> av(128 * 128), bv(128 * 128);
+  for (float& x : av) x = unit(rng);
+  for (float& x : bv) x = unit(rng);
+  const auto filled = [](const std::vector<float>& v) {
+    auto t = std::make_unique<SmemBf16<128, 128>>();
+    for (int i = 0; i < 128; ++i)
+      for (int j = 0; j < 136; ++j)
+        *t->ptr(i, j) = __float2bfloat16_rn(j < 128 ? v[i * 128 + j] : std::nanf(""));
+    return t;
+  };
+  const auto a = filled(av), b = filled(bv);
+  for (int t = 0; t < 128; ++t) {
+    float want = 0.0f;
+    for (int g = t; g < 128 * 128 / 8; g += 128)
+      for (int k = 0; k < 8; ++k) {
+        const int i = 8 * g + k;
+        want += a->at(i / 128, i % 128) * b->at(i / 128, i % 128);
+      }
+    const float got = dot_part<128>(*a, *b, t);
+    EXPECT_EQ(std::memcmp(&got, &want, sizeof got), 0) << t << ": " << got << " vs " << want;
+  }
+  const auto ai = tile_of<128, 128>([](int i, int j) { return (i * 7 + j * 3) % 9 - 4; });
+  const auto bi = tile_of<128, 128>([](int i, int j) { return (i * 5 + j * 11) % 7 - 3; });
+  double whole = 0.0, parts = 0.0;
+  for (int i = 0; i < 128; ++i)
+    for (int j = 0; j < 128; ++j) whole += ai->at(i, j) * bi->at(i, j);
+  for (int t = 0; t < 128; ++t) parts += dot_part<128>(*ai, *bi, t);
+  EXPECT_EQ(parts, whole);
 }
 
 TEST(CtaLoops, HostThreadsPlayingWarpsCoverEachElementOnce) {

@@ -8,7 +8,8 @@
 //   AccTile<R, C>   an fp32 R×C accumulator held in registers by one warp, as (R/16)×(C/8)
 //                   m16n8 fragments;
 //   RowPartials     per-row partial sums of a warp's 16-row accumulators, one per lane of a quad,
-//                   in registers.
+//                   in registers;
+//   dot_part        one thread's part of the Frobenius product of two SmemBf16 tiles.
 // and the warp-level operations on them. An operand of a product is named by how its tile stores
 // it, which decides the ldmatrix variant:
 //   AStore::kRowMajor    A[m][k] stored as is      (ldmatrix)
@@ -119,6 +120,27 @@ __device__ __forceinline__ void store_partials(const RowPartials& p, float (&dst
     dst[r0 + lane / 4][lane % 4] = p.f.r[slot][0];
     dst[r0 + 8 + lane / 4][lane % 4] = p.f.r[slot][1];
   });
+}
+
+/// Thread t's part of the Frobenius product ⟨A, B⟩ of two tiles of one shape, t < kThreads: the
+/// 8-element groups t, t + kThreads, … of the row-major element order, each group's products
+/// added in element order to one fp32 sum (two 16-byte loads from shared memory per group). The
+/// kThreads parts, summed in a fixed order, are the product.
+template <int kThreads, int R, int C>
+__device__ __forceinline__ float dot_part(const SmemBf16<R, C>& a, const SmemBf16<R, C>& b, int t) {
+  static_assert((R * C) % (8 * kThreads) == 0, "dot_part: whole 8-element groups per thread");
+  float part = 0.0f;
+  KCV_GLR_UNROLL
+  for (int g = 0; g < R * C / (8 * kThreads); ++g) {
+    const int i = 8 * (t + g * kThreads);
+    std::uint32_t x[4], y[4];
+    arch::load_u32x4(a.ptr(i / C, i % C), x);
+    arch::load_u32x4(b.ptr(i / C, i % C), y);
+    KCV_GLR_UNROLL
+    for (int k = 0; k < 8; ++k)
+      part += arch::unpack_bf16(x[k / 2], k % 2) * arch::unpack_bf16(y[k / 2], k % 2);
+  }
+  return part;
 }
 
 // ----------------------------------------------------------------------------------- operands

@@ -274,7 +274,56 @@ Comparison compare_output(const OracleOutput& oracle, const HostTensor& candidat
   return c;
 }
 
+namespace {
+
+thread_local ComparisonMemo* innermost_memo = nullptr;
+
+}  // namespace
+
+ComparisonMemo::ComparisonMemo(const std::vector<CallRecord>& calls)
+    : calls_(calls), outer_(innermost_memo) {
+  innermost_memo = this;
+}
+ComparisonMemo::~ComparisonMemo() { innermost_memo = outer_; }
+ComparisonMemo* ComparisonMemo::current() { return innermost_memo; }
+
+void ComparisonMemo::hold(std::shared_ptr<const OracleResult> result) {
+  if (result == nullptr || held(*result) != nullptr) return;
+  held_.push_back(Held{std::move(result), std::vector<std::optional<Comparison>>(calls_.size())});
+}
+
+ComparisonMemo::Held* ComparisonMemo::held(const OracleResult& oracle) {
+  for (Held& h : held_)
+    if (h.result.get() == &oracle) return &h;
+  return nullptr;
+}
+
+std::optional<std::size_t> ComparisonMemo::call_index(const CallRecord& call) const {
+  // By address within the outcome's vector: a copy of a call, or a call made by a judge, is
+  // another object and is compared afresh.
+  for (std::size_t k = 0; k < calls_.size(); ++k)
+    if (&calls_[k] == &call) return k;
+  return std::nullopt;
+}
+
+const Comparison* ComparisonMemo::find(const OracleResult& oracle, const CallRecord& call) {
+  Held* h = held(oracle);
+  const std::optional<std::size_t> k = h != nullptr ? call_index(call) : std::nullopt;
+  return k && h->by_call[*k] ? &*h->by_call[*k] : nullptr;
+}
+
+void ComparisonMemo::remember(const OracleResult& oracle, const CallRecord& call,
+                              const Comparison& c) {
+  Held* h = held(oracle);
+  const std::optional<std::size_t> k = h != nullptr ? call_index(call) : std::nullopt;
+  if (k) h->by_call[*k] = c;
+}
+
 Comparison compare_call(const OracleResult& oracle, const CallRecord& call, Split split) {
+  ComparisonMemo* memo = ComparisonMemo::current();
+  if (memo != nullptr) {
+    if (const Comparison* known = memo->find(oracle, call)) return *known;
+  }
   Comparison c;
   std::size_t total = 0;
   for (const OracleOutput& o : oracle.outputs) total += o.value.size();
@@ -283,6 +332,7 @@ Comparison compare_call(const OracleResult& oracle, const CallRecord& call, Spli
     compare_into(oracle.outputs[o], call.outputs[o], static_cast<int>(o), c, ratios.get(), split);
   }
   c.quantiles = ratio_quantiles_in_place(ratios.get());
+  if (memo != nullptr) memo->remember(oracle, call, c);
   return c;
 }
 

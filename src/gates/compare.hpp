@@ -12,6 +12,8 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <memory>
+#include <optional>
 #include <vector>
 
 #include "gates/parallel.hpp"
@@ -98,6 +100,40 @@ class RatioScratch {
  private:
   std::vector<double> ratios_;
   RatioScratch* outer_;
+};
+
+/// While one lives on a thread, compare_call on that thread remembers its comparison of each call
+/// of one probe's outcome against each oracle result the memo holds: the profiles judging a probe
+/// mostly share one result (SharedOracleResult; on the GPU three of the five profiles have the
+/// same eager flags, on the CPU all five), and each would otherwise compare every call, element
+/// by element, again. A comparison is a pure function of the result and the call, both immutable
+/// while the memo lives; the memo keeps the results it holds alive, so no other result takes
+/// one's address meanwhile. The pipeline holds one per probe and hands it each profile's result.
+class ComparisonMemo {
+ public:
+  /// `calls`: the outcome's calls; compare_call remembers only calls that are elements of it.
+  explicit ComparisonMemo(const std::vector<CallRecord>& calls);
+  ~ComparisonMemo();
+  ComparisonMemo(const ComparisonMemo&) = delete;
+  ComparisonMemo& operator=(const ComparisonMemo&) = delete;
+  /// A result the judges are about to read; its comparisons are remembered from now on.
+  void hold(std::shared_ptr<const OracleResult> result);
+  /// This thread's innermost memo; nullptr when there is none.
+  static ComparisonMemo* current();
+  /// The remembered comparison of `call` against `oracle`, or nullptr; remember() stores one.
+  const Comparison* find(const OracleResult& oracle, const CallRecord& call);
+  void remember(const OracleResult& oracle, const CallRecord& call, const Comparison& c);
+
+ private:
+  struct Held {
+    std::shared_ptr<const OracleResult> result;
+    std::vector<std::optional<Comparison>> by_call;  // one slot per call of the outcome
+  };
+  Held* held(const OracleResult& oracle);
+  std::optional<std::size_t> call_index(const CallRecord& call) const;
+  const std::vector<CallRecord>& calls_;
+  std::vector<Held> held_;
+  ComparisonMemo* outer_;
 };
 
 /// Adds the counts of a part that comes after c's elements to `c`; the part's worst element

@@ -93,6 +93,7 @@ GateResult judge_one(ProbeSource& source, Oracle& oracle, const Probe& probe,
     Timed scope(timings != nullptr ? &timings->oracle : nullptr);
     shared = oracle.refine(probe, inputs, contract, outcome, std::move(shared));
   }
+  if (gates::ComparisonMemo* memo = gates::ComparisonMemo::current()) memo->hold(shared);
   const OracleResult& result = *shared;
   const GateDef& def = gate_def(probe.gate);
   JudgeInput in{probe, source.signature(), contract, result, outcome, inputs.tensors};
@@ -186,6 +187,7 @@ class GateRun {
       }
       const ProbeOutcome outcome = timed(&timings_, &PipelineTimings::candidate,
                                          [&] { return runner_.run(probe, *inputs, contract_); });
+      gates::ComparisonMemo memo(outcome.calls);  // the profiles share their comparisons
       for (std::size_t k = 0; k < profiles_.size(); ++k) {
         if (!open[k]) continue;
         bool was_refused = false;

@@ -9,6 +9,7 @@
 #include <bit>
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <random>
 #include <vector>
 
@@ -199,6 +200,33 @@ TEST(CompareCall, UnderARatioScratchKeepsItsArrayAndGivesTheSameComparison) {
     EXPECT_EQ(RatioScratch::current()->size(), 3u);
   }
   EXPECT_EQ(RatioScratch::current(), nullptr);
+}
+
+// Under a ComparisonMemo a call of the outcome is compared once per held result: the second
+// compare_call gives the remembered comparison (here shown by changing the call in between,
+// which the memo's callers never do). A result the memo does not hold, a call outside the
+// outcome, and any call once the memo is gone are compared afresh.
+TEST(CompareCall, UnderAComparisonMemoEachCallIsComparedOncePerHeldResult) {
+  testing::Synthetic s;
+  s.with_oracle(DType::kF32, {1, 2, 4}, {0x1p-9, 0x1p-9, 0x1p-9});
+  auto held = std::make_shared<const OracleResult>(s.oracle);
+  std::vector<CallRecord> calls = {testing::call_of(DType::kF32, {1, 2 + 0x1p-7, 4})};
+  const double first_ratio = compare_call(*held, calls[0]).worst_ratio;  // 4: no memo yet
+  EXPECT_EQ(first_ratio, 4.0);
+  EXPECT_EQ(ComparisonMemo::current(), nullptr);
+  {
+    ComparisonMemo memo(calls);
+    ASSERT_EQ(ComparisonMemo::current(), &memo);
+    memo.hold(held);
+    EXPECT_EQ(compare_call(*held, calls[0]).worst_ratio, 4.0);
+    calls[0].outputs[0].set_value_at(1, 2 + 0x1p-8);  // ratio 2 if compared again
+    EXPECT_EQ(compare_call(*held, calls[0]).worst_ratio, 4.0) << "remembered";
+    EXPECT_EQ(compare_call(s.oracle, calls[0]).worst_ratio, 2.0) << "a result not held";
+    const CallRecord copy = calls[0];
+    EXPECT_EQ(compare_call(*held, copy).worst_ratio, 2.0) << "a call outside the outcome";
+  }
+  EXPECT_EQ(ComparisonMemo::current(), nullptr);
+  EXPECT_EQ(compare_call(*held, calls[0]).worst_ratio, 2.0);
 }
 
 TEST(CompareCall, DetectsMismatchedOutputs) {

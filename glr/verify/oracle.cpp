@@ -146,6 +146,13 @@ Expected<ProbeInputs> GlrOracle::make_inputs(const Probe& probe) {
 }
 
 Expected<SharedOracleResult> GlrOracle::evaluate(const Probe& probe, const ProbeInputs& inputs,
+                                                 const Contract& contract) {
+  auto r = evaluate_owned(probe, inputs, contract);
+  if (!r) return r.error();
+  return share(std::move(*r));
+}
+
+Expected<OracleResult> GlrOracle::evaluate_owned(const Probe& probe, const ProbeInputs& inputs,
                                                  const Contract&) {
   auto c = case_of(probe);
   if (!c) return c.error();
@@ -161,7 +168,7 @@ Expected<SharedOracleResult> GlrOracle::evaluate(const Probe& probe, const Probe
   if (c->op == OpKind::kDecode) {
     auto decoded = evaluate_decode(*c, d, *cached, options_.threads);
     if (!decoded) return decoded.error();
-    return share(std::move(*decoded));
+    return std::move(*decoded);
   }
   const bool gated = traits(c->member).gate != GateKind::kNone;
   if (!cached->chunked) {
@@ -226,7 +233,7 @@ Expected<SharedOracleResult> GlrOracle::evaluate(const Probe& probe, const Probe
     }
     result.outputs.push_back(std::move(out));
   }
-  return share(std::move(result));
+  return result;
 }
 
 }  // namespace kcv::glr

@@ -57,12 +57,12 @@ class RegisteredOp final : public Op {
     GlrOracle oracle(GlrOptions{});
     ProbeInputs in;
     in.tensors.assign(inputs.begin(), inputs.end());
-    auto r = oracle.evaluate(probe_of(c, GateId::kCmp01, ""), in, contract);
+    auto r = oracle.evaluate_owned(probe_of(c, GateId::kCmp01, ""), in, contract);
     if (!r) {
       bad.refused = r.error().to_string();
       return bad;
     }
-    return **r;
+    return std::move(*r);
   }
 
  private:

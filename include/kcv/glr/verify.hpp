@@ -156,6 +156,9 @@ class GlrOracle final : public Oracle {
   Expected<ProbeInputs> make_inputs(const Probe& probe) override;
   Expected<SharedOracleResult> evaluate(const Probe& probe, const ProbeInputs& inputs,
                                         const Contract& contract) override;
+  /// evaluate()'s result, owned by the caller (the op registry's path, which keeps it).
+  Expected<OracleResult> evaluate_owned(const Probe& probe, const ProbeInputs& inputs,
+                                        const Contract& contract);
 
   struct Cached;
 

@@ -16,11 +16,14 @@
 //      time, dS from global memory in a rolled loop of 16-byte loads; the row partials q·dq − k·dk
 //      in registers (RowPartials), where each pair was a read-modify-write of shared memory. The
 //      same sums in the same order; 190.25 KB of shared memory (156.25 before).
+//   5  dh_scan_kernel without the delta rule at 16 value columns where the forward takes 32
+//      (scan_value_tile): twice the CTAs, two per multiprocessor, each step half the columns.
 //
 // 0. The forward's prepare_kernel and state_output_kernel (o not written) keep bf16(H) of every
 //    chunk entry and of every sequence end (MmaForwardParams::states): the same bf16 values the
 //    forward multiplies with.
-// 1. dh_scan_kernel, one CTA (4 warps) per (sequence, value head, kBV value columns), serial over
+// 1. dh_scan_kernel, one CTA (4 warps) per (sequence, value head, kBV value columns; kBV = 16 at
+//    the forward's narrow tile without the delta rule, scan_value_tile), serial over
 //    the chunks from the last: dS (∂L/∂ state leaving the chunk) in fp32 registers, warp w rows
 //    32w..32w+31, starting from dht; per chunk
 //      dh[slot] = bf16(dS)
@@ -83,15 +86,31 @@ struct ScanStorage<kBV, true> : ScanStorage<kBV, false> {
   SmemBf16<kMmaDim, kBV> ds;    ///< bf16(dS), the values written to dh
   SmemBf16<kMmaChunk, kBV> dd;  ///< bf16(dΔ)
 };
-static_assert(sizeof(ScanStage<32>) % 16 == 0 && sizeof(ScanStage<64>) % 16 == 0 &&
+static_assert(sizeof(ScanStage<16>) % 16 == 0 && sizeof(ScanStage<32>) % 16 == 0 &&
+                  sizeof(ScanStage<64>) % 16 == 0 && sizeof(ScanStorage<16, false>) % 16 == 0 &&
                   sizeof(ScanStorage<32, false>) % 16 == 0 &&
                   sizeof(ScanStorage<64, false>) % 16 == 0,
               "ScanStage: every tile must start 16-byte aligned");
 static_assert(sizeof(ScanStorage<64, true>) <= 227 * 1024, "ScanStorage: over the sm_90 limit");
+static_assert(2 * (sizeof(ScanStorage<16, false>) + 1024) <= 228 * 1024,
+              "ScanStorage<16>: two CTAs per multiprocessor");
+
+/// Value columns per CTA of the dH scan at the forward's tile kBV. Without the delta rule the
+/// narrow tile is halved: 16 columns, N·HV·8 CTAs, two per multiprocessor (44 KB of shared memory
+/// each) where the forward's rule put N·HV·4 on at most one each. A step's time grows with its
+/// columns (the y tile, the Qᵀ·y fragments, the dh stores) while Q, the larger load, is the same
+/// at any tile; the columns of dS are independent, so dh and dh0 are the same bits at any tile.
+/// The delta rule's scan stays at kBV: at 16 columns its storage (139 KB: K, W and A^qk in two
+/// stages) fits one CTA per multiprocessor, and N·HV·8 CTAs would run in two waves.
+template <bool kDelta>
+constexpr int scan_value_tile(int kBV) {
+  return !kDelta && kBV == 32 ? 16 : kBV;
+}
 
 template <GateKind kGate, bool kDelta, int kBV>
 __global__ void __launch_bounds__(kMmaThreads, 1) dh_scan_kernel(MmaBackwardParams bp) {
-  static_assert(kBV == 32 || kBV == 64, "dh_scan_kernel: 32 or 64 value columns per CTA");
+  static_assert(kBV == 16 || kBV == 32 || kBV == 64,
+                "dh_scan_kernel: 16, 32 or 64 value columns per CTA");
   const MmaForwardParams& p = bp.fwd;
   ScanStorage<kBV, kDelta>& sm = arch::shared_storage<ScanStorage<kBV, kDelta>>();
   constexpr int kTiles = kMmaDim / kBV;
@@ -661,14 +680,17 @@ __global__ void __launch_bounds__(kMmaThreads) group_sum_kernel(MmaBackwardParam
 // ------------------------------------------------------------------------------ the sequence
 
 /// The backward's launches over a launch policy: launch(name, kernel, grid, shared_bytes, params).
-template <GateKind kGate, bool kDelta, int kBV, typename Launch>
+/// kBV: the recompute's value tile; kScanBV: the dH scan's (scan_value_tile; the host emulation's
+/// tests also take the scan at kBV, whose dh and dh0 are the same bits).
+template <GateKind kGate, bool kDelta, int kBV, int kScanBV = scan_value_tile<kDelta>(kBV),
+          typename Launch>
 Status backward_sequence(const MmaBackwardParams& bp, Launch&& launch) {
   const MmaForwardParams& p = bp.fwd;
   if (bp.recompute)
     if (Status st = forward_sequence<kGate, kDelta, kBV>(p, launch); !st) return st;
-  const dim3 scan_grid(static_cast<unsigned>(p.sequences * p.v_heads * (kMmaDim / kBV)));
-  if (Status st = launch("dh_scan", dh_scan_kernel<kGate, kDelta, kBV>, scan_grid,
-                         sizeof(ScanStorage<kBV, kDelta>), bp);
+  const dim3 scan_grid(static_cast<unsigned>(p.sequences * p.v_heads * (kMmaDim / kScanBV)));
+  if (Status st = launch("dh_scan", dh_scan_kernel<kGate, kDelta, kScanBV>, scan_grid,
+                         sizeof(ScanStorage<kScanBV, kDelta>), bp);
       !st)
     return st;
   const dim3 grad_grid(static_cast<unsigned>(p.slots), static_cast<unsigned>(p.v_heads));

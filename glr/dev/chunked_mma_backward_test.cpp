@@ -113,8 +113,8 @@ struct KeptForward {
 /// The backward of `c`; with `kept`, a training step: the forward on the backward's block first
 /// (o and final state into `kept`), then the backward without its recompute.
 HostGradients run_backward(const Case& c, int value_tile,
-                           BackwardFault fault = BackwardFault::kNone,
-                           KeptForward* kept = nullptr) {
+                           BackwardFault fault = BackwardFault::kNone, KeptForward* kept = nullptr,
+                           ScanTile scan_tile = ScanTile::kDefault) {
   const HostTensors t = host_tensors(c.p);
   const HostCotangents hc = host_cotangents(c.cot);
   HostGradients g = poisoned_gradients(c.member, c.p);
@@ -160,7 +160,7 @@ HostGradients run_backward(const Case& c, int value_tile,
     EXPECT_TRUE(fst) << (fst ? "" : fst.error().to_string());
     prm->recompute = false;
   }
-  const Status st = emulate_mma_backward(c.member, *prm, value_tile);
+  const Status st = emulate_mma_backward(c.member, *prm, value_tile, scan_tile);
   EXPECT_TRUE(st) << (st ? "" : st.error().to_string());
   std::memcpy(g.dq.data(), dq->get(), g.dq.size() * sizeof(bf16));
   std::memcpy(g.dk.data(), dk->get(), g.dk.size() * sizeof(bf16));
@@ -215,6 +215,26 @@ TEST(ChunkedMmaBackwardKept, GivesTheRecomputedGradientsAndTheForwardsOutputs) {
     const Judgement j = judge(kept.o, kept.final_state, *e);
     std::printf("kept %-9s forward %s\n", prm.label.c_str(), j.describe().c_str());
     EXPECT_TRUE(j.pass()) << prm.label << ": " << j.describe();
+  }
+}
+
+// Without the delta rule the dH scan takes 16 value columns where the forward takes 32
+// (scan_value_tile): twice the CTAs, each col0 = 16·(b mod 8). The gradients (through dh) and dh0
+// are the bits of the scan at the forward's 32 columns, over several sequences and value heads.
+TEST(ChunkedMmaBackwardScanTile, SixteenColumnsGiveTheBitsOfThirtyTwo) {
+  for (const Param& prm :
+       {Param{"ssd_VarlenGva", Member::kSimpleGla, mma_spec({1, 150, 7, 64, 3}, 2, 2, 3201)},
+        Param{"ssd_T130", Member::kSimpleGla, mma_spec({130}, 1, 1, 3202)},
+        Param{"la_VarlenGva", Member::kLinearAttention, mma_spec({1, 150, 7, 64, 3}, 1, 2, 3203)},
+        Param{"la_T65", Member::kLinearAttention, mma_spec({65}, 1, 1, 3204)}}) {
+    const Case c = make(prm);
+    const HostGradients narrow = run_backward(c, 32);
+    const HostGradients forward_tile =
+        run_backward(c, 32, BackwardFault::kNone, nullptr, ScanTile::kValueTile);
+    EXPECT_TRUE(same_bits(narrow.dq, forward_tile.dq) && same_bits(narrow.dk, forward_tile.dk) &&
+                same_bits(narrow.dv, forward_tile.dv) && same_bits(narrow.dg, forward_tile.dg) &&
+                same_bits(narrow.dh0, forward_tile.dh0))
+        << prm.label << ": the scan at 16 columns differs from the scan at 32";
   }
 }
 

@@ -75,10 +75,15 @@ Status emulate_mma_forward(Member member, const MmaForwardParams& p, int value_t
 
 namespace kcv::glr::dev {
 
-Status emulate_mma_backward(Member member, const MmaBackwardParams& p, int value_tile) {
+Status emulate_mma_backward(Member member, const MmaBackwardParams& p, int value_tile,
+                            ScanTile scan_tile) {
   if (value_tile != 32 && value_tile != 64)
     return make_error(ErrorCode::kInvalidArgument, "value_tile must be 32 or 64", "value_tile");
   return for_mma_backward_member(member, [&]<GateKind kGate, bool kDelta>() {
+    if (scan_tile == ScanTile::kValueTile) {
+      if (value_tile == 32) return backward_sequence<kGate, kDelta, 32, 32>(p, HostLaunch{});
+      return backward_sequence<kGate, kDelta, 64, 64>(p, HostLaunch{});
+    }
     if (value_tile == 32) return backward_sequence<kGate, kDelta, 32>(p, HostLaunch{});
     return backward_sequence<kGate, kDelta, 64>(p, HostLaunch{});
   });

@@ -274,6 +274,14 @@ def call_costs(run: Run) -> list[str]:
         lines.append(f"   {role}: median {statistics.median(calls):.0f} calls per kernel; " +
                      ", ".join(f"{name} {100 * sum(p[key] for p in parts) / total:.1f}%"
                                for key, name in CALL_PARTS))
+    for role in ("reference", "candidate"):
+        with_loads = [t for t in kernels if f"shapes.{role}.n" in t]
+        if with_loads:
+            n = [t[f"shapes.{role}.n"] for t in with_loads]
+            s = [t.get(f"shapes.{role}.load", 0.0) for t in with_loads]
+            lines.append(f"   {role} loads at other shapes: median {statistics.median(n):.0f} "
+                         f"per kernel, {statistics.median(s):.2f} s; {100 * sum(s) / total:.1f}% "
+                         f"of the battery ({len(with_loads)} kernel(s))")
     return lines
 
 

@@ -199,6 +199,13 @@ class ModuleWorkers {
   bool candidate_started() const;
   /// Where the calls of `role`'s workers (both shapes) spent their time so far.
   WorkerCallCosts call_costs(Role role) const;
+  /// The loads of `role`'s worker at shapes other than the judge shape so far (a start or a
+  /// reload each, failed ones too) and the seconds they took.
+  struct ShapeLoads {
+    int n = 0;
+    double seconds = 0;
+  };
+  ShapeLoads other_shape_loads(Role role) const;
   /// What the executors check a worker's load reply against (name and op); never called.
   Candidate& stub() { return *stub_; }
   /// The load reply (JSON text) of `role`'s worker at the judge shape; empty before it loaded.

@@ -185,12 +185,19 @@ void record_pipeline_timings(const PipelineTimings& t, std::map<std::string, dou
 
 // Where each role's worker calls spent their time, over the whole kernel (the replica's calls
 // too): calls.<role>.n, .prepare, .round_trip (of it: .task, the worker's own seconds, and
-// .forward, the model's run), .finish.
+// .forward, the model's run), .finish; and its loads at other shapes than the judge shape:
+// shapes.<role>.n and .load (seconds; inside gates.inputs for the reference, gates.candidate
+// for the candidate).
 void record_call_costs(const ModuleWorkers& workers, std::map<std::string, double>& timings) {
   for (const Role role : {Role::kReference, Role::kCandidate}) {
+    const std::string role_name = role == Role::kReference ? "reference" : "candidate";
+    if (const ModuleWorkers::ShapeLoads l = workers.other_shape_loads(role); l.n > 0) {
+      timings["shapes." + role_name + ".n"] = l.n;
+      timings["shapes." + role_name + ".load"] = l.seconds;
+    }
     const WorkerCallCosts c = workers.call_costs(role);
     if (c.calls == 0) continue;
-    const std::string at = role == Role::kReference ? "calls.reference." : "calls.candidate.";
+    const std::string at = "calls." + role_name + ".";
     timings[at + "n"] = static_cast<double>(c.calls);
     timings[at + "prepare"] = c.prepare_s;
     timings[at + "round_trip"] = c.round_trip_s;

@@ -6,6 +6,7 @@
 // sizes the problem on the meta device first, so a shape over the probe budget is never drawn.
 #include <fmt/format.h>
 
+#include <chrono>
 #include <nlohmann/json.hpp>
 
 #include "kcv/kernelbench.hpp"
@@ -87,6 +88,7 @@ struct ModuleWorkers::Slot {
   std::optional<Error> failed;  // the last load's error at `loaded`
   std::string load_reply;       // the last successful load's reply
   int earlier_starts = 0;
+  ShapeLoads loads;  // the loads worker() made in this slot, timed
 };
 
 ModuleWorkers::ModuleWorkers(WorkerSetup setup, Constants base, int64_t other_shape_budget)
@@ -146,6 +148,11 @@ WorkerCallCosts ModuleWorkers::call_costs(Role role) const {
   return sum;
 }
 
+ModuleWorkers::ShapeLoads ModuleWorkers::other_shape_loads(Role role) const {
+  const Slot& s = *slots_[(role == Role::kReference ? 0 : 2) + 1];
+  return s.loads;
+}
+
 int ModuleWorkers::starts() const {
   int n = 0;
   for (const auto& s : slots_)
@@ -164,12 +171,16 @@ Expected<WorkerExecutor*> ModuleWorkers::worker(Role role, const Constants& cons
   const WorkerLoad load =
       load_for(setup_, role, want, role == Role::kReference ? meta : 0, s.at_base);
   Expected<WorkerKernelInfo> info = make_error(ErrorCode::kInternal, "not started");
+  const auto began = std::chrono::steady_clock::now();
   if (!s.executor) {
     s.executor = make_worker_executor(options_for(setup_, role, load));
     info = s.executor->start();
   } else {
     info = s.executor->reload(load);
   }
+  ++s.loads.n;
+  s.loads.seconds +=
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
   s.loaded = want;
   s.problem.reset();
   s.failed.reset();

@@ -26,6 +26,7 @@ struct Error {
   std::string context;  // where: row id, gate, probe, file; empty when obvious
   std::string worker_class;  // a worker's error class (docs/06 §7.1: "import_error", ...); else empty
   std::string worker_cause;  // a worker's failure cause (docs/06 §7.1: "cuda_unavailable", ...)
+  bool worker_reusable = false;  // a failed load's worker takes another load (docs/06 §2)
 
   std::string to_string() const {
     return context.empty() ? message : context + ": " + message;

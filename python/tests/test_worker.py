@@ -370,6 +370,25 @@ def test_a_broken_reference_is_reported_as_the_reference(worker, cache_dir):
     assert reply["message"].startswith("problem_error: reference_code get_inputs(): NameError")
 
 
+def test_a_reference_load_a_shape_refuses_leaves_the_worker_for_the_next_shape(bare, cache_dir):
+    # kcv moves a reference worker between shapes; a shape the problem refuses must not cost a
+    # new process (src/worker/session.cpp keeps a worker whose error reply says "reusable")
+    refusing = kb.ADD.replace("def get_inputs():",
+                              "def get_inputs():\n    assert ROWS != 3, 'no three rows'")
+    assert bare.hello()["type"] == "hello"
+    reply = load(bare, cache_dir, "reference", refusing, constants={"ROWS": 3})
+    assert reply["type"] == "error" and reply["class"] == "problem_error"
+    assert reply["reusable"] is True, reply
+    reply = load(bare, cache_dir, "reference", refusing, constants={"ROWS": 5})
+    assert reply["type"] == "loaded", reply
+    assert reply["problem"]["inputs"][0]["shape"] == [5, 8]
+
+
+def test_a_candidate_load_that_fails_is_not_reusable(worker, cache_dir):
+    reply = load(worker, cache_dir, "candidate", kb.ADD, "def broken(:\n")
+    assert reply["type"] == "error" and "reusable" not in reply
+
+
 def test_missing_fields_are_bad_requests_naming_the_field(worker):
     reply = worker.load(kind="kernelbench", role="judge", reference_code="")
     assert reply["message"].startswith("bad_request: role:")

@@ -97,6 +97,7 @@ Expected<json> parse_reply(const std::string& line, std::string_view type) {
     Error e = make_error(ErrorCode::kCandidate, "the worker reported an error: " + msg);
     if (j.contains("class") && j["class"].is_string()) e.worker_class = j["class"].get<std::string>();
     if (j.contains("cause") && j["cause"].is_string()) e.worker_cause = j["cause"].get<std::string>();
+    e.worker_reusable = j.value("reusable", false) == true;
     return e;
   }
   if (got != type)

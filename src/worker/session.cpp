@@ -34,7 +34,8 @@ Session::~Session() {
 }
 
 Expected<WorkerKernelInfo> Session::ensure_started() {
-  if (proc_ && proc_->alive()) return info_;
+  if (proc_ && proc_->alive() && loaded_) return info_;
+  if (proc_ && proc_->alive()) proc_->kill_and_reap();  // alive after a failed load: load again
   note_death();
   proc_.reset();
   return start();
@@ -69,12 +70,18 @@ Expected<WorkerKernelInfo> Session::reload(const WorkerLoad& load) {
     proc_.reset();
     return start();
   }
+  loaded_ = false;
   auto fail = [&](const Error& e) {
-    if (proc_->alive()) proc_->kill_and_reap();
-    proc_.reset();
+    // A worker that says it takes another load after this one failed (a shape its problem
+    // refuses, say) stays: starting a process costs far more than a load.
+    if (!e.worker_reusable) {
+      if (proc_->alive()) proc_->kill_and_reap();
+      proc_.reset();
+    }
     Error out = make_error(e.code, fmt::format("worker '{}' load: {}", options_.command.front(), e.message));
     out.worker_class = e.worker_class;
     out.worker_cause = e.worker_cause;
+    out.worker_reusable = e.worker_reusable;
     return out;
   };
   try {
@@ -88,6 +95,7 @@ Expected<WorkerKernelInfo> Session::reload(const WorkerLoad& load) {
   } catch (const nlohmann::json::exception& e) {
     return fail(make_error(ErrorCode::kParse, fmt::format("worker protocol violation: {}", e.what())));
   }
+  loaded_ = true;
   return info_;
 }
 
@@ -133,6 +141,7 @@ Expected<nlohmann::json> Session::request(const std::string& line, std::string_v
         Error e = make_error(reply.error().code, with_stderr(reply.error().message));
         e.worker_class = reply.error().worker_class;
         e.worker_cause = reply.error().worker_cause;
+        e.worker_reusable = reply.error().worker_reusable;
         return e;
       }
       return reply;
@@ -158,17 +167,23 @@ Expected<WorkerKernelInfo> Session::start() {
   if (!proc) return proc.error();
   proc_ = std::move(*proc);
   accounted_ = false;
+  loaded_ = false;
   last_status_ = CallStatus::kOk;
   ++started_;
   const auto deadline = deadline_after(options_.startup_timeout_ms);
   WorkerKernelInfo info;
   info.pid = proc_->pid();
   auto fail = [&](std::string_view step, const Error& e) {
-    if (proc_->alive()) proc_->kill_and_reap();
+    if (e.worker_reusable && step == "load") {
+      info_ = info;  // hello's: a reload may follow (Session::reload)
+    } else if (proc_->alive()) {
+      proc_->kill_and_reap();
+    }
     Error out = make_error(e.code, fmt::format("worker '{}' {}: {}", options_.command.front(), step,
                                                e.message));
     out.worker_class = e.worker_class;
     out.worker_cause = e.worker_cause;
+    out.worker_reusable = e.worker_reusable && step == "load";
     return out;
   };
   try {
@@ -185,6 +200,7 @@ Expected<WorkerKernelInfo> Session::start() {
                                       fmt::format("worker protocol violation: {}", e.what())));
   }
   info_ = info;
+  loaded_ = true;
   return info_;
 }
 

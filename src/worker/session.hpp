@@ -56,6 +56,7 @@ class Session {
   int started_ = 0;
   int struck_ = 0;          // workers that died of a signal not kcv's, or were found stopped
   bool accounted_ = false;  // the current worker's end was already worded into a record or error
+  bool loaded_ = false;     // the current worker's last load succeeded
   CallStatus last_status_ = CallStatus::kOk;
   std::string death_;
 };

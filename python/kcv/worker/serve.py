@@ -4,6 +4,8 @@ hello, load, call, shutdown; one reply line per request, calls answered one at a
 worker does not advertise concurrent_calls: it runs calls sequentially, so kcv sends them one
 after the other). A load may come again and replaces what was loaded, but candidate code can
 change the whole process (patch torch, leave threads), so kcv starts one worker per candidate.
+A reference load its problem refuses replies "reusable": true when the device is still usable
+(_reusable_after): kcv sends the next shape's load to this process instead of starting another.
 The worker ends with os._exit after "bye" or at end of input: a candidate's non-daemon threads
 or atexit handlers cannot keep it alive. It also ends, with the loaded object's exit_status
 (3), right after the reply to a call that left the CUDA device in a sticky error state
@@ -35,6 +37,23 @@ def _load(req: dict):
 
         return pickled.load(req)
     raise LoadError(f"bad_request: kind: {kind!r} is not one of {list(LOAD_KINDS)}")
+
+
+def _reusable_after(req: dict, e: LoadError) -> bool:
+    """Whether this process can take another load after `e` (docs/06 §2): a reference load the
+    problem refused (a shape its Model or get_inputs rejects) that left the device usable. Not
+    after a candidate's load (its code may have changed the process), nor out of memory (what
+    the failed load holds may not all be freed)."""
+    if req.get("kind") != "kernelbench" or req.get("role") != "reference":
+        return False
+    if getattr(e, "cause", None) is not None:
+        return False
+    torch = sys.modules.get("torch")
+    if torch is None or not torch.cuda.is_initialized():
+        return True
+    from kcv.worker.guards import device_error  # noqa: PLC0415 (torch is imported by now)
+
+    return device_error(torch.cuda.synchronize) is None
 
 
 class Server:
@@ -89,6 +108,8 @@ class Server:
             fields = {"class": head} if head in LOAD_ERROR_CLASSES else {}
             if getattr(e, "cause", None):
                 fields["cause"] = e.cause
+            if _reusable_after(req, e):
+                fields["reusable"] = True
             self.error(str(e), **fields)
             return
         except BaseException as e:  # noqa: BLE001 (a bug of ours or a hostile import: say which)

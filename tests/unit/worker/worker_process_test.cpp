@@ -204,6 +204,48 @@ TEST(WorkerProcess, ALoadErrorIsReportedWithTheWorkersMessage) {
       << started.error().message;
 }
 
+// A load the worker refuses but survives (a shape the problem rejects) keeps the process when
+// the reply says "reusable": the next load goes to it, and its calls run there.
+TEST(WorkerProcess, AReusableLoadErrorKeepsTheWorkerForTheNextLoad) {
+  const FakeWorker fake(
+      "read line; echo '{\"type\":\"hello\",\"protocol\":1}'\n"
+      "read line; echo '{\"type\":\"error\",\"class\":\"problem_error\","
+      "\"message\":\"problem_error: not this shape\",\"reusable\":true}'\n"
+      "read line; echo '{\"type\":\"loaded\",\"name\":\"good_add\",\"op\":\"add\"}'\n"
+      "read line; echo '{\"type\":\"result\",\"id\":1,\"status\":\"ok\"}'\n"
+      "read line\n");
+  WorkerOptions opt = worker_options("good_add");
+  opt.command = {fake.path};
+  auto w = make_worker_executor(opt);
+  auto refused = w->start();
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_EQ(refused.error().worker_class, "problem_error");
+  EXPECT_TRUE(refused.error().worker_reusable);
+  auto loaded = w->reload(opt.load);
+  ASSERT_TRUE(loaded.has_value()) << loaded.error().to_string();
+  EXPECT_EQ(run_with(*w, "good_add", call_options()).status, CallStatus::kOk);
+  EXPECT_EQ(w->workers_started(), 1);
+}
+
+// Without "reusable" a failed load ends the process; the next load starts a fresh one.
+TEST(WorkerProcess, ALoadErrorWithoutReusableEndsTheWorker) {
+  const FakeWorker fake(
+      "read line; echo '{\"type\":\"hello\",\"protocol\":1}'\n"
+      "read line; echo '{\"type\":\"loaded\",\"name\":\"good_add\",\"op\":\"add\"}'\n"
+      "read line; echo '{\"type\":\"error\",\"class\":\"problem_error\","
+      "\"message\":\"problem_error: not this shape\"}'\n"
+      "sleep 30\n");
+  WorkerOptions opt = worker_options("good_add");
+  opt.command = {fake.path};
+  auto w = make_worker_executor(opt);
+  ASSERT_TRUE(w->start().has_value());
+  auto refused = w->reload(opt.load);
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_FALSE(refused.error().worker_reusable);
+  EXPECT_TRUE(w->reload(opt.load).has_value());
+  EXPECT_EQ(w->workers_started(), 2);
+}
+
 TEST(WorkerProcess, LeavesNoSharedMemoryFilesBehind) {
   char dir[] = "/tmp/kcv-shm-XXXXXX";
   ASSERT_NE(mkdtemp(dir), nullptr);

@@ -281,6 +281,15 @@ class ModelOracle final : public Oracle {
   /// Whether a reference call or load failed for want of memory (the worker's cause): each such
   /// probe is an error, and the kernel is to be run again with the machine to itself.
   bool out_of_memory_seen() const { return out_of_memory_seen_; }
+  /// Where make_inputs spent its seconds so far: the reference's problem at the probe's shape
+  /// (a load when the shape changes), the draws (reference calls), the transforms (kcv's side).
+  struct InputTimes {
+    double problem_s = 0;
+    double draw_s = 0;
+    int draws = 0;
+    double transform_s = 0;
+  };
+  const InputTimes& input_times() const { return input_times_; }
 
  private:
   struct Cache;
@@ -290,6 +299,7 @@ class ModelOracle final : public Oracle {
   ModuleConfig config_;
   std::unique_ptr<Cache> cache_;
   bool out_of_memory_seen_ = false;
+  InputTimes input_times_;
 };
 
 class ModuleRunner final : public CandidateRunner {

@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <functional>
 #include <iterator>
@@ -167,8 +168,14 @@ CallOptions reference_options(const ModuleConfig& c, uint64_t salt) {
 }  // namespace
 
 Expected<ProbeInputs> ModelOracle::make_inputs(const Probe& probe) {
+  using Clock = std::chrono::steady_clock;
+  const auto seconds_since = [](Clock::time_point t) {
+    return std::chrono::duration<double>(Clock::now() - t).count();
+  };
   const bool at_base = workers_.merged(probe.sizes) == workers_.merged({});
+  auto began = Clock::now();
   auto problem = workers_.problem(probe.sizes);
+  input_times_.problem_s += seconds_since(began);
   if (!problem) {
     // Out of memory is this machine's limit at this moment, never the reference refusing.
     out_of_memory_seen_ = out_of_memory_seen_ || out_of_memory(problem.error());
@@ -192,8 +199,11 @@ Expected<ProbeInputs> ModelOracle::make_inputs(const Probe& probe) {
     Task draw;
     draw.kind = TaskKind::kDraw;
     draw.seed = probe.seed;
+    began = Clock::now();
     CallRecord rec = call_task(**w, workers_.stub(), {}, p.tensor_inputs(), draw,
                                reference_options(config_, probe.seed));
+    ++input_times_.draws;
+    input_times_.draw_s += seconds_since(began);
     if (rec.status != CallStatus::kOk) {
       const std::string why = "the reference's get_inputs() failed: " + describe_call(rec);
       out_of_memory_seen_ = out_of_memory_seen_ || out_of_memory(rec);
@@ -201,10 +211,15 @@ Expected<ProbeInputs> ModelOracle::make_inputs(const Probe& probe) {
         return make_error(ErrorCode::kInternal, why, "reference worker");
       return ProbeInputs{{}, {}, why};
     }
+    began = Clock::now();
     cache_->drawn = contiguous_outputs(std::move(rec));
     cache_->draw_key = key;
+    input_times_.draw_s += seconds_since(began);
   }
-  return ProbeInputs{transform_inputs(probe, cache_->drawn), p.outputs, {}};
+  began = Clock::now();
+  ProbeInputs made{transform_inputs(probe, cache_->drawn), p.outputs, {}};
+  input_times_.transform_s += seconds_since(began);
+  return made;
 }
 
 namespace {

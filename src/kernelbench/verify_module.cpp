@@ -183,6 +183,15 @@ void record_pipeline_timings(const PipelineTimings& t, std::map<std::string, dou
   }
 }
 
+// gates.inputs split: inputs.problem (the reference at the probe's shape, loaded when the shape
+// changes), inputs.draw (inputs.draws calls of get_inputs()), inputs.transform (kcv's side).
+void record_input_times(const ModelOracle::InputTimes& t, std::map<std::string, double>& timings) {
+  timings["inputs.problem"] = t.problem_s;
+  timings["inputs.draw"] = t.draw_s;
+  timings["inputs.draws"] = t.draws;
+  timings["inputs.transform"] = t.transform_s;
+}
+
 // Where each role's worker calls spent their time, over the whole kernel (the replica's calls
 // too): calls.<role>.n, .prepare, .round_trip (of it: .task, the worker's own seconds, and
 // .forward, the model's run), .finish; and its loads at other shapes than the judge shape:
@@ -321,6 +330,7 @@ ModuleOutcome verify_module_unguarded(const ModuleRow& row, const ModuleRunOptio
   const PipelineReport report = run_pipeline(source, oracle, runner, contract, po);
   result.timings["gates"] = seconds_since(t2);
   record_pipeline_timings(report.timings, result.timings);
+  record_input_times(oracle.input_times(), result.timings);
 
   out.verdicts = verdict_records(report, options.base);
   out.op_class = std::string(op_class_name(source.signature().op_class));

@@ -53,14 +53,19 @@ struct ShmDir {
   }
 };
 
+// The worker executor of `kernel` with its call files in `shm`.
+std::unique_ptr<WorkerExecutor> executor_in(const ShmDir& shm, const std::string& kernel) {
+  WorkerOptions opt = worker_options(kernel);
+  opt.shm_dir = shm.path;
+  return make_worker_executor(opt);
+}
+
 TEST(KeptCallFile, EveryCallGivesTheInProcessRecordWhateverTheSizeBefore) {
   ShmDir shm;
   ASSERT_FALSE(shm.path.empty());
   auto c = load_here("good_add");
   ASSERT_NE(c, nullptr);
-  WorkerOptions opt = worker_options("good_add");
-  opt.shm_dir = shm.path;
-  auto there = make_worker_executor(opt);
+  auto there = executor_in(shm, "good_add");
   auto here = make_in_process_executor();
   // large, small, large and shifted, small: the outputs differ from one call to the next
   const struct {
@@ -89,9 +94,7 @@ TEST(KeptCallFile, ACallWithoutItGetsAFreshFileAndLeavesTheKeptOne) {
   ASSERT_FALSE(shm.path.empty());
   auto c = load_here("good_add");
   ASSERT_NE(c, nullptr);
-  WorkerOptions opt = worker_options("good_add");
-  opt.shm_dir = shm.path;
-  auto w = make_worker_executor(opt);
+  auto w = executor_in(shm, "good_add");
   EXPECT_EQ(w->run(*c, add_inputs(), kOut, kept_options()).status, CallStatus::kOk);
   const CallRecord fresh = w->run(*c, add_inputs(), kOut, call_options());
   EXPECT_EQ(fresh.status, CallStatus::kOk) << fresh.message;

@@ -44,6 +44,13 @@ const std::string kHandshake =
     "read line; echo '{\"type\":\"loaded\",\"name\":\"good_add\",\"op\":\"add\"}'\n"
     "read line\n";
 
+// The executor of a good_add load whose worker is `fake`.
+std::unique_ptr<WorkerExecutor> fake_executor(const FakeWorker& fake) {
+  WorkerOptions o = worker_options("good_add");
+  o.command = {fake.path};
+  return make_worker_executor(o);
+}
+
 CallRecord run_with(WorkerExecutor& w, const std::string& kernel, const CallOptions& o) {
   auto c = load_here(kernel);
   if (!c) return {};
@@ -69,9 +76,7 @@ TEST(WorkerProcess, CallCostsSumTheWorkersReportBesideKcvsOwnShare) {
                   "read line; sleep 0.2; "
                   "echo '{\"type\":\"result\",\"id\":2,\"status\":\"ok\",\"task_s\":\"x\"}'\n"
                   "read line\n");
-  WorkerOptions o = worker_options("good_add");
-  o.command = {fake.path};
-  auto w = make_worker_executor(o);
+  auto w = fake_executor(fake);
   EXPECT_EQ(w->call_costs().calls, 0);
   EXPECT_EQ(run_with(*w, "good_add", call_options()).status, CallStatus::kOk);
   EXPECT_EQ(run_with(*w, "good_add", call_options()).status, CallStatus::kOk);
@@ -140,10 +145,8 @@ TEST(WorkerProcess, AKernelPrintingToStdoutDoesNotBreakTheProtocol) {
 }
 
 TEST(WorkerProcess, GarbageOnStdoutIsABadOutputWithAClearMessage) {
-  WorkerOptions opt = worker_options("good_add");
   const FakeWorker fake(kHandshake + "echo 'this is not json'\nsleep 30\n");
-  opt.command = {fake.path};
-  auto w = make_worker_executor(opt);
+  auto w = fake_executor(fake);
   const CallRecord r = run_with(*w, "good_add", call_options());
   EXPECT_EQ(r.status, CallStatus::kBadOutput);
   EXPECT_TRUE(contains(r.message, "worker protocol violation: a reply line is not JSON: "
@@ -153,19 +156,15 @@ TEST(WorkerProcess, GarbageOnStdoutIsABadOutputWithAClearMessage) {
 }
 
 TEST(WorkerProcess, AResultForAnotherCallIsAProtocolViolation) {
-  WorkerOptions opt = worker_options("good_add");
   const FakeWorker fake(kHandshake + "echo '{\"type\":\"result\",\"id\":999,\"status\":\"ok\"}'\n");
-  opt.command = {fake.path};
-  const CallRecord r = run_with(*make_worker_executor(opt), "good_add", call_options());
+  const CallRecord r = run_with(*fake_executor(fake), "good_add", call_options());
   EXPECT_EQ(r.status, CallStatus::kBadOutput);
   EXPECT_TRUE(contains(r.message, "a result for no call in flight")) << r.message;
 }
 
 TEST(WorkerProcess, AWorkerDyingAtStartupQuotesItsStderr) {
-  WorkerOptions opt = worker_options("good_add");
   const FakeWorker fake("echo 'cannot import torch' >&2\nexit 4\n");
-  opt.command = {fake.path};
-  auto w = make_worker_executor(opt);
+  auto w = fake_executor(fake);
   auto started = w->start();
   ASSERT_FALSE(started.has_value());
   EXPECT_TRUE(contains(started.error().message, "hello")) << started.error().message;
@@ -214,14 +213,12 @@ TEST(WorkerProcess, AReusableLoadErrorKeepsTheWorkerForTheNextLoad) {
       "read line; echo '{\"type\":\"loaded\",\"name\":\"good_add\",\"op\":\"add\"}'\n"
       "read line; echo '{\"type\":\"result\",\"id\":1,\"status\":\"ok\"}'\n"
       "read line\n");
-  WorkerOptions opt = worker_options("good_add");
-  opt.command = {fake.path};
-  auto w = make_worker_executor(opt);
+  auto w = fake_executor(fake);
   auto refused = w->start();
   ASSERT_FALSE(refused.has_value());
   EXPECT_EQ(refused.error().worker_class, "problem_error");
   EXPECT_TRUE(refused.error().worker_reusable);
-  auto loaded = w->reload(opt.load);
+  auto loaded = w->reload(worker_options("good_add").load);
   ASSERT_TRUE(loaded.has_value()) << loaded.error().to_string();
   EXPECT_EQ(run_with(*w, "good_add", call_options()).status, CallStatus::kOk);
   EXPECT_EQ(w->workers_started(), 1);
@@ -235,14 +232,12 @@ TEST(WorkerProcess, ALoadErrorWithoutReusableEndsTheWorker) {
       "read line; echo '{\"type\":\"error\",\"class\":\"problem_error\","
       "\"message\":\"problem_error: not this shape\"}'\n"
       "sleep 30\n");
-  WorkerOptions opt = worker_options("good_add");
-  opt.command = {fake.path};
-  auto w = make_worker_executor(opt);
+  auto w = fake_executor(fake);
   ASSERT_TRUE(w->start().has_value());
-  auto refused = w->reload(opt.load);
+  auto refused = w->reload(worker_options("good_add").load);
   ASSERT_FALSE(refused.has_value());
   EXPECT_FALSE(refused.error().worker_reusable);
-  EXPECT_TRUE(w->reload(opt.load).has_value());
+  EXPECT_TRUE(w->reload(worker_options("good_add").load).has_value());
   EXPECT_EQ(w->workers_started(), 2);
 }
 

@@ -123,6 +123,17 @@ __device__ __forceinline__ void load_u32x4(const void* p, std::uint32_t (&w)[4])
 #endif
 }
 
+/// Four 32-bit words (eight packed bf16) to 16-byte aligned global or shared memory, one 16-byte
+/// store on the device.
+__device__ __forceinline__ void store_u32x4(void* p, const std::uint32_t (&w)[4]) {
+#if defined(KCV_GLR_HOST_EMULATION)
+  if (reinterpret_cast<std::uintptr_t>(p) % 16 != 0) std::abort();  // as load_u32x4
+  std::memcpy(p, w, sizeof w);
+#else
+  *static_cast<uint4*>(p) = make_uint4(w[0], w[1], w[2], w[3]);
+#endif
+}
+
 /// Four floats from 16-byte aligned shared memory, one 16-byte load on the device (a broadcast
 /// when every lane reads the same address).
 __device__ __forceinline__ void load_f32x4(const float* p, float* v) {

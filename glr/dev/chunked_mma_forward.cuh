@@ -9,6 +9,11 @@
 //      state pass fused with the output (F4 + F5); T by fp32 block substitution on CUDA cores.
 //   2  T's substitution with one lane per column of a 16×16 block in registers, 4 barriers
 //      instead of 23 (glr/tiles/tril_inverse_columns.cuh; the same sums, the same bits).
+//   3  prepare with the delta rule at 68.75 KB and 159 registers, three CTAs per multiprocessor
+//      (111 KB, 188 registers, two before): V arrives in K's place once X is formed, bf16(T) goes
+//      over L, the inverse's carried sums into L's blocks above the diagonal; g and β loaded
+//      together, each Γ_ij once for A^qk and L, X, Ṽ and bf16(T) in 16-byte pieces. Without the
+//      delta rule 35 KB (six CTAs). The same bits.
 //
 // 1. prepare_kernel, one CTA (4 warps) per (chunk slot, value head):
 //      G = chunk-local cumsum of g (fp32, serial: the reference's order),
@@ -39,6 +44,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #include "glr/arch/cp_async.cuh"
 #include "glr/arch/lanes.cuh"
@@ -132,10 +138,17 @@ __device__ __forceinline__ float bf16_to_float(bf16 x) {
 /// g = 0 past the chunk's c rows, so G stays at G_last there. Summed by one thread from 0 in row
 /// order, the reference's order, so every kernel forms the same G bits; the 64 gates are first
 /// loaded by 64 threads at once, so the serial sum reads shared memory only (one thread loading
-/// them from global memory in turn waits for each). Barrier at the end.
+/// them from global memory in turn waits for each). With `beta` (the delta rule's prepare), the
+/// same threads load β (0 past c) into it beside the gates, so the two loads wait together.
+/// Barrier at the end.
 __device__ __forceinline__ void chunk_cumulative_gate(float* out, const MmaForwardParams& p,
-                                                      std::int64_t t0, int hv, int c) {
-  arch::cta_for(kMmaChunk, [&](int i) { out[i] = i < c ? p.g[(t0 + i) * p.v_heads + hv] : 0.0f; });
+                                                      std::int64_t t0, int hv, int c,
+                                                      float* beta = nullptr) {
+  arch::cta_for(kMmaChunk, [&](int i) {
+    const float g = i < c ? p.g[(t0 + i) * p.v_heads + hv] : 0.0f;
+    if (beta != nullptr) beta[i] = i < c ? bf16_to_float(p.beta[(t0 + i) * p.v_heads + hv]) : 0.0f;
+    out[i] = g;
+  });
   __syncthreads();
   arch::cta_for(1, [&](int) {
     float running = 0.0f;
@@ -149,25 +162,39 @@ __device__ __forceinline__ void chunk_cumulative_gate(float* out, const MmaForwa
 
 // ------------------------------------------------------------------------------ 1. prepare
 
-struct PrepareStorage {
-  SmemBf16<kMmaChunk, kMmaDim> q;  ///< Q, then X = bf16(β (K ⊙ E))
-  SmemBf16<kMmaChunk, kMmaDim> k;
-  SmemBf16<kMmaChunk, kMmaDim> v;                          ///< V, then Ṽ = bf16(β V)
-  gpu::detail::RowAlignedTile<kMmaChunk, kMmaChunk> l, t;  ///< fp32 L and T
-  gpu::detail::Tile<kMmaChunk, kMmaChunk> scratch;         ///< the inverse's partial sums
-  SmemBf16<kMmaChunk, kMmaChunk> tb;                       ///< bf16(T)
-  float g[kMmaChunk];                                      ///< G
-  float e[kMmaChunk];                                      ///< exp(G), 0 past the end
-  float beta[kMmaChunk];                                   ///< β, 0 past the end
+/// prepare_kernel's shared memory without the delta rule: Q and K for the Gram product.
+struct PrepareStorageGram {
+  SmemBf16<kMmaChunk, kMmaDim> q, k;
+  float g[kMmaChunk];     ///< G
+  float e[kMmaChunk];     ///< exp(G), 0 past the end
+  float beta[kMmaChunk];  ///< 0
 };
-static_assert(sizeof(PrepareStorage) <= 113 * 1024,
-              "PrepareStorage: two CTAs per multiprocessor need at most 113 KB each");
+
+/// With the delta rule: the tiles are reused as the work moves on, 68.75 KB, three CTAs per
+/// multiprocessor.
+struct PrepareStorageDelta {
+  SmemBf16<kMmaChunk, kMmaDim> q;  ///< Q, then X = bf16(β (K ⊙ E))
+  SmemBf16<kMmaChunk, kMmaDim> k;  ///< K, then V (loaded once X is formed), then Ṽ = bf16(β V)
+  union {
+    gpu::detail::RowAlignedTile<kMmaChunk, kMmaChunk> l;  ///< fp32 L (above it: the inverse's)
+    SmemBf16<kMmaChunk, kMmaChunk> tb;                    ///< then bf16(T)
+  };
+  gpu::detail::RowAlignedTile<kMmaChunk, kMmaChunk> t;  ///< fp32 T
+  float g[kMmaChunk];                                   ///< G
+  float e[kMmaChunk];                                   ///< exp(G), 0 past the end
+  float beta[kMmaChunk];                                ///< β, 0 past the end
+};
+static_assert(sizeof(PrepareStorageDelta) <= 74 * 1024,
+              "PrepareStorageDelta: three CTAs per multiprocessor need at most 74 KB each");
+
+template <bool kDelta>
+using PrepareStorage = std::conditional_t<kDelta, PrepareStorageDelta, PrepareStorageGram>;
 
 template <GateKind kGate, bool kDelta>
-__global__ void __launch_bounds__(kMmaThreads) prepare_kernel(MmaForwardParams p) {
+__global__ void __launch_bounds__(kMmaThreads, kDelta ? 3 : 1) prepare_kernel(MmaForwardParams p) {
   static_assert(kGate != GateKind::kChannel,
                 "prepare_kernel: per-channel gates need the anchored Gram blocks (not written)");
-  PrepareStorage& sm = arch::shared_storage<PrepareStorage>();
+  PrepareStorage<kDelta>& sm = arch::shared_storage<PrepareStorage<kDelta>>();
   const ChunkRef ch = locate_slot(p, blockIdx.x);
   if (!ch.valid) return;
   const std::int64_t slot = blockIdx.x;
@@ -178,17 +205,18 @@ __global__ void __launch_bounds__(kMmaThreads) prepare_kernel(MmaForwardParams p
 
   copy_rows_async(sm.q, p.q + qk_row(p, ch.t0, hv), qk_stride, c);
   copy_rows_async(sm.k, p.k + qk_row(p, ch.t0, hv), qk_stride, c);
-  if constexpr (kDelta) copy_rows_async(sm.v, p.v + v_row(p, ch.t0, hv), v_stride, c);
   arch::cp_async_commit();
 
   if constexpr (kGate == GateKind::kScalar) {
-    chunk_cumulative_gate(sm.g, p, ch.t0, hv, c);
+    chunk_cumulative_gate(sm.g, p, ch.t0, hv, c, kDelta ? sm.beta : nullptr);
   } else {
     arch::cta_for(kMmaChunk, [&](int i) { sm.g[i] = 0.0f; });
   }
-  arch::cta_for(kMmaChunk, [&](int i) {
-    sm.beta[i] = kDelta && i < c ? bf16_to_float(p.beta[(ch.t0 + i) * p.v_heads + hv]) : 0.0f;
-  });
+  if constexpr (kGate != GateKind::kScalar || !kDelta) {
+    arch::cta_for(kMmaChunk, [&](int i) {
+      sm.beta[i] = kDelta && i < c ? bf16_to_float(p.beta[(ch.t0 + i) * p.v_heads + hv]) : 0.0f;
+    });
+  }
   __syncthreads();
   const auto decay = [&](int i, int j) {  // Γ_ij, i ≥ j both valid
     if constexpr (kGate == GateKind::kScalar) return expf(sm.g[i] - sm.g[j]);
@@ -211,36 +239,69 @@ __global__ void __launch_bounds__(kMmaThreads) prepare_kernel(MmaForwardParams p
   zero(qk);
   mma_acc<AStore::kRowMajor, BStore::kNMajor>(qk, sm.q, r0, sm.k, 0, 0, kMmaDim / 16, w + 1);
   bf16* a_out = p.a + slot_block(p, slot, hv, kMmaChunk);
-  for_each_pair(qk, [&](int il, int j, float& x0, float& x1) {
-    const int i = r0 + il;
-    const float a0 = j <= i && i < c ? x0 * decay(i, j) : 0.0f;
-    const float a1 = j + 1 <= i && i < c ? x1 * decay(i, j + 1) : 0.0f;
-    arch::store_u32(a_out + i * kMmaChunk + j, arch::pack_bf16x2(a0, a1));
-  });
-  if constexpr (kDelta) {
+  if constexpr (!kDelta) {
+    for_each_pair(qk, [&](int il, int j, float& x0, float& x1) {
+      const int i = r0 + il;
+      const float a0 = j <= i && i < c ? x0 * decay(i, j) : 0.0f;
+      const float a1 = j + 1 <= i && i < c ? x1 * decay(i, j + 1) : 0.0f;
+      arch::store_u32(a_out + i * kMmaChunk + j, arch::pack_bf16x2(a0, a1));
+    });
+  } else {
     AccTile<16, kMmaChunk> kk;
     zero(kk);
     mma_acc<AStore::kRowMajor, BStore::kNMajor>(kk, sm.k, r0, sm.k, 0, 0, kMmaDim / 16, w + 1);
-    for_each_pair(kk, [&](int il, int j, float& x0, float& x1) {
+    // A^qk and L together: each Γ_ij once for both.
+    for_each_pair(qk, kk, [&](int il, int j, float& x0, float& x1, float& y0, float& y1) {
       const int i = r0 + il;
-      sm.l(i, j) = j < i && i < c ? x0 * decay(i, j) * sm.beta[i] : 0.0f;
-      sm.l(i, j + 1) = j + 1 < i && i < c ? x1 * decay(i, j + 1) * sm.beta[i] : 0.0f;
+      const float d0 = j <= i && i < c ? decay(i, j) : 0.0f;
+      const float d1 = j + 1 <= i && i < c ? decay(i, j + 1) : 0.0f;
+      const float a0 = j <= i && i < c ? x0 * d0 : 0.0f;
+      const float a1 = j + 1 <= i && i < c ? x1 * d1 : 0.0f;
+      arch::store_u32(a_out + i * kMmaChunk + j, arch::pack_bf16x2(a0, a1));
+      sm.l(i, j) = j < i && i < c ? y0 * d0 * sm.beta[i] : 0.0f;
+      sm.l(i, j + 1) = j + 1 < i && i < c ? y1 * d1 * sm.beta[i] : 0.0f;
     });
-    __syncthreads();  // Q and K are no longer read as Gram operands
+    __syncthreads();  // L complete; Q and K are no longer read as Gram operands
 
-    arch::cta_for(kMmaChunk * kMmaDim, [&](int idx) {
-      const int i = idx / kMmaDim;
-      const int d = idx % kMmaDim;
-      *sm.q.ptr(i, d) = __float2bfloat16_rn(sm.beta[i] * (sm.k.at(i, d) * sm.e[i]));
-      *sm.v.ptr(i, d) = __float2bfloat16_rn(sm.beta[i] * sm.v.at(i, d));
+    constexpr int kPieces = kMmaDim / 8;               // 16-byte pieces of a row of Q, K, V
+    arch::cta_for(kMmaChunk * kPieces, [&](int idx) {  // X over Q
+      const int i = idx / kPieces;
+      const int d = 8 * (idx % kPieces);
+      std::uint32_t x[4];
+      arch::load_u32x4(sm.k.ptr(i, d), x);
+      for (std::uint32_t& pair : x)
+        pair = arch::pack_bf16x2(sm.beta[i] * (arch::unpack_bf16(pair, 0) * sm.e[i]),
+                                 sm.beta[i] * (arch::unpack_bf16(pair, 1) * sm.e[i]));
+      arch::store_u32x4(sm.q.ptr(i, d), x);
     });
-    gpu::detail::invert_unit_lower_by_columns<kMmaChunk>(sm.l, sm.t, sm.scratch);  // L complete
-    arch::cta_for(kMmaChunk * kMmaChunk, [&](int idx) {
-      const int i = idx / kMmaChunk;
-      const int j = idx % kMmaChunk;
-      *sm.tb.ptr(i, j) = __float2bfloat16_rn(sm.t(i, j));
-      if (p.t_inv != nullptr)
-        p.t_inv[slot_block(p, slot, hv, kMmaChunk) + i * kMmaChunk + j] = *sm.tb.ptr(i, j);
+    __syncthreads();  // K is no longer read: V arrives in its place while T is formed
+    copy_rows_async(sm.k, p.v + v_row(p, ch.t0, hv), v_stride, c);
+    arch::cp_async_commit();
+    gpu::detail::invert_unit_lower_by_columns<kMmaChunk>(sm.l, sm.t);
+    arch::cp_async_wait<0>();
+    __syncthreads();  // V has landed
+
+    arch::cta_for(kMmaChunk * kPieces, [&](int idx) {  // Ṽ over V
+      const int i = idx / kPieces;
+      const int d = 8 * (idx % kPieces);
+      std::uint32_t x[4];
+      arch::load_u32x4(sm.k.ptr(i, d), x);
+      for (std::uint32_t& pair : x)
+        pair = arch::pack_bf16x2(sm.beta[i] * arch::unpack_bf16(pair, 0),
+                                 sm.beta[i] * arch::unpack_bf16(pair, 1));
+      arch::store_u32x4(sm.k.ptr(i, d), x);
+    });
+    bf16* t_out = p.t_inv != nullptr ? p.t_inv + slot_block(p, slot, hv, kMmaChunk) : nullptr;
+    arch::cta_for(kMmaChunk * kMmaChunk / 8, [&](int idx) {  // bf16(T) over L, and its copy
+      const int i = idx / (kMmaChunk / 8);
+      const int j = 8 * (idx % (kMmaChunk / 8));
+      float x[8];
+      arch::load_f32x4(sm.t.ptr(i, j), x);
+      arch::load_f32x4(sm.t.ptr(i, j + 4), x + 4);
+      std::uint32_t b[4];
+      for (int h = 0; h < 4; ++h) b[h] = arch::pack_bf16x2(x[2 * h], x[2 * h + 1]);
+      arch::store_u32x4(sm.tb.ptr(i, j), b);
+      if (t_out != nullptr) arch::store_u32x4(t_out + i * kMmaChunk + j, b);
     });
     __syncthreads();
 
@@ -249,7 +310,7 @@ __global__ void __launch_bounds__(kMmaThreads) prepare_kernel(MmaForwardParams p
     for (int which = 0; which < 2; ++which) {
       zero(acc);
       mma_acc_triangular<Triangle::kLower, AStore::kRowMajor, BStore::kKMajor>(
-          acc, sm.tb, r0, which == 0 ? sm.q : sm.v, 0, 0, w + 1);
+          acc, sm.tb, r0, which == 0 ? sm.q : sm.k, 0, 0, w + 1);
       bf16* out = (which == 0 ? p.w : p.u) + slot_block(p, slot, hv, kMmaDim);
       for_each_pair(acc, [&](int il, int d, float& x0, float& x1) {
         arch::store_u32(out + (r0 + il) * kMmaDim + d, arch::pack_bf16x2(x0, x1));
@@ -402,8 +463,8 @@ __global__ void __launch_bounds__(kMmaThreads, 1) state_output_kernel(MmaForward
 template <GateKind kGate, bool kDelta, int kBV, typename Launch>
 Status forward_sequence(const MmaForwardParams& p, Launch&& launch) {
   const dim3 prepare_grid(static_cast<unsigned>(p.slots), static_cast<unsigned>(p.v_heads));
-  if (Status st =
-          launch("prepare", prepare_kernel<kGate, kDelta>, prepare_grid, sizeof(PrepareStorage), p);
+  if (Status st = launch("prepare", prepare_kernel<kGate, kDelta>, prepare_grid,
+                         sizeof(PrepareStorage<kDelta>), p);
       !st)
     return st;
   const dim3 state_grid(static_cast<unsigned>(p.sequences * p.v_heads * (kMmaDim / kBV)));

@@ -38,8 +38,7 @@ constexpr int kN = 64;
 constexpr int kCtaThreads = 128;
 
 struct Tiles {
-  RowAlignedTile<kN, kN> l, t;  // the tensor-core forward's layout
-  Tile<kN, kN> scratch;
+  RowAlignedTile<kN, kN> l, t;  // the tensor-core forward's layout (l's upper blocks: scratch)
   Tile<kN, kN> plain_l, plain_t, plain_scratch;  // invert_unit_lower's
 };
 
@@ -100,7 +99,7 @@ std::unique_ptr<Tiles> invert_both(const Matrix& l, int host_threads) {
       tiles->plain_l(i, j) = static_cast<float>(l(i, j));
     }
   Tiles& s = *tiles;
-  run_cta(host_threads, [&] { invert_unit_lower_by_columns<kN>(s.l, s.t, s.scratch); });
+  run_cta(host_threads, [&] { invert_unit_lower_by_columns<kN>(s.l, s.t); });
   run_cta(host_threads, [&] { invert_unit_lower<kN, 16>(s.plain_l, s.plain_t, s.plain_scratch); });
   return tiles;
 }

@@ -79,6 +79,27 @@ __device__ __forceinline__ void for_each_pair(AccTile<kRows, kCols>& t, F&& f) {
   });
 }
 
+/// f(row, col, a0, a1, b0, b1): for_each_pair over two tiles of one shape at once, a0, a1 and
+/// b0, b1 the pair (row, col), (row, col + 1) of `a` and of `b`.
+template <int kRows, int kCols, typename F>
+__device__ __forceinline__ void for_each_pair(AccTile<kRows, kCols>& a, AccTile<kRows, kCols>& b,
+                                              F&& f) {
+  arch::for_each_lane([&](int lane, int slot) {
+    KCV_GLR_UNROLL
+    for (int m = 0; m < a.kM; ++m) {
+      KCV_GLR_UNROLL
+      for (int n = 0; n < a.kN; ++n) {
+        KCV_GLR_UNROLL
+        for (int i = 0; i < 4; i += 2) {
+          const arch::Coord c = arch::c_coord(lane, i);
+          f(16 * m + c.row, 8 * n + c.col, a.f[m][n].r[slot][i], a.f[m][n].r[slot][i + 1],
+            b.f[m][n].r[slot][i], b.f[m][n].r[slot][i + 1]);
+        }
+      }
+    }
+  });
+}
+
 /// f(x, y) for each element x of `a` and the element y at the same place in `b`.
 template <int kRows, int kCols, typename F>
 __device__ __forceinline__ void zip(AccTile<kRows, kCols>& a, const AccTile<kRows, kCols>& b,

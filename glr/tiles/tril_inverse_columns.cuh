@@ -10,7 +10,9 @@
 //      with r − s ≥ d adds its k-block m = s + d − 1 to acc_rs = Σ_{m=s}^{r−1} L_rm T_ms (T_ms is
 //      final since round d − 1; the k-blocks arrive in ascending order, so each entry of acc is
 //      the reference's sum), and the blocks with r − s = d finish T_rs = −T_rr · acc_rs. A block
-//      not finished leaves acc in `acc` for the next round.
+//      not finished leaves acc for the next round in l's block (s, r), above the diagonal, which
+//      holds no entry of L (the inverse reads L's lower triangle only), so the inverse needs no
+//      shared memory beyond l and t.
 // Why: invert_unit_lower runs the diagonal blocks row by row with a CTA barrier per row (15, at
 // most 64 threads busy) and the off-diagonal sums as loops of scalar shared-memory reads with
 // two barriers per block row. Here the CTA waits at N/16 barriers, L's and T_rr's rows come
@@ -20,7 +22,8 @@
 // there, and zero rows and columns of L (a ragged chunk's padding) give identity rows of T.
 // Written for 4 warps at N = 64 (one warp per diagonal block, 8 half-warps for the ≤ 6 blocks of
 // a round); any CTA size gives the same result (block_loops.cuh: each index is one thread's).
-// @pre l is complete (the caller's barrier). Ends with a barrier; T is then complete.
+// @pre l's lower triangle is complete (the caller's barrier); its off-diagonal blocks above the
+// diagonal are scratch (overwritten, never read as L). Ends with a barrier; T is then complete.
 #pragma once
 
 #include "glr/arch/lanes.cuh"
@@ -91,14 +94,15 @@ __device__ __forceinline__ void diagonal_column(const RowAlignedTile<kN, kN>& l,
 }
 
 /// One lane's column j of block `job` in round d: acc += L_{r,m} T_{m,s} (m = s + d − 1), then
-/// either T_rs = −T_rr acc (r − s = d) or acc back to `acc_tile`.
+/// either T_rs = −T_rr acc (r − s = d) or acc back to l's block (s, r) (above the diagonal), row
+/// p of acc in l's row 16s + p.
 template <int kN>
-__device__ __forceinline__ void round_column(const RowAlignedTile<kN, kN>& l,
-                                             RowAlignedTile<kN, kN>& t, Tile<kN, kN>& acc_tile,
+__device__ __forceinline__ void round_column(RowAlignedTile<kN, kN>& l, RowAlignedTile<kN, kN>& t,
                                              int d, BlockJob job, int lj) {
   const int r0 = kBlock * job.r;
   const int m0 = kBlock * (job.s + d - 1);
   const int j = kBlock * job.s + lj;
+  const auto kept = [&](int p) -> float& { return l(kBlock * job.s + p, r0 + lj); };
   float tm[kBlock];  // T(m0 + k, j)
   float acc[kBlock];
   KCV_GLR_UNROLL
@@ -107,13 +111,13 @@ __device__ __forceinline__ void round_column(const RowAlignedTile<kN, kN>& l,
   for (int p = 0; p < kBlock; ++p) {
     float row[kBlock];
     load_row(l, r0 + p, m0, kBlock, row);
-    acc[p] = d == 1 ? 0.0f : acc_tile(r0 + p, j);
+    acc[p] = d == 1 ? 0.0f : kept(p);
     KCV_GLR_UNROLL
     for (int k = 0; k < kBlock; ++k) acc[p] += row[k] * tm[k];
   }
   if (job.r - job.s > d) {
     KCV_GLR_UNROLL
-    for (int p = 0; p < kBlock; ++p) acc_tile(r0 + p, j) = acc[p];
+    for (int p = 0; p < kBlock; ++p) kept(p) = acc[p];
     return;
   }
   KCV_GLR_UNROLL
@@ -129,10 +133,10 @@ __device__ __forceinline__ void round_column(const RowAlignedTile<kN, kN>& l,
 
 }  // namespace tril_columns
 
-/// t = (I + l)^{-1} (see the file comment); `acc` is scratch. @pre l complete. Ends with a barrier.
+/// t = (I + l)^{-1} for l's strict lower triangle (see the file comment); l's blocks above the
+/// diagonal are scratch. @pre l's lower triangle complete. Ends with a barrier.
 template <int kN>
-__device__ void invert_unit_lower_by_columns(const RowAlignedTile<kN, kN>& l,
-                                             RowAlignedTile<kN, kN>& t, Tile<kN, kN>& acc) {
+__device__ void invert_unit_lower_by_columns(RowAlignedTile<kN, kN>& l, RowAlignedTile<kN, kN>& t) {
   using namespace tril_columns;
   static_assert(kN % kBlock == 0, "invert_unit_lower_by_columns: N must be a multiple of 16");
   constexpr int kBlocks = kN / kBlock;
@@ -151,7 +155,7 @@ __device__ void invert_unit_lower_by_columns(const RowAlignedTile<kN, kN>& l,
   for (int d = 1; d < kBlocks; ++d) {
     for_each_1d(kBlock * round_half_warps(kBlocks, d), [&](int tid) {
       const BlockJob job = round_job(kBlocks, d, tid / kBlock);
-      if (job.r >= 0) round_column(l, t, acc, d, job, tid % kBlock);
+      if (job.r >= 0) round_column(l, t, d, job, tid % kBlock);
     });
     __syncthreads();
   }

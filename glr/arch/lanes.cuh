@@ -74,6 +74,15 @@ __device__ __forceinline__ void cta_for(int n, F&& f) {
   });
 }
 
+/// Orders the calling warp's memory accesses before it against those after it, among the warp's
+/// lanes (its reads of a shared tile before the copies that refill it): __syncwarp() on the
+/// device; nothing in the host emulation, where one host thread plays the warp in program order.
+__device__ __forceinline__ void warp_sync() {
+#if !defined(KCV_GLR_HOST_EMULATION)
+  __syncwarp();
+#endif
+}
+
 /// Whether f(lane) holds for every lane of the calling warp: a vote on the device; every lane's f
 /// in turn in the host emulation.
 template <typename F>

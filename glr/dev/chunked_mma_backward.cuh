@@ -18,13 +18,17 @@
 //      same sums in the same order; 190.25 KB of shared memory (156.25 before).
 //   5  dh_scan_kernel without the delta rule at 16 value columns where the forward takes 32
 //      (scan_value_tile): twice the CTAs, two per multiprocessor, each step half the columns.
+//   6  dh_scan_kernel under the delta rule at 16 and 32 value columns where the forward takes 32
+//      and 64: K, W and A^qk one copy each (96 and 108 KB, two CTAs per multiprocessor; 151 and
+//      175 KB with two stages before), each warp refilling the part only it reads right after its
+//      own last read, with no CTA barrier. The same sums in the same order.
 //
 // 0. The forward's prepare_kernel and state_output_kernel (o not written) keep bf16(H) of every
 //    chunk entry and of every sequence end (MmaForwardParams::states): the same bf16 values the
 //    forward multiplies with.
 // 1. dh_scan_kernel, one CTA (4 warps) per (sequence, value head, kBV value columns; kBV = 16 at
-//    the forward's narrow tile without the delta rule, scan_value_tile), serial over
-//    the chunks from the last: dS (∂L/∂ state leaving the chunk) in fp32 registers, warp w rows
+//    the forward's narrow tile, and 32 at its wide one under the delta rule: scan_value_tile),
+//    serial over the chunks from the last: dS (∂L/∂ state leaving the chunk) in fp32 registers, warp w rows
 //    32w..32w+31, starting from dht; per chunk
 //      dh[slot] = bf16(dS)
 //      dS ← e_last·dS + scale·Qᵀ·bf16(e ⊙ dO)              (B2 without the delta rule)
@@ -57,6 +61,7 @@
 
 namespace kcv::glr::dev {
 
+using gpu::detail::copy_block_async;
 using gpu::detail::dot_part;
 using gpu::detail::RowPartials;
 
@@ -69,8 +74,13 @@ struct ScanStage {
   float f[2][kMmaChunk];         ///< exp(G), exp(G_last − G); 0 past the end
 };
 
-/// The delta rule's operands of one chunk step: K (for K̄ dS), W (for Wᵀ dΔ), A^qk (for A^qkᵀ dO).
-struct ScanDeltaStage {
+/// The delta rule's operands of one chunk step, one copy each: K (for K̄ dS), W (for Wᵀ dΔ),
+/// A^qk (for A^qkᵀ dO). Each warp reads only its own part of them: K's rows 16w..16w+15, W's
+/// columns 32w..32w+31 and A^qk's column block w at and below the diagonal (rows 16w..63; the
+/// blocks above it are not copied), so it refills its part with the next chunk's right after its
+/// own last read (K and A^qk in the first half of a step, W in the second), with no CTA barrier
+/// between: each copy has most of a step to land.
+struct ScanDeltaTiles {
   SmemBf16<kMmaChunk, kMmaDim> k, w;
   SmemBf16<kMmaChunk, kMmaChunk> a;
 };
@@ -82,29 +92,33 @@ struct ScanStorage {
 };
 template <int kBV>
 struct ScanStorage<kBV, true> : ScanStorage<kBV, false> {
-  ScanDeltaStage delta_stage[2];
+  ScanDeltaTiles delta;
   SmemBf16<kMmaDim, kBV> ds;    ///< bf16(dS), the values written to dh
   SmemBf16<kMmaChunk, kBV> dd;  ///< bf16(dΔ)
 };
 static_assert(sizeof(ScanStage<16>) % 16 == 0 && sizeof(ScanStage<32>) % 16 == 0 &&
                   sizeof(ScanStage<64>) % 16 == 0 && sizeof(ScanStorage<16, false>) % 16 == 0 &&
                   sizeof(ScanStorage<32, false>) % 16 == 0 &&
-                  sizeof(ScanStorage<64, false>) % 16 == 0,
+                  sizeof(ScanStorage<64, false>) % 16 == 0 && sizeof(ScanDeltaTiles) % 16 == 0,
               "ScanStage: every tile must start 16-byte aligned");
 static_assert(sizeof(ScanStorage<64, true>) <= 227 * 1024, "ScanStorage: over the sm_90 limit");
-static_assert(2 * (sizeof(ScanStorage<16, false>) + 1024) <= 228 * 1024,
-              "ScanStorage<16>: two CTAs per multiprocessor");
+static_assert(2 * (sizeof(ScanStorage<16, false>) + 1024) <= 228 * 1024 &&
+                  2 * (sizeof(ScanStorage<16, true>) + 1024) <= 228 * 1024 &&
+                  2 * (sizeof(ScanStorage<32, true>) + 1024) <= 228 * 1024,
+              "ScanStorage<16>, ScanStorage<32, true>: two CTAs per multiprocessor");
 
-/// Value columns per CTA of the dH scan at the forward's tile kBV. Without the delta rule the
-/// narrow tile is halved: 16 columns, N·HV·8 CTAs, two per multiprocessor (44 KB of shared memory
-/// each) where the forward's rule put N·HV·4 on at most one each. A step's time grows with its
-/// columns (the y tile, the Qᵀ·y fragments, the dh stores) while Q, the larger load, is the same
-/// at any tile; the columns of dS are independent, so dh and dh0 are the same bits at any tile.
-/// The delta rule's scan stays at kBV: at 16 columns its storage (139 KB: K, W and A^qk in two
-/// stages) fits one CTA per multiprocessor, and N·HV·8 CTAs would run in two waves.
+/// Value columns per CTA of the dH scan at the forward's tile kBV. The forward's narrow tile is
+/// halved: 16 columns, N·HV·8 CTAs, two per multiprocessor (44 KB of shared memory each without
+/// the delta rule, 96 KB with it) where the forward's rule put N·HV·4 on at most one each. A
+/// step's time grows with its columns (the y tile, the products into dS and dΔ, the dh stores)
+/// while Q, K, W and A^qk, the larger loads, are the same at any tile; the columns of dS are
+/// independent, so dh, dΔ and dh0 are the same bits at any tile. With the delta rule the wide
+/// tile is halved too: 32 columns, 108 KB, two CTAs per multiprocessor where 64 columns (132 KB)
+/// take one.
 template <bool kDelta>
 constexpr int scan_value_tile(int kBV) {
-  return !kDelta && kBV == 32 ? 16 : kBV;
+  if (kBV == 32) return 16;
+  return kDelta ? 32 : kBV;
 }
 
 template <GateKind kGate, bool kDelta, int kBV>
@@ -132,20 +146,47 @@ __global__ void __launch_bounds__(kMmaThreads, 1) dh_scan_kernel(MmaBackwardPara
     const std::int64_t left = eos - bos - j * kMmaChunk;
     return static_cast<int>(left < kMmaChunk ? left : kMmaChunk);
   };
-  const auto issue = [&](std::int64_t j) {
-    ScanStage<kBV>& st = sm.stage[j % 2];
-    const std::int64_t t0 = bos + j * kMmaChunk;
-    const int c = rows_of(j);
-    copy_rows_async(st.q, p.q + qk_row(p, t0, hv), qk_stride, c);
-    copy_rows_async(st.d_o, bp.d_o + v_row(p, t0, hv) + col0, v_stride, c);
-    copy_floats_async(&st.f[0][0], p.factors + slot_block(p, slot0 + j, hv, 2), 2 * kMmaChunk);
-    if constexpr (kDelta) {
-      ScanDeltaStage& dst = sm.delta_stage[j % 2];
-      copy_rows_async(dst.k, p.k + qk_row(p, t0, hv), qk_stride, c);
-      copy_rows_async(dst.w, p.w + slot_block(p, slot0 + j, hv, kMmaDim), kMmaDim, kMmaChunk);
-      copy_rows_async(dst.a, p.a + slot_block(p, slot0 + j, hv, kMmaChunk), kMmaChunk, kMmaChunk);
+  // Each issue commits one cp.async group, an empty one for j < 0, so that every step commits
+  // the same groups in the same order: chunk j − 1's stage (CTA-wide, after the first barrier),
+  // then this warp's K and A^qk (after its dΔ), then its W (after its Wᵀ dΔ); the waits below
+  // count on it.
+  const auto issue = [&](std::int64_t j) {  // Q, dO and the factors, CTA-wide, two stages
+    if (j >= 0) {
+      ScanStage<kBV>& st = sm.stage[j % 2];
+      const std::int64_t t0 = bos + j * kMmaChunk;
+      const int c = rows_of(j);
+      copy_rows_async(st.q, p.q + qk_row(p, t0, hv), qk_stride, c);
+      copy_rows_async(st.d_o, bp.d_o + v_row(p, t0, hv) + col0, v_stride, c);
+      copy_floats_async(&st.f[0][0], p.factors + slot_block(p, slot0 + j, hv, 2), 2 * kMmaChunk);
     }
     arch::cp_async_commit();
+  };
+  const auto issue_key = [&](std::int64_t j) {  // this warp's K rows and A^qk column block
+    if constexpr (kDelta) {
+      if (j >= 0) {
+        copy_block_async<kMmaDim>(sm.delta.k, p.k + qk_row(p, bos + j * kMmaChunk, hv), qk_stride,
+                                  r0, 16, 0, rows_of(j));
+        copy_block_async<16>(sm.delta.a, p.a + slot_block(p, slot0 + j, hv, kMmaChunk), kMmaChunk,
+                             r0, kMmaChunk - r0, r0, kMmaChunk);
+      }
+      arch::cp_async_commit();
+    }
+  };
+  const auto issue_w = [&](std::int64_t j) {  // this warp's W columns
+    if constexpr (kDelta) {
+      if (j >= 0)
+        copy_block_async<32>(sm.delta.w, p.w + slot_block(p, slot0 + j, hv, kMmaDim), kMmaDim, 0,
+                             kMmaChunk, d0, kMmaChunk);
+      arch::cp_async_commit();
+    }
+  };
+
+  const auto form_y = [&](const ScanStage<kBV>& st) {  // y = bf16(e ⊙ dO), CTA-wide
+    arch::cta_for(kMmaChunk * kBV, [&](int idx) {
+      const int i = idx / kBV;
+      const int e = idx % kBV;
+      *sm.y.ptr(i, e) = __float2bfloat16_rn(st.f[0][i] * st.d_o.at(i, e));
+    });
   };
 
   AccTile<32, kBV> ds;  // fp32 dS rows d0..d0+31, columns col0..col0+kBV
@@ -154,7 +195,11 @@ __global__ void __launch_bounds__(kMmaThreads, 1) dh_scan_kernel(MmaBackwardPara
     x1 = bp.dht != nullptr ? bp.dht[user_state(p, n, hv, d0 + r, col0 + e + 1)] : 0.0f;
   });
   const std::int64_t next_col = p.state_kv ? 1 : kMmaDim;  // user_state(.., e + 1) − (.., e)
-  if (chunks > 0) issue(chunks - 1);
+  if (chunks > 0) {
+    issue(chunks - 1);
+    issue_key(chunks - 1);
+    issue_w(chunks - 1);
+  }
 
   for (std::int64_t j = chunks - 1; j >= 0; --j) {
     bf16* dh = bp.dh + state_block(p, slot0 + j, hv) + col0;
@@ -163,24 +208,23 @@ __global__ void __launch_bounds__(kMmaThreads, 1) dh_scan_kernel(MmaBackwardPara
       arch::store_u32(dh + (d0 + r) * kMmaDim + e, bits);
       if constexpr (kDelta) arch::store_u32(sm.ds.ptr(d0 + r, e), bits);
     });
-    arch::cp_async_wait<0>();
+    arch::cp_async_wait<kDelta ? 1 : 0>();  // (the delta rule: this warp's W may be in flight)
     __syncthreads();  // chunk j and bf16(dS) have landed; every warp is done with chunk j + 1
-    if (j > 0) issue(j - 1);
+    issue(j - 1);
     const ScanStage<kBV>& st = sm.stage[j % 2];
-    arch::cta_for(kMmaChunk * kBV, [&](int idx) {
-      const int i = idx / kBV;
-      const int e = idx % kBV;
-      *sm.y.ptr(i, e) = __float2bfloat16_rn(st.f[0][i] * st.d_o.at(i, e));
-    });
     if constexpr (kDelta) {
-      // dΔ = scale·A^qkᵀ dO (k-steps w..3: A^qk is lower triangular) + r ⊙ (K·bf16(dS)).
-      const ScanDeltaStage& dst = sm.delta_stage[j % 2];
+      // dΔ = scale·A^qkᵀ dO (k-steps w..3: A^qk is lower triangular) + r ⊙ (K·bf16(dS)); K·dS,
+      // the step's serial path, first, so that y and A^qkᵀ dO are issued while it runs.
       AccTile<16, kBV> local, carried;
       zero(local);
       zero(carried);
+      mma_acc<AStore::kRowMajor, BStore::kKMajor>(carried, sm.delta.k, r0, sm.ds, 0, 0,
+                                                  kMmaDim / 16);
+      form_y(st);
       mma_acc_triangular<Triangle::kUpper, AStore::kTransposed, BStore::kKMajor>(
-          local, dst.a, r0, st.d_o, 0, w, kMmaChunk / 16);
-      mma_acc<AStore::kRowMajor, BStore::kKMajor>(carried, dst.k, r0, sm.ds, 0, 0, kMmaDim / 16);
+          local, sm.delta.a, r0, st.d_o, 0, w, kMmaChunk / 16);
+      arch::warp_sync();  // this warp's reads of chunk j's K and A^qk are done
+      issue_key(j - 1);
       bf16* dd = bp.dd + slot_block(p, slot0 + j, hv, kMmaDim) + col0;
       for_each_pair(carried, [&](int il, int, float& x0, float& x1) {
         x0 *= st.f[1][r0 + il];
@@ -193,21 +237,27 @@ __global__ void __launch_bounds__(kMmaThreads, 1) dh_scan_kernel(MmaBackwardPara
         arch::store_u32(sm.dd.ptr(i, e), bits);
         arch::store_u32(dd + i * kMmaDim + e, bits);
       });
+      arch::cp_async_wait<2>();  // this warp's W of chunk j (not the two groups just issued)
+    } else {
+      form_y(st);
     }
-    __syncthreads();  // y (and dΔ) complete
+    __syncthreads();  // y (and dΔ, and each warp's W) complete
     AccTile<32, kBV> s;
     zero(s);
     mma_acc<AStore::kTransposed, BStore::kKMajor>(s, st.q, d0, sm.y, 0, 0, kMmaChunk / 16);
     const float e_last =
         bp.fault == BackwardFault::kScanWithoutDecay ? 1.0f : st.f[0][rows_of(j) - 1];
-    zip(ds, s, [&](float& x, float y) { x = e_last * x + p.scale * y; });
-    if constexpr (kDelta) {
-      if (bp.fault != BackwardFault::kScanWithoutW) {  // dS_entry −= Wᵀ·bf16(dΔ)
-        zero(s);
-        mma_acc<AStore::kTransposed, BStore::kKMajor>(s, sm.delta_stage[j % 2].w, d0, sm.dd, 0, 0,
-                                                      kMmaChunk / 16);
-        zip(ds, s, [](float& x, float y) { x -= y; });
-      }
+    if constexpr (kDelta) {  // dS_entry = e_last·dS + scale·Qᵀ·y − Wᵀ·bf16(dΔ)
+      AccTile<32, kBV> sw;
+      zero(sw);
+      mma_acc<AStore::kTransposed, BStore::kKMajor>(sw, sm.delta.w, d0, sm.dd, 0, 0,
+                                                    kMmaChunk / 16);
+      arch::warp_sync();  // this warp's reads of chunk j's W are done
+      issue_w(j - 1);
+      zip(ds, s, [&](float& x, float y) { x = e_last * x + p.scale * y; });
+      if (bp.fault != BackwardFault::kScanWithoutW) zip(ds, sw, [](float& x, float y) { x -= y; });
+    } else {
+      zip(ds, s, [&](float& x, float y) { x = e_last * x + p.scale * y; });
     }
     if (bp.fault == BackwardFault::kCarryInBf16)
       zip(ds, s, [](float& x, float) { x = __bfloat162float(__float2bfloat16_rn(x)); });

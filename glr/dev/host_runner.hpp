@@ -15,8 +15,9 @@ namespace kcv::glr::dev {
 /// Both kernels of `member` over their grids on the CPU. value_tile: 32 or 64.
 [[nodiscard]] Status emulate_mma_forward(Member member, const MmaForwardParams& p, int value_tile);
 
-/// The dH scan's value tile: the device's (scan_value_tile: 16 without the delta rule at value
-/// tile 32), or the forward's value tile itself (the same dh and dh0 bits; for tests).
+/// The dH scan's value tile: the device's (scan_value_tile: 16 at value tile 32, and 32 at value
+/// tile 64 under the delta rule), or the forward's value tile itself (the same dh, dΔ and dh0
+/// bits; for tests).
 enum class ScanTile { kDefault, kValueTile };
 
 /// The backward's launches of `member` on the CPU (p's pointers host pointers).

@@ -362,6 +362,27 @@ __device__ __forceinline__ void copy_rows_async(SmemBf16<R, C>& dst, const bf16*
   });
 }
 
+/// The calling warp's asynchronous copy of rows [r0, r0 + rows) × columns [c0, c0 + kCols) of a
+/// bf16 tile (c0 and kCols multiples of 8; row i at src + i·row_stride, 16-byte aligned): rows
+/// i ≥ valid_rows are zero-filled and not read. For a tile whose parts are each read by one warp:
+/// the warp refills its own part after its last read (arch::warp_sync() between), with no CTA
+/// barrier. Call arch::cp_async_commit() after the copies of one group.
+template <int kCols, int R, int C>
+__device__ __forceinline__ void copy_block_async(SmemBf16<R, C>& dst, const bf16* src,
+                                                 std::int64_t row_stride, int r0, int rows, int c0,
+                                                 int valid_rows) {
+  static_assert(kCols % 8 == 0 && kCols <= C, "copy_block_async: whole 16-byte pieces of a row");
+  constexpr int kPieces = kCols / 8;
+  arch::for_each_lane([&](int lane, int) {
+    for (int idx = lane; idx < rows * kPieces; idx += arch::kWarpSize) {
+      const int i = r0 + idx / kPieces;
+      const int j = c0 + 8 * (idx % kPieces);
+      const bool valid = i < valid_rows;
+      arch::cp_async_16(dst.ptr(i, j), src + (valid ? i * row_stride : 0) + j, valid);
+    }
+  });
+}
+
 /// Asynchronous copy of n floats (n a multiple of 4, both 16-byte aligned), CTA-wide.
 __device__ __forceinline__ void copy_floats_async(float* dst, const float* src, int n) {
   arch::cta_for(n / 4, [&](int idx) { arch::cp_async_16(dst + 4 * idx, src + 4 * idx, true); });

@@ -28,8 +28,8 @@
 //    forward multiplies with.
 // 1. dh_scan_kernel, one CTA (4 warps) per (sequence, value head, kBV value columns; kBV = 16 at
 //    the forward's narrow tile, and 32 at its wide one under the delta rule: scan_value_tile),
-//    serial over the chunks from the last: dS (∂L/∂ state leaving the chunk) in fp32 registers, warp w rows
-//    32w..32w+31, starting from dht; per chunk
+//    serial over the chunks from the last: dS (∂L/∂ state leaving the chunk) in fp32
+//    registers, warp w rows 32w..32w+31, starting from dht; per chunk
 //      dh[slot] = bf16(dS)
 //      dS ← e_last·dS + scale·Qᵀ·bf16(e ⊙ dO)              (B2 without the delta rule)
 //    and dh0 = dS at the end. e ⊙ dO is Q̄ᵀdO's row factor moved onto dO (a rounding of the

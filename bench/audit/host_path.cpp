@@ -10,8 +10,8 @@
 //   cmake --build --preset release --target kcv_bench_host
 //   build/release/kcv_bench_host [--n ELEMENTS] [--m ELEMENTS] [--reps R]
 //
-// Each figure is the fastest of R repetitions (default 5), single-threaded except the judge
-// (gates/parallel.hpp's split, as the audit runs it).
+// Each figure is the fastest of R repetitions (default 5), single-threaded except the judge and
+// transform_inputs (gates/parallel.hpp's split, as the audit runs them).
 #include <algorithm>
 #include <chrono>
 #include <cmath>

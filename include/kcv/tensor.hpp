@@ -145,11 +145,19 @@ class HostTensor {
   /// (encode()). Where several logical elements share a storage position (a broadcast view),
   /// the first of them keeps its value.
   void assign_f64(std::span<const double> values);
+  /// Logical elements [first, first + values.size()) set to `values`, what assign_f64 of the
+  /// whole array sets there: a caller filling a large tensor splits it over threads by ranges.
+  /// @pre is_contiguous()
+  void assign_f64(int64_t first, std::span<const double> values);
   /// assign_f64(src.to_f64()) without the fp64 values: each element of `src` decoded and encoded
   /// in this dtype; within one dtype, the bits themselves except that a NaN gets its quiet bit
   /// (and int64 beyond 2^53, bool bytes other than 0/1 change as a value read and written back
   /// does). `src` may have any layout.
   void assign_values_of(const HostTensor& src);
+  /// assign_values_of(src) on logical elements [first, first + count) only: what the whole call
+  /// sets there, for a caller splitting a large copy over threads by ranges.
+  /// @pre is_contiguous(), src.is_contiguous(), src.dtype() == dtype()
+  void assign_values_of(const HostTensor& src, int64_t first, int64_t count);
   /// Logical element i = src's logical element i, bit for bit, for i < min(numel,
   /// src.numel()), in logical order (a later element overwrites an earlier one sharing its
   /// storage). @pre src.dtype() == dtype()

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 
 #include "numeric/portable_math.hpp"
 
@@ -122,16 +123,23 @@ double transform_scale(Distribution dist, DType dtype) {
 
 void transform_values(Distribution dist, DType dtype, const CounterRng& rng, std::vector<double>& values,
                       double base_rms) {
+  if (dist == Distribution::kShiftedMean) {
+    const double base = base_rms > 0 ? base_rms : rms(values);
+    const double shift = kShiftRms * (base > 0 ? base : 1.0);
+    for (double& x : values) x += shift;
+    return;
+  }
+  transform_values_at(dist, dtype, rng, values, 0);
+}
+
+void transform_values_at(Distribution dist, DType dtype, const CounterRng& rng,
+                         std::span<double> values, uint64_t first) {
   switch (dist) {
-    case Distribution::kShiftedMean: {
-      const double base = base_rms > 0 ? base_rms : rms(values);
-      const double shift = kShiftRms * (base > 0 ? base : 1.0);
-      for (double& x : values) x += shift;
-      return;
-    }
+    case Distribution::kShiftedMean:
+      throw std::invalid_argument("transform_values_at: shifted_mean depends on every element");
     case Distribution::kParetoScaled:
       for (std::size_t i = 0; i < values.size(); ++i) {
-        const double u = rng.uniform(i, 0);  // in [0, 1): 1 - u in (0, 1]
+        const double u = rng.uniform(first + i, 0);  // in [0, 1): 1 - u in (0, 1]
         values[i] *= numeric::portable_exp(kParetoExponent * numeric::portable_log(1.0 - u));
       }
       return;
@@ -140,7 +148,7 @@ void transform_values(Distribution dist, DType dtype, const CounterRng& rng, std
       const DType t = is_floating(dtype) ? dtype : DType::kF64;
       const int span = std::min({kWideExponent, max_exponent(t) - 4, -min_exponent(t)});
       for (std::size_t i = 0; i < values.size(); ++i) {
-        values[i] = std::ldexp(values[i], uniform_int(rng, i, 1, -span, 2 * span));
+        values[i] = std::ldexp(values[i], uniform_int(rng, first + i, 1, -span, 2 * span));
       }
       return;
     }

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "kcv/op.hpp"
@@ -23,6 +24,11 @@ double draw_value(Distribution dist, DType dtype, const CounterRng& rng, uint64_
 /// still depends on its own index only); factors come from `rng` at the element's index.
 void transform_values(Distribution dist, DType dtype, const CounterRng& rng, std::vector<double>& values,
                       double base_rms = 0);
+/// transform_values on elements [first, first + values.size()) of a larger array, for every
+/// transform but kShiftedMean (whose shift depends on all elements): each element's factor
+/// depends on its own index only, so ranges give what the whole array gives, on any split.
+void transform_values_at(Distribution dist, DType dtype, const CounterRng& rng,
+                         std::span<double> values, uint64_t first);
 
 /// The power of two a scaling transform multiplies by in `dtype` (kLargeScaled, kHugeScaled,
 /// kSubnormalScaled, kTinyScaled); 1 for the others.

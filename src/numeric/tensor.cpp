@@ -258,6 +258,16 @@ void HostTensor::assign_f64(std::span<const double> values) {
   });
 }
 
+void HostTensor::assign_f64(int64_t first, std::span<const double> values) {
+  if (!row_major_)
+    throw std::invalid_argument("HostTensor::assign_f64(first, values): not row-major");
+  if (first < 0 || first + static_cast<int64_t>(values.size()) > numel_)
+    throw std::out_of_range("HostTensor::assign_f64(first, values): range outside the tensor");
+  numeric::dispatch_dtype(dtype_, [&]<DType T>() {
+    numeric::encode_run<T>(values.data(), values.size(), data() + first * elem_size_, 1);
+  });
+}
+
 void HostTensor::assign_values_of(const HostTensor& src) {
   if (src.dtype_ != dtype_) {
     assign_f64(src.to_f64());
@@ -286,6 +296,26 @@ void HostTensor::assign_values_of(const HostTensor& src) {
           numeric::store_element<S>(e, C::recode(numeric::load_element<S>(e)));
         }
       });
+    }
+  });
+}
+
+void HostTensor::assign_values_of(const HostTensor& src, int64_t first, int64_t count) {
+  if (!row_major_ || !src.row_major_ || src.dtype_ != dtype_)
+    throw std::invalid_argument(
+        "HostTensor::assign_values_of(src, first, count): not two row-major tensors of one dtype");
+  if (first < 0 || count < 0 || first + count > std::min(numel_, src.numel_))
+    throw std::out_of_range("HostTensor::assign_values_of(src, first, count): range outside");
+  std::byte* to = data() + first * elem_size_;
+  std::memcpy(to, src.data() + first * elem_size_, static_cast<std::size_t>(count * elem_size_));
+  numeric::dispatch_dtype(dtype_, [&]<DType T>() {
+    using C = numeric::Codec<T>;
+    using S = typename C::S;
+    if constexpr (T != DType::kF64 && T != DType::kI32) {  // those read back as themselves
+      for (int64_t k = 0; k < count; ++k) {
+        std::byte* e = to + k * elem_size_;
+        numeric::store_element<S>(e, C::recode(numeric::load_element<S>(e)));
+      }
     }
   });
 }

@@ -9,7 +9,9 @@
 #include <cmath>
 #include <cstring>
 
+#include "gen/distributions.hpp"
 #include "kcv/generate.hpp"
+#include "kcv/rng.hpp"
 
 namespace kcv::kb {
 namespace {
@@ -101,6 +103,38 @@ TEST(TransformInputs, DrawnCopyIsTheFp64RoundTrip) {
           << j << " " << layout_name(layout.kind);
     }
     EXPECT_EQ(out[0].bits_at(0), 0x7FC00123u);  // the signaling NaN comes back quiet
+  }
+}
+
+// A large input (over gates::kParallelFrom elements) is read, transformed and written on
+// threads by index ranges; every byte is what the serial path gives: the whole draw converted,
+// transformed (gen::transform_values) or drawn afresh (gen::draw_value), then laid out.
+TEST(TransformInputs, ALargeInputIsTheSerialPathsBytesForEveryDistribution) {
+  const int64_t n = (int64_t{1} << 20) + 333;
+  HostTensor drawn(DType::kBF16, {n});
+  const CounterRng base(17, 3);
+  for (int64_t i = 0; i < n; ++i) drawn.set_value_at(i, base.normal(static_cast<uint64_t>(i), 0));
+  drawn.set_bits_at(12345, 0x7F81u);  // a signaling NaN: quieted alike on both paths
+  for (const Distribution dist : all_distributions()) {
+    Probe p;
+    p.seed = 23;
+    p.inputs = {InputSpec{DType::kBF16, dist, {}}};
+    const HostTensor got = transform_inputs(p, {drawn})[0];
+    std::vector<double> values;
+    const CounterRng rng(p.seed, uint64_t{1} << 32);
+    if (dist == Distribution::kDrawn) {
+      values = drawn.to_f64();
+    } else if (is_transform(dist)) {
+      values = drawn.to_f64();
+      gen::transform_values(dist, DType::kBF16, rng, values);
+    } else {
+      for (int64_t i = 0; i < n; ++i)
+        values.push_back(gen::draw_value(dist, DType::kBF16, rng, static_cast<uint64_t>(i)));
+    }
+    const HostTensor want = make_with_layout(DType::kBF16, {n}, Layout{}, values);
+    ASSERT_EQ(got.raw().size(), want.raw().size());
+    EXPECT_EQ(std::memcmp(got.raw().data(), want.raw().data(), want.raw().size()), 0)
+        << distribution_name(dist);
   }
 }
 

@@ -14,6 +14,11 @@
 //      over L, the inverse's carried sums into L's blocks above the diagonal; g and β loaded
 //      together, each Γ_ij once for A^qk and L, X, Ṽ and bf16(T) in 16-byte pieces. Without the
 //      delta rule 35 KB (six CTAs). The same bits.
+//   4  prepare with the delta rule at 51.75 KB and 123 registers, four CTAs per multiprocessor:
+//      three 17 KB tiles (Q → X; K → T → V → Ṽ; L → bf16(T)), V loaded once bf16(T) is formed,
+//      while W is formed; W and U by columns (warp w: columns 32w.. of every row block, 20
+//      (k-step, n-pair) products per warp where the split by rows gave warp w 8(w + 1)). The same
+//      bits.
 //
 // 1. prepare_kernel, one CTA (4 warps) per (chunk slot, value head):
 //      G = chunk-local cumsum of g (fp32, serial: the reference's order),
@@ -170,28 +175,30 @@ struct PrepareStorageGram {
   float beta[kMmaChunk];  ///< 0
 };
 
-/// With the delta rule: the tiles are reused as the work moves on, 68.75 KB, three CTAs per
-/// multiprocessor.
+/// With the delta rule: three 17 KB tiles, each reused as the work moves on, 51.75 KB, four CTAs
+/// per multiprocessor.
 struct PrepareStorageDelta {
   SmemBf16<kMmaChunk, kMmaDim> q;  ///< Q, then X = bf16(β (K ⊙ E))
-  SmemBf16<kMmaChunk, kMmaDim> k;  ///< K, then V (loaded once X is formed), then Ṽ = bf16(β V)
+  union {
+    SmemBf16<kMmaChunk, kMmaDim> k;  ///< K; V (loaded once bf16(T) is formed), then Ṽ = bf16(β V)
+    gpu::detail::RowAlignedTile<kMmaChunk, kMmaChunk> t;  ///< between them fp32 T
+  };
   union {
     gpu::detail::RowAlignedTile<kMmaChunk, kMmaChunk> l;  ///< fp32 L (above it: the inverse's)
     SmemBf16<kMmaChunk, kMmaChunk> tb;                    ///< then bf16(T)
   };
-  gpu::detail::RowAlignedTile<kMmaChunk, kMmaChunk> t;  ///< fp32 T
-  float g[kMmaChunk];                                   ///< G
-  float e[kMmaChunk];                                   ///< exp(G), 0 past the end
-  float beta[kMmaChunk];                                ///< β, 0 past the end
+  float g[kMmaChunk];     ///< G
+  float e[kMmaChunk];     ///< exp(G), 0 past the end
+  float beta[kMmaChunk];  ///< β, 0 past the end
 };
-static_assert(sizeof(PrepareStorageDelta) <= 74 * 1024,
-              "PrepareStorageDelta: three CTAs per multiprocessor need at most 74 KB each");
+static_assert(sizeof(PrepareStorageDelta) <= 56 * 1024,
+              "PrepareStorageDelta: four CTAs per multiprocessor need at most 56 KB each");
 
 template <bool kDelta>
 using PrepareStorage = std::conditional_t<kDelta, PrepareStorageDelta, PrepareStorageGram>;
 
 template <GateKind kGate, bool kDelta>
-__global__ void __launch_bounds__(kMmaThreads, kDelta ? 3 : 1) prepare_kernel(MmaForwardParams p) {
+__global__ void __launch_bounds__(kMmaThreads, kDelta ? 4 : 1) prepare_kernel(MmaForwardParams p) {
   static_assert(kGate != GateKind::kChannel,
                 "prepare_kernel: per-channel gates need the anchored Gram blocks (not written)");
   PrepareStorage<kDelta>& sm = arch::shared_storage<PrepareStorage<kDelta>>();
@@ -274,23 +281,8 @@ __global__ void __launch_bounds__(kMmaThreads, kDelta ? 3 : 1) prepare_kernel(Mm
                                  sm.beta[i] * (arch::unpack_bf16(pair, 1) * sm.e[i]));
       arch::store_u32x4(sm.q.ptr(i, d), x);
     });
-    __syncthreads();  // K is no longer read: V arrives in its place while T is formed
-    copy_rows_async(sm.k, p.v + v_row(p, ch.t0, hv), v_stride, c);
-    arch::cp_async_commit();
+    __syncthreads();  // K is no longer read: T takes its place
     gpu::detail::invert_unit_lower_by_columns<kMmaChunk>(sm.l, sm.t);
-    arch::cp_async_wait<0>();
-    __syncthreads();  // V has landed
-
-    arch::cta_for(kMmaChunk * kPieces, [&](int idx) {  // Ṽ over V
-      const int i = idx / kPieces;
-      const int d = 8 * (idx % kPieces);
-      std::uint32_t x[4];
-      arch::load_u32x4(sm.k.ptr(i, d), x);
-      for (std::uint32_t& pair : x)
-        pair = arch::pack_bf16x2(sm.beta[i] * arch::unpack_bf16(pair, 0),
-                                 sm.beta[i] * arch::unpack_bf16(pair, 1));
-      arch::store_u32x4(sm.k.ptr(i, d), x);
-    });
     bf16* t_out = p.t_inv != nullptr ? p.t_inv + slot_block(p, slot, hv, kMmaChunk) : nullptr;
     arch::cta_for(kMmaChunk * kMmaChunk / 8, [&](int idx) {  // bf16(T) over L, and its copy
       const int i = idx / (kMmaChunk / 8);
@@ -303,19 +295,38 @@ __global__ void __launch_bounds__(kMmaThreads, kDelta ? 3 : 1) prepare_kernel(Mm
       arch::store_u32x4(sm.tb.ptr(i, j), b);
       if (t_out != nullptr) arch::store_u32x4(t_out + i * kMmaChunk + j, b);
     });
-    __syncthreads();
+    __syncthreads();  // T is no longer read: V arrives in its place while W is formed
+    copy_rows_async(sm.k, p.v + v_row(p, ch.t0, hv), v_stride, c);
+    arch::cp_async_commit();
 
-    // W = T X and U = T Ṽ, warp w: rows 16w.., k-steps 0..w (T is lower triangular).
-    AccTile<16, kMmaDim> acc;
-    for (int which = 0; which < 2; ++which) {
-      zero(acc);
-      mma_acc_triangular<Triangle::kLower, AStore::kRowMajor, BStore::kKMajor>(
-          acc, sm.tb, r0, which == 0 ? sm.q : sm.k, 0, 0, w + 1);
-      bf16* out = (which == 0 ? p.w : p.u) + slot_block(p, slot, hv, kMmaDim);
-      for_each_pair(acc, [&](int il, int d, float& x0, float& x1) {
-        arch::store_u32(out + (r0 + il) * kMmaDim + d, arch::pack_bf16x2(x0, x1));
-      });
-    }
+    // W = T X and U = T Ṽ, warp w: columns 32w..32w+31 of every row block rb, k-steps 0..rb (T is
+    // lower triangular): each element the same k-steps in the same order as by row blocks.
+    const auto product = [&](const SmemBf16<kMmaChunk, kMmaDim>& x, bf16* out) {
+      for (int rb = 0; rb < kMmaChunk / 16; ++rb) {
+        AccTile<16, 32> acc;
+        zero(acc);
+        mma_acc_triangular<Triangle::kLower, AStore::kRowMajor, BStore::kKMajor>(
+            acc, sm.tb, 16 * rb, x, 32 * w, 0, rb + 1);
+        for_each_pair(acc, [&](int il, int d, float& x0, float& x1) {
+          arch::store_u32(out + (16 * rb + il) * kMmaDim + 32 * w + d, arch::pack_bf16x2(x0, x1));
+        });
+      }
+    };
+    product(sm.q, p.w + slot_block(p, slot, hv, kMmaDim));
+    arch::cp_async_wait<0>();
+    __syncthreads();                                   // V has landed
+    arch::cta_for(kMmaChunk * kPieces, [&](int idx) {  // Ṽ over V
+      const int i = idx / kPieces;
+      const int d = 8 * (idx % kPieces);
+      std::uint32_t x[4];
+      arch::load_u32x4(sm.k.ptr(i, d), x);
+      for (std::uint32_t& pair : x)
+        pair = arch::pack_bf16x2(sm.beta[i] * arch::unpack_bf16(pair, 0),
+                                 sm.beta[i] * arch::unpack_bf16(pair, 1));
+      arch::store_u32x4(sm.k.ptr(i, d), x);
+    });
+    __syncthreads();
+    product(sm.k, p.u + slot_block(p, slot, hv, kMmaDim));
   }
 }
 

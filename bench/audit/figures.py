@@ -132,6 +132,11 @@ def _battery_kernels(run: Run) -> list[dict]:
             if t.get("status") == "ok" and "gates" in t and kid not in cut]
 
 
+INPUT_PARTS = (("inputs.problem", "of the inputs: the reference at the shape"),
+               ("inputs.draw", "of the inputs: the draws of get_inputs()"),
+               ("inputs.transform", "of the inputs: kcv's transforms"))
+
+
 def breakdown(run: Run) -> list[str]:
     """Where figure 1's time goes: each step's median and its share of the summed battery
     (kcv audit --timings: gates.* split the gates' seconds by step, gate.* by gate; a line
@@ -150,6 +155,10 @@ def breakdown(run: Run) -> list[str]:
 
     for key, name in STEPS:
         lines.append(row(name, [t.get(key, 0.0) for t in kernels]))
+    split = [t for t in kernels if "inputs.transform" in t]
+    if split:  # timings written before the inputs' split have none
+        for key, name in INPUT_PARTS:
+            lines.append(row(name, [t.get(key, 0.0) for t in split]))
     lines.append(row("of the gates' steps: shrinking", [t.get("gates.shrink", 0.0) for t in kernels]))
     lines.append(row("other (planning, bookkeeping)",
                      [t["gates"] - sum(t.get(k, 0.0) for k, _ in STEPS[1:]) for t in kernels]))

@@ -134,6 +134,7 @@ def test_figures_of_a_cold_and_a_warm_run(runs):
     assert out.count("where the battery's time goes") == 2, out
     assert "the candidate's calls (runner.run)" in out and "by gate (summed" in out, out
     assert "CMP-01" in out.split("by gate (summed", 1)[1], out
+    assert out.count("of the inputs: kcv's transforms") == 2, out
     assert out.count("the worker calls' split") == 2, out
     assert "reference: median" in out and "worker: the model's run" in out, out
     build = next(line for line in out.splitlines() if line.startswith("2. load_inline build"))

@@ -58,7 +58,10 @@ std::vector<double> values_of(const HostTensor& drawn, Distribution dist, const 
 // make_with_layout(drawn, layout), a dense result written on threads.
 HostTensor laid_out(const HostTensor& drawn, const Layout& layout) {
   HostTensor t = make_with_layout(drawn.dtype(), drawn.shape(), layout, {});
-  if (!t.is_contiguous() || !drawn.is_contiguous()) return make_with_layout(drawn, layout);
+  if (!t.is_contiguous() || !drawn.is_contiguous()) {
+    t.assign_values_of(drawn);
+    return t;
+  }
   for_ranges(static_cast<std::size_t>(t.numel()), [&](std::size_t begin, std::size_t end) {
     t.assign_values_of(drawn, static_cast<int64_t>(begin), static_cast<int64_t>(end - begin));
   });

@@ -113,6 +113,13 @@ struct PipelineOptions {
   int shrink_runs = 64;                            // probes tried per shrink at most
   std::function<void(std::string_view)> progress;  // one line per gate; may be empty
   std::function<bool()> keep_going;  // false: time is up; remaining probes are not run
+  /// Each probe's trusted results (Oracle::evaluate under every profile still open) are made on
+  /// a thread of their own while the candidate's calls run, instead of after them. Only for an
+  /// oracle and a runner that share no mutable state (the KernelBench audit: ModelOracle uses
+  /// the reference's workers, ModuleRunner the candidate's), and an oracle that memoizes its
+  /// results per probe and contract, so that the judges find them made. The verdicts are the
+  /// same either way.
+  bool evaluate_beside_calls = false;
 };
 
 struct ProfileResults {
@@ -126,10 +133,15 @@ struct ProfileResults {
 struct PipelineTimings {
   double inputs = 0;     // Oracle::make_inputs: the probe's inputs made and sent
   double candidate = 0;  // CandidateRunner::run: the candidate's calls and their evidence
-  double oracle = 0;     // Oracle::evaluate and refine: the trusted result
+  double oracle = 0;     // Oracle::evaluate and refine: the trusted result (beside the calls:
+                         // only the wait for it after them)
   double judge = 0;      // the gates' judges
   double shrink = 0;     // of the above, spent shrinking
   std::array<double, kAllGates.size()> per_gate{};
+  /// With PipelineOptions::evaluate_beside_calls: the seconds of Oracle::evaluate that ran on
+  /// their own thread while the candidate's calls ran. Not one of the steps above, which stay
+  /// a split of the run's wall time: the candidate's calls hid this much of the trusted result.
+  double oracle_beside = 0;
 };
 
 struct PipelineReport {

@@ -103,6 +103,8 @@ def test_the_gates_time_is_split_by_step_and_by_gate(runs):
         # the steps are parts of the gates' time; planning and bookkeeping are the rest
         assert sum(steps) <= t["gates"] + slack(len(steps)), t
         assert 0 <= t["gates.shrink"] <= sum(steps) + slack(len(steps)), t
+        # the trusted result made beside the candidate's calls: the part they hid is no step
+        assert 0 <= t["gates.oracle_beside"], t
         per_gate = {k: v for k, v in t.items() if k.startswith("gate.")}
         assert "gate.CMP-01" in per_gate, (kid, t)
         assert sum(per_gate.values()) <= t["gates"] + slack(len(per_gate)), t
@@ -135,6 +137,7 @@ def test_figures_of_a_cold_and_a_warm_run(runs):
     assert "the candidate's calls (runner.run)" in out and "by gate (summed" in out, out
     assert "CMP-01" in out.split("by gate (summed", 1)[1], out
     assert out.count("of the inputs: kcv's transforms") == 2, out
+    assert out.count("not in the steps: trusted result beside the calls") == 2, out
     assert out.count("the worker calls' split") == 2, out
     assert "reference: median" in out and "worker: the model's run" in out, out
     build = next(line for line in out.splitlines() if line.startswith("2. load_inline build"))

@@ -171,13 +171,16 @@ std::vector<ProfileId> profiles_or_all(const std::vector<ProfileId>& given) {
 }
 
 // The gates' time split by step (gates.inputs, gates.candidate, gates.oracle, gates.judge;
-// gates.shrink is part of them) and by gate (gate.CMP-01, ...: gates that took no time left out).
+// gates.shrink is part of them), the trusted result's seconds the candidate's calls hid
+// (gates.oracle_beside, not part of them) and by gate (gate.CMP-01, ...: gates that took no
+// time left out).
 void record_pipeline_timings(const PipelineTimings& t, std::map<std::string, double>& timings) {
   timings["gates.inputs"] = t.inputs;
   timings["gates.candidate"] = t.candidate;
   timings["gates.oracle"] = t.oracle;
   timings["gates.judge"] = t.judge;
   timings["gates.shrink"] = t.shrink;
+  timings["gates.oracle_beside"] = t.oracle_beside;
   for (std::size_t g = 0; g < kAllGates.size(); ++g) {
     if (t.per_gate[g] > 0) timings[fmt::format("gate.{}", gate_code(kAllGates[g]))] = t.per_gate[g];
   }
@@ -326,6 +329,7 @@ ModuleOutcome verify_module_unguarded(const ModuleRow& row, const ModuleRunOptio
   po.shrink_runs = kShrinkRuns;
   po.progress = [&](std::string_view line) { say(line); };
   po.keep_going = [&] { return Clock::now() < config.deadline; };
+  po.evaluate_beside_calls = true;  // the reference's workers beside the candidate's
   const auto t2 = Clock::now();
   const PipelineReport report = run_pipeline(source, oracle, runner, contract, po);
   result.timings["gates"] = seconds_since(t2);

@@ -10,7 +10,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <future>
 #include <map>
+#include <system_error>
 
 #include "gates/compare.hpp"
 
@@ -44,6 +46,45 @@ template <typename F>
 auto timed(PipelineTimings* t, double PipelineTimings::*field, F f) {
   Timed scope(t != nullptr ? &(t->*field) : nullptr);
   return f();
+}
+
+// The candidate's calls of a probe. With `beside` non-empty (PipelineOptions::
+// evaluate_beside_calls: the contracts of the profiles still open), the trusted results under
+// them are made meanwhile on a thread of their own; evaluate() memoizes them per probe and
+// contract, so judge_one finds them made (an Error is not kept: judge_one meets it again). The
+// wait for that thread after the calls counts as `oracle`, the part the calls hid as
+// `oracle_beside`. No thread to be had: the results are made after the calls, as without it.
+ProbeOutcome calls_and_trusted(Oracle& oracle, CandidateRunner& runner, const Probe& probe,
+                               const ProbeInputs& inputs, const Contract& contract,
+                               const std::vector<Contract>& beside, PipelineTimings* timings) {
+  using Clock = std::chrono::steady_clock;
+  std::future<double> trusted;
+  if (!beside.empty()) {
+    try {
+      trusted = std::async(std::launch::async, [&oracle, &probe, &inputs, &beside] {
+        const auto t0 = Clock::now();
+        for (const Contract& c : beside) {
+          const auto r = oracle.evaluate(probe, inputs, c);
+          if (!r || !(*r)->refused.empty()) break;
+        }
+        return std::chrono::duration<double>(Clock::now() - t0).count();
+      });
+    } catch (const std::system_error&) {
+      trusted = {};
+    }
+  }
+  ProbeOutcome outcome = timed(timings, &PipelineTimings::candidate,
+                               [&] { return runner.run(probe, inputs, contract); });
+  if (trusted.valid()) {
+    const auto t0 = Clock::now();
+    const double ran = trusted.get();  // rethrows what evaluate threw
+    const double waited = std::chrono::duration<double>(Clock::now() - t0).count();
+    if (timings != nullptr) {
+      timings->oracle += waited;
+      timings->oracle_beside += std::max(0.0, ran - waited);
+    }
+  }
+  return outcome;
 }
 
 // Gates whose verdict rests on a value bound; a probe without a value claim cannot judge them.
@@ -111,10 +152,10 @@ GateResult judge_one(ProbeSource& source, Oracle& oracle, const Probe& probe,
 }
 
 GateResult judge_probe_timed(ProbeSource& source, Oracle& oracle, CandidateRunner& runner,
-                             const Probe& probe, const Contract& contract,
+                             const Probe& probe, const Contract& contract, bool beside,
                              PipelineTimings* timings);
 Probe shrink_timed(ProbeSource& source, Oracle& oracle, CandidateRunner& runner,
-                   const Probe& failing, const Contract& contract, int max_runs,
+                   const Probe& failing, const Contract& contract, int max_runs, bool beside,
                    PipelineTimings* timings);
 
 GateResult resource_gate(CandidateRunner& runner, const Contract& contract) {
@@ -185,8 +226,11 @@ class GateRun {
         last_refusal_ = inputs->refused;
         continue;
       }
-      const ProbeOutcome outcome = timed(&timings_, &PipelineTimings::candidate,
-                                         [&] { return runner_.run(probe, *inputs, contract_); });
+      std::vector<Contract> beside;
+      for (std::size_t k = 0; k < profiles_.size() && options_.evaluate_beside_calls; ++k)
+        if (open[k]) beside.push_back(with_profile(contract_, profiles_[k]));
+      const ProbeOutcome outcome =
+          calls_and_trusted(oracle_, runner_, probe, *inputs, contract_, beside, &timings_);
       gates::ComparisonMemo memo(outcome.calls);  // the profiles share their comparisons
       for (std::size_t k = 0; k < profiles_.size(); ++k) {
         if (!open[k]) continue;
@@ -252,11 +296,13 @@ class GateRun {
       if (it == shrunk.end()) {
         it = shrunk
                  .emplace(token, shrink_timed(source_, oracle_, runner_, *r.failing_probe, c,
-                                              options_.shrink_runs, &timings_))
+                                              options_.shrink_runs, options_.evaluate_beside_calls,
+                                              &timings_))
                  .first;
       }
       if (it->second == *r.failing_probe) continue;
-      GateResult again = judge_probe_timed(source_, oracle_, runner_, it->second, c, &timings_);
+      GateResult again = judge_probe_timed(source_, oracle_, runner_, it->second, c,
+                                           options_.evaluate_beside_calls, &timings_);
       if (again.verdict != Verdict::kFail) continue;
       r.evidence = again.evidence;
       r.failing_probe = it->second;
@@ -277,7 +323,7 @@ class GateRun {
 };
 
 GateResult judge_probe_timed(ProbeSource& source, Oracle& oracle, CandidateRunner& runner,
-                             const Probe& probe, const Contract& contract,
+                             const Probe& probe, const Contract& contract, bool beside,
                              PipelineTimings* timings) {
   auto inputs = timed(timings, &PipelineTimings::inputs, [&] { return oracle.make_inputs(probe); });
   if (!inputs) {
@@ -286,14 +332,15 @@ GateResult judge_probe_timed(ProbeSource& source, Oracle& oracle, CandidateRunne
   }
   if (!inputs->refused.empty())
     return plain_result(probe.gate, Verdict::kNotApplicable, inputs->refused, &probe);
-  const ProbeOutcome outcome = timed(timings, &PipelineTimings::candidate,
-                                     [&] { return runner.run(probe, *inputs, contract); });
+  const ProbeOutcome outcome = calls_and_trusted(
+      oracle, runner, probe, *inputs, contract,
+      beside ? std::vector<Contract>{contract} : std::vector<Contract>{}, timings);
   bool refused = false;
   return judge_one(source, oracle, probe, *inputs, outcome, contract, &refused, timings);
 }
 
 Probe shrink_timed(ProbeSource& source, Oracle& oracle, CandidateRunner& runner,
-                   const Probe& failing, const Contract& contract, int max_runs,
+                   const Probe& failing, const Contract& contract, int max_runs, bool beside,
                    PipelineTimings* timings) {
   Probe best = failing;
   int runs = 0;
@@ -305,7 +352,8 @@ Probe shrink_timed(ProbeSource& source, Oracle& oracle, CandidateRunner& runner,
       if (p == best) continue;
       ++runs;
       const int timeouts = runner.timeouts();
-      const Verdict v = judge_probe_timed(source, oracle, runner, p, contract, timings).verdict;
+      const Verdict v =
+          judge_probe_timed(source, oracle, runner, p, contract, beside, timings).verdict;
       if (runner.timeouts() > timeouts) {
         progress = false;
         break;
@@ -326,12 +374,12 @@ Probe shrink_timed(ProbeSource& source, Oracle& oracle, CandidateRunner& runner,
 
 GateResult judge_probe(ProbeSource& source, Oracle& oracle, CandidateRunner& runner,
                        const Probe& probe, const Contract& contract) {
-  return judge_probe_timed(source, oracle, runner, probe, contract, nullptr);
+  return judge_probe_timed(source, oracle, runner, probe, contract, false, nullptr);
 }
 
 Probe shrink_failing_probe(ProbeSource& source, Oracle& oracle, CandidateRunner& runner,
                            const Probe& failing, const Contract& contract, int max_runs) {
-  return shrink_timed(source, oracle, runner, failing, contract, max_runs, nullptr);
+  return shrink_timed(source, oracle, runner, failing, contract, max_runs, false, nullptr);
 }
 
 PipelineReport run_pipeline(ProbeSource& source, Oracle& oracle, CandidateRunner& runner,

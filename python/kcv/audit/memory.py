@@ -27,9 +27,11 @@ from kcv.audit.memory_ledger import Ledger
 # alternative fp64 run, two eager f32 runs, and the candidate outputs of up to four calls. By count,
 # plus the reference worker's own copy of the inputs, and the reference's kept call file
 # (CallOptions::keep_call_file), as large as its largest call: a stage of the inputs or the fp64
-# outputs, counted as one input copy and two output copies.
-INPUT_COPIES = 5
-OUTPUT_COPIES = 18
+# outputs, counted as one input copy and two output copies. The trusted result is made while the
+# candidate's calls run (PipelineOptions::evaluate_beside_calls), so a call's own file (its
+# inputs and outputs) is held beside all of that: one input copy and one output copy more.
+INPUT_COPIES = 6
+OUTPUT_COPIES = 19
 
 
 def estimate_host_bytes(input_bytes: int, output_bytes: int) -> int:

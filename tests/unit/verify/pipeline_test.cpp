@@ -2,13 +2,17 @@
 // The one loop, on fakes: each probe's calls are made once and judged under every profile; a
 // probe the reference refuses does not count; a trusted-side failure is an error, never a
 // failure; a probe without a value claim leaves the value gates not applicable; an exhausted
-// candidate stops the plans; a failure carries its finding and scope and shrinks.
+// candidate stops the plans; a failure carries its finding and scope and shrinks; trusted
+// results made beside the candidate's calls give the same verdicts, on another thread, meanwhile.
 #include "kcv/pipeline.hpp"
 
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <map>
+#include <mutex>
 #include <thread>
+#include <tuple>
 
 namespace kcv {
 namespace {
@@ -255,6 +259,123 @@ TEST(Pipeline, Res02ComesFromTheRunnersResources) {
   const PipelineReport r = run_pipeline(source, oracle, runner, Contract{}, o);
   EXPECT_EQ(r.profiles[0].results.at(0).verdict, Verdict::kNotApplicable);
   EXPECT_EQ(r.profiles[0].results.at(0).reason, "a CPU kernel");
+}
+
+// FakeOracle (b and b-small fail strict and eager alike) with a memo per probe and profile, as
+// ModelOracle keeps one: it records when and on which thread each result was made.
+class MemoOracle final : public Oracle {
+ public:
+  using Clock = std::chrono::steady_clock;
+  struct Made {
+    std::thread::id thread;
+    Clock::time_point begin, end;
+  };
+  std::chrono::milliseconds takes{0};
+  Expected<ProbeInputs> make_inputs(const Probe& p) override { return base.make_inputs(p); }
+  Expected<SharedOracleResult> evaluate(const Probe& p, const ProbeInputs& in,
+                                        const Contract& c) override {
+    const auto key = std::make_tuple(p.label, p.sizes, c.profile);
+    {
+      std::lock_guard lock(mutex);
+      if (auto it = memo.find(key); it != memo.end()) return it->second;
+    }
+    const auto begin = Clock::now();
+    std::this_thread::sleep_for(takes);
+    auto r = base.evaluate(p, in, c);
+    if (!r) return r;
+    OracleResult changed = **r;
+    if (p.label != "a") changed.outputs[0].value[0] += 1.0;
+    SharedOracleResult shared = share(std::move(changed));
+    std::lock_guard lock(mutex);
+    made.push_back({p.label, {std::this_thread::get_id(), begin, Clock::now()}});
+    memo.emplace(key, shared);
+    return shared;
+  }
+  FakeOracle base;
+  std::mutex mutex;
+  std::map<std::tuple<std::string, std::map<std::string, int64_t>, ProfileId>, SharedOracleResult>
+      memo;
+  std::vector<std::pair<std::string, Made>> made;
+};
+
+// FakeRunner that records when and on which thread each probe's calls ran.
+class TimedRunner final : public CandidateRunner {
+ public:
+  std::chrono::milliseconds takes{0};
+  std::vector<std::pair<std::string, MemoOracle::Made>> ran;
+  std::string_view name() const override { return "timed"; }
+  ProbeOutcome run(const Probe& p, const ProbeInputs& in, const Contract& c) override {
+    const auto begin = MemoOracle::Clock::now();
+    ProbeOutcome o = base.run(p, in, c);
+    std::this_thread::sleep_for(takes);
+    ran.push_back({p.label, {std::this_thread::get_id(), begin, MemoOracle::Clock::now()}});
+    return o;
+  }
+  Expected<ResourceFacts> resources() override { return base.resources(); }
+  FakeRunner base;
+};
+
+TEST(Pipeline, TrustedResultsBesideTheCallsGiveTheSameVerdicts) {
+  const std::vector<ProfileId> profiles = {ProfileId::kStrict, ProfileId::kPytorchEager};
+  PipelineReport serial, beside;
+  std::size_t serial_made = 0;
+  for (const bool on : {false, true}) {
+    FakeSource source;
+    MemoOracle oracle;
+    TimedRunner runner;
+    runner.base.error = 0;
+    PipelineOptions o = cmp01_under(profiles);
+    o.evaluate_beside_calls = on;
+    PipelineReport r = run_pipeline(source, oracle, runner, Contract{}, o);
+    if (!on) {
+      serial = std::move(r);
+      serial_made = oracle.made.size();
+      EXPECT_EQ(serial.timings.oracle_beside, 0.0);
+      continue;
+    }
+    beside = std::move(r);
+    EXPECT_EQ(oracle.made.size(), serial_made);  // each result made once, as without
+  }
+  ASSERT_EQ(serial.profiles.size(), beside.profiles.size());
+  for (std::size_t k = 0; k < profiles.size(); ++k) {
+    const GateResult& a = serial.profiles[k].results.at(0);
+    const GateResult& b = beside.profiles[k].results.at(0);
+    EXPECT_EQ(a.verdict, Verdict::kFail);  // b fails, and shrinks to b-small
+    EXPECT_EQ(b.verdict, a.verdict);
+    EXPECT_EQ(b.reason, a.reason);
+    EXPECT_EQ(b.evidence.worst_ratio, a.evidence.worst_ratio);
+    EXPECT_EQ(b.probes_run, a.probes_run);
+    ASSERT_TRUE(a.failing_probe && b.failing_probe);
+    EXPECT_EQ(b.failing_probe->label, a.failing_probe->label);
+    EXPECT_EQ(b.failing_probe->label, "b-small (shrunk)");
+  }
+}
+
+TEST(Pipeline, TrustedResultsBesideTheCallsAreMadeMeanwhileOnAnotherThread) {
+  FakeSource source;
+  MemoOracle oracle;
+  oracle.takes = std::chrono::milliseconds(50);
+  TimedRunner runner;
+  runner.takes = std::chrono::milliseconds(150);
+  runner.base.error = 0;
+  PipelineOptions o = cmp01_under({ProfileId::kStrict, ProfileId::kPytorchEager});
+  o.shrink = false;
+  o.evaluate_beside_calls = true;
+  const PipelineReport r = run_pipeline(source, oracle, runner, Contract{}, o);
+  ASSERT_EQ(runner.ran.size(), 2u);  // probes a and b
+  for (const auto& [label, call] : runner.ran) {
+    int made = 0;
+    for (const auto& [made_label, m] : oracle.made) {
+      if (made_label != label) continue;
+      ++made;
+      EXPECT_NE(m.thread, call.thread) << label;
+      EXPECT_LT(m.begin, call.end) << label;  // begun while the calls ran
+    }
+    EXPECT_EQ(made, 2) << label;  // under both profiles, before the judges asked
+  }
+  // Two probes' two results of 50 ms each hid behind 150 ms of calls each.
+  EXPECT_GT(r.timings.oracle_beside, 0.1);
+  EXPECT_LT(r.timings.oracle, 0.1);
 }
 
 }  // namespace

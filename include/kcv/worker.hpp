@@ -65,6 +65,8 @@ struct WorkerCallCosts {
   double task_s = 0;        // of round_trip_s: the worker's own seconds inside the task
   double forward_s = 0;     // of task_s: the model's run alone, where the worker reports it
   double finish_s = 0;      // kcv's side after: inputs compared, outputs back, the audit
+  int64_t files_ahead =
+      0;  // fresh calls whose call file was made ahead, beside the last call's judging
 };
 
 class WorkerExecutor : public Executor {

@@ -197,9 +197,9 @@ void record_input_times(const ModelOracle::InputTimes& t, std::map<std::string, 
 
 // Where each role's worker calls spent their time, over the whole kernel (the replica's calls
 // too): calls.<role>.n, .prepare, .round_trip (of it: .task, the worker's own seconds, and
-// .forward, the model's run), .finish; and its loads at other shapes than the judge shape:
-// shapes.<role>.n and .load (seconds; inside gates.inputs for the reference, gates.candidate
-// for the candidate).
+// .forward, the model's run), .finish, .ahead (calls whose file was made ahead); and its loads at
+// other shapes than the judge shape: shapes.<role>.n and .load (seconds; inside gates.inputs for
+// the reference, gates.candidate for the candidate).
 void record_call_costs(const ModuleWorkers& workers, std::map<std::string, double>& timings) {
   for (const Role role : {Role::kReference, Role::kCandidate}) {
     const std::string role_name = role == Role::kReference ? "reference" : "candidate";
@@ -216,6 +216,7 @@ void record_call_costs(const ModuleWorkers& workers, std::map<std::string, doubl
     timings[at + "task"] = c.task_s;
     timings[at + "forward"] = c.forward_s;
     timings[at + "finish"] = c.finish_s;
+    timings[at + "ahead"] = static_cast<double>(c.files_ahead);
   }
 }
 

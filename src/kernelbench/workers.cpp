@@ -144,6 +144,7 @@ WorkerCallCosts ModuleWorkers::call_costs(Role role) const {
     sum.task_s += c.task_s;
     sum.forward_s += c.forward_s;
     sum.finish_s += c.finish_s;
+    sum.files_ahead += c.files_ahead;
   }
   return sum;
 }

@@ -4,20 +4,67 @@
 // copies the bytes back and runs the same audit as the other executors. The worker only ever
 // sees copies, so a lying worker can corrupt nothing but its own outputs. Calls in flight when
 // the worker dies, hangs or breaks the protocol get kCrash / kTimeout / kBadOutput and the
-// worker is killed; results that arrived before keep their audit.
+// worker is killed; results that arrived before keep their audit. The next fresh call's file
+// is made ahead (SpareRegion), so its pages are reserved while kcv judges the last call.
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <future>
 #include <optional>
 #include <stdexcept>
+#include <system_error>
 
 #include "worker/protocol.hpp"
 #include "worker/session.hpp"
 
 namespace kcv {
 namespace {
+
+// The next fresh call's file, made on a thread of its own once a call's file is revoked: making
+// one (reserving, zeroing and mapping its pages) costs several times the copy into it, and kcv
+// has the judges, the trusted result and the next probe's inputs to do before the next call. It
+// is laid out for the last call's buffers and taken when the next call's fit in it (reuse()),
+// else dropped for a file of the right size. A file made ahead is as fresh as one made at the
+// call: no worker has seen it, and it lies in the worker's own call-file directory. At most one
+// is made at a time, after the last call's file is gone, so no more call files exist at once
+// than without it.
+class SpareRegion {
+ public:
+  explicit SpareRegion(std::string dir) : dir_(std::move(dir)) {}
+  SpareRegion(const SpareRegion&) = delete;
+  SpareRegion& operator=(const SpareRegion&) = delete;
+  ~SpareRegion() {
+    if (next_.valid()) next_.wait();
+  }
+
+  /// Starts making a file laid out for `layout` unless one is on its way already.
+  void make(std::vector<worker::RegionBuffer> layout, int64_t address_shift) {
+    if (next_.valid()) return;
+    try {
+      next_ =
+          std::async(std::launch::async, [dir = dir_, layout = std::move(layout), address_shift] {
+            return worker::CallRegion::create(dir, layout, address_shift);
+          });
+    } catch (const std::system_error&) {  // no thread to be had: the next call makes its own
+      next_ = {};
+    }
+  }
+
+  /// The file made ahead, laid out for `layout`, when one was made and `layout` fits in it.
+  std::optional<worker::CallRegion> take(const std::vector<worker::RegionBuffer>& layout,
+                                         int64_t address_shift) {
+    if (!next_.valid()) return std::nullopt;
+    Expected<worker::CallRegion> made = next_.get();
+    if (!made || !made->reuse(layout, address_shift)) return std::nullopt;
+    return std::move(*made);
+  }
+
+ private:
+  std::string dir_;
+  std::future<Expected<worker::CallRegion>> next_;
+};
 
 struct Pending {
   exec::CallBuffers buffers;
@@ -27,11 +74,13 @@ struct Pending {
   std::optional<exec::KernelOutcome> outcome;  // set once the call ended, one way or another
   bool returned = false;                       // a result arrived: audit the buffers
   std::string reply;                           // the result reply, as sent
+  int64_t address_shift = 0;                   // the call's (its file's layout)
 };
 
 class WorkerExecutorImpl final : public WorkerExecutor {
  public:
-  explicit WorkerExecutorImpl(WorkerOptions o) : session_(std::move(o)) {}
+  explicit WorkerExecutorImpl(WorkerOptions o)
+      : session_(std::move(o)), spare_(session_.options().shm_dir) {}
   std::string_view name() const override { return "worker"; }
   Expected<WorkerKernelInfo> start() override { return session_.ensure_started(); }
   Expected<WorkerKernelInfo> reload(const WorkerLoad& load) override { return session_.reload(load); }
@@ -65,6 +114,7 @@ class WorkerExecutorImpl final : public WorkerExecutor {
 
   worker::Session session_;
   std::optional<worker::CallRegion> kept_;  // the trusted calls' file (CallOptions::keep_call_file)
+  SpareRegion spare_;                       // the next fresh call's file, made ahead
   uint64_t next_id_ = 1;
   WorkerCallCosts costs_;
 };
@@ -120,11 +170,15 @@ void WorkerExecutorImpl::make_region(Pending& p, const CallOptions& o) {
   }
   if (o.keep_call_file) {
     p.kept = &*kept_;
+  } else if (std::optional<worker::CallRegion> ahead = spare_.take(layout, o.address_shift)) {
+    p.fresh.emplace(std::move(*ahead));
+    ++costs_.files_ahead;
   } else {
     auto region = worker::CallRegion::create(session_.options().shm_dir, layout, o.address_shift);
     if (!region) throw std::runtime_error("worker executor: " + region.error().to_string());
     p.fresh.emplace(std::move(*region));
   }
+  p.address_shift = o.address_shift;
   const auto raws = exec::raw_buffers(p.buffers);
   const std::size_t n_inputs = p.buffers.inputs.size();
   for (std::size_t k = 0; k < raws.size(); ++k) {
@@ -157,7 +211,10 @@ void WorkerExecutorImpl::accept(Pending& p, const nlohmann::json& result) {
         exec::first_difference(p.region().buffer(k), raws[k]));
   for (std::size_t k = n_inputs; k < raws.size(); ++k)
     std::memcpy(raws[k].data(), p.region().buffer(k).data(), raws[k].size());
-  if (p.kept == nullptr) p.region().revoke();  // a thread still writing through it dies of SIGBUS
+  if (p.kept == nullptr) {
+    p.region().revoke();  // a thread still writing through it dies of SIGBUS
+    spare_.make(worker::region_layout(p.buffers), p.address_shift);
+  }
   p.outcome = worker::outcome_of(result);
   p.returned = true;
   p.reply = result.dump();

@@ -3,7 +3,8 @@
 // Each call still gives the in-process executor's outputs and audit (no output of the call before
 // shows through; the output guards are checked on every call), except that its outputs are not
 // poisoned, so an unwritten element is not looked for; the file takes calls of other sizes, and
-// it is the only file the executor leaves while it lives, and goes with it.
+// it is the only file the executor leaves while it lives, and goes with it. A fresh call's file
+// is made ahead, once the call before it is over, and taken when the call fits in it.
 #include <dirent.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -99,11 +100,66 @@ TEST(KeptCallFile, ACallWithoutItGetsAFreshFileAndLeavesTheKeptOne) {
   const CallRecord fresh = w->run(*c, add_inputs(), kOut, call_options());
   EXPECT_EQ(fresh.status, CallStatus::kOk) << fresh.message;
   expect_sums(fresh);
-  EXPECT_EQ(files_in(shm.path), 1);
+  EXPECT_LE(files_in(shm.path), 2) << "the kept file and the next fresh call's, made ahead";
   const CallRecord again = w->run(*c, add_inputs(), kOut, kept_options());
   EXPECT_EQ(again.status, CallStatus::kOk) << again.message;
   expect_sums(again);
-  EXPECT_EQ(files_in(shm.path), 1);
+  EXPECT_LE(files_in(shm.path), 2);
+  EXPECT_EQ(w->call_costs().files_ahead, 0);
+  w.reset();
+  EXPECT_EQ(files_in(shm.path), 0);
+}
+
+TEST(FreshCallFile, IsMadeAheadAndTakenWhenTheCallFitsInIt) {
+  ShmDir shm;
+  ASSERT_FALSE(shm.path.empty());
+  auto c = load_here("good_add");
+  ASSERT_NE(c, nullptr);
+  auto there = executor_in(shm, "good_add");
+  auto here = make_in_process_executor();
+  // small (made then), small (ahead), large shifted (made then: it does not fit), large (ahead:
+  // it fits, 16 bytes short of the shifted layout), small (ahead: it fits in the large file)
+  const struct {
+    double offset;
+    bool padded;
+    int64_t shift;
+  } calls[] = {{0, false, 0}, {100, false, 0}, {200, true, 16}, {300, true, 0}, {400, false, 0}};
+  for (const auto& k : calls) {
+    const std::vector<HostTensor> in = inputs_with(k.offset, k.padded);
+    CallOptions o = call_options();
+    o.address_shift = k.shift;
+    const CallRecord want = here->run(*c, in, kOut, o);
+    const CallRecord got = there->run(*c, in, kOut, o);
+    ASSERT_EQ(got.status, CallStatus::kOk) << got.message;
+    EXPECT_EQ(got.outputs[0].value_at(0), k.offset + 0.25);
+    EXPECT_TRUE(got.all_written);
+    expect_same(want, got);
+    EXPECT_LE(files_in(shm.path), 1) << "the next call's file, made ahead, and no other";
+  }
+  EXPECT_EQ(there->call_costs().files_ahead, 3);
+  EXPECT_EQ(there->call_costs().calls, 5);
+  there.reset();
+  EXPECT_EQ(files_in(shm.path), 0);
+}
+
+TEST(FreshCallFile, AFileMadeAheadIsNeverOneAWorkerHasSeen) {
+  // A call that writes one past its output leaves the stray byte in its own file only: the next
+  // call's file, made ahead, holds its own guards, so each call's audit sees its own write.
+  ShmDir shm;
+  ASSERT_FALSE(shm.path.empty());
+  auto c = load_here("add_write_past_end");
+  ASSERT_NE(c, nullptr);
+  WorkerOptions opt = worker_options("add_write_past_end");
+  opt.shm_dir = shm.path;
+  auto w = make_worker_executor(opt);
+  auto here = make_in_process_executor();
+  for (int call = 0; call < 3; ++call) {
+    const CallRecord want = here->run(*c, add_inputs(), kOut, call_options());
+    const CallRecord got = w->run(*c, add_inputs(), kOut, call_options());
+    EXPECT_FALSE(got.guards_intact) << call;
+    expect_same(want, got);
+  }
+  EXPECT_EQ(w->call_costs().files_ahead, 2);
 }
 
 TEST(KeptCallFile, AWriteOnePastTheOutputIsSeenOnEveryCall) {

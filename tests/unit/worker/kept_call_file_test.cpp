@@ -18,10 +18,9 @@ namespace {
 
 using namespace kcv::testing;
 
-CallOptions kept_options(int64_t address_shift = 0) {
+CallOptions kept_options() {
   CallOptions o = call_options();
   o.keep_call_file = true;
-  o.address_shift = address_shift;
   return o;
 }
 
@@ -61,28 +60,36 @@ std::unique_ptr<WorkerExecutor> executor_in(const ShmDir& shm, const std::string
   return make_worker_executor(opt);
 }
 
+// A call of good_add: x + `offset`, large (x's rows padded) or small, at an address shift.
+struct SizedCall {
+  double offset;
+  bool padded;
+  int64_t shift;
+};
+
+// `there`'s call `k` under `o` gives the in-process executor's record (x + 0.25 at element 0).
+void expect_in_process_record(Candidate& c, WorkerExecutor& there, const SizedCall& k,
+                              CallOptions o) {
+  o.address_shift = k.shift;
+  const std::vector<HostTensor> in = inputs_with(k.offset, k.padded);
+  const CallRecord want = make_in_process_executor()->run(c, in, kOut, o);
+  const CallRecord got = there.run(c, in, kOut, o);
+  ASSERT_EQ(got.status, CallStatus::kOk) << got.message;
+  EXPECT_EQ(got.outputs[0].value_at(0), k.offset + 0.25);
+  EXPECT_TRUE(got.all_written);
+  expect_same(want, got);
+}
+
 TEST(KeptCallFile, EveryCallGivesTheInProcessRecordWhateverTheSizeBefore) {
   ShmDir shm;
   ASSERT_FALSE(shm.path.empty());
   auto c = load_here("good_add");
   ASSERT_NE(c, nullptr);
   auto there = executor_in(shm, "good_add");
-  auto here = make_in_process_executor();
   // large, small, large and shifted, small: the outputs differ from one call to the next
-  const struct {
-    double offset;
-    bool padded;
-    int64_t shift;
-  } calls[] = {{0, true, 0}, {100, false, 0}, {200, true, 16}, {300, false, 0}};
-  for (const auto& k : calls) {
-    const std::vector<HostTensor> in = inputs_with(k.offset, k.padded);
-    const CallOptions o = kept_options(k.shift);
-    const CallRecord want = here->run(*c, in, kOut, o);
-    const CallRecord got = there->run(*c, in, kOut, o);
-    ASSERT_EQ(got.status, CallStatus::kOk) << got.message;
-    EXPECT_EQ(got.outputs[0].value_at(0), k.offset + 0.25);
-    EXPECT_TRUE(got.all_written);
-    expect_same(want, got);
+  for (const SizedCall& k : {SizedCall{0, true, 0}, SizedCall{100, false, 0},
+                             SizedCall{200, true, 16}, SizedCall{300, false, 0}}) {
+    expect_in_process_record(*c, *there, k, kept_options());
     EXPECT_EQ(files_in(shm.path), 1) << "the kept file, and no other";
   }
   EXPECT_EQ(there->workers_started(), 1);
@@ -116,24 +123,12 @@ TEST(FreshCallFile, IsMadeAheadAndTakenWhenTheCallFitsInIt) {
   auto c = load_here("good_add");
   ASSERT_NE(c, nullptr);
   auto there = executor_in(shm, "good_add");
-  auto here = make_in_process_executor();
   // small (made then), small (ahead), large shifted (made then: it does not fit), large (ahead:
   // it fits, 16 bytes short of the shifted layout), small (ahead: it fits in the large file)
-  const struct {
-    double offset;
-    bool padded;
-    int64_t shift;
-  } calls[] = {{0, false, 0}, {100, false, 0}, {200, true, 16}, {300, true, 0}, {400, false, 0}};
-  for (const auto& k : calls) {
-    const std::vector<HostTensor> in = inputs_with(k.offset, k.padded);
-    CallOptions o = call_options();
-    o.address_shift = k.shift;
-    const CallRecord want = here->run(*c, in, kOut, o);
-    const CallRecord got = there->run(*c, in, kOut, o);
-    ASSERT_EQ(got.status, CallStatus::kOk) << got.message;
-    EXPECT_EQ(got.outputs[0].value_at(0), k.offset + 0.25);
-    EXPECT_TRUE(got.all_written);
-    expect_same(want, got);
+  for (const SizedCall& k :
+       {SizedCall{0, false, 0}, SizedCall{100, false, 0}, SizedCall{200, true, 16},
+        SizedCall{300, true, 0}, SizedCall{400, false, 0}}) {
+    expect_in_process_record(*c, *there, k, call_options());
     EXPECT_LE(files_in(shm.path), 1) << "the next call's file, made ahead, and no other";
   }
   EXPECT_EQ(there->call_costs().files_ahead, 3);
@@ -149,9 +144,7 @@ TEST(FreshCallFile, AFileMadeAheadIsNeverOneAWorkerHasSeen) {
   ASSERT_FALSE(shm.path.empty());
   auto c = load_here("add_write_past_end");
   ASSERT_NE(c, nullptr);
-  WorkerOptions opt = worker_options("add_write_past_end");
-  opt.shm_dir = shm.path;
-  auto w = make_worker_executor(opt);
+  auto w = executor_in(shm, "add_write_past_end");
   auto here = make_in_process_executor();
   for (int call = 0; call < 3; ++call) {
     const CallRecord want = here->run(*c, add_inputs(), kOut, call_options());

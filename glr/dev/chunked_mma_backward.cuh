@@ -23,9 +23,9 @@
 //      175 KB with two stages before), each warp refilling the part only it reads right after its
 //      own last read, with no CTA barrier. The same sums in the same order.
 //
-// 0. The forward's prepare_kernel and state_output_kernel (o not written) keep bf16(H) of every
-//    chunk entry and of every sequence end (MmaForwardParams::states): the same bf16 values the
-//    forward multiplies with.
+// 0. The forward's prepare_kernel and state_output_kernel without the output (o not written: no Q
+//    or A^qk loaded, no Q·H or A^qk·Δ) keep bf16(H) of every chunk entry and of every sequence end
+//    (MmaForwardParams::states): the same bf16 values the forward multiplies with.
 // 1. dh_scan_kernel, one CTA (4 warps) per (sequence, value head, kBV value columns; kBV = 16 at
 //    the forward's narrow tile, and 32 at its wide one under the delta rule: scan_value_tile),
 //    serial over the chunks from the last: dS (∂L/∂ state leaving the chunk) in fp32

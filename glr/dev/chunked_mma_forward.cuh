@@ -38,6 +38,8 @@
 //      Δ = U − W·bf16(H)                        (Δ = V without the delta rule)
 //      O = scale·(diag(e)(Q·bf16(H)) + A^qk·bf16(Δ))            → o (bf16)
 //      H ← e_last·H + Kᵀ·bf16(r ⊙ Δ)
+//    Where o is not written (the backward's recompute) only Δ and the state update: the
+//    recurrence alone, which keeps bf16(H) (and bf16(Δ)) for the backward.
 //    Every product accumulates into a zeroed fragment; Δ's subtraction and the state update are
 //    fp32 on CUDA cores (Hopper's tensor-core accumulation is not IEEE round-to-nearest, and the
 //    state is carried over 128 chunks).
@@ -50,6 +52,7 @@
 
 #include <cstdint>
 #include <type_traits>
+#include <utility>
 
 #include "glr/arch/cp_async.cuh"
 #include "glr/arch/lanes.cuh"
@@ -332,33 +335,58 @@ __global__ void __launch_bounds__(kMmaThreads, kDelta ? 4 : 1) prepare_kernel(Mm
 
 // ------------------------------------------------------------------------------ 2. state + output
 
-/// The operands of one chunk step, filled by cp.async one chunk ahead.
+/// The operands of one chunk step, filled by cp.async one chunk ahead: K, U's columns (V's
+/// without the delta rule) and the factors; with the delta rule W; with the output Q and A^qk.
 template <int kBV>
-struct StateStage {
-  SmemBf16<kMmaChunk, kMmaDim> q, k, w;
+struct StateOperands {
+  SmemBf16<kMmaChunk, kMmaDim> k;
   SmemBf16<kMmaChunk, kBV> u;  ///< U's columns (V's without the delta rule)
-  SmemBf16<kMmaChunk, kMmaChunk> a;
-  float f[2][kMmaChunk];  ///< e, r
+  float f[2][kMmaChunk];       ///< e, r
 };
+struct DeltaOperands {
+  SmemBf16<kMmaChunk, kMmaDim> w;
+};
+struct OutputOperands {
+  SmemBf16<kMmaChunk, kMmaDim> q;
+  SmemBf16<kMmaChunk, kMmaChunk> a;
+};
+struct NoDeltaOperands {};
+struct NoOutputOperands {};
+template <int kBV, bool kDelta, bool kOutput>
+struct StateStage : StateOperands<kBV>,
+                    std::conditional_t<kDelta, DeltaOperands, NoDeltaOperands>,
+                    std::conditional_t<kOutput, OutputOperands, NoOutputOperands> {};
 
+template <int kBV, bool kOutput>
+struct OutputDelta {
+  SmemBf16<kMmaChunk, kBV> delta;  ///< bf16(Δ), the B operand of A^qk·Δ
+};
 template <int kBV>
-struct StateStorage {
-  StateStage<kBV> stage[2];
+struct OutputDelta<kBV, false> {};
+
+template <int kBV, bool kDelta, bool kOutput>
+struct StateStorage : OutputDelta<kBV, kOutput> {
+  StateStage<kBV, kDelta, kOutput> stage[2];
   SmemBf16<kMmaDim, kBV> h;          ///< bf16(H)
-  SmemBf16<kMmaChunk, kBV> delta;    ///< bf16(Δ)
   SmemBf16<kMmaChunk, kBV> delta_r;  ///< bf16(r ⊙ Δ)
 };
-static_assert(sizeof(StateStage<32>) % 16 == 0 && sizeof(StateStage<64>) % 16 == 0,
+static_assert(sizeof(StateOperands<32>) % 16 == 0 && sizeof(StateOperands<64>) % 16 == 0 &&
+                  sizeof(DeltaOperands) % 16 == 0 && sizeof(OutputOperands) % 16 == 0 &&
+                  sizeof(OutputDelta<32, true>) % 16 == 0 &&
+                  sizeof(OutputDelta<64, true>) % 16 == 0,
               "StateStage: every tile must start 16-byte aligned");
-static_assert(sizeof(StateStorage<64>) <= 227 * 1024,
+static_assert(sizeof(StateStorage<64, true, true>) <= 227 * 1024,
               "StateStorage: shared storage over the sm_90 limit");
 
-template <GateKind kGate, bool kDelta, int kBV>
+/// kOutput: o in the same pass (the forward); without it the recurrence alone (the backward's
+/// recompute, where o is not written): no Q or A^qk loaded, no Q·H or A^qk·Δ.
+template <GateKind kGate, bool kDelta, int kBV, bool kOutput>
 __global__ void __launch_bounds__(kMmaThreads, 1) state_output_kernel(MmaForwardParams p) {
   static_assert(kBV == 32 || kBV == 64, "state_output_kernel: 32 or 64 value columns per CTA");
   static_assert(kGate != GateKind::kChannel,
                 "state_output_kernel: per-channel gates scale K's columns (not written)");
-  StateStorage<kBV>& sm = arch::shared_storage<StateStorage<kBV>>();
+  StateStorage<kBV, kDelta, kOutput>& sm =
+      arch::shared_storage<StateStorage<kBV, kDelta, kOutput>>();
   constexpr int kTiles = kMmaDim / kBV;
   const std::int64_t b = blockIdx.x;
   const int col0 = static_cast<int>(b % kTiles) * kBV;
@@ -379,11 +407,11 @@ __global__ void __launch_bounds__(kMmaThreads, 1) state_output_kernel(MmaForward
     return static_cast<int>(left < kMmaChunk ? left : kMmaChunk);
   };
   const auto issue = [&](std::int64_t j) {
-    StateStage<kBV>& st = sm.stage[j % 2];
+    StateStage<kBV, kDelta, kOutput>& st = sm.stage[j % 2];
     const std::int64_t t0 = bos + j * kMmaChunk;
     const std::int64_t slot = slot0 + j;
     const int c = rows_of(j);
-    copy_rows_async(st.q, p.q + qk_row(p, t0, hv), qk_stride, c);
+    if constexpr (kOutput) copy_rows_async(st.q, p.q + qk_row(p, t0, hv), qk_stride, c);
     copy_rows_async(st.k, p.k + qk_row(p, t0, hv), qk_stride, c);
     if constexpr (kDelta) {
       copy_rows_async(st.w, p.w + slot_block(p, slot, hv, kMmaDim), kMmaDim, kMmaChunk);
@@ -391,86 +419,124 @@ __global__ void __launch_bounds__(kMmaThreads, 1) state_output_kernel(MmaForward
     } else {
       copy_rows_async(st.u, p.v + v_row(p, t0, hv) + col0, v_stride, c);
     }
-    copy_rows_async(st.a, p.a + slot_block(p, slot, hv, kMmaChunk), kMmaChunk, kMmaChunk);
+    if constexpr (kOutput)
+      copy_rows_async(st.a, p.a + slot_block(p, slot, hv, kMmaChunk), kMmaChunk, kMmaChunk);
     copy_floats_async(&st.f[0][0], p.factors + slot_block(p, slot, hv, 2), 2 * kMmaChunk);
     arch::cp_async_commit();
   };
 
-  AccTile<32, kBV> h;  // fp32 state rows d0..d0+31, columns col0..col0+kBV
-  for_each_pair(h, [&](int r, int e, float& x0, float& x1) {
-    x0 = p.h0 != nullptr ? p.h0[user_state(p, n, hv, d0 + r, col0 + e)] : 0.0f;
-    x1 = p.h0 != nullptr ? p.h0[user_state(p, n, hv, d0 + r, col0 + e + 1)] : 0.0f;
-    arch::store_u32(sm.h.ptr(d0 + r, e), arch::pack_bf16x2(x0, x1));
-  });
-  if (chunks > 0) issue(0);
-  const auto keep_state = [&](std::int64_t slot) {  // bf16(H), the values sm.h holds
-    bf16* out = p.states + state_block(p, slot, hv) + col0;
-    for_each_pair(h, [&](int r, int e, float& x0, float& x1) {
-      arch::store_u32(out + (d0 + r) * kMmaDim + e, arch::pack_bf16x2(x0, x1));
+  // The fp32 state rows d0..d0+31, columns col0..col0+kBV; without the output in parts of 32
+  // columns, each with its own W·bf16(H) and update products (at 64 columns, W·bf16(H) in one
+  // product beside the state took 255 registers and spilled), with it in one part (in parts the
+  // pass with the output spilled at 64 columns).
+  constexpr int kPart = kOutput ? kBV : 32;
+  AccTile<32, kPart> h[kBV / kPart];
+  const auto for_each_part = [&](auto&& f) {  // f(part, first column), parts by constant index
+    [&]<int... kI>(std::integer_sequence<int, kI...>) { (f(h[kI], kPart * kI), ...); }
+    (std::make_integer_sequence<int, kBV / kPart>{});
+  };
+  const auto store_h = [&] {  // bf16(H) to sm.h
+    for_each_part([&](AccTile<32, kPart>& hp, int c0) {
+      for_each_pair(hp, [&](int r, int e, float& x0, float& x1) {
+        arch::store_u32(sm.h.ptr(d0 + r, c0 + e), arch::pack_bf16x2(x0, x1));
+      });
     });
   };
+  const auto keep_state = [&](std::int64_t slot) {  // bf16(H), the values sm.h holds
+    bf16* out = p.states + state_block(p, slot, hv) + col0;
+    for_each_part([&](AccTile<32, kPart>& hp, int c0) {
+      for_each_pair(hp, [&](int r, int e, float& x0, float& x1) {
+        arch::store_u32(out + (d0 + r) * kMmaDim + c0 + e, arch::pack_bf16x2(x0, x1));
+      });
+    });
+  };
+  for_each_part([&](AccTile<32, kPart>& hp, int c0) {
+    for_each_pair(hp, [&](int r, int e, float& x0, float& x1) {
+      x0 = p.h0 != nullptr ? p.h0[user_state(p, n, hv, d0 + r, col0 + c0 + e)] : 0.0f;
+      x1 = p.h0 != nullptr ? p.h0[user_state(p, n, hv, d0 + r, col0 + c0 + e + 1)] : 0.0f;
+    });
+  });
+  store_h();
+  if (chunks > 0) issue(0);
 
   for (std::int64_t j = 0; j < chunks; ++j) {
     if (p.states != nullptr) keep_state(slot0 + j);
     arch::cp_async_wait<0>();
     __syncthreads();  // chunk j has landed; every warp is done with chunk j − 1
     if (j + 1 < chunks) issue(j + 1);
-    const StateStage<kBV>& st = sm.stage[j % 2];
+    const StateStage<kBV, kDelta, kOutput>& st = sm.stage[j % 2];
     const int c = rows_of(j);
 
-    // Phase A: Q·H and W·H (rows r0..r0+15), then Δ and r ⊙ Δ to shared memory.
-    AccTile<16, kBV> out, wh;
-    zero(out);
-    zero(wh);
-    mma_acc<AStore::kRowMajor, BStore::kKMajor>(out, st.q, r0, sm.h, 0, 0, kMmaDim / 16);
-    if constexpr (kDelta)
-      mma_acc<AStore::kRowMajor, BStore::kKMajor>(wh, st.w, r0, sm.h, 0, 0, kMmaDim / 16);
-    for_each_pair(wh, [&](int il, int e, float& x0, float& x1) {
-      const int i = r0 + il;
-      const float dl0 = st.u.at(i, e) - x0;  // rows past the end: U (V) and W rows are zero
-      const float dl1 = st.u.at(i, e + 1) - x1;
-      const float r = st.f[1][i];
-      arch::store_u32(sm.delta.ptr(i, e), arch::pack_bf16x2(dl0, dl1));
-      if (kDelta && p.delta != nullptr)  // the values A^qk·Δ reads (the backward's recompute)
-        arch::store_u32(p.delta + slot_block(p, slot0 + j, hv, kMmaDim) + i * kMmaDim + col0 + e,
-                        arch::pack_bf16x2(dl0, dl1));
-      arch::store_u32(sm.delta_r.ptr(i, e), arch::pack_bf16x2(r * dl0, r * dl1));
+    // Phase A: Q·H (with the output) and W·H (rows r0..r0+15, by the parts' columns), then Δ:
+    // bf16(Δ) to shared memory (with the output) and to the workspace (where kept, the backward's
+    // recompute), bf16(r ⊙ Δ) to shared memory.
+    AccTile<16, kBV> out;
+    if constexpr (kOutput) {
+      zero(out);
+      mma_acc<AStore::kRowMajor, BStore::kKMajor>(out, st.q, r0, sm.h, 0, 0, kMmaDim / 16);
+    }
+    for_each_part([&](AccTile<32, kPart>&, int c0) {
+      AccTile<16, kPart> wh;
+      zero(wh);
+      if constexpr (kDelta)
+        mma_acc<AStore::kRowMajor, BStore::kKMajor>(wh, st.w, r0, sm.h, c0, 0, kMmaDim / 16);
+      for_each_pair(wh, [&](int il, int e, float& x0, float& x1) {
+        const int i = r0 + il;
+        const float dl0 = st.u.at(i, c0 + e) - x0;  // rows past the end: U (V), W rows are zero
+        const float dl1 = st.u.at(i, c0 + e + 1) - x1;
+        const float r = st.f[1][i];
+        if constexpr (kOutput)
+          arch::store_u32(sm.delta.ptr(i, c0 + e), arch::pack_bf16x2(dl0, dl1));
+        if (kDelta && p.delta != nullptr)  // the values A^qk·Δ reads (the backward's recompute)
+          arch::store_u32(
+              p.delta + slot_block(p, slot0 + j, hv, kMmaDim) + i * kMmaDim + col0 + c0 + e,
+              arch::pack_bf16x2(dl0, dl1));
+        arch::store_u32(sm.delta_r.ptr(i, c0 + e), arch::pack_bf16x2(r * dl0, r * dl1));
+      });
     });
-    for_each_pair(out, [&](int il, int, float& x0, float& x1) {
-      x0 *= st.f[0][r0 + il];
-      x1 *= st.f[0][r0 + il];
-    });
+    if constexpr (kOutput)
+      for_each_pair(out, [&](int il, int, float& x0, float& x1) {
+        x0 *= st.f[0][r0 + il];
+        x1 *= st.f[0][r0 + il];
+      });
     __syncthreads();  // Δ complete
 
-    // Phase B: O += A^qk·Δ (k-steps 0..w: A^qk is lower triangular), then H ← e_last H + Kᵀ(r ⊙ Δ).
-    mma_acc_triangular<Triangle::kLower, AStore::kRowMajor, BStore::kKMajor>(out, st.a, r0,
-                                                                             sm.delta, 0, 0, w + 1);
-    const std::int64_t o0 = v_row(p, bos + j * kMmaChunk, hv) + col0;
-    for_each_pair(out, [&](int il, int e, float& x0, float& x1) {
-      const int i = r0 + il;
-      if (p.o != nullptr && i < c)
-        arch::store_u32(p.o + o0 + i * v_stride + e, arch::pack_bf16x2(p.scale * x0, p.scale * x1));
-    });
-    AccTile<32, kBV> s;
-    zero(s);
-    mma_acc<AStore::kTransposed, BStore::kKMajor>(s, st.k, d0, sm.delta_r, 0, 0, kMmaChunk / 16);
+    // Phase B: O += A^qk·Δ (with the output; k-steps 0..w: A^qk is lower triangular), then
+    // H ← e_last H + Kᵀ(r ⊙ Δ) (by the parts' columns).
+    if constexpr (kOutput) {
+      mma_acc_triangular<Triangle::kLower, AStore::kRowMajor, BStore::kKMajor>(
+          out, st.a, r0, sm.delta, 0, 0, w + 1);
+      const std::int64_t o0 = v_row(p, bos + j * kMmaChunk, hv) + col0;
+      for_each_pair(out, [&](int il, int e, float& x0, float& x1) {
+        const int i = r0 + il;
+        if (i < c)
+          arch::store_u32(p.o + o0 + i * v_stride + e,
+                          arch::pack_bf16x2(p.scale * x0, p.scale * x1));
+      });
+    }
     const float e_last = st.f[0][c - 1];
-    zip(h, s, [&](float& x, float y) { x = e_last * x + y; });
-    for_each_pair(h, [&](int r, int e, float& x0, float& x1) {
-      arch::store_u32(sm.h.ptr(d0 + r, e), arch::pack_bf16x2(x0, x1));
+    for_each_part([&](AccTile<32, kPart>& hp, int c0) {
+      AccTile<32, kPart> s;
+      zero(s);
+      mma_acc<AStore::kTransposed, BStore::kKMajor>(s, st.k, d0, sm.delta_r, c0, 0, kMmaChunk / 16);
+      zip(hp, s, [&](float& x, float y) { x = e_last * x + y; });
     });
+    store_h();
   }
   if (p.states != nullptr) keep_state(p.slots + n);
   if (p.final_state != nullptr)
-    for_each_pair(h, [&](int r, int e, float& x0, float& x1) {
-      p.final_state[user_state(p, n, hv, d0 + r, col0 + e)] = x0;
-      p.final_state[user_state(p, n, hv, d0 + r, col0 + e + 1)] = x1;
+    for_each_part([&](AccTile<32, kPart>& hp, int c0) {
+      for_each_pair(hp, [&](int r, int e, float& x0, float& x1) {
+        p.final_state[user_state(p, n, hv, d0 + r, col0 + c0 + e)] = x0;
+        p.final_state[user_state(p, n, hv, d0 + r, col0 + c0 + e + 1)] = x1;
+      });
     });
 }
 
 // ------------------------------------------------------------------------------ the sequence
 
-/// Both launches over a launch policy: launch(name, kernel, grid, shared_bytes, params) → Status.
+/// The launches over a launch policy: launch(name, kernel, grid, shared_bytes, params) → Status.
+/// Where o is not written (the backward's recompute) the state pass runs without the output.
 template <GateKind kGate, bool kDelta, int kBV, typename Launch>
 Status forward_sequence(const MmaForwardParams& p, Launch&& launch) {
   const dim3 prepare_grid(static_cast<unsigned>(p.slots), static_cast<unsigned>(p.v_heads));
@@ -479,8 +545,11 @@ Status forward_sequence(const MmaForwardParams& p, Launch&& launch) {
       !st)
     return st;
   const dim3 state_grid(static_cast<unsigned>(p.sequences * p.v_heads * (kMmaDim / kBV)));
-  return launch("state_output", state_output_kernel<kGate, kDelta, kBV>, state_grid,
-                sizeof(StateStorage<kBV>), p);
+  if (p.o == nullptr)
+    return launch("state", state_output_kernel<kGate, kDelta, kBV, false>, state_grid,
+                  sizeof(StateStorage<kBV, kDelta, false>), p);
+  return launch("state_output", state_output_kernel<kGate, kDelta, kBV, true>, state_grid,
+                sizeof(StateStorage<kBV, kDelta, true>), p);
 }
 
 /// f.template operator()<gate, delta>() for the members this forward implements.

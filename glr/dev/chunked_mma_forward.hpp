@@ -108,7 +108,8 @@ struct MmaForwardTensors {
 int default_value_tile(const MmaForwardParams& p, int multiprocessors);
 
 /// Device milliseconds of each launch of one sequence, in launch order, by stage name
-/// ("prepare", "state_output", ...): the stage profile of a timed call.
+/// ("prepare", "state_output"; "state" in the backward's recompute, ...): the stage profile of a
+/// timed call.
 struct StageTimes {
   std::vector<std::pair<std::string, float>> ms;
 };

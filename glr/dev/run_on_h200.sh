@@ -109,7 +109,8 @@ fi
 # 4. the tables
 echo
 echo "== resources (ptxas, sm_90a; per kernel: registers, spills, stack; smem is dynamic:"
-echo "   prepare 111 KB, state_output 151 KB (tile 32) / 175 KB (tile 64),"
+echo "   prepare 111 KB, state_output 151 KB (tile 32) / 175 KB (tile 64), the recompute's state"
+echo "   pass without the output 94 / 114 KB (60 / 80 KB without the delta rule),"
 echo "   dh_scan 50 / 62 KB (tile 32 / 64; delta rule 151 / 175 KB), grads 156.25 KB,"
 echo "   wy_grads 174.75 KB)"
 paste -d' ' - - - < <(grep -E "Compiling entry|Used|spill" /tmp/glr_dev_resources.txt \

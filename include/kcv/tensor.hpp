@@ -56,6 +56,8 @@ class HostTensor {
   int64_t numel() const { return numel_; }
   int64_t ndim() const { return static_cast<int64_t>(shape_.size()); }
   bool is_contiguous() const { return row_major_; }
+  /// No two logical elements share a storage position: any layout but a broadcast's.
+  bool elements_distinct() const;
   /// Elements in storage (view extent plus offset and padding), excluding guards.
   int64_t storage_elems() const { return storage_elems_; }
   int64_t guard_elems() const { return guard_elems_; }
@@ -155,8 +157,9 @@ class HostTensor {
   /// does). `src` may have any layout.
   void assign_values_of(const HostTensor& src);
   /// assign_values_of(src) on logical elements [first, first + count) only: what the whole call
-  /// sets there, for a caller splitting a large copy over threads by ranges.
-  /// @pre is_contiguous(), src.is_contiguous(), src.dtype() == dtype()
+  /// sets there, for a caller splitting a large copy over threads by ranges (which write
+  /// disjoint storage since no two elements share a position).
+  /// @pre elements_distinct(), src.is_contiguous(), src.dtype() == dtype()
   void assign_values_of(const HostTensor& src, int64_t first, int64_t count);
   /// Logical element i = src's logical element i, bit for bit, for i < min(numel,
   /// src.numel()), in logical order (a later element overwrites an earlier one sharing its

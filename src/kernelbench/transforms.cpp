@@ -55,10 +55,10 @@ std::vector<double> values_of(const HostTensor& drawn, Distribution dist, const 
   return values;
 }
 
-// make_with_layout(drawn, layout), a dense result written on threads.
+// make_with_layout(drawn, layout), written on threads unless two elements share a position.
 HostTensor laid_out(const HostTensor& drawn, const Layout& layout) {
   HostTensor t = make_with_layout(drawn.dtype(), drawn.shape(), layout, {});
-  if (!t.is_contiguous() || !drawn.is_contiguous()) {
+  if (!t.elements_distinct() || !drawn.is_contiguous()) {  // a broadcast keeps its first elements
     t.assign_values_of(drawn);
     return t;
   }

@@ -238,6 +238,10 @@ bool non_overlapping(const Shape& shape, const std::vector<int64_t>& strides) {
 
 }  // namespace
 
+bool HostTensor::elements_distinct() const {
+  return row_major_ || non_overlapping(shape_, strides_);
+}
+
 void HostTensor::assign_f64(std::span<const double> values) {
   const int64_t m = std::min<int64_t>(numel(), static_cast<int64_t>(values.size()));
   if (m <= 0) return;
@@ -301,11 +305,26 @@ void HostTensor::assign_values_of(const HostTensor& src) {
 }
 
 void HostTensor::assign_values_of(const HostTensor& src, int64_t first, int64_t count) {
-  if (!row_major_ || !src.row_major_ || src.dtype_ != dtype_)
+  if (!src.row_major_ || src.dtype_ != dtype_ || !elements_distinct())
     throw std::invalid_argument(
-        "HostTensor::assign_values_of(src, first, count): not two row-major tensors of one dtype");
+        "HostTensor::assign_values_of(src, first, count): not a row-major source of this dtype "
+        "into distinct elements");
   if (first < 0 || count < 0 || first + count > std::min(numel_, src.numel_))
     throw std::out_of_range("HostTensor::assign_values_of(src, first, count): range outside");
+  if (!row_major_) {  // a strided view: element by element, each to its own position
+    numeric::dispatch_dtype(dtype_, [&]<DType T>() {
+      using C = numeric::Codec<T>;
+      using S = typename C::S;
+      const std::byte* from = src.data();
+      std::byte* base = storage();
+      for (int64_t i = first; i < first + count; ++i) {
+        const S bits = numeric::load_element<S>(from + i * elem_size_);
+        numeric::store_element<S>(base + strided_index(i) * elem_size_,
+                                  T == DType::kF64 || T == DType::kI32 ? bits : C::recode(bits));
+      }
+    });
+    return;
+  }
   std::byte* to = data() + first * elem_size_;
   std::memcpy(to, src.data() + first * elem_size_, static_cast<std::size_t>(count * elem_size_));
   numeric::dispatch_dtype(dtype_, [&]<DType T>() {

@@ -138,5 +138,25 @@ TEST(TransformInputs, ALargeInputIsTheSerialPathsBytesForEveryDistribution) {
   }
 }
 
+TEST(TransformInputs, ALargeInputIsTheSerialPathsBytesInEveryLayout) {
+  // 1025 x 1031 elements: past the threads' threshold, rows and columns not multiples of a chunk
+  const Shape shape = {1025, 1031};
+  HostTensor drawn(DType::kF16, shape);
+  const CounterRng base(5, 9);
+  for (int64_t i = 0; i < drawn.numel(); ++i)
+    drawn.set_value_at(i, base.normal(static_cast<uint64_t>(i), 0));
+  drawn.set_bits_at(777, 0x7C01u);  // a signaling NaN: quieted alike on both paths
+  for (const Layout& layout : layout_plan(shape)) {
+    Probe p;
+    p.inputs = {InputSpec{DType::kF16, Distribution::kDrawn, layout}};
+    const HostTensor got = transform_inputs(p, {drawn})[0];
+    const HostTensor want = make_with_layout(drawn, layout);  // one serial pass
+    ASSERT_EQ(got.strides(), want.strides()) << layout_name(layout.kind);
+    ASSERT_EQ(got.raw().size(), want.raw().size());
+    EXPECT_EQ(std::memcmp(got.raw().data(), want.raw().data(), want.raw().size()), 0)
+        << layout_name(layout.kind);
+  }
+}
+
 }  // namespace
 }  // namespace kcv::kb

@@ -231,6 +231,14 @@ class GateRun {
         if (open[k]) beside.push_back(with_profile(contract_, profiles_[k]));
       const ProbeOutcome outcome =
           calls_and_trusted(oracle_, runner_, probe, *inputs, contract_, beside, &timings_);
+      if (cut_by_time_limit(outcome)) {  // the harness's limit, not the candidate's slowness
+        stopped_ = "the time limit was reached";
+        for (std::size_t k = 0; k < profiles_.size(); ++k) {
+          if (open[k])
+            results[k].push_back(plain_result(id, Verdict::kError, "not run: " + stopped_, &probe));
+        }
+        break;
+      }
       gates::ComparisonMemo memo(outcome.calls);  // the profiles share their comparisons
       for (std::size_t k = 0; k < profiles_.size(); ++k) {
         if (!open[k]) continue;
@@ -274,6 +282,14 @@ class GateRun {
       out.push_back(std::move(r));
     }
     return out;
+  }
+
+  // A call that timed out once the time limit had passed: its allowance was what was left of
+  // the limit (ModuleConfig::call_budget_ms), so the timeout says nothing of the candidate.
+  bool cut_by_time_limit(const ProbeOutcome& outcome) const {
+    if (!options_.keep_going || options_.keep_going()) return false;
+    return std::any_of(outcome.calls.begin(), outcome.calls.end(),
+                       [](const CallRecord& c) { return c.status == CallStatus::kTimeout; });
   }
 
   std::string stop_reason() {

@@ -261,6 +261,38 @@ TEST(Pipeline, Res02ComesFromTheRunnersResources) {
   EXPECT_EQ(r.profiles[0].results.at(0).reason, "a CPU kernel");
 }
 
+TEST(Pipeline, ACallTimedOutPastTheTimeLimitIsNotRunNeverAFailure) {
+  // The call's allowance was what was left of the time limit: its timeout is the harness's.
+  class TimesOut final : public CandidateRunner {
+   public:
+    bool* time_up = nullptr;
+    std::string_view name() const override { return "times out"; }
+    ProbeOutcome run(const Probe&, const ProbeInputs&, const Contract&) override {
+      *time_up = true;
+      CallRecord c;
+      c.status = CallStatus::kTimeout;
+      c.message = "no result within 1 ms";
+      return ProbeOutcome{{c}};
+    }
+    Expected<ResourceFacts> resources() override { return ResourceFacts{std::nullopt, "cpu"}; }
+  };
+  for (const bool beside : {false, true}) {
+    FakeSource source;
+    FakeOracle oracle;
+    bool time_up = false;
+    TimesOut runner;
+    runner.time_up = &time_up;
+    PipelineOptions o = cmp01_under({ProfileId::kStrict});
+    o.keep_going = [&] { return !time_up; };
+    o.evaluate_beside_calls = beside;
+    const PipelineReport r = run_pipeline(source, oracle, runner, Contract{}, o);
+    const GateResult& g = r.profiles[0].results.at(0);
+    EXPECT_EQ(g.verdict, Verdict::kError) << beside;
+    EXPECT_EQ(g.finding, Finding::kNone) << beside;
+    EXPECT_EQ(r.stopped, "the time limit was reached") << beside;
+  }
+}
+
 // FakeOracle (b and b-small fail strict and eager alike) with a memo per probe and profile, as
 // ModelOracle keeps one: it records when and on which thread each result was made.
 class MemoOracle final : public Oracle {

@@ -204,10 +204,7 @@ class GateRun {
     for (const Probe& probe : probes) {
       if (std::none_of(open.begin(), open.end(), [](bool b) { return b; })) break;
       if (const std::string why = stop_reason(); !why.empty()) {
-        for (std::size_t k = 0; k < profiles_.size(); ++k) {
-          if (open[k])
-            results[k].push_back(plain_result(id, Verdict::kError, "not run: " + why, &probe));
-        }
+        not_run(results, open, id, probe, why);
         break;
       }
       auto inputs =
@@ -233,10 +230,7 @@ class GateRun {
           calls_and_trusted(oracle_, runner_, probe, *inputs, contract_, beside, &timings_);
       if (cut_by_time_limit(outcome)) {  // the harness's limit, not the candidate's slowness
         stopped_ = "the time limit was reached";
-        for (std::size_t k = 0; k < profiles_.size(); ++k) {
-          if (open[k])
-            results[k].push_back(plain_result(id, Verdict::kError, "not run: " + stopped_, &probe));
-        }
+        not_run(results, open, id, probe, stopped_);
         break;
       }
       gates::ComparisonMemo memo(outcome.calls);  // the profiles share their comparisons
@@ -282,6 +276,15 @@ class GateRun {
       out.push_back(std::move(r));
     }
     return out;
+  }
+
+  // `probe` is not run under any still-open profile, for `why` (an error, never a verdict on the
+  // candidate).
+  void not_run(std::vector<std::vector<GateResult>>& results, const std::vector<bool>& open,
+               GateId id, const Probe& probe, const std::string& why) const {
+    for (std::size_t k = 0; k < profiles_.size(); ++k)
+      if (open[k])
+        results[k].push_back(plain_result(id, Verdict::kError, "not run: " + why, &probe));
   }
 
   // A call that timed out once the time limit had passed: its allowance was what was left of

@@ -10,8 +10,9 @@
 //   cmake --build --preset release --target kcv_bench_host
 //   build/release/kcv_bench_host [--n ELEMENTS] [--m ELEMENTS] [--reps R]
 //
-// Each figure is the fastest of R repetitions (default 5), single-threaded except the judge and
-// transform_inputs (gates/parallel.hpp's split, as the audit runs them).
+// Each figure is the fastest of R repetitions (default 5), single-threaded except the judge,
+// transform_inputs (gates/parallel.hpp's split) and the buffers' and call file's byte passes
+// (exec/byte_passes.hpp), as the audit runs them.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -246,7 +247,7 @@ int main(int argc, char** argv) {
                             auto region = kcv::worker::CallRegion::create("/dev/shm", layout, 16);
                             if (!region) std::abort();
                             for (std::size_t k = 0; k < raws.size(); ++k)
-                              std::memcpy(region->buffer(k).data(), raws[k].data(), raws[k].size());
+                              kcv::exec::copy_bytes(region->buffer(k), raws[k]);
                             sink = static_cast<double>(region->size());
                           }),
                   -1});
@@ -259,7 +260,7 @@ int main(int argc, char** argv) {
     ahead_ms = std::min(ahead_ms, best_ms(1, [&] {
                           if (!region->reuse(layout, 16)) std::abort();
                           for (std::size_t k = 0; k < raws.size(); ++k)
-                            std::memcpy(region->buffer(k).data(), raws[k].data(), raws[k].size());
+                            kcv::exec::copy_bytes(region->buffer(k), raws[k]);
                         }));
   }
   rows.push_back({"call file made ahead, filled (one call)", n + m, ahead_ms, -1});

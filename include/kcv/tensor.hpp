@@ -29,6 +29,9 @@ std::vector<int64_t> contiguous_strides(const Shape& shape);
 
 /// Tag of the HostTensor constructor that fills only the guards.
 struct GuardsOnly {};
+/// Tag of the HostTensor constructor that fills nothing: the caller writes every byte of raw()
+/// before anything reads it (a large buffer filled on threads, src/exec/byte_passes.hpp).
+struct FilledByCaller {};
 
 class HostTensor {
  public:
@@ -48,6 +51,9 @@ class HostTensor {
   /// worker's output, copied back whole from its call file). Saves a pass over fresh pages.
   HostTensor(DType dtype, Shape shape, int64_t guard_elems, int64_t address_shift,
              uint64_t guard_bits, GuardsOnly);
+  /// As the first constructor, no byte of raw() written (see FilledByCaller).
+  HostTensor(DType dtype, Shape shape, std::vector<int64_t> strides, int64_t storage_offset,
+             int64_t guard_elems, int64_t address_shift, FilledByCaller);
 
   DType dtype() const { return dtype_; }
   const Shape& shape() const { return shape_; }

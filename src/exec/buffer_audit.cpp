@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "exec/sentinel.hpp"
+#include "gates/parallel.hpp"
 #include "kcv/rng.hpp"
 
 namespace kcv::exec {
@@ -38,23 +39,40 @@ CallBuffers::Guards guard_snapshot(const HostTensor& t) {
           {raw.begin() + static_cast<std::ptrdiff_t>(std::min(end, raw.size())), raw.end()}};
 }
 
-void fill_random(HostTensor& t, uint64_t seed, uint64_t stream) {
-  const CounterRng rng(seed, stream);
-  std::span<std::byte> raw = t.raw();
-  for (std::size_t j = 0; j < raw.size(); j += 8) {
-    const uint64_t bits = rng.bits(j / 8);
-    std::memcpy(raw.data() + j, &bits, std::min<std::size_t>(8, raw.size() - j));
-  }
+// Bytes [begin, end) of raw() that the input's elements do not cover, as one or two ranges:
+// the guards when the layout is dense (row-major from storage element 0), else all of raw().
+std::vector<std::pair<std::size_t, std::size_t>> non_element_ranges(const HostTensor& t) {
+  const std::size_t size = t.raw().size();
+  if (!t.is_contiguous() || t.storage_offset() != 0) return {{0, size}};
+  const auto [begin, end] = element_bytes(t);
+  return {{0, begin}, {std::min(end, size), size}};
 }
 
 HostTensor copy_input(const HostTensor& src, std::size_t index, const CallOptions& o) {
-  // Allocated with the fill it gets (one pass over the buffer, not two), then the elements.
-  const uint64_t fill = o.plain_buffers || o.randomize_guards ? 0 : input_guard_bits(src.dtype());
+  // The bytes the elements do not cover get the guard fill (a fixed pattern, random bits, or
+  // zeros in plain mode), then the elements are copied: of a dense input only the guards are
+  // filled, and large passes run on threads (byte_passes.hpp).
   HostTensor t(src.dtype(), src.shape(), src.strides(), src.storage_offset(),
-               std::max(src.guard_elems(), kGuardElems), o.address_shift, fill);
-  if (!o.plain_buffers && o.randomize_guards)
-    fill_random(t, o.guard_seed, kGuardStreamBase + index);
-  t.copy_elements_from(src);  // same layout on both sides: one block when dense
+               std::max(src.guard_elems(), kGuardElems), o.address_shift, FilledByCaller{});
+  std::span<std::byte> raw = t.raw();
+  const std::size_t size = dtype_size(src.dtype());
+  const auto fill = [&](std::size_t begin, std::size_t end) {
+    const std::span<std::byte> part = raw.subspan(begin, end - begin);
+    if (!o.plain_buffers && o.randomize_guards)
+      fill_random(part, begin, CounterRng(o.guard_seed, kGuardStreamBase + index));
+    else
+      fill_pattern(part, o.plain_buffers ? 0 : input_guard_bits(src.dtype()), size);
+  };
+  const auto ranges = non_element_ranges(t);
+  for (const auto& [begin, end] : ranges) fill(begin, end);
+  const auto [first, last] = element_bytes(t);
+  if (ranges.size() == 2 && src.is_contiguous() && src.numel() == t.numel()) {
+    copy_bytes(raw.subspan(first, last - first),
+               std::span<const std::byte>(src.data(), last - first));
+    return t;
+  }
+  if (ranges.size() == 2) fill(first, last);  // every byte filled before the elements' copy
+  t.copy_elements_from(src);
   return t;
 }
 
@@ -104,11 +122,24 @@ int64_t first_equal(const HostTensor& t, uint64_t sentinel) {
   const auto want = static_cast<S>(sentinel);
   if (static_cast<uint64_t>(want) != sentinel) return -1;  // wider than an element: never equal
   const std::byte* p = t.data();
-  for (int64_t i = 0; i < n; ++i) {
-    S bits;
-    std::memcpy(&bits, p + i * static_cast<int64_t>(sizeof(S)), sizeof(S));
-    if (bits == want) return i;
-  }
+  const auto scan = [&](int64_t begin, int64_t end) -> int64_t {
+    for (int64_t i = begin; i < end; ++i) {
+      S bits;
+      std::memcpy(&bits, p + i * static_cast<int64_t>(sizeof(S)), sizeof(S));
+      if (bits == want) return i;
+    }
+    return -1;
+  };
+  const auto elements = static_cast<std::size_t>(n);
+  if (elements * sizeof(S) < kBytesInParallelFrom) return scan(0, n);
+  // by ranges on threads; the earliest range's find is the serial scan's
+  const std::size_t chunks = gates::chunk_count(elements, gates::Split{1, 0});
+  std::vector<int64_t> found(chunks, -1);
+  gates::for_each_chunk(elements, chunks, [&](std::size_t k, std::size_t begin, std::size_t end) {
+    found[k] = scan(static_cast<int64_t>(begin), static_cast<int64_t>(end));
+  });
+  for (const int64_t i : found)
+    if (i >= 0) return i;
   return -1;
 }
 
@@ -161,21 +192,6 @@ bool same_view(const kcv_tensor& a, const kcv_tensor& b) {
 
 }  // namespace
 
-int64_t first_difference(std::span<const std::byte> now, std::span<const std::byte> before) {
-  // memcmp over blocks (vectorized in libc; the byte loop of std::mismatch is several times
-  // slower on the inputs of every call), then the block that differs byte by byte.
-  constexpr std::size_t kBlock = 4096;
-  for (std::size_t at = 0; at < now.size(); at += kBlock) {
-    const std::size_t n = std::min(kBlock, now.size() - at);
-    if (std::memcmp(now.data() + at, before.data() + at, n) == 0) continue;
-    const auto mismatch = std::mismatch(now.begin() + static_cast<std::ptrdiff_t>(at),
-                                        now.begin() + static_cast<std::ptrdiff_t>(at + n),
-                                        before.begin() + static_cast<std::ptrdiff_t>(at));
-    return static_cast<int64_t>(mismatch.first - now.begin());
-  }
-  return -1;
-}
-
 CallBuffers prepare_buffers(const std::vector<HostTensor>& inputs,
                             const std::vector<OutputSpec>& outputs, const CallOptions& options,
                             bool snapshot_inputs, OutputFill output_fill) {
@@ -189,12 +205,13 @@ CallBuffers prepare_buffers(const std::vector<HostTensor>& inputs,
   for (const OutputSpec& spec : outputs) {
     // One seed, one sentinel per dtype: outputs of different dtypes each get a valid pattern.
     b.output_sentinels.push_back(b.plain ? 0 : sentinel_bits(spec.dtype, options.sentinel_seed));
-    if (b.guards_only) {
-      b.outputs.emplace_back(spec.dtype, spec.shape, kGuardElems, options.address_shift,
-                             b.output_sentinels.back(), GuardsOnly{});
-    } else {
-      b.outputs.emplace_back(spec.dtype, spec.shape, std::vector<int64_t>{}, 0, kGuardElems,
-                             options.address_shift, b.output_sentinels.back());
+    b.outputs.emplace_back(spec.dtype, spec.shape, kGuardElems, options.address_shift,
+                           b.output_sentinels.back(), GuardsOnly{});
+    if (!b.guards_only) {  // the elements hold the sentinel too (on threads when large)
+      HostTensor& t = b.outputs.back();
+      const auto [begin, end] = element_bytes(t);
+      fill_pattern(t.raw().subspan(begin, end - begin), b.output_sentinels.back(),
+                   dtype_size(spec.dtype));
     }
   }
   b.sentinel = b.output_sentinels.empty() ? 0 : b.output_sentinels.front();

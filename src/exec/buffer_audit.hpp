@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "exec/byte_passes.hpp"  // first_difference
 #include "kcv/call.hpp"
 #include "kcv/candidate.hpp"
 #include "kcv/executor.hpp"
@@ -59,9 +60,6 @@ CallBuffers prepare_buffers(const std::vector<HostTensor>& inputs,
                             const std::vector<OutputSpec>& outputs, const CallOptions& options,
                             bool snapshot_inputs = true,
                             OutputFill output_fill = OutputFill::kSentinel);
-
-/// First byte where `now` differs from `before` (same size), or -1.
-int64_t first_difference(std::span<const std::byte> now, std::span<const std::byte> before);
 
 /// Fills the audit fields of `rec` (inputs_unchanged ... first_unwritten) from the buffers.
 void audit_buffers(const CallBuffers& b, CallRecord& rec);

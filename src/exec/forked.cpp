@@ -21,6 +21,7 @@
 #include <system_error>
 #include <thread>
 
+#include "exec/byte_passes.hpp"
 #include "exec/invoke.hpp"
 #include "exec/shared_region.hpp"
 
@@ -43,7 +44,7 @@ void run_slot(Candidate& candidate, exec::CallBuffers& b, const CallOptions& o,
   region.publish(slot, exec::SlotState::kRunning);
   const exec::KernelOutcome outcome = exec::invoke_kernel(candidate, b, o);
   const std::vector<std::span<std::byte>> raws = exec::raw_buffers(b);
-  for (std::size_t k = 0; k < raws.size(); ++k)
+  for (std::size_t k = 0; k < raws.size(); ++k)  // memcpy: no threads in a forked child
     std::memcpy(region.buffer(slot, k).data(), raws[k].data(), raws[k].size());
   region.header(slot).status = static_cast<int32_t>(outcome.status);
   region.set_message(slot, outcome.message);
@@ -180,7 +181,7 @@ class ForkedExecutor final : public Executor {
     }
     const std::vector<std::span<std::byte>> raws = exec::raw_buffers(b);
     for (std::size_t k = 0; k < raws.size(); ++k)
-      std::memcpy(raws[k].data(), region.buffer(slot, k).data(), raws[k].size());
+      exec::copy_bytes(raws[k], region.buffer(slot, k));
     const auto& h = region.header(slot);
     exec::KernelOutcome outcome{static_cast<CallStatus>(h.status), std::string(h.message)};
     return exec::finish_record(std::move(b), o, std::move(outcome), true);

@@ -101,6 +101,12 @@ HostTensor::HostTensor(DType dtype, Shape shape, int64_t guard_elems, int64_t ad
 }
 
 HostTensor::HostTensor(DType dtype, Shape shape, std::vector<int64_t> strides,
+                       int64_t storage_offset, int64_t guard_elems, int64_t address_shift,
+                       FilledByCaller)
+    : HostTensor(dtype, std::move(shape), std::move(strides), storage_offset, guard_elems,
+                 address_shift, NoFill{}) {}
+
+HostTensor::HostTensor(DType dtype, Shape shape, std::vector<int64_t> strides,
                        int64_t storage_offset, int64_t guard_elems, int64_t address_shift, NoFill)
     : dtype_(dtype),
       shape_(std::move(shape)),

@@ -185,7 +185,7 @@ void WorkerExecutorImpl::make_region(Pending& p, const CallOptions& o) {
     if (p.kept != nullptr && k >= n_inputs)
       copy_guard_bytes(p.region().buffer(k), raws[k], p.buffers.outputs[k - n_inputs]);
     else
-      std::memcpy(p.region().buffer(k).data(), raws[k].data(), raws[k].size());
+      exec::copy_bytes(p.region().buffer(k), raws[k]);
   }
 }
 
@@ -210,7 +210,7 @@ void WorkerExecutorImpl::accept(Pending& p, const nlohmann::json& result) {
     p.buffers.input_first_difference.push_back(
         exec::first_difference(p.region().buffer(k), raws[k]));
   for (std::size_t k = n_inputs; k < raws.size(); ++k)
-    std::memcpy(raws[k].data(), p.region().buffer(k).data(), raws[k].size());
+    exec::copy_bytes(raws[k], p.region().buffer(k));
   if (p.kept == nullptr) {
     p.region().revoke();  // a thread still writing through it dies of SIGBUS
     spare_.make(worker::region_layout(p.buffers), p.address_shift);

@@ -10,13 +10,14 @@ fills the file, a worker maps it), each way of copying on its own files:
   pageable   the file's pages as mapped (what the worker does today)
   registered cudaHostRegister on the mapping before the copies, cudaHostUnregister after (its
              cost is in the figure)
-  pinned     registered, the file mapped without MAP_POPULATE: registering faults the pages in
 
 and, as the anchor, the same bytes copied device to device. Run on a CUDA machine:
 
     python3 bench/audit/worker_copies.py --mb 64 256 --calls 8 [--procs 6]
 
 --procs runs that many copies of the measurement at once (the audit's slots share the host).
+The worker does not register its call files: registered copies are faster here, but in an audit
+the registration cost more than the copies saved (docs/audit/host-bound-sample/65644e6.md).
 """
 
 import argparse
@@ -34,7 +35,7 @@ import torch  # noqa: E402
 from kcv.worker.shm import CallFile  # noqa: E402
 
 
-WAYS = ("pageable", "registered", "pinned")
+WAYS = ("pageable", "registered")
 
 
 def _file(path: str, size: int) -> None:
@@ -59,7 +60,7 @@ def one_call(path: str, in_bytes: int, out_bytes: int, way: str) -> dict:
     """Seconds of each step of one call's copies over `path`."""
     t = {}
     t0 = time.perf_counter()
-    f = CallFile(path, in_bytes + out_bytes, populate=way != "pinned")
+    f = CallFile(path, in_bytes + out_bytes)
     t["map"] = time.perf_counter() - t0
     t0 = time.perf_counter()
     if way != "pageable":

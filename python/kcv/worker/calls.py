@@ -16,11 +16,9 @@ exit_status, which kcv.worker.serve acts on once the reply is sent.
 Every result of a task that ran carries task_s, the seconds inside the loaded object's call
 (kcv's timings split a call's round trip with it, docs/06 §4; a timing, never evidence).
 
-On a CUDA worker a large call file is page-locked for the call's copies (kcv.worker.pinning)
-and unlocked before it is unmapped. The mapping is closed before the reply is written
-(kcv.worker.shm: later access through a kept view faults). The tensor objects of the last 64
-calls are kept alive (their memory is gone, they are never read), so a result cached by id()
-cannot see a repeated id within 64 calls.
+The mapping is closed before the reply is written (kcv.worker.shm: later access through a kept
+view faults). The tensor objects of the last 64 calls are kept alive (their memory is gone,
+they are never read), so a result cached by id() cannot see a repeated id within 64 calls.
 """
 
 import collections
@@ -29,7 +27,6 @@ import time
 
 import torch
 
-from kcv.worker import pinning
 from kcv.worker.channel import clip
 from kcv.worker.errors import RequestError, cause_of, cuda_visible, from_build, summary_line, report
 from kcv.worker.outputs import BadOutput
@@ -89,7 +86,6 @@ def serve_call(loaded, req: dict) -> dict:
         file = CallFile(shm.get("path"), shm.get("size"))
     except (RequestError, ValueError, OSError) as e:
         return {"type": "error", "id": req.get("id"), "message": clip(f"call request: {e}")}
-    pinned = getattr(loaded, "device", None) == "cuda" and pinning.pin(file.addr, file.size)
     try:
         base = torch.frombuffer(file.buffer(), dtype=torch.uint8)
         lists = [req.get(k) for k in ("inputs", "outputs")]
@@ -105,8 +101,6 @@ def serve_call(loaded, req: dict) -> dict:
         reply = {"type": "error", "id": req.get("id"), "message": clip(f"call request: {e}")}
     finally:
         base = inputs = outputs = None  # noqa: F841 (drop our references before unmapping)
-        if pinned:
-            pinning.unpin(file.addr)
         file.close()
         sys.stderr.flush()
     return reply

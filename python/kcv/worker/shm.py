@@ -60,7 +60,7 @@ class _Reservation:
 class CallFile:
     """The call's file mapped read-write and shared; close() leaves an inaccessible hole."""
 
-    def __init__(self, path: str, size: int, populate: bool = True):
+    def __init__(self, path: str, size: int):
         if not isinstance(path, str) or not path:
             raise ValueError("shm.path: not a non-empty string")
         if not isinstance(size, int) or size <= 0:
@@ -72,10 +72,8 @@ class CallFile:
                 raise ValueError(f"shm.size: {size} bytes, but '{path}' has only {have}")
             hint = random.randrange(_HINT_LOW, _HINT_HIGH) // PAGE * PAGE
             # populated at once: the call reads every input and writes every output, and one
-            # mapping pass costs less than a fault per 4 KiB page of a gigabyte file (unless
-            # the caller pins the mapping, which faults the pages in itself)
-            flags = MAP_SHARED | (MAP_POPULATE if populate else 0)
-            self.addr = _mmap(hint, size, PROT_READ | PROT_WRITE, flags, fd)
+            # mapping pass costs less than a fault per 4 KiB page of a gigabyte file
+            self.addr = _mmap(hint, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd)
         finally:
             os.close(fd)
         self.size = size

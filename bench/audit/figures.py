@@ -274,7 +274,8 @@ def _call_parts(t: dict, role: str) -> dict[str, float]:
 def call_costs(run: Run) -> list[str]:
     """Where the worker calls of figure 1's kernels spent their time, per role (kcv audit
     --timings' calls.<role>.*: kcv's side before and after a call, the round trip, the worker's
-    own task seconds and, for the reference's runs, the model's forward alone)."""
+    own task seconds and of them the model's run: the reference's forward alone, the candidate's
+    forwards and the synchronize after them)."""
     kernels = [t for t in _battery_kernels(run) if "calls.reference.n" in t]
     if not kernels:
         return [f"   the worker calls' split ({run.label}): no kernel with calls.* timings"]

@@ -121,8 +121,8 @@ def test_the_worker_calls_are_split_into_kcvs_share_and_the_workers(runs):
             assert 0 < t[at + "task"] <= t[at + "round_trip"] + 1e-4, (kid, role, t)
             assert 0 <= t[at + "forward"] <= t[at + "task"] + 1e-4, (kid, role, t)
             assert t[at + "prepare"] > 0 and t[at + "finish"] > 0, (kid, role, t)
-        # only the reference's runs report the model's forward; the candidate's calls do not
-        assert t["calls.reference.forward"] > 0 and t["calls.candidate.forward"] == 0, t
+        # both roles' runs report the model's forward (the candidate's: its forwards)
+        assert t["calls.reference.forward"] > 0 and t["calls.candidate.forward"] > 0, t
 
 
 def test_figures_of_a_cold_and_a_warm_run(runs):

@@ -571,7 +571,9 @@ def test_device_guards_and_shuffle_are_cuda_only_and_ignored_on_the_cpu(worker, 
     x = torch.randn(2, 4)
     r = worker.call([x], [(F32, (2, 4))], run(device_guard=64, guard_seed=3, shuffle_seed=5))
     assert r.reply == {"type": "result", "id": r.reply["id"], "status": "ok",
-                       "task_s": r.reply["task_s"]}  # no device_guards field on the CPU
+                       "task_s": r.reply["task_s"],
+                       "forward_s": r.reply["forward_s"]}  # no device_guards field on the CPU
+    assert 0 <= r.reply["forward_s"] <= r.reply["task_s"]
     assert torch.equal(r.outputs[0], x)
 
 

@@ -9,7 +9,8 @@ every Triton autotuner pinned to one config when autotune_config >= 0, and empty
 poisoned when the task gives patterns. Run j's outputs go into the j-th block of the call's
 output views. Then the device is synchronized (all streams), inputs copied back over the views,
 guard bands compared (the reply's device_guards), and the outputs stored; the candidate's
-results must match the views' dtypes and shapes exactly.
+results must match the views' dtypes and shapes exactly. The reply's forward_s is the seconds of
+the forwards and that synchronize (kcv's timings split the task with it; never evidence).
 
 Dispatch modes are thread-local, so the poison mode and no_grad are entered inside each
 thread. After an exception on CUDA, after_exception() checks the device: a failing
@@ -19,6 +20,7 @@ sending it (kcv.worker.serve), so kcv's next call gets a fresh process.
 
 import contextlib
 import threading
+import time
 
 import torch
 
@@ -79,6 +81,7 @@ class CandidateSide:
         args = self.args_of(moved)
         block = guards.shuffle_block(task.shuffle_seed, self.device) \
             if cuda and task.shuffle_seed is not None else None
+        t0 = time.perf_counter()
         try:
             with autotune.only_config(self.autotuners, task.autotune_config):
                 torch.manual_seed(task.seed)
@@ -87,9 +90,9 @@ class CandidateSide:
                 _sync()  # every stream: side-stream work is finished before the copies
         finally:
             del block
+        extra = {"forward_s": time.perf_counter() - t0}  # a timing, never evidence
         for view, m in zip(inputs, moved):
             copy_back(view, m)
-        extra = {}
         if guarded is not None:
             report = guards.changed(guarded)
             if report:
@@ -100,7 +103,7 @@ class CandidateSide:
         except BadOutput as e:
             e.extra = extra
             raise
-        return extra or None
+        return extra
 
     def _one(self, args, kwargs, poison):
         with torch.no_grad(), Poison(poison) if poison else contextlib.nullcontext():

@@ -102,6 +102,8 @@ bool value_bound_gate(GateId id) {
   }
 }
 
+constexpr const char* kTimeLimitReached = "the time limit was reached";
+
 GateResult plain_result(GateId id, Verdict v, std::string reason, const Probe* probe = nullptr) {
   GateResult r;
   r.gate = id;
@@ -112,19 +114,25 @@ GateResult plain_result(GateId id, Verdict v, std::string reason, const Probe* p
   return r;
 }
 
+// What became of a probe judge_one was given: judged, refused by the reference, or left by a
+// trusted side that failed (an Error, never a verdict on the candidate).
+enum class Judged { kJudged, kRefused, kTrustedFailed };
+
 // One probe judged under one contract, given its inputs and calls.
 GateResult judge_one(ProbeSource& source, Oracle& oracle, const Probe& probe,
                      const ProbeInputs& inputs, const ProbeOutcome& outcome,
-                     const Contract& contract, bool* refused, PipelineTimings* timings) {
+                     const Contract& contract, Judged* how, PipelineTimings* timings) {
+  *how = Judged::kJudged;
   auto evaluated = timed(timings, &PipelineTimings::oracle,
                          [&] { return oracle.evaluate(probe, inputs, contract); });
   if (!evaluated) {
+    *how = Judged::kTrustedFailed;
     return plain_result(probe.gate, Verdict::kError,
                         "the trusted side failed: " + evaluated.error().to_string(), &probe);
   }
   SharedOracleResult shared = std::move(*evaluated);
   if (!shared->refused.empty()) {
-    *refused = true;
+    *how = Judged::kRefused;
     return plain_result(probe.gate, Verdict::kNotApplicable, shared->refused, &probe);
   }
   if (!shared->no_value_claim.empty() && value_bound_gate(probe.gate)) {
@@ -209,6 +217,11 @@ class GateRun {
       }
       auto inputs =
           timed(&timings_, &PipelineTimings::inputs, [&] { return oracle_.make_inputs(probe); });
+      if (!inputs && past_time_limit()) {  // given what was left of the limit: not a failure
+        stopped_ = kTimeLimitReached;
+        not_run(results, open, id, probe, stopped_);
+        break;
+      }
       if (!inputs) {
         for (std::size_t k = 0; k < profiles_.size(); ++k) {
           if (open[k])
@@ -229,23 +242,33 @@ class GateRun {
       const ProbeOutcome outcome =
           calls_and_trusted(oracle_, runner_, probe, *inputs, contract_, beside, &timings_);
       if (cut_by_time_limit(outcome)) {  // the harness's limit, not the candidate's slowness
-        stopped_ = "the time limit was reached";
+        stopped_ = kTimeLimitReached;
         not_run(results, open, id, probe, stopped_);
         break;
       }
       gates::ComparisonMemo memo(outcome.calls);  // the profiles share their comparisons
+      bool cut = false;
       for (std::size_t k = 0; k < profiles_.size(); ++k) {
         if (!open[k]) continue;
-        bool was_refused = false;
+        Judged how = Judged::kJudged;
         GateResult r = judge_one(source_, oracle_, probe, *inputs, outcome,
-                                 with_profile(contract_, profiles_[k]), &was_refused, &timings_);
-        if (was_refused) {
+                                 with_profile(contract_, profiles_[k]), &how, &timings_);
+        if (how == Judged::kRefused) {
           ++refused[k];
           last_refusal_ = r.reason;
           continue;
         }
+        if (how == Judged::kTrustedFailed && past_time_limit()) {  // as for make_inputs above
+          r = plain_result(id, Verdict::kError, std::string("not run: ") + kTimeLimitReached,
+                           &probe);
+          cut = true;
+        }
         if (r.verdict == Verdict::kFail) open[k] = false;
         results[k].push_back(std::move(r));
+      }
+      if (cut) {
+        stopped_ = kTimeLimitReached;
+        break;
       }
     }
     std::vector<GateResult> out;
@@ -287,10 +310,14 @@ class GateRun {
         results[k].push_back(plain_result(id, Verdict::kError, "not run: " + why, &probe));
   }
 
-  // A call that timed out once the time limit had passed: its allowance was what was left of
-  // the limit (ModuleConfig::call_budget_ms), so the timeout says nothing of the candidate.
+  // Whether the kernel's time limit has passed: what runs now, on either side, is given what
+  // was left of it (ModuleConfig::call_budget_ms), so its timeout or failure says nothing of the
+  // candidate.
+  bool past_time_limit() const { return options_.keep_going && !options_.keep_going(); }
+
+  // A call that timed out once the time limit had passed.
   bool cut_by_time_limit(const ProbeOutcome& outcome) const {
-    if (!options_.keep_going || options_.keep_going()) return false;
+    if (!past_time_limit()) return false;
     return std::any_of(outcome.calls.begin(), outcome.calls.end(),
                        [](const CallRecord& c) { return c.status == CallStatus::kTimeout; });
   }
@@ -298,7 +325,7 @@ class GateRun {
   std::string stop_reason() {
     if (!stopped_.empty()) return stopped_;
     if (std::string why = runner_.exhausted(); !why.empty()) stopped_ = why;
-    if (options_.keep_going && !options_.keep_going()) stopped_ = "the time limit was reached";
+    if (past_time_limit()) stopped_ = kTimeLimitReached;
     return stopped_;
   }
 
@@ -354,8 +381,8 @@ GateResult judge_probe_timed(ProbeSource& source, Oracle& oracle, CandidateRunne
   const ProbeOutcome outcome = calls_and_trusted(
       oracle, runner, probe, *inputs, contract,
       beside ? std::vector<Contract>{contract} : std::vector<Contract>{}, timings);
-  bool refused = false;
-  return judge_one(source, oracle, probe, *inputs, outcome, contract, &refused, timings);
+  Judged how = Judged::kJudged;
+  return judge_one(source, oracle, probe, *inputs, outcome, contract, &how, timings);
 }
 
 Probe shrink_timed(ProbeSource& source, Oracle& oracle, CandidateRunner& runner,

@@ -293,6 +293,30 @@ TEST(Pipeline, ACallTimedOutPastTheTimeLimitIsNotRunNeverAFailure) {
   }
 }
 
+TEST(Pipeline, ATrustedFailurePastTheTimeLimitIsNotRunNotAHarnessFailure) {
+  // The trusted side was given what was left of the limit too: its failure then is the limit's.
+  // Before the limit a trusted failure stays "the trusted side failed" (the test above).
+  for (const bool beside : {false, true}) {
+    FakeSource source;
+    FakeOracle oracle;
+    oracle.fail_label = "a";
+    FakeRunner runner;
+    runner.error = 0;
+    PipelineOptions o = cmp01_under({ProfileId::kStrict, ProfileId::kPytorchEager});
+    o.keep_going = [&] { return runner.runs == 0; };  // the limit passes with the first call
+    o.evaluate_beside_calls = beside;
+    const PipelineReport r = run_pipeline(source, oracle, runner, Contract{}, o);
+    for (const ProfileResults& p : r.profiles) {
+      const GateResult& g = p.results.at(0);
+      EXPECT_EQ(g.verdict, Verdict::kError) << beside;
+      EXPECT_EQ(g.reason, "not run: the time limit was reached") << beside;
+      EXPECT_EQ(g.finding, Finding::kNone) << beside;
+    }
+    EXPECT_EQ(r.stopped, "the time limit was reached") << beside;
+    EXPECT_EQ(runner.runs, 1) << beside;  // probe "b" was never run
+  }
+}
+
 // FakeOracle (b and b-small fail strict and eager alike) with a memo per probe and profile, as
 // ModelOracle keeps one: it records when and on which thread each result was made.
 class MemoOracle final : public Oracle {

@@ -254,6 +254,27 @@ def test_reference32_sets_the_tf32_flags_for_the_call_only(worker, cache_dir):
     assert r.outputs[0].tolist() == [0.0, 0.0]  # reference64: TF32 off
 
 
+CUDNN = problem("return torch.tensor([float(torch.backends.cudnn.deterministic), "
+                "float(torch.backends.cudnn.benchmark)]) + xs[0].sum() * 0",
+                "[torch.randn(3)]")
+
+
+def test_the_trusted_runs_use_deterministic_cudnn(worker, cache_dir):
+    load(worker, cache_dir, CUDNN)
+    x = [torch.randn(3)]
+    for task, dtype in ((ref64(), F64), (ref32(), F32), (ref32(cudnn_tf32=True), F32)):
+        r = worker.call(x, [(dtype, (2,))], task)
+        assert r.reply["status"] == "ok", r.reply
+        assert r.outputs[0].tolist() == [1.0, 0.0]  # deterministic, not benchmarking
+
+
+def test_the_candidates_run_keeps_torchs_cudnn_defaults(worker, cache_dir):
+    load(worker, cache_dir, CUDNN, CUDNN.replace("class Model(", "class ModelNew("))
+    r = worker.call([torch.randn(3)], [(F32, (2,))], run())
+    assert r.reply["status"] == "ok", r.reply
+    assert r.outputs[0].tolist() == [0.0, 0.0]  # the candidate runs under torch's defaults
+
+
 MATMUL = problem("return torch.mm(xs[0], xs[1])", "[torch.randn(4, 5), torch.randn(5, 3)]")
 
 

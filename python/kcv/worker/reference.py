@@ -13,6 +13,9 @@ the inputs kept per seed.
   (kcv.worker.semantics), TF32 off; results converted into the output views' dtype.
 - reference32: the float32 model on copies at the inputs' own dtypes, under the task's TF32
   flags (restored after) and autocast; results converted into the views' dtype.
+Both runs use cuDNN's deterministic algorithms only (deterministic_cudnn, restored after), so a
+probe's fp64 value and the bound's scale E that the fp32 run gives are the same bits from one
+audit to the next (docs/decisions/0005-deterministic-trusted-runs.md).
 Every copy keeps the view's strides (kcv.worker.devices.layout_copy), and the kept tensors are
 never handed to a model (a model that writes its inputs cannot change them). reference64 and
 reference32 reply with forward_s, the seconds of the model's run alone (synchronized), so kcv's
@@ -45,6 +48,18 @@ def tf32_flags(cudnn: bool, matmul: bool):
         yield
     finally:
         torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32 = was
+
+
+@contextlib.contextmanager
+def deterministic_cudnn():
+    """cuDNN restricted to its deterministic algorithms (and not benchmarking) for one run, then
+    restored: a convolution's result is then the same bits on every run on one machine."""
+    was = (torch.backends.cudnn.deterministic, torch.backends.cudnn.benchmark)
+    torch.backends.cudnn.deterministic, torch.backends.cudnn.benchmark = True, False
+    try:
+        yield
+    finally:
+        torch.backends.cudnn.deterministic, torch.backends.cudnn.benchmark = was
 
 
 def _none(task, inputs: list, outputs: list, what: str) -> None:
@@ -115,7 +130,7 @@ class ReferenceSide:
         """(the model's result, the seconds it took)."""
         torch.manual_seed(seed)
         t0 = time.perf_counter()
-        with torch.no_grad():
+        with torch.no_grad(), deterministic_cudnn():
             result = model(*args)
         if self.device == "cuda":
             _sync()

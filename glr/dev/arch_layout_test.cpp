@@ -9,7 +9,9 @@
 //  * mma_acc over all four operand combinations equals a plain integer matrix product exactly
 //    (small integers: every sum is exact in fp32), also for a k sub-range and skipped column pairs;
 //  * the CTA-wide loops cover each element once with host threads playing warps, and cp.async's
-//    emulation copies valid rows and zero-fills the rest;
+//    emulation copies valid rows and zero-fills the rest; the copies with compile-time trip
+//    counts (copy_rows_async_fixed, copy_floats_async_fixed) copy what the loops copy, and
+//    copy_block_async each warp's block only;
 //  * RowPartials keeps each quad lane's per-row sum in column order and stores it in place;
 //  * dot_part sums each thread's 8-element groups of two tiles in element order, every element
 //    once;
@@ -364,6 +366,77 @@ TEST(CopyRowsAsync, CopiesValidRowsAndZeroFillsTheRest) {
       const float want = i < 37 ? static_cast<float>((i * 200 + 8 + j) % 251) + 1.0f : 0.0f;
       EXPECT_EQ(dst->at(i, j), want) << i << "," << j;
     }
+}
+
+TEST(CopyRowsAsync, FixedThreadCountCopiesTheSameAsTheLoop) {
+  std::vector<bf16> src(70 * 200);
+  for (std::size_t i = 0; i < src.size(); ++i)
+    src[i] = __float2bfloat16_rn(static_cast<float>(i % 251) + 1.0f);
+  for (int valid : {1, 37, 64}) {
+    auto want = std::make_unique<SmemBf16<64, 128>>();
+    auto got = std::make_unique<SmemBf16<64, 128>>();
+    auto want16 = std::make_unique<SmemBf16<64, 16>>();
+    auto got16 = std::make_unique<SmemBf16<64, 16>>();
+    std::memset(static_cast<void*>(want.get()), 0xff, sizeof *want);
+    std::memset(static_cast<void*>(got.get()), 0xff, sizeof *got);
+    std::memset(static_cast<void*>(want16.get()), 0xff, sizeof *want16);
+    std::memset(static_cast<void*>(got16.get()), 0xff, sizeof *got16);
+    for (int w = 0; w < 4; ++w) {
+      AsWarp warp(w);
+      copy_rows_async(*want, src.data() + 8, 200, valid);
+      copy_rows_async_fixed<128>(*got, src.data() + 8, 200, valid);
+      copy_rows_async(*want16, src.data() + 24, 200, valid);
+      copy_rows_async_fixed<128>(*got16, src.data() + 24, 200, valid);
+    }
+    EXPECT_EQ(std::memcmp(want.get(), got.get(), sizeof *want), 0) << valid;
+    EXPECT_EQ(std::memcmp(want16.get(), got16.get(), sizeof *want16), 0) << valid;
+  }
+  std::vector<float> f(160), g(160, -1.0f);
+  for (std::size_t i = 0; i < f.size(); ++i) f[i] = static_cast<float>(i) + 0.5f;
+  alignas(16) float dst[128];
+  std::fill(std::begin(dst), std::end(dst), -1.0f);
+  for (int w = 0; w < 4; ++w) {
+    AsWarp warp(w);
+    copy_floats_async_fixed<128, 128>(dst, f.data());
+  }
+  for (int i = 0; i < 128; ++i) EXPECT_EQ(dst[i], f[i]) << i;
+}
+
+// Each warp copies its own block: rows r0 + 16w.., columns c0..c0 + kCols, valid rows only.
+TEST(CopyBlockAsync, CopiesEachWarpsBlockAndZeroFillsPastTheValidRows) {
+  std::vector<bf16> src(70 * 200);
+  for (std::size_t i = 0; i < src.size(); ++i)
+    src[i] = __float2bfloat16_rn(static_cast<float>(i % 251) + 1.0f);
+  const auto value = [&](int i, int j) {
+    return static_cast<float>((i * 200 + 8 + j) % 251) + 1.0f;
+  };
+  for (int valid : {5, 37, 64}) {
+    auto k = std::make_unique<SmemBf16<64, 128>>();   // rows 16w..16w+15, all columns
+    auto a = std::make_unique<SmemBf16<64, 64>>();    // rows 16w..63, columns 16w..16w+15
+    auto wt = std::make_unique<SmemBf16<64, 128>>();  // all rows, columns 32w..32w+31
+    for (auto* t : {static_cast<void*>(k.get()), static_cast<void*>(wt.get())})
+      std::memset(t, 0xff, sizeof *k);
+    std::memset(static_cast<void*>(a.get()), 0xff, sizeof *a);
+    for (int w = 0; w < 4; ++w) {
+      AsWarp warp(w);
+      copy_block_async<16, 128>(*k, src.data() + 8, 200, 16 * w, 16, 0, valid);
+      copy_block_async<64, 16>(*a, src.data() + 8, 200, 16 * w, 64 - 16 * w, 16 * w, valid);
+      copy_block_async<64, 32>(*wt, src.data() + 8, 200, 0, 64, 32 * w, valid);
+    }
+    for (int i = 0; i < 64; ++i)
+      for (int j = 0; j < 128; ++j) {
+        const float want = i < valid ? value(i, j) : 0.0f;
+        EXPECT_EQ(k->at(i, j), want) << valid << ": " << i << "," << j;
+        EXPECT_EQ(wt->at(i, j), want) << valid << ": " << i << "," << j;
+        if (j < 64) {
+          const bool copied = j / 16 <= i / 16;  // column block w at and below the diagonal
+          if (copied)
+            EXPECT_EQ(a->at(i, j), want) << valid << ": " << i << "," << j;
+          else
+            EXPECT_TRUE(std::isnan(a->at(i, j))) << valid << ": " << i << "," << j;
+        }
+      }
+  }
 }
 
 TEST(Bf16, PackRoundsToNearestEven) {

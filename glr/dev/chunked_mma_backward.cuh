@@ -22,6 +22,10 @@
 //      and 64: K, W and A^qk one copy each (96 and 108 KB, two CTAs per multiprocessor; 151 and
 //      175 KB with two stages before), each warp refilling the part only it reads right after its
 //      own last read, with no CTA barrier. The same sums in the same order.
+//   7  dh_scan_kernel's copies with compile-time trip counts (copy_rows_async_fixed,
+//      copy_block_async, copy_floats_async_fixed): one address product per copy and an add per
+//      16-byte piece, where a rolled loop to blockDim.x divided and multiplied in 64 bits per
+//      piece; y = bf16(e ⊙ dO) in 16-byte pieces. The same sums in the same order.
 //
 // 0. The forward's prepare_kernel and state_output_kernel without the output (o not written: no Q
 //    or A^qk loaded, no Q·H or A^qk·Δ) keep bf16(H) of every chunk entry and of every sequence end
@@ -62,6 +66,8 @@
 namespace kcv::glr::dev {
 
 using gpu::detail::copy_block_async;
+using gpu::detail::copy_floats_async_fixed;
+using gpu::detail::copy_rows_async_fixed;
 using gpu::detail::dot_part;
 using gpu::detail::RowPartials;
 
@@ -155,19 +161,20 @@ __global__ void __launch_bounds__(kMmaThreads, 1) dh_scan_kernel(MmaBackwardPara
       ScanStage<kBV>& st = sm.stage[j % 2];
       const std::int64_t t0 = bos + j * kMmaChunk;
       const int c = rows_of(j);
-      copy_rows_async(st.q, p.q + qk_row(p, t0, hv), qk_stride, c);
-      copy_rows_async(st.d_o, bp.d_o + v_row(p, t0, hv) + col0, v_stride, c);
-      copy_floats_async(&st.f[0][0], p.factors + slot_block(p, slot0 + j, hv, 2), 2 * kMmaChunk);
+      copy_rows_async_fixed<kMmaThreads>(st.q, p.q + qk_row(p, t0, hv), qk_stride, c);
+      copy_rows_async_fixed<kMmaThreads>(st.d_o, bp.d_o + v_row(p, t0, hv) + col0, v_stride, c);
+      copy_floats_async_fixed<kMmaThreads, 2 * kMmaChunk>(
+          &st.f[0][0], p.factors + slot_block(p, slot0 + j, hv, 2));
     }
     arch::cp_async_commit();
   };
   const auto issue_key = [&](std::int64_t j) {  // this warp's K rows and A^qk column block
     if constexpr (kDelta) {
       if (j >= 0) {
-        copy_block_async<kMmaDim>(sm.delta.k, p.k + qk_row(p, bos + j * kMmaChunk, hv), qk_stride,
-                                  r0, 16, 0, rows_of(j));
-        copy_block_async<16>(sm.delta.a, p.a + slot_block(p, slot0 + j, hv, kMmaChunk), kMmaChunk,
-                             r0, kMmaChunk - r0, r0, kMmaChunk);
+        copy_block_async<16, kMmaDim>(sm.delta.k, p.k + qk_row(p, bos + j * kMmaChunk, hv),
+                                      qk_stride, r0, 16, 0, rows_of(j));
+        copy_block_async<kMmaChunk, 16>(sm.delta.a, p.a + slot_block(p, slot0 + j, hv, kMmaChunk),
+                                        kMmaChunk, r0, kMmaChunk - r0, r0, kMmaChunk);
       }
       arch::cp_async_commit();
     }
@@ -175,17 +182,33 @@ __global__ void __launch_bounds__(kMmaThreads, 1) dh_scan_kernel(MmaBackwardPara
   const auto issue_w = [&](std::int64_t j) {  // this warp's W columns
     if constexpr (kDelta) {
       if (j >= 0)
-        copy_block_async<32>(sm.delta.w, p.w + slot_block(p, slot0 + j, hv, kMmaDim), kMmaDim, 0,
-                             kMmaChunk, d0, kMmaChunk);
+        copy_block_async<kMmaChunk, 32>(sm.delta.w, p.w + slot_block(p, slot0 + j, hv, kMmaDim),
+                                        kMmaDim, 0, kMmaChunk, d0, kMmaChunk);
       arch::cp_async_commit();
     }
   };
 
-  const auto form_y = [&](const ScanStage<kBV>& st) {  // y = bf16(e ⊙ dO), CTA-wide
-    arch::cta_for(kMmaChunk * kBV, [&](int idx) {
-      const int i = idx / kBV;
-      const int e = idx % kBV;
-      *sm.y.ptr(i, e) = __float2bfloat16_rn(st.f[0][i] * st.d_o.at(i, e));
+  // y = bf16(e ⊙ dO), CTA-wide in 16-byte pieces: thread t the pieces t, t + 128, … (rows
+  // 128/(kBV/8) apart), eight products and one 16-byte load and store each.
+  const auto form_y = [&](const ScanStage<kBV>& st) {
+    constexpr int kPieces = kBV / 8;
+    constexpr int kRowStep = kMmaThreads / kPieces;
+    arch::for_each_lane([&](int lane, int) {
+      const int t = w * arch::kWarpSize + lane;
+      const int i0 = t / kPieces;
+      const int e = 8 * (t % kPieces);
+      KCV_GLR_UNROLL
+      for (int k = 0; k < kMmaChunk / kRowStep; ++k) {
+        const int i = i0 + k * kRowStep;
+        const float f = st.f[0][i];
+        std::uint32_t x[4], out[4];
+        arch::load_u32x4(st.d_o.ptr(i, e), x);
+        KCV_GLR_UNROLL
+        for (int h = 0; h < 4; ++h)
+          out[h] =
+              arch::pack_bf16x2(f * arch::unpack_bf16(x[h], 0), f * arch::unpack_bf16(x[h], 1));
+        arch::store_u32x4(sm.y.ptr(i, e), out);
+      }
     });
   };
 

@@ -362,23 +362,66 @@ __device__ __forceinline__ void copy_rows_async(SmemBf16<R, C>& dst, const bf16*
   });
 }
 
+/// copy_rows_async with the CTA's thread count known at compile time (kThreads; C/8 divides it
+/// and it divides R·C/8): thread t copies the same pieces t, t + kThreads, …, which lie
+/// kThreads/(C/8) rows apart in one column, so its addresses are one product at the start and an
+/// add per piece, in R·C/(8·kThreads) unrolled steps (copy_rows_async's loop runs to blockDim.x
+/// and divides per piece).
+template <int kThreads, int R, int C>
+__device__ __forceinline__ void copy_rows_async_fixed(SmemBf16<R, C>& dst, const bf16* src,
+                                                      std::int64_t row_stride, int valid_rows) {
+  constexpr int kPieces = C / 8;
+  static_assert(kThreads % kPieces == 0 && (R * kPieces) % kThreads == 0,
+                "copy_rows_async_fixed: whole rows of pieces per thread step");
+  constexpr int kRowStep = kThreads / kPieces;
+  arch::for_each_lane([&](int lane, int) {
+    const int t = arch::warp_id() * arch::kWarpSize + lane;
+    const int i0 = t / kPieces;
+    const int j = 8 * (t % kPieces);
+    bf16* d = dst.ptr(i0, j);
+    const bf16* s = src + i0 * row_stride + j;
+    const std::int64_t step = kRowStep * row_stride;
+    KCV_GLR_UNROLL
+    for (int k = 0; k < R / kRowStep; ++k) {
+      const bool valid = i0 + k * kRowStep < valid_rows;
+      arch::cp_async_16(d + k * kRowStep * SmemBf16<R, C>::kStride, valid ? s : src + j, valid);
+      s += step;
+    }
+  });
+}
+
 /// The calling warp's asynchronous copy of rows [r0, r0 + rows) × columns [c0, c0 + kCols) of a
-/// bf16 tile (c0 and kCols multiples of 8; row i at src + i·row_stride, 16-byte aligned): rows
-/// i ≥ valid_rows are zero-filled and not read. For a tile whose parts are each read by one warp:
-/// the warp refills its own part after its last read (arch::warp_sync() between), with no CTA
-/// barrier. Call arch::cp_async_commit() after the copies of one group.
-template <int kCols, int R, int C>
+/// bf16 tile (c0 and kCols multiples of 8, kCols/8 dividing 32; rows ≤ kMaxRows and a multiple
+/// of 32/(kCols/8); row i at src + i·row_stride, 16-byte aligned): rows i ≥ valid_rows are
+/// zero-filled and not read. For a tile whose parts are each read by one warp: the warp refills
+/// its own part after its last read (arch::warp_sync() between), with no CTA barrier. Lane l
+/// copies the pieces l, l + 32, … of the block, which lie 32/(kCols/8) rows apart in one column:
+/// one product at the start and an add per piece, in at most kMaxRows·kCols/256 unrolled steps,
+/// as many for every lane (no test per piece where rows is a constant, nor of valid_rows where
+/// it is past the block). Call arch::cp_async_commit() after the copies of one group.
+template <int kMaxRows, int kCols, int R, int C>
 __device__ __forceinline__ void copy_block_async(SmemBf16<R, C>& dst, const bf16* src,
                                                  std::int64_t row_stride, int r0, int rows, int c0,
                                                  int valid_rows) {
   static_assert(kCols % 8 == 0 && kCols <= C, "copy_block_async: whole 16-byte pieces of a row");
   constexpr int kPieces = kCols / 8;
+  static_assert(arch::kWarpSize % kPieces == 0 && (kMaxRows * kPieces) % arch::kWarpSize == 0,
+                "copy_block_async: whole rows of pieces per lane step");
+  constexpr int kRowStep = arch::kWarpSize / kPieces;
   arch::for_each_lane([&](int lane, int) {
-    for (int idx = lane; idx < rows * kPieces; idx += arch::kWarpSize) {
-      const int i = r0 + idx / kPieces;
-      const int j = c0 + 8 * (idx % kPieces);
-      const bool valid = i < valid_rows;
-      arch::cp_async_16(dst.ptr(i, j), src + (valid ? i * row_stride : 0) + j, valid);
+    const int i0 = r0 + lane / kPieces;
+    const int j = c0 + 8 * (lane % kPieces);
+    bf16* d = dst.ptr(i0, j);
+    const bf16* s = src + i0 * row_stride + j;
+    const std::int64_t step = kRowStep * row_stride;
+    const bool all_valid = r0 + rows <= valid_rows;
+    KCV_GLR_UNROLL
+    for (int k = 0; k < kMaxRows / kRowStep; ++k) {
+      if (k * kRowStep >= rows) break;  // (rows a multiple of kRowStep: i < r0 + rows)
+      const int i = i0 + k * kRowStep;
+      const bool valid = all_valid || i < valid_rows;
+      arch::cp_async_16(d + k * kRowStep * SmemBf16<R, C>::kStride, valid ? s : src + j, valid);
+      s += step;
     }
   });
 }
@@ -386,6 +429,21 @@ __device__ __forceinline__ void copy_block_async(SmemBf16<R, C>& dst, const bf16
 /// Asynchronous copy of n floats (n a multiple of 4, both 16-byte aligned), CTA-wide.
 __device__ __forceinline__ void copy_floats_async(float* dst, const float* src, int n) {
   arch::cta_for(n / 4, [&](int idx) { arch::cp_async_16(dst + 4 * idx, src + 4 * idx, true); });
+}
+
+/// copy_floats_async of kN floats by a CTA of kThreads threads (both known at compile time):
+/// thread t copies the 16-byte pieces t, t + kThreads, … in unrolled steps.
+template <int kThreads, int kN>
+__device__ __forceinline__ void copy_floats_async_fixed(float* dst, const float* src) {
+  static_assert(kN % 4 == 0, "copy_floats_async_fixed: whole 16-byte pieces");
+  arch::for_each_lane([&](int lane, int) {
+    const int t = arch::warp_id() * arch::kWarpSize + lane;
+    KCV_GLR_UNROLL
+    for (int k = 0; k < (kN / 4 + kThreads - 1) / kThreads; ++k) {
+      const int idx = t + k * kThreads;
+      if (idx < kN / 4) arch::cp_async_16(dst + 4 * idx, src + 4 * idx, true);
+    }
+  });
 }
 
 }  // namespace kcv::glr::gpu::detail

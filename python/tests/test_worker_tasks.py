@@ -232,9 +232,13 @@ def test_the_references_see_the_views_strides(worker, cache_dir, view, strides):
         assert r.outputs[0].tolist() == strides
 
 
-FLAGS = problem("return torch.tensor([float(torch.backends.cudnn.allow_tf32), "
-                "float(torch.backends.cuda.matmul.allow_tf32)]) + xs[0].sum() * 0",
-                "[torch.randn(3)]")
+def flags_problem(*flags: str) -> str:
+    """A problem whose forward returns the torch.backends flags named, as floats."""
+    listed = ", ".join(f"float(torch.backends.{f})" for f in flags)
+    return problem(f"return torch.tensor([{listed}]) + xs[0].sum() * 0", "[torch.randn(3)]")
+
+
+FLAGS = flags_problem("cudnn.allow_tf32", "cuda.matmul.allow_tf32")
 
 
 def test_reference32_sets_the_tf32_flags_for_the_call_only(worker, cache_dir):
@@ -254,9 +258,7 @@ def test_reference32_sets_the_tf32_flags_for_the_call_only(worker, cache_dir):
     assert r.outputs[0].tolist() == [0.0, 0.0]  # reference64: TF32 off
 
 
-CUDNN = problem("return torch.tensor([float(torch.backends.cudnn.deterministic), "
-                "float(torch.backends.cudnn.benchmark)]) + xs[0].sum() * 0",
-                "[torch.randn(3)]")
+CUDNN = flags_problem("cudnn.deterministic", "cudnn.benchmark")
 
 
 def test_the_trusted_runs_use_deterministic_cudnn(worker, cache_dir):

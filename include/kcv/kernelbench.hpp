@@ -290,6 +290,9 @@ class ModelOracle final : public Oracle {
     double transform_s = 0;
   };
   const InputTimes& input_times() const { return input_times_; }
+  /// How many probes read the trusted runs kept from an earlier probe with the same inputs
+  /// instead of running the reference again (src/kernelbench/model_oracle.cpp).
+  int trusted_runs_reused() const;
 
  private:
   struct Cache;

@@ -125,6 +125,14 @@ def test_the_worker_calls_are_split_into_kcvs_share_and_the_workers(runs):
         assert t["calls.reference.forward"] > 0 and t["calls.candidate.forward"] > 0, t
 
 
+def test_later_gates_read_the_first_probes_trusted_runs(runs):
+    """Every gate probes the reference input first; from the second gate on, its trusted runs
+    are the ones kept from the kernel's first probe (no stage, no reference run again)."""
+    _, (_, cold), _ = runs
+    for kid, t in timings(cold).items():
+        assert t["oracle.reused"] >= 1, (kid, t)
+
+
 def test_figures_of_a_cold_and_a_warm_run(runs):
     _, (cold_db, cold), (warm_db, warm) = runs
     done = figures("--cold", cold_db, cold, "--warm", warm_db, warm)

@@ -173,8 +173,8 @@ def test_memory_gate_makes_a_kernel_wait_until_its_estimate_fits():
     from kcv.audit import memory
 
     # the documented copies: each input byte INPUT_COPIES times, each output byte OUTPUT_COPIES
-    assert (memory.INPUT_COPIES, memory.OUTPUT_COPIES) == (6, 19)
-    assert estimate_host_bytes(10, 1) == 6 * 10 + 19 * 1
+    assert (memory.INPUT_COPIES, memory.OUTPUT_COPIES) == (7, 24)
+    assert estimate_host_bytes(10, 1) == 7 * 10 + 24 * 1
     assert estimate_host_bytes(0, 0) == 0
     gate = MemoryGate(100)
     order, release = [], threading.Event()

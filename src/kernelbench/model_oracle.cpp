@@ -11,6 +11,11 @@
 // A reference that raises on a probe's input refuses the probe (a view it does not take); any
 // other trusted-side failure is an Error (a harness failure). A probe whose outputs hold fewer
 // than kMinInformative informative elements pools E over the eager runs of more seeds.
+// The trusted runs depend on a probe's inputs (seed, shape, distributions, layouts, injections)
+// and not on how the candidate is called, so probes of several gates with the same inputs share
+// them: the runs of the kernel's first probe (the reference input, which most gates probe first)
+// and its draw are kept while other probes run, and a later probe with those inputs reads them
+// instead of staging the inputs and running the reference again.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -24,6 +29,7 @@
 #include "gates/parallel.hpp"
 #include "kcv/kernelbench.hpp"
 #include "kcv/op_pipeline.hpp"
+#include "kcv/probe.hpp"
 #include "kernelbench/calls.hpp"
 #include "kernelbench/outcome.hpp"
 #include "kernelbench/transforms.hpp"
@@ -81,17 +87,39 @@ double rms_of(const std::vector<double>& v) {
   return n == 0 ? 0.0 : std::sqrt(sum / static_cast<double>(n));
 }
 
+// What the trusted side runs for a probe: the probe less how the candidate is called (its
+// gate, label, repetitions, address shifts, launch and autotune configurations, concurrency,
+// guard randomisation), as a token. Probes with one such key have the same inputs and the same
+// trusted runs; the gate's own choices (EXC-01's and EXC-02's alternative run) are keyed apart
+// within them.
+std::string trusted_key(const Probe& probe) {
+  Probe p = probe;
+  p.gate = GateId::kCmp01;
+  p.label.clear();
+  p.repetitions = 1;
+  p.shift_addresses = false;
+  p.launch_configs.clear();
+  p.concurrency = 1;
+  p.randomize_guards = false;
+  p.autotune_configs.clear();
+  return probe_to_token(p);
+}
+
+using Fp64Runs = std::map<std::pair<bool, bool>, std::vector<std::vector<double>>>;
+using EagerRuns = std::map<std::tuple<bool, bool, int>, std::vector<HostTensor>>;
+using EagerScales = std::map<std::tuple<bool, bool, int>, std::vector<EagerScale>>;
+
 }  // namespace
 
 // What one probe's trusted runs gave; kept while the pipeline judges the probe's profiles.
 struct ModelOracle::Cache {
-  std::string token;
-  std::map<std::pair<bool, bool>, std::vector<std::vector<double>>> fp64;  // (nan_number, flush)
-  std::map<std::tuple<bool, bool, int>, std::vector<HostTensor>> eager;    // flags
-  std::optional<std::vector<double>> pooled_e;                             // per output
+  std::string token;                            // trusted_key of the probe these runs are of
+  Fp64Runs fp64;                                // (nan_number, flush)
+  EagerRuns eager;                              // flags
+  std::optional<std::vector<double>> pooled_e;  // per output
   // Per eager run: its outputs as fp64 values, and each output's EagerScale against fp64.
   std::map<std::tuple<bool, bool, int>, std::vector<std::vector<double>>> eager_values;
-  std::map<std::tuple<bool, bool, int>, std::vector<EagerScale>> eager_scales;
+  EagerScales eager_scales;
   // The result per (profile's eager run, declared eager run, alternative): the profiles judging
   // one probe mostly share one, and each would otherwise walk the same outputs again.
   std::map<std::tuple<int, int, int>, std::shared_ptr<OracleResult>> results;
@@ -102,6 +130,23 @@ struct ModelOracle::Cache {
   // The last draw (shape, seed): consecutive probes of one shape share it.
   std::optional<std::pair<Constants, uint64_t>> draw_key;
   std::vector<HostTensor> drawn;
+
+  // The first probe's runs (its plain fp64 run, its eager runs and their scales, its pooled E,
+  // a refusal) while other probes run: `kept_key` is set by the first probe, the runs are here
+  // while another probe's are current and in the fields above while a probe of that key is.
+  std::string kept_key;
+  bool kept_filled = false;
+  Fp64Runs kept_fp64;
+  EagerRuns kept_eager;
+  EagerScales kept_scales;
+  std::optional<std::vector<double>> kept_pooled_e;
+  std::string kept_refused;
+  // The first draw, likewise: the shape and seed most probes start from.
+  std::optional<std::pair<Constants, uint64_t>> kept_draw_key;
+  std::vector<HostTensor> kept_drawn;
+  bool kept_draw_filled = false;
+  // How many probes read kept runs instead of running the reference again.
+  int reused = 0;
   // The fp64 arrays of the probe before, for this probe's to reuse (consecutive probes mostly
   // have one shape): a fresh array is faulted in and zeroed by the kernel, which cost more than
   // filling it. They keep their sizes, so an array refilled at the same size is not written twice.
@@ -137,6 +182,62 @@ struct ModelOracle::Cache {
       }
     }
   }
+  // The current probe's runs made those of the probe of `key`: the kept runs put aside when the
+  // current probe is the kept one, its other arrays recycled, the kept runs taken back when
+  // `key` is theirs. The first key ever is the one kept.
+  void switch_to(const std::string& key) {
+    if (!token.empty() && token == kept_key) {
+      if (auto plain = fp64.find({false, false}); plain != fp64.end()) {
+        kept_fp64.insert(fp64.extract(plain));  // the alternatives are recycled below
+      }
+      kept_eager = std::move(eager);
+      kept_scales = std::move(eager_scales);
+      kept_pooled_e = std::move(pooled_e);
+      kept_refused = refused;
+      kept_filled = true;
+    }
+    recycle();
+    token = key;
+    fp64.clear();
+    eager.clear();
+    pooled_e.reset();
+    eager_values.clear();
+    eager_scales.clear();
+    results.clear();
+    refused.clear();
+    staged.reset();
+    if (kept_key.empty()) kept_key = key;
+    if (key == kept_key && kept_filled) {
+      fp64 = std::move(kept_fp64);
+      eager = std::move(kept_eager);
+      eager_scales = std::move(kept_scales);
+      pooled_e = std::move(kept_pooled_e);
+      refused = kept_refused;
+      kept_fp64.clear();
+      kept_eager.clear();
+      kept_scales.clear();
+      kept_pooled_e.reset();
+      kept_filled = false;
+      ++reused;
+    }
+  }
+  // The draw made current for (shape, seed) `key`: true when it is the kept first draw, taken
+  // back; false when the caller must draw. The current draw is put aside when it is the kept one.
+  bool switch_draw(const std::pair<Constants, uint64_t>& key) {
+    if (draw_key && draw_key == kept_draw_key) {
+      kept_drawn = std::move(drawn);
+      kept_draw_filled = true;
+    }
+    drawn.clear();
+    draw_key.reset();
+    if (!kept_draw_key) kept_draw_key = key;
+    if (key != *kept_draw_key || !kept_draw_filled) return false;
+    drawn = std::move(kept_drawn);
+    kept_drawn.clear();
+    kept_draw_filled = false;
+    draw_key = key;
+    return true;
+  }
   // `from` copied into a spare array.
   std::vector<double> copy_of(const std::vector<double>& from) {
     std::vector<double> v = take(from.size());
@@ -154,6 +255,8 @@ ModelOracle::ModelOracle(ModuleWorkers& workers, ModuleConfig config)
     : workers_(workers), config_(std::move(config)), cache_(std::make_unique<Cache>()) {}
 
 ModelOracle::~ModelOracle() = default;
+
+int ModelOracle::trusted_runs_reused() const { return cache_->reused; }
 
 namespace {
 
@@ -193,7 +296,7 @@ Expected<ProbeInputs> ModelOracle::make_inputs(const Probe& probe) {
                                    static_cast<double>(config_.probe_budget_bytes) / (1 << 20))};
   }
   const std::pair<Constants, uint64_t> key{workers_.merged(probe.sizes), probe.seed};
-  if (cache_->draw_key != key) {
+  if (cache_->draw_key != key && !cache_->switch_draw(key)) {
     auto w = workers_.worker(Role::kReference, probe.sizes);
     if (!w) return w.error();
     Task draw;
@@ -279,19 +382,8 @@ Expected<std::vector<double>> ModelOracle::pool_scale(const Probe& probe, const 
 
 Expected<SharedOracleResult> ModelOracle::evaluate(const Probe& probe, const ProbeInputs& inputs,
                                                    const Contract& contract) {
-  const std::string token = probe_to_token(probe);
-  if (cache_->token != token) {
-    cache_->recycle();
-    cache_->token = token;
-    cache_->fp64.clear();
-    cache_->eager.clear();
-    cache_->pooled_e.reset();
-    cache_->eager_values.clear();
-    cache_->eager_scales.clear();
-    cache_->results.clear();
-    cache_->refused.clear();
-    cache_->staged.reset();
-  }
+  const std::string token = trusted_key(probe);
+  if (cache_->token != token) cache_->switch_to(token);
   if (!cache_->refused.empty()) return share(OracleResult{{}, false, cache_->refused, {}});
   auto w = workers_.worker(Role::kReference, probe.sizes);
   if (!w) return w.error();

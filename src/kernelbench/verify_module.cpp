@@ -336,6 +336,7 @@ ModuleOutcome verify_module_unguarded(const ModuleRow& row, const ModuleRunOptio
   result.timings["gates"] = seconds_since(t2);
   record_pipeline_timings(report.timings, result.timings);
   record_input_times(oracle.input_times(), result.timings);
+  result.timings["oracle.reused"] = oracle.trusted_runs_reused();
 
   out.verdicts = verdict_records(report, options.base);
   out.op_class = std::string(op_class_name(source.signature().op_class));

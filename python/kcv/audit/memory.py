@@ -29,9 +29,12 @@ from kcv.audit.memory_ledger import Ledger
 # (CallOptions::keep_call_file), as large as its largest call: a stage of the inputs or the fp64
 # outputs, counted as one input copy and two output copies. The trusted result is made while the
 # candidate's calls run (PipelineOptions::evaluate_beside_calls), so a call's own file (its
-# inputs and outputs) is held beside all of that: one input copy and one output copy more.
-INPUT_COPIES = 6
-OUTPUT_COPIES = 19
+# inputs and outputs) is held beside all of that: one input copy and one output copy more. The
+# kernel's first probe's draw and trusted runs are kept while other probes run (its plain fp64
+# run and up to three eager runs: ModelOracle's kept runs), one input copy and five output
+# copies more.
+INPUT_COPIES = 7
+OUTPUT_COPIES = 24
 
 
 def estimate_host_bytes(input_bytes: int, output_bytes: int) -> int:

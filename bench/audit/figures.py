@@ -170,6 +170,12 @@ def breakdown(run: Run) -> list[str]:
     by_gate = sorted(((sum(t.get(g, 0.0) for t in kernels), g) for g in gates), reverse=True)
     lines.append("   by gate (summed, largest first): " + ", ".join(
         f"{g[5:]} {100 * v / total:.0f}%" for v, g in by_gate if total))
+    judges = sorted({k for t in kernels for k in t if k.startswith("judge.")})
+    if judges:
+        by_judge = sorted(((sum(t.get(j, 0.0) for t in kernels), j) for j in judges),
+                          reverse=True)
+        lines.append("   the judges by gate (summed, largest first): " + ", ".join(
+            f"{j[6:]} {100 * v / total:.1f}%" for v, j in by_judge if total))
     return lines
 
 

@@ -138,6 +138,8 @@ struct PipelineTimings {
   double judge = 0;      // the gates' judges
   double shrink = 0;     // of the above, spent shrinking
   std::array<double, kAllGates.size()> per_gate{};
+  /// `judge` split by gate (kAllGates order): which gates' judges the judging time is.
+  std::array<double, kAllGates.size()> judge_per_gate{};
   /// With PipelineOptions::evaluate_beside_calls: the seconds of Oracle::evaluate that ran on
   /// their own thread while the candidate's calls ran. Not one of the steps above, which stay
   /// a split of the run's wall time: the candidate's calls hid this much of the trusted result.

@@ -108,6 +108,10 @@ def test_the_gates_time_is_split_by_step_and_by_gate(runs):
         per_gate = {k: v for k, v in t.items() if k.startswith("gate.")}
         assert "gate.CMP-01" in per_gate, (kid, t)
         assert sum(per_gate.values()) <= t["gates"] + slack(len(per_gate)), t
+        # the judges' time split by gate
+        judges = {k: v for k, v in t.items() if k.startswith("judge.")}
+        assert "judge.CMP-01" in judges, (kid, t)
+        assert abs(sum(judges.values()) - t["gates.judge"]) <= slack(len(judges)) + 1e-3, t
 
 
 def test_the_worker_calls_are_split_into_kcvs_share_and_the_workers(runs):

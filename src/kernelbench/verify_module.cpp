@@ -183,6 +183,8 @@ void record_pipeline_timings(const PipelineTimings& t, std::map<std::string, dou
   timings["gates.oracle_beside"] = t.oracle_beside;
   for (std::size_t g = 0; g < kAllGates.size(); ++g) {
     if (t.per_gate[g] > 0) timings[fmt::format("gate.{}", gate_code(kAllGates[g]))] = t.per_gate[g];
+    if (t.judge_per_gate[g] > 0)
+      timings[fmt::format("judge.{}", gate_code(kAllGates[g]))] = t.judge_per_gate[g];
   }
 }
 

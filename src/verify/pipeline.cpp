@@ -146,7 +146,13 @@ GateResult judge_one(ProbeSource& source, Oracle& oracle, const Probe& probe,
   const OracleResult& result = *shared;
   const GateDef& def = gate_def(probe.gate);
   JudgeInput in{probe, source.signature(), contract, result, outcome, inputs.tensors};
+  const auto judging = std::chrono::steady_clock::now();
   GateResult r = timed(timings, &PipelineTimings::judge, [&] { return def.judge(in); });
+  if (timings != nullptr) {
+    const auto g = std::find(kAllGates.begin(), kAllGates.end(), probe.gate) - kAllGates.begin();
+    timings->judge_per_gate[static_cast<std::size_t>(g)] +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - judging).count();
+  }
   r.gate = probe.gate;
   r.probes_run = 1;
   if (r.evidence.probe_label.empty()) r.evidence.probe_label = probe.label;

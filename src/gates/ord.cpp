@@ -13,6 +13,7 @@
 
 #include "gates/families.hpp"
 #include "gates/judge_common.hpp"
+#include "gates/parallel.hpp"
 #include "gates/plan_common.hpp"
 
 namespace kcv::gates {
@@ -150,36 +151,49 @@ struct Spread {
 };
 
 /// Spread of the calls' values per element against 2*tau (tau == 0: all calls equal). Elements
-/// where a call is non-finite are left to the comparison with the oracle.
+/// where a call is non-finite are left to the comparison with the oracle. A large output's
+/// elements are spread on threads (gates/parallel.hpp) with the serial loop's result: counts
+/// summed, the first of the widest elements kept.
 Spread config_spread(const JudgeInput& in) {
   Spread s;
+  const auto merge = [](Spread& total, const Spread& part) {
+    total.violations += part.violations;
+    if (part.index >= 0 && (total.index < 0 || part.ratio > total.ratio)) {
+      const int64_t violations = total.violations;
+      total = part;
+      total.violations = violations;
+    }
+  };
   for (std::size_t o = 0; o < in.oracle.outputs.size(); ++o) {
     const OracleOutput& want = in.oracle.outputs[o];
     const TauFloor floor(want.dtype);
-    for (std::size_t i = 0; i < want.value.size(); ++i) {
-      const double tau = floor(want.value[i], want.tau[i]);
-      if (!std::isfinite(want.value[i]) || std::isnan(tau)) continue;
-      double lo = std::numeric_limits<double>::infinity();
-      double hi = -lo;
-      for (const CallRecord& call : in.calls) {
-        const double x = call.outputs[o].value_at(static_cast<int64_t>(i));
-        lo = std::min(lo, x);
-        hi = std::max(hi, x);
+    const auto scan = [&](std::size_t begin, std::size_t end, Spread& part) {
+      for (std::size_t i = begin; i < end; ++i) {
+        const double tau = floor(want.value[i], want.tau[i]);
+        if (!std::isfinite(want.value[i]) || std::isnan(tau)) continue;
+        double lo = std::numeric_limits<double>::infinity();
+        double hi = -lo;
+        for (const CallRecord& call : in.calls) {
+          const double x = call.outputs[o].value_at(static_cast<int64_t>(i));
+          lo = std::min(lo, x);
+          hi = std::max(hi, x);
+        }
+        if (!std::isfinite(lo) || !std::isfinite(hi)) continue;
+        const double spread = hi - lo;
+        const double ratio = tau == 0 ? (spread == 0 ? 0 : std::numeric_limits<double>::infinity())
+                                      : spread / (2 * tau);
+        if (ratio > 1) ++part.violations;
+        if (part.index < 0 || ratio > part.ratio) {
+          part.output = static_cast<int>(o);
+          part.index = static_cast<int64_t>(i);
+          part.low = lo;
+          part.high = hi;
+          part.bound = 2 * tau;
+          part.ratio = ratio;
+        }
       }
-      if (!std::isfinite(lo) || !std::isfinite(hi)) continue;
-      const double spread = hi - lo;
-      const double ratio = tau == 0 ? (spread == 0 ? 0 : std::numeric_limits<double>::infinity())
-                                    : spread / (2 * tau);
-      if (ratio > 1) ++s.violations;
-      if (s.index < 0 || ratio > s.ratio) {
-        s.output = static_cast<int>(o);
-        s.index = static_cast<int64_t>(i);
-        s.low = lo;
-        s.high = hi;
-        s.bound = 2 * tau;
-        s.ratio = ratio;
-      }
-    }
+    };
+    reduce_chunks(want.value.size(), Split{}, s, scan, merge);
   }
   return s;
 }

@@ -16,6 +16,7 @@
 
 #include "gates/families.hpp"
 #include "gates/judge_common.hpp"
+#include "gates/parallel.hpp"
 #include "gates/plan_common.hpp"
 
 namespace kcv::gates {
@@ -101,25 +102,41 @@ std::vector<BufferBreak> buffer_breaks(const JudgeInput& in, const CallRecord& c
 
 /// Elements where a later call differs from call 0 by more than 2*tau (two results within tau of
 /// y* differ by at most 2*tau) or in class. Not bitwise even under a deterministic contract: a
-/// last-bit difference is nondeterminism (ORD-02's finding), not a read outside the inputs.
+/// last-bit difference is nondeterminism (ORD-02's finding), not a read outside the inputs. A
+/// large output is scanned on threads (gates/parallel.hpp): the serial loop's first element and
+/// count.
 BitwiseDifference guard_dependence(const JudgeInput& in) {
   BitwiseDifference d;
   const CallRecord& base = in.calls.front();
+  const auto merge = [](BitwiseDifference& total, const BitwiseDifference& part) {
+    if (total.count == 0) {
+      total = part;
+    } else {
+      total.count += part.count;
+    }
+  };
   for (std::size_t k = 1; k < in.calls.size(); ++k) {
     for (std::size_t o = 0; o < in.oracle.outputs.size(); ++o) {
       const OracleOutput& want = in.oracle.outputs[o];
       const TauFloor floor(want.dtype);
-      for (std::size_t i = 0; i < want.value.size(); ++i) {
-        const auto idx = static_cast<int64_t>(i);
-        const double a = base.outputs[o].value_at(idx);
-        const double b = in.calls[k].outputs[o].value_at(idx);
-        const double tau = floor(want.value[i], want.tau[i]);
-        const bool same_class = std::isnan(a) == std::isnan(b) && (std::isfinite(a) == std::isfinite(b));
-        const bool same = same_class && (!std::isfinite(a) ? (std::isnan(a) || a == b)
-                                                            : std::isnan(tau) || std::fabs(a - b) <= 2 * tau);
-        if (same) continue;
-        if (d.count++ == 0) d = BitwiseDifference{1, k, static_cast<int>(o), idx};
-      }
+      const HostTensor& first = base.outputs[o];
+      const HostTensor& other = in.calls[k].outputs[o];
+      const auto scan = [&](std::size_t begin, std::size_t end, BitwiseDifference& part) {
+        for (std::size_t i = begin; i < end; ++i) {
+          const auto idx = static_cast<int64_t>(i);
+          const double a = first.value_at(idx);
+          const double b = other.value_at(idx);
+          const double tau = floor(want.value[i], want.tau[i]);
+          const bool same_class =
+              std::isnan(a) == std::isnan(b) && (std::isfinite(a) == std::isfinite(b));
+          const bool same =
+              same_class && (!std::isfinite(a) ? (std::isnan(a) || a == b)
+                                               : std::isnan(tau) || std::fabs(a - b) <= 2 * tau);
+          if (same) continue;
+          if (part.count++ == 0) part = BitwiseDifference{1, k, static_cast<int>(o), idx};
+        }
+      };
+      reduce_chunks(want.value.size(), Split{}, d, scan, merge);
     }
   }
   return d;

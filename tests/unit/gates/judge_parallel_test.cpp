@@ -1,6 +1,7 @@
 // File: tests/unit/gates/judge_parallel_test.cpp
 // The judges' own element loops (EXC-01's mask check, EXC-02's subnormal check, PRC-01's tie
-// check, ORD-02's bitwise comparison) on outputs above the split threshold, with defects spread
+// check, ORD-02's bitwise comparison, ORD-03's spread between schedules, RES-01's results moved
+// by guard contents) on outputs above the split threshold, with defects spread
 // over several chunks: the evidence names the first defective element and counts all of them,
 // as the serial loop did. (The split is the machine's: on one core these loops stay serial.)
 #include <gtest/gtest.h>
@@ -103,6 +104,40 @@ TEST(JudgeParallel, Ord02NamesTheFirstDifferenceOfTheFirstDifferingCall) {
   EXPECT_EQ(r.evidence.worst_index, static_cast<int64_t>(kDefects.front()));
   EXPECT_EQ(r.evidence.violations, static_cast<int64_t>(kDefects.size() + 1));
   EXPECT_NE(r.evidence.summary.find("call 1 differs"), std::string::npos) << r.evidence.summary;
+}
+
+TEST(JudgeParallel, Ord03NamesTheFirstOfTheWidestSpreadsAndCountsAll) {
+  const std::vector<double> y = exact_values();
+  const double tau = 0x1p-20;
+  std::vector<double> other = y;
+  for (std::size_t i : kDefects) other[i] = y[i] + 3 * tau;  // spread 1.5 * (2 tau)
+  const std::size_t widest = kDefects[2];
+  other[widest] = y[widest] + 5 * tau;  // the widest, tied with a later one
+  other[kDefects[3]] = y[kDefects[3]] + 5 * tau;
+  Synthetic s = large(y, std::vector<double>(kN, tau), y);
+  s.with_call(other).with_call(y);
+  const GateResult r = s.judge(GateId::kOrd03);
+  EXPECT_EQ(r.verdict, Verdict::kFail);
+  EXPECT_EQ(r.finding, Finding::kScheduleDependent);
+  EXPECT_EQ(r.evidence.worst_index, static_cast<int64_t>(widest));
+  EXPECT_EQ(r.evidence.worst_ratio, 2.5);
+  EXPECT_EQ(r.evidence.violations, static_cast<int64_t>(kDefects.size()));
+}
+
+TEST(JudgeParallel, Res01NamesTheFirstGuardDependenceOfTheFirstMovedCall) {
+  const std::vector<double> y = exact_values();
+  const double tau = 0x1p-20;
+  std::vector<double> moved = y, late = y;
+  for (std::size_t i : kDefects) moved[i] = y[i] + 3 * tau;  // beyond 2*tau of call 0
+  late[5] = y[5] + 3 * tau;  // earlier in its output, but in a later call
+  Synthetic s = large(y, std::vector<double>(kN, tau), y);
+  s.with_call(moved).with_call(late);
+  const GateResult r = s.judge(GateId::kRes01);
+  EXPECT_EQ(r.verdict, Verdict::kFail);
+  EXPECT_EQ(r.finding, Finding::kReadOutside);
+  EXPECT_EQ(r.evidence.worst_index, static_cast<int64_t>(kDefects.front()));
+  EXPECT_EQ(r.evidence.violations, static_cast<int64_t>(kDefects.size() + 1));
+  EXPECT_NE(r.evidence.summary.find("call 1 gives"), std::string::npos) << r.evidence.summary;
 }
 
 // PRC's sums run in fixed blocks: the same bits for any thread count, and for an output under

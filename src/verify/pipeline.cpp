@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
 #include <future>
 #include <map>
 #include <system_error>
@@ -168,9 +169,11 @@ GateResult judge_one(ProbeSource& source, Oracle& oracle, const Probe& probe,
 GateResult judge_probe_timed(ProbeSource& source, Oracle& oracle, CandidateRunner& runner,
                              const Probe& probe, const Contract& contract, bool beside,
                              PipelineTimings* timings);
+// `within_limit` (may be empty): false once the kernel's time limit has passed; a simplification
+// judged across it is not taken (its calls and trusted runs had what was left of the limit).
 Probe shrink_timed(ProbeSource& source, Oracle& oracle, CandidateRunner& runner,
                    const Probe& failing, const Contract& contract, int max_runs, bool beside,
-                   PipelineTimings* timings);
+                   PipelineTimings* timings, const std::function<bool()>& within_limit);
 
 GateResult resource_gate(CandidateRunner& runner, const Contract& contract) {
   auto facts = runner.resources();
@@ -349,13 +352,15 @@ class GateRun {
         it = shrunk
                  .emplace(token, shrink_timed(source_, oracle_, runner_, *r.failing_probe, c,
                                               options_.shrink_runs, options_.evaluate_beside_calls,
-                                              &timings_))
+                                              &timings_, options_.keep_going))
                  .first;
       }
       if (it->second == *r.failing_probe) continue;
       GateResult again = judge_probe_timed(source_, oracle_, runner_, it->second, c,
                                            options_.evaluate_beside_calls, &timings_);
-      if (again.verdict != Verdict::kFail) continue;
+      // Judged across the time limit, the shrunk probe's failure may be the limit's: the
+      // original probe's evidence stands.
+      if (again.verdict != Verdict::kFail || past_time_limit()) continue;
       r.evidence = again.evidence;
       r.failing_probe = it->second;
       r.finding =
@@ -393,20 +398,21 @@ GateResult judge_probe_timed(ProbeSource& source, Oracle& oracle, CandidateRunne
 
 Probe shrink_timed(ProbeSource& source, Oracle& oracle, CandidateRunner& runner,
                    const Probe& failing, const Contract& contract, int max_runs, bool beside,
-                   PipelineTimings* timings) {
+                   PipelineTimings* timings, const std::function<bool()>& within_limit) {
+  const auto past_limit = [&] { return within_limit && !within_limit(); };
   Probe best = failing;
   int runs = 0;
   bool progress = true;
   while (progress && runs < max_runs) {
     progress = false;
     for (const Probe& p : source.simplifications(best, contract)) {
-      if (runs >= max_runs || !runner.exhausted().empty()) break;
+      if (runs >= max_runs || !runner.exhausted().empty() || past_limit()) break;
       if (p == best) continue;
       ++runs;
       const int timeouts = runner.timeouts();
       const Verdict v =
           judge_probe_timed(source, oracle, runner, p, contract, beside, timings).verdict;
-      if (runner.timeouts() > timeouts) {
+      if (runner.timeouts() > timeouts || past_limit()) {
         progress = false;
         break;
       }
@@ -431,7 +437,7 @@ GateResult judge_probe(ProbeSource& source, Oracle& oracle, CandidateRunner& run
 
 Probe shrink_failing_probe(ProbeSource& source, Oracle& oracle, CandidateRunner& runner,
                            const Probe& failing, const Contract& contract, int max_runs) {
-  return shrink_timed(source, oracle, runner, failing, contract, max_runs, false, nullptr);
+  return shrink_timed(source, oracle, runner, failing, contract, max_runs, false, nullptr, {});
 }
 
 PipelineReport run_pipeline(ProbeSource& source, Oracle& oracle, CandidateRunner& runner,

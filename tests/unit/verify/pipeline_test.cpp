@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -90,13 +91,15 @@ class FakeRunner final : public CandidateRunner {
   int exhaust_after = -1;
   double error = 1e-3;                 // added to every element
   std::chrono::milliseconds takes{0};  // each run's wall time
+  // When set: the error of the run numbered `run` (from 1) of `probe`, in place of `error`.
+  std::function<double(const Probe& probe, int run)> error_of;
   std::string_view name() const override { return "fake"; }
-  ProbeOutcome run(const Probe&, const ProbeInputs&, const Contract&) override {
+  ProbeOutcome run(const Probe& probe, const ProbeInputs&, const Contract&) override {
     ++runs;
     std::this_thread::sleep_for(takes);
     CallRecord c;
     std::vector<double> y = kY;
-    for (double& v : y) v += error;
+    for (double& v : y) v += error_of ? error_of(probe, runs) : error;
     c.outputs.push_back(make_tensor(DType::kF32, {4}, y));
     return ProbeOutcome{{c}};
   }
@@ -315,6 +318,42 @@ TEST(Pipeline, ATrustedFailurePastTheTimeLimitIsNotRunNotAHarnessFailure) {
     EXPECT_EQ(r.stopped, "the time limit was reached") << beside;
     EXPECT_EQ(runner.runs, 1) << beside;  // probe "b" was never run
   }
+}
+
+TEST(Pipeline, AShrunkProbeJudgedAcrossTheTimeLimitLeavesTheOriginalEvidence) {
+  // "b" fails strict (run 2) and shrinks to "b-small" (run 3), which the pipeline judges again
+  // for its evidence (run 4). When the limit passes with run 3 or run 4, that run had what was
+  // left of the limit: its failure is not taken, and "b"'s own evidence stands.
+  for (const int limit_run : {3, 4}) {
+    FakeSource source;
+    FakeOracle oracle;
+    FakeRunner runner;
+    runner.error_of = [](const Probe& p, int run) {
+      return p.label == "a" ? 0.0 : run >= 3 ? 100.0 : 1e-3;
+    };
+    PipelineOptions o = cmp01_under({ProfileId::kStrict});
+    o.keep_going = [&] { return runner.runs < limit_run; };
+    const PipelineReport r = run_pipeline(source, oracle, runner, Contract{}, o);
+    const GateResult& g = r.profiles.at(0).results.at(0);
+    EXPECT_EQ(g.verdict, Verdict::kFail) << limit_run;
+    ASSERT_TRUE(g.failing_probe.has_value()) << limit_run;
+    EXPECT_EQ(g.failing_probe->label, "b") << limit_run;
+    EXPECT_LT(g.evidence.candidate_value, 10.0) << limit_run;  // "b"'s (error 1e-3), not 100
+    EXPECT_EQ(runner.runs, limit_run) << limit_run;
+  }
+  // Within the limit the shrunk probe's evidence replaces it.
+  FakeSource source;
+  FakeOracle oracle;
+  FakeRunner runner;
+  runner.error_of = [](const Probe& p, int run) {
+    return p.label == "a" ? 0.0 : run >= 3 ? 100.0 : 1e-3;
+  };
+  const PipelineReport r =
+      run_pipeline(source, oracle, runner, Contract{}, cmp01_under({ProfileId::kStrict}));
+  const GateResult& g = r.profiles.at(0).results.at(0);
+  ASSERT_TRUE(g.failing_probe.has_value());
+  EXPECT_EQ(g.failing_probe->label, "b-small (shrunk)");
+  EXPECT_GT(g.evidence.candidate_value, 100.0);
 }
 
 // FakeOracle (b and b-small fail strict and eager alike) with a memo per probe and profile, as

@@ -143,6 +143,30 @@ __device__ __forceinline__ void store_u32x4(void* p, const std::uint32_t (&w)[4]
 #endif
 }
 
+/// Two floats from 8-byte aligned global or shared memory, one 8-byte load on the device.
+__device__ __forceinline__ void load_f32x2(const float* p, float& v0, float& v1) {
+#if defined(KCV_GLR_HOST_EMULATION)
+  if (reinterpret_cast<std::uintptr_t>(p) % 8 != 0) std::abort();  // as load_u32x4
+  v0 = p[0];
+  v1 = p[1];
+#else
+  const float2 x = *reinterpret_cast<const float2*>(p);
+  v0 = x.x;
+  v1 = x.y;
+#endif
+}
+
+/// Two floats to 8-byte aligned global or shared memory, one 8-byte store on the device.
+__device__ __forceinline__ void store_f32x2(float* p, float v0, float v1) {
+#if defined(KCV_GLR_HOST_EMULATION)
+  if (reinterpret_cast<std::uintptr_t>(p) % 8 != 0) std::abort();  // as load_u32x4
+  p[0] = v0;
+  p[1] = v1;
+#else
+  *reinterpret_cast<float2*>(p) = make_float2(v0, v1);
+#endif
+}
+
 /// Four floats from 16-byte aligned shared memory, one 16-byte load on the device (a broadcast
 /// when every lane reads the same address).
 __device__ __forceinline__ void load_f32x4(const float* p, float* v) {

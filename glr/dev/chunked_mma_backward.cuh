@@ -26,6 +26,10 @@
 //      copy_block_async, copy_floats_async_fixed): one address product per copy and an add per
 //      16-byte piece, where a rolled loop to blockDim.x divided and multiplied in 64 bits per
 //      piece; y = bf16(e ⊙ dO) in 16-byte pieces. The same sums in the same order.
+//   8  wy_grad_kernel: grad_kernel's fp32 dk part loaded all at once before dk's stores (8-byte
+//      loads), where each pair's load waited for the store before it (one global round trip per
+//      pair, 32 a thread); dg read at the start beside β (sm.dg); copies with compile-time trip
+//      counts; X, Ṽ rebuilt in 16-byte pieces. The same sums in the same order; 112 KB.
 //
 // 0. The forward's prepare_kernel and state_output_kernel without the output (o not written: no Q
 //    or A^qk loaded, no Q·H or A^qk·Δ) keep bf16(H) of every chunk entry and of every sequence end
@@ -496,7 +500,7 @@ __global__ void __launch_bounds__(kMmaThreads, 1) grad_kernel(MmaBackwardParams 
 
 // ------------------------------------------------------------------------------ 3. WY (delta rule)
 
-/// wy_grad_kernel's shared memory: 111.75 KB, so that two CTAs share a multiprocessor. The tiles
+/// wy_grad_kernel's shared memory: 112 KB, so that two CTAs share a multiprocessor. The tiles
 /// whose lifetimes do not overlap share space; a tile is written only after the barrier that
 /// ends the last read of what it replaces:
 ///
@@ -531,6 +535,7 @@ struct WyStorage {
   float beta[kMmaChunk];  ///< β, 0 past the end
   float g[kMmaChunk];     ///< G (scalar gate)
   float e[kMmaChunk];     ///< exp(G), 0 past the end
+  float dg[kMmaChunk];    ///< grad_kernel's dg (scalar gate), read with β at the start
 };
 static_assert(sizeof(SmemBf16<kMmaChunk, kMmaChunk>) % 16 == 0 &&
                   sizeof(SmemBf16<kMmaChunk, kMmaDim>) % 16 == 0 &&
@@ -564,16 +569,22 @@ __global__ void __launch_bounds__(kMmaThreads, 2) wy_grad_kernel(MmaBackwardPara
   const std::int64_t qk_stride = static_cast<std::int64_t>(p.qk_heads) * kMmaDim;
   const std::int64_t v_stride = static_cast<std::int64_t>(p.v_heads) * kMmaDim;
 
-  copy_rows_async(sm.k, p.k + qk_row(p, ch.t0, hv), qk_stride, c);
-  copy_rows_async(sm.narrow.v, p.v + v_row(p, ch.t0, hv), v_stride, c);
-  copy_rows_async(sm.wide.h, p.states + state_block(p, slot, hv), kMmaDim, kMmaDim);
-  copy_rows_async(sm.dd, bp.dd + slot_block(p, slot, hv, kMmaDim), kMmaDim, kMmaChunk);
-  copy_rows_async(sm.t, p.t_inv + slot_block(p, slot, hv, kMmaChunk), kMmaChunk, kMmaChunk);
+  copy_rows_async_fixed<kMmaThreads>(sm.k, p.k + qk_row(p, ch.t0, hv), qk_stride, c);
+  copy_rows_async_fixed<kMmaThreads>(sm.narrow.v, p.v + v_row(p, ch.t0, hv), v_stride, c);
+  copy_rows_async_fixed<kMmaThreads>(sm.wide.h, p.states + state_block(p, slot, hv), kMmaDim,
+                                     kMmaDim);
+  copy_rows_async_fixed<kMmaThreads>(sm.dd, bp.dd + slot_block(p, slot, hv, kMmaDim), kMmaDim,
+                                     kMmaChunk);
+  copy_rows_async_fixed<kMmaThreads>(sm.t, p.t_inv + slot_block(p, slot, hv, kMmaChunk), kMmaChunk,
+                                     kMmaChunk);
   arch::cp_async_commit();
   arch::cta_for(kMmaChunk, [&](int i) {
     sm.beta[i] = i < c ? bf16_to_float(p.beta[(ch.t0 + i) * p.v_heads + hv]) : 0.0f;
   });
   if constexpr (kGated) {
+    arch::cta_for(kMmaChunk, [&](int i) {  // its round trip here, beside β's, not at the end
+      sm.dg[i] = i < c ? bp.dg[(ch.t0 + i) * p.v_heads + hv] : 0.0f;
+    });
     chunk_cumulative_gate(sm.g, p, ch.t0, hv, c);  // the prepare kernel's G
   } else {
     arch::cta_for(kMmaChunk, [&](int i) { sm.g[i] = 0.0f; });
@@ -615,11 +626,31 @@ __global__ void __launch_bounds__(kMmaThreads, 2) wy_grad_kernel(MmaBackwardPara
   });
   __syncthreads();  // (A) dW complete; H read for the last time
   // 2. X, Ṽ rebuilt in bf16 where H was (the prepare kernel's values).
-  arch::cta_for(kMmaChunk * kMmaDim, [&](int idx) {
-    const int i = idx / kMmaDim;
-    const int d = idx % kMmaDim;
-    *sm.wide.xv.x.ptr(i, d) = __float2bfloat16_rn(sm.beta[i] * (sm.k.at(i, d) * sm.e[i]));
-    *sm.wide.xv.vt.ptr(i, d) = __float2bfloat16_rn(sm.beta[i] * sm.narrow.v.at(i, d));
+  // In 16-byte pieces: eight elements of a row, one 16-byte load of K and of V and one 16-byte
+  // store of X and of Ṽ.
+  arch::for_each_lane([&](int lane, int) {
+    constexpr int kPieces = kMmaDim / 8;
+    const int t = w * arch::kWarpSize + lane;
+    KCV_GLR_UNROLL
+    for (int s = 0; s < kMmaChunk * kPieces / kMmaThreads; ++s) {
+      const int idx = t + s * kMmaThreads;
+      const int i = idx / kPieces;
+      const int d = 8 * (idx % kPieces);
+      const float beta = sm.beta[i];
+      const float be = sm.e[i];
+      std::uint32_t kw[4], vw[4], xw[4], tw[4];
+      arch::load_u32x4(sm.k.ptr(i, d), kw);
+      arch::load_u32x4(sm.narrow.v.ptr(i, d), vw);
+      KCV_GLR_UNROLL
+      for (int q = 0; q < 4; ++q) {
+        xw[q] = arch::pack_bf16x2(beta * (arch::unpack_bf16(kw[q], 0) * be),
+                                  beta * (arch::unpack_bf16(kw[q], 1) * be));
+        tw[q] = arch::pack_bf16x2(beta * arch::unpack_bf16(vw[q], 0),
+                                  beta * arch::unpack_bf16(vw[q], 1));
+      }
+      arch::store_u32x4(sm.wide.xv.x.ptr(i, d), xw);
+      arch::store_u32x4(sm.wide.xv.vt.ptr(i, d), tw);
+    }
   });
   // dX = Tᵀ dW; dk = β e ⊙ dX, dβ += e k·dX.
   AccTile<16, kMmaDim>& dk = acc;
@@ -689,19 +720,28 @@ __global__ void __launch_bounds__(kMmaThreads, 2) wy_grad_kernel(MmaBackwardPara
         dk, sm.narrow.m, r0, sm.k, 0, w, kMmaChunk / 16);
   }
   // dk = grad_kernel's fp32 part + this part; without GVA rounded and stored here (as group_sum
-  // would, from the same fp32 sum), else left in the part for group_sum.
+  // would, from the same fp32 sum), else left in the part for group_sum. The part is loaded
+  // first, all of the warp's rows at once in 8-byte loads: loaded beside the stores, each pair's
+  // load would wait for the store before it (dk and dk_part may alias as far as the compiler
+  // knows), one global round trip per pair.
   float* dk_part = bp.dk_part + v_row(p, ch.t0, hv);
+  AccTile<16, kMmaDim> dk_prior;
+  for_each_pair(dk_prior, [&](int il, int d, float& x0, float& x1) {
+    const int i = r0 + il;
+    x0 = 0.0f;
+    x1 = 0.0f;
+    if (i < c) arch::load_f32x2(dk_part + i * v_stride + d, x0, x1);
+  });
   bf16* dk_final = bp.dk + qk_row(p, ch.t0, hv);
-  for_each_pair(dk, [&](int il, int d, float& x0, float& x1) {
+  for_each_pair(dk, dk_prior, [&](int il, int d, float& x0, float& x1, float& y0, float& y1) {
     const int i = r0 + il;
     if (i >= c) return;
-    const float y0 = dk_part[i * v_stride + d] + x0;
-    const float y1 = dk_part[i * v_stride + d + 1] + x1;
+    y0 += x0;
+    y1 += x1;
     if (p.group == 1) {
       arch::store_u32(dk_final + i * qk_stride + d, arch::pack_bf16x2(y0, y1));
     } else {
-      dk_part[i * v_stride + d] = y0;
-      dk_part[i * v_stride + d + 1] = y1;
+      arch::store_f32x2(dk_part + i * v_stride + d, y0, y1);
     }
   });
   store_partials(beta_part, sm.wide.part[0], r0);
@@ -714,7 +754,8 @@ __global__ void __launch_bounds__(kMmaThreads, 2) wy_grad_kernel(MmaBackwardPara
   });
   if (kGated && bp.fault != BackwardFault::kGateWithoutValue) {
     // dg_t −= Σ_{s ≥ t} v_s·dv_s: the suffix sums by one thread in a fixed order (into
-    // part[1][t][0]), then each row's read-modify-write of dg by its own thread, all at once.
+    // part[1][t][0]), then each row's dg (read at the start, sm.dg) less it, stored by its own
+    // thread, all at once.
     arch::cta_for(1, [&](int) {
       float running = 0.0f;
       for (int i = c - 1; i >= 0; --i) {
@@ -724,7 +765,8 @@ __global__ void __launch_bounds__(kMmaThreads, 2) wy_grad_kernel(MmaBackwardPara
       }
     });
     __syncthreads();
-    arch::cta_for(c, [&](int i) { bp.dg[(ch.t0 + i) * p.v_heads + hv] -= sm.wide.part[1][i][0]; });
+    arch::cta_for(
+        c, [&](int i) { bp.dg[(ch.t0 + i) * p.v_heads + hv] = sm.dg[i] - sm.wide.part[1][i][0]; });
   }
 }
 

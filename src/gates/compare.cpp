@@ -319,6 +319,17 @@ void ComparisonMemo::remember(const OracleResult& oracle, const CallRecord& call
   if (k) h->by_call[*k] = c;
 }
 
+bool ComparisonMemo::covers(const OracleResult* oracle, const CallsView& calls) {
+  if (oracle != nullptr && held(*oracle) == nullptr) return false;
+  if (calls.size() != calls_.size()) return false;
+  std::size_t k = 0;
+  for (const CallRecord& call : calls) {
+    if (&call != &calls_[k]) return false;
+    ++k;
+  }
+  return true;
+}
+
 Comparison compare_call(const OracleResult& oracle, const CallRecord& call, Split split) {
   ComparisonMemo* memo = ComparisonMemo::current();
   if (memo != nullptr) {

@@ -8,12 +8,15 @@
 #pragma once
 
 #include <algorithm>
+#include <any>
 #include <bit>
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <map>
 #include <memory>
 #include <optional>
+#include <tuple>
 #include <vector>
 
 #include "gates/parallel.hpp"
@@ -124,7 +127,31 @@ class ComparisonMemo {
   const Comparison* find(const OracleResult& oracle, const CallRecord& call);
   void remember(const OracleResult& oracle, const CallRecord& call, const Comparison& c);
 
+  /// The judges' other element passes, each a pure function of one oracle result (or of the
+  /// calls alone) and the outcome's calls: a profile judging with a result another profile
+  /// already judged with (or any profile, for a pass of the calls alone) reads the first's.
+  enum class Pass { kMasks, kSubnormals, kBitsLost, kSpread, kGuardDependence, kBitwise };
+  /// compute() once per (pass, result, part) while this thread's innermost memo lives, when
+  /// `calls` are the outcome's calls in order and `oracle` is a held result (or null: a pass of
+  /// the calls alone); otherwise, or with no memo, compute() itself. `part` tells apart the
+  /// pieces of one pass a judge asks for separately (a call's output, say).
+  template <class T, class F>
+  static T pass(Pass pass, const OracleResult* oracle, const CallsView& calls, std::size_t part,
+                F&& compute) {
+    ComparisonMemo* memo = current();
+    if (memo == nullptr || !memo->covers(oracle, calls)) return compute();
+    const PassKey key{pass, oracle, part};
+    if (auto it = memo->passes_.find(key); it != memo->passes_.end())
+      return std::any_cast<T>(it->second);
+    T value = compute();
+    memo->passes_.emplace(key, value);
+    return value;
+  }
+
  private:
+  using PassKey = std::tuple<Pass, const OracleResult*, std::size_t>;
+  bool covers(const OracleResult* oracle, const CallsView& calls);
+  std::map<PassKey, std::any> passes_;
   struct Held {
     std::shared_ptr<const OracleResult> result;
     std::vector<std::optional<Comparison>> by_call;  // one slot per call of the outcome

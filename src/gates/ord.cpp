@@ -117,7 +117,9 @@ GateResult judge_ord01(const JudgeInput& in) { return judge_numeric(in); }
 
 GateResult judge_ord02(const JudgeInput& in) {
   if (auto screened = screen_calls(in)) return *screened;
-  const BitwiseDifference d = first_bitwise_difference(in.calls);
+  const BitwiseDifference d =
+      ComparisonMemo::pass<BitwiseDifference>(ComparisonMemo::Pass::kBitwise, nullptr, in.calls, 0,
+                                              [&] { return first_bitwise_difference(in.calls); });
   Evidence e;
   e.violations = d.count;
   if (d.count == 0) {
@@ -208,7 +210,8 @@ GateResult judge_ord03(const JudgeInput& in) {
   if (auto screened = screen_calls(in)) return *screened;
   // Disagreement between schedules first: it names the defect (schedule dependence) better than
   // "call k is off"; calls that agree but are all wrong are caught against the oracle below.
-  const Spread s = config_spread(in);
+  const Spread s = ComparisonMemo::pass<Spread>(ComparisonMemo::Pass::kSpread, &in.oracle, in.calls,
+                                                0, [&] { return config_spread(in); });
   if (s.violations > 0) {
     Evidence e;
     e.output = s.output;

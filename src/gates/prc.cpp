@@ -216,13 +216,18 @@ std::optional<std::string> missing_simulation(const JudgeInput& in) {
 BitsLost worst_bits(const JudgeInput& in) {
   BitsLost worst;
   bool any = false;
+  const std::size_t outputs = in.oracle.outputs.size();
+  std::size_t k = 0;
   for (const CallRecord& call : in.calls) {
-    for (std::size_t o = 0; o < in.oracle.outputs.size(); ++o) {
+    for (std::size_t o = 0; o < outputs; ++o) {
       if (!is_floating(in.oracle.outputs[o].dtype)) continue;
-      const BitsLost b = bits_lost(in.oracle.outputs[o], call.outputs[o]);
+      const BitsLost b = ComparisonMemo::pass<BitsLost>(
+          ComparisonMemo::Pass::kBitsLost, &in.oracle, in.calls, k * outputs + o,
+          [&] { return bits_lost(in.oracle.outputs[o], call.outputs[o]); });
       if (b.n > 0 && (!any || b.bits > worst.bits)) worst = b;
       any = any || b.n > 0;
     }
+    ++k;
   }
   return worst;
 }

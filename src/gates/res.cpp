@@ -159,7 +159,9 @@ GateResult judge_res01(const JudgeInput& in) {
     r.finding = broke.front().finding;
     return r;
   }
-  const BitwiseDifference d = guard_dependence(in);
+  const BitwiseDifference d =
+      ComparisonMemo::pass<BitwiseDifference>(ComparisonMemo::Pass::kGuardDependence, &in.oracle,
+                                              in.calls, 0, [&] { return guard_dependence(in); });
   if (d.count > 0) {
     const auto o = static_cast<std::size_t>(d.output);
     e.output = d.output;

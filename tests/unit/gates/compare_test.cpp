@@ -229,6 +229,46 @@ TEST(CompareCall, UnderAComparisonMemoEachCallIsComparedOncePerHeldResult) {
   EXPECT_EQ(compare_call(*held, calls[0]).worst_ratio, 2.0);
 }
 
+// The judges' other passes under the same memo: once per (pass, held result, part) when the
+// judge reads the outcome's own calls; a pass of the calls alone (no result) once for any
+// profile; a result not held, calls that are not the outcome's (another order, a subset), and
+// no memo at all compute afresh.
+TEST(CompareCall, UnderAComparisonMemoEachPassRunsOncePerHeldResult) {
+  testing::Synthetic s;
+  s.with_oracle(DType::kF32, {1, 2, 4}, {0x1p-9, 0x1p-9, 0x1p-9});
+  auto held = std::make_shared<const OracleResult>(s.oracle);
+  auto other = std::make_shared<const OracleResult>(s.oracle);
+  ProbeOutcome outcome;
+  outcome.calls = {testing::call_of(DType::kF32, {1, 2, 4}),
+                   testing::call_of(DType::kF32, {1, 2, 5})};
+  const CallsView calls(outcome);
+  int runs = 0;
+  const auto count = [&] { return ++runs; };
+  using P = ComparisonMemo::Pass;
+  EXPECT_EQ(ComparisonMemo::pass<int>(P::kMasks, held.get(), calls, 0, count), 1) << "no memo";
+  {
+    ComparisonMemo memo(outcome.calls);
+    memo.hold(held);
+    EXPECT_EQ(ComparisonMemo::pass<int>(P::kMasks, held.get(), calls, 0, count), 2);
+    EXPECT_EQ(ComparisonMemo::pass<int>(P::kMasks, held.get(), calls, 0, count), 2) << "remembered";
+    EXPECT_EQ(ComparisonMemo::pass<int>(P::kMasks, held.get(), calls, 1, count), 3)
+        << "another part";
+    EXPECT_EQ(ComparisonMemo::pass<int>(P::kSpread, held.get(), calls, 0, count), 4)
+        << "another pass";
+    EXPECT_EQ(ComparisonMemo::pass<int>(P::kMasks, other.get(), calls, 0, count), 5) << "not held";
+    memo.hold(other);
+    EXPECT_EQ(ComparisonMemo::pass<int>(P::kMasks, other.get(), calls, 0, count), 6) << "now held";
+    EXPECT_EQ(ComparisonMemo::pass<int>(P::kMasks, other.get(), calls, 0, count), 6);
+    EXPECT_EQ(ComparisonMemo::pass<int>(P::kBitwise, nullptr, calls, 0, count), 7);
+    EXPECT_EQ(ComparisonMemo::pass<int>(P::kBitwise, nullptr, calls, 0, count), 7) << "calls alone";
+    const CallsView reversed(std::vector<const CallRecord*>{&outcome.calls[1], &outcome.calls[0]});
+    EXPECT_EQ(ComparisonMemo::pass<int>(P::kMasks, held.get(), reversed, 0, count), 8);
+    const CallsView first(std::vector<const CallRecord*>{&outcome.calls[0]});
+    EXPECT_EQ(ComparisonMemo::pass<int>(P::kMasks, held.get(), first, 0, count), 9);
+  }
+  EXPECT_EQ(ComparisonMemo::pass<int>(P::kMasks, held.get(), calls, 0, count), 10) << "memo gone";
+}
+
 TEST(CompareCall, DetectsMismatchedOutputs) {
   testing::Synthetic s;
   s.with_oracle(DType::kF32, {1, 2}, {0, 0});

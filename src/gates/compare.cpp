@@ -64,53 +64,93 @@ std::vector<double> quantiles_by_selection(std::vector<double>& ratios) {
 /// on every call of every probe): a ratio is >= 0 (or +inf), so its bit pattern orders as an
 /// unsigned integer. One pass counts the top kRadixBits of every pattern; the bucket holding each
 /// rank is then found from the counts, and only those buckets' members are selected among. Two
-/// streaming passes instead of nth_element's shuffling of the whole array.
+/// streaming passes instead of nth_element's shuffling of the whole array, each on several threads
+/// for a large array (counts add up, and a rank's value does not depend on the order its bucket's
+/// members are gathered in, so the result is the serial passes').
 constexpr int kRadixBits = 18;  // sign, 11 exponent bits, 6 mantissa bits: 64 buckets a binade
+constexpr std::size_t kRadixBuckets = std::size_t{1} << kRadixBits;
 
-std::optional<std::vector<double>> quantiles_by_radix(const std::vector<double>& ratios) {
-  const auto bucket_of = [](double r) { return std::bit_cast<uint64_t>(r) >> (64 - kRadixBits); };
-  std::vector<uint64_t> count(std::size_t{1} << kRadixBits, 0);
+struct RadixCounts {
+  std::vector<uint64_t> count;  // empty until the part's first element
   double max = 0;
-  for (double r : ratios) {
-    if (std::signbit(r)) return std::nullopt;  // never made by element_ratio; breaks the order
-    ++count[bucket_of(r)];
-    max = std::max(max, r);
-  }
+  bool negative = false;
+};
+
+struct RadixMembers {
+  std::array<std::vector<double>, kRanks.size()> of_rank;
+};
+
+std::optional<std::vector<double>> quantiles_by_radix(const std::vector<double>& ratios,
+                                                      Split split) {
+  const auto bucket_of = [](double r) { return std::bit_cast<uint64_t>(r) >> (64 - kRadixBits); };
+  const std::size_t n = ratios.size();
+  RadixCounts counts;
+  reduce_chunks(
+      n, split, counts,
+      [&](std::size_t begin, std::size_t end, RadixCounts& part) {
+        if (part.count.empty()) part.count.assign(kRadixBuckets, 0);
+        for (std::size_t i = begin; i < end; ++i) {
+          const double r = ratios[i];
+          part.negative = part.negative || std::signbit(r);
+          ++part.count[bucket_of(r)];
+          part.max = std::max(part.max, r);
+        }
+      },
+      [](RadixCounts& total, const RadixCounts& part) {
+        if (total.count.empty()) total.count.assign(kRadixBuckets, 0);
+        for (std::size_t b = 0; b < part.count.size(); ++b) total.count[b] += part.count[b];
+        total.max = std::max(total.max, part.max);
+        total.negative = total.negative || part.negative;
+      });
+  if (counts.negative) return std::nullopt;  // never made by element_ratio; breaks the order
+  const std::vector<uint64_t>& count = counts.count;
   // Each rank's bucket and its place within the bucket.
   std::array<uint64_t, kRanks.size()> bucket{};
   std::array<std::size_t, kRanks.size()> within{};
   std::size_t k = 0, below = 0;
   for (std::size_t b = 0; b < count.size() && k < kRanks.size(); ++b) {
-    while (k < kRanks.size() && nearest_rank_index(ratios.size(), kRanks[k]) < below + count[b]) {
+    while (k < kRanks.size() && nearest_rank_index(n, kRanks[k]) < below + count[b]) {
       bucket[k] = b;
-      within[k] = nearest_rank_index(ratios.size(), kRanks[k]) - below;
+      within[k] = nearest_rank_index(n, kRanks[k]) - below;
       ++k;
     }
     below += count[b];
   }
-  // The members of those buckets (at most three, often fewer), gathered in one pass.
-  std::array<std::vector<double>, kRanks.size()> members;
+  // The members of those buckets (at most three, often fewer), gathered in one pass: the first
+  // rank of each distinct bucket owns its members.
+  const auto owns = [&](std::size_t i) { return i == 0 || bucket[i] != bucket[i - 1]; };
+  RadixMembers members;
   for (std::size_t i = 0; i < kRanks.size(); ++i)
-    if (i == 0 || bucket[i] != bucket[i - 1]) members[i].reserve(count[bucket[i]]);
-  for (double r : ratios) {
-    const uint64_t b = bucket_of(r);
-    for (std::size_t i = 0; i < kRanks.size(); ++i) {
-      if (b == bucket[i] && (i == 0 || bucket[i] != bucket[i - 1])) {
-        members[i].push_back(r);
-        break;
-      }
-    }
-  }
+    if (owns(i)) members.of_rank[i].reserve(count[bucket[i]]);
+  reduce_chunks(
+      n, split, members,
+      [&](std::size_t begin, std::size_t end, RadixMembers& part) {
+        for (std::size_t j = begin; j < end; ++j) {
+          const double r = ratios[j];
+          const uint64_t b = bucket_of(r);
+          for (std::size_t i = 0; i < kRanks.size(); ++i) {
+            if (b == bucket[i] && owns(i)) {
+              part.of_rank[i].push_back(r);
+              break;
+            }
+          }
+        }
+      },
+      [](RadixMembers& total, const RadixMembers& part) {
+        for (std::size_t i = 0; i < kRanks.size(); ++i)
+          total.of_rank[i].insert(total.of_rank[i].end(), part.of_rank[i].begin(),
+                                  part.of_rank[i].end());
+      });
   std::vector<double> q;
   std::size_t owner = 0;  // the rank whose vector holds this bucket's members
   for (std::size_t i = 0; i < kRanks.size(); ++i) {
-    if (i == 0 || bucket[i] != bucket[i - 1]) owner = i;
-    std::vector<double>& m = members[owner];
+    if (owns(i)) owner = i;
+    std::vector<double>& m = members.of_rank[owner];
     const auto at = m.begin() + static_cast<std::ptrdiff_t>(within[i]);
     std::nth_element(m.begin(), at, m.end());
     q.push_back(*at);
   }
-  q.push_back(max);
+  q.push_back(counts.max);
   return q;
 }
 
@@ -125,7 +165,7 @@ std::vector<double> ratio_quantiles(std::vector<double> ratios) {
 std::vector<double> ratio_quantiles_in_place(std::vector<double>& ratios) {
   if (ratios.empty()) return {};
   if (ratios.size() >= kRadixFrom) {
-    if (std::optional<std::vector<double>> q = quantiles_by_radix(ratios)) return *q;
+    if (std::optional<std::vector<double>> q = quantiles_by_radix(ratios, Split{})) return *q;
   }
   return quantiles_by_selection(ratios);
 }

@@ -130,7 +130,7 @@ class ComparisonMemo {
   /// The judges' other element passes, each a pure function of one oracle result (or of the
   /// calls alone) and the outcome's calls: a profile judging with a result another profile
   /// already judged with (or any profile, for a pass of the calls alone) reads the first's.
-  enum class Pass { kMasks, kSubnormals, kBitsLost, kSpread, kGuardDependence, kBitwise };
+  enum class Pass { kMasks, kSubnormals, kBitsLost, kSpread, kGuardDependence, kBitwise, kTies };
   /// compute() once per (pass, result, part) while this thread's innermost memo lives, when
   /// `calls` are the outcome's calls in order and `oracle` is a held result (or null: a pass of
   /// the calls alone); otherwise, or with no memo, compute() itself. `part` tells apart the

@@ -151,36 +151,47 @@ double single_rounding_bound(const PrecisionModel& m, double y) {
   return rounding_bound(m, y, m.u_c < m.u_out ? 0.5 : 0.0) * (1 + kSameBoundSlack);
 }
 
-void check_ties(const OracleOutput& want, const HostTensor& got, int output, const Contract& contract,
-                TieCheck& t) {
+/// The elements of one output whose oracle value is a finite exact tie of the output type with a
+/// positive bound, in index order: a function of the oracle result alone, so every call and
+/// profile judged with that result reads one list (ComparisonMemo).
+std::vector<int64_t> tie_elements(const OracleOutput& want) {
+  std::vector<int64_t> ties;
+  reduce_chunks(
+      want.value.size(), Split{}, ties,
+      [&](std::size_t begin, std::size_t end, std::vector<int64_t>& part) {
+        for (std::size_t i = begin; i < end; ++i) {
+          const double y = want.value[i];
+          if (std::isfinite(y) && want.tau[i] > 0 && is_tie(want.dtype, y))
+            part.push_back(static_cast<int64_t>(i));
+        }
+      },
+      [](std::vector<int64_t>& total, const std::vector<int64_t>& part) {
+        total.insert(total.end(), part.begin(), part.end());
+      });
+  return ties;
+}
+
+void check_ties(const OracleOutput& want, const std::vector<int64_t>& ties, const HostTensor& got,
+                int output, const Contract& contract, TieCheck& t) {
   const PrecisionModel m = precision_model(contract, want.dtype);
   const bool ftz = m.profile != nullptr && m.profile->flush_subnormals;
-  const auto scan = [&](std::size_t begin, std::size_t end, TieCheck& part) {
-    for (std::size_t i = begin; i < end; ++i) {
-      const double y = want.value[i];
-      const double tau = want.tau[i];
-      if (!std::isfinite(y) || !(tau > 0) || !is_tie(want.dtype, y)) continue;
-      if (tau > single_rounding_bound(m, y)) continue;
-      if (ftz && std::fabs(y) < min_normal(want.dtype)) continue;
-      ++part.ties;
-      const auto idx = static_cast<int64_t>(i);
-      if (got.bits_at(idx) == encode(want.dtype, y)) continue;
-      if (part.wrong++ == 0) {
-        part.first.worst_output = output;
-        part.first.worst_index = idx;
-        part.first.candidate = got.value_at(idx);
-        part.first.oracle = y;
-        part.first.tau = tau;
-        part.first.worst_ratio = std::numeric_limits<double>::infinity();
-      }
+  for (const int64_t idx : ties) {
+    const auto i = static_cast<std::size_t>(idx);
+    const double y = want.value[i];
+    const double tau = want.tau[i];
+    if (tau > single_rounding_bound(m, y)) continue;
+    if (ftz && std::fabs(y) < min_normal(want.dtype)) continue;
+    ++t.ties;
+    if (got.bits_at(idx) == encode(want.dtype, y)) continue;
+    if (t.wrong++ == 0) {
+      t.first.worst_output = output;
+      t.first.worst_index = idx;
+      t.first.candidate = got.value_at(idx);
+      t.first.oracle = y;
+      t.first.tau = tau;
+      t.first.worst_ratio = std::numeric_limits<double>::infinity();
     }
-  };
-  const auto merge = [](TieCheck& total, const TieCheck& part) {
-    total.ties += part.ties;
-    if (total.wrong == 0 && part.wrong > 0) total.first = part.first;
-    total.wrong += part.wrong;
-  };
-  reduce_chunks(want.value.size(), Split{}, t, scan, merge);
+  }
 }
 
 double max_abs_input(const std::vector<HostTensor>& inputs) {
@@ -239,9 +250,11 @@ GateResult judge_bits(const JudgeInput& in, double threshold, bool ties) {
   TieCheck t;
   for (const CallRecord& call : in.calls) {
     for (std::size_t o = 0; ties && o < in.oracle.outputs.size(); ++o) {
-      if (is_floating(in.oracle.outputs[o].dtype)) {
-        check_ties(in.oracle.outputs[o], call.outputs[o], static_cast<int>(o), in.contract, t);
-      }
+      const OracleOutput& want = in.oracle.outputs[o];
+      if (!is_floating(want.dtype)) continue;
+      const std::vector<int64_t> at = ComparisonMemo::pass<std::vector<int64_t>>(
+          ComparisonMemo::Pass::kTies, &in.oracle, in.calls, o, [&] { return tie_elements(want); });
+      check_ties(want, at, call.outputs[o], static_cast<int>(o), in.contract, t);
     }
   }
   const WorstCall w = compare_all_calls(in);

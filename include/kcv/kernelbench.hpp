@@ -231,6 +231,10 @@ struct EagerScale {
 };
 /// E of one output from one eager run (y32) against the fp64 value (y*).
 EagerScale eager_scale(DType out_dtype, const std::vector<double>& value, const HostTensor& eager);
+/// The same, the fp64 value read from a reference64 run's output (an f64 tensor) in place: the
+/// pooled scale's runs are read once, with no fp64 copy of an output of up to gigabytes.
+/// @pre value64.dtype() is kF64
+EagerScale eager_scale(DType out_dtype, const HostTensor& value64, const HostTensor& eager);
 /// Fewer informative elements than this: the scale pools the eager runs of more seeds.
 inline constexpr int64_t kMinInformative = 32;
 inline constexpr double kEagerMultiple = 4.0;

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 
 #include "gates/parallel.hpp"
 #include "kcv/kernelbench.hpp"
@@ -20,7 +21,11 @@ constexpr double kKernelBenchTol = 1e-2;     // allclose(atol = rtol = 1e-2), Ke
 
 }  // namespace
 
-EagerScale eager_scale(DType out_dtype, const std::vector<double>& value, const HostTensor& eager) {
+namespace {
+
+/// E of n elements, value(i) the fp64 value of element i.
+template <class Value>
+EagerScale scale_of(DType out_dtype, std::size_t n, Value&& value, const HostTensor& eager) {
   EagerScale s;
   if (!is_floating(out_dtype)) return s;
   // One pass over outputs of up to hundreds of millions of elements: on threads by fixed blocks
@@ -31,14 +36,13 @@ EagerScale eager_scale(DType out_dtype, const std::vector<double>& value, const 
     int64_t finite = 0;
     int64_t informative = 0;
   };
-  const auto n = static_cast<std::size_t>(
-      std::min<int64_t>(eager.numel(), static_cast<int64_t>(value.size())));
+  n = std::min(n, static_cast<std::size_t>(std::max<int64_t>(eager.numel(), 0)));
   Part total;
   gates::reduce_blocks(
       n, {}, total,
       [&](std::size_t begin, std::size_t end, Part& p) {
         for (std::size_t i = begin; i < end; ++i) {
-          const double v = value[i];
+          const double v = value(i);
           const double e = eager.value_at(static_cast<int64_t>(i));
           if (!std::isfinite(v) || !std::isfinite(e)) continue;
           p.worst = std::max(p.worst, std::fabs(e - v));
@@ -58,6 +62,21 @@ EagerScale eager_scale(DType out_dtype, const std::vector<double>& value, const 
       total.finite == 0 ? 0.0 : std::sqrt(total.sum_sq / static_cast<double>(total.finite));
   s.e = std::max(total.worst, unit_roundoff(out_dtype) * rms);
   return s;
+}
+
+}  // namespace
+
+EagerScale eager_scale(DType out_dtype, const std::vector<double>& value, const HostTensor& eager) {
+  return scale_of(
+      out_dtype, value.size(), [&](std::size_t i) { return value[i]; }, eager);
+}
+
+EagerScale eager_scale(DType out_dtype, const HostTensor& value64, const HostTensor& eager) {
+  if (value64.dtype() != DType::kF64)
+    throw std::invalid_argument("eager_scale: the fp64 value must be an f64 tensor");
+  return scale_of(
+      out_dtype, static_cast<std::size_t>(value64.numel()),
+      [&](std::size_t i) { return value64.value_at(static_cast<int64_t>(i)); }, eager);
 }
 
 int ModuleConfig::call_budget_ms() const {

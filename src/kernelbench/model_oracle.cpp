@@ -370,7 +370,7 @@ Expected<std::vector<double>> ModelOracle::pool_scale(const Probe& probe, const 
     if (r64.status != CallStatus::kOk || r32.status != CallStatus::kOk) break;
     bool enough = true;
     for (std::size_t o = 0; o < p.outputs.size(); ++o) {
-      const EagerScale s = eager_scale(p.outputs[o].dtype, r64.outputs[o].to_f64(), r32.outputs[o]);
+      const EagerScale s = eager_scale(p.outputs[o].dtype, r64.outputs[o], r32.outputs[o]);
       e[o] = std::max(e[o], s.e);
       informative[o] += s.informative;
       enough = enough && informative[o] >= kMinInformative;

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <stdexcept>
 #include <vector>
 
 #include "kcv/kernelbench.hpp"
@@ -60,6 +61,29 @@ TEST(EagerScale, ALargeOutputSumsByFixedBlocksOnAnyNumberOfThreads) {
   EXPECT_EQ(s.e, want);
   EXPECT_EQ(s.informative, informative);
   EXPECT_EQ(informative, static_cast<int64_t>(n) - 1);
+}
+
+// The pooled scale reads a reference64 run's f64 output in place: the same E and counts as from
+// its fp64 copy, bit for bit (the same elements in the same block order).
+TEST(EagerScale, AnF64OutputReadInPlaceGivesItsCopysScale) {
+  const std::size_t n = (std::size_t{1} << 20) + 777;
+  std::vector<double> y(n), got(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    y[i] = std::ldexp(static_cast<double>((i * 40503u) % 65537) - 32768.0, -15) / 3.0;
+    got[i] = y[i] * (1 + 0x1p-22);
+  }
+  y[5] = std::numeric_limits<double>::quiet_NaN();
+  y[6] = 0.0;
+  got[6] = 0.0;
+  y[7] = -std::numeric_limits<double>::infinity();
+  const HostTensor value64 = make_tensor(DType::kF64, {static_cast<int64_t>(n)}, y);
+  const HostTensor eager = make_tensor(DType::kF32, {static_cast<int64_t>(n)}, got);
+  const EagerScale copy = eager_scale(DType::kF32, value64.to_f64(), eager);
+  const EagerScale in_place = eager_scale(DType::kF32, value64, eager);
+  EXPECT_EQ(in_place.e, copy.e);
+  EXPECT_EQ(in_place.informative, copy.informative);
+  EXPECT_GT(copy.e, 0.0);
+  EXPECT_THROW(eager_scale(DType::kF32, eager, eager), std::invalid_argument);
 }
 
 TEST(EagerScale, IntegerOutputsAreExact) {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "kcv/contract.hpp"
+#include "kcv/shared_doubles.hpp"
 #include "kcv/tensor.hpp"
 #include "kcv/tolerance.hpp"
 
@@ -46,14 +47,16 @@ struct OpSignature {
 struct OracleOutput {
   DType dtype = DType::kF32;     // the output dtype the candidate must produce
   Shape shape;
-  std::vector<double> value;     // fp64 reference under the profile, row-major
+  // value, declared and alternative are shared, not copied, by the results of one probe under
+  // profiles that differ only in tau (SharedDoubles).
+  SharedDoubles value;           // fp64 reference under the profile, row-major
   std::vector<double> tau;       // per-element absolute bound (0 where exactness is required)
-  std::vector<double> declared;  // simulated conforming result in declared types; may be empty
+  SharedDoubles declared;        // simulated conforming result in declared types; may be empty
   std::vector<double> n_terms;   // reduction length per element (1 for elementwise)
   /// A second sanctioned result, where the profile permits a relaxation (maxNum max/min, FTZ):
   /// the strict result when `value` is the relaxed one's, or the relaxed when `value` is strict.
   /// The class judges (EXC-01, EXC-02) accept either; empty when the profile permits none.
-  std::vector<double> alternative;
+  SharedDoubles alternative;
 };
 
 struct OracleResult {

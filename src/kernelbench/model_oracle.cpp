@@ -105,7 +105,9 @@ std::string trusted_key(const Probe& probe) {
   return probe_to_token(p);
 }
 
-using Fp64Runs = std::map<std::pair<bool, bool>, std::vector<std::vector<double>>>;
+// Runs' fp64 arrays are SharedDoubles: a probe's results hold them, not copies of them.
+using Values = std::vector<SharedDoubles>;
+using Fp64Runs = std::map<std::pair<bool, bool>, Values>;
 using EagerRuns = std::map<std::tuple<bool, bool, int>, std::vector<HostTensor>>;
 using EagerScales = std::map<std::tuple<bool, bool, int>, std::vector<EagerScale>>;
 
@@ -118,7 +120,7 @@ struct ModelOracle::Cache {
   EagerRuns eager;                              // flags
   std::optional<std::vector<double>> pooled_e;  // per output
   // Per eager run: its outputs as fp64 values, and each output's EagerScale against fp64.
-  std::map<std::tuple<bool, bool, int>, std::vector<std::vector<double>>> eager_values;
+  std::map<std::tuple<bool, bool, int>, Values> eager_values;
   EagerScales eager_scales;
   // The result per (profile's eager run, declared eager run, alternative): the profiles judging
   // one probe mostly share one, and each would otherwise walk the same outputs again.
@@ -162,16 +164,19 @@ struct ModelOracle::Cache {
     spare.erase(at);
     return v;
   }
-  void keep(std::vector<double>& v) {
+  void keep(std::vector<double>&& v) {
     if (v.capacity() > 0) spare.push_back(std::move(v));
   }
+  void keep(std::vector<double>& v) { keep(std::move(v)); }
+  // A shared array comes back to `spare` from its last holder only.
+  void keep(SharedDoubles& v) { keep(v.release()); }
   // The probe's arrays into `spare`: its runs' values, and its results where no judge holds
   // them any longer (a result still shared keeps its arrays).
   void recycle() {
     for (auto& [key, values] : fp64)
-      for (std::vector<double>& v : values) keep(v);
+      for (SharedDoubles& v : values) keep(v);
     for (auto& [key, values] : eager_values)
-      for (std::vector<double>& v : values) keep(v);
+      for (SharedDoubles& v : values) keep(v);
     for (auto& [key, result] : results) {
       if (result.use_count() != 1) continue;
       for (OracleOutput& o : result->outputs) {
@@ -237,17 +242,6 @@ struct ModelOracle::Cache {
     kept_draw_filled = false;
     draw_key = key;
     return true;
-  }
-  // `from` copied into a spare array.
-  std::vector<double> copy_of(const std::vector<double>& from) {
-    std::vector<double> v = take(from.size());
-    v.resize(from.size());
-    for_each_range(from.size(), [&](std::size_t begin, std::size_t end) {
-      std::copy(from.begin() + static_cast<std::ptrdiff_t>(begin),
-                from.begin() + static_cast<std::ptrdiff_t>(end),
-                v.begin() + static_cast<std::ptrdiff_t>(begin));
-    });
-    return v;
   }
 };
 
@@ -330,11 +324,12 @@ namespace {
 // fp64 values of tensors (a reference64 call's outputs: f64 views, exact; an eager run's),
 // each into an array of `take(n)`.
 template <class Take>
-std::vector<std::vector<double>> values_of(const std::vector<HostTensor>& tensors, Take&& take) {
-  std::vector<std::vector<double>> out;
+Values values_of(const std::vector<HostTensor>& tensors, Take&& take) {
+  Values out;
   for (const HostTensor& t : tensors) {
-    out.push_back(take(static_cast<std::size_t>(t.numel())));
-    to_f64_on_threads(t, out.back());
+    std::vector<double> v = take(static_cast<std::size_t>(t.numel()));
+    to_f64_on_threads(t, v);
+    out.emplace_back(std::move(v));
   }
   return out;
 }
@@ -440,8 +435,7 @@ Expected<SharedOracleResult> ModelOracle::evaluate(const Probe& probe, const Pro
   };
 
   // One fp64 run per semantics, one eager run per flag set; an exception refuses the probe.
-  const auto fp64 = [&](bool nan_number,
-                        bool flush) -> Expected<const std::vector<std::vector<double>>*> {
+  const auto fp64 = [&](bool nan_number, bool flush) -> Expected<const Values*> {
     auto it = cache_->fp64.find({nan_number, flush});
     if (it != cache_->fp64.end()) return &it->second;
     Task t;
@@ -517,7 +511,7 @@ Expected<SharedOracleResult> ModelOracle::evaluate(const Probe& probe, const Pro
     if (*e == nullptr) return refused();
     eager_declared = *e;
   }
-  const std::vector<std::vector<double>>* alternative = nullptr;
+  const Values* alternative = nullptr;
   if (has_alternative) {
     auto alt = fp64(exc01, exc02);
     if (!alt) return alt.error();
@@ -547,9 +541,9 @@ Expected<SharedOracleResult> ModelOracle::evaluate(const Probe& probe, const Pro
   const std::vector<EagerScale>* profile_scales = scales(profile_flags, *eager_profile);
   const std::vector<EagerScale>* declared_scales =
       eager_declared != nullptr ? scales(declared_flags, *eager_declared) : nullptr;
-  const std::vector<std::vector<double>>* declared_values =
-      eager_declared != nullptr ? values(declared_flags, *eager_declared)
-                                : values(profile_flags, *eager_profile);
+  const Values* declared_values = eager_declared != nullptr
+                                      ? values(declared_flags, *eager_declared)
+                                      : values(profile_flags, *eager_profile);
 
   OracleResult result;
   for (std::size_t o = 0; o < p.outputs.size(); ++o) {
@@ -557,7 +551,7 @@ Expected<SharedOracleResult> ModelOracle::evaluate(const Probe& probe, const Pro
     OracleOutput out;
     out.dtype = spec.dtype;
     out.shape = spec.shape;
-    out.value = cache_->copy_of((**value)[o]);
+    out.value = (**value)[o];  // shared, not copied
     const EagerScale s = (*strict_scales)[o];
     double e = s.e;
     e = std::max(e, (*profile_scales)[o].e);
@@ -571,20 +565,31 @@ Expected<SharedOracleResult> ModelOracle::evaluate(const Probe& probe, const Pro
       if (o < cache_->pooled_e->size()) e = std::max(e, (*cache_->pooled_e)[o]);
     }
     const double u = unit_roundoff(spec.dtype);
-    const std::vector<double>& declared = (*declared_values)[o];
-    out.tau = cache_->take(out.value.size());
-    out.tau.resize(out.value.size());
-    // Both runs have the outputs' shapes (kcv allocates them), so n is the output's size.
-    const std::size_t n = std::min(out.value.size(), declared.size());
-    out.declared = cache_->take(out.value.size());
-    out.declared.resize(out.value.size());
+    // Read through const references: a write access to a shared array would copy it.
+    const std::vector<double>& y_all = (**value)[o];
+    const SharedDoubles& declared_run = (*declared_values)[o];
+    const std::vector<double>& declared = declared_run;
+    out.tau = cache_->take(y_all.size());
+    out.tau.resize(y_all.size());
+    // Both runs have the outputs' shapes (kcv allocates them), so n is the output's size and the
+    // declared run's array is shared as it is; otherwise its first n elements are copied and
+    // the rest are 0.
+    const std::size_t n = std::min(y_all.size(), declared.size());
+    const bool share_declared = declared.size() == y_all.size();
+    std::vector<double> declared_copy;
+    if (!share_declared) {
+      declared_copy = cache_->take(y_all.size());
+      declared_copy.assign(y_all.size(), 0.0);
+    }
     const bool floating = is_floating(spec.dtype);
     for_each_range(n, [&](std::size_t begin, std::size_t end) {
-      std::copy(declared.begin() + static_cast<std::ptrdiff_t>(begin),
-                declared.begin() + static_cast<std::ptrdiff_t>(end),
-                out.declared.begin() + static_cast<std::ptrdiff_t>(begin));
+      if (!share_declared) {
+        std::copy(declared.begin() + static_cast<std::ptrdiff_t>(begin),
+                  declared.begin() + static_cast<std::ptrdiff_t>(end),
+                  declared_copy.begin() + static_cast<std::ptrdiff_t>(begin));
+      }
       for (std::size_t i = begin; i < end; ++i) {
-        const double y = out.value[i];
+        const double y = y_all[i];
         const double d = declared[i];
         if (!floating || !std::isfinite(y)) {
           out.tau[i] = 0;  // exact: integer outputs, and non-finite values compared by class
@@ -596,11 +601,14 @@ Expected<SharedOracleResult> ModelOracle::evaluate(const Probe& probe, const Pro
         }
       }
     });
-    // Elements past n keep 0 in `declared`, as assign() + resize() left them.
-    std::fill(out.declared.begin() + static_cast<std::ptrdiff_t>(n), out.declared.end(), 0.0);
+    if (share_declared) {
+      out.declared = declared_run;
+    } else {
+      out.declared = std::move(declared_copy);
+    }
     // Elements past n are not judged by value (tau 0), whatever a spare array held there.
     std::fill(out.tau.begin() + static_cast<std::ptrdiff_t>(n), out.tau.end(), 0.0);
-    if (alternative != nullptr) out.alternative = cache_->copy_of((*alternative)[o]);
+    if (alternative != nullptr) out.alternative = (*alternative)[o];
     if (is_floating(spec.dtype) && result.no_value_claim.empty()) {
       result.no_value_claim = no_claim_reason(e, rms_of(out.value));
     }

@@ -30,6 +30,12 @@
 //      loads), where each pair's load waited for the store before it (one global round trip per
 //      pair, 32 a thread); dg read at the start beside β (sm.dg); copies with compile-time trip
 //      counts; X, Ṽ rebuilt in 16-byte pieces. The same sums in the same order; 112 KB.
+//   9  grad_kernel's dg for SSD as the chunked reference forms it (inter_chunk_grads,
+//      decayed_gram_vjp): dP's tile without its diagonal (dp_diag, added to dq and dk after the
+//      row terms), no − k·dk on the last row, and e_last·⟨H, dS⟩ + Σ_{s<last} k_s·(r ⊙ V dSᵀ)_s
+//      in place of ⟨S_e, dS⟩ (S_e not loaded): the pairs that cancel exactly are left out, so a
+//      NaN in v at a chunk's last row leaves dg finite where the recurrence does (EXC-01).
+//      157.5 KB of shared memory for SSD (GDN keeps S_e: 190.25 KB).
 //
 // 0. The forward's prepare_kernel and state_output_kernel without the output (o not written: no Q
 //    or A^qk loaded, no Q·H or A^qk·Δ) keep bf16(H) of every chunk entry and of every sequence end
@@ -49,7 +55,13 @@
 //      dq = scale·e ⊙ (dO·Hᵀ) + dP·K;   dk = r ⊙ (V·dSᵀ) + dPᵀ·Q
 //      dg_t = Σ_{s=t..last} (q_s·dq_s − k_s·dk_s) + ⟨S_e, dS⟩     (scalar gate; S_e the bf16
 //             state leaving the chunk; the gauge identity of precision-contract.md §2.3)
-//    q·dq and k·dk are taken from the fp32 accumulators before dq, dk are rounded.
+//    q·dq and k·dk are taken from the fp32 accumulators before dq, dk are rounded. SSD sums the
+//    same identity without the pairs that cancel exactly (as glr/reference/chunk_backward.cpp):
+//      dg_t = Σ_{s=t..last} q_s·dq'_s − Σ_{s=t..last−1} k_s·dk'_s
+//             + e_last·⟨H, dS⟩ + Σ_{s<last} k_s·(r ⊙ (V dSᵀ))_s
+//    where dq', dk' are dq, dk without dP's diagonal (dP_ii q_i·k_i enters q_i·dq_i and
+//    k_i·dk_i alike), and the last row's k·dk is left out (its inter-chunk term is the last key's
+//    part of ⟨S_e, dS⟩, its intra-chunk term the diagonal alone).
 //    With the delta rule (docs/glr/tensor-core-backward.md, "The delta rule"): the scan also forms
 //      dΔ = scale·A^qkᵀ·dO + r ⊙ (K·bf16(dS)) → dd (bf16), dS ← … − Wᵀ·bf16(dΔ)
 //    and grad_kernel reads Δ where V stands above and leaves dv to wy_grad_kernel, which forms
@@ -312,13 +324,21 @@ struct GradStorage {
   float row_part[kMmaChunk][4];       ///< q·dq − k·dk, one partial per lane of a quad
   float bound_part[kMmaThreads];      ///< ⟨S_e, dS⟩, one partial per thread
 };
-/// The scalar gate's grad_kernel also holds S_e, the bf16 state leaving the chunk (dg's boundary
-/// term ⟨S_e, dS⟩ is read from shared memory, copied with the chunk's other tiles).
+/// GDN's grad_kernel also holds S_e, the bf16 state leaving the chunk (dg's boundary term
+/// ⟨S_e, dS⟩ is read from shared memory, copied with the chunk's other tiles).
 struct GradGateStorage : GradStorage {
   SmemBf16<kMmaDim, kMmaDim> s_end;
 };
-template <GateKind kGate>
-using GradStorageOf = std::conditional_t<kGate == GateKind::kScalar, GradGateStorage, GradStorage>;
+/// SSD's grad_kernel forms dg as the chunked reference does (no S_e): it also holds dP's diagonal,
+/// which the tile leaves out, and the row partials of k·dk's inter-chunk term.
+struct GradSsdStorage : GradStorage {
+  float dp_diag[kMmaChunk];      ///< dP_ii (bf16 values), added to dq and dk after dg's row terms
+  float key_part[kMmaChunk][4];  ///< k·(r ⊙ (V dSᵀ)), one partial per lane of a quad
+};
+template <GateKind kGate, bool kDelta>
+using GradStorageOf =
+    std::conditional_t<kGate != GateKind::kScalar, GradStorage,
+                       std::conditional_t<kDelta, GradGateStorage, GradSsdStorage>>;
 static_assert(sizeof(GradStorage) % 16 == 0, "GradGateStorage: S_e must start 16-byte aligned");
 static_assert(sizeof(GradGateStorage) <= 227 * 1024, "GradGateStorage: over the sm_90 limit");
 
@@ -327,7 +347,9 @@ __global__ void __launch_bounds__(kMmaThreads, 1) grad_kernel(MmaBackwardParams 
   static_assert(kGate != GateKind::kChannel,
                 "grad_kernel: per-channel gates need the anchored Gram blocks (not written)");
   const MmaForwardParams& p = bp.fwd;
-  GradStorageOf<kGate>& sm = arch::shared_storage<GradStorageOf<kGate>>();
+  GradStorageOf<kGate, kDelta>& sm = arch::shared_storage<GradStorageOf<kGate, kDelta>>();
+  // SSD: dP's tile without its diagonal (dg's terms as glr/reference/chunk_backward.cpp forms them)
+  constexpr bool kSsd = kGate == GateKind::kScalar && !kDelta;
   const ChunkRef ch = locate_slot(p, blockIdx.x);
   if (!ch.valid) return;
   const std::int64_t slot = blockIdx.x;
@@ -346,7 +368,7 @@ __global__ void __launch_bounds__(kMmaThreads, 1) grad_kernel(MmaBackwardParams 
   copy_rows_async(sm.h, p.states + state_block(p, slot, hv), kMmaDim, kMmaDim);
   copy_rows_async(sm.ds, bp.dh + state_block(p, slot, hv), kMmaDim, kMmaDim);
   copy_rows_async(sm.a, p.a + slot_block(p, slot, hv, kMmaChunk), kMmaChunk, kMmaChunk);
-  if constexpr (kGate == GateKind::kScalar) {  // S_e, for dg's boundary term
+  if constexpr (kGate == GateKind::kScalar && kDelta) {  // S_e, for dg's boundary term (GDN)
     const std::int64_t end_slot = bp.fault == BackwardFault::kBoundaryAtEntry ? slot
                                   : ch.last                                   ? p.slots + ch.seq
                                                                               : slot + 1;
@@ -391,7 +413,8 @@ __global__ void __launch_bounds__(kMmaThreads, 1) grad_kernel(MmaBackwardParams 
       if (i < c) arch::store_u32(dv + i * v_stride + e, arch::pack_bf16x2(x0, x1));
     });
   }
-  // dP = bf16(scale·Γ ⊙ Tril_incl(dO Vᵀ)), rows r0.., column pairs 0..w.
+  // dP = bf16(scale·Γ ⊙ Tril_incl(dO Vᵀ)), rows r0.., column pairs 0..w. SSD: the tile holds the
+  // strictly lower part and dp_diag the diagonal (dq, dk add it after dg's row terms are taken).
   {
     AccTile<16, kMmaChunk> da;
     zero(da);
@@ -404,7 +427,15 @@ __global__ void __launch_bounds__(kMmaThreads, 1) grad_kernel(MmaBackwardParams 
       const int i = r0 + il;
       const float p0 = j <= i && i < c ? p.scale * x0 * decay(i, j) : 0.0f;
       const float p1 = j + 1 <= i && i < c ? p.scale * x1 * decay(i, j + 1) : 0.0f;
-      arch::store_u32(sm.dp.ptr(i, j), arch::pack_bf16x2(p0, p1));
+      const std::uint32_t packed = arch::pack_bf16x2(p0, p1);
+      if constexpr (kSsd) {
+        if (j == i || j + 1 == i) {
+          sm.dp_diag[i] = arch::unpack_bf16(packed, j == i ? 0 : 1);
+          arch::store_u32(sm.dp.ptr(i, j), packed & (j == i ? 0xffff0000u : 0x0000ffffu));
+          return;
+        }
+      }
+      arch::store_u32(sm.dp.ptr(i, j), packed);
     });
   }
   // dq = scale·e ⊙ (dO Hᵀ), dk = r ⊙ (V dSᵀ): the inter-chunk terms.
@@ -425,6 +456,16 @@ __global__ void __launch_bounds__(kMmaThreads, 1) grad_kernel(MmaBackwardParams 
     x0 *= f;
     x1 *= f;
   });
+  // SSD: k_i·(r ⊙ (V dSᵀ))_i, the inter-chunk term of k·dk, enters dg through the last row (below).
+  if constexpr (kSsd) {
+    RowPartials key;
+    zero(key);
+    for_each_pair(dk, [&](int il, int d, float& x0, float& x1) {
+      const int i = r0 + il;
+      add_to_row(key, il, d, sm.k.at(i, d) * x0 + sm.k.at(i, d + 1) * x1);
+    });
+    store_partials(key, sm.key_part, r0);
+  }
   __syncthreads();  // dP complete
   // + dP·K (k-steps 0..w) and dPᵀ·Q (k-steps w..3): the intra-chunk terms.
   const int diagonal = bp.fault == BackwardFault::kDropIntraDiagonal ? w : w + 1;
@@ -436,7 +477,9 @@ __global__ void __launch_bounds__(kMmaThreads, 1) grad_kernel(MmaBackwardParams 
   if constexpr (kGate == GateKind::kScalar) {
     // q_i·dq_i − k_i·dk_i (with the delta rule q_i·dq_i here, − v_i·dv_i in wy_grad_kernel): the
     // lane holding columns 2·(l % 4) + 8n adds to its partial of row i in registers, q·dq's pairs
-    // in column order, then − k·dk's; stored once, to row_part[i][l % 4].
+    // in column order, then − k·dk's; stored once, to row_part[i][l % 4]. SSD: dq and dk without
+    // dP's diagonal, and no − k·dk on the last row (its inter-chunk term cancels the last row's
+    // term through G_last exactly, and its intra-chunk term is the diagonal alone).
     RowPartials row;
     zero(row);
     for_each_pair(dq, [&](int il, int d, float& x0, float& x1) {
@@ -446,9 +489,21 @@ __global__ void __launch_bounds__(kMmaThreads, 1) grad_kernel(MmaBackwardParams 
     if constexpr (!kDelta)
       for_each_pair(dk, [&](int il, int d, float& x0, float& x1) {
         const int i = r0 + il;
-        add_to_row(row, il, d, -(sm.k.at(i, d) * x0 + sm.k.at(i, d + 1) * x1));
+        if (i != c - 1) add_to_row(row, il, d, -(sm.k.at(i, d) * x0 + sm.k.at(i, d + 1) * x1));
       });
     store_partials(row, sm.row_part, r0);
+  }
+  if constexpr (kSsd) {  // dP's diagonal: dq_i += dP_ii k_i, dk_i += dP_ii q_i
+    for_each_pair(dq, [&](int il, int d, float& x0, float& x1) {
+      const int i = r0 + il;
+      x0 += sm.dp_diag[i] * sm.k.at(i, d);
+      x1 += sm.dp_diag[i] * sm.k.at(i, d + 1);
+    });
+    for_each_pair(dk, [&](int il, int d, float& x0, float& x1) {
+      const int i = r0 + il;
+      x0 += sm.dp_diag[i] * sm.q.at(i, d);
+      x1 += sm.dp_diag[i] * sm.q.at(i, d + 1);
+    });
   }
   // Without GVA dq is final here, and so is dk without the delta rule: rounded to bf16 and
   // stored. Otherwise the fp32 part goes to the workspace (group_sum sums a group's heads;
@@ -477,14 +532,14 @@ __global__ void __launch_bounds__(kMmaThreads, 1) grad_kernel(MmaBackwardParams 
   } else {
     store_part(dk, bp.dk_part + v_row(p, ch.t0, hv));
   }
-  if constexpr (kGate == GateKind::kScalar) {
+  if constexpr (kGate == GateKind::kScalar && kDelta) {
     // ⟨S_e, dS⟩ from the shared tiles: thread t sums the 8-element groups t, t + 128, …, each in
     // element order (dot_part), into bound_part[t].
     arch::cta_for(kMmaThreads,
                   [&](int t) { sm.bound_part[t] = dot_part<kMmaThreads>(sm.s_end, sm.ds, t); });
     __syncthreads();  // row_part and bound_part complete
-    // dg_t = Σ_{s ≥ t} row term + ⟨S_e, dS⟩, in a fixed order (with the delta rule completed by
-    // wy_grad_kernel's − Σ_{s ≥ t} v_s·dv_s).
+    // dg_t = Σ_{s ≥ t} row term + ⟨S_e, dS⟩, in a fixed order (completed by wy_grad_kernel's
+    // − Σ_{s ≥ t} v_s·dv_s).
     arch::cta_for(1, [&](int) {
       float bound = 0.0f;
       for (int t = 0; t < kMmaThreads; ++t) bound += sm.bound_part[t];
@@ -493,6 +548,30 @@ __global__ void __launch_bounds__(kMmaThreads, 1) grad_kernel(MmaBackwardParams 
         running +=
             ((sm.row_part[i][0] + sm.row_part[i][1]) + sm.row_part[i][2]) + sm.row_part[i][3];
         bp.dg[(ch.t0 + i) * p.v_heads + hv] = running + bound;
+      }
+    });
+  }
+  if constexpr (kSsd) {
+    // ⟨H, dS⟩ from the shared tiles, as ⟨S_e, dS⟩ above, into bound_part[t].
+    arch::cta_for(kMmaThreads,
+                  [&](int t) { sm.bound_part[t] = dot_part<kMmaThreads>(sm.h, sm.ds, t); });
+    __syncthreads();  // row_part, key_part and bound_part complete
+    // dg_t = Σ_{s ≥ t} row term + the last row's terms through G_last, e_last·⟨H, dS⟩ +
+    // Σ_{s < last} k_s·(r ⊙ (V dSᵀ))_s (algebraically ⟨S_e, dS⟩ − k_last·dk_last's inter-chunk
+    // term), in a fixed order.
+    arch::cta_for(1, [&](int) {
+      float bound = 0.0f;
+      for (int t = 0; t < kMmaThreads; ++t) bound += sm.bound_part[t];
+      float carried = 0.0f;
+      for (int i = 0; i < c - 1; ++i)
+        carried +=
+            ((sm.key_part[i][0] + sm.key_part[i][1]) + sm.key_part[i][2]) + sm.key_part[i][3];
+      float running =
+          bp.fault == BackwardFault::kBoundaryAtEntry ? bound : sm.e[c - 1] * bound + carried;
+      for (int i = c - 1; i >= 0; --i) {
+        running +=
+            ((sm.row_part[i][0] + sm.row_part[i][1]) + sm.row_part[i][2]) + sm.row_part[i][3];
+        bp.dg[(ch.t0 + i) * p.v_heads + hv] = running;
       }
     });
   }
@@ -809,8 +888,8 @@ Status backward_sequence(const MmaBackwardParams& bp, Launch&& launch) {
       !st)
     return st;
   const dim3 grad_grid(static_cast<unsigned>(p.slots), static_cast<unsigned>(p.v_heads));
-  if (Status st =
-          launch("grads", grad_kernel<kGate, kDelta>, grad_grid, sizeof(GradStorageOf<kGate>), bp);
+  if (Status st = launch("grads", grad_kernel<kGate, kDelta>, grad_grid,
+                         sizeof(GradStorageOf<kGate, kDelta>), bp);
       !st)
     return st;
   if constexpr (kDelta) {

@@ -24,7 +24,7 @@ enum class BackwardFault : int {
   kDropIntraDiagonal,  ///< dq's intra-chunk product skips its diagonal 16×16 block
   kKeyWithoutDecay,    ///< dk's inter-chunk term without the row factor r
   kScanWithoutDecay,   ///< the dH scan carries dH without e_last
-  kBoundaryAtEntry,    ///< dg's boundary term reads the state entering the chunk
+  kBoundaryAtEntry,    ///< dg's boundary term is ⟨H, dS⟩, H the state entering the chunk
   kCarryInBf16,        ///< the dH scan keeps dH in bf16 between chunks (an undeclared rounding)
   kScanWithoutW,       ///< delta rule: the dH scan leaves out −Wᵀ dΔ
   kBetaWithoutGram,    ///< delta rule: dβ leaves out the term through L (dL ⊙ K Kᵀ)

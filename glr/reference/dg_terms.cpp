@@ -6,11 +6,16 @@
 //   dg_t = Σ_{s = t..e} (q_s·dq_s − k_s·dk_s) + ⟨S_e, dS_e⟩
 // for t in a chunk whose last token is e (S_e the state leaving the chunk, dS_e its gradient),
 // per value head: up to C row products plus K·V boundary products (docs/glr/precision-contract.md
-// §2.3). dq, dk, dv per value head come from the backward of the problem with q, k repeated to
-// the value heads (before GVA's group sum).
+// §2.3). The chunked reference's form of the same sum (glr/reference/chunk_backward.cpp, the
+// CUDA-core kernels, the tensor-core SSD kernel) leaves out pairs that cancel exactly and sums,
+// in place of ⟨S_e, dS_e⟩, e_last·⟨H, dS_e⟩ and the inter-chunk k·dk terms of the rows before the
+// last, k_s ⊙ r_s ⊙ (Δ dS_eᵀ)_s; their squares are added to the magnitudes too, so the scale
+// covers both forms (the totals are the gauge form's). dq, dk, dv per value head come from the
+// backward of the problem with q, k repeated to the value heads (before GVA's group sum).
 #include <cmath>
 
 #include "glr/oracle/indexing.hpp"
+#include "glr/oracle/matrix.hpp"
 #include "glr/reference/chunk_pass.hpp"
 #include "kcv/glr/error_model.hpp"
 
@@ -64,7 +69,8 @@ RowTerms row_terms(Member member, const Problem& e, const Gradients& g, std::int
 }
 
 // Adds ⟨S_e, dS_e⟩ (per key channel, or summed over it) to every row of each chunk, after the
-// rows' chunk-local reverse cumsum.
+// rows' chunk-local reverse cumsum, and to the squares the reference form's own terms,
+// e_last·H ⊙ dS_e and k_s·(r_s ⊙ (Δ dS_eᵀ)_s) for s before the chunk's last row.
 void add_boundary_terms(Member member, const Problem& p, const Cotangents& cot, std::int64_t gw,
                         std::int64_t chunk, RowTerms& t) {
   const Shape& s = p.shape;
@@ -76,12 +82,22 @@ void add_boundary_terms(Member member, const Problem& p, const Cotangents& cot, 
       for (std::size_t i = 0; i < recs.size(); ++i) {
         const detail::Matrix& end = i + 1 < recs.size() ? recs[i + 1].h : final_state;
         std::vector<double> bsum(static_cast<std::size_t>(gw), 0.0), bsq(bsum);
+        const detail::ChunkRecord& rec = recs[i];
         for (std::int64_t d = 0; d < s.key_dim; ++d)
           for (std::int64_t e = 0; e < s.value_dim; ++e) {
-            const double v = end(d, e) * recs[i].d_end(d, e);
+            const double v = end(d, e) * rec.d_end(d, e);
+            const double from_h =
+                rec.f.e_last[static_cast<std::size_t>(d)] * rec.h(d, e) * rec.d_end(d, e);
             bsum[gw == 1 ? 0 : d] += v;
-            bsq[gw == 1 ? 0 : d] += v * v;
+            bsq[gw == 1 ? 0 : d] += v * v + from_h * from_h;
           }
+        const detail::Matrix dk_raw = detail::matmul_nt(rec.delta, rec.d_end);
+        for (std::int64_t j = 0; j + 1 < rec.in.k.rows(); ++j) {
+          std::vector<double> term(static_cast<std::size_t>(gw), 0.0);
+          for (std::int64_t d = 0; d < s.key_dim; ++d)
+            term[gw == 1 ? 0 : d] += rec.in.k(j, d) * rec.in.gate.to_end(j, d) * dk_raw(j, d);
+          for (std::int64_t c = 0; c < gw; ++c) bsq[c] += term[c] * term[c];
+        }
         for (std::int64_t r = recs[i].range.end - 1; r >= recs[i].range.begin; --r)
           for (std::int64_t c = 0; c < gw; ++c) {
             const std::size_t at = static_cast<std::size_t>((r * s.v_heads + hv) * gw + c);

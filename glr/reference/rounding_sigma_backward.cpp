@@ -87,19 +87,18 @@ Status check_exact_inputs(const detail::ChunkInputs& in, const Matrix& d_o,
   return {};
 }
 
-// dg's variance for every row t of one chunk (scalar gate), from the combined maps of §6.
+// dg's variance for every row t of one chunk (scalar gate), from the combined maps of §6. The
+// boundary term is e_last·⟨H, dS⟩ + Σ_{s<last} r_s k_s·(dS v_s) (the state leaving the chunk is
+// not read), so H's rounding and forward error share one coefficient.
 std::vector<double> dg_variance(const detail::ChunkRecord& rec, const Matrix& d_o,
                                 const Matrix& s_end, const Matrix& r_dp, const Matrix& r_h,
-                                const Matrix& v_h, const Matrix& local_s, const Matrix& ds_var,
-                                double scale) {
+                                const Matrix& v_h, const Matrix& ds_var, double scale) {
   const detail::ChunkInputs& in = rec.in;
   const std::int64_t c = in.k.rows(), kd = in.k.cols(), vd = in.v.cols();
   const Matrix qk = detail::matmul_nt(in.q, in.k);
   Matrix ch(kd, vd);  // scale·Σ_{s≥t} e_s q_s ⊗ dO_s: H's coefficient through dq
-  Matrix dcoef = s_end;  // S − Σ_{s≥t} r_s k_s ⊗ v_s: dS's coefficient through dk and ⟨S, dS⟩
+  Matrix dcoef = s_end;  // S − Σ_{s≥t} r_s k_s ⊗ v_s: dS's coefficient through dk and the boundary
   const Matrix& ds = rec.d_end;
-  // The leaving state's own error and rounding, through ⟨S, dS⟩ only.
-  const double boundary = dot_sq(detail::squared(ds), local_s);
   std::vector<double> out(static_cast<std::size_t>(c));
   for (std::int64_t t = c - 1; t >= 0; --t) {
     const double e = in.gate.from_start(t, 0), r = in.gate.to_end(t, 0);
@@ -108,14 +107,14 @@ std::vector<double> dg_variance(const detail::ChunkRecord& rec, const Matrix& d_
         ch(d, x) += scale * e * in.q(t, d) * d_o(t, x);
         dcoef(d, x) -= r * in.k(t, d) * in.v(t, x);
       }
-    double var = boundary;
+    double var = 0.0;
     for (std::int64_t i = t; i < c; ++i)  // dP's rounding: pairs j < t ≤ i do not cancel
       for (std::int64_t j = 0; j < t; ++j) var += r_dp(i, j) * qk(i, j) * qk(i, j);
     for (std::int64_t d = 0; d < kd; ++d) {
       const double el = rec.f.e_last[static_cast<std::size_t>(d)];
       for (std::int64_t x = 0; x < vd; ++x) {
         const double through_s = ch(d, x) + el * ds(d, x);
-        var += ch(d, x) * ch(d, x) * r_h(d, x) + through_s * through_s * v_h(d, x) +
+        var += through_s * through_s * (r_h(d, x) + v_h(d, x)) +
                dcoef(d, x) * dcoef(d, x) * ds_var(d, x);
       }
     }
@@ -402,15 +401,8 @@ Status head_variance(Member m, const Problem& p, const Cotangents& cot, std::int
     }
     if (gated) {
       const Matrix& s_end = jj + 1 < recs.size() ? recs[jj + 1].h : final_state;
-      Matrix local_s = s_var[jj];  // the leaving state's error beyond e_last·δH, and its rounding
-      for (std::int64_t d = 0; d < s.key_dim; ++d) {
-        const double el = rec.f.e_last[static_cast<std::size_t>(d)];
-        for (std::int64_t x = 0; x < s.value_dim; ++x)
-          local_s(d, x) = std::max(0.0, local_s(d, x) - el * el * h_var[jj](d, x));
-      }
-      detail::axpy(1.0, detail::rounding_var(s_end, rd.h, &s_var[jj]), local_s);
       const std::vector<double> g =
-          dg_variance(rec, d_o, s_end, r_dp, r_h, h_var[jj], local_s, ds_all, p.scale);
+          dg_variance(rec, d_o, s_end, r_dp, r_h, h_var[jj], ds_all, p.scale);
       for (std::int64_t i = 0; i < rows; ++i)
         out.dg[static_cast<std::size_t>((rec.range.begin + i) * s.v_heads + hv)] =
             g[static_cast<std::size_t>(i)];

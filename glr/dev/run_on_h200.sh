@@ -111,8 +111,8 @@ echo
 echo "== resources (ptxas, sm_90a; per kernel: registers, spills, stack; smem is dynamic:"
 echo "   prepare 111 KB, state_output 151 KB (tile 32) / 175 KB (tile 64), the recompute's state"
 echo "   pass without the output 94 / 114 KB (60 / 80 KB without the delta rule),"
-echo "   dh_scan 50 / 62 KB (tile 32 / 64; delta rule 96 / 108 KB), grads 190.25 KB,"
-echo "   wy_grads 112 KB)"
+echo "   dh_scan 50 / 62 KB (tile 32 / 64; delta rule 96 / 108 KB), grads 157.5 KB (SSD),"
+echo "   190.25 KB (GDN), 156.25 KB (LA, DeltaNet), wy_grads 112 KB)"
 paste -d' ' - - - < <(grep -E "Compiling entry|Used|spill" /tmp/glr_dev_resources.txt \
   | sed -E "s/Compiling entry function '//; s/' for 'sm_90a'//") | cut -c1-180
 if [[ -s $out/sass_counts.txt ]]; then

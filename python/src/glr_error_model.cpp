@@ -6,6 +6,10 @@
 //   tau(output, ref, dims, cu_seqlens, gate_width, N, G, terms, sigma) -> tau per element
 //   dg_terms(<problem>, d_o, d_final_state)  -> (scale, total) per element of dg
 //   declared_sigma(<problem>, grade)         -> (sigma_o, sigma_final_state)
+//   forward_bounds(<problem>, grade)         -> (tau_o, tau_final_state) against the fp64 chunked
+//                                               reference of the same problem
+//   backward_bounds(<problem>, d_o, d_final_state, grade) -> [tau of dq, dk, dv, dg, dbeta, dh0]
+//                                               (empty where the member has no such gradient)
 // <problem> = member, dims, cu_seqlens, q, k, v, g, beta, h0, scale, v_first as in ref_forward.
 // Outputs are named "o", "ht", "dq", "dk", "dv", "dg", "dbeta", "dh0"; grades "fp32", "bf16".
 #include <nanobind/stl/array.h>
@@ -17,6 +21,7 @@
 #include <span>
 
 #include "glr_common.hpp"
+#include "kcv/glr/chunked.hpp"
 #include "kcv/glr/error_model.hpp"
 
 namespace kcv_python_glr {
@@ -117,6 +122,59 @@ std::pair<NumpyArray, NumpyArray> declared_sigma(
   return {to_numpy(std::move((*s)->o)), to_numpy(std::move((*s)->final_state))};
 }
 
+std::pair<NumpyArray, NumpyArray> forward_bounds(
+    int member_code, std::array<std::int64_t, 5> dims, std::vector<std::int64_t> cu_seqlens,
+    std::optional<HostArray> q, std::optional<HostArray> k, std::optional<HostArray> v,
+    std::optional<HostArray> g, std::optional<HostArray> beta, std::optional<HostArray> h0,
+    double scale, bool v_first, const std::string& grade) {
+  const Member member = member_of(member_code);
+  const kcv::glr::Problem p =
+      make_problem(member, dims, std::move(cu_seqlens), q, k, v, g, beta, h0, scale, v_first);
+  const kcv::glr::PrecisionContract contract = kcv::glr::contract_for(grade_of(grade));
+  std::optional<kcv::Expected<kcv::glr::ForwardBounds>> b;
+  {
+    nb::gil_scoped_release release;
+    kcv::Expected<kcv::glr::Outputs> ref = kcv::glr::chunked_forward(member, p);
+    if (!ref)
+      b.emplace(ref.error());
+    else
+      b.emplace(kcv::glr::forward_bounds(member, p, *ref, contract));
+  }
+  if (!*b) raise(b->error());
+  return {to_numpy(std::move((*b)->o)), to_numpy(std::move((*b)->final_state))};
+}
+
+std::vector<NumpyArray> backward_bounds(int member_code, std::array<std::int64_t, 5> dims,
+                                        std::vector<std::int64_t> cu_seqlens,
+                                        std::optional<HostArray> q, std::optional<HostArray> k,
+                                        std::optional<HostArray> v, std::optional<HostArray> g,
+                                        std::optional<HostArray> beta, std::optional<HostArray> h0,
+                                        double scale, bool v_first, std::optional<HostArray> d_o,
+                                        std::optional<HostArray> d_final_state,
+                                        const std::string& grade) {
+  const Member member = member_of(member_code);
+  const kcv::glr::Problem p =
+      make_problem(member, dims, std::move(cu_seqlens), q, k, v, g, beta, h0, scale, v_first);
+  kcv::glr::Cotangents cot{to_vector(d_o), to_vector(d_final_state)};
+  if (auto st = kcv::glr::validate(p, cot); !st) raise(st.error());
+  const kcv::glr::PrecisionContract contract = kcv::glr::contract_for(grade_of(grade));
+  std::optional<kcv::Expected<kcv::glr::BackwardBounds>> b;
+  {
+    nb::gil_scoped_release release;
+    kcv::Expected<kcv::glr::Gradients> ref = kcv::glr::chunked_backward(member, p, cot);
+    if (!ref)
+      b.emplace(ref.error());
+    else
+      b.emplace(kcv::glr::backward_bounds(member, p, cot, *ref, contract));
+  }
+  if (!*b) raise(b->error());
+  kcv::glr::BackwardBounds& t = b->value();
+  std::vector<NumpyArray> out;
+  for (std::vector<double>* x : {&t.dq, &t.dk, &t.dv, &t.dg, &t.dbeta, &t.dh0})
+    out.push_back(to_numpy(std::move(*x)));
+  return out;
+}
+
 }  // namespace
 
 void bind_error_model(nb::module_& m) {
@@ -148,6 +206,18 @@ void bind_error_model(nb::module_& m) {
         nb::arg("g").none(), nb::arg("beta").none(), nb::arg("h0").none(), nb::arg("scale"),
         nb::arg("v_first"), nb::arg("grade"),
         "sigma of o and of the final state under a grade's declared roundings.");
+  m.def("forward_bounds", &forward_bounds, nb::arg("member"), nb::arg("dims"),
+        nb::arg("cu_seqlens"), nb::arg("q").none(), nb::arg("k").none(), nb::arg("v").none(),
+        nb::arg("g").none(), nb::arg("beta").none(), nb::arg("h0").none(), nb::arg("scale"),
+        nb::arg("v_first"), nb::arg("grade"),
+        "(tau of o, tau of the final state) under a grade, against the fp64 chunked reference.");
+  m.def("backward_bounds", &backward_bounds, nb::arg("member"), nb::arg("dims"),
+        nb::arg("cu_seqlens"), nb::arg("q").none(), nb::arg("k").none(), nb::arg("v").none(),
+        nb::arg("g").none(), nb::arg("beta").none(), nb::arg("h0").none(), nb::arg("scale"),
+        nb::arg("v_first"), nb::arg("d_o").none(), nb::arg("d_final_state").none(),
+        nb::arg("grade"),
+        "[tau of dq, dk, dv, dg, dbeta, dh0] under a grade (la, ssd, deltanet, gdn), against the "
+        "fp64 chunked reference; empty where absent.");
 }
 
 }  // namespace kcv_python_glr

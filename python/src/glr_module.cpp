@@ -3,13 +3,19 @@
 // the Python front python/kcv/glr/__init__.py.
 //   * the fp64 chunked reference (include/kcv/glr/chunked.hpp) and the token-serial oracle
 //     (include/kcv/glr/oracle.hpp) on host float64 buffers, the CPU paths of kcv.glr's chunk_* and
-//     fused_recurrent_* ops: ref_forward / ref_backward take and return flat 1-D numpy arrays in fla's
-//     token-major layout with batch 1 and sequences packed along T (problem.hpp);
+//     fused_recurrent_* ops: ref_forward / ref_backward take and return flat 1-D numpy arrays in
+//     fla's token-major layout with batch 1 and sequences packed along T (problem.hpp);
 //   * the sm_90a launcher API (include/kcv/glr/gpu.hpp), only when the module was built with the
 //     kernels (has_cuda()): gpu_forward / gpu_backward take raw device pointers as Python ints
 //     (tensor.data_ptr()), the dims, dtype codes, the workspace and the CUDA stream as an int, so
 //     nothing here links libtorch; the caller allocates every tensor and the workspace. gpu_decode
-//     launches the token-serial decode kernel (fp32 tensors, state in/out).
+//     launches the token-serial decode kernel (fp32 tensors, state in/out). mma_forward /
+//     mma_backward launch the tensor-core kernels of glr/dev (dev::mma_forward, dev::mma_backward:
+//     K = V = 128, members la, ssd, deltanet and gdn, the bf16 precision grade) on the same kind
+//     of arguments: bf16 q, k, v, dO and β, fp32 g, h0 and dht, int64 cu_seqlens; outputs o, dq,
+//     dk, dv and dβ bf16, final state, dg and dh0 fp32. The backward recomputes the forward's
+//     pieces in its own workspace (MmaBackwardParams::recompute), so it needs the forward's inputs
+//     only, as the CUDA-core backward does.
 //   * the GLR error model (include/kcv/glr/error_model.hpp), bound in glr_error_model.cpp.
 // Errors from the C++ side become ValueError (bad arguments) or RuntimeError (anything else). The
 // GIL is released while the reference or a launch runs.
@@ -38,6 +44,8 @@
 #include "kcv/glr/oracle.hpp"
 #include "kcv/glr/problem.hpp"
 #ifdef KCV_GLR_HAVE_CUDA
+#include "glr/dev/chunked_mma_backward.hpp"
+#include "glr/dev/chunked_mma_forward.hpp"
 #include "kcv/glr/gpu.hpp"
 #endif
 
@@ -260,6 +268,131 @@ void gpu_backward(int member_code, std::array<std::int64_t, 7> d, double scale, 
   }
   if (!st) raise(st.error());
 }
+
+// ------------------------------------------------------------------ the tensor-core kernels
+namespace dev = kcv::glr::dev;
+
+/// What only the tensor-core kernels ask of a call: a member without a per-channel gate and
+/// K = V = 128. Errors name the field.
+void check_mma(const Call& c) {
+  if (kcv::glr::traits(c.cfg.member).gate == kcv::glr::GateKind::kChannel)
+    throw std::invalid_argument(
+        "member: the tensor-core kernels take la, ssd, deltanet and gdn, not the per-channel "
+        "gates (gla, kda)");
+  if (c.dims.key_dim != dev::kMmaDim)
+    throw std::invalid_argument("key_dim: the tensor-core kernels take K = 128, got " +
+                                std::to_string(c.dims.key_dim));
+  if (c.dims.value_dim != dev::kMmaDim)
+    throw std::invalid_argument("value_dim: the tensor-core kernels take V = 128, got " +
+                                std::to_string(c.dims.value_dim));
+}
+
+/// A tensor the tensor-core kernels read or write in 16-byte pieces: present and 16-byte aligned.
+void check_mma_pointer(const char* field, std::uintptr_t p) {
+  if (p == 0) throw std::invalid_argument(std::string(field) + ": must not be null");
+  if (p % 16 != 0)
+    throw std::invalid_argument(std::string(field) +
+                                ": must be 16-byte aligned for the tensor-core kernels");
+}
+
+/// The call of the tensor-core kernels: check_mma, then gpu_forward's checks (gpu::validate:
+/// dims, pointers, the host offsets) with their dtypes (fp32 g, bf16 β, int64 cu_seqlens), then
+/// the 16-byte alignment of q, k, v and the workspace.
+Call make_mma_call(int member_code, const std::array<std::int64_t, 7>& d, double scale,
+                   bool v_first, const std::array<std::uintptr_t, 7>& inputs, const gpu::Inputs& in,
+                   std::uintptr_t workspace) {
+  const Call c = make_call(member_code, d, scale, v_first, true, false, false);
+  check_mma(c);
+  if (auto st = gpu::validate(c.dims, c.cfg, in); !st) raise(st.error());
+  check_mma_pointer("q", inputs[0]);
+  check_mma_pointer("k", inputs[1]);
+  check_mma_pointer("v", inputs[2]);
+  check_mma_pointer("workspace", workspace);
+  return c;
+}
+
+int value_tile(const dev::MmaForwardParams& p, int multiprocessors) {
+  if (multiprocessors < 1)
+    throw std::invalid_argument("multiprocessors: must be positive, got " +
+                                std::to_string(multiprocessors));
+  return dev::default_value_tile(p, multiprocessors);
+}
+
+dev::MmaForwardTensors mma_tensors(const gpu::Inputs& in) {
+  dev::MmaForwardTensors t;
+  t.q = in.q;
+  t.k = in.k;
+  t.v = in.v;
+  t.g = static_cast<const float*>(in.g);
+  t.beta = in.beta;
+  t.h0 = in.h0;
+  t.cu_seqlens = static_cast<const std::int64_t*>(in.cu_seqlens);
+  return t;
+}
+
+std::size_t mma_workspace_bytes(bool backward, int member_code, std::array<std::int64_t, 7> d) {
+  const Call c = make_call(member_code, d, 1.0, false, true, false, false);
+  check_mma(c);
+  auto bytes = backward ? dev::mma_backward_workspace_bytes(c.cfg.member, c.dims)
+                        : dev::mma_forward_workspace_bytes(c.cfg.member, c.dims);
+  if (!bytes) raise(bytes.error());
+  return *bytes;
+}
+
+void mma_forward(int member_code, std::array<std::int64_t, 7> d, double scale, bool v_first,
+                 std::array<std::uintptr_t, 7> inputs, std::vector<std::int64_t> cu_host,
+                 std::uintptr_t o, std::uintptr_t final_state, std::uintptr_t workspace,
+                 std::size_t workspace_bytes, int multiprocessors, std::uintptr_t stream) {
+  const gpu::Inputs in = make_inputs(inputs, cu_host);
+  const Call c = make_mma_call(member_code, d, scale, v_first, inputs, in, workspace);
+  check_mma_pointer("o", o);
+  dev::MmaForwardTensors t = mma_tensors(in);
+  t.o = ptr<void>(o);
+  t.final_state = ptr<float>(final_state);
+  auto p = dev::mma_forward_params(c.cfg.member, c.dims, c.cfg.scale, c.cfg.layout, t,
+                                   ptr<void>(workspace), workspace_bytes);
+  if (!p) raise(p.error());
+  const int tile = value_tile(*p, multiprocessors);
+  kcv::Status st;
+  {
+    nb::gil_scoped_release release;
+    st = dev::mma_forward(c.cfg.member, *p, tile, ptr<CUstream_st>(stream));
+  }
+  if (!st) raise(st.error());
+}
+
+void mma_backward(int member_code, std::array<std::int64_t, 7> d, double scale, bool v_first,
+                  std::array<std::uintptr_t, 7> inputs, std::vector<std::int64_t> cu_host,
+                  std::uintptr_t d_o, std::uintptr_t d_final_state,
+                  std::array<std::uintptr_t, 6> grads, std::uintptr_t workspace,
+                  std::size_t workspace_bytes, int multiprocessors, std::uintptr_t stream) {
+  const gpu::Inputs in = make_inputs(inputs, cu_host);
+  const Call c = make_mma_call(member_code, d, scale, v_first, inputs, in, workspace);
+  check_mma_pointer("d_o", d_o);
+  check_mma_pointer("dq", grads[0]);
+  check_mma_pointer("dk", grads[1]);
+  check_mma_pointer("dv", grads[2]);
+  dev::MmaBackwardTensors t;
+  t.fwd = mma_tensors(in);
+  t.d_o = ptr<const void>(d_o);
+  t.dht = ptr<const float>(d_final_state);
+  t.dq = ptr<void>(grads[0]);
+  t.dk = ptr<void>(grads[1]);
+  t.dv = ptr<void>(grads[2]);
+  t.dg = ptr<float>(grads[3]);
+  t.dbeta = ptr<void>(grads[4]);
+  t.dh0 = ptr<float>(grads[5]);
+  auto p = dev::mma_backward_params(c.cfg.member, c.dims, c.cfg.scale, c.cfg.layout, t,
+                                    ptr<void>(workspace), workspace_bytes);
+  if (!p) raise(p.error());
+  const int tile = value_tile(p->fwd, multiprocessors);
+  kcv::Status st;
+  {
+    nb::gil_scoped_release release;
+    st = dev::mma_backward(c.cfg.member, *p, tile, ptr<CUstream_st>(stream));
+  }
+  if (!st) raise(st.error());
+}
 #endif
 
 }  // namespace
@@ -289,6 +422,20 @@ NB_MODULE(_glr, m) {
         nb::arg("v_first"), nb::arg("inputs"), nb::arg("o"), nb::arg("state"), nb::arg("stream"),
         "Launch the token-serial decode kernel; every tensor fp32, inputs = (q, k, v, g, beta, "
         "cu_seqlens int64); state is in/out.");
+  m.def("mma_workspace_bytes", &mma_workspace_bytes, nb::arg("backward"), nb::arg("member"),
+        nb::arg("dims"), "Workspace bytes of the tensor-core forward or backward.");
+  m.def("mma_forward", &mma_forward, nb::arg("member"), nb::arg("dims"), nb::arg("scale"),
+        nb::arg("v_first"), nb::arg("inputs"), nb::arg("cu_seqlens_host"), nb::arg("o"),
+        nb::arg("final_state"), nb::arg("workspace"), nb::arg("workspace_bytes"),
+        nb::arg("multiprocessors"), nb::arg("stream"),
+        "Launch the tensor-core forward (K = V = 128; la, ssd, deltanet, gdn); inputs = (q, k, "
+        "v bf16, g fp32, beta bf16, h0 fp32, cu_seqlens int64) as ints (0 = absent).");
+  m.def("mma_backward", &mma_backward, nb::arg("member"), nb::arg("dims"), nb::arg("scale"),
+        nb::arg("v_first"), nb::arg("inputs"), nb::arg("cu_seqlens_host"), nb::arg("d_o"),
+        nb::arg("d_final_state"), nb::arg("grads"), nb::arg("workspace"),
+        nb::arg("workspace_bytes"), nb::arg("multiprocessors"), nb::arg("stream"),
+        "Launch the tensor-core backward (it recomputes the forward's pieces); grads = (dq, dk, "
+        "dv bf16, dg fp32, dbeta bf16, dh0 fp32).");
 #else
   m.def("has_cuda", [] { return false; });
   m.attr("CHUNK_SIZE") = 64;

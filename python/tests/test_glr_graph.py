@@ -155,9 +155,12 @@ def _op_inputs(dtype=torch.float64):
 def test_forward_op_passes_opcheck():
     q, k, v, g, beta, h0, cu = _op_inputs()
     leaves = [t.requires_grad_() for t in (q, k, v, g, beta, h0)]
-    # chunk GDN with packed sequences and a state; the decode path of linear attention
-    cases = [(*leaves, cu, cu.clone(), 4, "chunk", 0.3, False, 64, True, False),
-             (q, k, v, None, None, None, None, None, 0, "recurrent", 0.5, True, 64, False, False)]
+    # chunk GDN with packed sequences and a state, at both grades; the decode path of linear
+    # attention
+    cases = [(*leaves, cu, cu.clone(), 4, "chunk", 0.3, False, 64, True, False, "fp32"),
+             (*leaves, cu, cu.clone(), 4, "chunk", 0.3, False, 64, True, False, "bf16"),
+             (q, k, v, None, None, None, None, None, 0, "recurrent", 0.5, True, 64, False, False,
+              "fp32")]
     for args in cases:
         result = torch.library.opcheck(torch.ops.kcv_glr.forward.default, args)
         assert set(result.values()) == {"SUCCESS"}, result
@@ -167,9 +170,11 @@ def test_backward_op_passes_opcheck():
     q, k, v, g, beta, h0, cu = _op_inputs()
     d_o = torch.randn(1, 30, 2, 6, dtype=torch.float64)
     d_ht = torch.randn_like(h0)
-    args = (q, k, v, g, beta, h0, cu, cu.clone(), d_o, d_ht, 4, "chunk", 0.3, False, 64)
-    result = torch.library.opcheck(torch.ops.kcv_glr.backward.default, args)
-    assert set(result.values()) == {"SUCCESS"}, result
+    for grade in ("fp32", "bf16"):
+        args = (q, k, v, g, beta, h0, cu, cu.clone(), d_o, d_ht, 4, "chunk", 0.3, False, 64,
+                grade)
+        result = torch.library.opcheck(torch.ops.kcv_glr.backward.default, args)
+        assert set(result.values()) == {"SUCCESS"}, result
 
 
 def test_custom_op_gradients_are_the_reference_adjoint():
@@ -182,7 +187,7 @@ def test_custom_op_gradients_are_the_reference_adjoint():
     w_o, w_h = torch.randn_like(o), torch.randn_like(ht)
     grads = torch.autograd.grad((o * w_o).sum() + (ht * w_h).sum(), leaves)
     want = torch.ops.kcv_glr.backward(*[t.detach() for t in leaves], cu, None, w_o, w_h, 4,
-                                      "chunk", 8 ** -0.5, False, 64)
+                                      "chunk", 8 ** -0.5, False, 64, "fp32")
     for a, b in zip(grads, want):
         torch.testing.assert_close(a, b, **EXACT)
 

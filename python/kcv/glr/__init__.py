@@ -29,12 +29,19 @@ raises NotImplementedError naming the option: cp_context, return_intermediate_st
 use_graph, gv, reverse, and the CUDA limits above. `import kcv.glr.fla` registers these ops as
 an fla backend (see kcv/glr/fla.py).
 
+Precision grade: every chunk op takes precision="fp32" (the CUDA-core kernels) or "bf16" (fla's
+precision class: on CUDA the tensor-core kernels for LA, SSD, DeltaNet and GDN at K = V = 128 with
+bf16 q/k/v and β, else the CUDA-core kernels); without it, the process-wide default of
+set_precision() ("fp32" unless set), which fla's layers get. On the CPU both grades run the fp64
+reference. See _precision.py and docs/glr/fla-api.md.
+
 Every op ends in the torch custom ops kcv_glr::forward / kcv_glr::backward (_autograd.py), so it
 traces under torch.compile; on CUDA, with cu_seqlens_cpu (or without cu_seqlens), a forward and
 backward wait for nothing on the host and capture in a CUDA graph (docs/glr/fla-api.md).
 """
 
 from kcv.glr._native import (MAX_CPU_HEAD_DIM, MAX_DECODE_HEAD_DIM, MAX_HEAD_DIM, has_cuda)
+from kcv.glr._precision import GRADES, get_precision, set_precision
 from kcv.glr._prologue import l2norm
 from kcv.glr.delta_rule import (chunk_delta_rule, chunk_gated_delta_rule, chunk_gdn, chunk_kda,
                                 fused_recurrent_delta_rule, fused_recurrent_gated_delta_rule,
@@ -50,4 +57,5 @@ __all__ = [
     "fused_recurrent_delta_rule", "fused_recurrent_gla", "fused_recurrent_simple_gla",
     "fused_recurrent_linear_attn",
     "l2norm", "has_cuda", "MAX_HEAD_DIM", "MAX_DECODE_HEAD_DIM", "MAX_CPU_HEAD_DIM",
+    "set_precision", "get_precision", "GRADES",
 ]

@@ -10,7 +10,9 @@ nothing. The real implementations are _launch.forward / _launch.backward.
 A custom op returns tensors, never None: an absent final state or gradient travels as an empty
 tensor (0 elements) and becomes None again here. The offsets' values are read inside the ops
 (read_offsets): from cu_seqlens_cpu when given, so a CUDA call then waits for nothing on the host;
-else from cu_seqlens, a device-to-host copy, as fla does.
+else from cu_seqlens, a device-to-host copy, as fla does. The precision grade ("fp32" or "bf16",
+_precision.py) is a static string argument of both ops, resolved by run() before the op: the ops
+never read the process-wide default.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from torch import Tensor
 
 from kcv.glr import _launch
 from kcv.glr._native import has_cuda
+from kcv.glr._precision import resolve
 from kcv.glr._validate import check_scale, dims_of, read_offsets, validate
 
 _EMPTY = (0,)
@@ -35,19 +38,20 @@ def _or_empty(t: Optional[Tensor], like: Tensor) -> Tensor:
 def glr_forward(q: Tensor, k: Tensor, v: Tensor, g: Optional[Tensor], beta: Optional[Tensor],
                 h0: Optional[Tensor], cu_seqlens: Optional[Tensor],
                 cu_seqlens_cpu: Optional[Tensor], member: int, mode: str, scale: float,
-                v_first: bool, chunk_size: int, want_state: bool,
-                decode_kernel: bool) -> tuple[Tensor, Tensor]:
-    """(o, final state, empty without want_state). decode_kernel picks the CUDA decode kernel."""
+                v_first: bool, chunk_size: int, want_state: bool, decode_kernel: bool,
+                precision: str) -> tuple[Tensor, Tensor]:
+    """(o, final state, empty without want_state). decode_kernel picks the CUDA decode kernel;
+    precision is the grade ("fp32" or "bf16") that picks the chunk kernels (chunk_path)."""
     dims = dims_of(q, v, cu_seqlens)
     cu = read_offsets(cu_seqlens, cu_seqlens_cpu, dims.T)
     o, ht = _launch.forward(member, mode, dims, cu, scale, v_first, chunk_size, want_state,
-                            decode_kernel, q, k, v, g, beta, h0, cu_seqlens)
+                            decode_kernel, precision, q, k, v, g, beta, h0, cu_seqlens)
     return o, _or_empty(ht, q)
 
 
 @glr_forward.register_fake
 def _forward_fake(q, k, v, g, beta, h0, cu_seqlens, cu_seqlens_cpu, member, mode, scale, v_first,
-                  chunk_size, want_state, decode_kernel):
+                  chunk_size, want_state, decode_kernel, precision):
     dims = dims_of(q, v, cu_seqlens)
     o = q.new_empty((dims.B, dims.T, dims.HV, dims.V))
     if not want_state:
@@ -60,42 +64,42 @@ def _forward_fake(q, k, v, g, beta, h0, cu_seqlens, cu_seqlens_cpu, member, mode
 def glr_backward(q: Tensor, k: Tensor, v: Tensor, g: Optional[Tensor], beta: Optional[Tensor],
                  h0: Optional[Tensor], cu_seqlens: Optional[Tensor],
                  cu_seqlens_cpu: Optional[Tensor], d_o: Tensor, d_ht: Optional[Tensor],
-                 member: int, mode: str, scale: float, v_first: bool,
-                 chunk_size: int) -> tuple[Tensor, Tensor, Tensor, Tensor, Tensor, Tensor]:
+                 member: int, mode: str, scale: float, v_first: bool, chunk_size: int,
+                 precision: str) -> tuple[Tensor, Tensor, Tensor, Tensor, Tensor, Tensor]:
     """(dq, dk, dv, dg, dbeta, dh0), each like its input; empty where the input is None."""
     dims = dims_of(q, v, cu_seqlens)
     cu = read_offsets(cu_seqlens, cu_seqlens_cpu, dims.T)
-    grads = _launch.backward(member, mode, dims, cu, scale, v_first, chunk_size, q, k, v, g, beta,
-                             h0, cu_seqlens, d_o, d_ht)
+    grads = _launch.backward(member, mode, dims, cu, scale, v_first, chunk_size, precision, q, k,
+                             v, g, beta, h0, cu_seqlens, d_o, d_ht)
     return tuple(_or_empty(t, q) for t in grads)
 
 
 @glr_backward.register_fake
 def _backward_fake(q, k, v, g, beta, h0, cu_seqlens, cu_seqlens_cpu, d_o, d_ht, member, mode,
-                   scale, v_first, chunk_size):
+                   scale, v_first, chunk_size, precision):
     return tuple(q.new_empty(_EMPTY) if t is None else torch.empty_like(t)
                  for t in (q, k, v, g, beta, h0))
 
 
 def _setup_context(ctx, inputs, output):
     (q, k, v, g, beta, h0, cu_seqlens, cu_seqlens_cpu, member, mode, scale, v_first, chunk_size,
-     _want_state, _decode_kernel) = inputs
+     _want_state, _decode_kernel, precision) = inputs
     del output
     ctx.save_for_backward(q, k, v, g, beta, h0, cu_seqlens, cu_seqlens_cpu)
-    ctx.meta = (member, mode, scale, v_first, chunk_size)
+    ctx.meta = (member, mode, scale, v_first, chunk_size, precision)
 
 
 def _backward(ctx, d_o, d_ht):
     q, k, v, g, beta, h0, cu_seqlens, cu_seqlens_cpu = ctx.saved_tensors
-    member, mode, scale, v_first, chunk_size = ctx.meta
+    member, mode, scale, v_first, chunk_size, precision = ctx.meta
     if d_o is None:
         dims = dims_of(q, v, cu_seqlens)
         d_o = q.new_zeros((dims.B, dims.T, dims.HV, dims.V))
     d_ht = None if d_ht is None or d_ht.numel() == 0 else d_ht
     grads = glr_backward(q, k, v, g, beta, h0, cu_seqlens, cu_seqlens_cpu, d_o, d_ht, member,
-                         mode, scale, v_first, chunk_size)
+                         mode, scale, v_first, chunk_size, precision)
     inputs = (q, k, v, g, beta, h0)
-    return tuple(None if t is None else dt for dt, t in zip(grads, inputs)) + (None,) * 9
+    return tuple(None if t is None else dt for dt, t in zip(grads, inputs)) + (None,) * 10
 
 
 glr_forward.register_autograd(_backward, setup_context=_setup_context)
@@ -107,9 +111,12 @@ def _needs_grad(tensors):
 
 
 def run(member, mode, q, k, v, g, beta, scale, initial_state, output_final_state, state_v_first,
-        cu_seqlens, cu_seqlens_cpu, chunk_size=64):
+        cu_seqlens, cu_seqlens_cpu, chunk_size=64, precision=None):
     """Validates, then runs one member on the chunk or recurrent path; returns (o, state|None).
-    Strided views are made contiguous first, as fla's input guard does (a copy only then)."""
+    Strided views are made contiguous first, as fla's input guard does (a copy only then).
+    precision: the chunk path's grade, None for the process-wide default (_precision.py); the
+    recurrent path runs at the fp32 grade."""
+    grade = resolve(precision) if mode == "chunk" else "fp32"
     q, k, v, g, beta, initial_state, cu_seqlens = (
         t.contiguous() if isinstance(t, Tensor) else t
         for t in (q, k, v, g, beta, initial_state, cu_seqlens))
@@ -121,5 +128,5 @@ def run(member, mode, q, k, v, g, beta, scale, initial_state, output_final_state
     decode_kernel = mode == "recurrent" and not _needs_grad((q, k, v, g, beta, initial_state))
     o, ht = glr_forward(q, k, v, g, beta, initial_state, cu_seqlens, cu_seqlens_cpu, member, mode,
                         scale, bool(state_v_first), int(chunk_size), bool(output_final_state),
-                        decode_kernel)
+                        decode_kernel, grade)
     return o, (ht if output_final_state else None)

@@ -4,7 +4,12 @@ functions of tensors that allocate their outputs and workspaces with torch and r
     dtype, the state float32, or float64 for float64 inputs): the chunked reference for "chunk",
     the token-serial oracle and its adjoint for "recurrent".
   * CUDA tensors run the sm_90a chunk kernels, or the decode kernel (fp32, token by token) when
-    the caller asks for it (a "recurrent" call no input of which needs a gradient).
+    the caller asks for it (a "recurrent" call no input of which needs a gradient). Which chunk
+    kernels is _precision.chunk_path's decision from the call and its grade: the CUDA-core
+    kernels (glr/kernels, fp32 grade), or under the bf16 grade the tensor-core kernels of glr/dev
+    (K = V = 128; LA, SSD, DeltaNet, GDN; bf16 q/k/v and β). Their backward recomputes the
+    forward's pieces from the saved inputs, as the CUDA-core backward does.
+  * PATHS counts the launches by (direction, path), so a test can see which kernels ran.
 On CUDA nothing here waits for the device: every tensor and workspace comes from torch's caching
 allocator (so a CUDA graph capture takes them from its private pool), every kernel goes to
 torch.cuda.current_stream(), and the host offsets (cu) only feed the launcher's checks; the
@@ -12,10 +17,17 @@ kernels read cu_seqlens on the device."""
 
 from __future__ import annotations
 
+from collections import Counter
+
 import torch
 
 from kcv import _glr
 from kcv.glr._native import from_np, np64, ptr
+from kcv.glr._precision import CUDA_CORE, TENSOR_CORE, chunk_path
+
+#: Launches by ("forward" | "backward", "reference" | "cuda_core" | "tensor_core" | "decode" |
+#: "oracle"), counted when an op runs (not on a CUDA graph's replay).
+PATHS = Counter()
 
 
 def _host_offsets(dims, cu):
@@ -34,10 +46,19 @@ def state_dtype(q):
     return torch.float64 if q.dtype == torch.float64 and not q.is_cuda else torch.float32
 
 
-def forward(member, mode, dims, cu, scale, v_first, chunk_size, want_state, decode_kernel, q, k,
-            v, g, beta, h0, cu_seqlens):
+def _path(member, mode, dims, grade, q, beta):
+    if not q.is_cuda:
+        return "reference" if mode == "chunk" else "oracle"
+    return chunk_path(member, dims.K, dims.V, q.dtype, None if beta is None else beta.dtype,
+                      q.device.type, grade)
+
+
+def forward(member, mode, dims, cu, scale, v_first, chunk_size, want_state, decode_kernel, grade,
+            q, k, v, g, beta, h0, cu_seqlens):
     """(o, final state or None)."""
     state_shape = state_shape_of(dims, v_first)
+    path = "decode" if q.is_cuda and decode_kernel else _path(member, mode, dims, grade, q, beta)
+    PATHS["forward", path] += 1
     if not q.is_cuda:
         fwd = _glr.ref_forward if mode == "chunk" else _glr.oracle_forward
         h0x = None if h0 is None else h0.detach()
@@ -51,14 +72,22 @@ def forward(member, mode, dims, cu, scale, v_first, chunk_size, want_state, deco
         o, ht = _decode_cuda(member, dims, cu, scale, v_first, q, k, v, g, beta, h0, cu_seqlens,
                              state_shape)
         return o, (ht if want_state else None)
+    if path == TENSOR_CORE:
+        return _mma_forward(member, dims, cu, scale, v_first, want_state, q, k, v, g, beta, h0,
+                            cu_seqlens, state_shape)
     return _chunk_cuda(member, dims, cu, scale, v_first, want_state, q, k, v, g, beta, h0,
                        cu_seqlens, state_shape)
 
 
-def backward(member, mode, dims, cu, scale, v_first, chunk_size, q, k, v, g, beta, h0,
+def backward(member, mode, dims, cu, scale, v_first, chunk_size, grade, q, k, v, g, beta, h0,
              cu_seqlens, d_o, d_ht):
     """(dq, dk, dv, dg, dbeta, dh0), each in its input's dtype, None where the input is None."""
-    if q.is_cuda:
+    path = _path(member, mode, dims, grade, q, beta)
+    PATHS["backward", path] += 1
+    if path == TENSOR_CORE:
+        grads = _mma_backward(member, dims, cu, scale, v_first, q, k, v, g, beta, h0, cu_seqlens,
+                              d_o, d_ht)
+    elif path == CUDA_CORE:
         grads = _chunk_cuda_backward(member, dims, cu, scale, v_first, q, k, v, g, beta, h0,
                                      cu_seqlens, d_o, d_ht)
     else:
@@ -148,3 +177,68 @@ def _decode_cuda(member, dims, cu, scale, v_first, q, k, v, g, beta, h0, cu_seql
                     (q32.data_ptr(), k32.data_ptr(), v32.data_ptr(), ptr(g32), ptr(b32),
                      ptr(cu64)), o32.data_ptr(), state.data_ptr(), stream)
     return o32.to(q.dtype), state
+
+
+# ------------------------------------------------------------------ the tensor-core kernels
+
+
+def _aligned(t):
+    """t, or a copy of it when its data is not 16-byte aligned (a view at an odd offset): the
+    tensor-core kernels read their tensors in 16-byte pieces."""
+    return t if t is None or t.data_ptr() % 16 == 0 else t.clone()
+
+
+def _mma_call(dims, cu, q, k, v, g, beta, h0, cu_seqlens):
+    """(launcher dims, host offsets, inputs) of the tensor-core kernels, as glr/check/mma_call.hpp
+    drives them: a batch of B > 1 sequences becomes B packed sequences with explicit int64 offsets
+    (made on the device, no host read); q, k, v, β bf16 (chunk_path sent only bf16 ones here),
+    g and h0 fp32; each contiguous and 16-byte aligned."""
+    f32 = lambda t: None if t is None else _aligned(t.to(torch.float32).contiguous())  # noqa: E731
+    if cu_seqlens is not None:
+        cu64, gdims = _aligned(cu_seqlens.to(torch.int64).contiguous()), dims.gpu(True)
+    elif dims.B > 1:
+        cu64 = torch.arange(0, dims.B * dims.T + 1, dims.T, dtype=torch.int64, device=q.device)
+        gdims = (1, dims.B * dims.T, dims.H, dims.HV, dims.K, dims.V, dims.B)
+        cu = _host_offsets(dims, None)
+    else:
+        cu64, gdims = None, dims.gpu(False)
+    x = (_aligned(q), _aligned(k), _aligned(v), f32(g), _aligned(beta), f32(h0), cu64)
+    return gdims, cu or [], x
+
+
+def _multiprocessors(device):
+    return torch.cuda.get_device_properties(device).multi_processor_count
+
+
+def _mma_forward(member, dims, cu, scale, v_first, want_state, q, k, v, g, beta, h0, cu_seqlens,
+                 state_shape):
+    gdims, cu, x = _mma_call(dims, cu, q, k, v, g, beta, h0, cu_seqlens)
+    o = torch.empty((dims.B, dims.T, dims.HV, dims.V), dtype=torch.bfloat16, device=q.device)
+    ht = torch.empty(state_shape, dtype=torch.float32, device=q.device) if want_state else None
+    nbytes = _glr.mma_workspace_bytes(False, member, gdims)
+    ws = torch.empty(max(nbytes, 1), dtype=torch.uint8, device=q.device)
+    stream = torch.cuda.current_stream(q.device).cuda_stream
+    _glr.mma_forward(member, gdims, scale, v_first, tuple(ptr(t) for t in x), cu,
+                     o.data_ptr(), ptr(ht), ws.data_ptr(), nbytes, _multiprocessors(q.device),
+                     stream)
+    return o, ht
+
+
+def _mma_backward(member, dims, cu, scale, v_first, q, k, v, g, beta, h0, cu_seqlens, d_o, d_ht):
+    gdims, cu, x = _mma_call(dims, cu, q, k, v, g, beta, h0, cu_seqlens)
+    d_o = _aligned(d_o.to(torch.bfloat16).contiguous())
+    d_ht = None if d_ht is None else _aligned(d_ht.to(torch.float32).contiguous())
+    dq, dk, dv = torch.empty_like(x[0]), torch.empty_like(x[1]), torch.empty_like(x[2])
+    dg = None if g is None else torch.empty_like(x[3])
+    db = None if beta is None else torch.empty_like(x[4])
+    dh0 = None if h0 is None else torch.empty_like(x[5])
+    nbytes = _glr.mma_workspace_bytes(True, member, gdims)
+    ws = torch.empty(max(nbytes, 1), dtype=torch.uint8, device=q.device)
+    stream = torch.cuda.current_stream(q.device).cuda_stream
+    _glr.mma_backward(member, gdims, scale, v_first, tuple(ptr(t) for t in x), cu,
+                      d_o.data_ptr(), ptr(d_ht),
+                      (dq.data_ptr(), dk.data_ptr(), dv.data_ptr(), ptr(dg), ptr(db), ptr(dh0)),
+                      ws.data_ptr(), nbytes, _multiprocessors(q.device), stream)
+    dg = None if dg is None else dg.to(g.dtype)
+    db = None if db is None else db.to(beta.dtype)
+    return dq, dk, dv, dg, db, dh0

@@ -17,9 +17,10 @@ def chunk_gated_delta_rule(q, k, v, g, beta, scale=None, initial_state=None,
                            output_final_state=False, use_qk_l2norm_in_kernel=False,
                            use_beta_sigmoid_in_kernel=False, allow_neg_eigval=False,
                            state_v_first=False, cu_seqlens=None, cu_seqlens_cpu=None,
-                           chunk_indices=None, cp_context=None, **kwargs):
+                           chunk_indices=None, cp_context=None, *, precision=None, **kwargs):
     """Gated DeltaNet, fla.ops.gated_delta_rule.chunk_gated_delta_rule. kwargs: use_gate_in_kernel,
-    A_log, dt_bias (the fused gate), chunk_size (16, 32, 64), transpose_state_layout."""
+    A_log, dt_bias (the fused gate), chunk_size (16, 32, 64), transpose_state_layout. precision:
+    "fp32", "bf16" or None (kcv.glr.set_precision's default)."""
     del chunk_indices
     state_v_first = _options.state_layout(state_v_first, kwargs)
     use_gate = bool(kwargs.pop("use_gate_in_kernel", False))
@@ -32,7 +33,7 @@ def chunk_gated_delta_rule(q, k, v, g, beta, scale=None, initial_state=None,
     if use_gate:
         g = gdn_gate(g, A_log, dt_bias)
     return run(GDN, "chunk", q, k, v, g, beta, scale, initial_state, output_final_state,
-               state_v_first, cu_seqlens, cu_seqlens_cpu, chunk)
+               state_v_first, cu_seqlens, cu_seqlens_cpu, chunk, precision)
 
 
 chunk_gdn = chunk_gated_delta_rule
@@ -43,11 +44,13 @@ def chunk_kda(q, k, v, g, beta, scale=None, initial_state=None, output_final_sta
               use_beta_sigmoid_in_kernel=False, allow_neg_eigval=False, safe_gate=False,
               lower_bound=None, disable_recompute=False, return_intermediate_states=False,
               state_v_first=False, cu_seqlens=None, cu_seqlens_cpu=None, cp_context=None,
-              use_graph=False, max_num_seqs=None, **kwargs):
+              use_graph=False, max_num_seqs=None, *, precision=None, **kwargs):
     """Kimi Delta Attention, fla.ops.kda.chunk_kda; g is the per-channel log-decay [B, T, HV, K]
     (the raw gate input with use_gate_in_kernel). kwargs: A_log, dt_bias, chunk_size (32, 64),
     transpose_state_layout. safe_gate and disable_recompute choose fla's kernels and change
-    nothing here beyond fla's lower_bound check; max_num_seqs matters only with use_graph."""
+    nothing here beyond fla's lower_bound check; max_num_seqs matters only with use_graph.
+    precision: "fp32", "bf16" or None (the default); KDA has no tensor-core kernels, so both
+    grades run the CUDA-core kernels."""
     del disable_recompute, max_num_seqs
     state_v_first = _options.state_layout(state_v_first, kwargs)
     A_log, dt_bias = kwargs.pop("A_log", None), kwargs.pop("dt_bias", None)
@@ -64,20 +67,21 @@ def chunk_kda(q, k, v, g, beta, scale=None, initial_state=None, output_final_sta
     if use_gate_in_kernel:
         g = kda_gate(g, A_log, dt_bias, lower_bound)
     return run(KDA, "chunk", q, k, v, g, beta, scale, initial_state, output_final_state,
-               state_v_first, cu_seqlens, cu_seqlens_cpu, chunk)
+               state_v_first, cu_seqlens, cu_seqlens_cpu, chunk, precision)
 
 
 def chunk_delta_rule(q, k, v, beta, scale=None, initial_state=None, output_final_state=False,
-                     use_qk_l2norm_in_kernel=False, cu_seqlens=None, cu_seqlens_cpu=None,
-                     **kwargs):
+                     use_qk_l2norm_in_kernel=False, cu_seqlens=None, cu_seqlens_cpu=None, *,
+                     precision=None, **kwargs):
     """DeltaNet, fla.ops.delta_rule.chunk_delta_rule. kwargs: chunk_size (16, 32, 64),
-    state_v_first / transpose_state_layout (a kcv extension; fla's DeltaNet has [K, V] only)."""
+    state_v_first / transpose_state_layout (a kcv extension; fla's DeltaNet has [K, V] only).
+    precision: "fp32", "bf16" or None (the default)."""
     state_v_first = _options.state_layout(kwargs.pop("state_v_first", False), kwargs)
     chunk = _options.chunk_size(kwargs, {16, 32, 64})
     _options.finish(kwargs)
     q, k = qk_l2norm(q, k, use_qk_l2norm_in_kernel)
     return run(DELTANET, "chunk", q, k, v, None, beta, scale, initial_state, output_final_state,
-               state_v_first, cu_seqlens, cu_seqlens_cpu, chunk)
+               state_v_first, cu_seqlens, cu_seqlens_cpu, chunk, precision)
 
 
 def _ones_beta(q, v):

@@ -15,6 +15,10 @@ return_intermediate_states, use_graph, gv, reverse, g and gk together, the CUDA 
 limits (bfloat16 q/k/v, K, V ≤ 128) and the decode kernel's (K, V ≤ 256), CUDA tensors when
 kcv._glr was built without CUDA, and devices other than cpu and cuda. Set FLA_KCV=0 to turn the
 backend off; FLA_DISABLE_BACKEND_DISPATCH=1 (fla's switch) bypasses every backend.
+
+fla's layers call the ops without kcv's `precision` keyword, so their chunk ops run at the
+process-wide grade: kcv.glr.set_precision("bf16") puts them on the tensor-core kernels where those
+take the call (docs/glr/fla-api.md, "Precision grade"); the default is "fp32".
 """
 
 from __future__ import annotations

@@ -13,10 +13,12 @@ from kcv.glr._native import GLA, LA, SSD
 
 
 def chunk_gla(q, k, v, g, scale=None, initial_state=None, output_final_state=False,
-              state_v_first=False, cu_seqlens=None, cu_seqlens_cpu=None):
-    """Gated linear attention, fla.ops.gla.chunk_gla; g is the per-channel log-decay."""
+              state_v_first=False, cu_seqlens=None, cu_seqlens_cpu=None, *, precision=None):
+    """Gated linear attention, fla.ops.gla.chunk_gla; g is the per-channel log-decay. precision:
+    "fp32", "bf16" or None (the default); GLA has no tensor-core kernels, so both grades run the
+    CUDA-core kernels."""
     return run(GLA, "chunk", q, k, v, g, None, scale, initial_state, output_final_state,
-               state_v_first, cu_seqlens, cu_seqlens_cpu)
+               state_v_first, cu_seqlens, cu_seqlens_cpu, precision=precision)
 
 
 def _scalar_gate(g, g_gamma, v):
@@ -38,15 +40,15 @@ def _scalar_gate(g, g_gamma, v):
 
 def chunk_simple_gla(q, k, v, g=None, g_gamma=None, scale=None, initial_state=None,
                      output_final_state=False, state_v_first=False, cu_seqlens=None,
-                     cu_seqlens_cpu=None, **kwargs):
+                     cu_seqlens_cpu=None, *, precision=None, **kwargs):
     """Simple GLA / SSD, fla.ops.simple_gla.chunk_simple_gla. kwargs: chunk_size (a power of 2),
-    transpose_state_layout."""
+    transpose_state_layout. precision: "fp32", "bf16" or None (the default)."""
     state_v_first = _options.state_layout(state_v_first, kwargs)
     chunk = _options.chunk_size(kwargs, "pow2")
     _options.finish(kwargs)
     member, g = _scalar_gate(g, g_gamma, v)
     return run(member, "chunk", q, k, v, g, None, scale, initial_state, output_final_state,
-               state_v_first, cu_seqlens, cu_seqlens_cpu, chunk)
+               state_v_first, cu_seqlens, cu_seqlens_cpu, chunk, precision)
 
 
 def fused_recurrent_gla(q, k, v, gk=None, gv=None, scale=None, initial_state=None,

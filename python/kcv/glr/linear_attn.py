@@ -68,10 +68,10 @@ def _normalize(o, q, k, scale, z_init, cu_seqlens):
 
 
 def _linear_attn(mode, q, k, v, scale, initial_state, output_final_state, normalize,
-                 cu_seqlens, cu_seqlens_cpu):
+                 cu_seqlens, cu_seqlens_cpu, precision=None):
     kv_init, z_init = _split_state(initial_state, normalize)
     o, ht = run(LA, mode, q, k, v, None, None, scale, kv_init, output_final_state, False,
-                cu_seqlens, cu_seqlens_cpu)
+                cu_seqlens, cu_seqlens_cpu, precision=precision)
     if not normalize:
         return o, ht
     scale = q.shape[-1] ** -0.5 if scale is None else float(scale)
@@ -80,12 +80,13 @@ def _linear_attn(mode, q, k, v, scale, initial_state, output_final_state, normal
 
 
 def chunk_linear_attn(q, k, v, scale=None, initial_state=None, output_final_state=False,
-                      normalize=True, cu_seqlens=None, **kwargs):
-    """fla.ops.linear_attn.chunk_linear_attn. kwargs: cu_seqlens_cpu."""
+                      normalize=True, cu_seqlens=None, *, precision=None, **kwargs):
+    """fla.ops.linear_attn.chunk_linear_attn. kwargs: cu_seqlens_cpu. precision: "fp32", "bf16"
+    or None (the default); it picks the recurrence's kernels, the normalisation is torch ops."""
     cu_seqlens_cpu = kwargs.pop("cu_seqlens_cpu", None)
     _options.finish(kwargs)
     return _linear_attn("chunk", q, k, v, scale, initial_state, output_final_state, normalize,
-                        cu_seqlens, cu_seqlens_cpu)
+                        cu_seqlens, cu_seqlens_cpu, precision)
 
 
 def fused_recurrent_linear_attn(q, k, v, scale=None, initial_state=None,

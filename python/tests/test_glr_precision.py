@@ -294,18 +294,20 @@ CODES = {"gdn": GDN, "ssd": SSD, "la": LA, "deltanet": DELTANET}
 NAMES = ["q", "k", "v", "g", "beta", "h0"]
 
 
-def _tc_inputs(member, B, T, N, seed=0, H=2, D=128):
-    """fla-like inputs on the CPU (glr/check/glr_cases.py's draws): l2-normalised bf16 q, k,
-    bf16 v, fp32 log-decay g (gdn, ssd), bf16 β (gdn, deltanet), fp32 h0 [N, H, 128, 128]."""
+def _tc_inputs(member, B, T, N, seed=0, H=2, D=128, HV=None):
+    """fla-like inputs on the CPU (glr/check/glr_cases.py's draws): l2-normalised bf16 q, k
+    [B, T, H, D], bf16 v [B, T, HV, D], fp32 log-decay g (gdn, ssd), bf16 β (gdn, deltanet), fp32
+    h0 [N, HV, D, D]; HV (GVA) defaults to H."""
+    HV = H if HV is None else HV
     gen = torch.Generator().manual_seed(seed)
     r = lambda *s: torch.randn(*s, generator=gen)  # noqa: E731
     nq = lambda t: torch.nn.functional.normalize(t, dim=-1)  # noqa: E731
-    q, k, v = nq(r(B, T, H, D)).to(BF16), nq(r(B, T, H, D)).to(BF16), r(B, T, H, D).to(BF16)
-    g = torch.nn.functional.logsigmoid(r(B, T, H)) / 16 if member in ("gdn", "ssd") else None
-    beta = torch.sigmoid(r(B, T, H)).to(BF16) if member in ("gdn", "deltanet") else None
-    h0 = r(N, H, D, D) * 0.1
-    w_o = r(B, T, H, D).to(BF16)  # d_o: the gradient of (o.float() * w_o).sum() is bf16(w_o)
-    w_h = r(N, H, D, D)
+    q, k, v = nq(r(B, T, H, D)).to(BF16), nq(r(B, T, H, D)).to(BF16), r(B, T, HV, D).to(BF16)
+    g = torch.nn.functional.logsigmoid(r(B, T, HV)) / 16 if member in ("gdn", "ssd") else None
+    beta = torch.sigmoid(r(B, T, HV)).to(BF16) if member in ("gdn", "deltanet") else None
+    h0 = r(N, HV, D, D) * 0.1
+    w_o = r(B, T, HV, D).to(BF16)  # d_o: the gradient of (o.float() * w_o).sum() is bf16(w_o)
+    w_h = r(N, HV, D, D)
     return [q, k, v, g, beta, h0], w_o, w_h
 
 
@@ -341,15 +343,13 @@ def _within(name, got, ref, tau):
 
 @cuda
 @pytest.mark.parametrize("member", ["gdn", "ssd", "la", "deltanet"])
-@pytest.mark.parametrize("layout", ["batch", "packed", "packed-vk"])
+@pytest.mark.parametrize("layout", ["single", "batch", "packed", "packed-vk", "packed-gva"])
 def test_cuda_bf16_grade_runs_tensor_cores_within_the_bf16_bound(member, layout):
-    if layout == "batch":
-        B, T, cu = 2, 150, None
-    else:
-        B, T, cu = 1, 200, [0, 70, 133, 200]
+    B, T, cu = {"single": (1, 130, None), "batch": (2, 150, None)}.get(
+        layout, (1, 200, [0, 70, 133, 200]))
     v_first = layout == "packed-vk"  # states [V, K]
     N = B if cu is None else len(cu) - 1
-    host, w_o, w_h = _tc_inputs(member, B, T, N)
+    host, w_o, w_h = _tc_inputs(member, B, T, N, HV=4 if layout == "packed-gva" else None)
     leaves = [None if t is None else t.cuda().requires_grad_() for t in host]
     cu_dev = None if cu is None else torch.tensor(cu, device="cuda")
     cu_cpu = None if cu is None else torch.tensor(cu)

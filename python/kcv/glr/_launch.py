@@ -59,6 +59,9 @@ def forward(member, mode, dims, cu, scale, v_first, chunk_size, want_state, deco
     state_shape = state_shape_of(dims, v_first)
     path = "decode" if q.is_cuda and decode_kernel else _path(member, mode, dims, grade, q, beta)
     PATHS["forward", path] += 1
+    if path == TENSOR_CORE:
+        return _mma_forward(member, dims, cu, scale, v_first, want_state, q, k, v, g, beta, h0,
+                            cu_seqlens, state_shape)
     if not q.is_cuda:
         fwd = _glr.ref_forward if mode == "chunk" else _glr.oracle_forward
         h0x = None if h0 is None else h0.detach()
@@ -72,9 +75,6 @@ def forward(member, mode, dims, cu, scale, v_first, chunk_size, want_state, deco
         o, ht = _decode_cuda(member, dims, cu, scale, v_first, q, k, v, g, beta, h0, cu_seqlens,
                              state_shape)
         return o, (ht if want_state else None)
-    if path == TENSOR_CORE:
-        return _mma_forward(member, dims, cu, scale, v_first, want_state, q, k, v, g, beta, h0,
-                            cu_seqlens, state_shape)
     return _chunk_cuda(member, dims, cu, scale, v_first, want_state, q, k, v, g, beta, h0,
                        cu_seqlens, state_shape)
 

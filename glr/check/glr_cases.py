@@ -15,7 +15,7 @@ import os
 
 import torch
 
-MEMBERS = ["gdn", "kda", "gla", "ssd", "la"]
+MEMBERS = ["gdn", "kda", "gla", "ssd", "la", "deltanet"]
 LIMITS = {"o": 0.005, "ht": 0.005, "dq": 0.008, "dk": 0.008, "dv": 0.008, "dh0": 0.008,
           "dbeta": 0.02, "dg": 0.02}
 GUARD_NOTE = ("fla v0.5.x refuses the gated backward on Hopper with Triton < 3.7.1 (RuntimeError in "
@@ -115,13 +115,14 @@ FIRST_FIT_NOTE = ("fla's Triton autotuners ran in first-fit mode for this accura
 
 
 def load_fla(first_fit=False):
-    """Imports fla, lifts the guard; returns (module dict of the five ops, a note). first_fit:
+    """Imports fla, lifts the guard; returns (module dict of the six ops, a note). first_fit:
     see first_fit_autotune (set before the first fla kernel runs)."""
     os.environ.setdefault("FLA_DISABLE_BACKEND_DISPATCH", "1")
     fit_note = first_fit_autotune() if first_fit else ""
     import fla.ops.common.chunk_o as chunk_o
     lifted = not chunk_o.TRITON_ABOVE_3_7_1
     chunk_o.TRITON_ABOVE_3_7_1 = True
+    from fla.ops.delta_rule import chunk_delta_rule
     from fla.ops.gated_delta_rule import chunk_gated_delta_rule
     from fla.ops.gla import chunk_gla
     from fla.ops.kda import chunk_kda
@@ -135,7 +136,7 @@ def load_fla(first_fit=False):
     if fit_note:
         note += " " + fit_note
     ops = {"gdn": chunk_gated_delta_rule, "kda": chunk_kda, "gla": chunk_gla,
-           "ssd": chunk_simple_gla, "la": chunk_linear_attn}
+           "ssd": chunk_simple_gla, "la": chunk_linear_attn, "deltanet": chunk_delta_rule}
     return ops, note
 
 
@@ -155,6 +156,11 @@ def load_flash_qla(auto_cp=False):
             auto_cp=auto_cp)
 
     version = getattr(flash_qla, "__version__", "?")
+    try:
+        import tilelang
+        version += f", tilelang {getattr(tilelang, '__version__', '?')}"
+    except ImportError:  # flash_qla imports it: not reached
+        pass
     return {"gdn": gdn}, (f"FlashQLA {version}: flash_qla.chunk_gated_delta_rule(auto_cp="
                           f"{auto_cp}), GDN with K = V = 128 only.")
 
@@ -208,7 +214,8 @@ def call(ops, member, x, cu_seqlens=None):
 def kcv_ops():
     import kcv.glr as glr
     return {"gdn": glr.chunk_gated_delta_rule, "kda": glr.chunk_kda, "gla": glr.chunk_gla,
-            "ssd": glr.chunk_simple_gla, "la": glr.chunk_linear_attn}
+            "ssd": glr.chunk_simple_gla, "la": glr.chunk_linear_attn,
+            "deltanet": glr.chunk_delta_rule}
 
 
 def leaves(x):

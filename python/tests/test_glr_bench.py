@@ -1,8 +1,14 @@
-"""bench/glr: the FLOP and byte model (roofline.py) on hand-computed cases."""
+"""bench/glr: the FLOP and byte model (roofline.py) on hand-computed cases, the target table
+from made-up times, and bench.py's CPU path end to end (--device cpu --shape tiny in a
+subprocess: kcv.glr's CPU path timed with time.perf_counter, fla and FlashQLA skipped with a
+reason, every member's rows in the markdown with numbers)."""
 
 import importlib.util
 import math
 import os
+import re
+import subprocess
+import sys
 
 import pytest
 
@@ -103,3 +109,74 @@ def test_achieved():
     assert gbs == pytest.approx(4800.0) and fbw == pytest.approx(1.0)
     assert all(math.isnan(v) for v in rl.achieved(1.0, 1.0, float("nan")))
     assert all(math.isnan(v) for v in rl.achieved(1.0, 1.0, 0.0))
+
+
+# ------------------------------------------------------------------ targets and the CPU path
+
+torch = pytest.importorskip("torch")
+
+
+def test_targets_from_made_up_times():
+    bench = _load("bench")
+    shapes = bench.parse_shapes("1,2")
+    res = {}
+    for s in shapes:
+        for m in MEMBERS:
+            res[(s.name, m, "fla")] = (1.0, 3.0, None)
+            res[(s.name, m, "kcv fp32")] = (1.0, 1.0, None)  # 3x fla: met
+            res[(s.name, m, "kcv bf16")] = (1.0, 2.0, None)  # 1.5x: not met
+    res[("1", "gdn", "kcv bf16")] = (0.2, 0.5, None)  # 0.5 ms <= 0.6: met; 6x fla
+    res[("1", "gdn", "kcv fp32")] = (1.0, 1.5, None)  # 1.5 ms > 1.2: not met; exactly 2x fla
+    rows, tail = bench.targets_table(res, shapes, MEMBERS, ["fp32", "bf16"])
+    assert not tail
+    gdn = [r for r in rows if r.startswith("| GDN fwd+bwd")]
+    assert gdn[0].startswith("| GDN fwd+bwd, fp32 grade") and gdn[0].endswith("| not met |")
+    assert gdn[1].startswith("| GDN fwd+bwd, bf16 grade") and gdn[1].endswith("| met |")
+    ratio = [r for r in rows if "x fla" in r]
+    assert len(ratio) == 2 * 2 * len(MEMBERS)
+    assert all(r.endswith("| met |") for r in ratio if "fp32 grade" in r)
+    assert "| 2.00 |" in [r for r in ratio if r.startswith("| gdn fwd+bwd, fp32")][0]
+    bf16 = [r for r in ratio if "bf16 grade" in r]
+    assert sum(r.endswith("| met |") for r in bf16) == 1  # gdn at shape 1
+    assert "| 6.00 |" in [r for r in bf16 if r.startswith("| gdn") and "T8192" in r][0]
+    rows, tail = bench.targets_table(res, bench.parse_shapes("tiny"), MEMBERS, ["fp32"])
+    assert len(rows) == 2 and "shape 1" in tail[0] and "shape 2" in tail[0]
+
+
+def test_varlen_shape():
+    bench = _load("bench")
+    s = bench.parse_shape("varlen")
+    assert s.B == 1 and s.T == 32768 and s.H == 32 and s.D == 128
+    assert s.cu[0] == 0 and s.cu[-1] == 32768 and len(s.cu) == len(bench.VARLEN_LENGTHS) + 1
+    assert s.seq_lengths == bench.VARLEN_LENGTHS and s.seqs == len(bench.VARLEN_LENGTHS)
+    assert bench.parse_shape("2x100x4x64").label == "B2 T100 H4 D64"
+
+
+def test_cpu_path_end_to_end(tmp_path):
+    pytest.importorskip("kcv._glr")
+    out = tmp_path / "bench_cpu.md"
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p and os.path.isdir(p))
+    proc = subprocess.run([sys.executable, os.path.join(BENCH_DIR, "bench.py"), "--device",
+                           "cpu", "--shape", "tiny", "--cpu-reps", "1", "--out", str(out)],
+                          capture_output=True, text=True, env=env, timeout=300)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    text = out.read_text()
+    assert "- fla: not run: --device cpu" in text
+    assert "- FlashQLA: not run: --device cpu" in text
+    times = text.split("## Times (ms)")[1].split("## Achieved")[0]
+    thru = text.split("## Achieved throughput")[1].split("## Targets")[0]
+    number = re.compile(r"^\d+\.\d+$")
+    for member in MEMBERS:
+        for pass_ in ("fwd", "fwd+bwd"):
+            row = [r for r in times.splitlines()
+                   if r.startswith(f"| B1 T256 H2 D32 | {member} | {pass_} |")]
+            assert len(row) == 1, (member, pass_, times)
+            cells = [c.strip() for c in row[0].strip("|").split("|")]
+            assert number.match(cells[3]), row  # kcv fp32
+            assert cells[5] == "-"  # fla
+            row = [r for r in thru.splitlines()
+                   if r.startswith(f"| B1 T256 H2 D32 | {member} | {pass_} |")]
+            assert len(row) == 1 and "%) · " in row[0], (member, pass_, thru)
+    assert "Not measured in this run" in text and text.rstrip().splitlines()[-1].startswith(
+        "Total ")

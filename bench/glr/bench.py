@@ -517,7 +517,11 @@ def main():
     for grade in args.grades:
         got = {m: kcv_path(m, shapes[0], grade, args.device, prec_mod) for m in members}
         if any(got.values()):
-            paths.append(f"kcv {grade}: " + ", ".join(f"{m} {p}" for m, p in got.items()))
+            groups = {}
+            for m, p in got.items():
+                groups.setdefault(p or "?", []).append(m)
+            paths.append(f"kcv {grade}: " + ", ".join(
+                f"{p.replace('_', '-')} ({' '.join(ms)})" for p, ms in groups.items()))
     varlen = [s for s in shapes if s.lengths is not None]
     header = [f"# kcv.glr vs fla and FlashQLA: forward and forward+backward, bf16 inputs, {dev}",
               "", f"Command: `python3 bench/glr/bench.py {' '.join(sys.argv[1:])}`", "",

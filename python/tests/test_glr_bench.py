@@ -162,6 +162,7 @@ def test_cpu_path_end_to_end(tmp_path):
                           capture_output=True, text=True, env=env, timeout=300)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     text = out.read_text()
+    bf16 = _load("bench").kcv_precision_support()[0]
     assert "- fla: not run: --device cpu" in text
     assert "- FlashQLA: not run: --device cpu" in text
     times = text.split("## Times (ms)")[1].split("## Achieved")[0]
@@ -174,6 +175,10 @@ def test_cpu_path_end_to_end(tmp_path):
             assert len(row) == 1, (member, pass_, times)
             cells = [c.strip() for c in row[0].strip("|").split("|")]
             assert number.match(cells[3]), row  # kcv fp32
+            if bf16:  # a kcv.glr with the precision keyword: the bf16 grade runs too
+                assert number.match(cells[4]), row
+            else:
+                assert cells[4] == "-", row
             assert cells[5] == "-"  # fla
             row = [r for r in thru.splitlines()
                    if r.startswith(f"| B1 T256 H2 D32 | {member} | {pass_} |")]

@@ -40,9 +40,12 @@
 #            summary.md of bench/glr/plot_curves.py. The corpus is data/text, or
 #            .device-data/text.tar.xz (scripts/build-text-corpus, then
 #            tar cJf .device-data/text.tar.xz -C data text/train.bin text/val.bin text/manifest.json)
-#   bench    bench_<shape>.md, bench_<shape>.log         (BENCH_S per shape, default 280 s)
-#            bench/glr/bench.py for each shape in BENCH_SHAPE (1 = B1·T8192·H32·D128,
-#            2 = B4·T4096·H16·D128; default "1")
+#   bench    bench_<shapes>.md, bench_<shapes>.log       (BENCH_S per entry, default 280 s)
+#            bench/glr/bench.py once for each entry of BENCH_SHAPE, an entry being one shape or
+#            a comma list measured in one process (1 = B1·T8192·H32·D128, 2 = B4·T4096·H16·D128,
+#            3 = B1·T32768·H32·D128, varlen; default "1"); BENCH_ARGS adds options (--grades,
+#            --flashqla, --members). FlashQLA runs when its wheels are in .whl/ too
+#            (docs/glr/bench.md, "How to run")
 #
 # Run from the repository root, with fla's wheels in .whl/ (and, for kcv._core, the Debian packages
 # of scripts/device-deps in .debs/):
@@ -50,7 +53,7 @@
 #   STEPS="install decode" bash glr/check/device_run.sh
 #   STEPS="install mma" bash glr/check/device_run.sh
 #   STEPS="install pytest verify" bash glr/check/device_run.sh
-#   STEPS="install bench" BENCH_SHAPE="1 2" bash glr/check/device_run.sh
+#   STEPS="install bench" BENCH_SHAPE="1,2 3,varlen" BENCH_S=600 bash glr/check/device_run.sh
 # KCV_SITE_PACK=FILE packs the compiled kcv after a build; KCV_SITE_TAR (default
 # .device-data/kcv-site.tar.gz) is such a pack, reused instead of a build when the checkout's
 # native sources are the ones it was built from.
@@ -266,8 +269,9 @@ fi
 
 if [[ $steps == *" bench "* ]]; then
   for shape in ${BENCH_SHAPE:-1}; do
+    name=${shape//,/_}
     timeout "${BENCH_S:-280}" python3 bench/glr/bench.py --shape "$shape" \
-      --out "$out/bench_$shape.md" ${BENCH_ARGS:-} > "$out/bench_$shape.log" 2>&1
+      --out "$out/bench_$name.md" ${BENCH_ARGS:-} > "$out/bench_$name.log" 2>&1
     stamp "bench shape $shape: exit $?"
   done
 fi

@@ -342,42 +342,42 @@ def model(member, shape, pass_):
     return flop, nbytes
 
 
+def measured_rows(results, shapes, members, cols):
+    """(shape, member, pass) of every row a table shows: the pairs some column measured."""
+    for shape in shapes:
+        for member in members:
+            if any((shape.name, member, c) in results for c in cols):
+                for pass_ in PASSES:
+                    yield shape, member, pass_
+
+
 def times_table(results, shapes, members, cols, grades):
     kcv_cols = [f"kcv {g}" for g in grades]
     head = (["shape", "member", "pass"] + cols + [f"fla / {c}" for c in kcv_cols])
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    for shape in shapes:
-        for member in members:
-            if not any((shape.name, member, c) in results for c in cols):
-                continue
-            for pass_ in PASSES:
-                vals = [cell(results, shape, member, c, pass_) for c in cols]
-                fla = cell(results, shape, member, "fla", pass_)
-                ratios = [fmt_ratio(fla, cell(results, shape, member, c, pass_))
-                          for c in kcv_cols]
-                lines.append("| " + " | ".join([shape.label, member, pass_]
-                                               + [fmt_ms(v) for v in vals] + ratios) + " |")
+    for shape, member, pass_ in measured_rows(results, shapes, members, cols):
+        vals = [cell(results, shape, member, c, pass_) for c in cols]
+        fla = cell(results, shape, member, "fla", pass_)
+        ratios = [fmt_ratio(fla, cell(results, shape, member, c, pass_)) for c in kcv_cols]
+        lines.append("| " + " | ".join([shape.label, member, pass_]
+                                       + [fmt_ms(v) for v in vals] + ratios) + " |")
     return lines
 
 
 def roofline_table(results, shapes, members, cols):
     head = ["shape", "member", "pass", "GFLOP", "GB"] + cols
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    for shape in shapes:
-        for member in members:
-            if not any((shape.name, member, c) in results for c in cols):
+    for shape, member, pass_ in measured_rows(results, shapes, members, cols):
+        flop, nbytes = model(member, shape, pass_)
+        row = [shape.label, member, pass_, f"{flop / 1e9:.4g}", f"{nbytes / 1e9:.4g}"]
+        for c in cols:
+            v = cell(results, shape, member, c, pass_)
+            if not isinstance(v, float) or math.isnan(v):
+                row.append("-")
                 continue
-            for pass_ in PASSES:
-                flop, nbytes = model(member, shape, pass_)
-                row = [shape.label, member, pass_, f"{flop / 1e9:.4g}", f"{nbytes / 1e9:.4g}"]
-                for c in cols:
-                    v = cell(results, shape, member, c, pass_)
-                    if not isinstance(v, float) or math.isnan(v):
-                        row.append("-")
-                        continue
-                    tf, gbs, ftf, fbw = rl.achieved(flop, nbytes, v)
-                    row.append(f"{tf:.3g} ({100 * ftf:.2g} %) · {gbs:.4g} ({100 * fbw:.2g} %)")
-                lines.append("| " + " | ".join(row) + " |")
+            tf, gbs, ftf, fbw = rl.achieved(flop, nbytes, v)
+            row.append(f"{tf:.3g} ({100 * ftf:.2g} %) · {gbs:.4g} ({100 * fbw:.2g} %)")
+        lines.append("| " + " | ".join(row) + " |")
     return lines
 
 

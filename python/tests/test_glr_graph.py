@@ -384,6 +384,12 @@ def test_cuda_compile_equals_eager(mode, varlen):
         o, ht = _cuda_call("gdn", q, k, v, g, beta, h0, cu, cu_cpu)
         return o, ht, (o.float() * w_o).sum() + (ht * w_h).sum()
 
+    assert_compiled_step_equals_eager(step, leaves, mode)
+
+
+def assert_compiled_step_equals_eager(step, leaves, mode):
+    """step(*leaves) -> (o, ht, loss) compiled (fullgraph, `mode`) gives eager's o, ht and
+    gradients bit for bit, on its third call."""
     torch._dynamo.reset()
     compiled = torch.compile(step, mode=mode, fullgraph=True)
     for _ in range(3):  # reduce-overhead records its graph on the second call, replays on the third

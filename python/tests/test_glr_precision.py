@@ -25,6 +25,7 @@ from kcv.glr import _launch, _precision  # noqa: E402
 from kcv.glr._native import DELTANET, GDN, GLA, KDA, LA, SSD  # noqa: E402
 from kcv.glr._precision import CUDA_CORE, REFERENCE, TENSOR_CORE, chunk_path  # noqa: E402
 from test_glr_api import chunk, inputs  # noqa: E402
+from test_glr_graph import assert_compiled_step_equals_eager  # noqa: E402
 
 BF16, F16, F32 = torch.bfloat16, torch.float16, torch.float32
 CHUNK_MEMBERS = ["gdn", "kda", "gla", "ssd", "la", "deltanet"]
@@ -454,12 +455,4 @@ def test_cuda_compile_equals_eager_under_bf16():
         o, ht = _tc_call("gdn", q, k, v, g, beta, h0, precision="bf16")
         return o, ht, (o.float() * w_o).sum() + (ht * w_h).sum()
 
-    torch._dynamo.reset()
-    compiled = torch.compile(step, mode="reduce-overhead", fullgraph=True)
-    for _ in range(3):
-        o, ht, loss = compiled(*leaves)
-        got = [o.clone(), ht.clone()] + [t.clone() for t in torch.autograd.grad(loss, leaves)]
-    o, ht, loss = step(*leaves)
-    want = [o, ht] + list(torch.autograd.grad(loss, leaves))
-    for a, b in zip(got, want):
-        assert torch.equal(a, b)
+    assert_compiled_step_equals_eager(step, leaves, "reduce-overhead")

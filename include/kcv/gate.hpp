@@ -80,6 +80,11 @@ const GateDef& gate_def(GateId id);
 /// KernelBench input can be gigabytes).
 bool judge_reads_input_values(GateId id, const OpSignature& sig);
 
+/// Whether the gate's judge reads the oracle's bound (tau, and the no-value-claim rule built on
+/// its scale). EXC-01 judges the NaN/+Inf/-Inf class of every element and reads no bound, so an
+/// oracle may leave out work only the bound needs (ModelOracle's pooled scale) for its probes.
+bool judge_reads_bound(GateId id);
+
 /// Folds per-probe results: fail beats error beats pass beats n/a; evidence of the worst probe.
 GateResult combine_results(GateId id, const std::vector<GateResult>& per_probe);
 

@@ -185,4 +185,6 @@ bool judge_reads_input_values(GateId id, const OpSignature& sig) {
   return id == GateId::kPrc01 && gates::op_ulp_budget_reads_inputs(sig);
 }
 
+bool judge_reads_bound(GateId id) { return id != GateId::kExc01; }
+
 }  // namespace kcv

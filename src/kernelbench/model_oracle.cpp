@@ -10,7 +10,8 @@
 //  - a row that declares f16/bf16 accumulation gets eager under autocast as its declared result.
 // A reference that raises on a probe's input refuses the probe (a view it does not take); any
 // other trusted-side failure is an Error (a harness failure). A probe whose outputs hold fewer
-// than kMinInformative informative elements pools E over the eager runs of more seeds.
+// than kMinInformative informative elements pools E over the eager runs of more seeds, unless its
+// gate reads no bound (EXC-01: judge_reads_bound).
 // The trusted runs depend on a probe's inputs (seed, shape, distributions, layouts, injections)
 // and not on how the candidate is called, so probes of several gates with the same inputs share
 // them: the runs of the kernel's first probe (the reference input, which most gates probe first)
@@ -27,6 +28,7 @@
 #include <optional>
 
 #include "gates/parallel.hpp"
+#include "kcv/gate.hpp"
 #include "kcv/kernelbench.hpp"
 #include "kcv/op_pipeline.hpp"
 #include "kcv/probe.hpp"
@@ -124,7 +126,7 @@ struct ModelOracle::Cache {
   EagerScales eager_scales;
   // The result per (profile's eager run, declared eager run, alternative): the profiles judging
   // one probe mostly share one, and each would otherwise walk the same outputs again.
-  std::map<std::tuple<int, int, int>, std::shared_ptr<OracleResult>> results;
+  std::map<std::tuple<int, int, int, bool>, std::shared_ptr<OracleResult>> results;
   std::string refused;
   // Whether this probe's inputs are staged on the reference's device (the stage task, sent at
   // the probe's first run): unset before that run, false when staging failed or was lost.
@@ -399,11 +401,14 @@ Expected<SharedOracleResult> ModelOracle::evaluate(const Probe& probe, const Pro
     declared_flags.autocast =
         *config_.declared_precision == DType::kBF16 ? Autocast::kBF16 : Autocast::kF16;
   }
+  // A gate that reads no bound (EXC-01) gets the probe's own E: no pooled scale is drawn for it.
+  const bool reads_bound = judge_reads_bound(probe.gate);
   // Everything the result depends on besides the probe: the runs it reads (a memoized result's
-  // runs are all cached, so no worker call is skipped that would have been made).
-  const std::tuple<int, int, int> result_key{
+  // runs are all cached, so no worker call is skipped that would have been made) and whether its
+  // E may pool.
+  const std::tuple<int, int, int, bool> result_key{
       flags_code(profile_flags), config_.declared_precision ? flags_code(declared_flags) : -1,
-      has_alternative ? (exc01 ? 1 : 0) | (exc02 ? 2 : 0) : -1};
+      has_alternative ? (exc01 ? 1 : 0) | (exc02 ? 2 : 0) : -1, reads_bound};
   if (auto it = cache_->results.find(result_key); it != cache_->results.end())
     return SharedOracleResult(it->second);
 
@@ -556,7 +561,7 @@ Expected<SharedOracleResult> ModelOracle::evaluate(const Probe& probe, const Pro
     double e = s.e;
     e = std::max(e, (*profile_scales)[o].e);
     if (declared_scales != nullptr) e = std::max(e, (*declared_scales)[o].e);
-    if (s.informative < kMinInformative && is_floating(spec.dtype)) {
+    if (reads_bound && s.informative < kMinInformative && is_floating(spec.dtype)) {
       if (!cache_->pooled_e) {
         auto pooled = pool_scale(probe, p);
         if (!pooled) return pooled.error();

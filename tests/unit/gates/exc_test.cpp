@@ -52,6 +52,27 @@ TEST(Exc01Judge, LeavesWrongFiniteValuesToCmp01) {
   EXPECT_EQ(r.verdict, Verdict::kPass) << r.evidence.summary;
 }
 
+// EXC-01 reads no bound (judge_reads_bound): any tau gives the same verdict and evidence, so an
+// oracle may hand its probes a bound without the pooled scale.
+TEST(Exc01Judge, ReadsNoBound) {
+  EXPECT_FALSE(judge_reads_bound(GateId::kExc01));
+  for (const std::vector<double>& got : {std::vector<double>{kNaN, kInf, -kInf, 0.5, 0.0},
+                                         std::vector<double>{1.0, kInf, -kInf, 1.0, 0.0}}) {
+    const GateResult base = with_candidate(got).judge(GateId::kExc01);
+    for (const double t : {0.0, kNaN, 1e300}) {
+      Synthetic s;
+      s.with_oracle(DType::kF32, kY, std::vector<double>(kY.size(), t)).with_call(got);
+      const GateResult r = s.judge(GateId::kExc01);
+      EXPECT_EQ(r.verdict, base.verdict);
+      EXPECT_EQ(r.evidence.summary, base.evidence.summary);
+      EXPECT_EQ(r.evidence.violations, base.evidence.violations);
+    }
+  }
+  for (const GateId id : kAllGates) {
+    if (id != GateId::kExc01) EXPECT_TRUE(judge_reads_bound(id)) << gate_def(id).code;
+  }
+}
+
 TEST(Exc01Judge, AcceptsTheAlternativeClassThatTheProfileSanctions) {  // maxNum drops the NaN
   Synthetic s = with_candidate({1.0, kInf, -kInf, 1.0, 0.0});
   s.oracle.outputs[0].alternative = {1.0, kInf, -kInf, 1.0, 0.0};

@@ -69,7 +69,9 @@ TEST(Exc01Judge, ReadsNoBound) {
     }
   }
   for (const GateId id : kAllGates) {
-    if (id != GateId::kExc01) EXPECT_TRUE(judge_reads_bound(id)) << gate_def(id).code;
+    if (id != GateId::kExc01) {
+      EXPECT_TRUE(judge_reads_bound(id)) << gate_def(id).code;
+    }
   }
 }
 

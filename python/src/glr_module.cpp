@@ -31,6 +31,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -175,8 +176,14 @@ T* ptr(std::uintptr_t p) {
   return reinterpret_cast<T*>(p);  // NOLINT(performance-no-int-to-ptr)
 }
 
+/// The launch's inputs; `cu_host`, when given, holds the N + 1 host offsets the launcher's
+/// checks read (a shorter list would be read past its end).
 gpu::Inputs make_inputs(const std::array<std::uintptr_t, 7>& p,
-                        const std::vector<std::int64_t>& cu_host) {
+                        const std::vector<std::int64_t>& cu_host, std::int64_t num_seqs) {
+  if (!cu_host.empty() && std::ssize(cu_host) != num_seqs + 1)
+    throw std::invalid_argument(
+        "cu_seqlens (host offsets): expected N + 1 = " + std::to_string(num_seqs + 1) +
+        " entries, got " + std::to_string(cu_host.size()));
   gpu::Inputs in;
   in.q = ptr<const void>(p[0]);
   in.k = ptr<const void>(p[1]);
@@ -205,7 +212,7 @@ void gpu_forward(int member_code, std::array<std::int64_t, 7> d, double scale, b
                  std::uintptr_t o, std::uintptr_t final_state, std::uintptr_t workspace,
                  std::size_t workspace_bytes, std::uintptr_t stream) {
   const Call c = make_call(member_code, d, scale, v_first, gate_fp32, beta_fp32, index_int32);
-  const gpu::Inputs in = make_inputs(inputs, cu_host);
+  const gpu::Inputs in = make_inputs(inputs, cu_host, d[6]);
   if (auto st = gpu::validate(c.dims, c.cfg, in); !st) raise(st.error());
   gpu::ForwardOutputs out;
   out.o = ptr<void>(o);
@@ -248,7 +255,7 @@ void gpu_backward(int member_code, std::array<std::int64_t, 7> d, double scale, 
                   std::array<std::uintptr_t, 6> grads, std::uintptr_t workspace,
                   std::size_t workspace_bytes, std::uintptr_t stream) {
   const Call c = make_call(member_code, d, scale, v_first, gate_fp32, beta_fp32, index_int32);
-  const gpu::Inputs in = make_inputs(inputs, cu_host);
+  const gpu::Inputs in = make_inputs(inputs, cu_host, d[6]);
   if (auto st = gpu::validate(c.dims, c.cfg, in); !st) raise(st.error());
   gpu::Cotangents cot;
   cot.d_o = ptr<const void>(d_o);
@@ -343,7 +350,7 @@ void mma_forward(int member_code, std::array<std::int64_t, 7> d, double scale, b
                  std::array<std::uintptr_t, 7> inputs, std::vector<std::int64_t> cu_host,
                  std::uintptr_t o, std::uintptr_t final_state, std::uintptr_t workspace,
                  std::size_t workspace_bytes, int multiprocessors, std::uintptr_t stream) {
-  const gpu::Inputs in = make_inputs(inputs, cu_host);
+  const gpu::Inputs in = make_inputs(inputs, cu_host, d[6]);
   const Call c = make_mma_call(member_code, d, scale, v_first, inputs, in, workspace);
   check_mma_pointer("o", o);
   dev::MmaForwardTensors t = mma_tensors(in);
@@ -366,7 +373,7 @@ void mma_backward(int member_code, std::array<std::int64_t, 7> d, double scale, 
                   std::uintptr_t d_o, std::uintptr_t d_final_state,
                   std::array<std::uintptr_t, 6> grads, std::uintptr_t workspace,
                   std::size_t workspace_bytes, int multiprocessors, std::uintptr_t stream) {
-  const gpu::Inputs in = make_inputs(inputs, cu_host);
+  const gpu::Inputs in = make_inputs(inputs, cu_host, d[6]);
   const Call c = make_mma_call(member_code, d, scale, v_first, inputs, in, workspace);
   check_mma_pointer("d_o", d_o);
   check_mma_pointer("dq", grads[0]);

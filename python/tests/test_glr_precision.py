@@ -271,6 +271,9 @@ def test_mma_entries_check_their_arguments_naming_the_field():
         ("cu_seqlens must end", lambda: _mma_forward(dims=(1, 200, 2, 2, 128, 128, 2),
                                                      inputs=(_P,) * 5 + (0, _P),
                                                      cu=(0, 50, 100))),
+        ("expected N + 1 = 3 entries, got 2",
+         lambda: _mma_forward(dims=(1, 200, 2, 2, 128, 128, 2), inputs=(_P,) * 5 + (0, _P),
+                              cu=(0, 200))),
         ("multiprocessors", lambda: _mma_forward(multiprocessors=0)),
         ("d_o: must not be null", lambda: _mma_backward(d_o=0)),
         ("dq: must not be null", lambda: _mma_backward(grads=(0, _P, _P, _P, _P, 0))),
@@ -312,8 +315,10 @@ def _tc_inputs(member, B, T, N, seed=0, H=2, D=128, HV=None):
     return [q, k, v, g, beta, h0], w_o, w_h
 
 
-def _tc_call(member, q, k, v, g, beta, h0, cu=None, cu_cpu=None, **kw):
-    kw = dict(initial_state=h0, output_final_state=True, cu_seqlens=cu, cu_seqlens_cpu=cu_cpu,
+def _tc_call(member, q, k, v, g, beta, h0, cu=None, cu_cpu=None, state=True, **kw):
+    """One chunk op; without `state` fla's most common training call: no initial state, no final
+    state asked for (then ht is None)."""
+    kw = dict(initial_state=h0, output_final_state=state, cu_seqlens=cu, cu_seqlens_cpu=cu_cpu,
               **kw)
     if member == "gdn":
         return glr.chunk_gated_delta_rule(q, k, v, g, beta, **kw)
@@ -323,10 +328,11 @@ def _tc_call(member, q, k, v, g, beta, h0, cu=None, cu_cpu=None, **kw):
 
 
 def _tc_step(member, leaves, w_o, w_h, cu=None, cu_cpu=None, **kw):
-    """[o, ht] and the gradients of the leaves present (q, k, v, g, beta, h0 order)."""
-    o, ht = _tc_call(member, *leaves, cu=cu, cu_cpu=cu_cpu, **kw)
+    """[o, ht] and the gradients of the leaves present (q, k, v, g, beta, h0 order); w_h None:
+    no final state asked for (ht None, no loss term)."""
+    o, ht = _tc_call(member, *leaves, cu=cu, cu_cpu=cu_cpu, state=w_h is not None, **kw)
     used = [t for t in leaves if t is not None]
-    loss = (o.float() * w_o).sum() + (ht * w_h).sum()
+    loss = (o.float() * w_o).sum() + (0 if ht is None else (ht * w_h).sum())
     return [o, ht] + list(torch.autograd.grad(loss, used))
 
 
@@ -344,19 +350,23 @@ def _within(name, got, ref, tau):
 
 @cuda
 @pytest.mark.parametrize("member", ["gdn", "ssd", "la", "deltanet"])
-@pytest.mark.parametrize("layout", ["single", "batch", "packed", "packed-vk", "packed-gva"])
+@pytest.mark.parametrize("layout", ["single", "batch", "packed", "packed-vk", "packed-gva",
+                                    "no-state"])
 def test_cuda_bf16_grade_runs_tensor_cores_within_the_bf16_bound(member, layout):
-    B, T, cu = {"single": (1, 130, None), "batch": (2, 150, None)}.get(
-        layout, (1, 200, [0, 70, 133, 200]))
+    # no-state: no h0, no final state (null h0, dht, ht, dh0), T a multiple of the chunk
+    B, T, cu = {"single": (1, 130, None), "batch": (2, 150, None),
+                "no-state": (2, 192, None)}.get(layout, (1, 200, [0, 70, 133, 200]))
     v_first = layout == "packed-vk"  # states [V, K]
     N = B if cu is None else len(cu) - 1
     host, w_o, w_h = _tc_inputs(member, B, T, N, HV=4 if layout == "packed-gva" else None)
+    if layout == "no-state":
+        host[5], w_h = None, None
     leaves = [None if t is None else t.cuda().requires_grad_() for t in host]
     cu_dev = None if cu is None else torch.tensor(cu, device="cuda")
     cu_cpu = None if cu is None else torch.tensor(cu)
     before = _launch.PATHS.copy()
-    got = _tc_step(member, leaves, w_o.cuda(), w_h.cuda(), cu_dev, cu_cpu, precision="bf16",
-                   state_v_first=v_first)
+    got = _tc_step(member, leaves, w_o.cuda(), None if w_h is None else w_h.cuda(), cu_dev,
+                   cu_cpu, precision="bf16", state_v_first=v_first)
     torch.cuda.synchronize()
     counts = _launch.PATHS - before
     assert counts == {("forward", TENSOR_CORE): 1, ("backward", TENSOR_CORE): 1}, counts
@@ -366,7 +376,8 @@ def test_cuda_bf16_grade_runs_tensor_cores_within_the_bf16_bound(member, layout)
     tau_o, tau_ht = _glr.forward_bounds(*args, "bf16")
     ref_o, ref_ht = _glr.ref_forward(*args)
     _within("o", got[0], ref_o, tau_o)
-    _within("ht", got[1], ref_ht, tau_ht)
+    if w_h is not None:
+        _within("ht", got[1], ref_ht, tau_ht)
     taus = _glr.backward_bounds(*args, _flat(w_o), _flat(w_h), "bf16")
     refs = _glr.ref_backward(*args, _flat(w_o), _flat(w_h))
     names = [n for n, t in zip(NAMES, host) if t is not None]
@@ -455,4 +466,7 @@ def test_cuda_compile_equals_eager_under_bf16():
         o, ht = _tc_call("gdn", q, k, v, g, beta, h0, precision="bf16")
         return o, ht, (o.float() * w_o).sum() + (ht * w_h).sum()
 
+    before = _launch.PATHS.copy()
+    step(*leaves)  # eager: the tensor-core kernels, so the compiled run is compared with them
+    assert _launch.PATHS - before == {("forward", TENSOR_CORE): 1}
     assert_compiled_step_equals_eager(step, leaves, "reduce-overhead")

@@ -17,6 +17,7 @@ kernels read cu_seqlens on the device."""
 
 from __future__ import annotations
 
+import contextlib
 from collections import Counter
 
 import torch
@@ -53,9 +54,31 @@ def _path(member, mode, dims, grade, q, beta):
                       q.device.type, grade)
 
 
+def _device_of(q):
+    """q's CUDA device made current for the call (the launches, the kernels' shared-memory
+    attributes and the stream are per device: a tensor on cuda:1 while cuda:0 is current would
+    launch on the wrong one); nothing on the CPU."""
+    return torch.cuda.device(q.device) if q.is_cuda else contextlib.nullcontext()
+
+
 def forward(member, mode, dims, cu, scale, v_first, chunk_size, want_state, decode_kernel, grade,
             q, k, v, g, beta, h0, cu_seqlens):
     """(o, final state or None)."""
+    with _device_of(q):
+        return _forward(member, mode, dims, cu, scale, v_first, chunk_size, want_state,
+                        decode_kernel, grade, q, k, v, g, beta, h0, cu_seqlens)
+
+
+def backward(member, mode, dims, cu, scale, v_first, chunk_size, grade, q, k, v, g, beta, h0,
+             cu_seqlens, d_o, d_ht):
+    """(dq, dk, dv, dg, dbeta, dh0), each in its input's dtype, None where the input is None."""
+    with _device_of(q):
+        return _backward(member, mode, dims, cu, scale, v_first, chunk_size, grade, q, k, v, g,
+                         beta, h0, cu_seqlens, d_o, d_ht)
+
+
+def _forward(member, mode, dims, cu, scale, v_first, chunk_size, want_state, decode_kernel, grade,
+             q, k, v, g, beta, h0, cu_seqlens):
     state_shape = state_shape_of(dims, v_first)
     path = "decode" if q.is_cuda and decode_kernel else _path(member, mode, dims, grade, q, beta)
     PATHS["forward", path] += 1
@@ -79,9 +102,8 @@ def forward(member, mode, dims, cu, scale, v_first, chunk_size, want_state, deco
                        cu_seqlens, state_shape)
 
 
-def backward(member, mode, dims, cu, scale, v_first, chunk_size, grade, q, k, v, g, beta, h0,
-             cu_seqlens, d_o, d_ht):
-    """(dq, dk, dv, dg, dbeta, dh0), each in its input's dtype, None where the input is None."""
+def _backward(member, mode, dims, cu, scale, v_first, chunk_size, grade, q, k, v, g, beta, h0,
+              cu_seqlens, d_o, d_ht):
     path = _path(member, mode, dims, grade, q, beta)
     PATHS["backward", path] += 1
     if path == TENSOR_CORE:

@@ -36,6 +36,9 @@
 //      in place of ⟨S_e, dS⟩ (S_e not loaded): the pairs that cancel exactly are left out, so a
 //      NaN in v at a chunk's last row leaves dg finite where the recurrence does (EXC-01).
 //      157.5 KB of shared memory for SSD (GDN keeps S_e: 190.25 KB).
+//   10 grad_kernel's copies with compile-time trip counts (copy_rows_async_fixed), where a rolled
+//      loop to blockDim.x formed a 64-bit product per 16-byte piece (84 pieces a thread with the
+//      scalar gate and the delta rule). The same sums in the same order.
 //
 // 0. The forward's prepare_kernel and state_output_kernel without the output (o not written: no Q
 //    or A^qk loaded, no Q·H or A^qk·Δ) keep bf16(H) of every chunk entry and of every sequence end
@@ -358,21 +361,24 @@ __global__ void __launch_bounds__(kMmaThreads, 1) grad_kernel(MmaBackwardParams 
   const std::int64_t qk_stride = static_cast<std::int64_t>(p.qk_heads) * kMmaDim;
   const std::int64_t v_stride = static_cast<std::int64_t>(p.v_heads) * kMmaDim;
 
-  copy_rows_async(sm.q, p.q + qk_row(p, ch.t0, hv), qk_stride, c);
-  copy_rows_async(sm.k, p.k + qk_row(p, ch.t0, hv), qk_stride, c);
+  copy_rows_async_fixed<kMmaThreads>(sm.q, p.q + qk_row(p, ch.t0, hv), qk_stride, c);
+  copy_rows_async_fixed<kMmaThreads>(sm.k, p.k + qk_row(p, ch.t0, hv), qk_stride, c);
   if constexpr (kDelta)  // Δ where the members without the delta rule have V
-    copy_rows_async(sm.v, p.delta + slot_block(p, slot, hv, kMmaDim), kMmaDim, kMmaChunk);
+    copy_rows_async_fixed<kMmaThreads>(sm.v, p.delta + slot_block(p, slot, hv, kMmaDim), kMmaDim,
+                                       kMmaChunk);
   else
-    copy_rows_async(sm.v, p.v + v_row(p, ch.t0, hv), v_stride, c);
-  copy_rows_async(sm.d_o, bp.d_o + v_row(p, ch.t0, hv), v_stride, c);
-  copy_rows_async(sm.h, p.states + state_block(p, slot, hv), kMmaDim, kMmaDim);
-  copy_rows_async(sm.ds, bp.dh + state_block(p, slot, hv), kMmaDim, kMmaDim);
-  copy_rows_async(sm.a, p.a + slot_block(p, slot, hv, kMmaChunk), kMmaChunk, kMmaChunk);
+    copy_rows_async_fixed<kMmaThreads>(sm.v, p.v + v_row(p, ch.t0, hv), v_stride, c);
+  copy_rows_async_fixed<kMmaThreads>(sm.d_o, bp.d_o + v_row(p, ch.t0, hv), v_stride, c);
+  copy_rows_async_fixed<kMmaThreads>(sm.h, p.states + state_block(p, slot, hv), kMmaDim, kMmaDim);
+  copy_rows_async_fixed<kMmaThreads>(sm.ds, bp.dh + state_block(p, slot, hv), kMmaDim, kMmaDim);
+  copy_rows_async_fixed<kMmaThreads>(sm.a, p.a + slot_block(p, slot, hv, kMmaChunk), kMmaChunk,
+                                     kMmaChunk);
   if constexpr (kGate == GateKind::kScalar && kDelta) {  // S_e, for dg's boundary term (GDN)
     const std::int64_t end_slot = bp.fault == BackwardFault::kBoundaryAtEntry ? slot
                                   : ch.last                                   ? p.slots + ch.seq
                                                                               : slot + 1;
-    copy_rows_async(sm.s_end, p.states + state_block(p, end_slot, hv), kMmaDim, kMmaDim);
+    copy_rows_async_fixed<kMmaThreads>(sm.s_end, p.states + state_block(p, end_slot, hv), kMmaDim,
+                                       kMmaDim);
   }
   arch::cp_async_commit();
 

@@ -38,7 +38,10 @@
 //      157.5 KB of shared memory for SSD (GDN keeps S_e: 190.25 KB).
 //   10 grad_kernel's copies with compile-time trip counts (copy_rows_async_fixed), where a rolled
 //      loop to blockDim.x formed a 64-bit product per 16-byte piece (84 pieces a thread with the
-//      scalar gate and the delta rule). The same sums in the same order.
+//      scalar gate and the delta rule); dg's two serial sums (the suffix sums of the row terms
+//      and ⟨S_e, dS⟩ over the 128 parts) by two threads of two warps at once, and dg stored by
+//      each row's thread, where one thread ran both sums in turn and stored every row. The same
+//      sums in the same order.
 //
 // 0. The forward's prepare_kernel and state_output_kernel without the output (o not written: no Q
 //    or A^qk loaded, no Q·H or A^qk·Δ) keep bf16(H) of every chunk entry and of every sequence end
@@ -544,17 +547,28 @@ __global__ void __launch_bounds__(kMmaThreads, 1) grad_kernel(MmaBackwardParams 
     arch::cta_for(kMmaThreads,
                   [&](int t) { sm.bound_part[t] = dot_part<kMmaThreads>(sm.s_end, sm.ds, t); });
     __syncthreads();  // row_part and bound_part complete
-    // dg_t = Σ_{s ≥ t} row term + ⟨S_e, dS⟩, in a fixed order (completed by wy_grad_kernel's
-    // − Σ_{s ≥ t} v_s·dv_s).
-    arch::cta_for(1, [&](int) {
-      float bound = 0.0f;
-      for (int t = 0; t < kMmaThreads; ++t) bound += sm.bound_part[t];
-      float running = 0.0f;
-      for (int i = c - 1; i >= 0; --i) {
-        running +=
-            ((sm.row_part[i][0] + sm.row_part[i][1]) + sm.row_part[i][2]) + sm.row_part[i][3];
-        bp.dg[(ch.t0 + i) * p.v_heads + hv] = running + bound;
+    // dg_t = Σ_{s ≥ t} row term + ⟨S_e, dS⟩, in a fixed order (with the delta rule completed by
+    // wy_grad_kernel's − Σ_{s ≥ t} v_s·dv_s). The two serial sums run at once on two warps, each
+    // by one thread in its order: the suffix sums of the row terms by thread 0 (into
+    // row_part[t][0]), ⟨S_e, dS⟩ over the 128 parts by thread 32 (into bound_part[0]); then each
+    // row's dg is stored by its own thread, all at once.
+    arch::cta_for(kMmaThreads, [&](int t) {
+      if (t == 0) {
+        float running = 0.0f;
+        for (int i = c - 1; i >= 0; --i) {
+          running +=
+              ((sm.row_part[i][0] + sm.row_part[i][1]) + sm.row_part[i][2]) + sm.row_part[i][3];
+          sm.row_part[i][0] = running;
+        }
+      } else if (t == arch::kWarpSize) {
+        float bound = 0.0f;
+        for (int u = 0; u < kMmaThreads; ++u) bound += sm.bound_part[u];
+        sm.bound_part[0] = bound;
       }
+    });
+    __syncthreads();
+    arch::cta_for(c, [&](int i) {
+      bp.dg[(ch.t0 + i) * p.v_heads + hv] = sm.row_part[i][0] + sm.bound_part[0];
     });
   }
   if constexpr (kSsd) {

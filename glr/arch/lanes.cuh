@@ -156,14 +156,18 @@ __device__ __forceinline__ void load_f32x2(const float* p, float& v0, float& v1)
 #endif
 }
 
-/// Two floats to 8-byte aligned global or shared memory, one 8-byte store on the device.
+/// Two floats to 8-byte aligned global or shared memory, one 8-byte store on the device: their
+/// bits as one 64-bit word (v0 the low half). A float2 store compiles to two 4-byte stores in the
+/// backward's kernels (st.global.f32 at +0 and +4 in the PTX), where the 64-bit word stays one
+/// 8-byte store.
 __device__ __forceinline__ void store_f32x2(float* p, float v0, float v1) {
 #if defined(KCV_GLR_HOST_EMULATION)
   if (reinterpret_cast<std::uintptr_t>(p) % 8 != 0) std::abort();  // as load_u32x4
   p[0] = v0;
   p[1] = v1;
 #else
-  *reinterpret_cast<float2*>(p) = make_float2(v0, v1);
+  *reinterpret_cast<unsigned long long*>(p) =
+      (static_cast<unsigned long long>(__float_as_uint(v1)) << 32) | __float_as_uint(v0);
 #endif
 }
 

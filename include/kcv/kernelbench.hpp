@@ -297,6 +297,9 @@ class ModelOracle final : public Oracle {
   /// How many probes read the trusted runs kept from an earlier probe with the same inputs
   /// instead of running the reference again (src/kernelbench/model_oracle.cpp).
   int trusted_runs_reused() const;
+  /// How many probes read the pooled scale an earlier probe with the same inputs drew (another
+  /// gate's probe of the same trusted key) instead of drawing and running the pool again.
+  int pooled_scales_reused() const;
 
  private:
   struct Cache;

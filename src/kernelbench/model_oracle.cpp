@@ -121,6 +121,11 @@ struct ModelOracle::Cache {
   Fp64Runs fp64;                                // (nan_number, flush)
   EagerRuns eager;                              // flags
   std::optional<std::vector<double>> pooled_e;  // per output
+  // Every pooled E the kernel's probes drew, by trusted key: it depends on the probe's inputs
+  // alone (the pool's seeds derive from the probe's), so a later probe of the same key (another
+  // gate's) reads it instead of drawing and running the pool again. One double per output each.
+  std::map<std::string, std::vector<double>> pooled_by_key;
+  int pools_reused = 0;
   // Per eager run: its outputs as fp64 values, and each output's EagerScale against fp64.
   std::map<std::tuple<bool, bool, int>, Values> eager_values;
   EagerScales eager_scales;
@@ -135,15 +140,14 @@ struct ModelOracle::Cache {
   std::optional<std::pair<Constants, uint64_t>> draw_key;
   std::vector<HostTensor> drawn;
 
-  // The first probe's runs (its plain fp64 run, its eager runs and their scales, its pooled E,
-  // a refusal) while other probes run: `kept_key` is set by the first probe, the runs are here
+  // The first probe's runs (its plain fp64 run, its eager runs and their scales, a refusal)
+  // while other probes run: `kept_key` is set by the first probe, the runs are here
   // while another probe's are current and in the fields above while a probe of that key is.
   std::string kept_key;
   bool kept_filled = false;
   Fp64Runs kept_fp64;
   EagerRuns kept_eager;
   EagerScales kept_scales;
-  std::optional<std::vector<double>> kept_pooled_e;
   std::string kept_refused;
   // The first draw, likewise: the shape and seed most probes start from.
   std::optional<std::pair<Constants, uint64_t>> kept_draw_key;
@@ -199,7 +203,6 @@ struct ModelOracle::Cache {
       }
       kept_eager = std::move(eager);
       kept_scales = std::move(eager_scales);
-      kept_pooled_e = std::move(pooled_e);
       kept_refused = refused;
       kept_filled = true;
     }
@@ -218,12 +221,10 @@ struct ModelOracle::Cache {
       fp64 = std::move(kept_fp64);
       eager = std::move(kept_eager);
       eager_scales = std::move(kept_scales);
-      pooled_e = std::move(kept_pooled_e);
       refused = kept_refused;
       kept_fp64.clear();
       kept_eager.clear();
       kept_scales.clear();
-      kept_pooled_e.reset();
       kept_filled = false;
       ++reused;
     }
@@ -253,6 +254,8 @@ ModelOracle::ModelOracle(ModuleWorkers& workers, ModuleConfig config)
 ModelOracle::~ModelOracle() = default;
 
 int ModelOracle::trusted_runs_reused() const { return cache_->reused; }
+
+int ModelOracle::pooled_scales_reused() const { return cache_->pools_reused; }
 
 namespace {
 
@@ -563,9 +566,15 @@ Expected<SharedOracleResult> ModelOracle::evaluate(const Probe& probe, const Pro
     if (declared_scales != nullptr) e = std::max(e, (*declared_scales)[o].e);
     if (reads_bound && s.informative < kMinInformative && is_floating(spec.dtype)) {
       if (!cache_->pooled_e) {
-        auto pooled = pool_scale(probe, p);
-        if (!pooled) return pooled.error();
-        cache_->pooled_e = std::move(*pooled);
+        if (auto known = cache_->pooled_by_key.find(token); known != cache_->pooled_by_key.end()) {
+          cache_->pooled_e = known->second;
+          ++cache_->pools_reused;
+        } else {
+          auto pooled = pool_scale(probe, p);
+          if (!pooled) return pooled.error();
+          cache_->pooled_by_key.emplace(token, *pooled);
+          cache_->pooled_e = std::move(*pooled);
+        }
       }
       if (o < cache_->pooled_e->size()) e = std::max(e, (*cache_->pooled_e)[o]);
     }

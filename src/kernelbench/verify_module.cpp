@@ -339,6 +339,7 @@ ModuleOutcome verify_module_unguarded(const ModuleRow& row, const ModuleRunOptio
   record_pipeline_timings(report.timings, result.timings);
   record_input_times(oracle.input_times(), result.timings);
   result.timings["oracle.reused"] = oracle.trusted_runs_reused();
+  result.timings["oracle.pools_reused"] = oracle.pooled_scales_reused();
 
   out.verdicts = verdict_records(report, options.base);
   out.op_class = std::string(op_class_name(source.signature().op_class));

@@ -56,20 +56,13 @@ struct MmaBackwardParams {
   bf16* dbeta = nullptr;  ///< [T, HV] (delta rule only)
   float* dh0 = nullptr;   ///< [N, HV, 128, 128] in the state layout, or null
   /// true: the backward recomputes the forward's pieces first (two launches). false: a training
-  /// step's forward already ran on `fwd` with its outputs set (kept_forward_params, then
-  /// mma_forward), so A^qk, the gate factors, the states and, under the delta rule, W, U, T and
-  /// Δ are in the workspace as it left them, and the backward starts at its dH scan.
+  /// step's forward already ran with its pieces kept (mma_kept_forward_params on the same kept
+  /// workspace, then mma_forward), so A^qk, the gate factors, the states and, under the delta
+  /// rule, W, U, T and Δ are in the workspace as it left them, and the backward starts at its dH
+  /// scan.
   bool recompute = true;
   BackwardFault fault = BackwardFault::kNone;
 };
-
-/// The forward block of a training step whose backward skips the recompute: the backward's
-/// `fwd` with the outputs o [T, HV, 128] bf16 and final_state (or null) set. mma_forward on it
-/// writes o and the final state and keeps the pieces the backward reads in its workspace; then
-/// mma_backward with `recompute = false` on the same block. o and final_state must be 16-byte
-/// aligned, as mma_forward_params asks of every tensor (else an error).
-[[nodiscard]] Expected<MmaForwardParams> kept_forward_params(const MmaBackwardParams& bp, void* o,
-                                                             float* final_state);
 
 /// The caller's tensors: fwd's inputs (q, k, v, g, h0, cu_seqlens; o, final_state ignored), dO
 /// and dht, and the gradients. q, k, v, dO and dq, dk, dv are bf16.
@@ -85,14 +78,54 @@ struct MmaBackwardTensors {
   float* dh0 = nullptr;
 };
 
-/// Workspace bytes of the backward (the recompute's pieces included) for `member` at `dims`
-/// (K = V = 128; LA, SSD or DeltaNet).
+/// The backward's workspace in two parts. `kept`: what a training step's forward keeps for its
+/// backward (the forward's pieces, the states entering every chunk and, under the delta rule, T
+/// and Δ; mma_kept_workspace_bytes), written by the recompute or by the forward of
+/// mma_kept_forward_params. `scratch`: the backward's own (dh, dΔ, the per-head fp32 dq, dk;
+/// mma_backward_scratch_bytes). Two buffers, so that a caller can hold the kept part from the
+/// forward to the backward and allocate the scratch in the backward alone.
+struct MmaBackwardWorkspace {
+  void* kept = nullptr;
+  std::size_t kept_bytes = 0;
+  void* scratch = nullptr;
+  std::size_t scratch_bytes = 0;
+  /// MmaBackwardParams::recompute: false when the forward of mma_kept_forward_params ran on
+  /// `kept` and the inputs are the same.
+  bool recompute = true;
+};
+
+/// Bytes of the kept part for `member` at `dims` (K = V = 128; LA, SSD, DeltaNet or GDN). At
+/// B1·T8192·H32: 172 MB for LA and SSD, 409 MB for DeltaNet and GDN.
+[[nodiscard]] Expected<std::size_t> mma_kept_workspace_bytes(Member member, const gpu::Dims& dims);
+
+/// Bytes of the backward's scratch part.
+[[nodiscard]] Expected<std::size_t> mma_backward_scratch_bytes(Member member,
+                                                               const gpu::Dims& dims);
+
+/// Bytes of the backward's one-buffer workspace: the kept part, then the scratch.
 [[nodiscard]] Expected<std::size_t> mma_backward_workspace_bytes(Member member,
                                                                  const gpu::Dims& dims);
 
+/// The forward block of a training step: mma_forward_params on `t` with the kept part's pieces
+/// in `kept` (`bytes` at least mma_kept_workspace_bytes), so that mma_forward writes o and the
+/// final state and keeps what the backward reads; then mma_backward with a workspace whose kept
+/// part is the same buffer and `recompute = false`.
+[[nodiscard]] Expected<MmaForwardParams> mma_kept_forward_params(Member member,
+                                                                 const gpu::Dims& dims, float scale,
+                                                                 StateLayout layout,
+                                                                 const MmaForwardTensors& t,
+                                                                 void* kept, std::size_t bytes);
+
 /// The parameter block: the forward's checks, the backward's members, which gradients must be
 /// present (dq, dk, dv always; dg exactly with a gate, dbeta exactly with the delta rule; dh0
-/// optional), 16-byte alignment, and the workspace layout.
+/// optional), 16-byte alignment, and the workspace layout in its two parts.
+[[nodiscard]] Expected<MmaBackwardParams> mma_backward_params(Member member, const gpu::Dims& dims,
+                                                              float scale, StateLayout layout,
+                                                              const MmaBackwardTensors& t,
+                                                              const MmaBackwardWorkspace& ws);
+
+/// The same in one buffer of mma_backward_workspace_bytes: the kept part at its start, the
+/// scratch after it; recompute = true.
 [[nodiscard]] Expected<MmaBackwardParams> mma_backward_params(Member member, const gpu::Dims& dims,
                                                               float scale, StateLayout layout,
                                                               const MmaBackwardTensors& t,

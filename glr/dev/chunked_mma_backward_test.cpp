@@ -104,14 +104,15 @@ Case make(const Param& prm) {
 }
 
 /// A training step's forward outputs when the forward keeps its pieces for the backward
-/// (kept_forward_params): o and the final state, poisoned before the run.
+/// (mma_kept_forward_params): o and the final state, poisoned before the run.
 struct KeptForward {
   std::vector<bf16> o;
   std::vector<float> final_state;
 };
 
-/// The backward of `c`; with `kept`, a training step: the forward on the backward's block first
-/// (o and final state into `kept`), then the backward without its recompute.
+/// The backward of `c` on one workspace buffer; with `kept`, a training step on the workspace's two
+/// parts in separate buffers: the forward keeping its pieces in the kept part first (o and final
+/// state into `kept`), then the backward without its recompute.
 HostGradients run_backward(const Case& c, int value_tile,
                            BackwardFault fault = BackwardFault::kNone, KeptForward* kept = nullptr,
                            ScanTile scan_tile = ScanTile::kDefault) {
@@ -119,10 +120,16 @@ HostGradients run_backward(const Case& c, int value_tile,
   const HostCotangents hc = host_cotangents(c.cot);
   HostGradients g = poisoned_gradients(c.member, c.p);
   Expected<std::size_t> bytes = mma_backward_workspace_bytes(c.member, t.dims);
-  EXPECT_TRUE(bytes) << (bytes ? "" : bytes.error().to_string());
-  if (!bytes) return g;
-  Aligned ws(*bytes);
-  std::memset(ws.get(), 0xff, *bytes);  // poisoned: every workspace value is written before use
+  Expected<std::size_t> kept_bytes = mma_kept_workspace_bytes(c.member, t.dims);
+  Expected<std::size_t> scratch_bytes = mma_backward_scratch_bytes(c.member, t.dims);
+  EXPECT_TRUE(bytes && kept_bytes && scratch_bytes);
+  if (!bytes || !kept_bytes || !scratch_bytes) return g;
+  EXPECT_EQ(*bytes, *kept_bytes + *scratch_bytes);
+  // Poisoned: every workspace value is written before use.
+  Aligned ws(*bytes), kept_ws(*kept_bytes), scratch_ws(*scratch_bytes);
+  std::memset(ws.get(), 0xff, *bytes);
+  std::memset(kept_ws.get(), 0xff, *kept_bytes);
+  std::memset(scratch_ws.get(), 0xff, *scratch_bytes);
   auto q = aligned_copy(t.q), k = aligned_copy(t.k), v = aligned_copy(t.v);
   auto d_o = aligned_copy(hc.d_o);
   auto dq = aligned_copy(g.dq), dk = aligned_copy(g.dk), dv = aligned_copy(g.dv);
@@ -145,23 +152,38 @@ HostGradients run_backward(const Case& c, int value_tile,
   bt.dg = gated ? g.dg.data() : nullptr;
   bt.dbeta = delta ? dbeta->get() : nullptr;
   bt.dh0 = g.dh0.data();
-  Expected<MmaBackwardParams> prm = mma_backward_params(
-      c.member, t.dims, static_cast<float>(c.p.scale), c.p.layout, bt, ws.get(), *bytes);
+  const float scale = static_cast<float>(c.p.scale);
+  MmaBackwardWorkspace split{kept_ws.get(), *kept_bytes, scratch_ws.get(), *scratch_bytes, false};
+  Expected<MmaBackwardParams> prm =
+      kept != nullptr
+          ? mma_backward_params(c.member, t.dims, scale, c.p.layout, bt, split)
+          : mma_backward_params(c.member, t.dims, scale, c.p.layout, bt, ws.get(), *bytes);
   EXPECT_TRUE(prm) << (prm ? "" : prm.error().to_string());
   if (!prm) return g;
   prm->fault = fault;
   if (kept != nullptr) {
     poison(c.p, kept->o, kept->final_state);
-    Expected<MmaForwardParams> fwd =
-        kept_forward_params(*prm, kept->o.data(), kept->final_state.data());
+    MmaForwardTensors ft = bt.fwd;
+    ft.o = kept->o.data();
+    ft.final_state = kept->final_state.data();
+    Expected<MmaForwardParams> fwd = mma_kept_forward_params(c.member, t.dims, scale, c.p.layout,
+                                                             ft, kept_ws.get(), *kept_bytes);
     EXPECT_TRUE(fwd) << (fwd ? "" : fwd.error().to_string());
     if (!fwd) return g;
     const Status fst = emulate_mma_forward(c.member, *fwd, value_tile);
     EXPECT_TRUE(fst) << (fst ? "" : fst.error().to_string());
-    prm->recompute = false;
+    EXPECT_FALSE(prm->recompute);
   }
+  // The kept part as the forward left it: the backward reads it and writes nothing there, so a
+  // second backward from the same pieces (autograd's retain_graph) reads what the first did.
+  const auto* kept_mem = static_cast<const std::byte*>(kept_ws.get());
+  const std::vector<std::byte> kept_before(kept_mem, kept_mem + *kept_bytes);
   const Status st = emulate_mma_backward(c.member, *prm, value_tile, scan_tile);
   EXPECT_TRUE(st) << (st ? "" : st.error().to_string());
+  if (kept != nullptr) {
+    EXPECT_EQ(std::memcmp(kept_before.data(), kept_ws.get(), *kept_bytes), 0)
+        << "the backward wrote into the kept part";
+  }
   std::memcpy(g.dq.data(), dq->get(), g.dq.size() * sizeof(bf16));
   std::memcpy(g.dk.data(), dk->get(), g.dk.size() * sizeof(bf16));
   std::memcpy(g.dv.data(), dv->get(), g.dv.size() * sizeof(bf16));
@@ -193,9 +215,9 @@ TEST_P(ChunkedMmaBackward, MeetsTheBf16GradeBoundAtBothValueTiles) {
       << "value tiles 32 and 64 disagree";
 }
 
-// A training step whose forward keeps its pieces (kept_forward_params) and whose backward skips
-// the recompute: the gradients are the recomputing backward's bit for bit, and o and the final
-// state meet the forward's bf16-grade bound.
+// A training step whose forward keeps its pieces (mma_kept_forward_params) in a buffer of its own
+// and whose backward skips the recompute, its scratch in another: the gradients are the recomputing
+// backward's bit for bit, and o and the final state meet the forward's bf16-grade bound.
 TEST(ChunkedMmaBackwardKept, GivesTheRecomputedGradientsAndTheForwardsOutputs) {
   for (const Param& prm :
        {Param{"ssd", Member::kSimpleGla, mma_spec({1, 150, 7}, 1, 2, 3101)},

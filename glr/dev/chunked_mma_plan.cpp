@@ -49,11 +49,11 @@ std::size_t carve(Member member, MmaForwardParams& p, std::byte* base) {
   return at;
 }
 
-// The backward's workspace: the forward's pieces, the kept states, dh, with the delta rule the
-// kept T and Δ and the scan's dΔ, and (GVA or the delta rule) the per-head fp32 dq, dk; with base
-// non-null also sets bp's pointers.
-std::size_t carve_backward(Member member, MmaBackwardParams& bp, std::byte* base) {
-  MmaForwardParams& p = bp.fwd;
+// What a training step's forward keeps for its backward: the forward's pieces, the states
+// entering every chunk (and at every sequence end) and, with the delta rule, T and Δ. The
+// backward's recompute writes the same pieces at the same offsets, so this part comes first in the
+// backward's one-buffer workspace. With base non-null also sets p's pointers.
+std::size_t carve_kept(Member member, MmaForwardParams& p, std::byte* base) {
   std::size_t at = carve(member, p, base);
   const auto piece = [&](std::size_t bytes) {
     std::byte* ptr = base != nullptr ? base + at : nullptr;
@@ -64,12 +64,30 @@ std::size_t carve_backward(Member member, MmaBackwardParams& bp, std::byte* base
   const auto heads = static_cast<std::size_t>(p.v_heads);
   p.states = reinterpret_cast<bf16*>(
       piece(static_cast<std::size_t>(p.slots + p.sequences) * heads * state_bytes));
+  if (traits(member).delta_rule) {
+    const auto blocks = static_cast<std::size_t>(p.slots) * heads;
+    p.t_inv = reinterpret_cast<bf16*>(piece(blocks * kMmaChunk * kMmaChunk * sizeof(bf16)));
+    p.delta = reinterpret_cast<bf16*>(piece(blocks * kMmaChunk * kMmaDim * sizeof(bf16)));
+  }
+  return at;
+}
+
+// The backward's own scratch: dh, with the delta rule the scan's dΔ, and (GVA or the delta rule)
+// the per-head fp32 dq, dk. With base non-null also sets bp's pointers.
+std::size_t carve_scratch(Member member, MmaBackwardParams& bp, std::byte* base) {
+  const MmaForwardParams& p = bp.fwd;
+  std::size_t at = 0;
+  const auto piece = [&](std::size_t bytes) {
+    std::byte* ptr = base != nullptr ? base + at : nullptr;
+    at += (bytes + 255) / 256 * 256;
+    return ptr;
+  };
+  const auto state_bytes = static_cast<std::size_t>(kMmaDim * kMmaDim) * sizeof(bf16);
+  const auto heads = static_cast<std::size_t>(p.v_heads);
   bp.dh = reinterpret_cast<bf16*>(piece(static_cast<std::size_t>(p.slots) * heads * state_bytes));
   const bool delta = traits(member).delta_rule;
   if (delta) {
     const auto blocks = static_cast<std::size_t>(p.slots) * heads;
-    p.t_inv = reinterpret_cast<bf16*>(piece(blocks * kMmaChunk * kMmaChunk * sizeof(bf16)));
-    p.delta = reinterpret_cast<bf16*>(piece(blocks * kMmaChunk * kMmaDim * sizeof(bf16)));
     bp.dd = reinterpret_cast<bf16*>(piece(blocks * kMmaChunk * kMmaDim * sizeof(bf16)));
   }
   const auto part = static_cast<std::size_t>(p.tokens) * heads * kMmaDim * sizeof(float);
@@ -141,17 +159,49 @@ Expected<MmaForwardParams> mma_forward_params(Member member, const gpu::Dims& di
   return p;
 }
 
-Expected<std::size_t> mma_backward_workspace_bytes(Member member, const gpu::Dims& dims) {
+Expected<std::size_t> mma_kept_workspace_bytes(Member member, const gpu::Dims& dims) {
+  if (Status st = check_backward_member(member); !st) return st.error();
+  if (Status st = check_dims(member, dims); !st) return st.error();
+  MmaForwardParams p = sizes(dims);
+  return carve_kept(member, p, nullptr);
+}
+
+Expected<std::size_t> mma_backward_scratch_bytes(Member member, const gpu::Dims& dims) {
   if (Status st = check_backward_member(member); !st) return st.error();
   if (Status st = check_dims(member, dims); !st) return st.error();
   MmaBackwardParams bp;
   bp.fwd = sizes(dims);
-  return carve_backward(member, bp, nullptr);
+  return carve_scratch(member, bp, nullptr);
+}
+
+Expected<std::size_t> mma_backward_workspace_bytes(Member member, const gpu::Dims& dims) {
+  Expected<std::size_t> kept = mma_kept_workspace_bytes(member, dims);
+  if (!kept) return kept.error();
+  Expected<std::size_t> scratch = mma_backward_scratch_bytes(member, dims);
+  if (!scratch) return scratch.error();
+  return *kept + *scratch;
+}
+
+Expected<MmaForwardParams> mma_kept_forward_params(Member member, const gpu::Dims& dims,
+                                                   float scale, StateLayout layout,
+                                                   const MmaForwardTensors& t, void* kept,
+                                                   std::size_t bytes) {
+  if (Status st = check_backward_member(member); !st) return st.error();
+  if (t.final_state != nullptr && !aligned16(t.final_state))
+    return bad("final_state", "the final state must be 16-byte aligned");
+  Expected<MmaForwardParams> p = mma_forward_params(member, dims, scale, layout, t, kept, bytes);
+  if (!p) return p.error();
+  const std::size_t need = carve_kept(member, *p, nullptr);
+  if (bytes < need)
+    return bad("workspace", "kept workspace too small: " + std::to_string(bytes) + " bytes, need " +
+                                std::to_string(need));
+  carve_kept(member, *p, static_cast<std::byte*>(kept));
+  return p;
 }
 
 Expected<MmaBackwardParams> mma_backward_params(Member member, const gpu::Dims& dims, float scale,
                                                 StateLayout layout, const MmaBackwardTensors& t,
-                                                void* workspace, std::size_t bytes) {
+                                                const MmaBackwardWorkspace& ws) {
   if (Status st = check_backward_member(member); !st) return st.error();
   if (t.d_o == nullptr || t.dq == nullptr || t.dk == nullptr || t.dv == nullptr)
     return bad("d_o", "d_o, dq, dk and dv are required");
@@ -164,17 +214,17 @@ Expected<MmaBackwardParams> mma_backward_params(Member member, const gpu::Dims& 
   MmaForwardTensors ft = t.fwd;
   ft.o = t.dv;  // the recompute writes no o; a present, aligned pointer passes the forward's checks
   ft.final_state = nullptr;
-  MmaBackwardParams bp;
-  bp.fwd = sizes(dims);
-  const std::size_t need = carve_backward(member, bp, nullptr);
-  if (workspace == nullptr || bytes < need)
-    return bad("workspace", "workspace too small: " + std::to_string(bytes) + " bytes, need " +
-                                std::to_string(need));
   Expected<MmaForwardParams> fp =
-      mma_forward_params(member, dims, scale, layout, ft, workspace, bytes);
+      mma_kept_forward_params(member, dims, scale, layout, ft, ws.kept, ws.kept_bytes);
   if (!fp) return fp.error();
+  MmaBackwardParams bp;
   bp.fwd = *fp;
-  carve_backward(member, bp, static_cast<std::byte*>(workspace));
+  const std::size_t need = carve_scratch(member, bp, nullptr);
+  if (ws.scratch == nullptr || !aligned16(ws.scratch) || ws.scratch_bytes < need)
+    return bad("workspace",
+               "backward scratch too small or unaligned: " + std::to_string(ws.scratch_bytes) +
+                   " bytes, need " + std::to_string(need));
+  carve_scratch(member, bp, static_cast<std::byte*>(ws.scratch));
   bp.fwd.o = nullptr;
   bp.fwd.final_state = nullptr;
   bp.d_o = static_cast<const bf16*>(t.d_o);
@@ -185,23 +235,29 @@ Expected<MmaBackwardParams> mma_backward_params(Member member, const gpu::Dims& 
   bp.dg = t.dg;
   bp.dbeta = static_cast<bf16*>(t.dbeta);
   bp.dh0 = t.dh0;
+  bp.recompute = ws.recompute;
   return bp;
+}
+
+Expected<MmaBackwardParams> mma_backward_params(Member member, const gpu::Dims& dims, float scale,
+                                                StateLayout layout, const MmaBackwardTensors& t,
+                                                void* workspace, std::size_t bytes) {
+  Expected<std::size_t> kept = mma_kept_workspace_bytes(member, dims);
+  if (!kept) return kept.error();
+  if (workspace == nullptr || bytes < *kept)
+    return bad("workspace", "workspace too small: " + std::to_string(bytes) + " bytes, need " +
+                                std::to_string(*kept) + " and the scratch");
+  MmaBackwardWorkspace ws;
+  ws.kept = workspace;
+  ws.kept_bytes = *kept;
+  ws.scratch = static_cast<std::byte*>(workspace) + *kept;
+  ws.scratch_bytes = bytes - *kept;
+  return mma_backward_params(member, dims, scale, layout, t, ws);
 }
 
 int default_value_tile(const MmaForwardParams& p, int multiprocessors) {
   const std::int64_t ctas = p.sequences * p.v_heads * (kMmaDim / 32);
   return ctas <= multiprocessors ? 32 : 64;
-}
-
-Expected<MmaForwardParams> kept_forward_params(const MmaBackwardParams& bp, void* o,
-                                               float* final_state) {
-  if (o == nullptr) return bad("o", "o is required");
-  if (!aligned16(o) || !aligned16(final_state))
-    return bad("o", "o and the final state must be 16-byte aligned");
-  MmaForwardParams f = bp.fwd;
-  f.o = static_cast<bf16*>(o);
-  f.final_state = final_state;
-  return f;
 }
 
 }  // namespace kcv::glr::dev

@@ -238,12 +238,15 @@ BackwardTiming time_backward(Member member, std::int64_t b, std::int64_t t, std:
   bc.run(tm.tile);
   const HostGradients mine = bc.fetch();
 
-  // A training step: the forward keeps its pieces in the backward's workspace
-  // (kept_forward_params) and the backward skips its recompute; its gradients must be the
+  // A training step: the forward keeps its pieces in the kept part of the backward's workspace
+  // (mma_kept_forward_params) and the backward skips its recompute; its gradients must be the
   // recomputing backward's bit for bit.
   DeviceBuffer o_kept(o.bytes), ht_kept(ht.bytes);
-  Expected<MmaForwardParams> kept_or =
-      kept_forward_params(bc.params, o_kept.ptr, ht_kept.as<float>());
+  MmaForwardTensors kept_t = ft;
+  kept_t.o = o_kept.ptr;
+  kept_t.final_state = ht_kept.as<float>();
+  Expected<MmaForwardParams> kept_or = mma_kept_forward_params(
+      member, x.dims, scale, StateLayout::kKV, kept_t, bc.ws.ptr, bc.ws.bytes);
   check_status(kept_or ? Status{} : Status{kept_or.error()}, "kept forward params");
   const MmaForwardParams kept = *kept_or;
   const auto step = [&] {

@@ -13,9 +13,10 @@
 //     mma_backward launch the tensor-core kernels of glr/dev (dev::mma_forward, dev::mma_backward:
 //     K = V = 128, members la, ssd, deltanet and gdn, the bf16 precision grade) on the same kind
 //     of arguments: bf16 q, k, v, dO and β, fp32 g, h0 and dht, int64 cu_seqlens; outputs o, dq,
-//     dk, dv and dβ bf16, final state, dg and dh0 fp32. The backward recomputes the forward's
-//     pieces in its own workspace (MmaBackwardParams::recompute), so it needs the forward's inputs
-//     only, as the CUDA-core backward does.
+//     dk, dv and dβ bf16, final state, dg and dh0 fp32. The backward's workspace comes in two
+//     parts (dev::MmaBackwardWorkspace): the kept part, which a training step's forward fills
+//     (keep=True) and the backward reads without its recompute, or which the backward's recompute
+//     fills from the inputs alone; and the backward's scratch.
 //   * the GLR error model (include/kcv/glr/error_model.hpp), bound in glr_error_model.cpp.
 // Errors from the C++ side become ValueError (bad arguments) or RuntimeError (anything else). The
 // GIL is released while the reference or a launch runs.
@@ -242,8 +243,7 @@ void gpu_decode(int member_code, std::array<std::int64_t, 7> d, double scale, bo
   kcv::Status st;
   {
     nb::gil_scoped_release release;
-    st = gpu::decode(c.dims, c.cfg, in, ptr<float>(o), ptr<float>(state),
-                     ptr<CUstream_st>(stream));
+    st = gpu::decode(c.dims, c.cfg, in, ptr<float>(o), ptr<float>(state), ptr<CUstream_st>(stream));
   }
   if (!st) raise(st.error());
 }
@@ -337,11 +337,25 @@ dev::MmaForwardTensors mma_tensors(const gpu::Inputs& in) {
   return t;
 }
 
-std::size_t mma_workspace_bytes(bool backward, int member_code, std::array<std::int64_t, 7> d) {
+/// The tensor-core kernels' workspaces: a forward alone; what a training step's forward keeps for
+/// its backward; the backward's scratch beside the kept part.
+enum class MmaWorkspace { kForward, kKept, kScratch };
+
+std::size_t mma_workspace_bytes(MmaWorkspace part, int member_code, std::array<std::int64_t, 7> d) {
   const Call c = make_call(member_code, d, 1.0, false, true, false, false);
   check_mma(c);
-  auto bytes = backward ? dev::mma_backward_workspace_bytes(c.cfg.member, c.dims)
-                        : dev::mma_forward_workspace_bytes(c.cfg.member, c.dims);
+  kcv::Expected<std::size_t> bytes = 0;
+  switch (part) {
+    case MmaWorkspace::kForward:
+      bytes = dev::mma_forward_workspace_bytes(c.cfg.member, c.dims);
+      break;
+    case MmaWorkspace::kKept:
+      bytes = dev::mma_kept_workspace_bytes(c.cfg.member, c.dims);
+      break;
+    case MmaWorkspace::kScratch:
+      bytes = dev::mma_backward_scratch_bytes(c.cfg.member, c.dims);
+      break;
+  }
   if (!bytes) raise(bytes.error());
   return *bytes;
 }
@@ -349,15 +363,18 @@ std::size_t mma_workspace_bytes(bool backward, int member_code, std::array<std::
 void mma_forward(int member_code, std::array<std::int64_t, 7> d, double scale, bool v_first,
                  std::array<std::uintptr_t, 7> inputs, std::vector<std::int64_t> cu_host,
                  std::uintptr_t o, std::uintptr_t final_state, std::uintptr_t workspace,
-                 std::size_t workspace_bytes, int multiprocessors, std::uintptr_t stream) {
+                 std::size_t workspace_bytes, bool keep, int multiprocessors,
+                 std::uintptr_t stream) {
   const gpu::Inputs in = make_inputs(inputs, cu_host, d[6]);
   const Call c = make_mma_call(member_code, d, scale, v_first, inputs, in, workspace);
   check_mma_pointer("o", o);
   dev::MmaForwardTensors t = mma_tensors(in);
   t.o = ptr<void>(o);
   t.final_state = ptr<float>(final_state);
-  auto p = dev::mma_forward_params(c.cfg.member, c.dims, c.cfg.scale, c.cfg.layout, t,
-                                   ptr<void>(workspace), workspace_bytes);
+  auto p = keep ? dev::mma_kept_forward_params(c.cfg.member, c.dims, c.cfg.scale, c.cfg.layout, t,
+                                               ptr<void>(workspace), workspace_bytes)
+                : dev::mma_forward_params(c.cfg.member, c.dims, c.cfg.scale, c.cfg.layout, t,
+                                          ptr<void>(workspace), workspace_bytes);
   if (!p) raise(p.error());
   const int tile = value_tile(*p, multiprocessors);
   kcv::Status st;
@@ -371,14 +388,16 @@ void mma_forward(int member_code, std::array<std::int64_t, 7> d, double scale, b
 void mma_backward(int member_code, std::array<std::int64_t, 7> d, double scale, bool v_first,
                   std::array<std::uintptr_t, 7> inputs, std::vector<std::int64_t> cu_host,
                   std::uintptr_t d_o, std::uintptr_t d_final_state,
-                  std::array<std::uintptr_t, 6> grads, std::uintptr_t workspace,
-                  std::size_t workspace_bytes, int multiprocessors, std::uintptr_t stream) {
+                  std::array<std::uintptr_t, 6> grads, std::uintptr_t kept, std::size_t kept_bytes,
+                  std::uintptr_t scratch, std::size_t scratch_bytes, bool recompute,
+                  int multiprocessors, std::uintptr_t stream) {
   const gpu::Inputs in = make_inputs(inputs, cu_host, d[6]);
-  const Call c = make_mma_call(member_code, d, scale, v_first, inputs, in, workspace);
+  const Call c = make_mma_call(member_code, d, scale, v_first, inputs, in, kept);
   check_mma_pointer("d_o", d_o);
   check_mma_pointer("dq", grads[0]);
   check_mma_pointer("dk", grads[1]);
   check_mma_pointer("dv", grads[2]);
+  check_mma_pointer("scratch", scratch);
   dev::MmaBackwardTensors t;
   t.fwd = mma_tensors(in);
   t.d_o = ptr<const void>(d_o);
@@ -389,8 +408,9 @@ void mma_backward(int member_code, std::array<std::int64_t, 7> d, double scale, 
   t.dg = ptr<float>(grads[3]);
   t.dbeta = ptr<void>(grads[4]);
   t.dh0 = ptr<float>(grads[5]);
-  auto p = dev::mma_backward_params(c.cfg.member, c.dims, c.cfg.scale, c.cfg.layout, t,
-                                    ptr<void>(workspace), workspace_bytes);
+  const dev::MmaBackwardWorkspace ws{ptr<void>(kept), kept_bytes, ptr<void>(scratch), scratch_bytes,
+                                     recompute};
+  auto p = dev::mma_backward_params(c.cfg.member, c.dims, c.cfg.scale, c.cfg.layout, t, ws);
   if (!p) raise(p.error());
   const int tile = value_tile(p->fwd, multiprocessors);
   kcv::Status st;
@@ -429,20 +449,29 @@ NB_MODULE(_glr, m) {
         nb::arg("v_first"), nb::arg("inputs"), nb::arg("o"), nb::arg("state"), nb::arg("stream"),
         "Launch the token-serial decode kernel; every tensor fp32, inputs = (q, k, v, g, beta, "
         "cu_seqlens int64); state is in/out.");
-  m.def("mma_workspace_bytes", &mma_workspace_bytes, nb::arg("backward"), nb::arg("member"),
-        nb::arg("dims"), "Workspace bytes of the tensor-core forward or backward.");
+  nb::enum_<MmaWorkspace>(m, "MmaWorkspace")
+      .value("FORWARD", MmaWorkspace::kForward, "a forward alone")
+      .value("KEPT", MmaWorkspace::kKept,
+             "what a training step's forward keeps for its backward (the forward's pieces, the "
+             "chunk states, T and Delta under the delta rule)")
+      .value("SCRATCH", MmaWorkspace::kScratch, "the backward's own, beside the kept part");
+  m.def("mma_workspace_bytes", &mma_workspace_bytes, nb::arg("part"), nb::arg("member"),
+        nb::arg("dims"), "Bytes of one workspace part of the tensor-core kernels.");
   m.def("mma_forward", &mma_forward, nb::arg("member"), nb::arg("dims"), nb::arg("scale"),
         nb::arg("v_first"), nb::arg("inputs"), nb::arg("cu_seqlens_host"), nb::arg("o"),
-        nb::arg("final_state"), nb::arg("workspace"), nb::arg("workspace_bytes"),
+        nb::arg("final_state"), nb::arg("workspace"), nb::arg("workspace_bytes"), nb::arg("keep"),
         nb::arg("multiprocessors"), nb::arg("stream"),
         "Launch the tensor-core forward (K = V = 128; la, ssd, deltanet, gdn); inputs = (q, k, "
-        "v bf16, g fp32, beta bf16, h0 fp32, cu_seqlens int64) as ints (0 = absent).");
+        "v bf16, g fp32, beta bf16, h0 fp32, cu_seqlens int64) as ints (0 = absent). keep: the "
+        "workspace is a KEPT one and the forward leaves in it what the backward reads.");
   m.def("mma_backward", &mma_backward, nb::arg("member"), nb::arg("dims"), nb::arg("scale"),
         nb::arg("v_first"), nb::arg("inputs"), nb::arg("cu_seqlens_host"), nb::arg("d_o"),
-        nb::arg("d_final_state"), nb::arg("grads"), nb::arg("workspace"),
-        nb::arg("workspace_bytes"), nb::arg("multiprocessors"), nb::arg("stream"),
-        "Launch the tensor-core backward (it recomputes the forward's pieces); grads = (dq, dk, "
-        "dv bf16, dg fp32, dbeta bf16, dh0 fp32).");
+        nb::arg("d_final_state"), nb::arg("grads"), nb::arg("kept"), nb::arg("kept_bytes"),
+        nb::arg("scratch"), nb::arg("scratch_bytes"), nb::arg("recompute"),
+        nb::arg("multiprocessors"), nb::arg("stream"),
+        "Launch the tensor-core backward; grads = (dq, dk, dv bf16, dg fp32, dbeta bf16, dh0 "
+        "fp32). recompute: it recomputes the forward's pieces into `kept` first; else `kept` is "
+        "what a keep=True forward on the same inputs left.");
 #else
   m.def("has_cuda", [] { return false; });
   m.attr("CHUNK_SIZE") = 64;
@@ -450,25 +479,26 @@ NB_MODULE(_glr, m) {
   m.attr("MAX_DECODE_HEAD_DIM") = 256;
 #endif
   bind_error_model(m);
-  m.def("ref_forward", &host_forward<&chunked_fwd>, nb::arg("member"), nb::arg("dims"), nb::arg("cu_seqlens"),
-        nb::arg("q").none(), nb::arg("k").none(), nb::arg("v").none(), nb::arg("g").none(),
-        nb::arg("beta").none(), nb::arg("h0").none(), nb::arg("scale"), nb::arg("v_first"),
-        nb::arg("chunk_size") = 64,
+  m.def("ref_forward", &host_forward<&chunked_fwd>, nb::arg("member"), nb::arg("dims"),
+        nb::arg("cu_seqlens"), nb::arg("q").none(), nb::arg("k").none(), nb::arg("v").none(),
+        nb::arg("g").none(), nb::arg("beta").none(), nb::arg("h0").none(), nb::arg("scale"),
+        nb::arg("v_first"), nb::arg("chunk_size") = 64,
         "fp64 chunked forward; dims = (tokens, H, HV, K, V); returns (o, final_state).");
-  m.def("ref_backward", &host_backward<&chunked_bwd>, nb::arg("member"), nb::arg("dims"), nb::arg("cu_seqlens"),
-        nb::arg("q").none(), nb::arg("k").none(), nb::arg("v").none(), nb::arg("g").none(),
-        nb::arg("beta").none(), nb::arg("h0").none(), nb::arg("scale"), nb::arg("v_first"),
-        nb::arg("d_o").none(), nb::arg("d_final_state").none(), nb::arg("chunk_size") = 64,
+  m.def("ref_backward", &host_backward<&chunked_bwd>, nb::arg("member"), nb::arg("dims"),
+        nb::arg("cu_seqlens"), nb::arg("q").none(), nb::arg("k").none(), nb::arg("v").none(),
+        nb::arg("g").none(), nb::arg("beta").none(), nb::arg("h0").none(), nb::arg("scale"),
+        nb::arg("v_first"), nb::arg("d_o").none(), nb::arg("d_final_state").none(),
+        nb::arg("chunk_size") = 64,
         "fp64 chunked backward; returns [dq, dk, dv, dg, dbeta, dh0] (empty when absent).");
-  m.def("oracle_forward", &host_forward<&oracle_fwd>, nb::arg("member"),
-        nb::arg("dims"), nb::arg("cu_seqlens"), nb::arg("q").none(), nb::arg("k").none(),
-        nb::arg("v").none(), nb::arg("g").none(), nb::arg("beta").none(), nb::arg("h0").none(),
-        nb::arg("scale"), nb::arg("v_first"), nb::arg("chunk_size") = 0,
+  m.def("oracle_forward", &host_forward<&oracle_fwd>, nb::arg("member"), nb::arg("dims"),
+        nb::arg("cu_seqlens"), nb::arg("q").none(), nb::arg("k").none(), nb::arg("v").none(),
+        nb::arg("g").none(), nb::arg("beta").none(), nb::arg("h0").none(), nb::arg("scale"),
+        nb::arg("v_first"), nb::arg("chunk_size") = 0,
         "fp64 token-serial oracle forward (the decode path); arguments as ref_forward.");
-  m.def("oracle_backward", &host_backward<&oracle_bwd>, nb::arg("member"),
-        nb::arg("dims"), nb::arg("cu_seqlens"), nb::arg("q").none(), nb::arg("k").none(),
-        nb::arg("v").none(), nb::arg("g").none(), nb::arg("beta").none(), nb::arg("h0").none(),
-        nb::arg("scale"), nb::arg("v_first"), nb::arg("d_o").none(),
-        nb::arg("d_final_state").none(), nb::arg("chunk_size") = 0,
+  m.def("oracle_backward", &host_backward<&oracle_bwd>, nb::arg("member"), nb::arg("dims"),
+        nb::arg("cu_seqlens"), nb::arg("q").none(), nb::arg("k").none(), nb::arg("v").none(),
+        nb::arg("g").none(), nb::arg("beta").none(), nb::arg("h0").none(), nb::arg("scale"),
+        nb::arg("v_first"), nb::arg("d_o").none(), nb::arg("d_final_state").none(),
+        nb::arg("chunk_size") = 0,
         "fp64 reverse-time adjoint of the oracle; returns as ref_backward.");
 }

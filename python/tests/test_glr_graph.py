@@ -157,10 +157,10 @@ def test_forward_op_passes_opcheck():
     leaves = [t.requires_grad_() for t in (q, k, v, g, beta, h0)]
     # chunk GDN with packed sequences and a state, at both grades; the decode path of linear
     # attention
-    cases = [(*leaves, cu, cu.clone(), 4, "chunk", 0.3, False, 64, True, False, "fp32"),
-             (*leaves, cu, cu.clone(), 4, "chunk", 0.3, False, 64, True, False, "bf16"),
+    cases = [(*leaves, cu, cu.clone(), 4, "chunk", 0.3, False, 64, True, False, "fp32", "auto"),
+             (*leaves, cu, cu.clone(), 4, "chunk", 0.3, False, 64, True, False, "bf16", "always"),
              (q, k, v, None, None, None, None, None, 0, "recurrent", 0.5, True, 64, False, False,
-              "fp32")]
+              "fp32", "never")]
     for args in cases:
         result = torch.library.opcheck(torch.ops.kcv_glr.forward.default, args)
         assert set(result.values()) == {"SUCCESS"}, result
@@ -171,7 +171,7 @@ def test_backward_op_passes_opcheck():
     d_o = torch.randn(1, 30, 2, 6, dtype=torch.float64)
     d_ht = torch.randn_like(h0)
     for grade in ("fp32", "bf16"):
-        args = (q, k, v, g, beta, h0, cu, cu.clone(), d_o, d_ht, 4, "chunk", 0.3, False, 64,
+        args = (q, k, v, g, beta, h0, cu, cu.clone(), d_o, d_ht, None, 4, "chunk", 0.3, False, 64,
                 grade)
         result = torch.library.opcheck(torch.ops.kcv_glr.backward.default, args)
         assert set(result.values()) == {"SUCCESS"}, result
@@ -186,8 +186,8 @@ def test_custom_op_gradients_are_the_reference_adjoint():
                                        output_final_state=True)
     w_o, w_h = torch.randn_like(o), torch.randn_like(ht)
     grads = torch.autograd.grad((o * w_o).sum() + (ht * w_h).sum(), leaves)
-    want = torch.ops.kcv_glr.backward(*[t.detach() for t in leaves], cu, None, w_o, w_h, 4,
-                                      "chunk", 8 ** -0.5, False, 64, "fp32")
+    want = torch.ops.kcv_glr.backward(*[t.detach() for t in leaves], cu, None, w_o, w_h, None,
+                                      4, "chunk", 8 ** -0.5, False, 64, "fp32")
     for a, b in zip(grads, want):
         torch.testing.assert_close(a, b, **EXACT)
 

@@ -5,15 +5,17 @@ member, head dims, dtypes, device and grade); the `precision` keyword and set_pr
 validation (ValueError naming the allowed grades); that the CPU path runs the fp64 reference under
 both grades (bit-identical outputs and gradients); that the grade crosses into the custom ops as a
 static argument (opcheck, and a torch.compile graph that holds it and recompiles when the default
-changes); the error model's forward_bounds / backward_bounds bindings the GPU tests judge with.
+changes); the keep policy's validation and its crossing into the forward op (set_keep_forward);
+the error model's forward_bounds / backward_bounds bindings the GPU tests judge with.
 
 CUDA (skipped without a GPU and kcv._glr built with the kernels): under precision="bf16" the
 tensor-core kernels of glr/dev run (kcv.glr._launch.PATHS) for GDN, SSD, LA and DeltaNet at
 K = V = 128, batched and packed (cu_seqlens), with [K, V] and [V, K] states, and their outputs
 and gradients lie within the bf16 grade's bound of the fp64 chunked reference
 (kcv._glr.forward_bounds / backward_bounds); the fp32 grade and the calls the tensor-core kernels
-do not take stay on the CUDA-core kernels; a captured CUDA graph and torch.compile equal eager
-under "bf16"."""
+do not take stay on the CUDA-core kernels; a forward that keeps its pieces gives the recomputing
+backward's bits (kcv.glr._launch.BACKWARD_PIECES); a captured CUDA graph and torch.compile equal
+eager under "bf16"."""
 
 import pytest
 
@@ -33,9 +35,10 @@ CHUNK_MEMBERS = ["gdn", "kda", "gla", "ssd", "la", "deltanet"]
 
 @pytest.fixture(autouse=True)
 def _restore_default():
-    previous = glr.get_precision()
+    previous, keep = glr.get_precision(), glr.get_keep_forward()
     yield
     glr.set_precision(previous)
+    glr.set_keep_forward(keep)
 
 
 # ------------------------------------------------------------------ the dispatch decision
@@ -89,6 +92,44 @@ def test_chunk_path_rejects_an_unknown_grade():
 
 
 # ------------------------------------------------------------------ keyword and default
+
+
+@pytest.mark.parametrize("bad", ["sometimes", "", None, True, 1])
+def test_set_keep_forward_rejects_bad_values_naming_the_policies(bad):
+    with pytest.raises(ValueError, match="'auto', 'always', 'never'"):
+        glr.set_keep_forward(bad)
+    assert glr.get_keep_forward() == "auto"
+    assert glr.set_keep_forward("never") == "auto" and glr.get_keep_forward() == "never"
+
+
+def test_keep_policy_crosses_into_the_forward_op_and_keeps_nothing_off_the_tensor_cores():
+    # the CPU reference keeps nothing under any policy: the op's third output is empty
+    q, k, v, g, beta, s0 = inputs("gdn")
+    leaves = [t.requires_grad_() for t in (q, k, v, g, beta, s0)]
+    for policy in glr.KEEP_POLICIES:
+        glr.set_keep_forward(policy)
+        o, ht = glr.chunk_gated_delta_rule(*leaves[:5], initial_state=leaves[5],
+                                           output_final_state=True)
+        grads = torch.autograd.grad(o.sum() + ht.sum(), leaves)
+        assert all(gr is not None for gr in grads)
+    graphs = []
+
+    def backend(gm, example_inputs):
+        graphs.append([n.args for n in gm.graph.nodes
+                       if n.op == "call_function" and "kcv_glr" in str(n.target)])
+        return gm.forward
+
+    def step(q, k, v, g, beta, s0):
+        return glr.chunk_gated_delta_rule(q, k, v, g, beta, initial_state=s0)[0]
+
+    torch._dynamo.reset()
+    glr.set_keep_forward("always")
+    torch.compile(step, backend=backend, fullgraph=True)(*leaves)
+    with torch.no_grad():  # no gradient: nothing to keep for
+        torch.compile(step, backend=backend, fullgraph=True)(*leaves)
+    policies = [args[-1] for graph in graphs for args in graph]
+    assert policies == ["always", "never"], graphs
+    torch._dynamo.reset()
 
 
 @pytest.mark.parametrize("bad", ["fp16", "BF16", "", 16, None.__class__, torch.bfloat16, True])
@@ -176,7 +217,7 @@ def test_grade_crosses_into_the_custom_op_as_a_static_argument():
     assert torch.equal(compiled(q, k, v, g, beta, s0), want)
     glr.set_precision("bf16")
     assert torch.equal(compiled(q, k, v, g, beta, s0), want)
-    grades = [args[-1] for graph in graphs for args in graph]
+    grades = [args[-2] for graph in graphs for args in graph]
     assert grades == ["fp32", "bf16"], graphs
     torch._dynamo.reset()
 
@@ -240,25 +281,33 @@ _DIMS = (1, 200, 2, 2, 128, 128, 0)
 
 
 def _mma_forward(member=GDN, dims=_DIMS, inputs=(_P, _P, _P, _P, _P, 0, 0), cu=(), o=_P,
-                 ws=_P, nbytes=1 << 30, multiprocessors=132):
-    _glr.mma_forward(member, dims, 0.1, False, inputs, list(cu), o, 0, ws, nbytes,
+                 ws=_P, nbytes=1 << 30, multiprocessors=132, keep=False):
+    _glr.mma_forward(member, dims, 0.1, False, inputs, list(cu), o, 0, ws, nbytes, keep,
                      multiprocessors, 0)
 
 
-def _mma_backward(grads=(_P, _P, _P, _P, _P, 0), d_o=_P):
+def _mma_backward(grads=(_P, _P, _P, _P, _P, 0), d_o=_P, kept_bytes=1 << 30, scratch=_P,
+                  scratch_bytes=1 << 30, recompute=True):
     _glr.mma_backward(GDN, _DIMS, 0.1, False, (_P, _P, _P, _P, _P, 0, 0), [], d_o, 0, grads, _P,
-                      1 << 30, 132, 0)
+                      kept_bytes, scratch, scratch_bytes, recompute, 132, 0)
 
 
 @built_with_cuda
 def test_mma_entries_check_their_arguments_naming_the_field():
     # no GPU needed: every call below is refused before a launch
+    fwd, kept, scratch = (_glr.mma_workspace_bytes(part, GDN, _DIMS)
+                          for part in (_glr.MmaWorkspace.FORWARD, _glr.MmaWorkspace.KEPT,
+                                       _glr.MmaWorkspace.SCRATCH))
+    assert 0 < fwd < kept and scratch > 0
     cases = [
-        ("member", lambda: _glr.mma_workspace_bytes(False, GLA, _DIMS)),
+        ("member", lambda: _glr.mma_workspace_bytes(_glr.MmaWorkspace.FORWARD, GLA, _DIMS)),
+        ("member", lambda: _glr.mma_workspace_bytes(_glr.MmaWorkspace.KEPT, KDA, _DIMS)),
         ("member", lambda: _mma_forward(member=KDA)),
-        ("key_dim", lambda: _glr.mma_workspace_bytes(True, GDN, (1, 200, 2, 2, 64, 128, 0))),
+        ("key_dim", lambda: _glr.mma_workspace_bytes(_glr.MmaWorkspace.SCRATCH, GDN,
+                                                     (1, 200, 2, 2, 64, 128, 0))),
         ("value_dim", lambda: _mma_forward(dims=(1, 200, 2, 2, 128, 96, 0))),
-        ("v_heads", lambda: _glr.mma_workspace_bytes(False, GDN, (1, 200, 2, 3, 128, 128, 0))),
+        ("v_heads", lambda: _glr.mma_workspace_bytes(_glr.MmaWorkspace.FORWARD, GDN,
+                                                     (1, 200, 2, 3, 128, 128, 0))),
         ("q must not be null", lambda: _mma_forward(inputs=(0, _P, _P, _P, _P, 0, 0))),
         ("g is required", lambda: _mma_forward(inputs=(_P, _P, _P, 0, _P, 0, 0))),
         ("beta is required", lambda: _mma_forward(inputs=(_P, _P, _P, _P, 0, 0, 0))),
@@ -268,6 +317,7 @@ def test_mma_entries_check_their_arguments_naming_the_field():
         ("o: must not be null", lambda: _mma_forward(o=0)),
         ("o: must be 16-byte aligned", lambda: _mma_forward(o=_P + 2)),
         ("workspace", lambda: _mma_forward(nbytes=10)),
+        ("kept workspace too small", lambda: _mma_forward(nbytes=kept - 1, keep=True)),
         ("cu_seqlens must end", lambda: _mma_forward(dims=(1, 200, 2, 2, 128, 128, 2),
                                                      inputs=(_P,) * 5 + (0, _P),
                                                      cu=(0, 50, 100))),
@@ -279,14 +329,16 @@ def test_mma_entries_check_their_arguments_naming_the_field():
         ("dq: must not be null", lambda: _mma_backward(grads=(0, _P, _P, _P, _P, 0))),
         ("dg", lambda: _mma_backward(grads=(_P, _P, _P, 0, _P, 0))),
         ("dbeta", lambda: _mma_backward(grads=(_P, _P, _P, _P, 0, 0))),
+        ("kept workspace too small", lambda: _mma_backward(kept_bytes=kept - 1)),
+        ("scratch: must not be null", lambda: _mma_backward(scratch=0)),
+        ("scratch: must be 16-byte aligned", lambda: _mma_backward(scratch=_P + 8)),
+        ("backward scratch too small", lambda: _mma_backward(scratch_bytes=scratch - 1,
+                                                             recompute=False)),
     ]
     for text, fn in cases:
         with pytest.raises(ValueError) as info:
             fn()
         assert text in str(info.value), (text, str(info.value))
-    # the workspace sizes: the backward's holds the recompute's pieces too
-    fwd, bwd = (_glr.mma_workspace_bytes(b, GDN, _DIMS) for b in (False, True))
-    assert 0 < fwd < bwd
 
 
 # ------------------------------------------------------------------ CUDA (skipped without a GPU)
@@ -385,6 +437,37 @@ def test_cuda_bf16_grade_runs_tensor_cores_within_the_bf16_bound(member, layout)
     for name, grad in zip(names, got[2:]):
         ref, tau = by_name[name]
         _within("d" + name, grad, ref, tau)
+
+
+@cuda
+@pytest.mark.parametrize("member", ["gdn", "ssd", "la", "deltanet"])
+def test_cuda_kept_forward_gives_the_recomputing_backwards_bits(member):
+    # packed sequences under GVA: o, ht and every gradient are the same bits whether the forward
+    # kept its pieces or the backward recomputed them; a second backward from the same kept
+    # pieces (retain_graph) gives the first's bits, so the backward only reads them
+    cu = [0, 70, 133, 200]
+    cu_dev, cu_cpu = torch.tensor(cu, device="cuda"), torch.tensor(cu)
+    host, w_o, w_h = _tc_inputs(member, 1, 200, 3, HV=4)
+    w_o, w_h = w_o.cuda(), w_h.cuda()
+    got = {}
+    for policy, pieces in (("never", "recomputed"), ("always", "kept"), ("auto", "kept")):
+        glr.set_keep_forward(policy)
+        leaves = [None if t is None else t.cuda().requires_grad_() for t in host]
+        before = _launch.BACKWARD_PIECES.copy()
+        got[policy] = _tc_step(member, leaves, w_o, w_h, cu_dev, cu_cpu, precision="bf16")
+        assert _launch.BACKWARD_PIECES - before == {pieces: 1}, policy
+    for policy in ("always", "auto"):
+        for a, b in zip(got["never"], got[policy]):
+            assert torch.equal(a, b), policy
+    glr.set_keep_forward("always")
+    leaves = [None if t is None else t.cuda().requires_grad_() for t in host]
+    o, ht = _tc_call(member, *leaves, cu=cu_dev, cu_cpu=cu_cpu, precision="bf16")
+    used = [t for t in leaves if t is not None]
+    loss = (o.float() * w_o).sum() + (ht * w_h).sum()
+    first = torch.autograd.grad(loss, used, retain_graph=True)
+    second = torch.autograd.grad(loss, used)
+    for a, b, c in zip(first, second, got["never"][2:]):
+        assert torch.equal(a, b) and torch.equal(a, c)
 
 
 @cuda

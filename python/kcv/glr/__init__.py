@@ -35,11 +35,19 @@ bf16 q/k/v and β, else the CUDA-core kernels); without it, the process-wide def
 set_precision() ("fp32" unless set), which fla's layers get. On the CPU both grades run the fp64
 reference. See _precision.py and docs/glr/fla-api.md.
 
+Kept forward pieces: a tensor-core forward that needs a gradient keeps what its backward reads
+(the chunk states, A^qk and, under the delta rule, W, U, T and Δ) so the backward skips its
+recompute, under the policy of set_keep_forward(): "auto" (the default; while the kept part is at
+most 1/16 of the device's memory), "always" or "never". The gradients are the same bits either
+way. See _keep.py.
+
 Every op ends in the torch custom ops kcv_glr::forward / kcv_glr::backward (_autograd.py), so it
 traces under torch.compile; on CUDA, with cu_seqlens_cpu (or without cu_seqlens), a forward and
 backward wait for nothing on the host and capture in a CUDA graph (docs/glr/fla-api.md).
 """
 
+from kcv.glr._keep import POLICIES as KEEP_POLICIES
+from kcv.glr._keep import get_keep_forward, set_keep_forward
 from kcv.glr._native import (MAX_CPU_HEAD_DIM, MAX_DECODE_HEAD_DIM, MAX_HEAD_DIM, has_cuda)
 from kcv.glr._precision import GRADES, get_precision, set_precision
 from kcv.glr._prologue import l2norm
@@ -58,4 +66,5 @@ __all__ = [
     "fused_recurrent_linear_attn",
     "l2norm", "has_cuda", "MAX_HEAD_DIM", "MAX_DECODE_HEAD_DIM", "MAX_CPU_HEAD_DIM",
     "set_precision", "get_precision", "GRADES",
+    "set_keep_forward", "get_keep_forward", "KEEP_POLICIES",
 ]

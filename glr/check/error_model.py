@@ -8,8 +8,9 @@ arrays of the C++ model and back.
 u_out the output dtype's unit roundoff, c = 4, N = L + K + V + 64, G the largest |chunk-local
 cumulative log-decay|, S_i = 2 RMS(y*) over the element's (sequence, head) slice (for dg the
 larger of that and ||p||_2 + |sum p| over the chunk form's terms, dg_terms), and sigma_i the
-first-order error of the precision contract's declared roundings (declared_sigma; zero for the
-fp32 grade, o and the final state only for the bf16 grade). The derivation is
+first-order error of the precision contract's declared roundings (zero for the fp32 grade;
+declared_sigma for o and the final state, declared_backward_sigma for the gradients of la, ssd,
+deltanet and gdn). The derivation is
 docs/glr/precision-contract.md. Nothing here looks at a candidate's output.
 """
 
@@ -100,3 +101,24 @@ def declared_sigma(member, x, cu=None, grade="bf16", scale=None):
     N = B if cu is None else len(cu) - 1
     return {"o": torch.from_numpy(so).reshape(B, T, HV, V),
             "ht": torch.from_numpy(sh).reshape(N, HV, K, V)}
+
+
+#: The gradients declared_backward_sigma returns, in its order.
+GRADIENTS = ("dq", "dk", "dv", "dg", "dbeta", "dh0")
+
+
+def declared_backward_sigma(member, x, cu=None, grade="bf16", scale=None):
+    """{gradient name: sigma shaped like it} under a grade's declared roundings, for the members
+    whose backward term is derived (la, ssd, deltanet, gdn; docs/glr/precision-contract.md §6);
+    None for a per-channel gate (gla, kda: g [B, T, HV, K]), whose bf16 grade is judged on o and
+    the final state only."""
+    if x.get("g") is not None and x["g"].dim() == 4:
+        return None
+    sig = _glr.declared_backward_sigma(*_problem(member, x, cu, scale), _flat(x["do"]),
+                                       _flat(x["dht"]), grade)
+    shapes = {"dq": x["q"].shape, "dk": x["k"].shape, "dv": x["v"].shape,
+              "dg": None if x.get("g") is None else x["g"].shape,
+              "dbeta": None if x.get("beta") is None else x["beta"].shape,
+              "dh0": None if x.get("h0") is None else x["h0"].shape}
+    return {n: torch.from_numpy(a).reshape(shapes[n]) for n, a in zip(GRADIENTS, sig)
+            if a.size > 0 and shapes[n] is not None}

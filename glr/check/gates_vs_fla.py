@@ -3,15 +3,18 @@ item 5). The gates of our kernels (CMP-01 over the full case list, ORD-02, EXC-0
 shrinking and `kcv replay`) run through kcv's pipeline: `kcv verify --candidate
 libkcv_glr_cuda_candidate.so` (glr/check/device_run.sh, step `pipeline`; docs/glr/verification.md).
 This script adds what needs Python: fla's and FlashQLA's outputs on the same inputs. For every
-member (gdn, kda, gla, ssd, la) and every case of the shape set (T in {1, 63, 64, 65, 1000, 8192},
+member (gdn, kda, gla, ssd, la, deltanet) and every case of the shape set (T in {1, 63, 64, 65, 1000, 8192},
 D in {64, 100, 128}, GVA, varlen), on the same bf16 inputs:
 
-- CMP-01 of ours, fla and FlashQLA (GDN with K = V = 128, when flash_qla imports) against the
-  fp64 chunked reference (kcv.glr on CPU float64 copies of the inputs), every element of o, ht,
-  dq, dk, dv, dg, dbeta, dh0 within tau of kcv's GLR error model (error_model.py over kcv._glr),
-  under both precision grades: fp32 (every output) and bf16 (o and the final state, whose bound
-  carries the declared roundings' term; the gradients' term is not derived yet); the report says
-  which contract each implementation meets. The judge is kcv._core.judge, the C++ CMP-01 judge;
+- CMP-01 of ours at both grades (kcv.glr's default, the fp32 grade's CUDA-core kernels, and
+  precision="bf16", the tensor-core kernels where they take the call), fla and FlashQLA (GDN
+  with K = V = 128, when flash_qla imports) against the fp64 chunked reference (kcv.glr on CPU
+  float64 copies of the inputs), every element of o, ht, dq, dk, dv, dg, dbeta, dh0 within tau of
+  kcv's GLR error model (error_model.py over kcv._glr), under both precision contracts: fp32
+  (every output) and bf16 (whose bounds carry the declared roundings' term: every output of la,
+  ssd, deltanet and gdn; o and the final state of gla and kda, whose gradients' term is not
+  derived); the report says which contract each implementation meets. The judge is
+  kcv._core.judge, the C++ CMP-01 judge;
 - fla's metric (relative RMS against the same reference, fla's limits) for ours and for fla;
 - the resource report of every kernel (cuobjdump -res-usage of the installed kcv/_glr module).
 
@@ -26,6 +29,7 @@ kcv.glr's CPU path (fp64, cast to the output dtypes) and fla and FlashQLA are sk
 """
 
 import argparse
+import functools
 import json
 import os
 import subprocess
@@ -76,13 +80,16 @@ def _summ(d):
 
 def _reference(member, x, cu):
     """fp64 chunked reference on CPU float64 copies, and the bf16 grade's declared-rounding sigma
-    of o and ht (kcv._glr releases the GIL)."""
+    of o and ht and, for la, ssd, deltanet and gdn, of the gradients (kcv._glr releases the
+    GIL)."""
     import torch
     import error_model as em
     import glr_cases as gc
     cpu = {n: (None if t is None else t.detach().double().cpu()) for n, t in x.items()}
     cu_t = None if cu is None else torch.tensor(cu, dtype=torch.int64)
-    return gc.fwd_bwd(gc.kcv_ops(), member, cpu, cu_t), em.declared_sigma(member, cpu, cu, "bf16")
+    sigma = em.declared_sigma(member, cpu, cu, "bf16")
+    sigma.update(em.declared_backward_sigma(member, cpu, cu, "bf16") or {})
+    return gc.fwd_bwd(gc.kcv_ops(), member, cpu, cu_t), sigma
 
 
 def _dims(case):
@@ -153,7 +160,8 @@ def _flashqla_skip(member, K, V, fq_ops):
     return None
 
 
-def _run_case(member, case, x, ref_future, ours, fla_ops, device, state, fq_ops=None):
+def _run_case(member, case, x, ref_future, ours, ours_bf16, fla_ops, device, state,
+              fq_ops=None):
     import torch
     import error_model as em
     import gate_judge as gj
@@ -168,6 +176,12 @@ def _run_case(member, case, x, ref_future, ours, fla_ops, device, state, fq_ops=
     if device == "cuda":
         torch.cuda.synchronize()
     row["ours_s"] = time.time() - t0
+    # ours under the bf16 grade: the tensor-core kernels where they take the call
+    from kcv.glr import _launch
+    before = _launch.PATHS.copy()
+    y16 = gc.fwd_bwd(ours_bf16, member, x, cu_dev)
+    ours16 = {n: y16[n] for n in OUTPUTS if n in y16}
+    row["ours_bf16_path"] = ",".join(sorted({p for (_, p) in _launch.PATHS - before}))
     theirs, row["fla_error"] = None, None
     skip_fla = None
     if fla_ops is not None and HV != H and member in FLA_NO_GVA:
@@ -194,8 +208,8 @@ def _run_case(member, case, x, ref_future, ours, fla_ops, device, state, fq_ops=
     terms = {"dg": em.dg_terms(member, x, cu)[0]} if "dg" in ref else {}
     taus = {n: em.tau(ref[n], n, model, terms.get(n)) for n in names}
     grade_taus = {"fp32": taus,
-                  "bf16": {n: em.tau(ref[n], n, model, sigma=sigma[n]) for n in sigma
-                           if n in ref}}
+                  "bf16": {n: em.tau(ref[n], n, model, terms.get(n), sigma=sigma[n])
+                           for n in sigma if n in ref}}
     oracle = [gj.oracle_entry(_output_dtype(n), ref[n], taus[n]) for n in names]
     inputs = [(n, gj.to_array(x[n])) for n in ("q", "k", "v", "g", "beta", "h0", "do", "dht")
               if x[n] is not None]
@@ -208,7 +222,9 @@ def _run_case(member, case, x, ref_future, ours, fla_ops, device, state, fq_ops=
     for i, n in enumerate(names):
         r = gj.judge("CMP-01", [arrays[0][i:i + 1]], oracle[i:i + 1], [], label=n)
         row["ratio"][n] = r.get("worst_ratio")
-    row["contracts"] = {"ours": _contracts(calls[0], ref, grade_taus, names, f"{member} {name}")}
+    row["contracts"] = {"ours": _contracts(calls[0], ref, grade_taus, names, f"{member} {name}"),
+                        "ours_bf16": _contracts(ours16, ref, grade_taus, names,
+                                                f"{member} bf16 {name}")}
     if theirs is not None:
         row["contracts"]["fla"] = _contracts(theirs, ref, grade_taus, names, f"fla {name}")
     if fq is not None:
@@ -259,6 +275,7 @@ def worker(args):
                                    "other than gdn)")
     save()
     ours = gc.kcv_ops()
+    ours_bf16 = {m: functools.partial(op, precision="bf16") for m, op in ours.items()}
     state = {"fla_cases": [c for c in args.fla_cases.split(",") if c]}
     wanted = args.cases.split(",") if args.cases else None
     cases = [c for c in CASES if not wanted or c[0] in wanted]
@@ -272,8 +289,8 @@ def worker(args):
         for case in cases:
             t0 = time.time()
             try:
-                row = _run_case(member, case, inputs[case[0]], futures[case[0]], ours, fla_ops,
-                                device, state, fq_ops)
+                row = _run_case(member, case, inputs[case[0]], futures[case[0]], ours,
+                                ours_bf16, fla_ops, device, state, fq_ops)
             except Exception as e:  # noqa: BLE001 - one broken case must not hide the others
                 import traceback
                 result["errors"].append(f"{case[0]}: {type(e).__name__}: {e}")
@@ -381,7 +398,7 @@ def main():
     ap.add_argument("--out", default="verification.md")
     ap.add_argument("--json", default=None, help="also write the raw results here")
     ap.add_argument("--device", choices=("cuda", "cpu"), default="cuda")
-    ap.add_argument("--members", default="gdn,kda,gla,ssd,la")
+    ap.add_argument("--members", default="gdn,kda,gla,ssd,la,deltanet")
     ap.add_argument("--cases", default="", help="comma list of case names (default: all)")
     ap.add_argument("--fla", choices=("first-fit", "full", "off"), default="first-fit",
                     help="fla's autotuning (first-fit: one config per kernel, no benchmarking)")

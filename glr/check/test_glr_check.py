@@ -295,4 +295,39 @@ def test_an_implementation_meets_the_strongest_grade_it_passes_everywhere():
     assert rows[0]["contracts"]["fla"]["bf16"]["dtypes"] == {"o": "f32"}
     assert vr.contract_met([{}], "ours") is None
     text = "\n".join(vr.contract_lines([{"member": "gdn", "rows": [dict(rows[0], case="c")]}]))
-    assert "| gdn | fp32 (1 cases) | bf16 (1 cases) | none (1 cases) |" in text
+    assert "| gdn | fp32 (1 cases) | - | bf16 (1 cases) | none (1 cases) |" in text
+
+
+@pytest.mark.parametrize("member", ["gdn", "ssd", "la", "deltanet"])
+def test_bf16_contract_judges_the_gradients_with_their_declared_sigma(member):
+    # a gradient off by 2 sigma (sigma of the bf16 grade's declared roundings, the C++ term)
+    # fails the fp32 bound where sigma dominates it and passes the bf16 one; 8 sigma fails both
+    import gates_vs_fla as gv
+    x = gc.make_inputs(member, 1, 70, 1, 16, seed=7, device="cpu", HV=2, V=8)
+    x64 = {n: (None if t is None else t.double()) for n, t in x.items()}
+    ref = gc.fwd_bwd(gc.kcv_ops(), member, x64)
+    sigma = em.declared_backward_sigma(member, x64)
+    assert set(sigma) == {"dq", "dk", "dv", "dh0"} | ({"dg"} if x["g"] is not None else set()) \
+        | ({"dbeta"} if x["beta"] is not None else set())
+    zero = em.declared_backward_sigma(member, x64, grade="fp32")
+    assert all(float(t.abs().max()) == 0 for t in zero.values())
+    c = em.case(x)
+    terms = {"dg": em.dg_terms(member, x64)[0]} if "dg" in sigma else {}
+    names = [n for n in gv.OUTPUTS if n in ref]
+    taus = {"fp32": {n: em.tau(ref[n], n, c, terms.get(n)) for n in names},
+            "bf16": {n: em.tau(ref[n], n, c, terms.get(n), sigma=sigma[n]) for n in sigma}}
+    exact = {n: ref[n].to(torch.bfloat16 if em.OUT_DTYPE[n] == "bf16" else torch.float32)
+             for n in names}
+    near = dict(exact, dk=(ref["dk"] + 2 * sigma["dk"]).float())
+    far = dict(exact, dk=(ref["dk"] + 8 * sigma["dk"]).float())
+    got = {k: gv._contracts(o, ref, taus, names, k) for k, o in
+           (("exact", exact), ("near", near), ("far", far))}
+    assert got["exact"]["bf16"]["verdict"] == "pass" and "dk" in got["exact"]["bf16"]["outputs"]
+    assert got["near"]["fp32"]["verdict"] == "fail" and got["near"]["bf16"]["verdict"] == "pass"
+    assert got["far"]["bf16"]["verdict"] == "fail" and got["far"]["bf16"]["output_name"] == "dk"
+
+
+def test_per_channel_gates_have_no_backward_sigma_yet():
+    x = gc.make_inputs("kda", 1, 10, 1, 16, seed=8, device="cpu")
+    x64 = {n: (None if t is None else t.double()) for n, t in x.items()}
+    assert em.declared_backward_sigma("kda", x64) is None

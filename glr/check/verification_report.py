@@ -78,7 +78,7 @@ def _verdict(d):
     return v.upper() if v in ("pass", "fail") else v
 
 
-IMPLS = (("ours", "ours"), ("fla", "fla"), ("flashqla", "FlashQLA"))
+IMPLS = (("ours", "kcv"), ("ours_bf16", "kcv bf16"), ("fla", "fla"), ("flashqla", "FlashQLA"))
 GRADES = ("fp32", "bf16")
 
 
@@ -112,11 +112,14 @@ def contract_lines(results):
          "CMP-01 of each implementation on the same inputs under the two grades of kcv's GLR "
          "precision contract (docs/glr/precision-contract.md): **fp32** (no operand rounded: "
          "every output within the fp32 bound) and **bf16** (every product's operands rounded "
-         "to bf16 once, U read in bf16, fp32 accumulation and state carry: o and the final "
-         "state within the fp32 bound plus c·σ of the declared roundings; the gradients' bf16 "
-         "term is not derived yet, so under bf16 only o and ht are judged). A grade is met when "
-         "every case passes. Cells: verdict, worst |y − y*|/tau, the output where a failure is "
-         "worst, and any output returned in a dtype other than the interface's.", "",
+         "to bf16 once, U read in bf16, fp32 accumulation and state carry: each output within "
+         "the fp32 bound plus c·σ of the declared roundings; for gla and kda the gradients' "
+         "term is not derived, so under bf16 only their o and ht are judged). `kcv` is kcv.glr "
+         "at its default grade (fp32: the CUDA-core kernels), `kcv bf16` the same ops with "
+         "precision=\"bf16\" (the tensor-core kernels for la, ssd, deltanet and gdn at "
+         "K = V = 128, else the CUDA-core kernels; the case table's path column). A grade is "
+         "met when every case passes. Cells: verdict, worst |y − y*|/tau, the output where a "
+         "failure is worst, and any output returned in a dtype other than the interface's.", "",
          "| member | " + " | ".join(label for _, label in IMPLS) + " |",
          "|---|" + "---|" * len(IMPLS)]
     for r in results:
@@ -125,13 +128,13 @@ def contract_lines(results):
             met = contract_met(r.get("rows", []), impl)
             cells.append("-" if met is None else f"{met[0]} ({met[1]} cases)")
         L.append(f"| {r['member']} | " + " | ".join(cells) + " |")
-    L += ["", "| member | case | " + " | ".join(f"{label} {g}" for _, label in IMPLS
-                                               for g in GRADES) + " |",
-          "|---|---|" + "---|" * (len(IMPLS) * len(GRADES))]
+    L += ["", "| member | case | kcv bf16 path | " +
+          " | ".join(f"{label}, {g} contract" for _, label in IMPLS for g in GRADES) + " |",
+          "|---|---|---|" + "---|" * (len(IMPLS) * len(GRADES))]
     for r in results:
         for x in r.get("rows", []):
             c = x.get("contracts", {})
-            L.append(f"| {r['member']} | {x['case']} | " +
+            L.append(f"| {r['member']} | {x['case']} | {x.get('ours_bf16_path') or '-'} | " +
                      " | ".join(_grade_cell(c.get(impl, {}).get(g)) for impl, _ in IMPLS
                                 for g in GRADES) + " |")
     notes = sorted({r.get("flashqla_note", "") for r in results if r.get("flashqla_note")})

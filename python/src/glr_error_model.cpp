@@ -6,6 +6,9 @@
 //   tau(output, ref, dims, cu_seqlens, gate_width, N, G, terms, sigma) -> tau per element
 //   dg_terms(<problem>, d_o, d_final_state)  -> (scale, total) per element of dg
 //   declared_sigma(<problem>, grade)         -> (sigma_o, sigma_final_state)
+//   declared_backward_sigma(<problem>, d_o, d_final_state, grade) -> [sigma of dq, dk, dv, dg,
+//                                               dbeta, dh0] (la, ssd, deltanet, gdn; empty where
+//                                               the member has no such gradient)
 //   forward_bounds(<problem>, grade)         -> (tau_o, tau_final_state) against the fp64 chunked
 //                                               reference of the same problem
 //   backward_bounds(<problem>, d_o, d_final_state, grade) -> [tau of dq, dk, dv, dg, dbeta, dh0]
@@ -122,6 +125,30 @@ std::pair<NumpyArray, NumpyArray> declared_sigma(
   return {to_numpy(std::move((*s)->o)), to_numpy(std::move((*s)->final_state))};
 }
 
+std::vector<NumpyArray> declared_backward_sigma(
+    int member_code, std::array<std::int64_t, 5> dims, std::vector<std::int64_t> cu_seqlens,
+    std::optional<HostArray> q, std::optional<HostArray> k, std::optional<HostArray> v,
+    std::optional<HostArray> g, std::optional<HostArray> beta, std::optional<HostArray> h0,
+    double scale, bool v_first, std::optional<HostArray> d_o,
+    std::optional<HostArray> d_final_state, const std::string& grade) {
+  const Member member = member_of(member_code);
+  const kcv::glr::Problem p =
+      make_problem(member, dims, std::move(cu_seqlens), q, k, v, g, beta, h0, scale, v_first);
+  const kcv::glr::Cotangents cot{to_vector(d_o), to_vector(d_final_state)};
+  const kcv::glr::PrecisionContract contract = kcv::glr::contract_for(grade_of(grade));
+  std::optional<kcv::Expected<kcv::glr::BackwardSigma>> s;
+  {
+    nb::gil_scoped_release release;
+    s.emplace(kcv::glr::declared_backward_sigma(member, p, cot, contract));
+  }
+  if (!*s) raise(s->error());
+  kcv::glr::BackwardSigma& t = s->value();
+  std::vector<NumpyArray> out;
+  for (std::vector<double>* x : {&t.dq, &t.dk, &t.dv, &t.dg, &t.dbeta, &t.dh0})
+    out.push_back(to_numpy(std::move(*x)));
+  return out;
+}
+
 std::pair<NumpyArray, NumpyArray> forward_bounds(
     int member_code, std::array<std::int64_t, 5> dims, std::vector<std::int64_t> cu_seqlens,
     std::optional<HostArray> q, std::optional<HostArray> k, std::optional<HostArray> v,
@@ -206,6 +233,13 @@ void bind_error_model(nb::module_& m) {
         nb::arg("g").none(), nb::arg("beta").none(), nb::arg("h0").none(), nb::arg("scale"),
         nb::arg("v_first"), nb::arg("grade"),
         "sigma of o and of the final state under a grade's declared roundings.");
+  m.def("declared_backward_sigma", &declared_backward_sigma, nb::arg("member"), nb::arg("dims"),
+        nb::arg("cu_seqlens"), nb::arg("q").none(), nb::arg("k").none(), nb::arg("v").none(),
+        nb::arg("g").none(), nb::arg("beta").none(), nb::arg("h0").none(), nb::arg("scale"),
+        nb::arg("v_first"), nb::arg("d_o").none(), nb::arg("d_final_state").none(),
+        nb::arg("grade"),
+        "[sigma of dq, dk, dv, dg, dbeta, dh0] under a grade's declared roundings (la, ssd, "
+        "deltanet, gdn; ValueError for the per-channel gates); empty where absent.");
   m.def("forward_bounds", &forward_bounds, nb::arg("member"), nb::arg("dims"),
         nb::arg("cu_seqlens"), nb::arg("q").none(), nb::arg("k").none(), nb::arg("v").none(),
         nb::arg("g").none(), nb::arg("beta").none(), nb::arg("h0").none(), nb::arg("scale"),

@@ -19,6 +19,9 @@
 //      while W is formed; W and U by columns (warp w: columns 32w.. of every row block, 20
 //      (k-step, n-pair) products per warp where the split by rows gave warp w 8(w + 1)). The same
 //      bits.
+//   5  the per-channel gate without the delta rule (GLA): prepare_channel's anchored Gram blocks
+//      and Q̄, K̄ in the workspace; the state pass reads them with unit row factors and decays the
+//      state's rows by e_last,d.
 //
 // 1. prepare_kernel, one CTA (4 warps) per (chunk slot, value head):
 //      G = chunk-local cumsum of g (fp32, serial: the reference's order),
@@ -197,139 +200,275 @@ struct PrepareStorageDelta {
 static_assert(sizeof(PrepareStorageDelta) <= 56 * 1024,
               "PrepareStorageDelta: four CTAs per multiprocessor need at most 56 KB each");
 
-template <bool kDelta>
-using PrepareStorage = std::conditional_t<kDelta, PrepareStorageDelta, PrepareStorageGram>;
+/// A per-channel gate (GLA): Q and K; the anchored factors of the Gram product's off-diagonal
+/// 16×16 blocks (precision-contract.md §1, `gram_qk`): Q_i ⊙ e^{G_i − G_n} for every row, n the
+/// first row of i's 16-row block, and for each row block b = 1..3 the K_j ⊙ e^{G_16b − G_j} of the
+/// rows j < 16b it reads, at rows 8b(b − 1)..; G per channel; the diagonal blocks' per-pair sums.
+/// 112.5 KB.
+struct PrepareStorageChannel {
+  SmemBf16<kMmaChunk, kMmaDim> q, k;
+  SmemBf16<kMmaChunk, kMmaDim> q_anchored;
+  SmemBf16<96, kMmaDim> k_anchored;  ///< 16 + 32 + 48 rows for row blocks 1, 2, 3
+  float g[kMmaChunk][kMmaDim];       ///< G, per channel
+  float diag[kMmaChunk][16];  ///< A^qk_ij, j on i's diagonal block (column j − 16⌊i/16⌋)
+};
+static_assert(sizeof(PrepareStorageChannel) <= 113 * 1024,
+              "PrepareStorageChannel: two CTAs per multiprocessor need at most 113 KB each");
+
+/// First row of row block b's anchored keys in PrepareStorageChannel::k_anchored.
+__device__ __forceinline__ constexpr int anchored_keys_row(int b) { return 8 * b * (b - 1); }
 
 template <GateKind kGate, bool kDelta>
-__global__ void __launch_bounds__(kMmaThreads, kDelta ? 4 : 1) prepare_kernel(MmaForwardParams p) {
-  static_assert(kGate != GateKind::kChannel,
-                "prepare_kernel: per-channel gates need the anchored Gram blocks (not written)");
-  PrepareStorage<kDelta>& sm = arch::shared_storage<PrepareStorage<kDelta>>();
-  const ChunkRef ch = locate_slot(p, blockIdx.x);
-  if (!ch.valid) return;
-  const std::int64_t slot = blockIdx.x;
-  const int hv = static_cast<int>(blockIdx.y);
+using PrepareStorage =
+    std::conditional_t<kGate == GateKind::kChannel, PrepareStorageChannel,
+                       std::conditional_t<kDelta, PrepareStorageDelta, PrepareStorageGram>>;
+
+/// prepare_kernel for a per-channel gate without the delta rule (GLA): G per channel; Q̄ = Q ⊙ E,
+/// K̄ = K ⊙ R (bf16) and e_last (in `factors`) to the workspace for the state pass; A^qk with its
+/// off-diagonal blocks on tensor cores from the anchored factors (both at most 1 for a decaying
+/// gate: the anchor lies between i and j) and its diagonal blocks per pair in fp32 on CUDA cores,
+/// Σ_d q_id k_jd e^{G_id − G_jd} in channel order (the reference's form, glr/reference/
+/// decayed_gram.cpp).
+__device__ __forceinline__ void prepare_channel(PrepareStorageChannel& sm,
+                                                const MmaForwardParams& p, const ChunkRef& ch,
+                                                std::int64_t slot, int hv) {
   const int c = ch.rows;
   const std::int64_t qk_stride = static_cast<std::int64_t>(p.qk_heads) * kMmaDim;
-  const std::int64_t v_stride = static_cast<std::int64_t>(p.v_heads) * kMmaDim;
-
   copy_rows_async(sm.q, p.q + qk_row(p, ch.t0, hv), qk_stride, c);
   copy_rows_async(sm.k, p.k + qk_row(p, ch.t0, hv), qk_stride, c);
   arch::cp_async_commit();
 
-  if constexpr (kGate == GateKind::kScalar) {
-    chunk_cumulative_gate(sm.g, p, ch.t0, hv, c, kDelta ? sm.beta : nullptr);
-  } else {
-    arch::cta_for(kMmaChunk, [&](int i) { sm.g[i] = 0.0f; });
-  }
-  if constexpr (kGate != GateKind::kScalar || !kDelta) {
-    arch::cta_for(kMmaChunk, [&](int i) {
-      sm.beta[i] = kDelta && i < c ? bf16_to_float(p.beta[(ch.t0 + i) * p.v_heads + hv]) : 0.0f;
-    });
-  }
+  // G: the gates loaded by every thread at once (0 past the end, so G stays at G_last there),
+  // then thread d sums channel d from row 0 in row order; e_last,d beside it.
+  arch::cta_for(kMmaChunk * kMmaDim, [&](int idx) {
+    const int i = idx / kMmaDim;
+    const int d = idx % kMmaDim;
+    sm.g[i][d] = i < c ? p.g[((ch.t0 + i) * p.v_heads + hv) * kMmaDim + d] : 0.0f;
+  });
   __syncthreads();
-  const auto decay = [&](int i, int j) {  // Γ_ij, i ≥ j both valid
-    if constexpr (kGate == GateKind::kScalar) return expf(sm.g[i] - sm.g[j]);
-    return 1.0f;
-  };
-  float* factors = p.factors + slot_block(p, slot, hv, 2);
-  arch::cta_for(kMmaChunk, [&](int i) {
-    const float e = i < c ? (kGate == GateKind::kScalar ? expf(sm.g[i]) : 1.0f) : 0.0f;
-    sm.e[i] = e;
-    factors[i] = e;
-    factors[kMmaChunk + i] = i < c ? decay(c - 1, i) : 0.0f;
+  float* e_last = p.factors + slot_block(p, slot, hv, 2);
+  static_assert(2 * kMmaChunk == kMmaDim, "factors: e_last of every channel in the same block");
+  arch::cta_for(kMmaDim, [&](int d) {
+    float running = 0.0f;
+    for (int i = 0; i < kMmaChunk; ++i) {
+      running += sm.g[i][d];
+      sm.g[i][d] = running;
+    }
+    e_last[d] = expf(running);
   });
   arch::cp_async_wait<0>();
+  __syncthreads();  // Q, K have landed; G is complete
+
+  // Q̄, K̄ to the workspace and Q's anchored factor, 8 elements per 16-byte load and store.
+  constexpr int kPieces = kMmaDim / 8;
+  bf16* q_bar = p.qbar + slot_block(p, slot, hv, kMmaDim);
+  bf16* k_bar = p.kbar + slot_block(p, slot, hv, kMmaDim);
+  arch::cta_for(kMmaChunk * kPieces, [&](int idx) {
+    const int i = idx / kPieces;
+    const int d = 8 * (idx % kPieces);
+    const int n = i & ~15;
+    std::uint32_t q[4], k[4], qb[4], kb[4], qa[4];
+    arch::load_u32x4(sm.q.ptr(i, d), q);
+    arch::load_u32x4(sm.k.ptr(i, d), k);
+    for (int h = 0; h < 4; ++h) {
+      float x[2], y[2], z[2];
+      for (int s = 0; s < 2; ++s) {
+        const int ch_d = d + 2 * h + s;
+        const float gi = sm.g[i][ch_d];
+        x[s] = arch::unpack_bf16(q[h], s) * expf(gi);
+        y[s] = arch::unpack_bf16(k[h], s) * expf(sm.g[kMmaChunk - 1][ch_d] - gi);
+        z[s] = arch::unpack_bf16(q[h], s) * expf(gi - sm.g[n][ch_d]);
+      }
+      qb[h] = arch::pack_bf16x2(x[0], x[1]);
+      kb[h] = arch::pack_bf16x2(y[0], y[1]);
+      qa[h] = arch::pack_bf16x2(z[0], z[1]);
+    }
+    arch::store_u32x4(q_bar + i * kMmaDim + d, qb);
+    arch::store_u32x4(k_bar + i * kMmaDim + d, kb);
+    arch::store_u32x4(sm.q_anchored.ptr(i, d), qa);
+  });
+  arch::cta_for(96 * kPieces, [&](int idx) {  // K's anchored factors, row block b's at its rows
+    const int r = idx / kPieces;
+    const int d = 8 * (idx % kPieces);
+    const int b = r < anchored_keys_row(2) ? 1 : (r < anchored_keys_row(3) ? 2 : 3);
+    const int j = r - anchored_keys_row(b);
+    std::uint32_t k[4], ka[4];
+    arch::load_u32x4(sm.k.ptr(j, d), k);
+    for (int h = 0; h < 4; ++h) {
+      float y[2];
+      for (int s = 0; s < 2; ++s) {
+        const int ch_d = d + 2 * h + s;
+        y[s] = arch::unpack_bf16(k[h], s) * expf(sm.g[16 * b][ch_d] - sm.g[j][ch_d]);
+      }
+      ka[h] = arch::pack_bf16x2(y[0], y[1]);
+    }
+    arch::store_u32x4(sm.k_anchored.ptr(r, d), ka);
+  });
+  arch::cta_for(kMmaChunk * 16, [&](int idx) {  // the diagonal blocks, per pair
+    const int i = idx / 16;
+    const int j = (i & ~15) + idx % 16;
+    float acc = 0.0f;
+    if (j <= i && i < c)
+      for (int d = 0; d < kMmaDim; ++d)
+        acc += sm.q.at(i, d) * expf(sm.g[i][d] - sm.g[j][d]) * sm.k.at(j, d);
+    sm.diag[i][idx % 16] = acc;
+  });
   __syncthreads();
 
-  // Gram products, warp w: rows 16w..16w+15, column pairs 0..w (the rest is above the diagonal).
+  // The off-diagonal blocks, warp w: rows 16w..16w+15, column blocks 0..w−1, from the factors
+  // anchored at row 16w; then the row's diagonal block and zeros above it.
   const int w = arch::warp_id();
   const int r0 = 16 * w;
   AccTile<16, kMmaChunk> qk;
   zero(qk);
-  mma_acc<AStore::kRowMajor, BStore::kNMajor>(qk, sm.q, r0, sm.k, 0, 0, kMmaDim / 16, w + 1);
+  if (w > 0)
+    mma_acc<AStore::kRowMajor, BStore::kNMajor>(qk, sm.q_anchored, r0, sm.k_anchored,
+                                                anchored_keys_row(w), 0, kMmaDim / 16, w);
   bf16* a_out = p.a + slot_block(p, slot, hv, kMmaChunk);
-  if constexpr (!kDelta) {
-    for_each_pair(qk, [&](int il, int j, float& x0, float& x1) {
-      const int i = r0 + il;
-      const float a0 = j <= i && i < c ? x0 * decay(i, j) : 0.0f;
-      const float a1 = j + 1 <= i && i < c ? x1 * decay(i, j + 1) : 0.0f;
-      arch::store_u32(a_out + i * kMmaChunk + j, arch::pack_bf16x2(a0, a1));
-    });
-  } else {
-    AccTile<16, kMmaChunk> kk;
-    zero(kk);
-    mma_acc<AStore::kRowMajor, BStore::kNMajor>(kk, sm.k, r0, sm.k, 0, 0, kMmaDim / 16, w + 1);
-    // A^qk and L together: each Γ_ij once for both.
-    for_each_pair(qk, kk, [&](int il, int j, float& x0, float& x1, float& y0, float& y1) {
-      const int i = r0 + il;
-      const float d0 = j <= i && i < c ? decay(i, j) : 0.0f;
-      const float d1 = j + 1 <= i && i < c ? decay(i, j + 1) : 0.0f;
-      const float a0 = j <= i && i < c ? x0 * d0 : 0.0f;
-      const float a1 = j + 1 <= i && i < c ? x1 * d1 : 0.0f;
-      arch::store_u32(a_out + i * kMmaChunk + j, arch::pack_bf16x2(a0, a1));
-      sm.l(i, j) = j < i && i < c ? y0 * d0 * sm.beta[i] : 0.0f;
-      sm.l(i, j + 1) = j + 1 < i && i < c ? y1 * d1 * sm.beta[i] : 0.0f;
-    });
-    __syncthreads();  // L complete; Q and K are no longer read as Gram operands
+  for_each_pair(qk, [&](int il, int j, float& x0, float& x1) {
+    const int i = r0 + il;
+    const auto at = [&](int jj, float x) {
+      if (i >= c || jj > i) return 0.0f;
+      return jj < r0 ? x : sm.diag[i][jj - r0];
+    };
+    arch::store_u32(a_out + i * kMmaChunk + j, arch::pack_bf16x2(at(j, x0), at(j + 1, x1)));
+  });
+}
 
-    constexpr int kPieces = kMmaDim / 8;               // 16-byte pieces of a row of Q, K, V
-    arch::cta_for(kMmaChunk * kPieces, [&](int idx) {  // X over Q
-      const int i = idx / kPieces;
-      const int d = 8 * (idx % kPieces);
-      std::uint32_t x[4];
-      arch::load_u32x4(sm.k.ptr(i, d), x);
-      for (std::uint32_t& pair : x)
-        pair = arch::pack_bf16x2(sm.beta[i] * (arch::unpack_bf16(pair, 0) * sm.e[i]),
-                                 sm.beta[i] * (arch::unpack_bf16(pair, 1) * sm.e[i]));
-      arch::store_u32x4(sm.q.ptr(i, d), x);
-    });
-    __syncthreads();  // K is no longer read: T takes its place
-    gpu::detail::invert_unit_lower_by_columns<kMmaChunk>(sm.l, sm.t);
-    bf16* t_out = p.t_inv != nullptr ? p.t_inv + slot_block(p, slot, hv, kMmaChunk) : nullptr;
-    arch::cta_for(kMmaChunk * kMmaChunk / 8, [&](int idx) {  // bf16(T) over L, and its copy
-      const int i = idx / (kMmaChunk / 8);
-      const int j = 8 * (idx % (kMmaChunk / 8));
-      float x[8];
-      arch::load_f32x4(sm.t.ptr(i, j), x);
-      arch::load_f32x4(sm.t.ptr(i, j + 4), x + 4);
-      std::uint32_t b[4];
-      for (int h = 0; h < 4; ++h) b[h] = arch::pack_bf16x2(x[2 * h], x[2 * h + 1]);
-      arch::store_u32x4(sm.tb.ptr(i, j), b);
-      if (t_out != nullptr) arch::store_u32x4(t_out + i * kMmaChunk + j, b);
-    });
-    __syncthreads();  // T is no longer read: V arrives in its place while W is formed
-    copy_rows_async(sm.k, p.v + v_row(p, ch.t0, hv), v_stride, c);
+template <GateKind kGate, bool kDelta>
+__global__ void __launch_bounds__(kMmaThreads, kDelta ? 4 : 1) prepare_kernel(MmaForwardParams p) {
+  static_assert(kGate != GateKind::kChannel || !kDelta,
+                "prepare_kernel: a per-channel gate with the delta rule (KDA) is not written");
+  PrepareStorage<kGate, kDelta>& sm = arch::shared_storage<PrepareStorage<kGate, kDelta>>();
+  const ChunkRef ch = locate_slot(p, blockIdx.x);
+  if (!ch.valid) return;
+  const std::int64_t slot = blockIdx.x;
+  const int hv = static_cast<int>(blockIdx.y);
+  if constexpr (kGate == GateKind::kChannel) {
+    prepare_channel(sm, p, ch, slot, hv);
+  } else {
+    const int c = ch.rows;
+    const std::int64_t qk_stride = static_cast<std::int64_t>(p.qk_heads) * kMmaDim;
+    const std::int64_t v_stride = static_cast<std::int64_t>(p.v_heads) * kMmaDim;
+
+    copy_rows_async(sm.q, p.q + qk_row(p, ch.t0, hv), qk_stride, c);
+    copy_rows_async(sm.k, p.k + qk_row(p, ch.t0, hv), qk_stride, c);
     arch::cp_async_commit();
 
-    // W = T X and U = T Ṽ, warp w: columns 32w..32w+31 of every row block rb, k-steps 0..rb (T is
-    // lower triangular): each element the same k-steps in the same order as by row blocks.
-    const auto product = [&](const SmemBf16<kMmaChunk, kMmaDim>& x, bf16* out) {
-      for (int rb = 0; rb < kMmaChunk / 16; ++rb) {
-        AccTile<16, 32> acc;
-        zero(acc);
-        mma_acc_triangular<Triangle::kLower, AStore::kRowMajor, BStore::kKMajor>(
-            acc, sm.tb, 16 * rb, x, 32 * w, 0, rb + 1);
-        for_each_pair(acc, [&](int il, int d, float& x0, float& x1) {
-          arch::store_u32(out + (16 * rb + il) * kMmaDim + 32 * w + d, arch::pack_bf16x2(x0, x1));
-        });
-      }
-    };
-    product(sm.q, p.w + slot_block(p, slot, hv, kMmaDim));
-    arch::cp_async_wait<0>();
-    __syncthreads();                                   // V has landed
-    arch::cta_for(kMmaChunk * kPieces, [&](int idx) {  // Ṽ over V
-      const int i = idx / kPieces;
-      const int d = 8 * (idx % kPieces);
-      std::uint32_t x[4];
-      arch::load_u32x4(sm.k.ptr(i, d), x);
-      for (std::uint32_t& pair : x)
-        pair = arch::pack_bf16x2(sm.beta[i] * arch::unpack_bf16(pair, 0),
-                                 sm.beta[i] * arch::unpack_bf16(pair, 1));
-      arch::store_u32x4(sm.k.ptr(i, d), x);
-    });
+    if constexpr (kGate == GateKind::kScalar) {
+      chunk_cumulative_gate(sm.g, p, ch.t0, hv, c, kDelta ? sm.beta : nullptr);
+    } else {
+      arch::cta_for(kMmaChunk, [&](int i) { sm.g[i] = 0.0f; });
+    }
+    if constexpr (kGate != GateKind::kScalar || !kDelta) {
+      arch::cta_for(kMmaChunk, [&](int i) {
+        sm.beta[i] = kDelta && i < c ? bf16_to_float(p.beta[(ch.t0 + i) * p.v_heads + hv]) : 0.0f;
+      });
+    }
     __syncthreads();
-    product(sm.k, p.u + slot_block(p, slot, hv, kMmaDim));
+    const auto decay = [&](int i, int j) {  // Γ_ij, i ≥ j both valid
+      if constexpr (kGate == GateKind::kScalar) return expf(sm.g[i] - sm.g[j]);
+      return 1.0f;
+    };
+    float* factors = p.factors + slot_block(p, slot, hv, 2);
+    arch::cta_for(kMmaChunk, [&](int i) {
+      const float e = i < c ? (kGate == GateKind::kScalar ? expf(sm.g[i]) : 1.0f) : 0.0f;
+      sm.e[i] = e;
+      factors[i] = e;
+      factors[kMmaChunk + i] = i < c ? decay(c - 1, i) : 0.0f;
+    });
+    arch::cp_async_wait<0>();
+    __syncthreads();
+
+    // Gram products, warp w: rows 16w..16w+15, column pairs 0..w (the rest is above the diagonal).
+    const int w = arch::warp_id();
+    const int r0 = 16 * w;
+    AccTile<16, kMmaChunk> qk;
+    zero(qk);
+    mma_acc<AStore::kRowMajor, BStore::kNMajor>(qk, sm.q, r0, sm.k, 0, 0, kMmaDim / 16, w + 1);
+    bf16* a_out = p.a + slot_block(p, slot, hv, kMmaChunk);
+    if constexpr (!kDelta) {
+      for_each_pair(qk, [&](int il, int j, float& x0, float& x1) {
+        const int i = r0 + il;
+        const float a0 = j <= i && i < c ? x0 * decay(i, j) : 0.0f;
+        const float a1 = j + 1 <= i && i < c ? x1 * decay(i, j + 1) : 0.0f;
+        arch::store_u32(a_out + i * kMmaChunk + j, arch::pack_bf16x2(a0, a1));
+      });
+    } else {
+      AccTile<16, kMmaChunk> kk;
+      zero(kk);
+      mma_acc<AStore::kRowMajor, BStore::kNMajor>(kk, sm.k, r0, sm.k, 0, 0, kMmaDim / 16, w + 1);
+      // A^qk and L together: each Γ_ij once for both.
+      for_each_pair(qk, kk, [&](int il, int j, float& x0, float& x1, float& y0, float& y1) {
+        const int i = r0 + il;
+        const float d0 = j <= i && i < c ? decay(i, j) : 0.0f;
+        const float d1 = j + 1 <= i && i < c ? decay(i, j + 1) : 0.0f;
+        const float a0 = j <= i && i < c ? x0 * d0 : 0.0f;
+        const float a1 = j + 1 <= i && i < c ? x1 * d1 : 0.0f;
+        arch::store_u32(a_out + i * kMmaChunk + j, arch::pack_bf16x2(a0, a1));
+        sm.l(i, j) = j < i && i < c ? y0 * d0 * sm.beta[i] : 0.0f;
+        sm.l(i, j + 1) = j + 1 < i && i < c ? y1 * d1 * sm.beta[i] : 0.0f;
+      });
+      __syncthreads();  // L complete; Q and K are no longer read as Gram operands
+
+      constexpr int kPieces = kMmaDim / 8;               // 16-byte pieces of a row of Q, K, V
+      arch::cta_for(kMmaChunk * kPieces, [&](int idx) {  // X over Q
+        const int i = idx / kPieces;
+        const int d = 8 * (idx % kPieces);
+        std::uint32_t x[4];
+        arch::load_u32x4(sm.k.ptr(i, d), x);
+        for (std::uint32_t& pair : x)
+          pair = arch::pack_bf16x2(sm.beta[i] * (arch::unpack_bf16(pair, 0) * sm.e[i]),
+                                   sm.beta[i] * (arch::unpack_bf16(pair, 1) * sm.e[i]));
+        arch::store_u32x4(sm.q.ptr(i, d), x);
+      });
+      __syncthreads();  // K is no longer read: T takes its place
+      gpu::detail::invert_unit_lower_by_columns<kMmaChunk>(sm.l, sm.t);
+      bf16* t_out = p.t_inv != nullptr ? p.t_inv + slot_block(p, slot, hv, kMmaChunk) : nullptr;
+      arch::cta_for(kMmaChunk * kMmaChunk / 8, [&](int idx) {  // bf16(T) over L, and its copy
+        const int i = idx / (kMmaChunk / 8);
+        const int j = 8 * (idx % (kMmaChunk / 8));
+        float x[8];
+        arch::load_f32x4(sm.t.ptr(i, j), x);
+        arch::load_f32x4(sm.t.ptr(i, j + 4), x + 4);
+        std::uint32_t b[4];
+        for (int h = 0; h < 4; ++h) b[h] = arch::pack_bf16x2(x[2 * h], x[2 * h + 1]);
+        arch::store_u32x4(sm.tb.ptr(i, j), b);
+        if (t_out != nullptr) arch::store_u32x4(t_out + i * kMmaChunk + j, b);
+      });
+      __syncthreads();  // T is no longer read: V arrives in its place while W is formed
+      copy_rows_async(sm.k, p.v + v_row(p, ch.t0, hv), v_stride, c);
+      arch::cp_async_commit();
+
+      // W = T X and U = T Ṽ, warp w: columns 32w..32w+31 of every row block rb, k-steps 0..rb (T is
+      // lower triangular): each element the same k-steps in the same order as by row blocks.
+      const auto product = [&](const SmemBf16<kMmaChunk, kMmaDim>& x, bf16* out) {
+        for (int rb = 0; rb < kMmaChunk / 16; ++rb) {
+          AccTile<16, 32> acc;
+          zero(acc);
+          mma_acc_triangular<Triangle::kLower, AStore::kRowMajor, BStore::kKMajor>(
+              acc, sm.tb, 16 * rb, x, 32 * w, 0, rb + 1);
+          for_each_pair(acc, [&](int il, int d, float& x0, float& x1) {
+            arch::store_u32(out + (16 * rb + il) * kMmaDim + 32 * w + d, arch::pack_bf16x2(x0, x1));
+          });
+        }
+      };
+      product(sm.q, p.w + slot_block(p, slot, hv, kMmaDim));
+      arch::cp_async_wait<0>();
+      __syncthreads();                                   // V has landed
+      arch::cta_for(kMmaChunk * kPieces, [&](int idx) {  // Ṽ over V
+        const int i = idx / kPieces;
+        const int d = 8 * (idx % kPieces);
+        std::uint32_t x[4];
+        arch::load_u32x4(sm.k.ptr(i, d), x);
+        for (std::uint32_t& pair : x)
+          pair = arch::pack_bf16x2(sm.beta[i] * arch::unpack_bf16(pair, 0),
+                                   sm.beta[i] * arch::unpack_bf16(pair, 1));
+        arch::store_u32x4(sm.k.ptr(i, d), x);
+      });
+      __syncthreads();
+      product(sm.k, p.u + slot_block(p, slot, hv, kMmaDim));
+    }
   }
 }
 
@@ -383,8 +522,11 @@ static_assert(sizeof(StateStorage<64, true, true>) <= 227 * 1024,
 template <GateKind kGate, bool kDelta, int kBV, bool kOutput>
 __global__ void __launch_bounds__(kMmaThreads, 1) state_output_kernel(MmaForwardParams p) {
   static_assert(kBV == 32 || kBV == 64, "state_output_kernel: 32 or 64 value columns per CTA");
-  static_assert(kGate != GateKind::kChannel,
-                "state_output_kernel: per-channel gates scale K's columns (not written)");
+  static_assert(kGate != GateKind::kChannel || !kDelta,
+                "state_output_kernel: a per-channel gate with the delta rule (KDA) is not written");
+  // A per-channel gate reads Q̄ and K̄ (the prepare kernel's) where the others read Q and K with
+  // row factors: e and r are 1 per row, and the state's rows decay by e_last,d.
+  constexpr bool kChannel = kGate == GateKind::kChannel;
   StateStorage<kBV, kDelta, kOutput>& sm =
       arch::shared_storage<StateStorage<kBV, kDelta, kOutput>>();
   constexpr int kTiles = kMmaDim / kBV;
@@ -411,8 +553,14 @@ __global__ void __launch_bounds__(kMmaThreads, 1) state_output_kernel(MmaForward
     const std::int64_t t0 = bos + j * kMmaChunk;
     const std::int64_t slot = slot0 + j;
     const int c = rows_of(j);
-    if constexpr (kOutput) copy_rows_async(st.q, p.q + qk_row(p, t0, hv), qk_stride, c);
-    copy_rows_async(st.k, p.k + qk_row(p, t0, hv), qk_stride, c);
+    if constexpr (kChannel) {
+      if constexpr (kOutput)
+        copy_rows_async(st.q, p.qbar + slot_block(p, slot, hv, kMmaDim), kMmaDim, kMmaChunk);
+      copy_rows_async(st.k, p.kbar + slot_block(p, slot, hv, kMmaDim), kMmaDim, kMmaChunk);
+    } else {
+      if constexpr (kOutput) copy_rows_async(st.q, p.q + qk_row(p, t0, hv), qk_stride, c);
+      copy_rows_async(st.k, p.k + qk_row(p, t0, hv), qk_stride, c);
+    }
     if constexpr (kDelta) {
       copy_rows_async(st.w, p.w + slot_block(p, slot, hv, kMmaDim), kMmaDim, kMmaChunk);
       copy_rows_async(st.u, p.u + slot_block(p, slot, hv, kMmaDim) + col0, kMmaDim, kMmaChunk);
@@ -484,7 +632,7 @@ __global__ void __launch_bounds__(kMmaThreads, 1) state_output_kernel(MmaForward
         const int i = r0 + il;
         const float dl0 = st.u.at(i, c0 + e) - x0;  // rows past the end: U (V), W rows are zero
         const float dl1 = st.u.at(i, c0 + e + 1) - x1;
-        const float r = st.f[1][i];
+        const float r = kChannel ? 1.0f : st.f[1][i];
         if constexpr (kOutput)
           arch::store_u32(sm.delta.ptr(i, c0 + e), arch::pack_bf16x2(dl0, dl1));
         if (kDelta && p.delta != nullptr)  // the values A^qk·Δ reads (the backward's recompute)
@@ -494,7 +642,7 @@ __global__ void __launch_bounds__(kMmaThreads, 1) state_output_kernel(MmaForward
         arch::store_u32(sm.delta_r.ptr(i, c0 + e), arch::pack_bf16x2(r * dl0, r * dl1));
       });
     });
-    if constexpr (kOutput)
+    if constexpr (kOutput && !kChannel)
       for_each_pair(out, [&](int il, int, float& x0, float& x1) {
         x0 *= st.f[0][r0 + il];
         x1 *= st.f[0][r0 + il];
@@ -514,12 +662,21 @@ __global__ void __launch_bounds__(kMmaThreads, 1) state_output_kernel(MmaForward
                           arch::pack_bf16x2(p.scale * x0, p.scale * x1));
       });
     }
-    const float e_last = st.f[0][c - 1];
     for_each_part([&](AccTile<32, kPart>& hp, int c0) {
       AccTile<32, kPart> s;
       zero(s);
       mma_acc<AStore::kTransposed, BStore::kKMajor>(s, st.k, d0, sm.delta_r, c0, 0, kMmaChunk / 16);
-      zip(hp, s, [&](float& x, float y) { x = e_last * x + y; });
+      if constexpr (kChannel) {  // e_last,d of row d, in the factors' 128 floats
+        for_each_pair(hp, s, [&](int r, int, float& x0, float& x1, float& y0, float& y1) {
+          const int d = d0 + r;
+          const float ed = st.f[d / kMmaChunk][d % kMmaChunk];
+          x0 = ed * x0 + y0;
+          x1 = ed * x1 + y1;
+        });
+      } else {
+        const float e_last = st.f[0][c - 1];
+        zip(hp, s, [&](float& x, float y) { x = e_last * x + y; });
+      }
     });
     store_h();
   }
@@ -541,7 +698,7 @@ template <GateKind kGate, bool kDelta, int kBV, typename Launch>
 Status forward_sequence(const MmaForwardParams& p, Launch&& launch) {
   const dim3 prepare_grid(static_cast<unsigned>(p.slots), static_cast<unsigned>(p.v_heads));
   if (Status st = launch("prepare", prepare_kernel<kGate, kDelta>, prepare_grid,
-                         sizeof(PrepareStorage<kDelta>), p);
+                         sizeof(PrepareStorage<kGate, kDelta>), p);
       !st)
     return st;
   const dim3 state_grid(static_cast<unsigned>(p.sequences * p.v_heads * (kMmaDim / kBV)));
@@ -564,9 +721,13 @@ Status for_mma_member(Member m, F&& f) {
       return f.template operator()<GateKind::kNone, true>();
     case Member::kGatedDeltaNet:
       return f.template operator()<GateKind::kScalar, true>();
+    case Member::kGla:
+      return f.template operator()<GateKind::kChannel, false>();
     default:
       return make_error(ErrorCode::kInvalidArgument,
-                        "the tensor-core forward has no per-channel gate yet (gla, kda)", "member");
+                        "the tensor-core forward has no per-channel gate with the delta rule yet "
+                        "(kda)",
+                        "member");
   }
 }
 

@@ -3,8 +3,9 @@
 // bf16 operands, fp32 accumulation): the chunked WY algorithm of the fp64 chunked reference
 // (include/kcv/glr/chunked.hpp, gdn-spec.md §4–§5) in two launches, for K = V = 128, chunk 64,
 // under the bf16 precision grade (docs/glr/precision-contract.md), with an fp32 state carry.
-// Written once over the gate kind and the delta rule; members without a gate or with a scalar gate
-// (LA, SSD, DeltaNet, GDN) are instantiated, per-channel gates (GLA, KDA) are not written yet.
+// Written once over the gate kind and the delta rule; LA, SSD, DeltaNet, GDN and GLA (the
+// per-channel gate without the delta rule) are instantiated; KDA (a per-channel gate with the delta
+// rule) is not written yet.
 // The kernels are chunked_mma_forward.cuh; docs/glr/tensor-core-forward.md is the design.
 //
 // This header is plain data and host declarations (g++ and nvcc): the parameter block, the
@@ -40,14 +41,18 @@ inline constexpr int kMmaThreads = 128;  ///< 4 warps per CTA in both kernels
 /// rows past a ragged chunk's end hold zeros.
 ///   w, u     [slots, HV, 64, 128] bf16   W = T X, U = T Ṽ (delta rule only)
 ///   a        [slots, HV, 64, 64]  bf16   A^qk = (Q Kᵀ) ⊙ Γ, lower triangle incl. the diagonal
-///   factors  [slots, HV, 2, 64]   fp32   e_i = exp(G_i), r_i = exp(G_last − G_i); 0 past the end
+///   factors  [slots, HV, 2, 64]   fp32   e_i = exp(G_i), r_i = exp(G_last − G_i); 0 past the end;
+///            a per-channel gate: e_last,d = exp(G_last,d), d = 0..127, in the same 128 floats
+///   qbar, kbar [slots, HV, 64, 128] bf16   per-channel gate only: Q̄ = Q ⊙ E, K̄ = K ⊙ R
+///            (E_id = exp(G_id), R_id = exp(G_last,d − G_id)), the operands of Q̄·H and K̄ᵀΔ
 ///   states   [slots + N, HV, 128, 128] bf16   optional (the backward's recompute): the state
 ///            entering each chunk at its slot, the final state of sequence n at slot `slots + n`,
 ///            [K, V], the same bf16 values the state pass multiplies with
 ///   t_inv    [slots, HV, 64, 64]  bf16   optional (the backward's recompute, delta rule): bf16(T),
 ///            the values W = T X and U = T Ṽ multiply with
 ///   delta    [slots, HV, 64, 128] bf16   optional (the same): bf16(Δ), the values A^qk·Δ and
-///            the state update read
+///            the state update read; may be `u` itself (the kept workspace's layout): the state
+///            pass loads chunk j's U before it writes chunk j's Δ, and nothing reads U after it
 struct MmaForwardParams {
   std::int64_t tokens = 0;     ///< all packed tokens (B·T)
   std::int64_t sequences = 0;  ///< N
@@ -63,12 +68,14 @@ struct MmaForwardParams {
   const bf16* q = nullptr;     ///< [T, H, 128]
   const bf16* k = nullptr;     ///< [T, H, 128]
   const bf16* v = nullptr;     ///< [T, HV, 128]
-  const float* g = nullptr;    ///< [T, HV] log-decay (scalar gate only)
+  const float* g = nullptr;    ///< log-decay: [T, HV] scalar gate, [T, HV, 128] per channel
   const bf16* beta = nullptr;  ///< [T, HV] (delta rule only)
   const float* h0 = nullptr;   ///< [N, HV, 128, 128] or null (zero)
 
   bf16* w = nullptr;
   bf16* u = nullptr;
+  bf16* qbar = nullptr;  ///< per-channel gate only
+  bf16* kbar = nullptr;  ///< per-channel gate only
   bf16* a = nullptr;
   float* factors = nullptr;
   bf16* states = nullptr;  ///< or null: no states kept

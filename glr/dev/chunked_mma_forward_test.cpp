@@ -5,9 +5,10 @@
 // state within tau, every element written (outputs start as NaN). GDN at T ∈ {1, 63, 64, 65, 200},
 // varlen (1+150+7+64+3, HV = 2), GVA (H = 1, HV = 2), no initial state with the [V, K] state
 // layout, strong decay; LA, SSD and DeltaNet (the same kernels with the gate or the delta rule
-// compiled out) at T = 65 and varlen. Each case runs at value tiles 32 and 64, whose outputs must
-// agree bit for bit (state columns are independent, and each element's summation order does not
-// depend on the tile). K = V = 128 throughout (the kernels' only size).
+// compiled out) at T = 65 and varlen; GLA (the per-channel gate: anchored Gram blocks, Q̄ and K̄)
+// at T ∈ {1, 64, 65}, varlen, GVA and strong decay. Each case runs at value tiles 32 and 64, whose
+// outputs must agree bit for bit (state columns are independent, and each element's summation order
+// does not depend on the tile). K = V = 128 throughout (the kernels' only size).
 #include "glr/dev/chunked_mma_forward.hpp"
 
 #include <gtest/gtest.h>
@@ -49,11 +50,20 @@ std::vector<Param> params() {
   ProblemSpec strong = mma_spec({130}, 1, 1, 804);
   strong.decay = Decay::kStrong;
   out.push_back({"gdn_Strong", Member::kGatedDeltaNet, strong});
-  for (Member m : {Member::kLinearAttention, Member::kSimpleGla, Member::kDeltaNet}) {
+  for (Member m : {Member::kLinearAttention, Member::kSimpleGla, Member::kDeltaNet, Member::kGla}) {
     std::string label(name(m));
     out.push_back({label + "_T65", m, mma_spec({65}, 1, 1, 900)});
     out.push_back({label + "_Varlen", m, mma_spec({1, 150, 7, 64, 3}, 1, 2, 901)});
   }
+  for (std::int64_t t : {1, 64}) {
+    std::string label = "gla_T";
+    label += std::to_string(t);
+    out.push_back({label, Member::kGla, mma_spec({t}, 1, 1, 950 + t)});
+  }
+  out.push_back({"gla_Gva", Member::kGla, mma_spec({130}, 1, 2, 1102)});
+  ProblemSpec gla_strong = mma_spec({200}, 1, 1, 1104);
+  gla_strong.decay = Decay::kStrong;
+  out.push_back({"gla_Strong", Member::kGla, gla_strong});
   return out;
 }
 
@@ -130,17 +140,20 @@ TEST_P(ChunkedMmaForward, MeetsTheBf16GradeBoundAtBothValueTiles) {
 }
 
 TEST(ExpectByHead, ReassemblesTheReferenceAndAtMostTightensTheBound) {
-  const Problem p = testing::kernel_inputs(
-      testing::make_case(Member::kGatedDeltaNet, mma_spec({70, 1, 64}, 2, 4, 805)).problem);
-  Expected<Expectation> whole = expect(Member::kGatedDeltaNet, p);
-  Expected<Expectation> split = expect_by_head(Member::kGatedDeltaNet, p);
-  ASSERT_TRUE(whole && split);
-  EXPECT_EQ(whole->ref.o, split->ref.o);
-  EXPECT_EQ(whole->ref.final_state, split->ref.final_state);
-  for (std::size_t i = 0; i < whole->tau.o.size(); ++i)
-    ASSERT_LE(split->tau.o[i], whole->tau.o[i] * (1 + 1e-12)) << i;
-  for (std::size_t i = 0; i < whole->tau.final_state.size(); ++i)
-    ASSERT_LE(split->tau.final_state[i], whole->tau.final_state[i] * (1 + 1e-12)) << i;
+  for (Member m : {Member::kGatedDeltaNet, Member::kGla}) {  // a scalar and a per-channel gate
+    const Problem p =
+        testing::kernel_inputs(testing::make_case(m, mma_spec({70, 1, 64}, 2, 4, 805)).problem);
+    Expected<Expectation> whole = expect(m, p);
+    Expected<Expectation> split = expect_by_head(m, p);
+    ASSERT_TRUE(whole && split) << name(m);
+    EXPECT_EQ(whole->ref.o, split->ref.o) << name(m);
+    EXPECT_EQ(whole->ref.final_state, split->ref.final_state) << name(m);
+    for (std::size_t i = 0; i < whole->tau.o.size(); ++i)
+      ASSERT_LE(split->tau.o[i], whole->tau.o[i] * (1 + 1e-12)) << name(m) << " " << i;
+    for (std::size_t i = 0; i < whole->tau.final_state.size(); ++i)
+      ASSERT_LE(split->tau.final_state[i], whole->tau.final_state[i] * (1 + 1e-12))
+          << name(m) << " " << i;
+  }
 }
 
 TEST(ChunkedMmaForwardArguments, RejectsWhatTheKernelsDoNotTake) {
@@ -152,7 +165,7 @@ TEST(ChunkedMmaForwardArguments, RejectsWhatTheKernelsDoNotTake) {
   d.key_dim = 128;
   EXPECT_TRUE(mma_forward_workspace_bytes(Member::kGatedDeltaNet, d));
   EXPECT_FALSE(mma_forward_workspace_bytes(Member::kKda, d));
-  EXPECT_FALSE(mma_forward_workspace_bytes(Member::kGla, d));
+  EXPECT_TRUE(mma_forward_workspace_bytes(Member::kGla, d));
 }
 
 INSTANTIATE_TEST_SUITE_P(Members, ChunkedMmaForward, ::testing::ValuesIn(params()),

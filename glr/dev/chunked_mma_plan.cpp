@@ -18,8 +18,9 @@ Error bad(const std::string& field, const std::string& message) {
 
 Status check_dims(Member member, const gpu::Dims& d) {
   const MemberTraits tr = traits(member);
-  if (tr.gate == GateKind::kChannel)
-    return bad("member", "the tensor-core forward has no per-channel gate yet (gla, kda)");
+  if (tr.gate == GateKind::kChannel && tr.delta_rule)
+    return bad("member",
+               "the tensor-core forward has no per-channel gate with the delta rule yet (kda)");
   if (d.key_dim != kMmaDim || d.value_dim != kMmaDim)
     return bad("key_dim", "the tensor-core forward takes K = V = 128 only");
   if (d.batch < 1 || d.seq_len < 1) return bad("seq_len", "batch and seq_len must be positive");
@@ -44,15 +45,21 @@ std::size_t carve(Member member, MmaForwardParams& p, std::byte* base) {
     p.w = reinterpret_cast<bf16*>(piece(blocks * kMmaChunk * kMmaDim * sizeof(bf16)));
     p.u = reinterpret_cast<bf16*>(piece(blocks * kMmaChunk * kMmaDim * sizeof(bf16)));
   }
+  if (traits(member).gate == GateKind::kChannel) {
+    p.qbar = reinterpret_cast<bf16*>(piece(blocks * kMmaChunk * kMmaDim * sizeof(bf16)));
+    p.kbar = reinterpret_cast<bf16*>(piece(blocks * kMmaChunk * kMmaDim * sizeof(bf16)));
+  }
   p.a = reinterpret_cast<bf16*>(piece(blocks * kMmaChunk * kMmaChunk * sizeof(bf16)));
   p.factors = reinterpret_cast<float*>(piece(blocks * 2 * kMmaChunk * sizeof(float)));
   return at;
 }
 
 // What a training step's forward keeps for its backward: the forward's pieces, the states
-// entering every chunk (and at every sequence end) and, with the delta rule, T and Δ. The
-// backward's recompute writes the same pieces at the same offsets, so this part comes first in the
-// backward's one-buffer workspace. With base non-null also sets p's pointers.
+// entering every chunk (and at every sequence end) and, with the delta rule, T and Δ. Δ takes U's
+// place: the state pass reads a chunk's U into shared memory before it writes that chunk's Δ, and
+// the backward reads Δ, never U. The backward's recompute writes the same pieces at the same
+// offsets, so this part comes first in the backward's one-buffer workspace. With base non-null
+// also sets p's pointers.
 std::size_t carve_kept(Member member, MmaForwardParams& p, std::byte* base) {
   std::size_t at = carve(member, p, base);
   const auto piece = [&](std::size_t bytes) {
@@ -67,7 +74,7 @@ std::size_t carve_kept(Member member, MmaForwardParams& p, std::byte* base) {
   if (traits(member).delta_rule) {
     const auto blocks = static_cast<std::size_t>(p.slots) * heads;
     p.t_inv = reinterpret_cast<bf16*>(piece(blocks * kMmaChunk * kMmaChunk * sizeof(bf16)));
-    p.delta = reinterpret_cast<bf16*>(piece(blocks * kMmaChunk * kMmaDim * sizeof(bf16)));
+    p.delta = p.u;
   }
   return at;
 }
@@ -131,7 +138,7 @@ Expected<MmaForwardParams> mma_forward_params(Member member, const gpu::Dims& di
   const MemberTraits tr = traits(member);
   if (t.q == nullptr || t.k == nullptr || t.v == nullptr || t.o == nullptr)
     return bad("q", "q, k, v and o are required");
-  if ((tr.gate == GateKind::kScalar) != (t.g != nullptr))
+  if ((tr.gate != GateKind::kNone) != (t.g != nullptr))
     return bad("g", "g is required exactly for members with a gate");
   if (tr.delta_rule != (t.beta != nullptr))
     return bad("beta", "beta is required exactly for members with the delta rule");

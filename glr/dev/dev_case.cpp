@@ -73,6 +73,8 @@ Problem slice_head(const Problem& p, std::int64_t hv) {
   out.scale = p.scale;
   out.layout = p.layout;
   const std::int64_t kd = s.key_dim, vd = s.value_dim;
+  // g is [T, HV] for a scalar gate, [T, HV, K] per channel, empty without a gate.
+  const auto gate_width = static_cast<std::int64_t>(p.g.size()) / (s.tokens * s.v_heads);
   const auto at = [](const std::vector<double>& x, std::int64_t i) {
     return x[static_cast<std::size_t>(i)];
   };
@@ -82,7 +84,8 @@ Problem slice_head(const Problem& p, std::int64_t hv) {
       out.k.push_back(at(p.k, (t * s.qk_heads + h) * kd + d));
     }
     for (std::int64_t e = 0; e < vd; ++e) out.v.push_back(at(p.v, (t * s.v_heads + hv) * vd + e));
-    if (!p.g.empty()) out.g.push_back(at(p.g, t * s.v_heads + hv));
+    for (std::int64_t d = 0; d < gate_width; ++d)
+      out.g.push_back(at(p.g, (t * s.v_heads + hv) * gate_width + d));
     if (!p.beta.empty()) out.beta.push_back(at(p.beta, t * s.v_heads + hv));
   }
   if (!p.h0.empty())

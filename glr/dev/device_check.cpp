@@ -42,15 +42,17 @@
 namespace kcv::glr::dev {
 namespace {
 
-/// One problem on the device: inputs, outputs, both workspaces.
+/// One problem of one member on the device: inputs, outputs, the workspace.
 struct DeviceCase {
+  Member member = Member::kGatedDeltaNet;
   HostTensors t;
   float scale = 0;
   StateLayout layout = StateLayout::kKV;
   DeviceBuffer q, k, v, g, beta, h0, cu, o, ht, ws;
   MmaForwardParams params;
 
-  DeviceCase(HostTensors host, float s, StateLayout l) : t(std::move(host)), scale(s), layout(l) {
+  DeviceCase(Member m, HostTensors host, float s, StateLayout l)
+      : member(m), t(std::move(host)), scale(s), layout(l) {
     q = DeviceBuffer::of(t.q);
     k = DeviceBuffer::of(t.k);
     v = DeviceBuffer::of(t.v);
@@ -61,14 +63,21 @@ struct DeviceCase {
     o = DeviceBuffer(t.v.size() * sizeof(bf16));
     const std::int64_t seqs = t.dims.num_seqs > 0 ? t.dims.num_seqs : t.dims.batch;
     ht = DeviceBuffer(static_cast<std::size_t>(seqs * t.dims.v_heads * kMmaDim * kMmaDim) * 4);
-    Expected<std::size_t> bytes = mma_forward_workspace_bytes(Member::kGatedDeltaNet, t.dims);
+    Expected<std::size_t> bytes = mma_forward_workspace_bytes(member, t.dims);
     check_status(bytes ? Status{} : Status{bytes.error()}, "workspace");
     ws = DeviceBuffer(*bytes);
-    MmaForwardTensors mt{
-        q.ptr, k.ptr,         v.ptr, g.as<float>(), beta.ptr, h0.as<float>(), cu.as<std::int64_t>(),
-        o.ptr, ht.as<float>()};
+    const bool delta = traits(member).delta_rule;
+    MmaForwardTensors mt{q.ptr,
+                         k.ptr,
+                         v.ptr,
+                         traits(member).gate != GateKind::kNone ? g.as<float>() : nullptr,
+                         delta ? beta.ptr : nullptr,
+                         h0.as<float>(),
+                         cu.as<std::int64_t>(),
+                         o.ptr,
+                         ht.as<float>()};
     Expected<MmaForwardParams> p =
-        mma_forward_params(Member::kGatedDeltaNet, t.dims, scale, layout, mt, ws.ptr, ws.bytes);
+        mma_forward_params(member, t.dims, scale, layout, mt, ws.ptr, ws.bytes);
     check_status(p ? Status{} : Status{p.error()}, "params");
     params = *p;
   }
@@ -80,7 +89,7 @@ struct DeviceCase {
   }
 
   void run(int tile) {
-    check_status(mma_forward(Member::kGatedDeltaNet, params, tile, nullptr), "mma_forward");
+    check_status(mma_forward(member, params, tile, nullptr), "mma_forward");
     CHECK_CUDA(cudaGetLastError());
   }
 
@@ -95,8 +104,8 @@ struct DeviceCase {
 
 // ----------------------------------------------------------------------------- 1. accuracy
 
-Row accuracy_case(const std::string& label, std::vector<std::int64_t> lengths, std::int64_t h,
-                  std::int64_t hv, std::uint64_t seed, int determinism_runs) {
+Row accuracy_case(Member member, const std::string& label, std::vector<std::int64_t> lengths,
+                  std::int64_t h, std::int64_t hv, std::uint64_t seed, int determinism_runs) {
   testing::ProblemSpec spec;
   spec.lengths = std::move(lengths);
   spec.qk_heads = h;
@@ -104,9 +113,8 @@ Row accuracy_case(const std::string& label, std::vector<std::int64_t> lengths, s
   spec.key_dim = kMmaDim;
   spec.value_dim = kMmaDim;
   spec.seed = seed;
-  const Problem p =
-      testing::kernel_inputs(testing::make_case(Member::kGatedDeltaNet, spec).problem);
-  DeviceCase dc(host_tensors(p), static_cast<float>(p.scale), p.layout);
+  const Problem p = testing::kernel_inputs(testing::make_case(member, spec).problem);
+  DeviceCase dc(member, host_tensors(p), static_cast<float>(p.scale), p.layout);
   std::vector<bf16> o32, o64, o_again;
   std::vector<float> h32, h64, h_again;
   dc.poison();
@@ -115,7 +123,7 @@ Row accuracy_case(const std::string& label, std::vector<std::int64_t> lengths, s
   dc.poison();
   dc.run(64);
   dc.fetch(o64, h64);
-  Expected<Expectation> ex = expect_by_head(Member::kGatedDeltaNet, p);
+  Expected<Expectation> ex = expect_by_head(member, p);
   check_status(ex ? Status{} : Status{ex.error()}, "reference");
   const Expectation& e = *ex;
   const Judgement j = judge(o32, h32, e);
@@ -152,7 +160,7 @@ Timing time_shape(std::int64_t b, std::int64_t t, std::int64_t h, int warmup, in
   tm.shape =
       "B" + std::to_string(b) + " T" + std::to_string(t) + " H" + std::to_string(h) + " D128";
   const float scale = 1.0f / std::sqrt(static_cast<float>(kMmaDim));
-  DeviceCase dc(random_inputs(b, t, h, 42 + b), scale, StateLayout::kKV);
+  DeviceCase dc(Member::kGatedDeltaNet, random_inputs(b, t, h, 42 + b), scale, StateLayout::kKV);
   tm.tile = default_value_tile(dc.params, multiprocessors());
   const int other = tm.tile == 32 ? 64 : 32;
   dc.poison();
@@ -224,16 +232,22 @@ int run(int argc, char** argv) {
   CHECK_CUDA(cudaGetDeviceProperties(&prop, 0));
   std::printf("device: %s, %d SMs, sm_%d%d\n", prop.name, prop.multiProcessorCount, prop.major,
               prop.minor);
+  constexpr Member kGdn = Member::kGatedDeltaNet, kGla = Member::kGla;
   std::vector<Row> rows;
   if (small) {  // for compute-sanitizer: two small cases, no timing
-    rows.push_back(accuracy_case("gdn B1 T64 H4", {64}, 4, 4, 11, 1));
-    rows.push_back(accuracy_case("gdn varlen 100+1+64 H2/HV4", {100, 1, 64}, 2, 4, 15, 1));
+    rows.push_back(accuracy_case(kGdn, "gdn B1 T64 H4", {64}, 4, 4, 11, 1));
+    rows.push_back(accuracy_case(kGdn, "gdn varlen 100+1+64 H2/HV4", {100, 1, 64}, 2, 4, 15, 1));
+    rows.push_back(accuracy_case(kGla, "gla varlen 100+1+64 H2/HV4", {100, 1, 64}, 2, 4, 17, 1));
   } else if (!timing_only) {
-    rows.push_back(accuracy_case("gdn B1 T64 H4", {64}, 4, 4, 11, 1));
-    rows.push_back(accuracy_case("gdn B1 T1000 H4", {1000}, 4, 4, 12, 1));
-    rows.push_back(accuracy_case("gdn B1 T8192 H4", {8192}, 4, 4, 13, 5));
-    rows.push_back(
-        accuracy_case("gdn varlen 700+1+64+300+65 H2/HV4", {700, 1, 64, 300, 65}, 2, 4, 14, 1));
+    rows.push_back(accuracy_case(kGdn, "gdn B1 T64 H4", {64}, 4, 4, 11, 1));
+    rows.push_back(accuracy_case(kGdn, "gdn B1 T1000 H4", {1000}, 4, 4, 12, 1));
+    rows.push_back(accuracy_case(kGdn, "gdn B1 T8192 H4", {8192}, 4, 4, 13, 5));
+    rows.push_back(accuracy_case(kGdn, "gdn varlen 700+1+64+300+65 H2/HV4", {700, 1, 64, 300, 65},
+                                 2, 4, 14, 1));
+    rows.push_back(accuracy_case(kGla, "gla B1 T1000 H4", {1000}, 4, 4, 16, 1));
+    rows.push_back(accuracy_case(kGla, "gla B1 T8192 H4", {8192}, 4, 4, 18, 5));
+    rows.push_back(accuracy_case(kGla, "gla varlen 700+1+64+300+65 H2/HV4", {700, 1, 64, 300, 65},
+                                 2, 4, 19, 1));
   }
   if (!timing_only) {
     std::vector<Row> more = backward_accuracy_rows(small);

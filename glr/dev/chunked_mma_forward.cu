@@ -1,6 +1,6 @@
 // File: glr/dev/chunked_mma_forward.cu
 // The CUDA launcher of the tensor-core forward: the launch sequence of chunked_mma_forward.cuh with
-// the CUDA launch policy of cuda_launch.cuh. Instantiates LA, SSD, DeltaNet, GDN and GLA at value
+// the CUDA launch policy of cuda_launch.cuh. Instantiates all six members at value
 // tiles 32 and 64. Build alone for sm_90a (registers, spills, shared memory per kernel):
 //   nvcc -std=c++20 -gencode=arch=compute_90a,code=sm_90a -Xptxas -v -I. -Iinclude
 //     -c glr/dev/chunked_mma_forward.cu

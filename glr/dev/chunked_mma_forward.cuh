@@ -19,9 +19,9 @@
 //      while W is formed; W and U by columns (warp w: columns 32w.. of every row block, 20
 //      (k-step, n-pair) products per warp where the split by rows gave warp w 8(w + 1)). The same
 //      bits.
-//   5  the per-channel gate without the delta rule (GLA): prepare_channel's anchored Gram blocks
-//      and Q̄, K̄ in the workspace; the state pass reads them with unit row factors and decays the
-//      state's rows by e_last,d.
+//   5  the per-channel gate (GLA; KDA with the delta rule): prepare_channel's anchored Gram
+//      blocks and Q̄, K̄ in the workspace; the state pass reads them with unit row factors and
+//      decays the state's rows by e_last,d.
 //
 // 1. prepare_kernel, one CTA (4 warps) per (chunk slot, value head):
 //      G = chunk-local cumsum of g (fp32, serial: the reference's order),
@@ -200,36 +200,88 @@ struct PrepareStorageDelta {
 static_assert(sizeof(PrepareStorageDelta) <= 56 * 1024,
               "PrepareStorageDelta: four CTAs per multiprocessor need at most 56 KB each");
 
-/// A per-channel gate (GLA): Q and K; the anchored factors of the Gram product's off-diagonal
-/// 16×16 blocks (precision-contract.md §1, `gram_qk`): Q_i ⊙ e^{G_i − G_n} for every row, n the
-/// first row of i's 16-row block, and for each row block b = 1..3 the K_j ⊙ e^{G_16b − G_j} of the
-/// rows j < 16b it reads, at rows 8b(b − 1)..; G per channel; the diagonal blocks' per-pair sums.
-/// 112.5 KB.
-struct PrepareStorageChannel {
-  SmemBf16<kMmaChunk, kMmaDim> q, k;
+/// The anchored factors of a per-channel gate's Gram products' off-diagonal 16×16 blocks
+/// (precision-contract.md §1, `gram_qk`, `gram_kk`): the A operand Q_i ⊙ e^{G_i − G_n} for every
+/// row i, n the first row of i's 16-row block (K_i ⊙ e^{G_i − G_n} likewise under the delta rule),
+/// and for each row block b = 1..3 the B operand K_j ⊙ e^{G_16b − G_j} of the rows j < 16b it
+/// reads, at rows 8b(b − 1)..
+struct ChannelGram {
   SmemBf16<kMmaChunk, kMmaDim> q_anchored;
   SmemBf16<96, kMmaDim> k_anchored;  ///< 16 + 32 + 48 rows for row blocks 1, 2, 3
-  float g[kMmaChunk][kMmaDim];       ///< G, per channel
-  float diag[kMmaChunk][16];  ///< A^qk_ij, j on i's diagonal block (column j − 16⌊i/16⌋)
 };
-static_assert(sizeof(PrepareStorageChannel) <= 113 * 1024,
-              "PrepareStorageChannel: two CTAs per multiprocessor need at most 113 KB each");
+struct ChannelGramDelta : ChannelGram {
+  SmemBf16<kMmaChunk, kMmaDim> k_rows_anchored;  ///< K_i ⊙ e^{G_i − G_n}, the A operand of L
+};
+/// The delta rule's WY operands once the Gram products are done (in their place).
+struct ChannelWy {
+  SmemBf16<kMmaChunk, kMmaDim> x;  ///< X = bf16(β (K ⊙ E))
+  SmemBf16<kMmaChunk, kMmaDim> v;  ///< V, then Ṽ = bf16(β V)
+};
 
-/// First row of row block b's anchored keys in PrepareStorageChannel::k_anchored.
+/// prepare_kernel's shared memory for a per-channel gate: Q and K, the anchored factors, G per
+/// channel and the diagonal blocks' per-pair sums; with the delta rule (KDA) also L, T and bf16(T)
+/// and, over the anchored factors, X and V. 112.5 KB (GLA), 188.25 KB (KDA).
+template <bool kDelta>
+struct PrepareStorageChannel {
+  SmemBf16<kMmaChunk, kMmaDim> q, k;
+  ChannelGram gram;
+  float g[kMmaChunk][kMmaDim];  ///< G, per channel
+  float diag[kMmaChunk][16];    ///< A^qk_ij, j on i's diagonal block (column j − 16⌊i/16⌋)
+};
+template <>
+struct PrepareStorageChannel<true> {
+  SmemBf16<kMmaChunk, kMmaDim> q, k;
+  union {
+    ChannelGramDelta gram;
+    ChannelWy wy;
+  };
+  float g[kMmaChunk][kMmaDim];
+  float diag[kMmaChunk][16];
+  float diag_kk[kMmaChunk][16];  ///< (K Kᵀ ⊙ Γ)_ij, j < i on i's diagonal block
+  gpu::detail::RowAlignedTile<kMmaChunk, kMmaChunk> l;  ///< fp32 L (above it: the inverse's)
+  gpu::detail::RowAlignedTile<kMmaChunk, kMmaChunk> t;  ///< fp32 T
+  SmemBf16<kMmaChunk, kMmaChunk> tb;                    ///< bf16(T)
+  float beta[kMmaChunk];                                ///< β, 0 past the end
+};
+static_assert(sizeof(PrepareStorageChannel<false>) <= 113 * 1024,
+              "PrepareStorageChannel: two CTAs per multiprocessor need at most 113 KB each");
+static_assert(sizeof(PrepareStorageChannel<true>) <= 227 * 1024,
+              "PrepareStorageChannel<true>: shared storage over the sm_90 limit");
+
+/// First row of row block b's anchored keys in ChannelGram::k_anchored.
 __device__ __forceinline__ constexpr int anchored_keys_row(int b) { return 8 * b * (b - 1); }
 
 template <GateKind kGate, bool kDelta>
 using PrepareStorage =
-    std::conditional_t<kGate == GateKind::kChannel, PrepareStorageChannel,
+    std::conditional_t<kGate == GateKind::kChannel, PrepareStorageChannel<kDelta>,
                        std::conditional_t<kDelta, PrepareStorageDelta, PrepareStorageGram>>;
 
-/// prepare_kernel for a per-channel gate without the delta rule (GLA): G per channel; Q̄ = Q ⊙ E,
-/// K̄ = K ⊙ R (bf16) and e_last (in `factors`) to the workspace for the state pass; A^qk with its
-/// off-diagonal blocks on tensor cores from the anchored factors (both at most 1 for a decaying
-/// gate: the anchor lies between i and j) and its diagonal blocks per pair in fp32 on CUDA cores,
-/// Σ_d q_id k_jd e^{G_id − G_jd} in channel order (the reference's form, glr/reference/
-/// decayed_gram.cpp).
-__device__ __forceinline__ void prepare_channel(PrepareStorageChannel& sm,
+/// W = bf16(T)·X into `out` (U = bf16(T)·Ṽ likewise), warp w: columns 32w..32w+31 of every row
+/// block rb, k-steps 0..rb (T is lower triangular).
+__device__ __forceinline__ void wy_product(const SmemBf16<kMmaChunk, kMmaChunk>& tb,
+                                           const SmemBf16<kMmaChunk, kMmaDim>& x, bf16* out) {
+  const int w = arch::warp_id();
+  for (int rb = 0; rb < kMmaChunk / 16; ++rb) {
+    AccTile<16, 32> acc;
+    zero(acc);
+    mma_acc_triangular<Triangle::kLower, AStore::kRowMajor, BStore::kKMajor>(acc, tb, 16 * rb, x,
+                                                                             32 * w, 0, rb + 1);
+    for_each_pair(acc, [&](int il, int d, float& x0, float& x1) {
+      arch::store_u32(out + (16 * rb + il) * kMmaDim + 32 * w + d, arch::pack_bf16x2(x0, x1));
+    });
+  }
+}
+
+/// prepare_kernel for a per-channel gate (GLA; KDA with the delta rule): G per channel; Q̄ = Q ⊙ E,
+/// K̄ = K ⊙ R (bf16) and e_last (in `factors`) to the workspace for the state pass; A^qk (and
+/// K Kᵀ ⊙ Γ for L) with the off-diagonal blocks on tensor cores from the anchored factors (both at
+/// most 1 for a decaying gate: the anchor lies between i and j) and the diagonal blocks per pair
+/// in fp32 on CUDA cores, Σ_d a_id b_jd e^{G_id − G_jd} in channel order (the reference's form,
+/// glr/reference/decayed_gram.cpp). With the delta rule then L = β ⊙ (K Kᵀ ⊙ Γ) strict,
+/// T = (I + L)⁻¹, X = bf16(β (K ⊙ E)), W = bf16(T) X and U = bf16(T) bf16(β V) as the scalar
+/// gate's prepare forms them.
+template <bool kDelta>
+__device__ __forceinline__ void prepare_channel(PrepareStorageChannel<kDelta>& sm,
                                                 const MmaForwardParams& p, const ChunkRef& ch,
                                                 std::int64_t slot, int hv) {
   const int c = ch.rows;
@@ -245,6 +297,10 @@ __device__ __forceinline__ void prepare_channel(PrepareStorageChannel& sm,
     const int d = idx % kMmaDim;
     sm.g[i][d] = i < c ? p.g[((ch.t0 + i) * p.v_heads + hv) * kMmaDim + d] : 0.0f;
   });
+  if constexpr (kDelta)
+    arch::cta_for(kMmaChunk, [&](int i) {
+      sm.beta[i] = i < c ? bf16_to_float(p.beta[(ch.t0 + i) * p.v_heads + hv]) : 0.0f;
+    });
   __syncthreads();
   float* e_last = p.factors + slot_block(p, slot, hv, 2);
   static_assert(2 * kMmaChunk == kMmaDim, "factors: e_last of every channel in the same block");
@@ -259,7 +315,7 @@ __device__ __forceinline__ void prepare_channel(PrepareStorageChannel& sm,
   arch::cp_async_wait<0>();
   __syncthreads();  // Q, K have landed; G is complete
 
-  // Q̄, K̄ to the workspace and Q's anchored factor, 8 elements per 16-byte load and store.
+  // Q̄, K̄ to the workspace and the rows' anchored factors, 8 elements per 16-byte load and store.
   constexpr int kPieces = kMmaDim / 8;
   bf16* q_bar = p.qbar + slot_block(p, slot, hv, kMmaDim);
   bf16* k_bar = p.kbar + slot_block(p, slot, hv, kMmaDim);
@@ -267,25 +323,29 @@ __device__ __forceinline__ void prepare_channel(PrepareStorageChannel& sm,
     const int i = idx / kPieces;
     const int d = 8 * (idx % kPieces);
     const int n = i & ~15;
-    std::uint32_t q[4], k[4], qb[4], kb[4], qa[4];
+    std::uint32_t q[4], k[4], qb[4], kb[4], qa[4], ka[4];
     arch::load_u32x4(sm.q.ptr(i, d), q);
     arch::load_u32x4(sm.k.ptr(i, d), k);
     for (int h = 0; h < 4; ++h) {
-      float x[2], y[2], z[2];
+      float x[2], y[2], z[2], u[2];
       for (int s = 0; s < 2; ++s) {
         const int ch_d = d + 2 * h + s;
         const float gi = sm.g[i][ch_d];
+        const float to_anchor = expf(gi - sm.g[n][ch_d]);
         x[s] = arch::unpack_bf16(q[h], s) * expf(gi);
         y[s] = arch::unpack_bf16(k[h], s) * expf(sm.g[kMmaChunk - 1][ch_d] - gi);
-        z[s] = arch::unpack_bf16(q[h], s) * expf(gi - sm.g[n][ch_d]);
+        z[s] = arch::unpack_bf16(q[h], s) * to_anchor;
+        u[s] = arch::unpack_bf16(k[h], s) * to_anchor;
       }
       qb[h] = arch::pack_bf16x2(x[0], x[1]);
       kb[h] = arch::pack_bf16x2(y[0], y[1]);
       qa[h] = arch::pack_bf16x2(z[0], z[1]);
+      ka[h] = arch::pack_bf16x2(u[0], u[1]);
     }
     arch::store_u32x4(q_bar + i * kMmaDim + d, qb);
     arch::store_u32x4(k_bar + i * kMmaDim + d, kb);
-    arch::store_u32x4(sm.q_anchored.ptr(i, d), qa);
+    arch::store_u32x4(sm.gram.q_anchored.ptr(i, d), qa);
+    if constexpr (kDelta) arch::store_u32x4(sm.gram.k_rows_anchored.ptr(i, d), ka);
   });
   arch::cta_for(96 * kPieces, [&](int idx) {  // K's anchored factors, row block b's at its rows
     const int r = idx / kPieces;
@@ -302,16 +362,20 @@ __device__ __forceinline__ void prepare_channel(PrepareStorageChannel& sm,
       }
       ka[h] = arch::pack_bf16x2(y[0], y[1]);
     }
-    arch::store_u32x4(sm.k_anchored.ptr(r, d), ka);
+    arch::store_u32x4(sm.gram.k_anchored.ptr(r, d), ka);
   });
   arch::cta_for(kMmaChunk * 16, [&](int idx) {  // the diagonal blocks, per pair
     const int i = idx / 16;
     const int j = (i & ~15) + idx % 16;
-    float acc = 0.0f;
+    float acc = 0.0f, acc_kk = 0.0f;
     if (j <= i && i < c)
-      for (int d = 0; d < kMmaDim; ++d)
-        acc += sm.q.at(i, d) * expf(sm.g[i][d] - sm.g[j][d]) * sm.k.at(j, d);
+      for (int d = 0; d < kMmaDim; ++d) {
+        const float decay = expf(sm.g[i][d] - sm.g[j][d]);
+        acc += sm.q.at(i, d) * decay * sm.k.at(j, d);
+        if (kDelta && j < i) acc_kk += sm.k.at(i, d) * decay * sm.k.at(j, d);
+      }
     sm.diag[i][idx % 16] = acc;
+    if constexpr (kDelta) sm.diag_kk[i][idx % 16] = acc_kk;
   });
   __syncthreads();
 
@@ -322,7 +386,7 @@ __device__ __forceinline__ void prepare_channel(PrepareStorageChannel& sm,
   AccTile<16, kMmaChunk> qk;
   zero(qk);
   if (w > 0)
-    mma_acc<AStore::kRowMajor, BStore::kNMajor>(qk, sm.q_anchored, r0, sm.k_anchored,
+    mma_acc<AStore::kRowMajor, BStore::kNMajor>(qk, sm.gram.q_anchored, r0, sm.gram.k_anchored,
                                                 anchored_keys_row(w), 0, kMmaDim / 16, w);
   bf16* a_out = p.a + slot_block(p, slot, hv, kMmaChunk);
   for_each_pair(qk, [&](int il, int j, float& x0, float& x1) {
@@ -333,19 +397,81 @@ __device__ __forceinline__ void prepare_channel(PrepareStorageChannel& sm,
     };
     arch::store_u32(a_out + i * kMmaChunk + j, arch::pack_bf16x2(at(j, x0), at(j + 1, x1)));
   });
+  if constexpr (kDelta) {
+    AccTile<16, kMmaChunk> kk;
+    zero(kk);
+    if (w > 0)
+      mma_acc<AStore::kRowMajor, BStore::kNMajor>(kk, sm.gram.k_rows_anchored, r0,
+                                                  sm.gram.k_anchored, anchored_keys_row(w), 0,
+                                                  kMmaDim / 16, w);
+    for_each_pair(kk, [&](int il, int j, float& x0, float& x1) {  // L = β ⊙ (K Kᵀ ⊙ Γ), strict
+      const int i = r0 + il;
+      const auto at = [&](int jj, float x) {
+        if (i >= c || jj >= i) return 0.0f;
+        return sm.beta[i] * (jj < r0 ? x : sm.diag_kk[i][jj - r0]);
+      };
+      sm.l(i, j) = at(j, x0);
+      sm.l(i, j + 1) = at(j + 1, x1);
+    });
+    __syncthreads();  // L complete; the anchored factors are no longer read: X and V take them
+
+    const std::int64_t v_stride = static_cast<std::int64_t>(p.v_heads) * kMmaDim;
+    copy_rows_async(sm.wy.v, p.v + v_row(p, ch.t0, hv), v_stride, c);
+    arch::cp_async_commit();
+    arch::cta_for(kMmaChunk * kPieces, [&](int idx) {  // X = bf16(β (K ⊙ E))
+      const int i = idx / kPieces;
+      const int d = 8 * (idx % kPieces);
+      std::uint32_t x[4];
+      arch::load_u32x4(sm.k.ptr(i, d), x);
+      for (int h = 0; h < 4; ++h) {
+        const int ch_d = d + 2 * h;
+        x[h] =
+            arch::pack_bf16x2(sm.beta[i] * (arch::unpack_bf16(x[h], 0) * expf(sm.g[i][ch_d])),
+                              sm.beta[i] * (arch::unpack_bf16(x[h], 1) * expf(sm.g[i][ch_d + 1])));
+      }
+      arch::store_u32x4(sm.wy.x.ptr(i, d), x);
+    });
+    gpu::detail::invert_unit_lower_by_columns<kMmaChunk>(sm.l, sm.t);
+    bf16* t_out = p.t_inv != nullptr ? p.t_inv + slot_block(p, slot, hv, kMmaChunk) : nullptr;
+    arch::cta_for(kMmaChunk * kMmaChunk / 8, [&](int idx) {  // bf16(T), and its copy
+      const int i = idx / (kMmaChunk / 8);
+      const int j = 8 * (idx % (kMmaChunk / 8));
+      float x[8];
+      arch::load_f32x4(sm.t.ptr(i, j), x);
+      arch::load_f32x4(sm.t.ptr(i, j + 4), x + 4);
+      std::uint32_t b[4];
+      for (int h = 0; h < 4; ++h) b[h] = arch::pack_bf16x2(x[2 * h], x[2 * h + 1]);
+      arch::store_u32x4(sm.tb.ptr(i, j), b);
+      if (t_out != nullptr) arch::store_u32x4(t_out + i * kMmaChunk + j, b);
+    });
+    arch::cp_async_wait<0>();
+    __syncthreads();  // bf16(T), X complete; V has landed
+    wy_product(sm.tb, sm.wy.x, p.w + slot_block(p, slot, hv, kMmaDim));
+    arch::cta_for(kMmaChunk * kPieces, [&](int idx) {  // Ṽ over V
+      const int i = idx / kPieces;
+      const int d = 8 * (idx % kPieces);
+      std::uint32_t x[4];
+      arch::load_u32x4(sm.wy.v.ptr(i, d), x);
+      for (std::uint32_t& pair : x)
+        pair = arch::pack_bf16x2(sm.beta[i] * arch::unpack_bf16(pair, 0),
+                                 sm.beta[i] * arch::unpack_bf16(pair, 1));
+      arch::store_u32x4(sm.wy.v.ptr(i, d), x);
+    });
+    __syncthreads();
+    wy_product(sm.tb, sm.wy.v, p.u + slot_block(p, slot, hv, kMmaDim));
+  }
 }
 
 template <GateKind kGate, bool kDelta>
-__global__ void __launch_bounds__(kMmaThreads, kDelta ? 4 : 1) prepare_kernel(MmaForwardParams p) {
-  static_assert(kGate != GateKind::kChannel || !kDelta,
-                "prepare_kernel: a per-channel gate with the delta rule (KDA) is not written");
+__global__ void __launch_bounds__(kMmaThreads, kDelta&& kGate != GateKind::kChannel ? 4 : 1)
+    prepare_kernel(MmaForwardParams p) {
   PrepareStorage<kGate, kDelta>& sm = arch::shared_storage<PrepareStorage<kGate, kDelta>>();
   const ChunkRef ch = locate_slot(p, blockIdx.x);
   if (!ch.valid) return;
   const std::int64_t slot = blockIdx.x;
   const int hv = static_cast<int>(blockIdx.y);
   if constexpr (kGate == GateKind::kChannel) {
-    prepare_channel(sm, p, ch, slot, hv);
+    prepare_channel<kDelta>(sm, p, ch, slot, hv);
   } else {
     const int c = ch.rows;
     const std::int64_t qk_stride = static_cast<std::int64_t>(p.qk_heads) * kMmaDim;
@@ -440,20 +566,7 @@ __global__ void __launch_bounds__(kMmaThreads, kDelta ? 4 : 1) prepare_kernel(Mm
       copy_rows_async(sm.k, p.v + v_row(p, ch.t0, hv), v_stride, c);
       arch::cp_async_commit();
 
-      // W = T X and U = T Ṽ, warp w: columns 32w..32w+31 of every row block rb, k-steps 0..rb (T is
-      // lower triangular): each element the same k-steps in the same order as by row blocks.
-      const auto product = [&](const SmemBf16<kMmaChunk, kMmaDim>& x, bf16* out) {
-        for (int rb = 0; rb < kMmaChunk / 16; ++rb) {
-          AccTile<16, 32> acc;
-          zero(acc);
-          mma_acc_triangular<Triangle::kLower, AStore::kRowMajor, BStore::kKMajor>(
-              acc, sm.tb, 16 * rb, x, 32 * w, 0, rb + 1);
-          for_each_pair(acc, [&](int il, int d, float& x0, float& x1) {
-            arch::store_u32(out + (16 * rb + il) * kMmaDim + 32 * w + d, arch::pack_bf16x2(x0, x1));
-          });
-        }
-      };
-      product(sm.q, p.w + slot_block(p, slot, hv, kMmaDim));
+      wy_product(sm.tb, sm.q, p.w + slot_block(p, slot, hv, kMmaDim));  // W = T X
       arch::cp_async_wait<0>();
       __syncthreads();                                   // V has landed
       arch::cta_for(kMmaChunk * kPieces, [&](int idx) {  // Ṽ over V
@@ -467,7 +580,7 @@ __global__ void __launch_bounds__(kMmaThreads, kDelta ? 4 : 1) prepare_kernel(Mm
         arch::store_u32x4(sm.k.ptr(i, d), x);
       });
       __syncthreads();
-      product(sm.k, p.u + slot_block(p, slot, hv, kMmaDim));
+      wy_product(sm.tb, sm.k, p.u + slot_block(p, slot, hv, kMmaDim));  // U = T Ṽ
     }
   }
 }
@@ -522,8 +635,6 @@ static_assert(sizeof(StateStorage<64, true, true>) <= 227 * 1024,
 template <GateKind kGate, bool kDelta, int kBV, bool kOutput>
 __global__ void __launch_bounds__(kMmaThreads, 1) state_output_kernel(MmaForwardParams p) {
   static_assert(kBV == 32 || kBV == 64, "state_output_kernel: 32 or 64 value columns per CTA");
-  static_assert(kGate != GateKind::kChannel || !kDelta,
-                "state_output_kernel: a per-channel gate with the delta rule (KDA) is not written");
   // A per-channel gate reads Q̄ and K̄ (the prepare kernel's) where the others read Q and K with
   // row factors: e and r are 1 per row, and the state's rows decay by e_last,d.
   constexpr bool kChannel = kGate == GateKind::kChannel;
@@ -723,12 +834,10 @@ Status for_mma_member(Member m, F&& f) {
       return f.template operator()<GateKind::kScalar, true>();
     case Member::kGla:
       return f.template operator()<GateKind::kChannel, false>();
-    default:
-      return make_error(ErrorCode::kInvalidArgument,
-                        "the tensor-core forward has no per-channel gate with the delta rule yet "
-                        "(kda)",
-                        "member");
+    case Member::kKda:
+      return f.template operator()<GateKind::kChannel, true>();
   }
+  return make_error(ErrorCode::kInvalidArgument, "unknown member", "member");
 }
 
 }  // namespace kcv::glr::dev

@@ -3,9 +3,8 @@
 // bf16 operands, fp32 accumulation): the chunked WY algorithm of the fp64 chunked reference
 // (include/kcv/glr/chunked.hpp, gdn-spec.md §4–§5) in two launches, for K = V = 128, chunk 64,
 // under the bf16 precision grade (docs/glr/precision-contract.md), with an fp32 state carry.
-// Written once over the gate kind and the delta rule; LA, SSD, DeltaNet, GDN and GLA (the
-// per-channel gate without the delta rule) are instantiated; KDA (a per-channel gate with the delta
-// rule) is not written yet.
+// Written once over the gate kind and the delta rule, instantiated for all six members (LA, SSD,
+// DeltaNet, GDN; GLA and KDA with the per-channel gate).
 // The kernels are chunked_mma_forward.cuh; docs/glr/tensor-core-forward.md is the design.
 //
 // This header is plain data and host declarations (g++ and nvcc): the parameter block, the
@@ -43,7 +42,7 @@ inline constexpr int kMmaThreads = 128;  ///< 4 warps per CTA in both kernels
 ///   a        [slots, HV, 64, 64]  bf16   A^qk = (Q Kᵀ) ⊙ Γ, lower triangle incl. the diagonal
 ///   factors  [slots, HV, 2, 64]   fp32   e_i = exp(G_i), r_i = exp(G_last − G_i); 0 past the end;
 ///            a per-channel gate: e_last,d = exp(G_last,d), d = 0..127, in the same 128 floats
-///   qbar, kbar [slots, HV, 64, 128] bf16   per-channel gate only: Q̄ = Q ⊙ E, K̄ = K ⊙ R
+///   qbar, kbar [slots, HV, 64, 128] bf16   per-channel gate only (GLA, KDA): Q̄ = Q ⊙ E, K̄ = K ⊙ R
 ///            (E_id = exp(G_id), R_id = exp(G_last,d − G_id)), the operands of Q̄·H and K̄ᵀΔ
 ///   states   [slots + N, HV, 128, 128] bf16   optional (the backward's recompute): the state
 ///            entering each chunk at its slot, the final state of sequence n at slot `slots + n`,

@@ -6,9 +6,10 @@
 // varlen (1+150+7+64+3, HV = 2), GVA (H = 1, HV = 2), no initial state with the [V, K] state
 // layout, strong decay; LA, SSD and DeltaNet (the same kernels with the gate or the delta rule
 // compiled out) at T = 65 and varlen; GLA (the per-channel gate: anchored Gram blocks, Q̄ and K̄)
-// at T ∈ {1, 64, 65}, varlen, GVA and strong decay. Each case runs at value tiles 32 and 64, whose
-// outputs must agree bit for bit (state columns are independent, and each element's summation order
-// does not depend on the tile). K = V = 128 throughout (the kernels' only size).
+// and KDA (the same with the delta rule) at T ∈ {1, 64, 65}, varlen, GVA and strong decay. Each
+// case runs at value tiles 32 and 64, whose outputs must agree bit for bit (state columns are
+// independent, and each element's summation order does not depend on the tile). K = V = 128
+// throughout (the kernels' only size).
 #include "glr/dev/chunked_mma_forward.hpp"
 
 #include <gtest/gtest.h>
@@ -50,20 +51,22 @@ std::vector<Param> params() {
   ProblemSpec strong = mma_spec({130}, 1, 1, 804);
   strong.decay = Decay::kStrong;
   out.push_back({"gdn_Strong", Member::kGatedDeltaNet, strong});
-  for (Member m : {Member::kLinearAttention, Member::kSimpleGla, Member::kDeltaNet, Member::kGla}) {
+  for (Member m : {Member::kLinearAttention, Member::kSimpleGla, Member::kDeltaNet, Member::kGla,
+                   Member::kKda}) {
     std::string label(name(m));
     out.push_back({label + "_T65", m, mma_spec({65}, 1, 1, 900)});
     out.push_back({label + "_Varlen", m, mma_spec({1, 150, 7, 64, 3}, 1, 2, 901)});
   }
-  for (std::int64_t t : {1, 64}) {
-    std::string label = "gla_T";
-    label += std::to_string(t);
-    out.push_back({label, Member::kGla, mma_spec({t}, 1, 1, 950 + t)});
+  for (Member m : {Member::kGla, Member::kKda}) {  // the per-channel gates
+    const std::string label(name(m));
+    const std::uint64_t seed = m == Member::kGla ? 1100 : 1200;
+    for (std::int64_t t : {1, 64})
+      out.push_back({label + "_T" + std::to_string(t), m, mma_spec({t}, 1, 1, seed + t)});
+    out.push_back({label + "_Gva", m, mma_spec({130}, 1, 2, seed + 2)});
+    ProblemSpec strong = mma_spec({200}, 1, 1, seed + 4);
+    strong.decay = Decay::kStrong;
+    out.push_back({label + "_Strong", m, strong});
   }
-  out.push_back({"gla_Gva", Member::kGla, mma_spec({130}, 1, 2, 1102)});
-  ProblemSpec gla_strong = mma_spec({200}, 1, 1, 1104);
-  gla_strong.decay = Decay::kStrong;
-  out.push_back({"gla_Strong", Member::kGla, gla_strong});
   return out;
 }
 
@@ -164,8 +167,10 @@ TEST(ChunkedMmaForwardArguments, RejectsWhatTheKernelsDoNotTake) {
   EXPECT_FALSE(mma_forward_workspace_bytes(Member::kGatedDeltaNet, d));
   d.key_dim = 128;
   EXPECT_TRUE(mma_forward_workspace_bytes(Member::kGatedDeltaNet, d));
-  EXPECT_FALSE(mma_forward_workspace_bytes(Member::kKda, d));
+  EXPECT_TRUE(mma_forward_workspace_bytes(Member::kKda, d));
   EXPECT_TRUE(mma_forward_workspace_bytes(Member::kGla, d));
+  d.value_dim = 64;
+  EXPECT_FALSE(mma_forward_workspace_bytes(Member::kKda, d));
 }
 
 INSTANTIATE_TEST_SUITE_P(Members, ChunkedMmaForward, ::testing::ValuesIn(params()),

@@ -16,11 +16,7 @@ Error bad(const std::string& field, const std::string& message) {
   return make_error(ErrorCode::kInvalidArgument, message, field);
 }
 
-Status check_dims(Member member, const gpu::Dims& d) {
-  const MemberTraits tr = traits(member);
-  if (tr.gate == GateKind::kChannel && tr.delta_rule)
-    return bad("member",
-               "the tensor-core forward has no per-channel gate with the delta rule yet (kda)");
+Status check_dims(const gpu::Dims& d) {
   if (d.key_dim != kMmaDim || d.value_dim != kMmaDim)
     return bad("key_dim", "the tensor-core forward takes K = V = 128 only");
   if (d.batch < 1 || d.seq_len < 1) return bad("seq_len", "batch and seq_len must be positive");
@@ -126,7 +122,7 @@ bool aligned16(const void* ptr) { return reinterpret_cast<std::uintptr_t>(ptr) %
 }  // namespace
 
 Expected<std::size_t> mma_forward_workspace_bytes(Member member, const gpu::Dims& dims) {
-  if (Status st = check_dims(member, dims); !st) return st.error();
+  if (Status st = check_dims(dims); !st) return st.error();
   MmaForwardParams p = sizes(dims);
   return carve(member, p, nullptr);
 }
@@ -134,7 +130,7 @@ Expected<std::size_t> mma_forward_workspace_bytes(Member member, const gpu::Dims
 Expected<MmaForwardParams> mma_forward_params(Member member, const gpu::Dims& dims, float scale,
                                               StateLayout layout, const MmaForwardTensors& t,
                                               void* workspace, std::size_t bytes) {
-  if (Status st = check_dims(member, dims); !st) return st.error();
+  if (Status st = check_dims(dims); !st) return st.error();
   const MemberTraits tr = traits(member);
   if (t.q == nullptr || t.k == nullptr || t.v == nullptr || t.o == nullptr)
     return bad("q", "q, k, v and o are required");
@@ -168,14 +164,14 @@ Expected<MmaForwardParams> mma_forward_params(Member member, const gpu::Dims& di
 
 Expected<std::size_t> mma_kept_workspace_bytes(Member member, const gpu::Dims& dims) {
   if (Status st = check_backward_member(member); !st) return st.error();
-  if (Status st = check_dims(member, dims); !st) return st.error();
+  if (Status st = check_dims(dims); !st) return st.error();
   MmaForwardParams p = sizes(dims);
   return carve_kept(member, p, nullptr);
 }
 
 Expected<std::size_t> mma_backward_scratch_bytes(Member member, const gpu::Dims& dims) {
   if (Status st = check_backward_member(member); !st) return st.error();
-  if (Status st = check_dims(member, dims); !st) return st.error();
+  if (Status st = check_dims(dims); !st) return st.error();
   MmaBackwardParams bp;
   bp.fwd = sizes(dims);
   return carve_scratch(member, bp, nullptr);

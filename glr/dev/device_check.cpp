@@ -232,12 +232,13 @@ int run(int argc, char** argv) {
   CHECK_CUDA(cudaGetDeviceProperties(&prop, 0));
   std::printf("device: %s, %d SMs, sm_%d%d\n", prop.name, prop.multiProcessorCount, prop.major,
               prop.minor);
-  constexpr Member kGdn = Member::kGatedDeltaNet, kGla = Member::kGla;
+  constexpr Member kGdn = Member::kGatedDeltaNet, kGla = Member::kGla, kKda = Member::kKda;
   std::vector<Row> rows;
   if (small) {  // for compute-sanitizer: two small cases, no timing
     rows.push_back(accuracy_case(kGdn, "gdn B1 T64 H4", {64}, 4, 4, 11, 1));
     rows.push_back(accuracy_case(kGdn, "gdn varlen 100+1+64 H2/HV4", {100, 1, 64}, 2, 4, 15, 1));
     rows.push_back(accuracy_case(kGla, "gla varlen 100+1+64 H2/HV4", {100, 1, 64}, 2, 4, 17, 1));
+    rows.push_back(accuracy_case(kKda, "kda varlen 100+1+64 H2/HV4", {100, 1, 64}, 2, 4, 27, 1));
   } else if (!timing_only) {
     rows.push_back(accuracy_case(kGdn, "gdn B1 T64 H4", {64}, 4, 4, 11, 1));
     rows.push_back(accuracy_case(kGdn, "gdn B1 T1000 H4", {1000}, 4, 4, 12, 1));
@@ -248,6 +249,10 @@ int run(int argc, char** argv) {
     rows.push_back(accuracy_case(kGla, "gla B1 T8192 H4", {8192}, 4, 4, 18, 5));
     rows.push_back(accuracy_case(kGla, "gla varlen 700+1+64+300+65 H2/HV4", {700, 1, 64, 300, 65},
                                  2, 4, 19, 1));
+    rows.push_back(accuracy_case(kKda, "kda B1 T1000 H4", {1000}, 4, 4, 26, 1));
+    rows.push_back(accuracy_case(kKda, "kda B1 T8192 H4", {8192}, 4, 4, 28, 5));
+    rows.push_back(accuracy_case(kKda, "kda varlen 700+1+64+300+65 H2/HV4", {700, 1, 64, 300, 65},
+                                 2, 4, 29, 1));
   }
   if (!timing_only) {
     std::vector<Row> more = backward_accuracy_rows(small);

@@ -220,7 +220,7 @@ struct ChannelWy {
 
 /// prepare_kernel's shared memory for a per-channel gate: Q and K, the anchored factors, G per
 /// channel and the diagonal blocks' per-pair sums; with the delta rule (KDA) also L, T and bf16(T)
-/// and, over the anchored factors, X and V. 112.5 KB (GLA), 188.25 KB (KDA).
+/// and, over the anchored factors, X and V. 112.5 KB (GLA), 176.75 KB (KDA).
 template <bool kDelta>
 struct PrepareStorageChannel {
   SmemBf16<kMmaChunk, kMmaDim> q, k;

@@ -256,6 +256,42 @@ using PrepareStorage =
     std::conditional_t<kGate == GateKind::kChannel, PrepareStorageChannel<kDelta>,
                        std::conditional_t<kDelta, PrepareStorageDelta, PrepareStorageGram>>;
 
+/// bf16(T) into `tb` and, where the backward keeps it (`t_inv`), the workspace, 8 elements per
+/// thread step.
+__device__ __forceinline__ void store_t_bf16(
+    const gpu::detail::RowAlignedTile<kMmaChunk, kMmaChunk>& t, SmemBf16<kMmaChunk, kMmaChunk>& tb,
+    const MmaForwardParams& p, std::int64_t slot, int hv) {
+  bf16* t_out = p.t_inv != nullptr ? p.t_inv + slot_block(p, slot, hv, kMmaChunk) : nullptr;
+  arch::cta_for(kMmaChunk * kMmaChunk / 8, [&](int idx) {
+    const int i = idx / (kMmaChunk / 8);
+    const int j = 8 * (idx % (kMmaChunk / 8));
+    float x[8];
+    arch::load_f32x4(t.ptr(i, j), x);
+    arch::load_f32x4(t.ptr(i, j + 4), x + 4);
+    std::uint32_t b[4];
+    for (int h = 0; h < 4; ++h) b[h] = arch::pack_bf16x2(x[2 * h], x[2 * h + 1]);
+    arch::store_u32x4(tb.ptr(i, j), b);
+    if (t_out != nullptr) arch::store_u32x4(t_out + i * kMmaChunk + j, b);
+  });
+}
+
+/// Row i of `x` times factor[i], rounded to bf16 in place (Ṽ = bf16(β V)), 8 elements per 16-byte
+/// load and store.
+__device__ __forceinline__ void scale_rows_bf16(SmemBf16<kMmaChunk, kMmaDim>& x,
+                                                const float* factor) {
+  constexpr int kPieces = kMmaDim / 8;
+  arch::cta_for(kMmaChunk * kPieces, [&](int idx) {
+    const int i = idx / kPieces;
+    const int d = 8 * (idx % kPieces);
+    std::uint32_t v[4];
+    arch::load_u32x4(x.ptr(i, d), v);
+    for (std::uint32_t& pair : v)
+      pair = arch::pack_bf16x2(factor[i] * arch::unpack_bf16(pair, 0),
+                               factor[i] * arch::unpack_bf16(pair, 1));
+    arch::store_u32x4(x.ptr(i, d), v);
+  });
+}
+
 /// W = bf16(T)·X into `out` (U = bf16(T)·Ṽ likewise), warp w: columns 32w..32w+31 of every row
 /// block rb, k-steps 0..rb (T is lower triangular).
 __device__ __forceinline__ void wy_product(const SmemBf16<kMmaChunk, kMmaChunk>& tb,
@@ -432,31 +468,11 @@ __device__ __forceinline__ void prepare_channel(PrepareStorageChannel<kDelta>& s
       arch::store_u32x4(sm.wy.x.ptr(i, d), x);
     });
     gpu::detail::invert_unit_lower_by_columns<kMmaChunk>(sm.l, sm.t);
-    bf16* t_out = p.t_inv != nullptr ? p.t_inv + slot_block(p, slot, hv, kMmaChunk) : nullptr;
-    arch::cta_for(kMmaChunk * kMmaChunk / 8, [&](int idx) {  // bf16(T), and its copy
-      const int i = idx / (kMmaChunk / 8);
-      const int j = 8 * (idx % (kMmaChunk / 8));
-      float x[8];
-      arch::load_f32x4(sm.t.ptr(i, j), x);
-      arch::load_f32x4(sm.t.ptr(i, j + 4), x + 4);
-      std::uint32_t b[4];
-      for (int h = 0; h < 4; ++h) b[h] = arch::pack_bf16x2(x[2 * h], x[2 * h + 1]);
-      arch::store_u32x4(sm.tb.ptr(i, j), b);
-      if (t_out != nullptr) arch::store_u32x4(t_out + i * kMmaChunk + j, b);
-    });
+    store_t_bf16(sm.t, sm.tb, p, slot, hv);
     arch::cp_async_wait<0>();
     __syncthreads();  // bf16(T), X complete; V has landed
     wy_product(sm.tb, sm.wy.x, p.w + slot_block(p, slot, hv, kMmaDim));
-    arch::cta_for(kMmaChunk * kPieces, [&](int idx) {  // Ṽ over V
-      const int i = idx / kPieces;
-      const int d = 8 * (idx % kPieces);
-      std::uint32_t x[4];
-      arch::load_u32x4(sm.wy.v.ptr(i, d), x);
-      for (std::uint32_t& pair : x)
-        pair = arch::pack_bf16x2(sm.beta[i] * arch::unpack_bf16(pair, 0),
-                                 sm.beta[i] * arch::unpack_bf16(pair, 1));
-      arch::store_u32x4(sm.wy.v.ptr(i, d), x);
-    });
+    scale_rows_bf16(sm.wy.v, sm.beta);  // Ṽ over V
     __syncthreads();
     wy_product(sm.tb, sm.wy.v, p.u + slot_block(p, slot, hv, kMmaDim));
   }
@@ -550,35 +566,15 @@ __global__ void __launch_bounds__(kMmaThreads, kDelta&& kGate != GateKind::kChan
       });
       __syncthreads();  // K is no longer read: T takes its place
       gpu::detail::invert_unit_lower_by_columns<kMmaChunk>(sm.l, sm.t);
-      bf16* t_out = p.t_inv != nullptr ? p.t_inv + slot_block(p, slot, hv, kMmaChunk) : nullptr;
-      arch::cta_for(kMmaChunk * kMmaChunk / 8, [&](int idx) {  // bf16(T) over L, and its copy
-        const int i = idx / (kMmaChunk / 8);
-        const int j = 8 * (idx % (kMmaChunk / 8));
-        float x[8];
-        arch::load_f32x4(sm.t.ptr(i, j), x);
-        arch::load_f32x4(sm.t.ptr(i, j + 4), x + 4);
-        std::uint32_t b[4];
-        for (int h = 0; h < 4; ++h) b[h] = arch::pack_bf16x2(x[2 * h], x[2 * h + 1]);
-        arch::store_u32x4(sm.tb.ptr(i, j), b);
-        if (t_out != nullptr) arch::store_u32x4(t_out + i * kMmaChunk + j, b);
-      });
+      store_t_bf16(sm.t, sm.tb, p, slot, hv);  // over L
       __syncthreads();  // T is no longer read: V arrives in its place while W is formed
       copy_rows_async(sm.k, p.v + v_row(p, ch.t0, hv), v_stride, c);
       arch::cp_async_commit();
 
       wy_product(sm.tb, sm.q, p.w + slot_block(p, slot, hv, kMmaDim));  // W = T X
       arch::cp_async_wait<0>();
-      __syncthreads();                                   // V has landed
-      arch::cta_for(kMmaChunk * kPieces, [&](int idx) {  // Ṽ over V
-        const int i = idx / kPieces;
-        const int d = 8 * (idx % kPieces);
-        std::uint32_t x[4];
-        arch::load_u32x4(sm.k.ptr(i, d), x);
-        for (std::uint32_t& pair : x)
-          pair = arch::pack_bf16x2(sm.beta[i] * arch::unpack_bf16(pair, 0),
-                                   sm.beta[i] * arch::unpack_bf16(pair, 1));
-        arch::store_u32x4(sm.k.ptr(i, d), x);
-      });
+      __syncthreads();                 // V has landed
+      scale_rows_bf16(sm.k, sm.beta);  // Ṽ over V
       __syncthreads();
       wy_product(sm.tb, sm.k, p.u + slot_block(p, slot, hv, kMmaDim));  // U = T Ṽ
     }

@@ -28,14 +28,21 @@ Status check_dims(const gpu::Dims& d) {
 
 std::int64_t sequences(const gpu::Dims& d) { return d.num_seqs > 0 ? d.num_seqs : d.batch; }
 
-// Bytes of the workspace for p's sizes; with base non-null also sets p's workspace pointers.
-std::size_t carve(Member member, MmaForwardParams& p, std::byte* base) {
+// Consecutive pieces of a workspace, each starting 256-byte aligned: piece(bytes) is the next
+// one's address (null while only sizing, base null); `at` is the bytes taken so far.
+struct Carver {
+  std::byte* base = nullptr;
   std::size_t at = 0;
-  const auto piece = [&](std::size_t bytes) {
+  std::byte* operator()(std::size_t bytes) {
     std::byte* ptr = base != nullptr ? base + at : nullptr;
     at += (bytes + 255) / 256 * 256;
     return ptr;
-  };
+  }
+};
+
+// Bytes of the workspace for p's sizes; with base non-null also sets p's workspace pointers.
+std::size_t carve(Member member, MmaForwardParams& p, std::byte* base) {
+  Carver piece{base};
   const auto blocks = static_cast<std::size_t>(p.slots * p.v_heads);
   if (traits(member).delta_rule) {
     p.w = reinterpret_cast<bf16*>(piece(blocks * kMmaChunk * kMmaDim * sizeof(bf16)));
@@ -47,7 +54,7 @@ std::size_t carve(Member member, MmaForwardParams& p, std::byte* base) {
   }
   p.a = reinterpret_cast<bf16*>(piece(blocks * kMmaChunk * kMmaChunk * sizeof(bf16)));
   p.factors = reinterpret_cast<float*>(piece(blocks * 2 * kMmaChunk * sizeof(float)));
-  return at;
+  return piece.at;
 }
 
 // What a training step's forward keeps for its backward: the forward's pieces, the states
@@ -57,12 +64,7 @@ std::size_t carve(Member member, MmaForwardParams& p, std::byte* base) {
 // offsets, so this part comes first in the backward's one-buffer workspace. With base non-null
 // also sets p's pointers.
 std::size_t carve_kept(Member member, MmaForwardParams& p, std::byte* base) {
-  std::size_t at = carve(member, p, base);
-  const auto piece = [&](std::size_t bytes) {
-    std::byte* ptr = base != nullptr ? base + at : nullptr;
-    at += (bytes + 255) / 256 * 256;
-    return ptr;
-  };
+  Carver piece{base, carve(member, p, base)};
   const auto state_bytes = static_cast<std::size_t>(kMmaDim * kMmaDim) * sizeof(bf16);
   const auto heads = static_cast<std::size_t>(p.v_heads);
   p.states = reinterpret_cast<bf16*>(
@@ -72,19 +74,14 @@ std::size_t carve_kept(Member member, MmaForwardParams& p, std::byte* base) {
     p.t_inv = reinterpret_cast<bf16*>(piece(blocks * kMmaChunk * kMmaChunk * sizeof(bf16)));
     p.delta = p.u;
   }
-  return at;
+  return piece.at;
 }
 
 // The backward's own scratch: dh, with the delta rule the scan's dΔ, and (GVA or the delta rule)
 // the per-head fp32 dq, dk. With base non-null also sets bp's pointers.
 std::size_t carve_scratch(Member member, MmaBackwardParams& bp, std::byte* base) {
   const MmaForwardParams& p = bp.fwd;
-  std::size_t at = 0;
-  const auto piece = [&](std::size_t bytes) {
-    std::byte* ptr = base != nullptr ? base + at : nullptr;
-    at += (bytes + 255) / 256 * 256;
-    return ptr;
-  };
+  Carver piece{base};
   const auto state_bytes = static_cast<std::size_t>(kMmaDim * kMmaDim) * sizeof(bf16);
   const auto heads = static_cast<std::size_t>(p.v_heads);
   bp.dh = reinterpret_cast<bf16*>(piece(static_cast<std::size_t>(p.slots) * heads * state_bytes));
@@ -96,7 +93,7 @@ std::size_t carve_scratch(Member member, MmaBackwardParams& bp, std::byte* base)
   const auto part = static_cast<std::size_t>(p.tokens) * heads * kMmaDim * sizeof(float);
   if (p.group > 1) bp.dq_part = reinterpret_cast<float*>(piece(part));
   if (p.group > 1 || delta) bp.dk_part = reinterpret_cast<float*>(piece(part));
-  return at;
+  return piece.at;
 }
 
 Status check_backward_member(Member member) {

@@ -27,6 +27,7 @@ from __future__ import annotations
 import torch
 
 from kcv import _glr
+from kcv.glr._validate import check_choice
 
 #: The policies set_keep_forward takes.
 POLICIES = ("auto", "always", "never")
@@ -37,10 +38,7 @@ _policy = "auto"
 
 
 def check_policy(policy, name="keep"):
-    if not isinstance(policy, str) or policy not in POLICIES:
-        raise ValueError(f"{name}: expected one of {', '.join(repr(p) for p in POLICIES)}, got "
-                         f"{policy!r}")
-    return policy
+    return check_choice(name, policy, POLICIES)
 
 
 def set_keep_forward(policy: str) -> str:

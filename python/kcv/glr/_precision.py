@@ -20,6 +20,7 @@ from __future__ import annotations
 import torch
 
 from kcv.glr._native import DELTANET, GDN, LA, SSD
+from kcv.glr._validate import check_choice
 
 #: The grades a chunk op takes.
 GRADES = ("fp32", "bf16")
@@ -36,10 +37,7 @@ _default = "fp32"
 
 def check_grade(precision, name="precision"):
     """The grade named by `precision` (a str in GRADES); ValueError naming the allowed values."""
-    if not isinstance(precision, str) or precision not in GRADES:
-        raise ValueError(f"{name}: expected one of {', '.join(repr(g) for g in GRADES)}, got "
-                         f"{precision!r}")
-    return precision
+    return check_choice(name, precision, GRADES)
 
 
 def set_precision(precision: str) -> str:

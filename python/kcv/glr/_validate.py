@@ -29,6 +29,14 @@ class Dims:
         return (self.B, self.T, self.H, self.HV, self.K, self.V, self.N if varlen else 0)
 
 
+def check_choice(name, value, allowed):
+    """`value` if it is one of the strings `allowed`; ValueError naming them otherwise."""
+    if not isinstance(value, str) or value not in allowed:
+        raise ValueError(f"{name}: expected one of {', '.join(repr(a) for a in allowed)}, got "
+                         f"{value!r}")
+    return value
+
+
 def check_tensor(name, t, ndim):
     if not isinstance(t, torch.Tensor):
         raise TypeError(f"{name}: expected a torch.Tensor, got {type(t).__name__}")

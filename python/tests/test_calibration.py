@@ -42,10 +42,10 @@ CPU_ROWS = [r for r in rows() if r["language"] in ("torch", "triton")]
 _outcomes: dict = {}
 
 
-def _verify(row: dict) -> dict:
-    from kcv.audit.workers import worker_command
-
-    return _core.verify_module(row, worker_command=worker_command(threads=1), device="cpu",
+def _verify(row: dict, servers) -> dict:
+    return _core.verify_module(row, worker_command=servers.command("candidate", None),
+                               reference_worker_command=servers.command("reference", None),
+                               device="cpu",
                                cache_dir=os.path.join(os.environ.get("TMPDIR", "/tmp"),
                                                       f"kcv-calibration-{os.getuid()}"),
                                profiles=list(PROFILES), call_timeout_s=120, kernel_timeout_s=900,
@@ -54,11 +54,20 @@ def _verify(row: dict) -> dict:
 
 @pytest.fixture(scope="module")
 def outcomes() -> dict:
-    """Every CPU row verified once (two at a time: verify_module releases the GIL)."""
+    """Every CPU row verified once (two at a time: verify_module releases the GIL), its workers
+    forked from warm parents as the audit's are (kcv.audit.forkservers): a cold worker spends
+    most of a small row's time importing torch."""
     if not _outcomes:
-        with ThreadPoolExecutor(max_workers=2) as pool:
-            for row, out in zip(CPU_ROWS, pool.map(_verify, CPU_ROWS)):
-                _outcomes[row["id"]] = out
+        from kcv.audit.forkservers import ForkServers
+
+        servers = ForkServers([None], threads=1)
+        try:
+            assert not servers.wait_ready(300), "the warm parents did not start"
+            with ThreadPoolExecutor(max_workers=2) as pool:
+                for row, out in zip(CPU_ROWS, pool.map(lambda r: _verify(r, servers), CPU_ROWS)):
+                    _outcomes[row["id"]] = out
+        finally:
+            servers.close()
     return _outcomes
 
 

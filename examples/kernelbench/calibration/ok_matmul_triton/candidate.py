@@ -1,4 +1,5 @@
-"""Correct Triton matmul with an fp64 accumulator: 32x32 output tiles, K in steps of 32, each
+"""Correct Triton matmul with an fp64 accumulator: 32x32 output tiles, K in steps of 128 (few
+steps, so the Triton interpreter runs ORD-01's K = 65536 probes quickly on a CPU), each
 tile's fp32 operands widened to fp64 (their products are then exact) and multiplied with
 tl.dot in fp64, the sum rounded once to fp32 at the end; loads through both inputs' strides,
 masked at the edges. A plain fp32 tile dot would be a correct kernel too, but it rounds each
@@ -38,5 +39,5 @@ class ModelNew(nn.Module):
         C = torch.empty((M, N), device=A.device, dtype=A.dtype)
         grid = (triton.cdiv(M, 32), triton.cdiv(N, 32))
         matmul_kernel[grid](A, B, C, M, N, K, A.stride(0), A.stride(1), B.stride(0), B.stride(1),
-                            C.stride(0), C.stride(1), BM=32, BN=32, BK=32)
+                            C.stride(0), C.stride(1), BM=32, BN=32, BK=128)
         return C

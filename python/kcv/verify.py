@@ -11,15 +11,21 @@ importable; cloudpickle is used for lambdas and closures when installed) into tw
 serves the inputs and runs the reference in float64 and at its own precision (the oracle and its
 bound); the candidate worker runs the candidate; the buffer audit, the probes, the judges,
 folding and shrinking are kcv's. A callable has no module constants, so no other shape is
-probed: the inputs' own shape is the only one."""
+probed: the inputs' own shape is the only one.
+
+The workers are forked from warm parents (kcv.audit.forkservers, one per role), started by the
+first call and kept for the process's life, so a test session that verifies many kernels pays
+for importing torch once rather than twice per call; `warm_workers=False` starts them cold."""
 
 from __future__ import annotations
 
+import atexit
 import base64
 import json
 import os
 import pickle
 import sys
+import threading
 from dataclasses import dataclass, field
 
 from kcv.audit.workers import worker_command
@@ -49,6 +55,38 @@ def _worker_env():
     missing = [d for d in dirs if d not in have]
     if missing:
         os.environ["PYTHONPATH"] = os.pathsep.join(missing + [p for p in have if p])
+
+
+_servers = None  # kcv.audit.forkservers.ForkServers of this process, started on first use
+_servers_lock = threading.Lock()
+_SERVERS_READY_S = 120.0  # a parent not ready by then: that role's workers start cold
+
+
+def _close_servers() -> None:
+    global _servers
+    with _servers_lock:
+        if _servers is not None:
+            _servers.close()
+            _servers = None
+
+
+atexit.register(_close_servers)
+
+
+def _warm_commands() -> tuple[list[str], list[str]]:
+    """argv of the (reference, candidate) workers, forked from this process's warm parents. A
+    parent that has died (it ends with the thread that started it) is replaced."""
+    global _servers
+    from kcv.audit.forkservers import ForkServers  # noqa: PLC0415
+
+    with _servers_lock:
+        if _servers is not None and not _servers.running():
+            _servers.close()
+            _servers = None
+        if _servers is None:
+            _servers = ForkServers([None], threads=None)
+            _servers.wait_ready(_SERVERS_READY_S)
+        return _servers.command("reference", None), _servers.command("candidate", None)
 
 
 def _sys_path(*fns) -> list[str]:
@@ -99,13 +137,14 @@ class VerifyReport:
 
 def verify(candidate, reference, inputs, contract=None, *, profiles=None, device=None,
            call_timeout_s: float = 60.0, timeout_s: float = 600.0,
-           memory_limit_bytes: int = 0) -> VerifyReport:
+           memory_limit_bytes: int = 0, warm_workers: bool = True) -> VerifyReport:
     """Runs every gate on `candidate(*inputs)` against `reference(*inputs)`.
 
     contract: a dict (or JSON text) with the optional fields "profile" (default strict),
     "deterministic" (default true) and "accumulator" ("f16"/"bf16" when declared); the
     contract's profile is judged unless `profiles` lists others. device: where both run, "cpu"
-    or "cuda" (default: the inputs' device)."""
+    or "cuda" (default: the inputs' device). warm_workers: fork the workers from this process's
+    warm parents (False: start each cold)."""
     from kcv import _core
 
     if isinstance(contract, str):
@@ -115,10 +154,12 @@ def verify(candidate, reference, inputs, contract=None, *, profiles=None, device
     bad = [p for p in profs if p not in PROFILES]
     if bad:
         raise ValueError(f"profiles: unknown profile {', '.join(bad)}; known: {', '.join(PROFILES)}")
-    inputs = [t.detach().cpu() for t in inputs]
     if device is None:
-        device = "cpu"
+        device = "cuda" if any(t.device.type == "cuda" for t in inputs) else "cpu"
+    inputs = [t.detach().cpu() for t in inputs]
     _worker_env()
+    reference_command, candidate_command = (_warm_commands() if warm_workers else
+                                            (worker_command(), worker_command()))
     paths = _sys_path(candidate, reference)
     common = {"kind": "pickle", "sys_path": paths, "device": device}
     row = {"id": getattr(candidate, "__name__", "candidate"),
@@ -126,7 +167,8 @@ def verify(candidate, reference, inputs, contract=None, *, profiles=None, device
                               "inputs": _payload(inputs, "inputs")},
            "candidate_load": {**common, "payload": _payload(candidate, "candidate")},
            "contract": contract}
-    outcome = _core.verify_module(row, worker_command=worker_command(), device=device,
+    outcome = _core.verify_module(row, worker_command=candidate_command,
+                                  reference_worker_command=reference_command, device=device,
                                   memory_limit_bytes=memory_limit_bytes,
                                   load_timeout_s=timeout_s, call_timeout_s=call_timeout_s,
                                   kernel_timeout_s=timeout_s, profiles=profs)

@@ -111,3 +111,24 @@ def test_bad_arguments_are_refused_before_any_worker_starts():
     except ImportError:
         with pytest.raises(TypeError, match="cannot be pickled"):
             verify(lambda x: x, vk.softmax_reference, [randn(2, 3)])
+
+
+def test_the_workers_fork_from_warm_parents_and_a_dead_parent_is_replaced():
+    """After a call the warm parents run; a parent that dies is replaced by the next call, whose
+    verdicts are those of cold workers (warm_workers=False)."""
+    import os
+    import signal
+
+    import kcv.verify as kv
+
+    args = (vk.softmax_by_hand, vk.softmax_reference, [randn(6, 33)])
+    assert verify(*args).passed
+    servers = kv._servers
+    assert servers is not None and servers.running() and not servers.wait_ready(0)
+    os.kill(servers.pid("candidate", None), signal.SIGKILL)
+    servers._servers[("candidate", None)].proc.wait()
+    warm = verify(*args)
+    assert kv._servers is not servers and kv._servers.running()
+    cold = verify(*args, warm_workers=False)
+    assert [(g.gate, g.verdict, g.worst_ratio) for g in warm.gates] == \
+        [(g.gate, g.verdict, g.worst_ratio) for g in cold.gates]

@@ -82,6 +82,11 @@ class ForkServers:
             return [f"{role} server (GPU {gpu}) is not ready"
                     for (role, gpu), s in self._servers.items() if not s.poll_ready()]
 
+    def running(self) -> bool:
+        """True while every server process runs (ready or still warming up)."""
+        with self._lock:
+            return all(s.proc.poll() is None for s in self._servers.values())
+
     def pid(self, role: str, gpu: str | None) -> int:
         """The server process of `role` on `gpu` (the parent of its workers)."""
         return self._servers[(role, gpu)].proc.pid

@@ -22,3 +22,18 @@ def worker():
     assert hello["type"] == "hello", hello
     yield c
     c.close()
+
+
+@pytest.fixture(scope="module")
+def warm_servers():
+    """Warm parents of the workers (kcv.audit.forkservers), one set per test module, as the audit
+    keeps them: a cold worker spends seconds importing torch. `warm_servers.command(role, None)`
+    is a worker's argv (role "reference" or "candidate")."""
+    from kcv.audit.forkservers import ForkServers
+
+    servers = ForkServers([None], threads=1)
+    try:
+        assert not servers.wait_ready(300), "the warm parents did not start"
+        yield servers
+    finally:
+        servers.close()

@@ -60,6 +60,18 @@ FULL_SIZE_BUG = FAITHFUL.replace("        return torch.relu(x) * 2.0", '''      
 REFERENCE_BYTES = 2 * 64 * 4096 * 4
 
 
+WARM: list = []  # the module's warm parents (conftest.warm_servers) while its tests run
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _warm_parents(warm_servers):
+    """Every kernel audited here forks its reference workers from the module's warm parents, as
+    the audit's do (its sandboxed candidates keep a warm parent of their own)."""
+    WARM.append(warm_servers)
+    yield
+    WARM.clear()
+
+
 def audit(kernel_id: str, candidate: str, tmp_path, reduce_over: int = 1 << 20,
           reference: str = REFERENCE, timings: dict | None = None, to: int = 64 << 10,
           profiles=("strict", "pytorch-eager")) -> dict:
@@ -67,7 +79,7 @@ def audit(kernel_id: str, candidate: str, tmp_path, reduce_over: int = 1 << 20,
            "problem_name": "19_ReLU_scaled.py", "language": "pytorch",
            "reference_code": reference, "candidate_code": candidate}
     cfg = KernelConfig(profiles=list(profiles), device="cpu", call_timeout_s=120,
-                       memory_limit_bytes=32 << 30, cache_dir=str(tmp_path),
+                       memory_limit_bytes=32 << 30, cache_dir=str(tmp_path), forkservers=WARM[0],
                        reduce_over_bytes=reduce_over, reduce_to_bytes=to)
     return audit_kernel(row, cfg, timings)
 
@@ -286,7 +298,7 @@ def audit_row(kernel_id, reference, tmp_path, over, to):
            "reference_code": reference,
            "candidate_code": reference.replace("class Model(", "class ModelNew(")}
     cfg = KernelConfig(profiles=["strict"], device="cpu", call_timeout_s=120,
-                       memory_limit_bytes=32 << 30, cache_dir=str(tmp_path),
+                       memory_limit_bytes=32 << 30, cache_dir=str(tmp_path), forkservers=WARM[0],
                        reduce_over_bytes=over, reduce_to_bytes=to)
     return audit_kernel(row, cfg)
 

@@ -19,12 +19,24 @@ OFF = FAITHFUL.replace("return F.cross_entropy(logits, targets)",
                        "return F.cross_entropy(logits, targets) * 1.001")
 
 
+WARM: list = []  # the module's warm parents (conftest.warm_servers) while its tests run
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _warm_parents(warm_servers):
+    """Every kernel audited here forks its reference workers from the module's warm parents, as
+    the audit's do (its sandboxed candidates keep a warm parent of their own)."""
+    WARM.append(warm_servers)
+    yield
+    WARM.clear()
+
+
 def audit(kernel_id: str, candidate: str, tmp_path) -> dict:
     row = {"id": kernel_id, "corpus": "test", "level": 1, "problem_id": 95,
            "problem_name": "95_CrossEntropyLoss.py", "language": "pytorch",
            "reference_code": kb.XENT, "candidate_code": candidate}
     cfg = KernelConfig(profiles=["strict", "pytorch-eager"], device="cpu", call_timeout_s=120,
-                       memory_limit_bytes=32 << 30, cache_dir=str(tmp_path))
+                       memory_limit_bytes=32 << 30, cache_dir=str(tmp_path), forkservers=WARM[0])
     return audit_kernel(row, cfg)
 
 

@@ -53,21 +53,14 @@ def _verify(row: dict, servers) -> dict:
 
 
 @pytest.fixture(scope="module")
-def outcomes() -> dict:
+def outcomes(warm_servers) -> dict:
     """Every CPU row verified once (two at a time: verify_module releases the GIL), its workers
-    forked from warm parents as the audit's are (kcv.audit.forkservers): a cold worker spends
-    most of a small row's time importing torch."""
+    forked from warm parents as the audit's are: a cold worker spends most of a small row's time
+    importing torch."""
     if not _outcomes:
-        from kcv.audit.forkservers import ForkServers
-
-        servers = ForkServers([None], threads=1)
-        try:
-            assert not servers.wait_ready(300), "the warm parents did not start"
-            with ThreadPoolExecutor(max_workers=2) as pool:
-                for row, out in zip(CPU_ROWS, pool.map(lambda r: _verify(r, servers), CPU_ROWS)):
-                    _outcomes[row["id"]] = out
-        finally:
-            servers.close()
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            for row, out in zip(CPU_ROWS, pool.map(lambda r: _verify(r, warm_servers), CPU_ROWS)):
+                _outcomes[row["id"]] = out
     return _outcomes
 
 

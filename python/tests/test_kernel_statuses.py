@@ -38,37 +38,37 @@ CANDIDATES = {
 }
 
 
-def verify(candidate: str, reference: str = REFERENCE) -> dict:
-    from kcv.audit.workers import worker_command
-
+def verify(servers, candidate: str, reference: str = REFERENCE) -> dict:
     row = {"id": "statuses", "reference_code": reference, "candidate_code": candidate}
-    return _core.verify_module(row, worker_command=worker_command(threads=1), device="cpu",
-                               profiles=["strict"], shrink=False)
+    return _core.verify_module(row, worker_command=servers.command("candidate", None),
+                               reference_worker_command=servers.command("reference", None),
+                               device="cpu", profiles=["strict"], shrink=False)
 
 
-def test_a_candidate_that_raises_at_the_reference_shape_has_a_status_and_no_verdicts():
-    out = verify(CANDIDATES["raises"])
+def test_a_candidate_that_raises_at_the_reference_shape_has_a_status_and_no_verdicts(warm_servers):
+    out = verify(warm_servers, CANDIDATES["raises"])
     assert out["status"] == "runtime_error"
     assert out["verdicts"] == []
     assert out["replica_verdict"] == "rejected"
     assert "not implemented" in out["message"]
 
 
-def test_wrong_outputs_at_the_reference_shape_are_bad_output():
-    out = verify(CANDIDATES["wrong_shape"])
+def test_wrong_outputs_at_the_reference_shape_are_bad_output(warm_servers):
+    out = verify(warm_servers, CANDIDATES["wrong_shape"])
     assert out["status"] == "bad_output"
     assert out["verdicts"] == []
 
 
-def test_a_shape_specialised_candidate_fails_cmp01_with_call_failed():
-    out = verify(CANDIDATES["specialised"])
+def test_a_shape_specialised_candidate_fails_cmp01_with_call_failed(warm_servers):
+    out = verify(warm_servers, CANDIDATES["specialised"])
     assert out["status"] == "ok"
     assert out["replica_verdict"] == "accepted"
     cmp01 = next(v for v in out["verdicts"] if v["gate"] == "CMP-01")
     assert (cmp01["verdict"], cmp01["finding"], cmp01["scope"]) == ("fail", "call_failed", "shape")
 
 
-def test_a_reference_that_does_not_load_is_the_harness_not_the_candidate():
-    out = verify(CANDIDATES["raises"], reference="import torch\nraise SystemExit(3)\n")
+def test_a_reference_that_does_not_load_is_the_harness_not_the_candidate(warm_servers):
+    out = verify(warm_servers, CANDIDATES["raises"],
+                 reference="import torch\nraise SystemExit(3)\n")
     assert out["status"] == "reference_error"
     assert out["verdicts"] == []

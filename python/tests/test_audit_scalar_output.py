@@ -19,37 +19,26 @@ OFF = FAITHFUL.replace("return F.cross_entropy(logits, targets)",
                        "return F.cross_entropy(logits, targets) * 1.001")
 
 
-WARM: list = []  # the module's warm parents (conftest.warm_servers) while its tests run
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _warm_parents(warm_servers):
-    """Every kernel audited here forks its reference workers from the module's warm parents, as
-    the audit's do (its sandboxed candidates keep a warm parent of their own)."""
-    WARM.append(warm_servers)
-    yield
-    WARM.clear()
-
-
-def audit(kernel_id: str, candidate: str, tmp_path) -> dict:
+def audit(kernel_id: str, candidate: str, tmp_path, servers) -> dict:
+    """One kernel through audit_kernel, its reference workers forked from `servers`."""
     row = {"id": kernel_id, "corpus": "test", "level": 1, "problem_id": 95,
            "problem_name": "95_CrossEntropyLoss.py", "language": "pytorch",
            "reference_code": kb.XENT, "candidate_code": candidate}
     cfg = KernelConfig(profiles=["strict", "pytorch-eager"], device="cpu", call_timeout_s=120,
-                       memory_limit_bytes=32 << 30, cache_dir=str(tmp_path), forkservers=WARM[0])
+                       memory_limit_bytes=32 << 30, cache_dir=str(tmp_path), forkservers=servers)
     return audit_kernel(row, cfg)
 
 
-def test_a_faithful_loss_is_audited_and_passes(tmp_path):
-    out = audit("xent_faithful", FAITHFUL, tmp_path)
+def test_a_faithful_loss_is_audited_and_passes(tmp_path, warm_servers):
+    out = audit("xent_faithful", FAITHFUL, tmp_path, warm_servers)
     assert out["status"] == "ok", out["message"]
     assert out["replica_verdict"] == "accepted"
     failed = [v["gate"] for v in out["verdicts"] if v["verdict"] == "fail"]
     assert failed == [], failed
 
 
-def test_a_loss_off_by_a_thousandth_passes_the_replica_and_fails_kcv(tmp_path):
-    out = audit("xent_off", OFF, tmp_path)
+def test_a_loss_off_by_a_thousandth_passes_the_replica_and_fails_kcv(tmp_path, warm_servers):
+    out = audit("xent_off", OFF, tmp_path, warm_servers)
     assert out["status"] == "ok", out["message"]
     assert out["replica_verdict"] == "accepted"
     failed = {v["gate"] for v in out["verdicts"] if v["verdict"] == "fail"}

@@ -340,17 +340,16 @@ def test_store_names_a_bad_finding_scope_or_facts(tmp_path):
 
 
 @pytest.fixture(scope="module")
-def module_outcome(tmp_path_factory):
-    """verify_module on the sample's P4 (nan_to_num: EXC-01 fails), strict only, no shrinking."""
+def module_outcome(tmp_path_factory, warm_servers):
+    """verify_module on the sample's P4 (nan_to_num: EXC-01 fails), strict only, no shrinking;
+    here and below every worker forks from the reference role's warm parent."""
     pytest.importorskip("torch")
-    from kcv.audit.workers import worker_command
-
     sample = Path(__file__).resolve().parents[2] / "examples/kernelbench/sample.jsonl"
     rows = [json.loads(line) for line in sample.read_text().splitlines() if line.strip()]
     row = next(r for r in rows if r["id"] == "sample/cpu/L1/P4")
     lines = []
-    out = core.verify_module(row, worker_command=worker_command(), device="cpu",
-                             cache_dir=str(tmp_path_factory.mktemp("cache")),
+    out = core.verify_module(row, worker_command=warm_servers.command("reference", None),
+                             device="cpu", cache_dir=str(tmp_path_factory.mktemp("cache")),
                              memory_limit_bytes=32 << 30, profiles=["strict"], shrink=False,
                              progress=lines.append)
     return row, out, lines
@@ -378,15 +377,13 @@ def _sample_p4():
     return next(r for r in rows if r["id"] == "sample/cpu/L1/P4")
 
 
-def test_a_started_reference_is_adopted_once_and_judges_the_same(module_outcome, tmp_path):
+def test_a_started_reference_is_adopted_once_and_judges_the_same(module_outcome, tmp_path,
+                                                                  warm_servers):
     """start_reference + verify_module(reference=...) loads the reference once (the timings say
     so) and gives the verdicts the plain call gave; the handle is spent afterwards."""
-    pytest.importorskip("torch")
-    from kcv.audit.workers import worker_command
-
     row, plain, _ = module_outcome
-    options = dict(worker_command=worker_command(), device="cpu", cache_dir=str(tmp_path),
-                   memory_limit_bytes=32 << 30, size_on_meta_over=1 << 30)
+    options = dict(worker_command=warm_servers.command("reference", None), device="cpu",
+                   cache_dir=str(tmp_path), memory_limit_bytes=32 << 30, size_on_meta_over=1 << 30)
     started = core.start_reference(row, **options)
     assert started.reply["problem"].get("sized_on_meta") is not True
     out = core.verify_module(row, **options, profiles=["strict"], shrink=False, reference=started)
@@ -397,15 +394,13 @@ def test_a_started_reference_is_adopted_once_and_judges_the_same(module_outcome,
         started.reply  # noqa: B018 - the property raises
 
 
-def test_a_started_reference_of_another_load_is_closed_not_adopted(tmp_path):
+def test_a_started_reference_of_another_load_is_closed_not_adopted(tmp_path, warm_servers):
     """A reference started at other constants (or other worker options) is not the one the
     kernel's reference would be: verify_module closes it and starts its own."""
     pytest.importorskip("torch")
-    from kcv.audit.workers import worker_command
-
     row = _sample_p4()
-    options = dict(worker_command=worker_command(), device="cpu", cache_dir=str(tmp_path),
-                   memory_limit_bytes=32 << 30)
+    options = dict(worker_command=warm_servers.command("reference", None), device="cpu",
+                   cache_dir=str(tmp_path), memory_limit_bytes=32 << 30)
     consts = core.start_reference(row, **options).reply["problem"]["constants"]
     name = next(iter(consts))
     other = core.start_reference(row, **options, constants={name: consts[name] + 1})

@@ -77,18 +77,20 @@ def row(kernel_id: str, candidate: str, reference: str = REFERENCE) -> dict:
             "reference_code": reference, "candidate_code": candidate}
 
 
-def config(**kw) -> KernelConfig:
+def config(servers, **kw) -> KernelConfig:
+    """A kernel's config; `servers` (conftest.warm_servers): its reference workers' warm
+    parents."""
     kw.setdefault("call_timeout_s", 120)
     return KernelConfig(profiles=["strict", "pytorch-eager"], device="cpu",
-                        memory_limit_bytes=32 << 30, **kw)
+                        memory_limit_bytes=32 << 30, forkservers=servers, **kw)
 
 
 def verdicts(out: dict) -> dict:
     return {(v["gate"], v["profile"]): v for v in out["verdicts"]}
 
 
-def test_a_load_past_the_load_timeout_is_a_timeout_naming_the_load(tmp_path):
-    cfg = config(load_timeout_s=15, kernel_timeout_s=900, cache_dir=str(tmp_path))
+def test_a_load_past_the_load_timeout_is_a_timeout_naming_the_load(tmp_path, warm_servers):
+    cfg = config(warm_servers, load_timeout_s=15, kernel_timeout_s=900, cache_dir=str(tmp_path))
     t0 = time.monotonic()
     out = audit_kernel(row("sleeps_at_import", SLEEPS_AT_IMPORT), cfg)
     assert out["status"] == "timeout", out["message"]
@@ -99,11 +101,11 @@ def test_a_load_past_the_load_timeout_is_a_timeout_naming_the_load(tmp_path):
     assert time.monotonic() - t0 < 120  # bounded by the load timeout, not the import's sleep
 
 
-def test_the_kernel_timeout_starts_after_the_load(tmp_path):
+def test_the_kernel_timeout_starts_after_the_load(tmp_path, warm_servers):
     timings: dict = {}
     # 10 s for the replica's five trials (0.5 s forwards) on a loaded 2-core host, and the
     # candidate's import alone sleeps 12 s
-    cfg = config(load_timeout_s=300, kernel_timeout_s=10, cache_dir=str(tmp_path))
+    cfg = config(warm_servers, load_timeout_s=300, kernel_timeout_s=10, cache_dir=str(tmp_path))
     out = audit_kernel(row("slow_forward", SLOW_FORWARD), cfg, timings)
     # the loads took longer than the kernel's 10 s, and still the replica and gates ran
     assert timings["load"] > cfg.kernel_timeout_s, timings
@@ -117,10 +119,10 @@ def test_the_kernel_timeout_starts_after_the_load(tmp_path):
 
 
 @pytest.fixture(scope="module")
-def hung(tmp_path_factory):
+def hung(tmp_path_factory, warm_servers):
     """A candidate whose forward sleeps 600 s, with a kernel time of 3 s and calls of 20 s."""
     timings: dict = {}
-    cfg = config(load_timeout_s=300, kernel_timeout_s=3, call_timeout_s=20,
+    cfg = config(warm_servers, load_timeout_s=300, kernel_timeout_s=3, call_timeout_s=20,
                  cache_dir=str(tmp_path_factory.mktemp("hung")))
     t0 = time.monotonic()
     out = audit_kernel(row("sleeps_in_forward", SLEEPS_IN_FORWARD), cfg, timings)
@@ -141,10 +143,12 @@ def test_a_hung_kernel_ends_within_the_kernel_timeout_after_its_load(hung):
     assert timings["total"] - timings["load"] - timings["size"] < 3 + 10, timings
 
 
-def test_a_crash_on_one_probe_is_a_finding_and_the_other_gates_are_judged(tmp_path):
+def test_a_crash_on_one_probe_is_a_finding_and_the_other_gates_are_judged(tmp_path,
+                                                                           warm_servers):
     # The NaN probes kill the worker; it is started again and serves the later probes.
     out = audit_kernel(row("crash_on_nan", CRASHES_ON_A_LEADING_NAN),
-                       config(cache_dir=str(tmp_path), kernel_timeout_s=600, load_timeout_s=600))
+                       config(warm_servers, cache_dir=str(tmp_path), kernel_timeout_s=600,
+                              load_timeout_s=600))
     assert out["status"] == "ok", out["message"]  # the reference-shape check passed
     assert out["replica_verdict"] == "accepted"
     by = verdicts(out)
@@ -166,14 +170,15 @@ def ok_outcome(row, **_kwargs):
 GOOD = REFERENCE.replace("class Model(", "class ModelNew(")
 
 
-def test_a_kernel_that_may_be_postponed_gives_up_when_memory_stays_busy(tmp_path, monkeypatch):
+def test_a_kernel_that_may_be_postponed_gives_up_when_memory_stays_busy(tmp_path, monkeypatch,
+                                                                         warm_servers):
     from kcv.audit.memory import MemoryGate, estimate_host_bytes
 
     called = []
     monkeypatch.setattr(core, "verify_module", lambda r, **kw: called.append(kw) or ok_outcome(r))
     need = estimate_host_bytes(8 * 4, 8 * 4)  # one f32[8] input, one f32[8] output (sized)
     gate = MemoryGate(need)
-    cfg = config(cache_dir=str(tmp_path), memory_gate=gate, memory_postpone_s=0.5)
+    cfg = config(warm_servers, cache_dir=str(tmp_path), memory_gate=gate, memory_postpone_s=0.5)
     with gate.hold(1):  # another kernel's share: no room for this one
         out = audit_kernel(row("busy", GOOD), cfg, may_postpone=True)
         assert out["status"] == "postponed", out["message"]
@@ -187,31 +192,34 @@ def test_a_kernel_that_may_be_postponed_gives_up_when_memory_stays_busy(tmp_path
     assert called[0]["base_constants"] == {}  # small: judged at the reference shape
 
 
-def test_a_kernel_over_the_host_memory_budget_waits_to_run_alone(tmp_path, monkeypatch):
+def test_a_kernel_over_the_host_memory_budget_waits_to_run_alone(tmp_path, monkeypatch,
+                                                                  warm_servers):
     from kcv.audit.memory import MemoryGate, estimate_host_bytes
 
     monkeypatch.setattr(core, "verify_module", ok_outcome)
     need = estimate_host_bytes(8 * 4, 8 * 4)
     small = MemoryGate(need - 1)
-    out = audit_kernel(row("big", GOOD), config(cache_dir=str(tmp_path), memory_gate=small))
+    cfg = config(warm_servers, cache_dir=str(tmp_path), memory_gate=small)
+    out = audit_kernel(row("big", GOOD), cfg)
     assert out["status"] == "run_alone", out["message"]
     assert "host memory by estimate" in out["message"]
     timings: dict = {}
-    out = audit_kernel(row("big", GOOD), config(cache_dir=str(tmp_path), memory_gate=small),
-                       timings, alone=True)
+    out = audit_kernel(row("big", GOOD), cfg, timings, alone=True)
     assert out["status"] == "ok", out["message"]
     assert small.used == 0 and "memory_wait" in timings
 
 
-def test_inputs_over_the_limits_run_alone_or_are_an_error_without_running(tmp_path, monkeypatch):
+def test_inputs_over_the_limits_run_alone_or_are_an_error_without_running(tmp_path, monkeypatch,
+                                                                           warm_servers):
     called = []
     monkeypatch.setattr(core, "verify_module", lambda r, **kw: called.append(r) or ok_outcome(r))
-    out = audit_kernel(row("alone", GOOD), config(cache_dir=str(tmp_path), alone_input_bytes=31))
+    alone = config(warm_servers, cache_dir=str(tmp_path), alone_input_bytes=31)
+    out = audit_kernel(row("alone", GOOD), alone)
     assert out["status"] == "run_alone" and "GiB of inputs" in out["message"], out
-    out = audit_kernel(row("alone", GOOD), config(cache_dir=str(tmp_path), alone_input_bytes=31),
-                       alone=True)
+    out = audit_kernel(row("alone", GOOD), alone, alone=True)
     assert out["status"] == "ok"
-    out = audit_kernel(row("too_big", GOOD), config(cache_dir=str(tmp_path), max_input_bytes=31))
+    out = audit_kernel(row("too_big", GOOD),
+                       config(warm_servers, cache_dir=str(tmp_path), max_input_bytes=31))
     assert out["status"] == "error" and "--max-input-gb" in out["message"], out
     assert out["verdicts"] == [] and len(called) == 1
     # the outcome audit_kernel makes itself is one the store takes
@@ -233,9 +241,9 @@ OOM_OFF_SHAPE = REFERENCE.replace("        return x * 2.0", """        if x.nume
     "torch.randn(8)", "torch.randn(size)")
 
 
-def test_a_reference_out_of_memory_is_a_harness_error_not_a_refusal(tmp_path):
+def test_a_reference_out_of_memory_is_a_harness_error_not_a_refusal(tmp_path, warm_servers):
     out = audit_kernel(row("reference_oom", GOOD, reference=OOM_OFF_SHAPE),
-                       config(kernel_timeout_s=600, cache_dir=str(tmp_path)))
+                       config(warm_servers, kernel_timeout_s=600, cache_dir=str(tmp_path)))
     assert out["status"] == "ok" and out["replica_verdict"] == "accepted", out["message"]
     oom = [v for v in out["verdicts"] if "MemoryError" in v["reason"]]
     assert oom, [(v["gate"], v["verdict"], v["reason"]) for v in out["verdicts"]]

@@ -12,7 +12,7 @@ D in {64, 100, 128}, GVA, varlen), on the same bf16 inputs:
   float64 copies of the inputs), every element of o, ht, dq, dk, dv, dg, dbeta, dh0 within tau of
   kcv's GLR error model (error_model.py over kcv._glr), under both precision contracts: fp32
   (every output) and bf16 (whose bounds carry the declared roundings' term: every output of la,
-  ssd, deltanet and gdn; o and the final state of gla and kda, whose gradients' term is not
+  ssd, gla, deltanet and gdn; o and the final state of kda, whose gradients' term is not
   derived); the report says which contract each implementation meets. The judge is
   kcv._core.judge, the C++ CMP-01 judge;
 - fla's metric (relative RMS against the same reference, fla's limits) for ours and for fla;

@@ -1,19 +1,21 @@
 // File: glr/reference/rounding_sigma_backward.cpp
 // declared_backward_sigma and backward_bounds (include/kcv/glr/error_model.hpp): the declared-
-// rounding term of dq, dk, dv, dg, dβ and dh0 for LA, SSD, DeltaNet and GDN (the per-channel
-// gates of GLA and KDA are not derived). The delta rule's chunk is delta_chunk_variance below
-// (precision-contract.md §6, "The delta rule"). Per (sequence, value head): the forward
-// records with each chunk's state variance (rounding_variance.hpp), the reverse scan with the
-// variance of the carried state gradient, then per chunk the first-order variance of each
-// gradient under the contract's backward roundings. The derivation is
-// docs/glr/precision-contract.md §6; in short, with H the state entering a chunk (variance V_H),
-// S the one leaving it (V_S), dS = ∂L/∂S (V_dS), dP = scale·Γ ⊙ Tril_incl(dO Δᵀ):
-//   dS_entry = Diag(e_last) dS + scale·Q̄ᵀ dO      V ← e_last²·V_dS + scale²·R_Q̄ᵀ·dO²
-//   dv = scale·A^qkᵀ dO + K̄ dS                     scale²·(R_A + V_A)ᵀ·dO² + R_K̄·dS² + K̄²·(R_dS +
-//   V_dS) dq = scale·(dO Hᵀ) ⊙ E + dP K                  scale²e²·dO²·(R_H + V_H)ᵀ + R_dP·K² dk =
-//   (Δ dSᵀ) ⊙ R + dPᵀ Q                       r²·Δ²·(R_dS + V_dS)ᵀ + R_dPᵀ·Q² dg_t = Σ_{s=t..last}
-//   (q_s·dq_s − k_s·dk_s) + ⟨S, dS⟩, each rounded value through all of its uses at once (one value,
-//   one error).
+// rounding term of dq, dk, dv, dg, dβ and dh0 for LA, SSD, GLA, DeltaNet and GDN. KDA, the delta
+// rule with a per-channel gate, is not derived. The delta rule's chunk is delta_chunk_variance
+// below (precision-contract.md §6, "The delta rule"); a per-channel gate's Gram VJP is
+// channel_gram_vjp_variance.hpp. Per (sequence, value head): the forward records with each
+// chunk's state variance (rounding_variance.hpp), the reverse scan with the variance of the
+// carried state gradient, then per chunk the first-order variance of each gradient under the
+// contract's backward roundings. The derivation is docs/glr/precision-contract.md §6; in short,
+// with H the state entering a chunk (variance V_H), S the one leaving it (V_S), dS = ∂L/∂S
+// (V_dS), dP = scale·Γ ⊙ Tril_incl(dO Δᵀ):
+//   dS_entry = Diag(e_last) dS + scale·Q̄ᵀ dO    e_last²·V_dS + scale²·R_Q̄ᵀ·dO²
+//   dv = scale·A^qkᵀ dO + K̄ dS                   scale²·(R_A + V_A)ᵀ·dO² + R_K̄·dS²
+//                                                 + K̄²·(R_dS + V_dS)
+//   dq = scale·(dO Hᵀ) ⊙ E + dP K                scale²e²·dO²·(R_H + V_H)ᵀ + R_dP·K²
+//   dk = (Δ dSᵀ) ⊙ R + dPᵀ Q                     r²·Δ²·(R_dS + V_dS)ᵀ + R_dPᵀ·Q²
+//   dg_t = Σ_{s=t..last} (q_s·dq_s − k_s·dk_s) + ⟨S, dS⟩, each rounded value through all of its
+//   uses at once (one value, one error).
 // Rounded values read twice (dS by K̄ dS and Δ dSᵀ; H by dO Hᵀ and, as S, by dg's boundary term)
 // must be read in one format. q, k, v and dO must be exact in the formats the contract reads them
 // in (bf16 inputs under the bf16 grade); otherwise the function returns an error.
@@ -22,6 +24,7 @@
 #include <span>
 
 #include "glr/oracle/validate.hpp"
+#include "glr/reference/channel_gram_vjp_variance.hpp"
 #include "glr/reference/chunk_pass.hpp"
 #include "glr/reference/decayed_gram.hpp"
 #include "glr/reference/rounding_variance.hpp"
@@ -87,38 +90,46 @@ Status check_exact_inputs(const detail::ChunkInputs& in, const Matrix& d_o,
   return {};
 }
 
-// dg's variance for every row t of one chunk (scalar gate), from the combined maps of §6. The
-// boundary term is e_last·⟨H, dS⟩ + Σ_{s<last} r_s k_s·(dS v_s) (the state leaving the chunk is
-// not read), so H's rounding and forward error share one coefficient.
-std::vector<double> dg_variance(const detail::ChunkRecord& rec, const Matrix& d_o,
-                                const Matrix& s_end, const Matrix& r_dp, const Matrix& r_h,
-                                const Matrix& v_h, const Matrix& ds_var, double scale) {
+// dg's variance for every row t of one chunk, rows × gate width, from the combined maps of §6:
+// the terms through H (its rounding and forward error) and dS (its rounding and carried error),
+// and, for a scalar gate, dP's rounding (`r_dp`; a per-channel gate's Gram VJP terms are
+// channel_gram_vjp_variance's). The boundary term is e_last·⟨H, dS⟩ + Σ_{s<last} r_s k_s·(dS v_s)
+// (the state leaving the chunk is not read), so H's rounding and forward error share one
+// coefficient. A per-channel gate keeps channel d's terms in column d.
+Matrix dg_variance(const detail::ChunkRecord& rec, const Matrix& d_o, const Matrix& s_end,
+                   const Matrix* r_dp, const Matrix& r_h, const Matrix& v_h, const Matrix& ds_var,
+                   double scale) {
   const detail::ChunkInputs& in = rec.in;
   const std::int64_t c = in.k.rows(), kd = in.k.cols(), vd = in.v.cols();
-  const Matrix qk = detail::matmul_nt(in.q, in.k);
   Matrix ch(kd, vd);  // scale·Σ_{s≥t} e_s q_s ⊗ dO_s: H's coefficient through dq
   Matrix dcoef = s_end;  // S − Σ_{s≥t} r_s k_s ⊗ v_s: dS's coefficient through dk and the boundary
   const Matrix& ds = rec.d_end;
-  std::vector<double> out(static_cast<std::size_t>(c));
+  const Matrix qk = r_dp != nullptr ? detail::matmul_nt(in.q, in.k) : Matrix();
+  Matrix out(c, in.gate.width());
   for (std::int64_t t = c - 1; t >= 0; --t) {
-    const double e = in.gate.from_start(t, 0), r = in.gate.to_end(t, 0);
-    for (std::int64_t d = 0; d < kd; ++d)
+    for (std::int64_t d = 0; d < kd; ++d) {
+      const double e = in.gate.from_start(t, d), r = in.gate.to_end(t, d);
       for (std::int64_t x = 0; x < vd; ++x) {
         ch(d, x) += scale * e * in.q(t, d) * d_o(t, x);
         dcoef(d, x) -= r * in.k(t, d) * in.v(t, x);
       }
-    double var = 0.0;
-    for (std::int64_t i = t; i < c; ++i)  // dP's rounding: pairs j < t ≤ i do not cancel
-      for (std::int64_t j = 0; j < t; ++j) var += r_dp(i, j) * qk(i, j) * qk(i, j);
+    }
+    if (r_dp != nullptr) {
+      double var = 0.0;
+      for (std::int64_t i = t; i < c; ++i)  // dP's rounding: pairs j < t ≤ i do not cancel
+        for (std::int64_t j = 0; j < t; ++j) var += (*r_dp)(i, j) * qk(i, j) * qk(i, j);
+      out(t, 0) += var;
+    }
     for (std::int64_t d = 0; d < kd; ++d) {
       const double el = rec.f.e_last[static_cast<std::size_t>(d)];
+      double var = 0.0;
       for (std::int64_t x = 0; x < vd; ++x) {
         const double through_s = ch(d, x) + el * ds(d, x);
         var += through_s * through_s * (r_h(d, x) + v_h(d, x)) +
                dcoef(d, x) * dcoef(d, x) * ds_var(d, x);
       }
+      out(t, in.gate.col(d)) += var;
     }
-    out[static_cast<std::size_t>(t)] = var;
   }
   return out;
 }
@@ -310,7 +321,7 @@ Status head_variance(Member m, const Problem& p, const Cotangents& cot, std::int
                      std::int64_t hv, const PrecisionContract& c, const Roundings& rd,
                      const DeltaRoundings& dr, ChunkOptions opt, Variances& out) {
   const Shape& s = p.shape;
-  const bool gated = traits(m).gate == GateKind::kScalar;
+  const bool gated = traits(m).gate != GateKind::kNone;
   const bool delta = traits(m).delta_rule;
   Matrix final_state;
   std::vector<detail::ChunkRecord> recs =
@@ -370,25 +381,33 @@ Status head_variance(Member m, const Problem& p, const Cotangents& cot, std::int
         1.0, detail::matmul(detail::rounding_var(rec.f.k_bar, rd.kbar), detail::squared(rec.d_end)),
         dv);
     detail::axpy(1.0, detail::matmul(detail::squared(rec.f.k_bar), ds_all), dv);
-    // dP = scale·Γ ⊙ Tril_incl(dO Δᵀ) and its rounding
+    // dP = scale·Γ ⊙ Tril_incl(dO Δᵀ) (a per-channel gate: scale·Tril_incl(dO Δᵀ), its decay
+    // inside the Gram VJP) and its rounding
+    const bool channel = in.gate.kind() == GateKind::kChannel;
     Matrix dp = detail::lower_inclusive(detail::matmul_nt(d_o, rec.delta));
     for (std::int64_t i = 0; i < rows; ++i)
-      for (std::int64_t j = 0; j <= i; ++j) dp(i, j) *= p.scale * in.gate.between(i, j, 0);
+      for (std::int64_t j = 0; j <= i; ++j)
+        dp(i, j) *= p.scale * (channel ? 1.0 : in.gate.between(i, j, 0));
     const Matrix r_dp = detail::rounding_var(dp, rd.dp);
-    // dq, dk
+    // dq, dk: the inter-chunk terms scale·e ⊙ (dO Hᵀ) and r ⊙ (Δ dSᵀ), then the Gram VJP's
     const Matrix r_h = detail::rounding_var(rec.h, rd.h, &h_var[jj]);
     Matrix dq = detail::matmul_nt(dos, plus(r_h, h_var[jj]));
-    for (std::int64_t i = 0; i < rows; ++i) {
-      const double f = sc2 * in.gate.from_start(i, 0) * in.gate.from_start(i, 0);
-      for (std::int64_t d = 0; d < dq.cols(); ++d) dq(i, d) *= f;
-    }
-    detail::axpy(1.0, detail::matmul(r_dp, detail::squared(in.k)), dq);
     Matrix dk = detail::matmul_nt(detail::squared(rec.delta), ds_all);
-    for (std::int64_t i = 0; i < rows; ++i) {
-      const double f = in.gate.to_end(i, 0) * in.gate.to_end(i, 0);
-      for (std::int64_t d = 0; d < dk.cols(); ++d) dk(i, d) *= f;
+    for (std::int64_t i = 0; i < rows; ++i)
+      for (std::int64_t d = 0; d < dq.cols(); ++d) {
+        const double e = in.gate.from_start(i, d), r = in.gate.to_end(i, d);
+        dq(i, d) *= sc2 * e * e;
+        dk(i, d) *= r * r;
+      }
+    detail::ChannelGramVjpVariance cg;
+    if (channel) {
+      cg = detail::channel_gram_vjp_variance(in, dp, c[P::kGramVjp]);
+      detail::axpy(1.0, cg.dq, dq);
+      detail::axpy(1.0, cg.dk, dk);
+    } else {
+      detail::axpy(1.0, detail::matmul(r_dp, detail::squared(in.k)), dq);
+      detail::axpy(1.0, detail::matmul_tn(r_dp, detail::squared(in.q)), dk);
     }
-    detail::axpy(1.0, detail::matmul_tn(r_dp, detail::squared(in.q)), dk);
     for (std::int64_t i = 0; i < rows; ++i) {
       const std::int64_t t = rec.range.begin + i;
       for (std::int64_t d = 0; d < s.key_dim; ++d) {
@@ -401,11 +420,14 @@ Status head_variance(Member m, const Problem& p, const Cotangents& cot, std::int
     }
     if (gated) {
       const Matrix& s_end = jj + 1 < recs.size() ? recs[jj + 1].h : final_state;
-      const std::vector<double> g =
-          dg_variance(rec, d_o, s_end, r_dp, r_h, h_var[jj], ds_all, p.scale);
+      Matrix g =
+          dg_variance(rec, d_o, s_end, channel ? nullptr : &r_dp, r_h, h_var[jj], ds_all, p.scale);
+      if (channel) detail::axpy(1.0, cg.dg, g);
+      const std::int64_t gw = g.cols();
       for (std::int64_t i = 0; i < rows; ++i)
-        out.dg[static_cast<std::size_t>((rec.range.begin + i) * s.v_heads + hv)] =
-            g[static_cast<std::size_t>(i)];
+        for (std::int64_t d = 0; d < gw; ++d)
+          out.dg[static_cast<std::size_t>(((rec.range.begin + i) * s.v_heads + hv) * gw + d)] =
+              g(i, d);
     }
     // the scan: dS of the previous chunk
     Matrix next_var = detail::matmul_tn(detail::rounding_var(rec.f.q_bar, rd.qbar), dos);
@@ -435,9 +457,9 @@ Expected<BackwardSigma> declared_backward_sigma(Member member, const Problem& p,
   if (Status st = validate(p, cot); !st) return st.error();
   if (Status st = validate(options); !st) return st.error();
   const MemberTraits tr = traits(member);
-  if (tr.gate == GateKind::kChannel)
+  if (tr.gate == GateKind::kChannel && tr.delta_rule)
     return detail::invalid_argument(
-        "the backward's declared-rounding term is derived for la, ssd, deltanet and gdn only");
+        "the backward's declared-rounding term is derived for la, ssd, gla, deltanet and gdn only");
   Roundings rd;
   if (Status st = check_contract(contract, rd); !st) return st.error();
   DeltaRoundings dr{};

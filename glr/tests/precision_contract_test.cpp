@@ -24,6 +24,7 @@
 
 #include "kcv/glr/chunked.hpp"
 #include "kcv/glr/error_model.hpp"
+#include "support/precision_cases.hpp"
 #include "support/precision_emulation.hpp"
 #include "support/problems.hpp"
 
@@ -31,19 +32,14 @@ namespace kcv::glr {
 namespace {
 
 using testing::ProblemSpec;
+using testing::Scenario;
+using testing::scenarios;
+using testing::worst_ratio;
 
 struct Ratio {
   double o = 0, ht = 0;
   double worst() const { return std::max(o, ht); }
 };
-
-double worst_ratio(const std::vector<double>& got, const std::vector<double>& want,
-                   const std::vector<double>& tau) {
-  double r = 0;
-  for (std::size_t i = 0; i < got.size(); ++i)
-    r = std::max(r, std::fabs(got[i] - want[i]) / tau[i]);
-  return r;
-}
 
 PrecisionContract custom(PrecisionContract c) {
   c.grade = Grade::kCustom;
@@ -68,34 +64,6 @@ PrecisionContract plus_state_cast(PrecisionContract c) {
   c[Product::kStateW].b = Rounding::kBf16;
   c[Product::kOutputInter].b = Rounding::kBf16;
   return custom(c);
-}
-
-struct Scenario {
-  std::string label;
-  ProblemSpec spec;
-};
-
-std::vector<Scenario> scenarios() {
-  std::vector<Scenario> out;
-  const auto add = [&](std::string label, std::vector<std::int64_t> lengths, std::int64_t h,
-                       std::int64_t hv) {
-    ProblemSpec s;
-    s.lengths = std::move(lengths);
-    s.qk_heads = h;
-    s.v_heads = hv;
-    s.key_dim = 64;
-    s.value_dim = 32;
-    s.seed = out.size() + 301;
-    out.push_back({std::move(label), s});
-  };
-  for (std::int64_t t : {1, 63, 64, 65, 200, 1000}) {
-    std::string label = "T";
-    label += std::to_string(t);  // not "T" + ...: GCC 12 -Wrestrict false positive
-    add(label, {t}, 1, 1);
-  }
-  add("Varlen", {1, 150, 7, 64, 3}, 1, 2);
-  add("Gva", {130}, 2, 4);
-  return out;
 }
 
 struct Param {

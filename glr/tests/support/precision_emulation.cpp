@@ -9,23 +9,12 @@
 #include <vector>
 
 #include "glr/oracle/indexing.hpp"
+#include "support/emulation_stages.hpp"
 
 namespace kcv::glr::testing {
-namespace {
-
 using P = Product;
 
-struct FMatrix {
-  std::int64_t rows = 0, cols = 0;
-  std::vector<float> a;
-  FMatrix(std::int64_t r, std::int64_t c) : rows(r), cols(c), a(static_cast<std::size_t>(r * c)) {}
-  float& operator()(std::int64_t i, std::int64_t j) {
-    return a[static_cast<std::size_t>(i * cols + j)];
-  }
-  float operator()(std::int64_t i, std::int64_t j) const {
-    return a[static_cast<std::size_t>(i * cols + j)];
-  }
-};
+namespace emulation {
 
 // A rounded copy: the operand as the product reads it.
 FMatrix rounded(FMatrix m, Rounding r) {
@@ -34,8 +23,7 @@ FMatrix rounded(FMatrix m, Rounding r) {
 }
 
 // C = A·B (transpose_a: Aᵀ·B), operands rounded first, fp32 accumulation in index order.
-FMatrix product(const FMatrix& a, Rounding ra, const FMatrix& b, Rounding rb,
-                bool transpose_a = false) {
+FMatrix product(const FMatrix& a, Rounding ra, const FMatrix& b, Rounding rb, bool transpose_a) {
   const FMatrix x = rounded(a, ra), y = rounded(b, rb);
   const std::int64_t m = transpose_a ? a.cols : a.rows, k = transpose_a ? a.rows : a.cols;
   FMatrix c(m, b.cols);
@@ -47,16 +35,6 @@ FMatrix product(const FMatrix& a, Rounding ra, const FMatrix& b, Rounding rb,
     }
   return c;
 }
-
-struct Chunk {
-  FMatrix q, k, v, g;  // g: rows × gate width, the chunk-local cumsum G
-  std::vector<float> beta;
-  GateKind gate;
-  float log_cum(std::int64_t i, std::int64_t d) const {
-    return gate == GateKind::kNone ? 0.0f : g(i, g.cols == 1 ? 0 : d);
-  }
-  float decay(float exponent) const { return gate == GateKind::kNone ? 1.0f : std::exp(exponent); }
-};
 
 Chunk gather(Member m, const Problem& p, std::int64_t hv, std::int64_t begin, std::int64_t end) {
   const Shape& s = p.shape;
@@ -120,11 +98,6 @@ FMatrix solve(const FMatrix& l, OperandRounding r) {
   return t;
 }
 
-struct Factors {
-  FMatrix q_bar, k_bar, a_qk, w, u;
-  std::vector<float> e_last;
-};
-
 Factors prepare(const Chunk& ch, bool delta_rule, const PrecisionContract& pc) {
   const std::int64_t c = ch.k.rows, kd = ch.k.cols;
   Factors f{ch.q, ch.k, gram(ch, ch.q, ch.k, false, pc[P::kGramQK]), FMatrix(c, kd), ch.v, {}};
@@ -166,7 +139,9 @@ FMatrix step(const Factors& f, const FMatrix& h, bool delta_rule, const Precisio
   return rounded(std::move(next), pc.state_carry);
 }
 
-}  // namespace
+}  // namespace emulation
+
+using namespace emulation;
 
 Outputs emulate_forward(Member member, const Problem& p, const PrecisionContract& pc,
                         ChunkOptions options) {

@@ -20,6 +20,21 @@ namespace kcv::glr::testing {
 Outputs emulate_forward(Member member, const Problem& p, const PrecisionContract& contract,
                         ChunkOptions options = {});
 
+/// A rounding the backward emulation makes beyond its contract (what a kernel that rounds more
+/// than it declares does): the state gradient dS stored in bf16 from one chunk to the next.
+struct BackwardExtra {
+  bool ds_carry_bf16 = false;
+};
+
+/// The backward of `member` under `contract`, in fp32, for the members without the delta rule
+/// (la, ssd, gla): the forward states recomputed under the contract's forward roundings, then the
+/// chunked backward with every backward product's operands rounded as the contract declares
+/// (precision_emulation_backward.cpp gives the stages). dq, dk and dv are returned rounded to
+/// bf16, dg and dh0 in fp32. @pre validate(member, p).ok(), !traits(member).delta_rule
+Gradients emulate_backward(Member member, const Problem& p, const Cotangents& cot,
+                           const PrecisionContract& contract, BackwardExtra extra = {},
+                           ChunkOptions options = {});
+
 /// p with q, k, v, β rounded to bf16 and g, h0 to fp32: the inputs a bf16 kernel receives, so
 /// that the reference and the emulation see the same numbers.
 Problem kernel_inputs(Problem p);

@@ -55,7 +55,7 @@ TEST(GlrOracle, SlicedReferencesEqualTheWholeProblem) {
     expect_close(sliced->grads.dh0, grads->dh0, "dh0");
     expect_close(sliced->sigma.o, sigma->o, "sigma o");
     expect_close(sliced->sigma.final_state, sigma->final_state, "sigma ht");
-    if (traits(m).gate != GateKind::kChannel) {  // the gradients' σ (GVA: variances added)
+    if (m != Member::kKda) {  // the gradients' σ (GVA: variances added)
       auto gs = declared_backward_sigma(m, d.problem, d.cot, contract_for(Grade::kBf16));
       ASSERT_TRUE(gs.has_value()) << gs.error().to_string();
       expect_close(sliced->grad_sigma.dq, gs->dq, "sigma dq");
@@ -78,10 +78,10 @@ TEST(GlrOracle, SlicedReferencesEqualTheWholeProblem) {
 }
 
 // The bf16 grade widens every output's bound for the members whose backward term is derived
-// (GDN: o, ht, dq, dk, dv, dg, dβ, dh0), and only o and ht for a per-channel gate (GLA), whose
-// gradients keep the fp32 grade's bound.
+// (GDN: o, ht, dq, dk, dv, dg, dβ, dh0; GLA: no dβ), and only o and ht for KDA, whose gradients
+// keep the fp32 grade's bound.
 TEST(GlrOracle, TauIsTheErrorModelsAndTheBf16GradeWidensWhatItDeclares) {
-  for (Member m : {Member::kGatedDeltaNet, Member::kGla}) {
+  for (Member m : {Member::kGatedDeltaNet, Member::kGla, Member::kKda}) {
     GlrOptions o;
     o.threads = 2;
     GlrOracle oracle(o);
@@ -94,14 +94,14 @@ TEST(GlrOracle, TauIsTheErrorModelsAndTheBf16GradeWidensWhatItDeclares) {
     const Probe pb = probe_of(c, GateId::kCmp01, "");
     auto bf16 = oracle.evaluate(pb, *oracle.make_inputs(pb), Contract{});
     ASSERT_TRUE(fp32 && bf16);
-    const std::size_t outputs = m == Member::kGatedDeltaNet ? 8u : 7u;  // GLA: no dβ
+    const std::size_t outputs = traits(m).delta_rule ? 8u : 7u;  // GLA: no dβ
     ASSERT_EQ((*fp32)->outputs.size(), outputs);
     const auto d = verify_detail::data_of(c, in->tensors);
     const auto ref = chunked_forward(c.member, d.problem);
     const std::int64_t gw = gate_width(traits(m).gate, c.key_dim);
     const auto want = glr::tau(Output::kO, ref->o, c.shape(), gw, model_scale(d.problem), 0x1p-8);
     expect_close((*fp32)->outputs[0].tau, *want, "tau o");
-    const bool derived = traits(m).gate != GateKind::kChannel;
+    const bool derived = m != Member::kKda;
     for (std::size_t o = 0; o < outputs; ++o) {
       const auto& a = (*fp32)->outputs[o];
       const auto& b = (*bf16)->outputs[o];

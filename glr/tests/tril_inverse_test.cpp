@@ -3,8 +3,9 @@
 // scalar-gate identity T = T₀ ⊙ Γ of §4, on chunk sizes that are and are not multiples of 16.
 // Bounds (γ_n = n·u/(1 − n·u)):
 //   residual   |(I + L)·T̂ − I| ≤ γ_{2c} · |I + L|·|T̂| entrywise: every entry of T̂ is formed
-//              by a chain of ≤ c products and sums in the diagonal substitution plus ≤ c in the block
-//              merge (Higham, "Accuracy and Stability", ch. 8 and 14, bound of the same form);
+//              by a chain of ≤ c products and sums in the diagonal substitution plus ≤ c in the
+//              block merge (Higham, "Accuracy and Stability", ch. 8 and 14, bound of the same
+//              form);
 //   forward    |T̂ − T| ≤ |T|·|R| ≤ γ_{2c} · |T|·|I + L|·|T̂| (from the residual R);
 //   VJP        the identity ⟨dL, E⟩ = −⟨dT, T E T⟩ for strictly lower E is exact; both sides are
 //              sums of triple products, so they differ by ≤ 2γ_{3c}·Σ (|T|ᵀ|dT||T|ᵀ ⊙ |E|).

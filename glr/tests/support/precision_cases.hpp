@@ -1,7 +1,8 @@
 // File: glr/tests/support/precision_cases.hpp
 // The cases the precision-contract tests run (forward and backward): T ∈ {1, 63, 64, 65, 200,
-// 1000}, varlen 1+150+7+64+3 with HV = 2, GVA H = 2 / HV = 4 at T = 130; K = 64, V = 32, moderate
-// decay, h0 given; and the worst |got − want| / tau over a tensor.
+// 1000}, varlen 1+150+7+64+3 with HV = 2, GVA H = 2 / HV = 4 at T = 130, moderate decay; and T =
+// 200 under strong decay (≈ −50 per token, the anchored and per-pair factors underflow); K = 64, V
+// = 32, h0 given. Also the worst |got − want| / tau over a tensor.
 #pragma once
 
 #include <algorithm>
@@ -38,7 +39,15 @@ inline std::vector<Scenario> scenarios() {
   }
   add("Varlen", {1, 150, 7, 64, 3}, 1, 2);
   add("Gva", {130}, 2, 4);
+  add("Strong", {200}, 1, 1);
+  out.back().spec.decay = Decay::kStrong;
   return out;
+}
+
+/// Under strong decay a gated member's carried state (and state gradient) reaches the outputs
+/// with weight e^{−50·t}: a rounding of it is invisible, so the tests assert it only elsewhere.
+inline bool state_decays_away(Member m, const Scenario& s) {
+  return s.spec.decay == Decay::kStrong && traits(m).gate != GateKind::kNone;
 }
 
 inline double worst_ratio(const std::vector<double>& got, const std::vector<double>& want,

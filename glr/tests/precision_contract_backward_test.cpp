@@ -1,12 +1,12 @@
 // File: glr/tests/precision_contract_backward_test.cpp
 // The gradients' bound under a declared precision contract (backward_bounds, error_model.hpp)
 // against a CPU emulation of the backward that rounds exactly what a contract declares
-// (support/precision_emulation.hpp: emulate_backward), for the members without the delta rule
-// (la, ssd, gla) over the cases of support/precision_cases.hpp, on bf16 inputs and a bf16 dO:
+// (support/precision_emulation.hpp: emulate_backward), for every member but kda over the cases
+// of support/precision_cases.hpp, on bf16 inputs and a bf16 dO:
 //  * the bf16 grade and "chain fp32" (bf16 operands for the intra-chunk products A^qk·Δ, A^qkᵀdO,
-//    dO Δᵀ and the Gram VJP and for the forward's A^qk; fp32 for every product the state or the
-//    state gradient depends on) pass the emulation that rounds exactly their declared operands,
-//    on dq, dk, dv, dg and dh0;
+//    dO Δᵀ and the Gram VJP and for the forward's A^qk, with the delta rule also L and T; fp32 for
+//    every product the state or the state gradient depends on) pass the emulation that rounds
+//    exactly their declared operands, on dq, dk, dv, dg, dβ and dh0;
 //  * the fp32 grade passes the fp32 emulation and fails the bf16 grade's;
 //  * one rounding more than declared fails: the state gradient stored in bf16 between chunks,
 //    under the fp32 grade and under chain fp32 (sequences of more than one chunk; not under strong
@@ -34,15 +34,21 @@ using testing::Scenario;
 using testing::worst_ratio;
 
 struct Ratio {
-  double dq = 0, dk = 0, dv = 0, dg = 0, dh0 = 0;
-  double worst() const { return std::max({dq, dk, dv, dg, dh0}); }
+  double dq = 0, dk = 0, dv = 0, dg = 0, dbeta = 0, dh0 = 0;
+  double worst() const { return std::max({dq, dk, dv, dg, dbeta, dh0}); }
 };
 
-PrecisionContract chain_fp32() {
+// With the delta rule also L and T (gram_kk, solve); Δ stays fp32 in dO Δᵀ, since grad_key reads
+// it in fp32 and a contract reads one rounded value in one format.
+PrecisionContract chain_fp32(Member m) {
   PrecisionContract c = contract_for(Grade::kCustom);
   for (Product p : {Product::kGramQK, Product::kOutputIntra, Product::kLocalDeltaGrad,
                     Product::kGradA, Product::kGramVjp})
     c[p] = {Rounding::kBf16, Rounding::kBf16};
+  if (traits(m).delta_rule) {
+    c[Product::kGramKK] = c[Product::kSolve] = {Rounding::kBf16, Rounding::kBf16};
+    c[Product::kGradA].b = Rounding::kNone;
+  }
   return c;
 }
 
@@ -53,7 +59,8 @@ struct Param {
 
 std::vector<Param> params() {
   std::vector<Param> out;
-  for (Member m : {Member::kLinearAttention, Member::kSimpleGla, Member::kGla})
+  for (Member m : {Member::kLinearAttention, Member::kSimpleGla, Member::kGla, Member::kDeltaNet,
+                   Member::kGatedDeltaNet})
     for (const Scenario& s : testing::scenarios()) out.push_back({m, s});
   return out;
 }
@@ -93,14 +100,15 @@ class PrecisionContractBackwardBound : public ::testing::TestWithParam<Param> {
     Expected<BackwardBounds> b = backward_bounds(m, problem_, cot_, ref_, declared);
     EXPECT_TRUE(b) << (b ? "" : b.error().to_string());
     if (!b) return {};
-    const Ratio r{worst_ratio(got.dq, ref_.dq, b->dq), worst_ratio(got.dk, ref_.dk, b->dk),
-                  worst_ratio(got.dv, ref_.dv, b->dv), worst_ratio(got.dg, ref_.dg, b->dg),
-                  worst_ratio(got.dh0, ref_.dh0, b->dh0)};
-    char text[128];
-    std::snprintf(text, sizeof text, "dq %.3g dk %.3g dv %.3g dg %.3g dh0 %.3g", r.dq, r.dk, r.dv,
-                  r.dg, r.dh0);
+    const Ratio r{
+        worst_ratio(got.dq, ref_.dq, b->dq),          worst_ratio(got.dk, ref_.dk, b->dk),
+        worst_ratio(got.dv, ref_.dv, b->dv),          worst_ratio(got.dg, ref_.dg, b->dg),
+        worst_ratio(got.dbeta, ref_.dbeta, b->dbeta), worst_ratio(got.dh0, ref_.dh0, b->dh0)};
+    char text[160];
+    std::snprintf(text, sizeof text, "dq %.3g dk %.3g dv %.3g dg %.3g dbeta %.3g dh0 %.3g", r.dq,
+                  r.dk, r.dv, r.dg, r.dbeta, r.dh0);
     RecordProperty(label, text);
-    std::printf("%-4s %-7s %-24s %s\n", std::string(name(m)).c_str(),
+    std::printf("%-8s %-7s %-24s %s\n", std::string(name(m)).c_str(),
                 GetParam().scenario.label.c_str(), label, text);
     return r;
   }
@@ -127,7 +135,7 @@ TEST_P(PrecisionContractBackwardBound, Fp32GradePassesFp32AndFailsEveryExtraRoun
 }
 
 TEST_P(PrecisionContractBackwardBound, ChainFp32PassesItsEmulationAndFailsOneMoreRounding) {
-  const PrecisionContract chain = chain_fp32();
+  const PrecisionContract chain = chain_fp32(GetParam().member);
   EXPECT_LE(judge("chain in chain", chain, chain).worst(), 1.0);
   const double carry =
       judge("chain+ds-carry in chain", chain, chain, {.ds_carry_bf16 = true}).worst();
@@ -136,7 +144,7 @@ TEST_P(PrecisionContractBackwardBound, ChainFp32PassesItsEmulationAndFailsOneMor
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(NoDeltaRule, PrecisionContractBackwardBound, ::testing::ValuesIn(params()),
+INSTANTIATE_TEST_SUITE_P(AllButKda, PrecisionContractBackwardBound, ::testing::ValuesIn(params()),
                          [](const ::testing::TestParamInfo<Param>& info) {
                            return std::string(name(info.param.member)) + "_" +
                                   info.param.scenario.label;

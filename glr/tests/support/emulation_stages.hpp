@@ -52,6 +52,8 @@ FMatrix gram(const Chunk& ch, const FMatrix& a, const FMatrix& b, bool strict, O
 struct Factors {
   FMatrix q_bar, k_bar, a_qk, w, u;
   std::vector<float> e_last;
+  // the delta rule's (0 × 0 without it): P(K, K) (strict, unscaled by β), T, X, Ṽ
+  FMatrix gram_kk{0, 0}, t{0, 0}, x{0, 0}, v_tilde{0, 0};
 };
 
 /// F2, F3 and the decayed Q̄, K̄ under the contract's forward roundings.

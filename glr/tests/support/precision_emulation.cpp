@@ -101,24 +101,25 @@ FMatrix solve(const FMatrix& l, OperandRounding r) {
 Factors prepare(const Chunk& ch, bool delta_rule, const PrecisionContract& pc) {
   const std::int64_t c = ch.k.rows, kd = ch.k.cols;
   Factors f{ch.q, ch.k, gram(ch, ch.q, ch.k, false, pc[P::kGramQK]), FMatrix(c, kd), ch.v, {}};
-  FMatrix x(c, kd), v_tilde(c, ch.v.cols);
+  if (delta_rule) f.x = FMatrix(c, kd), f.v_tilde = FMatrix(c, ch.v.cols);
   for (std::int64_t d = 0; d < kd; ++d) f.e_last.push_back(ch.decay(ch.log_cum(c - 1, d)));
   for (std::int64_t i = 0; i < c; ++i)
     for (std::int64_t d = 0; d < kd; ++d) {
       const float e = ch.decay(ch.log_cum(i, d));
       f.q_bar(i, d) = ch.q(i, d) * e;
       f.k_bar(i, d) = ch.k(i, d) * ch.decay(ch.log_cum(c - 1, d) - ch.log_cum(i, d));
-      if (delta_rule) x(i, d) = ch.beta[i] * (ch.k(i, d) * e);
+      if (delta_rule) f.x(i, d) = ch.beta[i] * (ch.k(i, d) * e);
     }
   if (!delta_rule) return f;
-  FMatrix l = gram(ch, ch.k, ch.k, true, pc[P::kGramKK]);
+  f.gram_kk = gram(ch, ch.k, ch.k, true, pc[P::kGramKK]);
+  FMatrix l = f.gram_kk;
   for (std::int64_t i = 0; i < c; ++i) {
     for (std::int64_t j = 0; j < i; ++j) l(i, j) *= ch.beta[i];
-    for (std::int64_t e = 0; e < ch.v.cols; ++e) v_tilde(i, e) = ch.beta[i] * ch.v(i, e);
+    for (std::int64_t e = 0; e < ch.v.cols; ++e) f.v_tilde(i, e) = ch.beta[i] * ch.v(i, e);
   }
-  const FMatrix t = solve(l, pc[P::kSolve]);
-  f.w = product(t, pc[P::kWyW].a, x, pc[P::kWyW].b);
-  f.u = rounded(product(t, pc[P::kWyU].a, v_tilde, pc[P::kWyU].b), pc.u_addend);
+  f.t = solve(l, pc[P::kSolve]);
+  f.w = product(f.t, pc[P::kWyW].a, f.x, pc[P::kWyW].b);
+  f.u = rounded(product(f.t, pc[P::kWyU].a, f.v_tilde, pc[P::kWyU].b), pc.u_addend);
   return f;
 }
 

@@ -9,8 +9,8 @@ u_out the output dtype's unit roundoff, c = 4, N = L + K + V + 64, G the largest
 cumulative log-decay|, S_i = 2 RMS(y*) over the element's (sequence, head) slice (for dg the
 larger of that and ||p||_2 + |sum p| over the chunk form's terms, dg_terms), and sigma_i the
 first-order error of the precision contract's declared roundings (zero for the fp32 grade;
-declared_sigma for o and the final state, declared_backward_sigma for the gradients of la, ssd,
-gla, deltanet and gdn). The derivation is
+declared_sigma for o and the final state, declared_backward_sigma for the gradients). The
+derivation is
 docs/glr/precision-contract.md. Nothing here looks at a candidate's output.
 """
 
@@ -109,11 +109,7 @@ GRADIENTS = ("dq", "dk", "dv", "dg", "dbeta", "dh0")
 
 def declared_backward_sigma(member, x, cu=None, grade="bf16", scale=None):
     """{gradient name: sigma shaped like it} under a grade's declared roundings, for the members
-    whose backward term is derived (la, ssd, gla, deltanet, gdn; docs/glr/precision-contract.md
-    §6); None for kda (the delta rule with a per-channel gate), whose bf16 grade is judged on o and
-    the final state only."""
-    if member == "kda":
-        return None
+    (docs/glr/precision-contract.md §6)."""
     sig = _glr.declared_backward_sigma(*_problem(member, x, cu, scale), _flat(x["do"]),
                                        _flat(x["dht"]), grade)
     shapes = {"dq": x["q"].shape, "dk": x["k"].shape, "dv": x["v"].shape,

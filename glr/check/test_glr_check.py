@@ -298,7 +298,7 @@ def test_an_implementation_meets_the_strongest_grade_it_passes_everywhere():
     assert "| gdn | fp32 (1 cases) | - | bf16 (1 cases) | none (1 cases) |" in text
 
 
-@pytest.mark.parametrize("member", ["gdn", "ssd", "la", "deltanet", "gla"])
+@pytest.mark.parametrize("member", ["gdn", "ssd", "la", "deltanet", "gla", "kda"])
 def test_bf16_contract_judges_the_gradients_with_their_declared_sigma(member):
     # a gradient off by 2 sigma (sigma of the bf16 grade's declared roundings, the C++ term)
     # fails the fp32 bound where sigma dominates it and passes the bf16 one; 8 sigma fails both
@@ -325,9 +325,3 @@ def test_bf16_contract_judges_the_gradients_with_their_declared_sigma(member):
     assert got["exact"]["bf16"]["verdict"] == "pass" and "dk" in got["exact"]["bf16"]["outputs"]
     assert got["near"]["fp32"]["verdict"] == "fail" and got["near"]["bf16"]["verdict"] == "pass"
     assert got["far"]["bf16"]["verdict"] == "fail" and got["far"]["bf16"]["output_name"] == "dk"
-
-
-def test_kda_has_no_backward_sigma_yet():
-    x = gc.make_inputs("kda", 1, 10, 1, 16, seed=8, device="cpu")
-    x64 = {n: (None if t is None else t.double()) for n, t in x.items()}
-    assert em.declared_backward_sigma("kda", x64) is None

@@ -1,7 +1,7 @@
 // File: glr/reference/channel_gram_vjp_variance.cpp
 // channel_gram_vjp_variance (channel_gram_vjp_variance.hpp), one key channel d at a time. With
 // y_ij = dP_ij q_id k_jd Γ_ijd (i > j), dg_t,d's variance from the Gram VJP is the sum of
-//   (a) dP's rounding, pairs j < t ≤ i:                Σ ρ_dP² y_ij²
+//   (a) dP's rounding and error, pairs j < t ≤ i:      Σ (ρ_dP² y_ij² + V_dP,ij (q_id k_jd Γ_ijd)²)
 //   (b) dq's anchored operand (n, j), rows i ≥ t of n's sub-chunk:   ρ_k² (Σ_i y_ij)²
 //   (c) dq's per-pair operand (diagonal sub-block), i ≥ t:           ρ_k² y_ij²
 //   (d) dk's anchored operand of row i, columns t ≤ j < n(i):       ρ_q² (Σ_j y_ij)²
@@ -29,40 +29,43 @@ std::int64_t anchor(std::int64_t i) { return i / kSubChunk * kSubChunk; }
 
 }  // namespace
 
-ChannelGramVjpVariance channel_gram_vjp_variance(const ChunkInputs& in, const Matrix& dp,
-                                                 OperandRounding r) {
-  const ChunkGate& g = in.gate;
-  const std::int64_t c = in.k.rows(), kd = in.k.cols();
+ChannelGramVjpVariance channel_gram_vjp_variance(const Matrix& a, const Matrix& b,
+                                                 const ChunkGate& g, const Matrix& dp,
+                                                 const Matrix* dp_var, OperandRounding r) {
+  const std::int64_t c = b.rows(), kd = b.cols();
   ChannelGramVjpVariance out{Matrix(c, kd), Matrix(c, kd), Matrix(c, kd)};
   Matrix y(c, c), z(c, c), wk(c, c), wq(c, c), uk_off(c, c);
   std::vector<double> uq_off(static_cast<std::size_t>(c)), acc(static_cast<std::size_t>(c));
   for (std::int64_t d = 0; d < kd; ++d) {
     for (std::int64_t i = 0; i < c; ++i) {
       const std::int64_t n = anchor(i);
-      uq_off[static_cast<std::size_t>(i)] = relative_var(r.b, in.q(i, d) * g.between(i, n, d));
+      uq_off[static_cast<std::size_t>(i)] = relative_var(r.b, a(i, d) * g.between(i, n, d));
       for (std::int64_t j = 0; j <= i; ++j) {
         const double gm = g.between(i, j, d);
-        const double kg = in.k(j, d) * gm, qg = in.q(i, d) * gm, p = dp(i, j);
-        const double ra = relative_var(r.a, p);
+        const double kg = b(j, d) * gm, qg = a(i, d) * gm, p = dp(i, j);
+        // dP's rounding (charged where it changes dP or dP carries an error) and that error
+        const double vp_err = dp_var == nullptr ? 0.0 : (*dp_var)(i, j);
+        const double ua = unit_roundoff(r.a);
+        const double vp = (vp_err > 0.0 ? ua * ua * p * p : relative_var(r.a, p) * p * p) + vp_err;
         const double uk =
-            j < n ? relative_var(r.b, in.k(j, d) * g.between(n, j, d)) : relative_var(r.b, kg);
+            j < n ? relative_var(r.b, b(j, d) * g.between(n, j, d)) : relative_var(r.b, kg);
         const double uq = j < n ? uq_off[static_cast<std::size_t>(i)] : relative_var(r.b, qg);
-        out.dq(i, d) += (ra + uk) * p * p * kg * kg;
-        out.dk(j, d) += (ra + uq) * p * p * qg * qg;
+        out.dq(i, d) += (vp + uk * p * p) * kg * kg;
+        out.dk(j, d) += (vp + uq * p * p) * qg * qg;
         if (j == i) continue;  // the diagonal pairs cancel in dg
-        y(i, j) = p * in.q(i, d) * kg;
-        z(i, j) = ra * y(i, j) * y(i, j);
+        y(i, j) = p * a(i, d) * kg;
+        z(i, j) = vp * a(i, d) * a(i, d) * kg * kg;
         uk_off(i, j) = uk;
         wk(i, j) = j < n ? 0.0 : uk * y(i, j) * y(i, j);
         wq(i, j) = j < n ? 0.0 : uq * y(i, j) * y(i, j);
       }
     }
     // (a): A(t) = {j < t ≤ i}; A(t + 1) gains column t (rows > t) and loses row t (columns < t).
-    double a = 0.0;
+    double cut = 0.0;
     for (std::int64_t t = 0; t < c; ++t) {
-      out.dg(t, d) += a;
-      for (std::int64_t i = t + 1; i < c; ++i) a += z(i, t);
-      for (std::int64_t j = 0; j < t; ++j) a -= z(t, j);
+      out.dg(t, d) += cut;
+      for (std::int64_t i = t + 1; i < c; ++i) cut += z(i, t);
+      for (std::int64_t j = 0; j < t; ++j) cut -= z(t, j);
     }
     // (c) and (e): suffix sums over rows (c) and columns (e) of the diagonal sub-blocks.
     double rows_from_t = 0.0, cols_from_t = 0.0;

@@ -21,14 +21,17 @@
 namespace kcv::glr::detail {
 
 struct ChannelGramVjpVariance {
-  Matrix dq;  ///< rows × K
-  Matrix dk;  ///< rows × K
+  Matrix dq;  ///< rows × K: the A side
+  Matrix dk;  ///< rows × K: the B side
   Matrix dg;  ///< rows × K: the Gram VJP's share of dg_t,d's variance
 };
 
-/// `dp`: scale·Tril_incl(dO Δᵀ) of the chunk (rows × rows, exact in fp64); `r`: gram_vjp's
-/// roundings (a: dP, b: the decayed q or k operand). @pre in.gate.kind() == GateKind::kChannel
-ChannelGramVjpVariance channel_gram_vjp_variance(const ChunkInputs& in, const Matrix& dp,
-                                                 OperandRounding r);
+/// The VJP of P(A, B) (A^qk: A = Q, B = K; the Gram of L: A = B = K, dP = β ⊙ dL strictly lower)
+/// for dP (rows × rows, lower; its upper part 0) with `dp_var` the variance of the error dP
+/// already carries (nullptr: none); `r`: gram_vjp's roundings (a: dP, b: the decayed operand).
+/// dq is the A side's variance (rows × K), dk the B side's. @pre g.kind() == GateKind::kChannel
+ChannelGramVjpVariance channel_gram_vjp_variance(const Matrix& a, const Matrix& b,
+                                                 const ChunkGate& g, const Matrix& dp,
+                                                 const Matrix* dp_var, OperandRounding r);
 
 }  // namespace kcv::glr::detail

@@ -1,10 +1,9 @@
 // File: glr/reference/rounding_sigma_backward.cpp
 // declared_backward_sigma and backward_bounds (include/kcv/glr/error_model.hpp): the declared-
-// rounding term of dq, dk, dv, dg, dβ and dh0 for LA, SSD, GLA, DeltaNet and GDN. KDA, the delta
-// rule with a per-channel gate, is not derived. The delta rule's chunk is delta_chunk_variance
-// below (precision-contract.md §6, "The delta rule"); a per-channel gate's Gram VJP is
-// channel_gram_vjp_variance.hpp. Per (sequence, value head): the forward records with each
-// chunk's state variance (rounding_variance.hpp), the reverse scan with the variance of the
+// rounding term of dq, dk, dv, dg, dβ and dh0 for every member. The delta rule's chunk is
+// delta_chunk_variance below (precision-contract.md §6, "The delta rule"); a per-channel gate's
+// Gram VJPs are channel_gram_vjp_variance.hpp. Per (sequence, value head): the forward records with
+// each chunk's state variance (rounding_variance.hpp), the reverse scan with the variance of the
 // carried state gradient, then per chunk the first-order variance of each gradient under the
 // contract's backward roundings. The derivation is docs/glr/precision-contract.md §6; in short,
 // with H the state entering a chunk (variance V_H), S the one leaving it (V_S), dS = ∂L/∂S
@@ -102,7 +101,7 @@ Matrix dg_variance(const detail::ChunkRecord& rec, const Matrix& d_o, const Matr
   const detail::ChunkInputs& in = rec.in;
   const std::int64_t c = in.k.rows(), kd = in.k.cols(), vd = in.v.cols();
   Matrix ch(kd, vd);  // scale·Σ_{s≥t} e_s q_s ⊗ dO_s: H's coefficient through dq
-  Matrix dcoef = s_end;  // S − Σ_{s≥t} r_s k_s ⊗ v_s: dS's coefficient through dk and the boundary
+  Matrix dcoef = s_end;  // S − Σ_{s≥t} r_s k_s ⊗ Δ_s: dS's coefficient through dk and the boundary
   const Matrix& ds = rec.d_end;
   const Matrix qk = r_dp != nullptr ? detail::matmul_nt(in.q, in.k) : Matrix();
   Matrix out(c, in.gate.width());
@@ -111,7 +110,7 @@ Matrix dg_variance(const detail::ChunkRecord& rec, const Matrix& d_o, const Matr
       const double e = in.gate.from_start(t, d), r = in.gate.to_end(t, d);
       for (std::int64_t x = 0; x < vd; ++x) {
         ch(d, x) += scale * e * in.q(t, d) * d_o(t, x);
-        dcoef(d, x) -= r * in.k(t, d) * in.v(t, x);
+        dcoef(d, x) -= r * in.k(t, d) * rec.delta(t, x);
       }
     }
     if (r_dp != nullptr) {
@@ -129,6 +128,35 @@ Matrix dg_variance(const detail::ChunkRecord& rec, const Matrix& d_o, const Matr
                dcoef(d, x) * dcoef(d, x) * ds_var(d, x);
       }
       out(t, in.gate.col(d)) += var;
+    }
+  }
+  return out;
+}
+
+// kda's dg variance, rows × K (§6, "The delta rule with a per-channel gate"): in the reference's
+// form dg_t,d = Σ_{s≥t} (q_sd dq'_sd − k_sd dk^{rest}_sd) + Σ_{j<t} k_jd dk^{inter}_jd
+// + e_last,d⟨H_d, dS_d⟩, where dk^{rest} is dk without its inter-chunk term r ⊙ (Δ dSᵀ) (the
+// Gram VJPs of A^qk and L, and X's term, each entering dg with one sign or the other). H and dS
+// go through their combined coefficients (dg_variance), Δ's error through dk^{inter} of the rows
+// before t, the rest elementwise (the row products taken as independent, as for gdn).
+Matrix kda_dg_variance(const detail::ChunkRecord& rec, const Matrix& d_o, const Matrix& s_end,
+                       const Matrix& dq_rest, const Matrix& dk_rest, const Matrix& delta_all,
+                       const Matrix& r_h, const Matrix& v_h, const Matrix& ds_all, double scale) {
+  const detail::ChunkInputs& in = rec.in;
+  const std::int64_t c = in.k.rows(), kd = in.k.cols();
+  Matrix out = dg_variance(rec, d_o, s_end, nullptr, r_h, v_h, ds_all, scale);
+  const Matrix through_delta = detail::matmul_nt(delta_all, detail::squared(rec.d_end));
+  for (std::int64_t d = 0; d < kd; ++d) {
+    double rows_from_t = 0.0, rows_before_t = 0.0;
+    for (std::int64_t t = c - 1; t >= 0; --t) {
+      rows_from_t +=
+          in.q(t, d) * in.q(t, d) * dq_rest(t, d) + in.k(t, d) * in.k(t, d) * dk_rest(t, d);
+      out(t, d) += rows_from_t;
+    }
+    for (std::int64_t t = 0; t < c; ++t) {
+      out(t, d) += rows_before_t;
+      const double kr = in.k(t, d) * in.gate.to_end(t, d);
+      rows_before_t += kr * kr * through_delta(t, d);
     }
   }
   return out;
@@ -171,7 +199,8 @@ Matrix scaled(Matrix m, double f) {
 // dS = rec.d_end; s_end, v_s: the leaving state and its forward variance.
 struct DeltaChunkVariance {
   Matrix dq, dk, dv;
-  std::vector<double> dbeta, dg;
+  std::vector<double> dbeta;
+  Matrix dg;  ///< rows × gate width
   Matrix ds_entry;
 };
 
@@ -222,28 +251,38 @@ DeltaChunkVariance delta_chunk_variance(const detail::ChunkRecord& rec, const Ma
   detail::axpy(1.0, matmul_tn(w_all, dd2), out.ds_entry);
   detail::axpy(sc2, matmul_tn(rounding_var(f.q_bar, rd.qbar), dos), out.ds_entry);
   // B3: dP = scale·Γ ⊙ Tril_incl(dO Δᵀ) with Δ rounded and in error; dq, dk's output part.
+  // A per-channel gate (kda) keeps its decay inside the Gram: dP = scale·Tril_incl(dO Δᵀ), and
+  // the Gram VJP's variance is channel_gram_vjp_variance's.
+  const bool channel = in.gate.kind() == GateKind::kChannel;
   Matrix dp = detail::lower_inclusive(matmul_nt(d_o, rec.delta));
   Matrix v_dp = detail::lower_inclusive(matmul_nt(dos, delta_all));
   for (std::int64_t i = 0; i < rows; ++i)
     for (std::int64_t j = 0; j <= i; ++j) {
-      const double gm = scale * in.gate.between(i, j, 0);
+      const double gm = scale * (channel ? 1.0 : in.gate.between(i, j, 0));
       dp(i, j) *= gm;
       v_dp(i, j) *= gm * gm;
     }
   const Matrix dp_all = plus(rounding_var(dp, rd.dp, &v_dp), v_dp);
-  out.dq = matmul_nt(dos, h_all);
-  for (std::int64_t i = 0; i < rows; ++i) {
-    const double e = in.gate.from_start(i, 0);
-    for (std::int64_t d = 0; d < kd; ++d) out.dq(i, d) *= sc2 * e * e;
-  }
-  detail::axpy(1.0, matmul(dp_all, k2), out.dq);
   const Matrix ds_all = plus(r_ds, ds_var);
+  // the inter-chunk terms, then the Gram VJP of A^qk (kept apart for kda's dg: `rest`)
+  out.dq = matmul_nt(dos, h_all);
   out.dk = plus(matmul_nt(squared(rec.delta), ds_all), matmul_nt(delta_all, squared(rec.d_end)));
-  for (std::int64_t i = 0; i < rows; ++i) {
-    const double r = in.gate.to_end(i, 0);
-    for (std::int64_t d = 0; d < kd; ++d) out.dk(i, d) *= r * r;
+  for (std::int64_t i = 0; i < rows; ++i)
+    for (std::int64_t d = 0; d < kd; ++d) {
+      const double e = in.gate.from_start(i, d), r = in.gate.to_end(i, d);
+      out.dq(i, d) *= sc2 * e * e;
+      out.dk(i, d) *= r * r;
+    }
+  Matrix dq_rest, dk_rest;
+  if (channel) {
+    detail::ChannelGramVjpVariance a =
+        detail::channel_gram_vjp_variance(in.q, in.k, in.gate, dp, &v_dp, c[P::kGramVjp]);
+    dq_rest = std::move(a.dq);
+    dk_rest = std::move(a.dk);
+  } else {
+    dq_rest = matmul(dp_all, k2);
+    dk_rest = matmul_tn(dp_all, squared(in.q));
   }
-  detail::axpy(1.0, matmul_tn(dp_all, squared(in.q)), out.dk);
   // B4: dW = −dΔ Hᵀ, dṼ = Tᵀ dΔ, dX = Tᵀ dW.
   const Matrix dw = scaled(matmul_nt(rec.d_delta, rec.h), -1.0);
   const Matrix v_dw_h = matmul_nt(dd2, h_all);  // H's rounding and error through dW
@@ -252,14 +291,15 @@ DeltaChunkVariance delta_chunk_variance(const detail::ChunkRecord& rec, const Ma
   const Matrix dw_all = plus(r_dw, v_dw);
   const Matrix v_dvt = plus(matmul_tn(t_all, dd2), matmul_tn(t2, dd_all));
   const Matrix v_dx = plus(matmul_tn(t_all, squared(dw)), matmul_tn(t2, dw_all));
-  std::vector<double> beta2, be2;  // β², (β e)²
-  for (std::int64_t i = 0; i < rows; ++i) {
-    const double b = in.beta[static_cast<std::size_t>(i)], e = in.gate.from_start(i, 0);
-    beta2.push_back(b * b);
-    be2.push_back(b * b * e * e);
-  }
+  std::vector<double> beta2;  // β²
+  for (std::int64_t i = 0; i < rows; ++i)
+    beta2.push_back(in.beta[static_cast<std::size_t>(i)] * in.beta[static_cast<std::size_t>(i)]);
   out.dv = detail::scale_rows(v_dvt, beta2);
-  detail::axpy(1.0, detail::scale_rows(v_dx, be2), out.dk);
+  for (std::int64_t i = 0; i < rows; ++i)  // X = diag(β)(K ⊙ E): dk += β e ⊙ dX
+    for (std::int64_t d = 0; d < kd; ++d) {
+      const double e = in.gate.from_start(i, d);
+      dk_rest(i, d) += beta2[static_cast<std::size_t>(i)] * e * e * v_dx(i, d);
+    }
   // dT = StrictLower(dW Xᵀ + dΔ Ṽᵀ): dΔ's error through both uses at once, δdΔ (Ṽ − X H)ᵀ.
   Matrix z = f.v_tilde;
   detail::axpy(-1.0, matmul(f.x, rec.h), z);
@@ -279,39 +319,55 @@ DeltaChunkVariance delta_chunk_variance(const detail::ChunkRecord& rec, const Ma
   const Matrix v_dl =
       detail::strict_lower(plus(matmul_nt(y_all, t2), matmul_nt(squared(y), t_all)));
   const Matrix dl = detail::strict_lower(scaled(matmul_nt(y, f.t), -1.0));
-  // M = β ⊙ dL ⊙ Γ (the Gram VJP's dP): dk += M K + Mᵀ K.
+  // M = β ⊙ dL ⊙ Γ (the Gram VJP's dP; kda: β ⊙ dL, its decay inside the Gram):
+  // dk += M K + Mᵀ K.
   Matrix m = detail::scale_rows(dl, in.beta), v_m = detail::scale_rows(v_dl, beta2);
-  for (std::int64_t i = 0; i < rows; ++i)
-    for (std::int64_t j = 0; j < i; ++j) {
-      const double gm = in.gate.between(i, j, 0);
-      m(i, j) *= gm;
-      v_m(i, j) *= gm * gm;
-    }
-  const Matrix m_all = plus(rounding_var(m, dr.m, &v_m), v_m);
-  detail::axpy(1.0, plus(matmul(m_all, k2), matmul_tn(m_all, k2)), out.dk);
+  if (channel) {
+    const detail::ChannelGramVjpVariance l = detail::channel_gram_vjp_variance(
+        in.k, in.k, in.gate, m, &v_m, OperandRounding{dr.m, c[P::kGramVjp].b});
+    detail::axpy(1.0, plus(l.dq, l.dk), dk_rest);
+  } else {
+    for (std::int64_t i = 0; i < rows; ++i)
+      for (std::int64_t j = 0; j < i; ++j) {
+        const double gm = in.gate.between(i, j, 0);
+        m(i, j) *= gm;
+        v_m(i, j) *= gm * gm;
+      }
+    const Matrix m_all = plus(rounding_var(m, dr.m, &v_m), v_m);
+    detail::axpy(1.0, plus(matmul(m_all, k2), matmul_tn(m_all, k2)), dk_rest);
+  }
+  detail::axpy(1.0, dq_rest, out.dq);
+  detail::axpy(1.0, dk_rest, out.dk);
   // dβ = Σ_e v·dṼ + Σ_d e k·dX + Σ_j dL ⊙ P(K, K) (P decayed): fp32 sums of unrounded values.
   out.dbeta.assign(static_cast<std::size_t>(rows), 0.0);
   for (std::int64_t i = 0; i < rows; ++i) {
-    const double e = in.gate.from_start(i, 0);
     double var = 0.0;
     for (std::int64_t x = 0; x < in.v.cols(); ++x) var += in.v(i, x) * in.v(i, x) * v_dvt(i, x);
-    for (std::int64_t d = 0; d < kd; ++d) var += e * e * k2(i, d) * v_dx(i, d);
+    for (std::int64_t d = 0; d < kd; ++d) {
+      const double e = in.gate.from_start(i, d);
+      var += e * e * k2(i, d) * v_dx(i, d);
+    }
     for (std::int64_t j = 0; j < i; ++j) var += f.gram_kk(i, j) * f.gram_kk(i, j) * v_dl(i, j);
     out.dbeta[static_cast<std::size_t>(i)] = var;
   }
   if (!gated) return out;
+  if (channel) {
+    out.dg = kda_dg_variance(rec, d_o, s_end, dq_rest, dk_rest, delta_all,
+                             rounding_var(rec.h, dr.h, &v_h), v_h, ds_all, scale);
+    return out;
+  }
   // dg_t = Σ_{s ≥ t} (q_s·dq_s − v_s·dv_s) + ⟨S, dS⟩ (§2.3 with the delta rule): the row
   // products' errors taken as independent (not through combined coefficients as for ssd), and
   // the boundary's two rounded, erring factors.
   const Matrix v_s_all = plus(rounding_var(s_end, rd.h, &v_s), v_s);
   const double boundary = dot_sq(squared(rec.d_end), v_s_all) + dot_sq(squared(s_end), ds_all);
-  out.dg.assign(static_cast<std::size_t>(rows), 0.0);
+  out.dg = Matrix(rows, 1);
   double running = 0.0;
   for (std::int64_t i = rows - 1; i >= 0; --i) {
     for (std::int64_t d = 0; d < kd; ++d) running += in.q(i, d) * in.q(i, d) * out.dq(i, d);
     for (std::int64_t x = 0; x < in.v.cols(); ++x)
       running += in.v(i, x) * in.v(i, x) * out.dv(i, x);
-    out.dg[static_cast<std::size_t>(i)] = running + boundary;
+    out.dg(i, 0) = running + boundary;
   }
   return out;
 }
@@ -361,8 +417,8 @@ Status head_variance(Member m, const Problem& p, const Cotangents& cot, std::int
           out.dv[static_cast<std::size_t>((t * s.v_heads + hv) * s.value_dim + x)] = dv.dv(i, x);
         out.dbeta[static_cast<std::size_t>(t * s.v_heads + hv)] =
             dv.dbeta[static_cast<std::size_t>(i)];
-        if (gated)
-          out.dg[static_cast<std::size_t>(t * s.v_heads + hv)] = dv.dg[static_cast<std::size_t>(i)];
+        for (std::int64_t d = 0; gated && d < dv.dg.cols(); ++d)
+          out.dg[static_cast<std::size_t>((t * s.v_heads + hv) * dv.dg.cols() + d)] = dv.dg(i, d);
       }
       ds_var = std::move(dv.ds_entry);
       continue;
@@ -401,7 +457,7 @@ Status head_variance(Member m, const Problem& p, const Cotangents& cot, std::int
       }
     detail::ChannelGramVjpVariance cg;
     if (channel) {
-      cg = detail::channel_gram_vjp_variance(in, dp, c[P::kGramVjp]);
+      cg = detail::channel_gram_vjp_variance(in.q, in.k, in.gate, dp, nullptr, c[P::kGramVjp]);
       detail::axpy(1.0, cg.dq, dq);
       detail::axpy(1.0, cg.dk, dk);
     } else {
@@ -457,9 +513,6 @@ Expected<BackwardSigma> declared_backward_sigma(Member member, const Problem& p,
   if (Status st = validate(p, cot); !st) return st.error();
   if (Status st = validate(options); !st) return st.error();
   const MemberTraits tr = traits(member);
-  if (tr.gate == GateKind::kChannel && tr.delta_rule)
-    return detail::invalid_argument(
-        "the backward's declared-rounding term is derived for la, ssd, gla, deltanet and gdn only");
   Roundings rd;
   if (Status st = check_contract(contract, rd); !st) return st.error();
   DeltaRoundings dr{};

@@ -1,7 +1,7 @@
 // File: glr/tests/precision_contract_backward_test.cpp
 // The gradients' bound under a declared precision contract (backward_bounds, error_model.hpp)
 // against a CPU emulation of the backward that rounds exactly what a contract declares
-// (support/precision_emulation.hpp: emulate_backward), for every member but kda over the cases
+// (support/precision_emulation.hpp: emulate_backward), for every member over the cases
 // of support/precision_cases.hpp, on bf16 inputs and a bf16 dO:
 //  * the bf16 grade and "chain fp32" (bf16 operands for the intra-chunk products A^qk·Δ, A^qkᵀdO,
 //    dO Δᵀ and the Gram VJP and for the forward's A^qk, with the delta rule also L and T; fp32 for
@@ -60,7 +60,7 @@ struct Param {
 std::vector<Param> params() {
   std::vector<Param> out;
   for (Member m : {Member::kLinearAttention, Member::kSimpleGla, Member::kGla, Member::kDeltaNet,
-                   Member::kGatedDeltaNet})
+                   Member::kGatedDeltaNet, Member::kKda})
     for (const Scenario& s : testing::scenarios()) out.push_back({m, s});
   return out;
 }
@@ -144,7 +144,7 @@ TEST_P(PrecisionContractBackwardBound, ChainFp32PassesItsEmulationAndFailsOneMor
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(AllButKda, PrecisionContractBackwardBound, ::testing::ValuesIn(params()),
+INSTANTIATE_TEST_SUITE_P(AllMembers, PrecisionContractBackwardBound, ::testing::ValuesIn(params()),
                          [](const ::testing::TestParamInfo<Param>& info) {
                            return std::string(name(info.param.member)) + "_" +
                                   info.param.scenario.label;

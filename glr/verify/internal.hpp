@@ -36,8 +36,7 @@ struct Results {
   Gradients grads;
   std::vector<double> dg_scale;  ///< dg's ||p||₂ + |Σp| (gated members, chunked reference only)
   ForwardSigma sigma;            ///< the bf16 grade's declared-rounding σ (when asked)
-  /// The same for the gradients (when asked; all zero for kda, whose backward term is not
-  /// derived: its gradients keep the fp32 grade's bound, the stricter one).
+  /// The same for the gradients (when asked).
   BackwardSigma grad_sigma;
 };
 

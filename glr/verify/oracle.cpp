@@ -3,9 +3,8 @@
 // element. tau is the one GLR error model (kcv/glr/error_model.hpp) with u_out the output's own
 // dtype, N and G of the whole problem, S per (sequence, head) slice, dg's term scale, and, under
 // the bf16 grade, the declared-rounding σ of o, the final state (declared_rounding_sigma) and the
-// gradients (declared_backward_sigma, precision-contract.md §6; not derived for KDA, the delta
-// rule with a per-channel gate, whose gradients keep the fp32 grade's bound). Nothing here reads a
-// candidate's output.
+// gradients (declared_backward_sigma, precision-contract.md §6). Nothing here reads a candidate's
+// output.
 //
 // EXC-01 is judged against the token-serial oracle, whose NaN mask is the recurrence's own: the
 // chunk form has intra-chunk products that reach a NaN at token t* from earlier rows of t*'s

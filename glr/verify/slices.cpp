@@ -111,8 +111,7 @@ void run_slice(Member member, Slice& sl, Reference which, bool dg_scale, bool si
   if (dg_scale && sl.grads) sl.terms = dg_terms(member, d.problem, d.cot, *sl.grads);
   if (!sigma) return;
   sl.sigma = declared_rounding_sigma(member, d.problem, contract_for(Grade::kBf16));
-  if (member != Member::kKda)
-    sl.grad_sigma = declared_backward_sigma(member, d.problem, d.cot, contract_for(Grade::kBf16));
+  sl.grad_sigma = declared_backward_sigma(member, d.problem, d.cot, contract_for(Grade::kBf16));
 }
 
 Results zero_results(Member member, const Shape& s, bool dg_scale, bool sigma) {

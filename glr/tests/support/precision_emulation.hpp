@@ -26,11 +26,11 @@ struct BackwardExtra {
   bool ds_carry_bf16 = false;
 };
 
-/// The backward of `member` under `contract`, in fp32, for every member but kda: the forward
+/// The backward of `member` under `contract`, in fp32: the forward
 /// states recomputed under the contract's forward roundings, then the chunked backward with every
 /// backward product's operands rounded as the contract declares (precision_emulation_backward.cpp
 /// gives the stages). dq, dk, dv and dβ are returned rounded to bf16, dg and dh0 in fp32.
-/// @pre validate(member, p).ok(), member != Member::kKda
+/// @pre validate(member, p).ok()
 Gradients emulate_backward(Member member, const Problem& p, const Cotangents& cot,
                            const PrecisionContract& contract, BackwardExtra extra = {},
                            ChunkOptions options = {});

@@ -1,6 +1,6 @@
 // File: glr/tests/support/precision_emulation_backward.cpp
-// emulate_backward (precision_emulation.hpp): the chunked backward of every member but kda in
-// fp32, each product with its operands rounded as the contract declares
+// emulate_backward (precision_emulation.hpp): the chunked backward of every member in fp32, each
+// product with its operands rounded as the contract declares
 // (docs/glr/precision-contract.md §6; Δ = V, T = I, W = 0 without the delta rule):
 //   dΔ = scale·A^qkᵀ dO + K̄ dS                            local_delta_grad, scan_state
 //   dS_entry = e_last ⊙ dS + scale·Q̄ᵀ dO − Wᵀ dΔ          scan_query, scan_w
@@ -10,20 +10,20 @@
 //   delta rule: dW = −dΔ Hᵀ, dṼ = Tᵀ dΔ, dX = Tᵀ dW,      grad_w, wy_grad_x
 //     dT = StrictLower(dW Xᵀ + dΔ Ṽᵀ),                    wy_grad_t
 //     dL = −StrictLower((Tᵀ dT) Tᵀ),                      solve_vjp (two products)
-//     M = β ⊙ dL ⊙ Γ rounded once, dk += M K + Mᵀ K;      gram_vjp
+//     M = β ⊙ dL ⊙ Γ rounded once, dk += M K + Mᵀ K;      gram_vjp (kda: Γ in the Gram)
 //     dv = β ⊙ dṼ, dk += β e ⊙ dX, dβ from the unrounded fp32 values
-//   dg without the delta rule in the form the tensor-core backward sums
-//     (docs/glr/tensor-core-backward.md), per channel for gla:
+//   dg without the delta rule and for kda in the reference's form, which the tensor-core backward
+//     sums (docs/glr/tensor-core-backward.md), per channel for gla and kda:
 //     Σ_{s=t..last} q_s·dq'_s − Σ_{s=t..last−1} k_s·dk'_s
 //       + e_last·⟨H, dS⟩ + Σ_{s<last} k_s·(r ⊙ V dSᵀ)_s
-//   (dq', dk' without dP's diagonal pairs); gdn's in the gauge form
+//   (dq', dk' without dP's diagonal pairs; kda adds X ⊙ dX and K ⊙ (da − db) of L's Gram VJP per
+//   row, chunk_backward.hpp); gdn's in the gauge form
 //     Σ_{s≥t} (q_s·dq_s − v_s·dv_s) + ⟨S, dS⟩ (S the state leaving the chunk).
 // A per-channel gate's Gram VJP reads the anchored operands off the diagonal sub-blocks and the
 // per-pair ones on them (decayed_gram.hpp). dq and dk of a q/k head sum their value heads' fp32
 // parts in head order.
 #include <algorithm>
 #include <cmath>
-#include <stdexcept>
 #include <vector>
 
 #include "glr/oracle/indexing.hpp"
@@ -52,7 +52,7 @@ std::int64_t anchor(std::int64_t i) { return i / kSubChunk * kSubChunk; }
 // The Gram VJP of A^qk = P(Q, K) with dP already rounded: dq' and dk' (without the diagonal
 // pairs) added into dq_off, dk_off, the diagonal pairs into dq_diag, dk_diag.
 struct GramVjp {
-  FMatrix dq_off, dk_off, dq_diag, dk_diag;
+  FMatrix dq_off{0, 0}, dk_off{0, 0}, dq_diag{0, 0}, dk_diag{0, 0};
 };
 
 GramVjp gram_vjp(const Chunk& ch, const FMatrix& dp, Rounding rb) {
@@ -124,9 +124,10 @@ struct ChunkGrads {
   FMatrix d_entry;  // dS entering the chunk
 };
 
-// B4 of the delta rule: dW, dṼ, dX, dT, the solve's VJP and the Gram VJP of L, into dk, dv, dβ.
+// B4 of the delta rule: dW, dṼ, dX, dT, the solve's VJP and the Gram VJP of L, into dk, dv, dβ;
+// for a per-channel gate (kda) also their terms of dG into gate_rows (c × K).
 void wy_backward(const Chunk& ch, const Factors& f, const FMatrix& h, const FMatrix& d_delta,
-                 const PrecisionContract& pc, ChunkGrads& g) {
+                 const PrecisionContract& pc, ChunkGrads& g, FMatrix& gate_rows) {
   const std::int64_t c = ch.k.rows, kd = ch.k.cols, vd = ch.v.cols;
   const FMatrix dw = minus(product(d_delta, pc[P::kGradW].a, transposed(h), pc[P::kGradW].b));
   const FMatrix dv_tilde = product(f.t, pc[P::kWyGradX].a, d_delta, pc[P::kWyGradX].b, true);
@@ -140,7 +141,7 @@ void wy_backward(const Chunk& ch, const Factors& f, const FMatrix& h, const FMat
   const FMatrix y = product(f.t, pc[P::kSolveVjp].a, dt, pc[P::kSolveVjp].b, true);
   const FMatrix dl =
       strict_lower(minus(product(y, pc[P::kSolveVjp].b, transposed(f.t), pc[P::kSolveVjp].a)));
-  // M = β ⊙ dL ⊙ Γ, rounded once: dk += M K + Mᵀ K
+  // M = β ⊙ dL ⊙ Γ (kda: β ⊙ dL, its decay inside the Gram), rounded once: dk += M K + Mᵀ K
   FMatrix m(c, c);
   for (std::int64_t i = 0; i < c; ++i)
     for (std::int64_t j = 0; j < i; ++j)
@@ -148,15 +149,25 @@ void wy_backward(const Chunk& ch, const Factors& f, const FMatrix& h, const FMat
           ch.beta[i] * dl(i, j) *
           (ch.gate == GateKind::kScalar ? ch.decay(ch.log_cum(i, 0) - ch.log_cum(j, 0)) : 1.0f);
   const FMatrix mr = rounded(m, pc[P::kGramVjp].a), kr = rounded(ch.k, pc[P::kGramVjp].b);
+  const bool channel = ch.gate == GateKind::kChannel;
+  Chunk kk = ch;  // P(K, K): the Gram VJP with K on both sides
+  kk.q = ch.k;
+  const GramVjp gl = channel ? gram_vjp(kk, mr, pc[P::kGramVjp].b) : GramVjp{};
   g.dbeta.assign(static_cast<std::size_t>(c), 0.0f);
   for (std::int64_t i = 0; i < c; ++i) {
     for (std::int64_t d = 0; d < kd; ++d) {
       float acc = 0.0f;
-      for (std::int64_t j = 0; j < i; ++j) acc += mr(i, j) * kr(j, d);
-      for (std::int64_t j = i + 1; j < c; ++j) acc += mr(j, i) * kr(j, d);
+      if (channel) {
+        acc = gl.dq_off(i, d) + gl.dk_off(i, d);
+      } else {
+        for (std::int64_t j = 0; j < i; ++j) acc += mr(i, j) * kr(j, d);
+        for (std::int64_t j = i + 1; j < c; ++j) acc += mr(j, i) * kr(j, d);
+      }
       const float e = ch.decay(ch.log_cum(i, d));
       g.dk(i, d) += ch.beta[i] * e * dx(i, d) + acc;
       g.dbeta[i] += ch.k(i, d) * e * dx(i, d);
+      if (channel)  // X ⊙ dX and the Gram's a ⊙ da − b ⊙ db
+        gate_rows(i, d) += f.x(i, d) * dx(i, d) + ch.k(i, d) * (gl.dq_off(i, d) - gl.dk_off(i, d));
     }
     for (std::int64_t e = 0; e < vd; ++e) {
       g.dv(i, e) = ch.beta[i] * dv_tilde(i, e);
@@ -216,14 +227,15 @@ ChunkGrads chunk_backward(const Chunk& ch, const Factors& f, const FMatrix& h, c
       g.dq(i, d) = dq_inter(i, d) + gv.dq_off(i, d) + gv.dq_diag(i, d);
       g.dk(i, d) = dk_inter(i, d) + gv.dk_off(i, d) + gv.dk_diag(i, d);
     }
+  FMatrix rows(c, gw);
   if (delta_rule) {
-    wy_backward(ch, f, h, d_delta, pc, g);
+    wy_backward(ch, f, h, d_delta, pc, g, rows);
   } else {
     g.dv = d_delta;
   }
   if (gw == 0) return g;
-  FMatrix rows(c, gw);
-  if (delta_rule) {  // the gauge form: Σ_{s≥t} (q_s·dq_s − v_s·dv_s) + ⟨S, dS⟩
+  if (delta_rule &&
+      ch.gate == GateKind::kScalar) {  // the gauge form: Σ_{s≥t} (q_s·dq_s − v_s·dv_s) + ⟨S, dS⟩
     for (std::int64_t i = 0; i < c; ++i) {
       float term = 0.0f;
       for (std::int64_t d = 0; d < kd; ++d) term += ch.q(i, d) * g.dq(i, d);
@@ -232,7 +244,7 @@ ChunkGrads chunk_backward(const Chunk& ch, const Factors& f, const FMatrix& h, c
     }
     const FMatrix sr = rounded(s_end, pc[P::kGradQuery].b), dsr = rounded(ds, pc[P::kScanState].b);
     for (std::size_t x = 0; x < sr.a.size(); ++x) rows(last, 0) += sr.a[x] * dsr.a[x];
-  } else {  // the form the tensor-core backward sums (file comment)
+  } else {  // the reference's form (file comment)
     for (std::int64_t i = 0; i < c; ++i)
       for (std::int64_t d = 0; d < kd; ++d) {
         float term = ch.q(i, d) * (dq_inter(i, d) + gv.dq_off(i, d));
@@ -258,8 +270,6 @@ ChunkGrads chunk_backward(const Chunk& ch, const Factors& f, const FMatrix& h, c
 
 Gradients emulate_backward(Member member, const Problem& p, const Cotangents& cot,
                            const PrecisionContract& pc, BackwardExtra extra, ChunkOptions options) {
-  if (member == Member::kKda)  // B4 with a per-channel gate is not emulated
-    throw std::invalid_argument("emulate_backward: kda is not emulated");
   const Shape& s = p.shape;
   const detail::TensorIndex ix(s);
   const bool delta_rule = traits(member).delta_rule;

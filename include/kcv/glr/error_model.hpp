@@ -13,10 +13,8 @@
 // dg_i (dg_terms). σ_i is the standard deviation of the first-order error that the declared
 // operand roundings put on y_i, propagated through the stages in fp64 from the reference's own
 // intermediates (declared_rounding_sigma). Its derivation, and the fp32 terms', is
-// docs/glr/precision-contract.md. The forward outputs (o, final state) carry σ; the gradients
-// carry it for every member but kda (declared_backward_sigma); for kda, the delta rule with a
-// per-channel gate, the backward's declared-rounding term is not derived yet
-// (PrecisionContract::rounds_backward() says whether a contract names roundings it needs).
+// docs/glr/precision-contract.md. The forward outputs (o, final state) carry σ
+// (declared_rounding_sigma), and so do the gradients (declared_backward_sigma).
 // Nothing here looks at a candidate's output.
 #pragma once
 
@@ -126,8 +124,7 @@ struct ForwardBounds {
 
 /// σ of every element of dq, dk, dv, dg, dbeta and dh0 (problem layouts) under the declared
 /// roundings of the contract's forward products (through the states the backward reads) and
-/// backward products, for every member but kda (la, ssd, gla, deltanet, gdn; kda: an error),
-/// fp32 carries.
+/// backward products, fp32 carries.
 /// @pre q, k, v and cot.d_o are exact in the formats the contract reads them in (else an error);
 /// the contract reads dS in one format (scan_state.b = grad_key.b) and, with the delta rule, dΔ, H
 /// and Δ in one format each (precision-contract.md §6).

@@ -26,6 +26,10 @@ struct FMatrix {
   }
 };
 
+/// The state of (sequence n, value head hv) in `states` (p.layout), in fp32; zero when empty.
+FMatrix load_state(const std::vector<double>& states, const Problem& p, std::int64_t n,
+                   std::int64_t hv);
+
 /// A rounded copy: the operand as the product reads it.
 FMatrix rounded(FMatrix m, Rounding r);
 

@@ -16,6 +16,16 @@ using P = Product;
 
 namespace emulation {
 
+FMatrix load_state(const std::vector<double>& states, const Problem& p, std::int64_t n,
+                   std::int64_t hv) {
+  const detail::TensorIndex ix(p.shape);
+  FMatrix m(p.shape.key_dim, p.shape.value_dim);
+  for (std::int64_t d = 0; d < m.rows && !states.empty(); ++d)
+    for (std::int64_t e = 0; e < m.cols; ++e)
+      m(d, e) = static_cast<float>(states[ix.state(n, hv, d, e, p.layout)]);
+  return m;
+}
+
 // A rounded copy: the operand as the product reads it.
 FMatrix rounded(FMatrix m, Rounding r) {
   for (float& x : m.a) x = round_to(r, x);
@@ -153,10 +163,7 @@ Outputs emulate_forward(Member member, const Problem& p, const PrecisionContract
               std::vector<double>(static_cast<std::size_t>(s.state_size()))};
   for (std::int64_t n = 0; n < s.sequences(); ++n)
     for (std::int64_t hv = 0; hv < s.v_heads; ++hv) {
-      FMatrix h(s.key_dim, s.value_dim);
-      for (std::int64_t d = 0; d < s.key_dim && !p.h0.empty(); ++d)
-        for (std::int64_t e = 0; e < s.value_dim; ++e)
-          h(d, e) = static_cast<float>(p.h0[ix.state(n, hv, d, e, p.layout)]);
+      FMatrix h = load_state(p.h0, p, n, hv);
       for (std::int64_t b = s.seq_begin(n); b < s.seq_end(n); b += options.chunk_size) {
         const std::int64_t end = std::min(b + options.chunk_size, s.seq_end(n));
         const Factors f = prepare(gather(member, p, hv, b, end), delta_rule, pc);

@@ -286,10 +286,7 @@ Gradients emulate_backward(Member member, const Problem& p, const Cotangents& co
       // the forward recompute: the state entering every chunk, and the last one leaving
       std::vector<std::int64_t> begins;
       std::vector<FMatrix> states;
-      FMatrix h(s.key_dim, s.value_dim);
-      for (std::int64_t d = 0; d < s.key_dim && !p.h0.empty(); ++d)
-        for (std::int64_t e = 0; e < s.value_dim; ++e)
-          h(d, e) = static_cast<float>(p.h0[ix.state(n, hv, d, e, p.layout)]);
+      FMatrix h = emulation::load_state(p.h0, p, n, hv);
       for (std::int64_t b = s.seq_begin(n); b < s.seq_end(n); b += options.chunk_size) {
         const std::int64_t end = std::min(b + options.chunk_size, s.seq_end(n));
         const Factors f =
@@ -301,10 +298,7 @@ Gradients emulate_backward(Member member, const Problem& p, const Cotangents& co
       }
       states.push_back(h);
       // the reverse pass from dht
-      FMatrix ds(s.key_dim, s.value_dim);
-      for (std::int64_t d = 0; d < s.key_dim && !cot.d_final_state.empty(); ++d)
-        for (std::int64_t e = 0; e < s.value_dim; ++e)
-          ds(d, e) = static_cast<float>(cot.d_final_state[ix.state(n, hv, d, e, p.layout)]);
+      FMatrix ds = emulation::load_state(cot.d_final_state, p, n, hv);
       for (std::size_t j = begins.size(); j-- > 0;) {
         const std::int64_t b = begins[j], end = std::min(b + options.chunk_size, s.seq_end(n));
         const std::int64_t c = end - b;

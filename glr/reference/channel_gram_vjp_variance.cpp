@@ -7,7 +7,7 @@
 //   (d) dk's anchored operand of row i, columns t ≤ j < n(i):       ρ_q² (Σ_j y_ij)²
 //   (e) dk's per-pair operand (diagonal sub-block), j ≥ t:           ρ_q² y_ij²
 // (ρ² = u² for an operand value its rounding changes, else 0), each kept as a running sum over t
-// so that a chunk costs O(C²) per channel.
+// of non-negative terms (no subtraction), so that a chunk costs O(C²) per channel.
 #include "glr/reference/channel_gram_vjp_variance.hpp"
 
 #include <algorithm>
@@ -60,12 +60,17 @@ ChannelGramVjpVariance channel_gram_vjp_variance(const Matrix& a, const Matrix& 
         wq(i, j) = j < n ? 0.0 : uq * y(i, j) * y(i, j);
       }
     }
-    // (a): A(t) = {j < t ≤ i}; A(t + 1) gains column t (rows > t) and loses row t (columns < t).
-    double cut = 0.0;
-    for (std::int64_t t = 0; t < c; ++t) {
+    // (a): Σ over j < t of column j's sum over the rows i ≥ t, the column sums grown as t falls
+    // (additions only: a running total that also subtracts loses the small sums under strong
+    // decay).
+    std::fill(acc.begin(), acc.end(), 0.0);
+    for (std::int64_t t = c - 1; t >= 0; --t) {
+      double cut = 0.0;
+      for (std::int64_t j = 0; j < t; ++j) {
+        acc[static_cast<std::size_t>(j)] += z(t, j);
+        cut += acc[static_cast<std::size_t>(j)];
+      }
       out.dg(t, d) += cut;
-      for (std::int64_t i = t + 1; i < c; ++i) cut += z(i, t);
-      for (std::int64_t j = 0; j < t; ++j) cut -= z(t, j);
     }
     // (c) and (e): suffix sums over rows (c) and columns (e) of the diagonal sub-blocks.
     double rows_from_t = 0.0, cols_from_t = 0.0;

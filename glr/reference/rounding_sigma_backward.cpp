@@ -92,26 +92,36 @@ Status check_exact_inputs(const detail::ChunkInputs& in, const Matrix& d_o,
 // dg's variance for every row t of one chunk, rows × gate width, from the combined maps of §6:
 // the terms through H (its rounding and forward error) and dS (its rounding and carried error),
 // and, for a scalar gate, dP's rounding (`r_dp`; a per-channel gate's Gram VJP terms are
-// channel_gram_vjp_variance's). The boundary term is e_last·⟨H, dS⟩ + Σ_{s<last} r_s k_s·(dS v_s)
+// channel_gram_vjp_variance's). The boundary term is e_last·⟨H, dS⟩ + Σ_{s<last} r_s k_s·(dS Δ_s)
 // (the state leaving the chunk is not read), so H's rounding and forward error share one
-// coefficient. A per-channel gate keeps channel d's terms in column d.
-Matrix dg_variance(const detail::ChunkRecord& rec, const Matrix& d_o, const Matrix& s_end,
-                   const Matrix* r_dp, const Matrix& r_h, const Matrix& v_h, const Matrix& ds_var,
-                   double scale) {
+// coefficient, C_t + e_last·dS, and dS's is D_t = e_last·H + Σ_{s<t} r_s k_s ⊗ Δ_s, the state after
+// row t − 1 carried to the chunk's end. D_t is summed forward from H, not as the leaving state
+// minus a suffix: under strong decay it is far below the leaving state's last bit. A per-channel
+// gate keeps channel d's terms in column d.
+Matrix dg_variance(const detail::ChunkRecord& rec, const Matrix& d_o, const Matrix* r_dp,
+                   const Matrix& r_h, const Matrix& v_h, const Matrix& ds_var, double scale) {
   const detail::ChunkInputs& in = rec.in;
   const std::int64_t c = in.k.rows(), kd = in.k.cols(), vd = in.v.cols();
-  Matrix ch(kd, vd);  // scale·Σ_{s≥t} e_s q_s ⊗ dO_s: H's coefficient through dq
-  Matrix dcoef = s_end;  // S − Σ_{s≥t} r_s k_s ⊗ Δ_s: dS's coefficient through dk and the boundary
   const Matrix& ds = rec.d_end;
-  const Matrix qk = r_dp != nullptr ? detail::matmul_nt(in.q, in.k) : Matrix();
   Matrix out(c, in.gate.width());
+  Matrix dcoef(kd, vd);  // D_t
+  for (std::int64_t d = 0; d < kd; ++d)
+    for (std::int64_t x = 0; x < vd; ++x)
+      dcoef(d, x) = rec.f.e_last[static_cast<std::size_t>(d)] * rec.h(d, x);
+  for (std::int64_t t = 0; t < c; ++t)
+    for (std::int64_t d = 0; d < kd; ++d) {
+      double var = 0.0;
+      for (std::int64_t x = 0; x < vd; ++x) var += dcoef(d, x) * dcoef(d, x) * ds_var(d, x);
+      out(t, in.gate.col(d)) += var;
+      const double rk = in.gate.to_end(t, d) * in.k(t, d);
+      for (std::int64_t x = 0; x < vd; ++x) dcoef(d, x) += rk * rec.delta(t, x);
+    }
+  Matrix ch(kd, vd);  // C_t = scale·Σ_{s≥t} e_s q_s ⊗ dO_s: H's coefficient through dq
+  const Matrix qk = r_dp != nullptr ? detail::matmul_nt(in.q, in.k) : Matrix();
   for (std::int64_t t = c - 1; t >= 0; --t) {
     for (std::int64_t d = 0; d < kd; ++d) {
-      const double e = in.gate.from_start(t, d), r = in.gate.to_end(t, d);
-      for (std::int64_t x = 0; x < vd; ++x) {
-        ch(d, x) += scale * e * in.q(t, d) * d_o(t, x);
-        dcoef(d, x) -= r * in.k(t, d) * rec.delta(t, x);
-      }
+      const double e = in.gate.from_start(t, d);
+      for (std::int64_t x = 0; x < vd; ++x) ch(d, x) += scale * e * in.q(t, d) * d_o(t, x);
     }
     if (r_dp != nullptr) {
       double var = 0.0;
@@ -123,9 +133,8 @@ Matrix dg_variance(const detail::ChunkRecord& rec, const Matrix& d_o, const Matr
       const double el = rec.f.e_last[static_cast<std::size_t>(d)];
       double var = 0.0;
       for (std::int64_t x = 0; x < vd; ++x) {
-        const double through_s = ch(d, x) + el * ds(d, x);
-        var += through_s * through_s * (r_h(d, x) + v_h(d, x)) +
-               dcoef(d, x) * dcoef(d, x) * ds_var(d, x);
+        const double through_h = ch(d, x) + el * ds(d, x);
+        var += through_h * through_h * (r_h(d, x) + v_h(d, x));
       }
       out(t, in.gate.col(d)) += var;
     }
@@ -133,24 +142,23 @@ Matrix dg_variance(const detail::ChunkRecord& rec, const Matrix& d_o, const Matr
   return out;
 }
 
-// kda's dg variance, rows × K (§6, "The delta rule with a per-channel gate"): in the reference's
-// form dg_t,d = Σ_{s≥t} (q_sd dq'_sd − k_sd dk^{rest}_sd) + Σ_{j<t} k_jd dk^{inter}_jd
-// + e_last,d⟨H_d, dS_d⟩, where dk^{rest} is dk without its inter-chunk term r ⊙ (Δ dSᵀ) (the
-// Gram VJPs of A^qk and L, and X's term, each entering dg with one sign or the other). H and dS
-// go through their combined coefficients (dg_variance), Δ's error through dk^{inter} of the rows
-// before t, the rest elementwise (the row products taken as independent, as for gdn).
-Matrix kda_dg_variance(const detail::ChunkRecord& rec, const Matrix& d_o, const Matrix& s_end,
-                       const Matrix& dq_rest, const Matrix& dk_rest, const Matrix& delta_all,
-                       const Matrix& r_h, const Matrix& v_h, const Matrix& ds_all, double scale) {
+// kda's dg variance, rows × K (§6, "The delta rule with a per-channel gate"), in the reference's
+// form dg_t,d = Σ_{s≥t} dG_s,d: the terms through H and dS with their combined coefficients
+// (dg_variance), Δ's error through dk's inter-chunk term of the rows before t (the rows from t on
+// cancel against the last row's sum), the Gram VJPs of A^qk and of L with their combined
+// coefficients (`gram_dg`, channel_gram_vjp_variance), and X ⊙ dX row by row (`x_term`: x²·V_dX).
+Matrix kda_dg_variance(const detail::ChunkRecord& rec, const Matrix& d_o, const Matrix& gram_dg,
+                       const Matrix& x_term, const Matrix& delta_all, const Matrix& r_h,
+                       const Matrix& v_h, const Matrix& ds_all, double scale) {
   const detail::ChunkInputs& in = rec.in;
   const std::int64_t c = in.k.rows(), kd = in.k.cols();
-  Matrix out = dg_variance(rec, d_o, s_end, nullptr, r_h, v_h, ds_all, scale);
+  Matrix out = dg_variance(rec, d_o, nullptr, r_h, v_h, ds_all, scale);
+  detail::axpy(1.0, gram_dg, out);
   const Matrix through_delta = detail::matmul_nt(delta_all, detail::squared(rec.d_end));
   for (std::int64_t d = 0; d < kd; ++d) {
     double rows_from_t = 0.0, rows_before_t = 0.0;
     for (std::int64_t t = c - 1; t >= 0; --t) {
-      rows_from_t +=
-          in.q(t, d) * in.q(t, d) * dq_rest(t, d) + in.k(t, d) * in.k(t, d) * dk_rest(t, d);
+      rows_from_t += x_term(t, d);
       out(t, d) += rows_from_t;
     }
     for (std::int64_t t = 0; t < c; ++t) {
@@ -273,12 +281,13 @@ DeltaChunkVariance delta_chunk_variance(const detail::ChunkRecord& rec, const Ma
       out.dq(i, d) *= sc2 * e * e;
       out.dk(i, d) *= r * r;
     }
-  Matrix dq_rest, dk_rest;
+  Matrix dq_rest, dk_rest, gram_dg;  // gram_dg: the Gram VJPs' share of kda's dg
   if (channel) {
     detail::ChannelGramVjpVariance a =
         detail::channel_gram_vjp_variance(in.q, in.k, in.gate, dp, &v_dp, c[P::kGramVjp]);
     dq_rest = std::move(a.dq);
     dk_rest = std::move(a.dk);
+    gram_dg = std::move(a.dg);
   } else {
     dq_rest = matmul(dp_all, k2);
     dk_rest = matmul_tn(dp_all, squared(in.q));
@@ -295,10 +304,12 @@ DeltaChunkVariance delta_chunk_variance(const detail::ChunkRecord& rec, const Ma
   for (std::int64_t i = 0; i < rows; ++i)
     beta2.push_back(in.beta[static_cast<std::size_t>(i)] * in.beta[static_cast<std::size_t>(i)]);
   out.dv = detail::scale_rows(v_dvt, beta2);
+  Matrix x_term(rows, kd);                 // kda's dg: X ⊙ dX, x²·V_dX
   for (std::int64_t i = 0; i < rows; ++i)  // X = diag(β)(K ⊙ E): dk += β e ⊙ dX
     for (std::int64_t d = 0; d < kd; ++d) {
       const double e = in.gate.from_start(i, d);
       dk_rest(i, d) += beta2[static_cast<std::size_t>(i)] * e * e * v_dx(i, d);
+      x_term(i, d) = f.x(i, d) * f.x(i, d) * v_dx(i, d);
     }
   // dT = StrictLower(dW Xᵀ + dΔ Ṽᵀ): dΔ's error through both uses at once, δdΔ (Ṽ − X H)ᵀ.
   Matrix z = f.v_tilde;
@@ -326,6 +337,7 @@ DeltaChunkVariance delta_chunk_variance(const detail::ChunkRecord& rec, const Ma
     const detail::ChannelGramVjpVariance l = detail::channel_gram_vjp_variance(
         in.k, in.k, in.gate, m, &v_m, OperandRounding{dr.m, c[P::kGramVjp].b});
     detail::axpy(1.0, plus(l.dq, l.dk), dk_rest);
+    detail::axpy(1.0, l.dg, gram_dg);
   } else {
     for (std::int64_t i = 0; i < rows; ++i)
       for (std::int64_t j = 0; j < i; ++j) {
@@ -352,8 +364,8 @@ DeltaChunkVariance delta_chunk_variance(const detail::ChunkRecord& rec, const Ma
   }
   if (!gated) return out;
   if (channel) {
-    out.dg = kda_dg_variance(rec, d_o, s_end, dq_rest, dk_rest, delta_all,
-                             rounding_var(rec.h, dr.h, &v_h), v_h, ds_all, scale);
+    out.dg = kda_dg_variance(rec, d_o, gram_dg, x_term, delta_all, rounding_var(rec.h, dr.h, &v_h),
+                             v_h, ds_all, scale);
     return out;
   }
   // dg_t = Σ_{s ≥ t} (q_s·dq_s − v_s·dv_s) + ⟨S, dS⟩ (§2.3 with the delta rule): the row
@@ -475,9 +487,7 @@ Status head_variance(Member m, const Problem& p, const Cotangents& cot, std::int
         out.dv[static_cast<std::size_t>((t * s.v_heads + hv) * s.value_dim + x)] = dv(i, x);
     }
     if (gated) {
-      const Matrix& s_end = jj + 1 < recs.size() ? recs[jj + 1].h : final_state;
-      Matrix g =
-          dg_variance(rec, d_o, s_end, channel ? nullptr : &r_dp, r_h, h_var[jj], ds_all, p.scale);
+      Matrix g = dg_variance(rec, d_o, channel ? nullptr : &r_dp, r_h, h_var[jj], ds_all, p.scale);
       if (channel) detail::axpy(1.0, cg.dg, g);
       const std::int64_t gw = g.cols();
       for (std::int64_t i = 0; i < rows; ++i)

@@ -8,7 +8,9 @@
 //    every product the state or the state gradient depends on) pass the emulation that rounds
 //    exactly their declared operands, on dq, dk, dv, dg, dβ and dh0;
 //  * the fp32 grade passes the fp32 emulation and fails the bf16 grade's;
-//  * one rounding more than declared fails: the state gradient stored in bf16 between chunks,
+//  * one rounding more than declared fails: the Gram VJPs' operands in bf16 under the fp32 grade
+//    (from T = 2);
+//    the state gradient stored in bf16 between chunks,
 //    under the fp32 grade and under chain fp32 (sequences of more than one chunk; not under strong
 //    decay with a gate, where the carried dS reaches nothing).
 // Under the bf16 grade the same extra rounding is measured, not asserted: that grade already
@@ -128,6 +130,14 @@ TEST_P(PrecisionContractBackwardBound, Fp32GradePassesFp32AndFailsEveryExtraRoun
   const PrecisionContract fp32 = contract_for(Grade::kFp32);
   EXPECT_LE(judge("fp32 in fp32", fp32, fp32).worst(), 1.0);
   EXPECT_GT(judge("bf16 in fp32", contract_for(Grade::kBf16), fp32).worst(), 1.0);
+  PrecisionContract gram_vjp = fp32;  // the Gram VJPs' dP and operands in bf16
+  gram_vjp.grade = Grade::kCustom;
+  gram_vjp[Product::kGramVjp] = {Rounding::kBf16, Rounding::kBf16};
+  // At T = 1 the one pair's rounding is below the bf16 output's own (la 0.88): asserted from T = 2.
+  const double gram = judge("fp32+gram-vjp in fp32", gram_vjp, fp32).worst();
+  if (problem_.shape.tokens > 1) {
+    EXPECT_GT(gram, 1.0);
+  }
   const double carry = judge("fp32+ds-carry in fp32", fp32, fp32, {.ds_carry_bf16 = true}).worst();
   if (carry_visible()) {
     EXPECT_GT(carry, 1.0);

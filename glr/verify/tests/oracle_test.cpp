@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <string>
 
 #include "glr/verify/internal.hpp"
 #include "kcv/glr/chunked.hpp"
@@ -25,7 +26,8 @@ Case gva_varlen(Member m) {
   return c;
 }
 
-void expect_close(const std::vector<double>& a, const std::vector<double>& b, const char* what) {
+void expect_close(const std::vector<double>& a, const std::vector<double>& b,
+                  const std::string& what) {
   ASSERT_EQ(a.size(), b.size()) << what;
   for (std::size_t i = 0; i < a.size(); ++i)
     ASSERT_NEAR(a[i], b[i], 1e-13 * (1 + std::fabs(b[i]))) << what << "[" << i << "]";
@@ -47,23 +49,22 @@ TEST(GlrOracle, SlicedReferencesEqualTheWholeProblem) {
     ASSERT_TRUE(fwd && grads && sigma);
     expect_close(sliced->fwd.o, fwd->o, "o");
     expect_close(sliced->fwd.final_state, fwd->final_state, "ht");
-    expect_close(sliced->grads.dq, grads->dq, "dq");
-    expect_close(sliced->grads.dk, grads->dk, "dk");
-    expect_close(sliced->grads.dv, grads->dv, "dv");
-    expect_close(sliced->grads.dg, grads->dg, "dg");
-    expect_close(sliced->grads.dbeta, grads->dbeta, "dbeta");
-    expect_close(sliced->grads.dh0, grads->dh0, "dh0");
+    // Gradients and BackwardSigma name the same six tensors
+    const auto expect_gradients = [](const auto& got, const auto& want, const std::string& what) {
+      expect_close(got.dq, want.dq, what + "dq");
+      expect_close(got.dk, want.dk, what + "dk");
+      expect_close(got.dv, want.dv, what + "dv");
+      expect_close(got.dg, want.dg, what + "dg");
+      expect_close(got.dbeta, want.dbeta, what + "dbeta");
+      expect_close(got.dh0, want.dh0, what + "dh0");
+    };
+    expect_gradients(sliced->grads, *grads, "");
     expect_close(sliced->sigma.o, sigma->o, "sigma o");
     expect_close(sliced->sigma.final_state, sigma->final_state, "sigma ht");
     // the gradients' σ (GVA: variances added)
     auto gs = declared_backward_sigma(m, d.problem, d.cot, contract_for(Grade::kBf16));
     ASSERT_TRUE(gs.has_value()) << gs.error().to_string();
-    expect_close(sliced->grad_sigma.dq, gs->dq, "sigma dq");
-    expect_close(sliced->grad_sigma.dk, gs->dk, "sigma dk");
-    expect_close(sliced->grad_sigma.dv, gs->dv, "sigma dv");
-    expect_close(sliced->grad_sigma.dg, gs->dg, "sigma dg");
-    expect_close(sliced->grad_sigma.dbeta, gs->dbeta, "sigma dbeta");
-    expect_close(sliced->grad_sigma.dh0, gs->dh0, "sigma dh0");
+    expect_gradients(sliced->grad_sigma, *gs, "sigma ");
     if (gated) {
       auto terms = dg_terms(m, d.problem, d.cot);
       ASSERT_TRUE(terms.has_value());

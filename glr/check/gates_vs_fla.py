@@ -51,8 +51,11 @@ CASES = [
     ("varlen-d128-gva", 1, None, 2, 4, 128, 128, [1, 150, 7, 64, 3, 1000, 65, 257]),
     ("t8192-d128", 1, 8192, 2, 2, 128, 128, None),
 ]
-# fla v0.5 ops that take the head count from q/k only (no value-head groups).
-FLA_NO_GVA = {"gla": "chunk_gla", "ssd": "chunk_simple_gla", "la": "chunk_linear_attn"}
+# fla ops that take the head count from q/k only (no value-head groups); fla 0.6.0's
+# chunk_delta_rule too: given GVA inputs it writes past its outputs (NaN in a neighbouring
+# allocation, an illegal address at T = 1547).
+FLA_NO_GVA = {"gla": "chunk_gla", "ssd": "chunk_simple_gla", "la": "chunk_linear_attn",
+              "deltanet": "chunk_delta_rule"}
 OUTPUTS = ("o", "ht", "dq", "dk", "dv", "dg", "dbeta", "dh0")
 SEED = 7
 
@@ -131,14 +134,18 @@ def _case_inputs(member, case, device):
     return gc.make_inputs(member, B, T, H, K, seed=SEED, device=device, cu_seqlens=cu, HV=HV, V=V)
 
 
+def _to_host(outputs):
+    """An implementation's outputs copied to host memory as soon as it returns: a later
+    implementation that writes out of bounds on the device cannot change what is judged."""
+    return {n: t.detach().cpu() for n, t in outputs.items() if t is not None}
+
+
 def _other(ops, member, x, cu_dev, shapes):
     """Forward + backward of fla or FlashQLA: (outputs or None, error or None, seconds)."""
-    import torch
     import glr_cases as gc
     t1 = time.time()
     try:
-        theirs = gc.fwd_bwd(ops, member, x, cu_dev)
-        torch.cuda.synchronize()
+        theirs = _to_host(gc.fwd_bwd(ops, member, x, cu_dev))
         bad = [n for n in shapes if n in theirs and theirs[n].shape != shapes[n]]
         if bad:
             raise ValueError(f"returned {bad[0]} of shape {tuple(theirs[bad[0]].shape)}, "
@@ -169,17 +176,18 @@ def _run_case(member, case, x, ref_future, ours, ours_bf16, fla_ops, device, sta
     cu_dev = None if cu is None else torch.tensor(cu, dtype=torch.int64, device=device)
     row = {"case": name, "shape": f"B{B} T{T} H{H}/{HV} K{K} V{V}" +
            (f" cu={cu}" if cu is not None else "")}
+    # The inputs as the judge reads them, taken before any implementation runs.
+    inputs = [(n, gj.to_array(x[n])) for n in ("q", "k", "v", "g", "beta", "h0", "do", "dht")
+              if x[n] is not None]
     t0 = time.time()
     y = gc.fwd_bwd(ours, member, x, cu_dev)
-    calls = [{n: y[n] for n in OUTPUTS if n in y}]
-    if device == "cuda":
-        torch.cuda.synchronize()
+    calls = [_to_host({n: y[n] for n in OUTPUTS if n in y})]
     row["ours_s"] = time.time() - t0
     # ours under the bf16 grade: the tensor-core kernels where they take the call
     from kcv.glr import _launch
     before = _launch.PATHS.copy()
     y16 = gc.fwd_bwd(ours_bf16, member, x, cu_dev)
-    ours16 = {n: y16[n] for n in OUTPUTS if n in y16}
+    ours16 = _to_host({n: y16[n] for n in OUTPUTS if n in y16})
     row["ours_bf16_path"] = ",".join(sorted({p for (_, p) in _launch.PATHS - before}))
     theirs, row["fla_error"] = None, None
     skip_fla = None
@@ -210,8 +218,6 @@ def _run_case(member, case, x, ref_future, ours, ours_bf16, fla_ops, device, sta
                   "bf16": {n: em.tau(ref[n], n, model, terms.get(n), sigma=sigma[n])
                            for n in sigma if n in ref}}
     oracle = [gj.oracle_entry(_output_dtype(n), ref[n], taus[n]) for n in names]
-    inputs = [(n, gj.to_array(x[n])) for n in ("q", "k", "v", "g", "beta", "h0", "do", "dht")
-              if x[n] is not None]
     arrays = [[gj.to_array(c[n]) for n in names] for c in calls]
     cmp = gj.judge("CMP-01", arrays[:1], oracle, inputs, label=f"{member} {name}")
     cmp["output_name"] = names[cmp["output"]] if cmp.get("output") is not None else None

@@ -1,4 +1,4 @@
-"""The markdown report of gates_vs_fla.py (docs/glr/vs_fla_h200.md): command, environment,
+"""The markdown report of gates_vs_fla.py (docs/glr/contracts_vs_fla.md): command, environment,
 judge and error model, a summary, the precision contracts each implementation meets (ours, fla,
 FlashQLA), one table per member with fla's figures beside ours, and the resource report of every
 kernel (cuobjdump -res-usage of kcv/_glr)."""

@@ -46,6 +46,9 @@
 #            3 = B1·T32768·H32·D128, varlen; default "1"); BENCH_ARGS adds options (--grades,
 #            --flashqla, --members). FlashQLA runs when its wheels are in .whl/ too
 #            (docs/glr/bench.md, "How to run")
+#   ncu      ncu.md, ncu/<member>_<impl>.csv (NCU_S, default 400 s): bench/glr/ncu_profile.py
+#            with NCU_ARGS (default "--member gdn --shape 1 --impls kcv-bf16,fla,flashqla"):
+#            Nsight Compute's counters for every kernel of one forward+backward
 #
 # Run from the repository root, with fla's wheels in .whl/ (and, for kcv._core, the Debian packages
 # of scripts/device-deps in .debs/):
@@ -265,6 +268,12 @@ if [[ $steps == *" verify "* ]]; then
     --command "STEPS=\"${STEPS:-install pytest verify bench}\" VERIFY_S=$verify_s ${VERIFY_ARGS:+VERIFY_ARGS=\"$VERIFY_ARGS\" }OUT=\$OUT bash glr/check/device_run.sh" \
     ${VERIFY_ARGS:-} > "$out/verify.log" 2>&1
   stamp "verify: exit $? (0 all pass, 1 a failure, 124 time limit)"
+fi
+
+if [[ $steps == *" ncu "* ]]; then
+  timeout "${NCU_S:-400}" python3 bench/glr/ncu_profile.py ${NCU_ARGS:---member gdn --shape 1 --impls kcv-bf16,fla,flashqla} \
+    --out "$out/ncu.md" --work "$out/ncu" > "$out/ncu.log" 2>&1
+  stamp "ncu: exit $?"
 fi
 
 if [[ $steps == *" bench "* ]]; then

@@ -185,3 +185,40 @@ def test_cpu_path_end_to_end(tmp_path):
             assert len(row) == 1 and "%) · " in row[0], (member, pass_, thru)
     assert "Not measured in this run" in text and text.rstrip().splitlines()[-1].startswith(
         "Total ")
+
+
+# ------------------------------------------------------------------ ncu_profile.py's reading
+
+
+NCU_RAW = """==PROF== Connected to process 4242
+kcv-bf16: one forward+backward profiled
+"ID","Process ID","Process Name","Kernel Name","gpu__time_duration.sum","launch__registers_per_thread","{barrier}","{long}"
+"","","","","nsecond","register/thread","ratio","ratio"
+"0","4242","python3","void kcv::glr::dev::grad_kernel<(int)1, true>(kcv::glr::dev::MmaBackwardParams)","1,635,000","168","3.25","7.5"
+"1","4242","python3","chunk_fwd_kernel_o","12,500","96","0","0"
+==PROF== Disconnected from process 4242
+"""
+
+
+def test_ncu_raw_csv_to_the_kernel_table(tmp_path):
+    ncu = _load("ncu_profile")
+    stall = ncu.STALL_METRIC.format
+    path = tmp_path / "raw.csv"
+    path.write_text(NCU_RAW.format(barrier=stall("barrier"), long=stall("long_scoreboard")))
+    rows = ncu.read_rows(str(path))
+    assert [r["ID"] for r in rows] == ["0", "1"]  # the units row and ncu's own lines left out
+    metrics = {"gpu__time_duration.sum", "launch__registers_per_thread", stall("barrier"),
+               stall("long_scoreboard")}
+    lines = ncu.table("kcv-bf16", rows, metrics)
+    assert lines[2] == "| kernel | µs | regs | top stalls (cycles per issue) |"
+    assert lines[4] == ("| `grad_kernel<(int)1, true>` | 1635.0 | 168 | long_scoreboard 7.5, "
+                        "barrier 3.2 |")
+    assert lines[5] == "| `chunk_fwd_kernel_o` | 12.5 | 96 | - |"
+    assert lines[7] == "2 launches, 1647.5 µs summed (one replay each)."
+
+
+def test_ncu_metric_names_reduce_to_the_base_names_it_lists():
+    ncu = _load("ncu_profile")
+    assert ncu.base_name("sm__throughput.avg.pct_of_peak_sustained_elapsed") == "sm__throughput"
+    assert ncu.base_name("launch__grid_size") == "launch__grid_size"
+    assert len({c for _, c, _ in ncu.METRICS}) == len(ncu.METRICS)

@@ -190,3 +190,24 @@ def test_reference_entry_points_directly():
     with pytest.raises(ValueError):
         _glr.ref_forward(0, (T, H, H, K, V), [], r(T * K), r(T * K - 1), r(T * V), None, None,
                          None, 0.5, False)
+
+
+@pytest.mark.parametrize("member", ["gdn", "ssd"])
+def test_the_backward_fills_no_zero_gradient_for_outputs_that_got_none(member):
+    """Only o gets a gradient: autograd must not build zero tensors for the final state and the
+    forward's kept pieces (on CUDA the kept buffer is hundreds of MB: a fill every step), and the
+    gradients must equal those of a call that passes zeros for the state explicitly."""
+    from torch.profiler import ProfilerActivity, profile
+
+    q, k, v, g, beta, s0 = make(member)
+    leaves = [t.requires_grad_() for t in (q, k, v, g, beta, s0) if t is not None]
+    o, ht = call(member, q, k, v, g, beta, s0, output_final_state=True)
+    do = torch.randn_like(o)
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        grads = torch.autograd.grad(o, leaves, do)
+    made = [e.name for e in prof.events() if e.name in ("aten::zeros", "aten::zeros_like")]
+    assert made == [], made
+    o2, ht2 = call(member, q, k, v, g, beta, s0, output_final_state=True)
+    want = torch.autograd.grad((o2, ht2), leaves, (do, torch.zeros_like(ht2)))
+    for a, b in zip(grads, want):
+        assert torch.equal(a, b)

@@ -42,9 +42,8 @@ METRICS = [
     ("sm__throughput.avg.pct_of_peak_sustained_elapsed", "SM %", "pct"),
     ("gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed", "mem %", "pct"),
     ("dram__throughput.avg.pct_of_peak_sustained_elapsed", "DRAM %", "pct"),
-    ("sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active", "mma.sync %",
+    ("sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active", "tensor %",
      "pct"),
-    ("sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active", "wgmma %", "pct"),
     ("sm__warps_active.avg.pct_of_peak_sustained_active", "occupancy %", "pct"),
     ("launch__registers_per_thread", "regs", "int"),
     ("launch__shared_mem_per_block", "smem KB", "kb"),
@@ -222,8 +221,8 @@ def main():
              "Each kernel launch of one forward+backward (after two unprofiled warm-up calls), "
              "replayed by ncu once per metric pass with --clock-control none. µs: one replay's "
              "duration. SM %, mem %, DRAM %: fractions of the peak sustained rate over the "
-             "kernel's elapsed cycles (ncu's SpeedOfLight); mma.sync % and wgmma %: tensor-pipe "
-             "cycles active over the SM's active cycles; occupancy %: active warps of the "
+             "kernel's elapsed cycles (ncu's SpeedOfLight); tensor %: the tensor pipe's active "
+             "cycles over the SM's active cycles (sm__pipe_tensor_op_hmma_cycles_active); occupancy %: active warps of the "
              "maximum; top stalls: the two largest warp-stall reasons in cycles per issued "
              "instruction.", ""]
     if missing:

@@ -33,7 +33,9 @@ timing, --precompile-shards N worker processes per member compile all of fla's c
 Triton's on-disk cache in parallel (glr_cases.compile_shard_autotune, nothing timed there); the
 timing process then autotunes fla normally, with every config timed under a shorter budget
 (--autotune-warmup/--autotune-rep ms instead of Triton's 25/100), and finds every kernel
-compiled.
+compiled. FlashQLA's TileLang kernels compile in one more process per --flashqla mode beside
+them (TileLang's on-disk cache, which the timing process then reads), so its first call in the
+timing process loads instead of compiling.
 
   PYTHONPATH=/tmp/site python3 bench/glr/bench.py --shape 1,2 --out bench_12.md
   python3 bench/glr/bench.py --device cpu --shape tiny --out /tmp/bench_cpu.md
@@ -270,16 +272,29 @@ def skip_reason(col, ops, member, shape):
 
 def precompile_worker(args):
     """One member, one shard: run fla's forward and forward+backward once with this shard's
-    configs at every shape (compiles them into Triton's cache). Nothing is timed."""
-    shard, shards = (int(v) for v in args.shard.split("/"))
-    gc.compile_shard_autotune(shard, shards)
-    fla_ops, _ = gc.load_fla()
-    for shape in parse_shapes(args.shape):
-        x = gc.make_inputs(args.precompile, shape.B, shape.T, shape.H, shape.D, seed=3,
+    configs at every shape (compiles them into Triton's cache). Nothing is timed. With
+    --precompile flashqla:MODE: FlashQLA's GDN in that mode at every shape of K = V = 128 (its
+    TileLang kernels compiled into TileLang's on-disk cache, which the timing process reads)."""
+    if args.precompile.startswith("flashqla:"):
+        try:
+            ops, _ = gc.load_flash_qla(FLASHQLA_MODES[args.precompile.split(":", 1)[1]])
+        except Exception as e:  # noqa: BLE001 - the timing process reports it in the notes
+            print(f"  precompile {args.precompile}: not run: {type(e).__name__}", flush=True)
+            return 0
+        member, label = "gdn", args.precompile
+        shapes = [s for s in parse_shapes(args.shape) if s.D == 128]
+    else:
+        shard, shards = (int(v) for v in args.shard.split("/"))
+        gc.compile_shard_autotune(shard, shards)
+        ops, _ = gc.load_fla()
+        member, label = args.precompile, f"{args.precompile} shard {args.shard}"
+        shapes = parse_shapes(args.shape)
+    for shape in shapes:
+        x = gc.make_inputs(member, shape.B, shape.T, shape.H, shape.D, seed=3,
                            cu_seqlens=shape.cu)
         cu = None if shape.cu is None else torch.tensor(shape.cu, dtype=torch.int64,
                                                           device="cuda")
-        fwd, fb, grads = timers(fla_ops, args.precompile, x, cu)
+        fwd, fb, grads = timers(ops, member, x, cu)
         t0 = time.time()
         try:
             warm(fwd, grads)
@@ -287,26 +302,30 @@ def precompile_worker(args):
             status = "ok"
         except Exception as e:  # noqa: BLE001
             status = f"{type(e).__name__}: {str(e)[:160]}"
-        print(f"  precompile {args.precompile} {shape.name} shard {args.shard}: "
-              f"{time.time() - t0:.1f} s, {status}", flush=True)
+        print(f"  precompile {label} {shape.name}: {time.time() - t0:.1f} s, {status}",
+              flush=True)
         del x
     return 0
 
 
 def precompile(args, members):
-    """All members x shards at once; waits; returns the wall time."""
+    """All members x shards at once, and FlashQLA's compilation beside them (one process per
+    mode, when GDN is measured); waits; returns the wall time."""
     t0 = time.time()
     procs = []
-    for m in members:
-        for s in range(args.precompile_shards):
-            cmd = [sys.executable, "-u", os.path.abspath(__file__), "--precompile", m, "--shard",
-                   f"{s}/{args.precompile_shards}", "--shape", args.shape]
-            p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                 bufsize=1)
-            th = threading.Thread(target=lambda p=p: [print(line, end="", flush=True)
-                                                      for line in p.stdout], daemon=True)
-            th.start()
-            procs.append((p, th))
+    jobs = [(m, f"{s}/{args.precompile_shards}") for m in members
+            for s in range(args.precompile_shards)]
+    if "gdn" in members:
+        jobs += [(f"flashqla:{mode}", "0/1") for mode in args.flashqla]
+    for job, shard in jobs:
+        cmd = [sys.executable, "-u", os.path.abspath(__file__), "--precompile", job, "--shard",
+               shard, "--shape", args.shape]
+        p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                             bufsize=1)
+        th = threading.Thread(target=lambda p=p: [print(line, end="", flush=True)
+                                                  for line in p.stdout], daemon=True)
+        th.start()
+        procs.append((p, th))
     for p, th in procs:
         p.wait()
         th.join()

@@ -1,7 +1,7 @@
 """Benchmark of kcv.glr against fla and FlashQLA in the same run: forward and forward+backward
 times of GDN, KDA, GLA, SSD (simple GLA), LA and DeltaNet, bf16 inputs, with the achieved
-TFLOP/s and HBM bandwidth of every time against the H200's ceilings (roofline.py), and the speed
-targets of the GLR work as met / not met from the run's own numbers.
+TFLOP/s and HBM bandwidth of every time against the ceilings of the GPU it runs on
+(roofline.py), and the speed targets of the GLR work as met / not met from the run's own numbers.
 
 Implementations (columns):
   kcv fp32, kcv bf16  kcv.glr's chunk ops under each precision grade (--grades): the fp32 grade
@@ -383,7 +383,7 @@ def times_table(results, shapes, members, cols, grades):
     return lines
 
 
-def roofline_table(results, shapes, members, cols):
+def roofline_table(results, shapes, members, cols, ceil):
     head = ["shape", "member", "pass", "GFLOP", "GB"] + cols
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for shape, member, pass_ in measured_rows(results, shapes, members, cols):
@@ -394,7 +394,7 @@ def roofline_table(results, shapes, members, cols):
             if not isinstance(v, float) or math.isnan(v):
                 row.append("-")
                 continue
-            tf, gbs, ftf, fbw = rl.achieved(flop, nbytes, v)
+            tf, gbs, ftf, fbw = rl.achieved(flop, nbytes, v, ceil)
             row.append(f"{tf:.3g} ({100 * ftf:.2g} %) · {gbs:.4g} ({100 * fbw:.2g} %)")
         lines.append("| " + " | ".join(row) + " |")
     return lines
@@ -447,15 +447,16 @@ def targets_table(results, shapes, members, grades):
 
 
 def render(args, shapes, members, cols, header, results, failures, done, t_start):
+    ceil = args.ceilings
     lines = list(header)
     lines += ["## Times (ms)", ""] + times_table(results, shapes, members, cols, args.grades)
     lines += ["", "## Achieved throughput", "",
-              "Each cell: TFLOP/s (% of the H200's dense BF16 tensor-core "
-              f"{rl.H200_BF16_DENSE_TFLOPS:g} TFLOP/s) · GB/s (% of its "
-              f"{rl.H200_HBM_TBPS:g} TB/s HBM3e), from the model FLOPs and minimum HBM bytes of "
+              f"Each cell: TFLOP/s (% of the {ceil.name}'s dense BF16 tensor-core "
+              f"{ceil.bf16_dense_tflops:g} TFLOP/s) · GB/s (% of its {ceil.hbm_tbps:g} TB/s "
+              f"{ceil.memory}), from the model FLOPs and minimum HBM bytes of "
               "bench/glr/roofline.py (chunk 64; docs/glr/bench.md, \"FLOP and byte model\") and "
-              "the times above. Ceilings: NVIDIA's H200 datasheet.", ""]
-    lines += roofline_table(results, shapes, members, cols)
+              f"the times above. Ceilings: NVIDIA's {ceil.name} datasheet.", ""]
+    lines += roofline_table(results, shapes, members, cols, ceil)
     tgt, tail = targets_table(results, shapes, members, args.grades)
     lines += ["", "## Targets", "",
               f"Benchmark targets, not tests: GDN fwd+bwd at shape 1 ≤ {TARGET_GDN_MS['bf16']} "
@@ -524,10 +525,12 @@ def main():
         pre += (f"fla's autotuners timed every config with warmup {args.autotune_warmup} ms / "
                 f"rep {args.autotune_rep} ms (Triton's default 25/100) and kept the fastest.")
         dev = torch.cuda.get_device_name()
+        args.ceilings = rl.ceilings_of(dev)
         timing = (f"Times in ms: medians of triton.testing.do_bench (warmup {args.warmup} ms, "
                   f"rep max({args.rep} ms, 10 calls))")
     else:
         dev = "CPU (kcv.glr's fp64 CPU path)"
+        args.ceilings = rl.H200
         timing = f"Times in ms: medians of {args.cpu_reps} calls timed with time.perf_counter"
     impls, notes = implementations(args)
     cols = [c for c, _ in impls]

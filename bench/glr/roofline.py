@@ -28,8 +28,9 @@ writes o and the final state; the backward reads q, k, v, g, β, h0, dO and dht 
 dv, dg, dβ and dh0 (each gradient the size and dtype of its input). No intermediate is counted:
 an implementation that saves or spills more moves more. forward+backward = forward + backward.
 
-Ceilings: NVIDIA's H200 datasheet (H200 SXM): dense BF16 tensor core 989 TFLOP/s (1,979 with
-sparsity), HBM3e 4.8 TB/s. What one H200 reaches on a plain workload is lower (an 8192³ bf16 torch
+Ceilings: NVIDIA's datasheet of the GPU the run is on (ceilings_of): H200 SXM dense BF16 tensor
+core 989 TFLOP/s (1,979 with sparsity), HBM3e 4.8 TB/s; H100 SXM 989 TFLOP/s, HBM3 3.35 TB/s;
+H100 PCIe 756 TFLOP/s, HBM2e 2.0 TB/s; the H200's for any other GPU and on the CPU path. What one H200 reaches on a plain workload is lower (an 8192³ bf16 torch
 matmul on random data about 790 TFLOP/s, a device-to-device copy about 4.3 TB/s counting bytes
 read and written, the ceilings of the project's speed notes): fractions of those are 1.25x and
 1.12x the printed ones. The fp32 grade's CUDA-core kernels are measured against the bf16 tensor
@@ -40,10 +41,30 @@ from __future__ import annotations
 
 import math
 
-#: NVIDIA H200 datasheet (H200 SXM): dense BF16 tensor-core throughput, TFLOP/s.
-H200_BF16_DENSE_TFLOPS = 989.0
-#: NVIDIA H200 datasheet: HBM3e bandwidth, TB/s.
-H200_HBM_TBPS = 4.8
+class Ceilings:
+    """A GPU's datasheet ceilings: dense BF16 tensor-core TFLOP/s and HBM TB/s."""
+
+    def __init__(self, name, bf16_dense_tflops, hbm_tbps, memory):
+        self.name, self.bf16_dense_tflops = name, bf16_dense_tflops
+        self.hbm_tbps, self.memory = hbm_tbps, memory
+
+
+#: NVIDIA's datasheets: H200 SXM (HBM3e 4.8 TB/s), H100 SXM (HBM3 3.35 TB/s), H100 PCIe (HBM2e
+#: 2.0 TB/s); dense BF16 989, 989 and 756 TFLOP/s (half the sparsity figures).
+H200 = Ceilings("H200", 989.0, 4.8, "HBM3e")
+H100_SXM = Ceilings("H100 SXM", 989.0, 3.35, "HBM3")
+H100_PCIE = Ceilings("H100 PCIe", 756.0, 2.0, "HBM2e")
+H200_BF16_DENSE_TFLOPS = H200.bf16_dense_tflops
+H200_HBM_TBPS = H200.hbm_tbps
+
+
+def ceilings_of(device_name):
+    """The ceilings of the GPU torch names (torch.cuda.get_device_name()); the H200's for any
+    other name (the CPU path, a GPU this table does not know), which the report names."""
+    name = device_name or ""
+    if "H100" in name:
+        return H100_PCIE if "PCIe" in name else H100_SXM
+    return H200
 
 #: The chunk size the model counts with (kcv's CUDA kernels, fla's and FlashQLA's default).
 CHUNK = 64
@@ -139,12 +160,13 @@ def hbm_bytes(member, tokens, seqs, H, K, V, pass_, HV=None, **sizes):
     return {"fwd": fwd, "bwd": bwd, "fwd+bwd": fwd + bwd}[pass_]
 
 
-def achieved(flop, nbytes, ms):
+def achieved(flop, nbytes, ms, ceil=H200):
     """(TFLOP/s, GB/s, fraction of the bf16 tensor-core ceiling, fraction of HBM bandwidth) of
-    `flop` FLOPs and `nbytes` bytes in `ms` milliseconds; NaNs when ms is not a positive time."""
+    `flop` FLOPs and `nbytes` bytes in `ms` milliseconds against `ceil`; NaNs when ms is not a
+    positive time."""
     if not (ms > 0) or math.isinf(ms):
         nan = float("nan")
         return nan, nan, nan, nan
     tflops = flop / (ms * 1e-3) / 1e12
     gbps = nbytes / (ms * 1e-3) / 1e9
-    return tflops, gbps, tflops / H200_BF16_DENSE_TFLOPS, gbps / (H200_HBM_TBPS * 1e3)
+    return tflops, gbps, tflops / ceil.bf16_dense_tflops, gbps / (ceil.hbm_tbps * 1e3)

@@ -109,6 +109,15 @@ def test_achieved():
     assert gbs == pytest.approx(4800.0) and fbw == pytest.approx(1.0)
     assert all(math.isnan(v) for v in rl.achieved(1.0, 1.0, float("nan")))
     assert all(math.isnan(v) for v in rl.achieved(1.0, 1.0, 0.0))
+    _, _, ftf, fbw = rl.achieved(989e9, 3.35e9, 1.0, rl.H100_SXM)
+    assert ftf == pytest.approx(1.0) and fbw == pytest.approx(1.0)
+
+
+def test_ceilings_follow_the_gpu_torch_names():
+    assert rl.ceilings_of("NVIDIA H100 80GB HBM3") is rl.H100_SXM
+    assert rl.ceilings_of("NVIDIA H100 PCIe") is rl.H100_PCIE
+    assert rl.ceilings_of("NVIDIA H200") is rl.H200
+    assert rl.ceilings_of("") is rl.H200  # the CPU path
 
 
 # ------------------------------------------------------------------ targets and the CPU path

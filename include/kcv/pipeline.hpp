@@ -113,6 +113,11 @@ struct PipelineOptions {
   int shrink_runs = 64;                            // probes tried per shrink at most
   std::function<void(std::string_view)> progress;  // one line per gate; may be empty
   std::function<bool()> keep_going;  // false: time is up; remaining probes are not run
+  /// Non-empty: probing is pointless from here on, for a reason the caller owns (the KernelBench
+  /// audit: the candidate struck the trusted reference worker, so the kernel is a crash whatever
+  /// the gates say). Asked between probes, never while the oracle runs beside the candidate's
+  /// calls; the remaining probes are not run and report.stopped says why.
+  std::function<std::string()> abandon;
   /// Each probe's trusted results (Oracle::evaluate under every profile still open) are made on
   /// a thread of their own while the candidate's calls run, instead of after them. Only for an
   /// oracle and a runner that share no mutable state (the KernelBench audit: ModelOracle uses

@@ -332,6 +332,15 @@ ModuleOutcome verify_module_unguarded(const ModuleRow& row, const ModuleRunOptio
   po.shrink_runs = kShrinkRuns;
   po.progress = [&](std::string_view line) { say(line); };
   po.keep_going = [&] { return Clock::now() < config.deadline; };
+  // Once the candidate has struck the trusted reference (below), the kernel is a crash whatever
+  // the gates find: the probes left would only restart the reference for nothing.
+  const auto candidate_struck_reference = [&] {
+    return workers.reference_struck() > 0 && workers.candidate_started();
+  };
+  po.abandon = [&]() -> std::string {
+    if (!candidate_struck_reference()) return {};
+    return "the candidate struck the trusted reference worker";
+  };
   po.evaluate_beside_calls = true;  // the reference's workers beside the candidate's
   const auto t2 = Clock::now();
   const PipelineReport report = run_pipeline(source, oracle, runner, contract, po);
@@ -348,11 +357,12 @@ ModuleOutcome verify_module_unguarded(const ModuleRow& row, const ModuleRunOptio
   if (!replica.reason.empty()) notes.push_back("replica: " + replica.reason);
   result.out_of_memory = result.out_of_memory || replica.out_of_memory ||
                          oracle.out_of_memory_seen() || runner.out_of_memory_seen();
+  const bool struck = candidate_struck_reference();
   if (!report.stopped.empty()) {
     notes.insert(notes.begin(), "probing stopped: " + report.stopped);
-    if (!runner.exhausted().empty()) out.status = audit::KernelStatus::kTimeout;
+    if (!struck && !runner.exhausted().empty()) out.status = audit::KernelStatus::kTimeout;
   }
-  if (workers.reference_struck() > 0 && workers.candidate_started()) {
+  if (struck) {
     // The trusted reference does not die of a stray signal or stop by itself: with the
     // candidate's worker running beside it, the candidate is blamed, never the harness.
     out.status = audit::KernelStatus::kCrash;

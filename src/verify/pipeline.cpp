@@ -335,6 +335,7 @@ class GateRun {
     if (!stopped_.empty()) return stopped_;
     if (std::string why = runner_.exhausted(); !why.empty()) stopped_ = why;
     if (past_time_limit()) stopped_ = kTimeLimitReached;
+    if (stopped_.empty() && options_.abandon) stopped_ = options_.abandon();
     return stopped_;
   }
 

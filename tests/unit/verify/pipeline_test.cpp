@@ -320,6 +320,30 @@ TEST(Pipeline, ATrustedFailurePastTheTimeLimitIsNotRunNotAHarnessFailure) {
   }
 }
 
+TEST(Pipeline, AbandonStopsTheProbesLeftAndSaysWhy) {
+  // The caller's reason to stop (the audit: the candidate struck the trusted reference) is asked
+  // between probes: after the first call the second probe is not run, and the gate is an error
+  // ("not run"), never a verdict on the candidate; nothing is shrunk.
+  for (const bool beside : {false, true}) {
+    FakeSource source;
+    FakeOracle oracle;
+    FakeRunner runner;
+    runner.error = 0;
+    PipelineOptions o = cmp01_under({ProfileId::kStrict, ProfileId::kPytorchEager});
+    o.abandon = [&]() -> std::string { return runner.runs > 0 ? "struck" : ""; };
+    o.evaluate_beside_calls = beside;
+    const PipelineReport r = run_pipeline(source, oracle, runner, Contract{}, o);
+    for (const ProfileResults& p : r.profiles) {
+      const GateResult& g = p.results.at(0);
+      EXPECT_EQ(g.verdict, Verdict::kError) << beside;
+      EXPECT_EQ(g.reason, "not run: struck") << beside;
+      EXPECT_EQ(g.finding, Finding::kNone) << beside;
+    }
+    EXPECT_EQ(r.stopped, "struck") << beside;
+    EXPECT_EQ(runner.runs, 1) << beside;
+  }
+}
+
 TEST(Pipeline, AShrunkProbeJudgedAcrossTheTimeLimitLeavesTheOriginalEvidence) {
   // "b" fails strict (run 2) and shrinks to "b-small" (run 3), which the pipeline judges again
   // for its evidence (run 4). When the limit passes with run 3 or run 4, that run had what was

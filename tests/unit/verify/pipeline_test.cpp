@@ -296,6 +296,18 @@ TEST(Pipeline, ACallTimedOutPastTheTimeLimitIsNotRunNeverAFailure) {
   }
 }
 
+// Every profile's CMP-01 is an error whose reason is the stop's ("not run: ..."), never a
+// verdict on the candidate, and the report says why probing stopped.
+void ExpectStoppedAfterTheFirstProbe(const PipelineReport& r, const std::string& why, bool beside) {
+  for (const ProfileResults& p : r.profiles) {
+    const GateResult& g = p.results.at(0);
+    EXPECT_EQ(g.verdict, Verdict::kError) << beside;
+    EXPECT_EQ(g.reason, "not run: " + why) << beside;
+    EXPECT_EQ(g.finding, Finding::kNone) << beside;
+  }
+  EXPECT_EQ(r.stopped, why) << beside;
+}
+
 TEST(Pipeline, ATrustedFailurePastTheTimeLimitIsNotRunNotAHarnessFailure) {
   // The trusted side was given what was left of the limit too: its failure then is the limit's.
   // Before the limit a trusted failure stays "the trusted side failed" (the test above).
@@ -309,13 +321,7 @@ TEST(Pipeline, ATrustedFailurePastTheTimeLimitIsNotRunNotAHarnessFailure) {
     o.keep_going = [&] { return runner.runs == 0; };  // the limit passes with the first call
     o.evaluate_beside_calls = beside;
     const PipelineReport r = run_pipeline(source, oracle, runner, Contract{}, o);
-    for (const ProfileResults& p : r.profiles) {
-      const GateResult& g = p.results.at(0);
-      EXPECT_EQ(g.verdict, Verdict::kError) << beside;
-      EXPECT_EQ(g.reason, "not run: the time limit was reached") << beside;
-      EXPECT_EQ(g.finding, Finding::kNone) << beside;
-    }
-    EXPECT_EQ(r.stopped, "the time limit was reached") << beside;
+    ExpectStoppedAfterTheFirstProbe(r, "the time limit was reached", beside);
     EXPECT_EQ(runner.runs, 1) << beside;  // probe "b" was never run
   }
 }
@@ -333,13 +339,7 @@ TEST(Pipeline, AbandonStopsTheProbesLeftAndSaysWhy) {
     o.abandon = [&]() -> std::string { return runner.runs > 0 ? "struck" : ""; };
     o.evaluate_beside_calls = beside;
     const PipelineReport r = run_pipeline(source, oracle, runner, Contract{}, o);
-    for (const ProfileResults& p : r.profiles) {
-      const GateResult& g = p.results.at(0);
-      EXPECT_EQ(g.verdict, Verdict::kError) << beside;
-      EXPECT_EQ(g.reason, "not run: struck") << beside;
-      EXPECT_EQ(g.finding, Finding::kNone) << beside;
-    }
-    EXPECT_EQ(r.stopped, "struck") << beside;
+    ExpectStoppedAfterTheFirstProbe(r, "struck", beside);
     EXPECT_EQ(runner.runs, 1) << beside;
   }
 }

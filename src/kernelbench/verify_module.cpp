@@ -360,7 +360,7 @@ ModuleOutcome verify_module_unguarded(const ModuleRow& row, const ModuleRunOptio
   const bool struck = candidate_struck_reference();
   if (!report.stopped.empty()) {
     notes.insert(notes.begin(), "probing stopped: " + report.stopped);
-    if (!struck && !runner.exhausted().empty()) out.status = audit::KernelStatus::kTimeout;
+    if (!runner.exhausted().empty()) out.status = audit::KernelStatus::kTimeout;
   }
   if (struck) {
     // The trusted reference does not die of a stray signal or stop by itself: with the

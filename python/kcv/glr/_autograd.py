@@ -95,7 +95,8 @@ def _setup_context(ctx, inputs, output):
      _want_state, _decode_kernel, precision, _keep_policy) = inputs
     kept = output[2]
     # No zero tensors for the outputs that got no gradient: the kept pieces (uint8) never get one,
-    # and autograd would otherwise fill a zero buffer of their size (tens of MB) every step.
+    # and autograd would otherwise fill a zero buffer of their size (409 MB for GDN at
+    # B1·T8192·H32·D128) every backward.
     # _backward handles None for each.
     ctx.set_materialize_grads(False)
     ctx.save_for_backward(q, k, v, g, beta, h0, cu_seqlens, cu_seqlens_cpu, kept)

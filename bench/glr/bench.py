@@ -30,7 +30,9 @@ so a run cut short keeps what it measured. ratio = fla time / kcv time (> 1: kcv
 
 fla's cost is its Triton autotuning (every config of every kernel compiled, then timed). Before
 timing, --precompile-shards N worker processes per member compile all of fla's configs into
-Triton's on-disk cache in parallel (glr_cases.compile_shard_autotune, nothing timed there); the
+Triton's on-disk cache in parallel (glr_cases.compile_shard_autotune, nothing timed there), as
+many at once as the GPU's free memory holds (launch.py: a worker that runs out of memory beside
+the others runs again after them, and the report says so); the
 timing process then autotunes fla normally, with every config timed under a shorter budget
 (--autotune-warmup/--autotune-rep ms instead of Triton's 25/100), and finds every kernel
 compiled. FlashQLA's TileLang kernels compile in one more process per --flashqla mode beside
@@ -46,9 +48,7 @@ import functools
 import inspect
 import math
 import os
-import subprocess
 import sys
-import threading
 import time
 
 import torch
@@ -57,6 +57,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "glr", "check"))
 sys.path.insert(0, HERE)
 import glr_cases as gc  # noqa: E402
+import launch  # noqa: E402
 import roofline as rl  # noqa: E402
 
 #: The varlen batch: 15 sequences, 32768 tokens, skewed (one long, a tail of short ones, lengths
@@ -289,47 +290,62 @@ def precompile_worker(args):
         ops, _ = gc.load_fla()
         member, label = args.precompile, f"{args.precompile} shard {args.shard}"
         shapes = parse_shapes(args.shape)
+    rc = 0
     for shape in shapes:
-        x = gc.make_inputs(member, shape.B, shape.T, shape.H, shape.D, seed=3,
-                           cu_seqlens=shape.cu)
-        cu = None if shape.cu is None else torch.tensor(shape.cu, dtype=torch.int64,
-                                                          device="cuda")
-        fwd, fb, grads = timers(ops, member, x, cu)
         t0 = time.time()
         try:
+            x = gc.make_inputs(member, shape.B, shape.T, shape.H, shape.D, seed=3,
+                               cu_seqlens=shape.cu)
+            cu = None if shape.cu is None else torch.tensor(shape.cu, dtype=torch.int64,
+                                                              device="cuda")
+            fwd, fb, grads = timers(ops, member, x, cu)
             warm(fwd, grads)
             warm(fb, grads)
             status = "ok"
         except Exception as e:  # noqa: BLE001
             status = f"{type(e).__name__}: {str(e)[:160]}"
+            if is_out_of_memory(e):
+                rc = launch.OUT_OF_MEMORY_RC
         print(f"  precompile {label} {shape.name}: {time.time() - t0:.1f} s, {status}",
               flush=True)
-        del x
-    return 0
+        x = fwd = fb = grads = None
+        torch.cuda.empty_cache()
+    return rc
 
 
-def precompile(args, members):
-    """All members x shards at once, and FlashQLA's compilation beside them (one process per
-    mode, when GDN is measured); waits; returns the wall time."""
-    t0 = time.time()
-    procs = []
-    jobs = [(m, f"{s}/{args.precompile_shards}") for m in members
-            for s in range(args.precompile_shards)]
+def is_out_of_memory(e):
+    """torch's allocator raises OutOfMemoryError; Triton's launcher a RuntimeError that says so."""
+    return isinstance(e, torch.OutOfMemoryError) or "out of memory" in str(e)
+
+
+def precompile(args, members, shapes):
+    """All members x shards, and FlashQLA's compilation beside them (one process per mode, when
+    GDN is measured), as many at once as the GPU's free memory holds by launch.py's estimates
+    (--precompile-gib, default the free memory now less 2 GiB for this process); waits. Returns
+    (wall seconds, the sentence for the report)."""
+    def gib(member):
+        return launch.estimate_gib(max(model(member, s, "fwd+bwd")[1] for s in shapes))
+
+    jobs = []
+    for m in members:
+        for s in range(args.precompile_shards):
+            shard = f"{s}/{args.precompile_shards}"
+            jobs.append(launch.Job(f"{m} {shard}", worker_cmd(args, m, shard), gib(m)))
     if "gdn" in members:
-        jobs += [(f"flashqla:{mode}", "0/1") for mode in args.flashqla]
-    for job, shard in jobs:
-        cmd = [sys.executable, "-u", os.path.abspath(__file__), "--precompile", job, "--shard",
-               shard, "--shape", args.shape]
-        p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                             bufsize=1)
-        th = threading.Thread(target=lambda p=p: [print(line, end="", flush=True)
-                                                  for line in p.stdout], daemon=True)
-        th.start()
-        procs.append((p, th))
-    for p, th in procs:
-        p.wait()
-        th.join()
-    return time.time() - t0
+        jobs += [launch.Job(f"flashqla:{mode}", worker_cmd(args, f"flashqla:{mode}", "0/1"),
+                            gib("gdn")) for mode in args.flashqla]
+    budget = args.precompile_gib
+    if budget is None:
+        free, _ = torch.cuda.mem_get_info()
+        budget = max(0.0, free / 2**30 - 2.0)
+    wall = launch.run(jobs, budget)
+    return wall, (f"{launch.summary(jobs)} under a {budget:.0f} GiB GPU memory budget "
+                  f"(each worker's estimate: 1 GiB + 3x its forward+backward's HBM bytes)")
+
+
+def worker_cmd(args, job, shard):
+    return [sys.executable, "-u", os.path.abspath(__file__), "--precompile", job, "--shard",
+            shard, "--shape", args.shape]
 
 
 # --------------------------------------------------------------------------- the report
@@ -496,6 +512,9 @@ def main():
                     help="processes per member compiling fla's configs first (0: none)")
     ap.add_argument("--autotune-warmup", type=int, default=5, help="ms per config")
     ap.add_argument("--autotune-rep", type=int, default=20, help="ms per config")
+    ap.add_argument("--precompile-gib", type=float, default=None,
+                    help="GPU memory the precompilation workers may hold at once, GiB "
+                         "(default: the free memory less 2 GiB)")
     ap.add_argument("--precompile", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--shard", default="0/1", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -517,9 +536,9 @@ def main():
     do_bench = None
     if args.device == "cuda":
         if args.precompile_shards > 0:
-            wall = precompile(args, members)
+            wall, how = precompile(args, members, shapes)
             pre = (f"fla's configs precompiled by {args.precompile_shards} processes per member "
-                   f"in parallel ({wall:.0f} s, nothing timed there). ")
+                   f"in parallel ({wall:.0f} s, nothing timed there; {how}). ")
             print(f"precompile: {wall:.0f} s", flush=True)
         do_bench = gc.quick_autotune_bench(args.autotune_warmup, args.autotune_rep)
         pre += (f"fla's autotuners timed every config with warmup {args.autotune_warmup} ms / "

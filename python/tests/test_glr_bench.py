@@ -231,3 +231,74 @@ def test_ncu_metric_names_reduce_to_the_base_names_it_lists():
     assert ncu.base_name("sm__throughput.avg.pct_of_peak_sustained_elapsed") == "sm__throughput"
     assert ncu.base_name("launch__grid_size") == "launch__grid_size"
     assert len({c for _, c, _ in ncu.METRICS}) == len(ncu.METRICS)
+
+
+# ------------------------------------------------------------------ launch.py: workers under a memory budget
+
+
+def _job(launch, tmp_path, name, gib, script):
+    """A real worker process: appends "start NAME t" and "end NAME t" to a shared log around
+    `script` (Python run in the worker; `marker` is a per-job path it may use)."""
+    log, marker = tmp_path / "log", tmp_path / f"{name}.marker"
+    code = (f"import time, sys, os\nmarker = {str(marker)!r}\n"
+            f"open({str(log)!r}, 'a').write('start {name} %f\\n' % time.time())\n"
+            f"print('hello from {name}')\nrc = 0\n{script}\ntime.sleep(0.3)\n"
+            f"open({str(log)!r}, 'a').write('end {name} %f\\n' % time.time())\nsys.exit(rc)\n")
+    return launch.Job(name, [sys.executable, "-c", code], gib)
+
+
+def _spans(tmp_path):
+    spans = {}
+    for line in (tmp_path / "log").read_text().splitlines():
+        what, name, t = line.split()
+        spans.setdefault(name, []).append((what, float(t)))
+    return spans
+
+
+def _overlap(a, b):
+    return a[0][1] < b[-1][1] and b[0][1] < a[-1][1]
+
+
+def test_launch_keeps_the_running_estimates_within_the_budget(tmp_path):
+    launch = _load("launch")
+    big = [_job(launch, tmp_path, f"big{i}", 10, "") for i in range(2)]
+    small = [_job(launch, tmp_path, f"small{i}", 2, "") for i in range(2)]
+    lines = []
+    launch.run(big + small, 14, echo=lines.append)
+    spans = _spans(tmp_path)
+    assert not _overlap(spans["big0"], spans["big1"])  # 10 + 10 > 14: one after the other
+    assert all(j.rc == 0 and j.runs == 1 for j in big + small)
+    assert sum("hello from" in line for line in lines) == 4
+    assert launch.summary(big + small) == "4 workers"
+
+
+def test_launch_runs_a_worker_that_ran_out_of_memory_again(tmp_path):
+    launch = _load("launch")
+    flaky = _job(launch, tmp_path, "flaky", 4, (
+        "if not os.path.exists(marker):\n"
+        f"    open(marker, 'w').close()\n    rc = {launch.OUT_OF_MEMORY_RC}"))
+    ok = _job(launch, tmp_path, "ok", 4, "")
+    launch.run([flaky, ok], 8, echo=lambda line: None)
+    assert (flaky.rc, flaky.runs) == (0, 2)
+    assert (ok.rc, ok.runs) == (0, 1)
+    assert "1 of them run again after running out of GPU memory" in launch.summary([flaky, ok])
+    assert "did not finish" not in launch.summary([flaky, ok])
+
+
+def test_launch_gives_up_on_a_worker_that_does_not_fit_alone(tmp_path):
+    launch = _load("launch")
+    never = _job(launch, tmp_path, "never", 4, f"rc = {launch.OUT_OF_MEMORY_RC}")
+    broken = _job(launch, tmp_path, "broken", 1, "rc = 3")
+    launch.run([never, broken], 16, echo=lambda line: None)
+    assert never.rc == launch.OUT_OF_MEMORY_RC
+    assert never.runs == 4  # budgets 16, 8, 4, then one at a time
+    assert (broken.rc, broken.runs) == (3, 1)  # another failure is not retried
+    text = launch.summary([never, broken])
+    assert "2 did not finish (never: exit 75, broken: exit 3)" in text
+    assert "compiled their configs itself" in text
+
+
+def test_launch_estimate_grows_with_the_model_bytes():
+    launch = _load("launch")
+    assert launch.estimate_gib(0) == 1.0
+    assert launch.estimate_gib(2**30) == 4.0

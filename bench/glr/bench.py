@@ -306,8 +306,11 @@ def precompile_worker(args):
             status = f"{type(e).__name__}: {str(e)[:160]}"
             if is_out_of_memory(e):
                 rc = launch.OUT_OF_MEMORY_RC
-        print(f"  precompile {label} {shape.name}: {time.time() - t0:.1f} s, {status}",
-              flush=True)
+        # The peak this worker's allocator held (launch.estimate_gib is checked against it).
+        peak = torch.cuda.max_memory_reserved() / 2**30
+        print(f"  precompile {label} {shape.name}: {time.time() - t0:.1f} s, {status}, "
+              f"peak {peak:.1f} GiB", flush=True)
+        torch.cuda.reset_peak_memory_stats()
         x = fwd = fb = grads = None
         torch.cuda.empty_cache()
     return rc

@@ -343,7 +343,7 @@ def precompile(args, members, shapes):
         budget = max(0.0, free / 2**30 - 2.0)
     wall = launch.run(jobs, budget)
     return wall, (f"{launch.summary(jobs)} under a {budget:.0f} GiB GPU memory budget "
-                  f"(each worker's estimate: 1 GiB + 3x its forward+backward's HBM bytes)")
+                  f"(each worker's estimate: {launch.ESTIMATE_TEXT})")
 
 
 def worker_cmd(args, job, shard):

@@ -28,12 +28,17 @@ class Job:
     runs: int = 0
 
 
-def estimate_gib(model_bytes, context_gib=1.0, factor=3.0):
-    """A worker's peak GPU memory: its CUDA context and Triton's modules (context_gib), plus
-    `factor` times the minimum HBM bytes of the forward+backward it runs (inputs, outputs,
-    gradients and the saved states are all of that order; the autotuner's config runs add
-    their own temporaries)."""
-    return context_gib + factor * model_bytes / 2**30
+#: A worker's peak GPU memory, estimated: its CUDA context and Triton's modules (CONTEXT_GIB),
+#: plus BYTES_FACTOR times the minimum HBM bytes of the forward+backward it runs (inputs,
+#: outputs, gradients and the saved states are all of that order; the autotuner's config runs
+#: add their own temporaries). Each worker prints its allocator's peak, the check on these.
+CONTEXT_GIB = 1.0
+BYTES_FACTOR = 3.0
+ESTIMATE_TEXT = f"{CONTEXT_GIB:g} GiB + {BYTES_FACTOR:g}x its forward+backward's HBM bytes"
+
+
+def estimate_gib(model_bytes):
+    return CONTEXT_GIB + BYTES_FACTOR * model_bytes / 2**30
 
 
 def _wave(jobs, budget_gib, echo):

@@ -1,7 +1,7 @@
 // File: glr/check/candidate_mma_cpu.cpp
 // libkcv_glr_mma_emulated.so: the tensor-core GLR kernels of glr/dev run on the CPU through their
 // host emulation (glr/dev/host_runner.hpp), as a kcv candidate library: glr.la, glr.ssd,
-// glr.deltanet and glr.gdn, each call adapted by mma_adapter.hpp exactly as on the GPU
+// glr.deltanet, glr.gdn and glr.gla, each call adapted by mma_adapter.hpp exactly as on the GPU
 // (run_mma_emulated). The CPU path of the tensor-core kernels through kcv's pipeline:
 // `kcv verify --candidate <this library> --grade bf16 --glr-cases small`.
 #include "check/candidate_abi.hpp"
@@ -12,7 +12,7 @@ namespace {
 constexpr const char* kContract = R"({"deterministic": true})";
 
 const auto kKernels =
-    kcv::glr::check::scalar_gate_member_kernels<kcv::glr::check::run_mma_emulated>(kContract);
+    kcv::glr::check::tensor_core_member_kernels<kcv::glr::check::run_mma_emulated>(kContract);
 
 }  // namespace
 

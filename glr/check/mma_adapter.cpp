@@ -125,8 +125,8 @@ std::vector<std::uint8_t> beta_grad_bytes(const HostInputs& in,
 Expected<MmaInputs> mma_inputs(const HostInputs& in) {
   const Shape& s = in.shape;
   const MemberTraits tr = traits(in.member);
-  if (tr.gate == GateKind::kChannel)
-    return refused("the tensor-core kernels have no per-channel gate (gla, kda)");
+  if (tr.gate == GateKind::kChannel && tr.delta_rule)
+    return refused("the tensor-core kernels have no per-channel gate with the delta rule (kda)");
   if (s.key_dim < 1 || s.value_dim < 1 || s.key_dim > kMmaDim || s.value_dim > kMmaDim)
     return refused("the tensor-core kernels take head dims 1..128 (zero-padded to 128), got K = " +
                    std::to_string(s.key_dim) + ", V = " + std::to_string(s.value_dim));
@@ -146,6 +146,7 @@ Expected<MmaInputs> mma_inputs(const HostInputs& in) {
   x.v = pad_columns(in.v, s.value_dim);
   x.d_o = pad_columns(in.d_o, s.value_dim);
   if (tr.gate == GateKind::kScalar) x.g = gate_as_f32(in);
+  if (tr.gate == GateKind::kChannel) x.g = pad_columns(gate_as_f32(in), s.key_dim);
   if (tr.delta_rule) x.beta = beta_as_bf16(in);
   const StateDims sd = state_dims(in);
   x.h0 = pad_states(in.h0, sd);
@@ -166,7 +167,8 @@ MmaOutputBytes mma_output_bytes(const MmaInputs& x) {
   b[kMmaDq] = t * size(d.qk_heads) * kMmaDim * 2;
   b[kMmaDk] = b[kMmaDq];
   b[kMmaDv] = b[kMmaO];
-  b[kMmaDg] = tr.gate == GateKind::kScalar ? t * size(d.v_heads) * sizeof(float) : 0;
+  const std::size_t gate_width = tr.gate == GateKind::kChannel ? kMmaDim : 1;
+  b[kMmaDg] = tr.gate != GateKind::kNone ? t * size(d.v_heads) * gate_width * sizeof(float) : 0;
   b[kMmaDbeta] = tr.delta_rule ? t * size(d.v_heads) * 2 : 0;
   b[kMmaDh0] = state;
   return b;
@@ -229,8 +231,12 @@ DeviceResults mma_results(const HostInputs& in, const MmaOutputData& padded) {
   r.tensors.push_back({"dq", gpu::DType::kBFloat16, bf16_cols(kMmaDq, s.key_dim)});
   r.tensors.push_back({"dk", gpu::DType::kBFloat16, bf16_cols(kMmaDk, s.key_dim)});
   r.tensors.push_back({"dv", gpu::DType::kBFloat16, bf16_cols(kMmaDv, s.value_dim)});
-  if (!padded[kMmaDg].empty())
-    r.tensors.push_back({"dg", in.cfg.gate_dtype, gate_grad_bytes(in, padded[kMmaDg])});
+  if (!padded[kMmaDg].empty()) {
+    const bool channel = traits(in.member).gate == GateKind::kChannel;
+    const std::vector<std::uint8_t> dg =
+        channel ? bytes_of(slice_columns(as<float>(padded[kMmaDg]), s.key_dim)) : padded[kMmaDg];
+    r.tensors.push_back({"dg", in.cfg.gate_dtype, gate_grad_bytes(in, dg)});
+  }
   if (!padded[kMmaDbeta].empty())
     r.tensors.push_back({"dbeta", in.cfg.beta_dtype, beta_grad_bytes(in, padded[kMmaDbeta])});
   r.tensors.push_back({"dh0", gpu::DType::kFloat32, states(kMmaDh0)});

@@ -3,11 +3,12 @@
 // back in the op's shapes and dtypes. The two Runners of those kernels, on the GPU
 // (device_run_mma.hpp) and in the host emulation (emulator/emulated_mma.hpp), both go through it,
 // so the adaptation is written once. The kernels take K = V = 128, bf16 q, k, v, dO and β, fp32
-// g, int64 cu_seqlens, and the members LA, SSD, DeltaNet and GDN; a call adapts as follows:
-//   - head dims below 128 are zero-padded (q, k columns; v, dO columns; the rows and columns of
-//     h0 and dht in the call's state layout) and the outputs sliced back (o, ht, dq, dk, dv,
-//     dh0). Exact: a padded key dimension adds 0 to every product over K, and a padded value
-//     column of the state, of o, dv and dh0 stays 0 (finite inputs);
+// g, int64 cu_seqlens, and the members LA, SSD, DeltaNet, GDN and GLA; a call adapts as follows:
+//   - head dims below 128 are zero-padded (q, k columns; v, dO columns; a per-channel gate's
+//     columns; the rows and columns of h0 and dht in the call's state layout) and the outputs
+//     sliced back (o, ht, dq, dk, dv, dh0, a per-channel dg). Exact: a padded key dimension adds
+//     0 to every product over K (its q and k are 0, whatever its gate), and a padded value column
+//     of the state, of o, dv and dh0 stays 0 (finite inputs);
 //   - bf16 g is widened to fp32 (exact); int32 cu_seqlens become int64 (exact); a fixed-length
 //     batch becomes explicit cu_seqlens (the same sequences);
 //   - the state layout is passed through (the kernels take [K, V] or [V, K] states);
@@ -16,7 +17,8 @@
 //   - fp32 β is rounded to bf16, to nearest even, before the call. That rounding is NOT exact and
 //     is not one the bf16 grade declares: the verifier judges the outputs against the references
 //     of the unrounded β, with no bound loosened for it, so a case with fp32 β may fail.
-// Head dims above 128 and the per-channel gates (GLA, KDA) are refused with an error.
+// Head dims above 128 and the per-channel gate with the delta rule (KDA) are refused with an
+// error.
 #pragma once
 
 #include <array>

@@ -83,6 +83,7 @@
 #include <type_traits>
 
 #include "glr/dev/chunked_mma_backward.hpp"
+#include "glr/dev/chunked_mma_backward_channel.cuh"
 #include "glr/dev/chunked_mma_forward.cuh"
 
 namespace kcv::glr::dev {
@@ -169,6 +170,10 @@ __global__ void __launch_bounds__(kMmaThreads, 1) dh_scan_kernel(MmaBackwardPara
   const int w = arch::warp_id();
   const int d0 = 32 * w;  // this warp's rows of dS
   const int r0 = 16 * w;  // this warp's rows of a chunk (dΔ)
+  constexpr bool kChannel = kGate == GateKind::kChannel;
+  static_assert(!(kChannel && kDelta),
+                "dh_scan_kernel: the per-channel gate with the delta rule "
+                "(KDA) is not written");
 
   const auto rows_of = [&](std::int64_t j) {
     const std::int64_t left = eos - bos - j * kMmaChunk;
@@ -183,7 +188,11 @@ __global__ void __launch_bounds__(kMmaThreads, 1) dh_scan_kernel(MmaBackwardPara
       ScanStage<kBV>& st = sm.stage[j % 2];
       const std::int64_t t0 = bos + j * kMmaChunk;
       const int c = rows_of(j);
-      copy_rows_async_fixed<kMmaThreads>(st.q, p.q + qk_row(p, t0, hv), qk_stride, c);
+      if constexpr (kChannel)  // Q̄ = bf16(Q ⊙ E), the prepare kernel's
+        copy_rows_async_fixed<kMmaThreads>(st.q, p.qbar + slot_block(p, slot0 + j, hv, kMmaDim),
+                                           kMmaDim, c);
+      else
+        copy_rows_async_fixed<kMmaThreads>(st.q, p.q + qk_row(p, t0, hv), qk_stride, c);
       copy_rows_async_fixed<kMmaThreads>(st.d_o, bp.d_o + v_row(p, t0, hv) + col0, v_stride, c);
       copy_floats_async_fixed<kMmaThreads, 2 * kMmaChunk>(
           &st.f[0][0], p.factors + slot_block(p, slot0 + j, hv, 2));
@@ -283,16 +292,26 @@ __global__ void __launch_bounds__(kMmaThreads, 1) dh_scan_kernel(MmaBackwardPara
         arch::store_u32(dd + i * kMmaDim + e, bits);
       });
       arch::cp_async_wait<2>();  // this warp's W of chunk j (not the two groups just issued)
-    } else {
+    } else if constexpr (!kChannel) {
       form_y(st);
     }
     __syncthreads();  // y (and dΔ, and each warp's W) complete
     AccTile<32, kBV> s;
     zero(s);
-    mma_acc<AStore::kTransposed, BStore::kKMajor>(s, st.q, d0, sm.y, 0, 0, kMmaChunk / 16);
-    const float e_last =
-        bp.fault == BackwardFault::kScanWithoutDecay ? 1.0f : st.f[0][rows_of(j) - 1];
-    if constexpr (kDelta) {  // dS_entry = e_last·dS + scale·Qᵀ·y − Wᵀ·bf16(dΔ)
+    if constexpr (kChannel)  // Q̄ᵀ dO: the row factors are inside Q̄
+      mma_acc<AStore::kTransposed, BStore::kKMajor>(s, st.q, d0, st.d_o, 0, 0, kMmaChunk / 16);
+    else
+      mma_acc<AStore::kTransposed, BStore::kKMajor>(s, st.q, d0, sm.y, 0, 0, kMmaChunk / 16);
+    const bool decays = bp.fault != BackwardFault::kScanWithoutDecay;
+    const float e_last = decays ? st.f[0][rows_of(j) - 1] : 1.0f;
+    if constexpr (kChannel) {  // dS_entry = Diag(e_last) dS + scale·Q̄ᵀ dO, e_last per key channel
+      for_each_pair(ds, s, [&](int r, int, float& x0, float& x1, float& y0, float& y1) {
+        const int d = d0 + r;  // e_last,d in the factors' 128 floats
+        const float f = decays ? st.f[d / kMmaChunk][d % kMmaChunk] : 1.0f;
+        x0 = f * x0 + p.scale * y0;
+        x1 = f * x1 + p.scale * y1;
+      });
+    } else if constexpr (kDelta) {  // dS_entry = e_last·dS + scale·Qᵀ·y − Wᵀ·bf16(dΔ)
       AccTile<32, kBV> sw;
       zero(sw);
       mma_acc<AStore::kTransposed, BStore::kKMajor>(sw, sm.delta.w, d0, sm.dd, 0, 0,
@@ -351,7 +370,7 @@ static_assert(sizeof(GradGateStorage) <= 227 * 1024, "GradGateStorage: over the 
 template <GateKind kGate, bool kDelta>
 __global__ void __launch_bounds__(kMmaThreads, 1) grad_kernel(MmaBackwardParams bp) {
   static_assert(kGate != GateKind::kChannel,
-                "grad_kernel: per-channel gates need the anchored Gram blocks (not written)");
+                "grad_kernel: a per-channel gate's is grad_channel_kernel");
   const MmaForwardParams& p = bp.fwd;
   GradStorageOf<kGate, kDelta>& sm = arch::shared_storage<GradStorageOf<kGate, kDelta>>();
   // SSD: dP's tile without its diagonal (dg's terms as glr/reference/chunk_backward.cpp forms them)
@@ -908,10 +927,19 @@ Status backward_sequence(const MmaBackwardParams& bp, Launch&& launch) {
       !st)
     return st;
   const dim3 grad_grid(static_cast<unsigned>(p.slots), static_cast<unsigned>(p.v_heads));
-  if (Status st = launch("grads", grad_kernel<kGate, kDelta>, grad_grid,
-                         sizeof(GradStorageOf<kGate, kDelta>), bp);
-      !st)
-    return st;
+  if constexpr (kGate == GateKind::kChannel) {
+    static_assert(!kDelta,
+                  "backward_sequence: the per-channel gate with the delta rule (KDA) is "
+                  "not written");
+    if (Status st = launch("grads", grad_channel_kernel, grad_grid, sizeof(GradChannelStorage), bp);
+        !st)
+      return st;
+  } else {
+    if (Status st = launch("grads", grad_kernel<kGate, kDelta>, grad_grid,
+                           sizeof(GradStorageOf<kGate, kDelta>), bp);
+        !st)
+      return st;
+  }
   if constexpr (kDelta) {
     if (Status st = launch("wy_grads", wy_grad_kernel<kGate>, grad_grid, sizeof(WyStorage), bp);
         !st)
@@ -934,9 +962,12 @@ Status for_mma_backward_member(Member m, F&& f) {
       return f.template operator()<GateKind::kNone, true>();
     case Member::kGatedDeltaNet:
       return f.template operator()<GateKind::kScalar, true>();
+    case Member::kGla:
+      return f.template operator()<GateKind::kChannel, false>();
     default:
       return make_error(ErrorCode::kInvalidArgument,
-                        "the tensor-core backward has no per-channel gate yet (gla, kda)",
+                        "the tensor-core backward has no per-channel gate with the delta rule yet "
+                        "(kda)",
                         "member");
   }
 }

@@ -5,7 +5,8 @@
 // bf16 dO: every element of dq, dk, dv, dg and dh0 within tau, every element written (outputs
 // start as NaN). SSD at T ∈ {1, 63, 64, 65, 200}, varlen (1+150+7+64+3, H = HV = 2), GVA (H = 1,
 // HV = 2), without h0 and dht in the [V, K] state layout, strong decay; LA at T = 65 and varlen
-// with GVA; DeltaNet and GDN (dβ too) over the same kinds of cases. Each case runs at value tiles
+// with GVA; DeltaNet and GDN (dβ too) and GLA (the per-channel gate, dg per key channel) over the
+// same kinds of cases. Each case runs at value tiles
 // 32 and 64, whose gradients must agree bit for bit. Then planted faults (BackwardFault) that the
 // judgement must see.
 #include "glr/dev/chunked_mma_backward.hpp"
@@ -73,6 +74,18 @@ std::vector<Param> params() {
   ProblemSpec strong_gdn = mma_spec({130}, 1, 1, 2704);
   strong_gdn.decay = Decay::kStrong;
   out.push_back({"gdn_Strong", Member::kGatedDeltaNet, strong_gdn});
+  for (std::int64_t t : {1, 63, 64, 65, 200})
+    out.push_back({"gla_T" + std::to_string(t), Member::kGla, mma_spec({t}, 1, 1, 3000 + t)});
+  out.push_back({"gla_Varlen", Member::kGla, mma_spec({1, 150, 7, 64, 3}, 2, 2, 3301)});
+  out.push_back({"gla_Gva", Member::kGla, mma_spec({130}, 1, 2, 3302)});
+  ProblemSpec bare_gla = mma_spec({100}, 1, 1, 3303);
+  bare_gla.initial_state = false;
+  bare_gla.final_state_grad = false;
+  bare_gla.layout = StateLayout::kVK;
+  out.push_back({"gla_NoH0NoDhtVk", Member::kGla, bare_gla});
+  ProblemSpec strong_gla = mma_spec({130}, 1, 1, 3304);
+  strong_gla.decay = Decay::kStrong;
+  out.push_back({"gla_Strong", Member::kGla, strong_gla});
   return out;
 }
 
@@ -219,11 +232,11 @@ TEST_P(ChunkedMmaBackward, MeetsTheBf16GradeBoundAtBothValueTiles) {
 // and whose backward skips the recompute, its scratch in another: the gradients are the recomputing
 // backward's bit for bit, and o and the final state meet the forward's bf16-grade bound.
 TEST(ChunkedMmaBackwardKept, GivesTheRecomputedGradientsAndTheForwardsOutputs) {
-  for (const Param& prm :
-       {Param{"ssd", Member::kSimpleGla, mma_spec({1, 150, 7}, 1, 2, 3101)},
-        Param{"la", Member::kLinearAttention, mma_spec({130}, 1, 1, 3102)},
-        Param{"deltanet", Member::kDeltaNet, mma_spec({65}, 1, 1, 3103)},
-        Param{"gdn", Member::kGatedDeltaNet, mma_spec({1, 150, 7}, 1, 2, 3104)}}) {
+  for (const Param& prm : {Param{"ssd", Member::kSimpleGla, mma_spec({1, 150, 7}, 1, 2, 3101)},
+                           Param{"la", Member::kLinearAttention, mma_spec({130}, 1, 1, 3102)},
+                           Param{"deltanet", Member::kDeltaNet, mma_spec({65}, 1, 1, 3103)},
+                           Param{"gdn", Member::kGatedDeltaNet, mma_spec({1, 150, 7}, 1, 2, 3104)},
+                           Param{"gla", Member::kGla, mma_spec({1, 150, 7}, 1, 2, 3105)}}) {
     const Case c = make(prm);
     const HostGradients recomputed = run_backward(c, 32);
     KeptForward kept;
@@ -253,7 +266,8 @@ TEST(ChunkedMmaBackwardScanTile, HalfTheColumnsGiveTheBitsOfTheForwardsTile) {
         Param{"deltanet_VarlenGva", Member::kDeltaNet, mma_spec({1, 150, 7, 64, 3}, 1, 2, 3205)},
         Param{"deltanet_T130", Member::kDeltaNet, mma_spec({130}, 1, 1, 3206)},
         Param{"gdn_VarlenGva", Member::kGatedDeltaNet, mma_spec({1, 150, 7, 64, 3}, 2, 2, 3207)},
-        Param{"gdn_T200", Member::kGatedDeltaNet, mma_spec({200}, 1, 1, 3208)}}) {
+        Param{"gdn_T200", Member::kGatedDeltaNet, mma_spec({200}, 1, 1, 3208)},
+        Param{"gla_VarlenGva", Member::kGla, mma_spec({1, 150, 7, 64, 3}, 2, 2, 3209)}}) {
     const bool delta = prm.member == Member::kDeltaNet || prm.member == Member::kGatedDeltaNet;
     const Case c = make(prm);
     for (int tile : delta ? std::vector<int>{32, 64} : std::vector<int>{32}) {
@@ -298,6 +312,30 @@ TEST_P(ChunkedMmaBackwardFault, IsCaughtByTheBound) {
 
 INSTANTIATE_TEST_SUITE_P(
     Planted, ChunkedMmaBackwardFault,
+    ::testing::Values(FaultCase{"DropIntraDiagonal", BackwardFault::kDropIntraDiagonal},
+                      FaultCase{"KeyWithoutDecay", BackwardFault::kKeyWithoutDecay},
+                      FaultCase{"ScanWithoutDecay", BackwardFault::kScanWithoutDecay},
+                      FaultCase{"BoundaryAtEntry", BackwardFault::kBoundaryAtEntry}),
+    [](const ::testing::TestParamInfo<FaultCase>& info) { return info.param.label; });
+
+class ChunkedMmaBackwardGlaFault : public ::testing::TestWithParam<FaultCase> {};
+
+// The planted faults that reach the per-channel gate's kernel (GLA): its own diagonal blocks, its
+// key and scan decay per channel, and dg's boundary term.
+TEST_P(ChunkedMmaBackwardGlaFault, IsCaughtByTheBound) {
+  for (std::int64_t t : {65, 200}) {
+    const Case c = make({"gla", Member::kGla, mma_spec({t}, 1, 1, 3400 + t)});
+    Expected<BackwardExpectation> e = expect_backward(c.member, c.p, c.cot);
+    ASSERT_TRUE(e) << e.error().to_string();
+    const BackwardJudgement j = judge_backward(run_backward(c, 32, GetParam().fault), *e);
+    std::printf("fault %-18s gla      T=%-4lld %s\n", GetParam().label, static_cast<long long>(t),
+                j.describe().c_str());
+    EXPECT_FALSE(j.pass()) << GetParam().label << " at T = " << t << ": " << j.describe();
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Planted, ChunkedMmaBackwardGlaFault,
     ::testing::Values(FaultCase{"DropIntraDiagonal", BackwardFault::kDropIntraDiagonal},
                       FaultCase{"KeyWithoutDecay", BackwardFault::kKeyWithoutDecay},
                       FaultCase{"ScanWithoutDecay", BackwardFault::kScanWithoutDecay},
@@ -390,10 +428,10 @@ TEST(ChunkedMmaBackwardDeltaFault, Bf16CarryIsCaughtWhileDhtDominates) {
     }
 }
 
-// The delta rule's kernels round what the bf16 grade declares: judged under the fp32 grade's bound
-// (σ = 0) they fail, so the declared term is what they pass by.
-TEST(BackwardBound, TheDeltaRuleKernelsNeedTheDeclaredTerm) {
-  for (Member m : {Member::kDeltaNet, Member::kGatedDeltaNet}) {
+// The delta rule's kernels and the per-channel gate's round what the bf16 grade declares: judged
+// under the fp32 grade's bound (σ = 0) they fail, so the declared term is what they pass by.
+TEST(BackwardBound, TheDeltaRuleAndChannelKernelsNeedTheDeclaredTerm) {
+  for (Member m : {Member::kDeltaNet, Member::kGatedDeltaNet, Member::kGla}) {
     const Case c = make({"delta", m, mma_spec({65}, 1, 1, 2900)});
     Expected<Gradients> ref = chunked_backward(m, c.p, c.cot);
     ASSERT_TRUE(ref) << ref.error().to_string();
@@ -414,7 +452,8 @@ TEST(ChunkedMmaBackwardArguments, RejectsWhatTheKernelsDoNotTake) {
   EXPECT_TRUE(mma_backward_workspace_bytes(Member::kLinearAttention, d));
   EXPECT_TRUE(mma_backward_workspace_bytes(Member::kGatedDeltaNet, d));
   EXPECT_TRUE(mma_backward_workspace_bytes(Member::kDeltaNet, d));
-  EXPECT_FALSE(mma_backward_workspace_bytes(Member::kGla, d));
+  EXPECT_TRUE(mma_backward_workspace_bytes(Member::kGla, d));
+  EXPECT_FALSE(mma_backward_workspace_bytes(Member::kKda, d));
   d.value_dim = 64;
   EXPECT_FALSE(mma_backward_workspace_bytes(Member::kSimpleGla, d));
 }

@@ -251,6 +251,32 @@ static_assert(sizeof(PrepareStorageChannel<true>) <= 227 * 1024,
 /// First row of row block b's anchored keys in ChannelGram::k_anchored.
 __device__ __forceinline__ constexpr int anchored_keys_row(int b) { return 8 * b * (b - 1); }
 
+/// ChannelGram::k_anchored from K and G (per channel), CTA-wide: row block b's B operand
+/// K_j ⊙ e^{G_16b − G_j} (j < 16b) at rows anchored_keys_row(b).., 8 elements per 16-byte load and
+/// store. Read by the forward's A^qk (and L) and by the backward's dq.
+__device__ __forceinline__ void form_anchored_keys(ChannelGram& gram,
+                                                   const SmemBf16<kMmaChunk, kMmaDim>& k,
+                                                   const float (&g)[kMmaChunk][kMmaDim]) {
+  constexpr int kPieces = kMmaDim / 8;
+  arch::cta_for(96 * kPieces, [&](int idx) {
+    const int r = idx / kPieces;
+    const int d = 8 * (idx % kPieces);
+    const int b = r < anchored_keys_row(2) ? 1 : (r < anchored_keys_row(3) ? 2 : 3);
+    const int j = r - anchored_keys_row(b);
+    std::uint32_t kw[4], ka[4];
+    arch::load_u32x4(k.ptr(j, d), kw);
+    for (int h = 0; h < 4; ++h) {
+      float y[2];
+      for (int s = 0; s < 2; ++s) {
+        const int ch_d = d + 2 * h + s;
+        y[s] = arch::unpack_bf16(kw[h], s) * expf(g[16 * b][ch_d] - g[j][ch_d]);
+      }
+      ka[h] = arch::pack_bf16x2(y[0], y[1]);
+    }
+    arch::store_u32x4(gram.k_anchored.ptr(r, d), ka);
+  });
+}
+
 template <GateKind kGate, bool kDelta>
 using PrepareStorage =
     std::conditional_t<kGate == GateKind::kChannel, PrepareStorageChannel<kDelta>,
@@ -383,23 +409,7 @@ __device__ __forceinline__ void prepare_channel(PrepareStorageChannel<kDelta>& s
     arch::store_u32x4(sm.gram.q_anchored.ptr(i, d), qa);
     if constexpr (kDelta) arch::store_u32x4(sm.gram.k_rows_anchored.ptr(i, d), ka);
   });
-  arch::cta_for(96 * kPieces, [&](int idx) {  // K's anchored factors, row block b's at its rows
-    const int r = idx / kPieces;
-    const int d = 8 * (idx % kPieces);
-    const int b = r < anchored_keys_row(2) ? 1 : (r < anchored_keys_row(3) ? 2 : 3);
-    const int j = r - anchored_keys_row(b);
-    std::uint32_t k[4], ka[4];
-    arch::load_u32x4(sm.k.ptr(j, d), k);
-    for (int h = 0; h < 4; ++h) {
-      float y[2];
-      for (int s = 0; s < 2; ++s) {
-        const int ch_d = d + 2 * h + s;
-        y[s] = arch::unpack_bf16(k[h], s) * expf(sm.g[16 * b][ch_d] - sm.g[j][ch_d]);
-      }
-      ka[h] = arch::pack_bf16x2(y[0], y[1]);
-    }
-    arch::store_u32x4(sm.gram.k_anchored.ptr(r, d), ka);
-  });
+  form_anchored_keys(sm.gram, sm.k, sm.g);
   arch::cta_for(kMmaChunk * 16, [&](int idx) {  // the diagonal blocks, per pair
     const int i = idx / 16;
     const int j = (i & ~15) + idx % 16;

@@ -97,8 +97,9 @@ std::size_t carve_scratch(Member member, MmaBackwardParams& bp, std::byte* base)
 }
 
 Status check_backward_member(Member member) {
-  if (traits(member).gate == GateKind::kChannel)
-    return bad("member", "the tensor-core backward has no per-channel gate yet (gla, kda)");
+  if (traits(member).gate == GateKind::kChannel && traits(member).delta_rule)
+    return bad("member",
+               "the tensor-core backward has no per-channel gate with the delta rule yet (kda)");
   return {};
 }
 
@@ -205,7 +206,7 @@ Expected<MmaBackwardParams> mma_backward_params(Member member, const gpu::Dims& 
   if (Status st = check_backward_member(member); !st) return st.error();
   if (t.d_o == nullptr || t.dq == nullptr || t.dk == nullptr || t.dv == nullptr)
     return bad("d_o", "d_o, dq, dk and dv are required");
-  if ((traits(member).gate == GateKind::kScalar) != (t.dg != nullptr))
+  if ((traits(member).gate != GateKind::kNone) != (t.dg != nullptr))
     return bad("dg", "dg is required exactly for members with a gate");
   if (traits(member).delta_rule != (t.dbeta != nullptr))
     return bad("dbeta", "dbeta is required exactly for members with the delta rule");

@@ -100,6 +100,27 @@ __device__ __forceinline__ void for_each_pair(AccTile<kRows, kCols>& a, AccTile<
   });
 }
 
+/// f(row, col, w0, w1, p0, p1): for_each_pair over `part` (16 × N) and the columns
+/// 8·kN8..8·kN8 + N of `whole` (16 × M) at once, w0, w1 the pair of `whole` at (row, col) and p0,
+/// p1 the pair of `part` at (row, col − 8·kN8). kN8 is a template argument so that every fragment
+/// index is a constant (a register, never local memory).
+template <int kN8, int M, int N, typename F>
+__device__ __forceinline__ void for_each_pair_slice(AccTile<16, M>& whole, AccTile<16, N>& part,
+                                                    F&& f) {
+  static_assert(kN8 >= 0 && 8 * kN8 + N <= M, "for_each_pair_slice: the slice lies in the tile");
+  arch::for_each_lane([&](int lane, int slot) {
+    KCV_GLR_UNROLL
+    for (int n = 0; n < part.kN; ++n) {
+      KCV_GLR_UNROLL
+      for (int i = 0; i < 4; i += 2) {
+        const arch::Coord c = arch::c_coord(lane, i);
+        f(c.row, 8 * (kN8 + n) + c.col, whole.f[0][kN8 + n].r[slot][i],
+          whole.f[0][kN8 + n].r[slot][i + 1], part.f[0][n].r[slot][i], part.f[0][n].r[slot][i + 1]);
+      }
+    }
+  });
+}
+
 /// f(x, y) for each element x of `a` and the element y at the same place in `b`.
 template <int kRows, int kCols, typename F>
 __device__ __forceinline__ void zip(AccTile<kRows, kCols>& a, const AccTile<kRows, kCols>& b,
@@ -242,11 +263,13 @@ __device__ __forceinline__ void load_b(arch::FragB& b0, arch::FragB& b1, const S
 
 /// acc += A[m0 .. m0+M, k] · B[k, n0 .. n0+N] over k in [16·k_begin, 16·k_end), one warp.
 /// `n_pairs` limits the product to the first n_pairs 16-column pairs of the tile (the rest of
-/// acc is untouched): triangular products skip the pairs that are zero.
+/// acc is untouched): triangular products skip the pairs that are zero. `b_k0` shifts B's k
+/// index: B's k-th contraction row is b's row b_k0 + k (a B operand stored at an offset, e.g.
+/// the per-row-block anchored keys of ChannelGram).
 template <AStore kA, BStore kB, int M, int N, int RA, int CA, int RB, int CB>
 __device__ __forceinline__ void mma_acc(AccTile<M, N>& acc, const SmemBf16<RA, CA>& a, int m0,
                                         const SmemBf16<RB, CB>& b, int n0, int k_begin, int k_end,
-                                        int n_pairs = N / 16) {
+                                        int n_pairs = N / 16, int b_k0 = 0) {
   static_assert(N % 16 == 0, "mma_acc: B is loaded two n-tiles at a time");
   for (int ks = k_begin; ks < k_end; ++ks) {
     arch::FragA af[AccTile<M, N>::kM];
@@ -254,7 +277,7 @@ __device__ __forceinline__ void mma_acc(AccTile<M, N>& acc, const SmemBf16<RA, C
     for (int np = 0; np < N / 16; ++np) {
       if (np >= n_pairs) break;
       arch::FragB b0, b1;
-      load_b<kB>(b0, b1, b, 16 * ks, n0 + 16 * np);
+      load_b<kB>(b0, b1, b, b_k0 + 16 * ks, n0 + 16 * np);
       for (int m = 0; m < AccTile<M, N>::kM; ++m) {
         arch::mma_m16n8k16(acc.f[m][2 * np], af[m], b0, acc.f[m][2 * np]);
         arch::mma_m16n8k16(acc.f[m][2 * np + 1], af[m], b1, acc.f[m][2 * np + 1]);

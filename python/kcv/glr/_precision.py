@@ -19,13 +19,14 @@ from __future__ import annotations
 
 import torch
 
-from kcv.glr._native import DELTANET, GDN, LA, SSD
+from kcv.glr._native import DELTANET, GDN, GLA, LA, SSD
 from kcv.glr._validate import check_choice
 
 #: The grades a chunk op takes.
 GRADES = ("fp32", "bf16")
-#: Members the tensor-core kernels implement (no gate or a scalar gate).
-TENSOR_CORE_MEMBERS = frozenset((LA, SSD, DELTANET, GDN))
+#: Members the tensor-core kernels implement (every member but KDA, the per-channel gate with the
+#: delta rule).
+TENSOR_CORE_MEMBERS = frozenset((LA, SSD, DELTANET, GDN, GLA))
 #: The head dims they take (K = V = 128, no padding).
 TENSOR_CORE_HEAD_DIM = 128
 
@@ -61,7 +62,7 @@ def resolve(precision):
 def chunk_path(member, K, V, q_dtype, beta_dtype, device_type, grade):
     """Which kernels a chunk op's call runs (forward and backward alike), from what the call's
     arguments say about themselves: REFERENCE (the fp64 chunked reference, on the CPU), TENSOR_CORE
-    (glr/dev's kernels: grade "bf16", member LA, SSD, DeltaNet or GDN, K = V = 128, bf16 q/k/v and
+    (glr/dev's kernels: grade "bf16", member LA, SSD, DeltaNet, GDN or GLA, K = V = 128, bf16 q/k/v and
     β absent or bf16, on CUDA) or CUDA_CORE (every other CUDA call). fp32 β is not rounded to bf16
     for the tensor-core kernels: that rounding is not one the bf16 grade declares."""
     check_grade(grade, "grade")

@@ -15,8 +15,7 @@ from kcv.glr._native import GLA, LA, SSD
 def chunk_gla(q, k, v, g, scale=None, initial_state=None, output_final_state=False,
               state_v_first=False, cu_seqlens=None, cu_seqlens_cpu=None, *, precision=None):
     """Gated linear attention, fla.ops.gla.chunk_gla; g is the per-channel log-decay. precision:
-    "fp32", "bf16" or None (the default); GLA has no tensor-core kernels, so both grades run the
-    CUDA-core kernels."""
+    "fp32", "bf16" or None (the default)."""
     return run(GLA, "chunk", q, k, v, g, None, scale, initial_state, output_final_state,
                state_v_first, cu_seqlens, cu_seqlens_cpu, precision=precision)
 

@@ -1,0 +1,323 @@
+// File: glr/dev/chunked_mma_backward_channel.cuh
+// The gradient kernel of a per-channel gate without the delta rule (GLA), grad_kernel's sibling
+// (chunked_mma_backward.cuh): one CTA (4 warps) per
+// (chunk slot, value head), warp w rows 16w..16w+15 of the chunk; H the bf16 state entering the
+// chunk, dS = dh[slot], G the chunk-local cumulative log-decay per key channel, E = e^G,
+// R = e^{G_last − G}, Q̄ = bf16(Q ⊙ E) and K̄ = bf16(K ⊙ R) the prepare kernel's:
+//   dv = scale·A^qkᵀ dO + K̄ dS                                       (A^qk from the forward)
+//   dP = bf16(scale·Tril_incl(dO Vᵀ))                           (the gate sits inside the Gram)
+//   dq = scale·E ⊙ (dO Hᵀ) + [dP's Gram VJP],  dk = R ⊙ (V dSᵀ) + [dP's Gram VJP]
+// The Gram VJP is formed as the forward forms A^qk (prepare_channel, glr/reference/
+// decayed_gram.cpp): dq_id = Σ_{j≤i} dP_ij k_jd Γ_ijd, dk_jd = Σ_{i≥j} dP_ij q_id Γ_ijd with
+// Γ_ijd = e^{G_id − G_jd},
+//   off the diagonal 16×16 blocks, on tensor cores, with n the first row of i's block:
+//     dq_i += e^{G_i − G_n} ⊙ Σ_{j<n} dP_ij·bf16(k_j ⊙ e^{G_n − G_j})   (ChannelGram::k_anchored)
+//     dk_j += Σ_{n>j} e^{G_n − G_j} ⊙ Σ_{i in n's block} dP_ij·bf16(q_i ⊙ e^{G_i − G_n})
+//   (both factors at most 1 for a decaying gate), the factor after the product in fp32;
+//   on the diagonal blocks per pair on CUDA cores, dP_ij k_jd Γ_ijd in fp32 (no operand rounded:
+//   fewer roundings than the contract's per-pair operands), j < i; the pair i = j (dP_ii k_i,
+//   dP_ii q_i) after dg's row terms are taken.
+// dg per channel in the reference's form (glr/reference/chunk_backward.cpp, the emulation of
+// precision-contract.md §6):
+//   dg_t,d = Σ_{s=t..last} (q_sd dq'_sd − [s < last] k_sd dk'_sd)
+//            + e_last,d·⟨H_d, dS_d⟩ + Σ_{s<last} k_sd·(R ⊙ V dSᵀ)_sd
+// dq', dk' without the pairs i = j. The row terms go through an fp32 tile (V's and dO's place
+// once they are read for the last time); thread d sums channel d's column in a fixed order.
+//
+// Shared memory (204 KB, one CTA per multiprocessor), each tile written only after the barrier
+// that ends the last read of what it replaces:
+//   phase (barrier after)          vo (34 KB)              hs (68 KB)
+//   A  dv, dP, inter terms  (1)    V, dO                   H, dS
+//   B  k·dk_inter; anchors  (2)    k·dk_inter (fp32)       Q, K anchored (ChannelGram)
+//   C  boundary; intra      (3)    read by thread d        read
+//   D  row terms, stores    (4)    row terms (fp32)
+//   E  dg                          read by thread d
+#pragma once
+
+#include <cstdint>
+
+#include "glr/dev/chunked_mma_backward.hpp"
+#include "glr/dev/chunked_mma_forward.cuh"
+
+namespace kcv::glr::dev {
+
+using gpu::detail::copy_rows_async_fixed;
+using gpu::detail::for_each_pair_slice;
+
+/// fp32 row terms of a chunk, [row][channel]; rows padded by 8 floats so that a warp's stores of
+/// an accumulator (8 rows, 4 column pairs) fall on at most two lanes per bank.
+using ChannelRowTerms = float[kMmaChunk][kMmaDim + 8];
+
+struct GradChannelStorage {
+  SmemBf16<kMmaChunk, kMmaDim> q, k;
+  union Vo {
+    struct {
+      SmemBf16<kMmaChunk, kMmaDim> v, d_o;
+    } in;
+    ChannelRowTerms terms;
+  } vo;
+  union Hs {
+    struct {
+      SmemBf16<kMmaDim, kMmaDim> h;   ///< bf16 state entering the chunk
+      SmemBf16<kMmaDim, kMmaDim> ds;  ///< bf16 ∂L/∂(state leaving the chunk)
+    } state;
+    ChannelGram gram;  ///< Q and K anchored (the forward's operands of A^qk)
+  } hs;
+  SmemBf16<kMmaChunk, kMmaDim> kbar;  ///< K̄ = bf16(K ⊙ R) (the prepare kernel's)
+  SmemBf16<kMmaChunk, kMmaChunk> a;   ///< A^qk (bf16, the prepare kernel's)
+  SmemBf16<kMmaChunk, kMmaChunk> dp;  ///< bf16(scale·Tril_incl(dO Vᵀ))
+  float g[kMmaChunk][kMmaDim];        ///< G per channel
+  float hd[kMmaDim];                  ///< ⟨H_d, dS_d⟩
+  float boundary[kMmaDim];  ///< e_last,d·⟨H_d, dS_d⟩ + Σ_{s<last} k_sd (R ⊙ V dSᵀ)_sd
+};
+static_assert(sizeof(GradChannelStorage::Vo) == 2 * sizeof(SmemBf16<kMmaChunk, kMmaDim>),
+              "GradChannelStorage: the row terms take exactly V's and dO's place");
+static_assert(sizeof(ChannelGram) <= sizeof(GradChannelStorage::Hs),
+              "GradChannelStorage: the anchored operands fit in H's and dS's place");
+static_assert(sizeof(GradChannelStorage) <= 227 * 1024, "GradChannelStorage: over the sm_90 limit");
+
+/// f.template operator()<kN8>() for kN8 = 0, 4, 8, 12: the four 32-column slices of a 128-column
+/// accumulator, each slice's fragment indices constants.
+template <typename F>
+__device__ __forceinline__ void for_each_slice32(F&& f) {
+  f.template operator()<0>();
+  f.template operator()<4>();
+  f.template operator()<8>();
+  f.template operator()<12>();
+}
+
+/// The gradient kernel of a per-channel gate without the delta rule (the file comment); grid
+/// (chunk slots, value heads), as grad_kernel's.
+__global__ void __launch_bounds__(kMmaThreads, 1) grad_channel_kernel(MmaBackwardParams bp) {
+  const MmaForwardParams& p = bp.fwd;
+  GradChannelStorage& sm = arch::shared_storage<GradChannelStorage>();
+  const ChunkRef ch = locate_slot(p, blockIdx.x);
+  if (!ch.valid) return;
+  const std::int64_t slot = blockIdx.x;
+  const int hv = static_cast<int>(blockIdx.y);
+  const int c = ch.rows;
+  const std::int64_t qk_stride = static_cast<std::int64_t>(p.qk_heads) * kMmaDim;
+  const std::int64_t v_stride = static_cast<std::int64_t>(p.v_heads) * kMmaDim;
+
+  copy_rows_async_fixed<kMmaThreads>(sm.q, p.q + qk_row(p, ch.t0, hv), qk_stride, c);
+  copy_rows_async_fixed<kMmaThreads>(sm.k, p.k + qk_row(p, ch.t0, hv), qk_stride, c);
+  copy_rows_async_fixed<kMmaThreads>(sm.vo.in.v, p.v + v_row(p, ch.t0, hv), v_stride, c);
+  copy_rows_async_fixed<kMmaThreads>(sm.vo.in.d_o, bp.d_o + v_row(p, ch.t0, hv), v_stride, c);
+  copy_rows_async_fixed<kMmaThreads>(sm.hs.state.h, p.states + state_block(p, slot, hv), kMmaDim,
+                                     kMmaDim);
+  copy_rows_async_fixed<kMmaThreads>(sm.hs.state.ds, bp.dh + state_block(p, slot, hv), kMmaDim,
+                                     kMmaDim);
+  copy_rows_async_fixed<kMmaThreads>(sm.kbar, p.kbar + slot_block(p, slot, hv, kMmaDim), kMmaDim,
+                                     kMmaChunk);
+  copy_rows_async_fixed<kMmaThreads>(sm.a, p.a + slot_block(p, slot, hv, kMmaChunk), kMmaChunk,
+                                     kMmaChunk);
+  arch::cp_async_commit();
+  // G as the prepare kernel forms it: the gates (0 past the end), then channel d summed by thread
+  // d in row order.
+  arch::cta_for(kMmaChunk * kMmaDim, [&](int idx) {
+    const int i = idx / kMmaDim;
+    const int d = idx % kMmaDim;
+    sm.g[i][d] = i < c ? p.g[((ch.t0 + i) * p.v_heads + hv) * kMmaDim + d] : 0.0f;
+  });
+  __syncthreads();
+  arch::cta_for(kMmaDim, [&](int d) {
+    float running = 0.0f;
+    for (int i = 0; i < kMmaChunk; ++i) {
+      running += sm.g[i][d];
+      sm.g[i][d] = running;
+    }
+  });
+  arch::cp_async_wait<0>();
+  __syncthreads();  // every tile has landed; G is complete
+
+  const int w = arch::warp_id();
+  const int r0 = 16 * w;
+  const int last = c - 1;
+  // A. dv = scale·A^qkᵀ dO (k-steps w..3: A^qk is lower triangular) + K̄ dS.
+  {
+    AccTile<16, kMmaDim> local, carried;
+    zero(local);
+    zero(carried);
+    mma_acc_triangular<Triangle::kUpper, AStore::kTransposed, BStore::kKMajor>(
+        local, sm.a, r0, sm.vo.in.d_o, 0, w, kMmaChunk / 16);
+    mma_acc<AStore::kRowMajor, BStore::kKMajor>(carried, sm.kbar, r0, sm.hs.state.ds, 0, 0,
+                                                kMmaDim / 16);
+    zip(local, carried, [&](float& x, float y) { x = p.scale * x + y; });
+    bf16* dv = bp.dv + v_row(p, ch.t0, hv);
+    for_each_pair(local, [&](int il, int e, float& x0, float& x1) {
+      const int i = r0 + il;
+      if (i < c) arch::store_u32(dv + i * v_stride + e, arch::pack_bf16x2(x0, x1));
+    });
+  }
+  // dP = bf16(scale·Tril_incl(dO Vᵀ)), rows r0.., column pairs 0..w (zero above the diagonal
+  // and past the end).
+  {
+    AccTile<16, kMmaChunk> da;
+    zero(da);
+    mma_acc<AStore::kRowMajor, BStore::kNMajor>(da, sm.vo.in.d_o, r0, sm.vo.in.v, 0, 0,
+                                                kMmaDim / 16, w + 1);
+    for_each_pair(da, [&](int il, int j, float& x0, float& x1) {
+      const int i = r0 + il;
+      const float p0 = j <= i && i < c ? p.scale * x0 : 0.0f;
+      const float p1 = j + 1 <= i && i < c ? p.scale * x1 : 0.0f;
+      arch::store_u32(sm.dp.ptr(i, j), arch::pack_bf16x2(p0, p1));
+    });
+  }
+  // The inter-chunk terms: dq = scale·E ⊙ (dO Hᵀ), dk = R ⊙ (V dSᵀ).
+  AccTile<16, kMmaDim> dq, dk;
+  zero(dq);
+  zero(dk);
+  mma_acc<AStore::kRowMajor, BStore::kNMajor>(dq, sm.vo.in.d_o, r0, sm.hs.state.h, 0, 0,
+                                              kMmaDim / 16);
+  mma_acc<AStore::kRowMajor, BStore::kNMajor>(dk, sm.vo.in.v, r0, sm.hs.state.ds, 0, 0,
+                                              kMmaDim / 16);
+  const bool key_decay = bp.fault != BackwardFault::kKeyWithoutDecay;
+  for_each_pair(dq, [&](int il, int d, float& x0, float& x1) {
+    const int i = r0 + il;
+    x0 *= p.scale * expf(sm.g[i][d]);
+    x1 *= p.scale * expf(sm.g[i][d + 1]);
+  });
+  for_each_pair(dk, [&](int il, int d, float& x0, float& x1) {
+    const int i = r0 + il;
+    if (!key_decay && i < c) return;
+    x0 *= expf(sm.g[kMmaChunk - 1][d] - sm.g[i][d]);
+    x1 *= expf(sm.g[kMmaChunk - 1][d + 1] - sm.g[i][d + 1]);
+  });
+  // ⟨H_d, dS_d⟩, thread d over row d in column order (H at the chunk's entry; the state leaving
+  // it is not read).
+  arch::cta_for(kMmaDim, [&](int d) {
+    float s = 0.0f;
+    for (int e = 0; e < kMmaDim; ++e) s += sm.hs.state.h.at(d, e) * sm.hs.state.ds.at(d, e);
+    sm.hd[d] = s;
+  });
+  __syncthreads();  // (1) H, dS, V and dO read for the last time
+
+  // B. k_s·dk_inter_s per channel for s < last into the fp32 tile (V's and dO's place); the
+  // anchored operands in H's and dS's place.
+  for_each_pair(dk, [&](int il, int d, float& x0, float& x1) {
+    const int i = r0 + il;
+    const bool kept = i < last;
+    sm.vo.terms[i][d] = kept ? sm.k.at(i, d) * x0 : 0.0f;
+    sm.vo.terms[i][d + 1] = kept ? sm.k.at(i, d + 1) * x1 : 0.0f;
+  });
+  {
+    constexpr int kPieces = kMmaDim / 8;
+    arch::cta_for(kMmaChunk * kPieces, [&](int idx) {  // Q_i ⊙ e^{G_i − G_n}, n = 16⌊i/16⌋
+      const int i = idx / kPieces;
+      const int d = 8 * (idx % kPieces);
+      const int n = i & ~15;
+      std::uint32_t qw[4];
+      arch::load_u32x4(sm.q.ptr(i, d), qw);
+      for (int h = 0; h < 4; ++h) {
+        const int ch_d = d + 2 * h;
+        qw[h] = arch::pack_bf16x2(
+            arch::unpack_bf16(qw[h], 0) * expf(sm.g[i][ch_d] - sm.g[n][ch_d]),
+            arch::unpack_bf16(qw[h], 1) * expf(sm.g[i][ch_d + 1] - sm.g[n][ch_d + 1]));
+      }
+      arch::store_u32x4(sm.hs.gram.q_anchored.ptr(i, d), qw);
+    });
+  }
+  form_anchored_keys(sm.hs.gram, sm.k, sm.g);
+  __syncthreads();  // (2) the key terms and the anchored operands complete
+
+  // C. The boundary term of channel d by thread d, rows in order; the intra-chunk terms by warp.
+  arch::cta_for(kMmaDim, [&](int d) {
+    float key = 0.0f;
+    for (int s = 0; s < last; ++s) key += sm.vo.terms[s][d];
+    const float e_last = expf(sm.g[kMmaChunk - 1][d]);
+    sm.boundary[d] =
+        bp.fault == BackwardFault::kBoundaryAtEntry ? sm.hd[d] : e_last * sm.hd[d] + key;
+  });
+  // dq's off-diagonal blocks (w > 0): dP[r0.., 0..r0) times row block w's anchored keys, then
+  // row i's factor e^{G_i − G_r0}; 32 columns at a time.
+  if (w > 0)
+    for_each_slice32([&]<int kN8>() {
+      AccTile<16, 32> part;
+      zero(part);
+      mma_acc<AStore::kRowMajor, BStore::kKMajor>(part, sm.dp, r0, sm.hs.gram.k_anchored, 8 * kN8,
+                                                  0, w, 2, anchored_keys_row(w));
+      for_each_pair_slice<kN8>(dq, part,
+                               [&](int il, int d, float& x0, float& x1, float& y0, float& y1) {
+                                 const int i = r0 + il;
+                                 x0 += y0 * expf(sm.g[i][d] - sm.g[r0][d]);
+                                 x1 += y1 * expf(sm.g[i][d + 1] - sm.g[r0][d + 1]);
+                               });
+    });
+  // dk's off-diagonal blocks: for each later row block b, dP[16b.., r0..]ᵀ times Q anchored at
+  // 16b, then row j's factor e^{G_16b − G_j}.
+  for (int b = w + 1; b < kMmaChunk / 16; ++b)
+    for_each_slice32([&]<int kN8>() {
+      AccTile<16, 32> part;
+      zero(part);
+      mma_acc<AStore::kTransposed, BStore::kKMajor>(part, sm.dp, r0, sm.hs.gram.q_anchored, 8 * kN8,
+                                                    b, b + 1);
+      for_each_pair_slice<kN8>(dk, part,
+                               [&](int il, int d, float& x0, float& x1, float& y0, float& y1) {
+                                 const int j = r0 + il;
+                                 x0 += y0 * expf(sm.g[16 * b][d] - sm.g[j][d]);
+                                 x1 += y1 * expf(sm.g[16 * b][d + 1] - sm.g[j][d + 1]);
+                               });
+    });
+  // The diagonal block per pair (j < i), fp32 on CUDA cores, in pair order.
+  if (bp.fault != BackwardFault::kDropIntraDiagonal)
+    for_each_pair(dq, [&](int il, int d, float& x0, float& x1) {
+      const int i = r0 + il;
+      for (int j = r0; j < i; ++j) {
+        const float pij = sm.dp.at(i, j);
+        x0 += pij * sm.k.at(j, d) * expf(sm.g[i][d] - sm.g[j][d]);
+        x1 += pij * sm.k.at(j, d + 1) * expf(sm.g[i][d + 1] - sm.g[j][d + 1]);
+      }
+    });
+  for_each_pair(dk, [&](int il, int d, float& x0, float& x1) {
+    const int j = r0 + il;
+    for (int i = j + 1; i < r0 + 16; ++i) {
+      const float pij = sm.dp.at(i, j);
+      x0 += pij * sm.q.at(i, d) * expf(sm.g[i][d] - sm.g[j][d]);
+      x1 += pij * sm.q.at(i, d + 1) * expf(sm.g[i][d + 1] - sm.g[j][d + 1]);
+    }
+  });
+  __syncthreads();  // (3) the boundary terms complete: the tile takes the row terms
+
+  // D. Row terms q_i·dq'_i − [i < last] k_i·dk'_i per channel; then the pairs i = j; dq, dk out.
+  for_each_pair(dq, dk, [&](int il, int d, float& x0, float& x1, float& y0, float& y1) {
+    const int i = r0 + il;
+    const bool valid = i < c;
+    const bool keyed = i < last;
+    sm.vo.terms[i][d] = valid ? sm.q.at(i, d) * x0 - (keyed ? sm.k.at(i, d) * y0 : 0.0f) : 0.0f;
+    sm.vo.terms[i][d + 1] =
+        valid ? sm.q.at(i, d + 1) * x1 - (keyed ? sm.k.at(i, d + 1) * y1 : 0.0f) : 0.0f;
+    const float pii = sm.dp.at(i, i);
+    x0 += pii * sm.k.at(i, d);
+    x1 += pii * sm.k.at(i, d + 1);
+    y0 += pii * sm.q.at(i, d);
+    y1 += pii * sm.q.at(i, d + 1);
+  });
+  const auto store = [&](AccTile<16, kMmaDim>& acc, bf16* out_bf16, float* out_part) {
+    for_each_pair(acc, [&](int il, int d, float x0, float x1) {
+      const int i = r0 + il;
+      if (i >= c) return;
+      if (p.group == 1) {
+        arch::store_u32(out_bf16 + i * qk_stride + d, arch::pack_bf16x2(x0, x1));
+      } else {
+        out_part[i * v_stride + d] = x0;
+        out_part[i * v_stride + d + 1] = x1;
+      }
+    });
+  };
+  store(dq, bp.dq + qk_row(p, ch.t0, hv),
+        bp.dq_part != nullptr ? bp.dq_part + v_row(p, ch.t0, hv) : nullptr);
+  store(dk, bp.dk + qk_row(p, ch.t0, hv),
+        bp.dk_part != nullptr ? bp.dk_part + v_row(p, ch.t0, hv) : nullptr);
+  __syncthreads();  // (4) the row terms complete
+
+  // E. dg_t,d = boundary_d + Σ_{s = last..t} row term, thread d, rows from the last.
+  arch::cta_for(kMmaDim, [&](int d) {
+    float running = sm.boundary[d];
+    for (int t = last; t >= 0; --t) {
+      running += sm.vo.terms[t][d];
+      bp.dg[((ch.t0 + t) * p.v_heads + hv) * kMmaDim + d] = running;
+    }
+  });
+}
+
+}  // namespace kcv::glr::dev

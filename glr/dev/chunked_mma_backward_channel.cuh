@@ -26,12 +26,14 @@
 //
 // Shared memory (204 KB, one CTA per multiprocessor), each tile written only after the barrier
 // that ends the last read of what it replaces:
-//   phase (barrier after)          vo (34 KB)              hs (68 KB)
-//   A  dv, dP, inter terms  (1)    V, dO                   H, dS
-//   B  k·dk_inter; anchors  (2)    k·dk_inter (fp32)       Q, K anchored (ChannelGram)
-//   C  boundary; intra      (3)    read by thread d        read
-//   D  row terms, stores    (4)    row terms (fp32)
-//   E  dg                          read by thread d
+//   phase (barrier after)            vo (34 KB)                    hs (68 KB)
+//   A  dv, dP, inter terms    (1)    V, dO                         H, dS
+//   B  dk_inter out; anchors  (2)    dk's inter-chunk term (fp32)  Q, K anchored (ChannelGram)
+//   C  boundary; dq intra     (3)    read by thread d              read
+//   D  row terms; dk intra    (4)    row terms (fp32)              read
+//   E  dg                            read by thread d
+// dk's inter-chunk term waits in the tile while dq's intra-chunk terms are formed, so that one
+// 128-column accumulator is live at a time (255 registers with both, and a spill).
 #pragma once
 
 #include <cstdint>
@@ -192,13 +194,12 @@ __global__ void __launch_bounds__(kMmaThreads, 1) grad_channel_kernel(MmaBackwar
   });
   __syncthreads();  // (1) H, dS, V and dO read for the last time
 
-  // B. k_s·dk_inter_s per channel for s < last into the fp32 tile (V's and dO's place); the
+  // B. dk's inter-chunk term into the fp32 tile (V's and dO's place), each element by the lane
+  // that holds it, so that dk's registers are free while dq's intra-chunk terms are formed; the
   // anchored operands in H's and dS's place.
   for_each_pair(dk, [&](int il, int d, float& x0, float& x1) {
-    const int i = r0 + il;
-    const bool kept = i < last;
-    sm.vo.terms[i][d] = kept ? sm.k.at(i, d) * x0 : 0.0f;
-    sm.vo.terms[i][d + 1] = kept ? sm.k.at(i, d + 1) * x1 : 0.0f;
+    sm.vo.terms[r0 + il][d] = x0;
+    sm.vo.terms[r0 + il][d + 1] = x1;
   });
   {
     constexpr int kPieces = kMmaDim / 8;
@@ -218,12 +219,13 @@ __global__ void __launch_bounds__(kMmaThreads, 1) grad_channel_kernel(MmaBackwar
     });
   }
   form_anchored_keys(sm.hs.gram, sm.k, sm.g);
-  __syncthreads();  // (2) the key terms and the anchored operands complete
+  __syncthreads();  // (2) dk's inter-chunk term and the anchored operands complete
 
-  // C. The boundary term of channel d by thread d, rows in order; the intra-chunk terms by warp.
+  // C. The boundary term of channel d by thread d, rows in order: e_last,d·⟨H_d, dS_d⟩ +
+  // Σ_{s<last} k_sd·dk_inter_sd.
   arch::cta_for(kMmaDim, [&](int d) {
     float key = 0.0f;
-    for (int s = 0; s < last; ++s) key += sm.vo.terms[s][d];
+    for (int s = 0; s < last; ++s) key += sm.k.at(s, d) * sm.vo.terms[s][d];
     const float e_last = expf(sm.g[kMmaChunk - 1][d]);
     sm.boundary[d] =
         bp.fault == BackwardFault::kBoundaryAtEntry ? sm.hd[d] : e_last * sm.hd[d] + key;
@@ -243,6 +245,46 @@ __global__ void __launch_bounds__(kMmaThreads, 1) grad_channel_kernel(MmaBackwar
                                  x1 += y1 * expf(sm.g[i][d + 1] - sm.g[r0][d + 1]);
                                });
     });
+  // dq's diagonal block per pair (j < i), fp32 on CUDA cores, in pair order.
+  if (bp.fault != BackwardFault::kDropIntraDiagonal)
+    for_each_pair(dq, [&](int il, int d, float& x0, float& x1) {
+      const int i = r0 + il;
+      for (int j = r0; j < i; ++j) {
+        const float pij = sm.dp.at(i, j);
+        x0 += pij * sm.k.at(j, d) * expf(sm.g[i][d] - sm.g[j][d]);
+        x1 += pij * sm.k.at(j, d + 1) * expf(sm.g[i][d + 1] - sm.g[j][d + 1]);
+      }
+    });
+  __syncthreads();  // (3) the boundary terms complete: the tile takes the row terms
+
+  // D. Row terms q_i·dq'_i − [i < last] k_i·dk'_i per channel, each element by the lane that
+  // holds it in dq and dk: dq's part replaces dk's inter-chunk term, which goes back into dk;
+  // then the pair i = j and dq out, dk's intra-chunk terms, dk's part and dk out.
+  const auto store = [&](AccTile<16, kMmaDim>& acc, bf16* out_bf16, float* out_part) {
+    for_each_pair(acc, [&](int il, int d, float x0, float x1) {
+      const int i = r0 + il;
+      if (i >= c) return;
+      if (p.group == 1) {
+        arch::store_u32(out_bf16 + i * qk_stride + d, arch::pack_bf16x2(x0, x1));
+      } else {
+        out_part[i * v_stride + d] = x0;
+        out_part[i * v_stride + d + 1] = x1;
+      }
+    });
+  };
+  for_each_pair(dq, dk, [&](int il, int d, float& x0, float& x1, float& y0, float& y1) {
+    const int i = r0 + il;
+    y0 = sm.vo.terms[i][d];
+    y1 = sm.vo.terms[i][d + 1];
+    const bool valid = i < c;
+    sm.vo.terms[i][d] = valid ? sm.q.at(i, d) * x0 : 0.0f;
+    sm.vo.terms[i][d + 1] = valid ? sm.q.at(i, d + 1) * x1 : 0.0f;
+    const float pii = sm.dp.at(i, i);
+    x0 += pii * sm.k.at(i, d);
+    x1 += pii * sm.k.at(i, d + 1);
+  });
+  store(dq, bp.dq + qk_row(p, ch.t0, hv),
+        bp.dq_part != nullptr ? bp.dq_part + v_row(p, ch.t0, hv) : nullptr);
   // dk's off-diagonal blocks: for each later row block b, dP[16b.., r0..]ᵀ times Q anchored at
   // 16b, then row j's factor e^{G_16b − G_j}.
   for (int b = w + 1; b < kMmaChunk / 16; ++b)
@@ -258,16 +300,7 @@ __global__ void __launch_bounds__(kMmaThreads, 1) grad_channel_kernel(MmaBackwar
                                  x1 += y1 * expf(sm.g[16 * b][d + 1] - sm.g[j][d + 1]);
                                });
     });
-  // The diagonal block per pair (j < i), fp32 on CUDA cores, in pair order.
-  if (bp.fault != BackwardFault::kDropIntraDiagonal)
-    for_each_pair(dq, [&](int il, int d, float& x0, float& x1) {
-      const int i = r0 + il;
-      for (int j = r0; j < i; ++j) {
-        const float pij = sm.dp.at(i, j);
-        x0 += pij * sm.k.at(j, d) * expf(sm.g[i][d] - sm.g[j][d]);
-        x1 += pij * sm.k.at(j, d + 1) * expf(sm.g[i][d + 1] - sm.g[j][d + 1]);
-      }
-    });
+  // dk's diagonal block per pair (i > j).
   for_each_pair(dk, [&](int il, int d, float& x0, float& x1) {
     const int j = r0 + il;
     for (int i = j + 1; i < r0 + 16; ++i) {
@@ -276,36 +309,16 @@ __global__ void __launch_bounds__(kMmaThreads, 1) grad_channel_kernel(MmaBackwar
       x1 += pij * sm.q.at(i, d + 1) * expf(sm.g[i][d + 1] - sm.g[j][d + 1]);
     }
   });
-  __syncthreads();  // (3) the boundary terms complete: the tile takes the row terms
-
-  // D. Row terms q_i·dq'_i − [i < last] k_i·dk'_i per channel; then the pairs i = j; dq, dk out.
-  for_each_pair(dq, dk, [&](int il, int d, float& x0, float& x1, float& y0, float& y1) {
+  for_each_pair(dk, [&](int il, int d, float& x0, float& x1) {
     const int i = r0 + il;
-    const bool valid = i < c;
-    const bool keyed = i < last;
-    sm.vo.terms[i][d] = valid ? sm.q.at(i, d) * x0 - (keyed ? sm.k.at(i, d) * y0 : 0.0f) : 0.0f;
-    sm.vo.terms[i][d + 1] =
-        valid ? sm.q.at(i, d + 1) * x1 - (keyed ? sm.k.at(i, d + 1) * y1 : 0.0f) : 0.0f;
+    if (i < last) {
+      sm.vo.terms[i][d] -= sm.k.at(i, d) * x0;
+      sm.vo.terms[i][d + 1] -= sm.k.at(i, d + 1) * x1;
+    }
     const float pii = sm.dp.at(i, i);
-    x0 += pii * sm.k.at(i, d);
-    x1 += pii * sm.k.at(i, d + 1);
-    y0 += pii * sm.q.at(i, d);
-    y1 += pii * sm.q.at(i, d + 1);
+    x0 += pii * sm.q.at(i, d);
+    x1 += pii * sm.q.at(i, d + 1);
   });
-  const auto store = [&](AccTile<16, kMmaDim>& acc, bf16* out_bf16, float* out_part) {
-    for_each_pair(acc, [&](int il, int d, float x0, float x1) {
-      const int i = r0 + il;
-      if (i >= c) return;
-      if (p.group == 1) {
-        arch::store_u32(out_bf16 + i * qk_stride + d, arch::pack_bf16x2(x0, x1));
-      } else {
-        out_part[i * v_stride + d] = x0;
-        out_part[i * v_stride + d + 1] = x1;
-      }
-    });
-  };
-  store(dq, bp.dq + qk_row(p, ch.t0, hv),
-        bp.dq_part != nullptr ? bp.dq_part + v_row(p, ch.t0, hv) : nullptr);
   store(dk, bp.dk + qk_row(p, ch.t0, hv),
         bp.dk_part != nullptr ? bp.dk_part + v_row(p, ch.t0, hv) : nullptr);
   __syncthreads();  // (4) the row terms complete

@@ -299,7 +299,7 @@ def test_mma_entries_check_their_arguments_naming_the_field():
                                        _glr.MmaWorkspace.SCRATCH))
     assert 0 < fwd < kept and scratch > 0
     cases = [
-        ("member", lambda: _glr.mma_workspace_bytes(_glr.MmaWorkspace.FORWARD, GLA, _DIMS)),
+        ("member", lambda: _glr.mma_workspace_bytes(_glr.MmaWorkspace.FORWARD, KDA, _DIMS)),
         ("member", lambda: _glr.mma_workspace_bytes(_glr.MmaWorkspace.KEPT, KDA, _DIMS)),
         ("member", lambda: _mma_forward(member=KDA)),
         ("key_dim", lambda: _glr.mma_workspace_bytes(_glr.MmaWorkspace.SCRATCH, GDN,

@@ -443,6 +443,34 @@ TEST(BackwardBound, TheDeltaRuleAndChannelKernelsNeedTheDeclaredTerm) {
   }
 }
 
+// expect_backward_by_head (the H200 check's expectation for H = HV) against the whole problem's:
+// the same reference gradients and a bound at most as loose, for every output, dg per channel
+// included.
+TEST(ExpectBackwardByHead, ReassemblesTheReferenceAndAtMostTightensTheBound) {
+  for (Member m : {Member::kGatedDeltaNet, Member::kGla}) {  // a scalar and a per-channel gate
+    const Case c = make({"by_head", m, mma_spec({70, 1, 64}, 3, 3, 3501)});
+    Expected<BackwardExpectation> whole = expect_backward(m, c.p, c.cot);
+    Expected<BackwardExpectation> split = expect_backward_by_head(m, c.p, c.cot);
+    ASSERT_TRUE(whole && split) << name(m);
+    const auto same = [&](const char* what, const std::vector<double>& ref_whole,
+                          const std::vector<double>& ref_split,
+                          const std::vector<double>& tau_whole,
+                          const std::vector<double>& tau_split) {
+      EXPECT_EQ(ref_whole, ref_split) << name(m) << " " << what;
+      ASSERT_EQ(tau_whole.size(), tau_split.size()) << name(m) << " " << what;
+      for (std::size_t i = 0; i < tau_whole.size(); ++i) {
+        ASSERT_GT(tau_split[i], 0.0) << name(m) << " " << what << " " << i;
+        ASSERT_LE(tau_split[i], tau_whole[i] * (1 + 1e-12)) << name(m) << " " << what << " " << i;
+      }
+    };
+    same("dq", whole->ref.dq, split->ref.dq, whole->tau.dq, split->tau.dq);
+    same("dk", whole->ref.dk, split->ref.dk, whole->tau.dk, split->tau.dk);
+    same("dv", whole->ref.dv, split->ref.dv, whole->tau.dv, split->tau.dv);
+    same("dg", whole->ref.dg, split->ref.dg, whole->tau.dg, split->tau.dg);
+    same("dh0", whole->ref.dh0, split->ref.dh0, whole->tau.dh0, split->tau.dh0);
+  }
+}
+
 TEST(ChunkedMmaBackwardArguments, RejectsWhatTheKernelsDoNotTake) {
   gpu::Dims d;
   d.seq_len = 64;

@@ -216,11 +216,11 @@ Expected<BackwardExpectation> expect_backward_by_head(Member member, const Probl
     dst_ref.assign(size, 0.0);
     dst_tau.assign(size, 0.0);
   };
-  const bool gated = !p.g.empty();
+  const std::int64_t gate_width = static_cast<std::int64_t>(p.g.size()) / (s.tokens * hvs);
   place(all.ref.dq, all.tau.dq, p.q.size());
   place(all.ref.dk, all.tau.dk, p.k.size());
   place(all.ref.dv, all.tau.dv, p.v.size());
-  place(all.ref.dg, all.tau.dg, gated ? p.g.size() : 0);
+  place(all.ref.dg, all.tau.dg, p.g.size());
   const bool delta = !p.beta.empty();
   place(all.ref.dbeta, all.tau.dbeta, delta ? p.beta.size() : 0);
   place(all.ref.dh0, all.tau.dh0, idx(s.state_size()));
@@ -240,9 +240,10 @@ Expected<BackwardExpectation> expect_backward_by_head(Member member, const Probl
         all.ref.dv[to] = e.ref.dv[from];
         all.tau.dv[to] = e.tau.dv[from];
       }
-      if (gated) {
-        all.ref.dg[idx(t * hvs + hv)] = e.ref.dg[idx(t)];
-        all.tau.dg[idx(t * hvs + hv)] = e.tau.dg[idx(t)];
+      for (std::int64_t x = 0; x < gate_width; ++x) {  // dg: [T, HV] or [T, HV, K]
+        const std::size_t to = idx((t * hvs + hv) * gate_width + x), from = idx(t * gate_width + x);
+        all.ref.dg[to] = e.ref.dg[from];
+        all.tau.dg[to] = e.tau.dg[from];
       }
       if (delta) {
         all.ref.dbeta[idx(t * hvs + hv)] = e.ref.dbeta[idx(t)];

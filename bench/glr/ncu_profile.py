@@ -117,13 +117,30 @@ def profile(args, impl, metrics, csv_path):
            os.path.abspath(__file__), "--target", impl, "--member", args.member, "--shape",
            args.shape]
     t0 = time.time()
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout)
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout)
+        rc, stdout, stderr = proc.returncode, proc.stdout, proc.stderr
+    except subprocess.TimeoutExpired as e:  # the other implementations' tables still come out
+        rc = TIMED_OUT
+        stdout = _text(e.stdout)
+        stderr = _text(e.stderr) + f"\nncu: out of time after {args.timeout} s (--timeout)\n"
     with open(csv_path, "w", encoding="utf-8") as f:
-        f.write(proc.stdout)
+        f.write(stdout)
     with open(csv_path + ".log", "w", encoding="utf-8") as f:
-        f.write(" ".join(cmd) + "\n" + proc.stderr)
-    print(f"{impl}: ncu exit {proc.returncode} in {time.time() - t0:.0f} s", flush=True)
-    return proc.returncode
+        f.write(" ".join(cmd) + "\n" + stderr)
+    print(f"{impl}: ncu exit {rc} in {time.time() - t0:.0f} s", flush=True)
+    return rc
+
+
+#: profile()'s exit status for an implementation that ran past --timeout (timeout(1)'s).
+TIMED_OUT = 124
+
+
+def _text(out):
+    """What a timed-out subprocess had printed: bytes, str or None."""
+    if out is None:
+        return ""
+    return out.decode("utf-8", "replace") if isinstance(out, bytes) else out
 
 
 def read_rows(csv_path):

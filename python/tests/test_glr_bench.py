@@ -9,6 +9,7 @@ import os
 import re
 import subprocess
 import sys
+import types
 
 import pytest
 
@@ -224,6 +225,21 @@ def test_ncu_raw_csv_to_the_kernel_table(tmp_path):
                         "barrier 3.2 |")
     assert lines[5] == "| `chunk_fwd_kernel_o` | 12.5 | 96 | - |"
     assert lines[7] == "2 launches, 1647.5 µs summed (one replay each)."
+
+
+def test_ncu_profile_of_an_implementation_past_its_timeout_returns_124(tmp_path):
+    # a stand-in for ncu that never finishes: the report's other implementations must survive,
+    # so profile() returns a status, writes what it has and names the timeout in the log
+    ncu = _load("ncu_profile")
+    fake = tmp_path / "ncu"
+    fake.write_text("#!/bin/sh\necho partial\nsleep 30\n")
+    fake.chmod(0o755)
+    args = types.SimpleNamespace(ncu=str(fake), member="gla", shape="1", timeout=1)
+    path = tmp_path / "gla_fla.csv"
+    assert ncu.profile(args, "fla", ["gpu__time_duration.sum"], str(path)) == ncu.TIMED_OUT
+    assert "partial" in path.read_text()
+    assert "out of time after 1 s" in (tmp_path / "gla_fla.csv.log").read_text()
+    assert ncu.read_rows(str(path)) == []
 
 
 def test_ncu_metric_names_reduce_to_the_base_names_it_lists():

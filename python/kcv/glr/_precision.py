@@ -62,9 +62,10 @@ def resolve(precision):
 def chunk_path(member, K, V, q_dtype, beta_dtype, device_type, grade):
     """Which kernels a chunk op's call runs (forward and backward alike), from what the call's
     arguments say about themselves: REFERENCE (the fp64 chunked reference, on the CPU), TENSOR_CORE
-    (glr/dev's kernels: grade "bf16", member LA, SSD, DeltaNet, GDN or GLA, K = V = 128, bf16 q/k/v and
-    β absent or bf16, on CUDA) or CUDA_CORE (every other CUDA call). fp32 β is not rounded to bf16
-    for the tensor-core kernels: that rounding is not one the bf16 grade declares."""
+    (glr/dev's kernels: grade "bf16", member LA, SSD, DeltaNet, GDN or GLA, K = V = 128, bf16
+    q/k/v and β absent or bf16, on CUDA) or CUDA_CORE (every other CUDA call). fp32 β is not
+    rounded to bf16 for the tensor-core kernels: that rounding is not one the bf16 grade
+    declares."""
     check_grade(grade, "grade")
     if device_type != "cuda":
         return REFERENCE

@@ -40,6 +40,15 @@ inline constexpr int kLanes = 1;  ///< lanes a fragment holds: this thread's own
 #define KCV_GLR_UNROLL _Pragma("unroll")
 #endif
 
+/// Keeps the loop that follows rolled on the device: for an outer loop around an unrolled pass
+/// over a warp's fragments, whose body would otherwise be copied once per trip (instruction-cache
+/// pressure, not registers, is what that costs).
+#if defined(KCV_GLR_HOST_EMULATION)
+#define KCV_GLR_ROLLED
+#else
+#define KCV_GLR_ROLLED _Pragma("unroll 1")
+#endif
+
 /// Registers of one fragment: N values of type T per lane, for the lanes this thread holds.
 template <typename T, int N>
 struct Frag {

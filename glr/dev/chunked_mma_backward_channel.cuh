@@ -24,7 +24,7 @@
 // dq', dk' without the pairs i = j. The row terms go through an fp32 tile (V's and dO's place
 // once they are read for the last time); thread d sums channel d's column in a fixed order.
 //
-// Shared memory (204 KB, one CTA per multiprocessor), each tile written only after the barrier
+// Shared memory (206 KB, one CTA per multiprocessor), each tile written only after the barrier
 // that ends the last read of what it replaces:
 //   phase (barrier after)            vo (34 KB)                    hs (68 KB)
 //   A  dv, dP, inter terms    (1)    V, dO                         H, dS
@@ -49,6 +49,20 @@ using gpu::detail::for_each_pair_slice;
 /// fp32 row terms of a chunk, [row][channel]; rows padded by 8 floats so that a warp's stores of
 /// an accumulator (8 rows, 4 column pairs) fall on at most two lanes per bank.
 using ChannelRowTerms = float[kMmaChunk][kMmaDim + 8];
+/// G per key channel, [row][channel], rows padded by 8 floats for the same reason: the 8-byte
+/// loads of (G_id, G_i,d+1) at a warp's accumulator coordinates (gate_pair) fall on distinct banks
+/// within each half-warp, where 128-float rows put a column's 8 rows on one bank.
+using ChannelGate = float[kMmaChunk][kMmaDim + 8];
+
+/// (G_id, G_i,d+1), d even: one 8-byte load.
+struct GatePair {
+  float lo, hi;
+};
+__device__ __forceinline__ GatePair gate_pair(const ChannelGate& g, int i, int d) {
+  GatePair x;
+  arch::load_f32x2(&g[i][d], x.lo, x.hi);
+  return x;
+}
 
 struct GradChannelStorage {
   SmemBf16<kMmaChunk, kMmaDim> q, k;
@@ -68,7 +82,7 @@ struct GradChannelStorage {
   SmemBf16<kMmaChunk, kMmaDim> kbar;  ///< K̄ = bf16(K ⊙ R) (the prepare kernel's)
   SmemBf16<kMmaChunk, kMmaChunk> a;   ///< A^qk (bf16, the prepare kernel's)
   SmemBf16<kMmaChunk, kMmaChunk> dp;  ///< bf16(scale·Tril_incl(dO Vᵀ))
-  float g[kMmaChunk][kMmaDim];        ///< G per channel
+  ChannelGate g;                      ///< G per channel
   float hd[kMmaDim];                  ///< ⟨H_d, dS_d⟩
   float boundary[kMmaDim];  ///< e_last,d·⟨H_d, dS_d⟩ + Σ_{s<last} k_sd (R ⊙ V dSᵀ)_sd
 };
@@ -175,15 +189,16 @@ __global__ void __launch_bounds__(kMmaThreads, 1) grad_channel_kernel(MmaBackwar
                                               kMmaDim / 16);
   const bool key_decay = bp.fault != BackwardFault::kKeyWithoutDecay;
   for_each_pair(dq, [&](int il, int d, float& x0, float& x1) {
-    const int i = r0 + il;
-    x0 *= p.scale * expf(sm.g[i][d]);
-    x1 *= p.scale * expf(sm.g[i][d + 1]);
+    const GatePair gi = gate_pair(sm.g, r0 + il, d);
+    x0 *= p.scale * expf(gi.lo);
+    x1 *= p.scale * expf(gi.hi);
   });
   for_each_pair(dk, [&](int il, int d, float& x0, float& x1) {
     const int i = r0 + il;
     if (!key_decay && i < c) return;
-    x0 *= expf(sm.g[kMmaChunk - 1][d] - sm.g[i][d]);
-    x1 *= expf(sm.g[kMmaChunk - 1][d + 1] - sm.g[i][d + 1]);
+    const GatePair gi = gate_pair(sm.g, i, d), gl = gate_pair(sm.g, kMmaChunk - 1, d);
+    x0 *= expf(gl.lo - gi.lo);
+    x1 *= expf(gl.hi - gi.hi);
   });
   // ⟨H_d, dS_d⟩, thread d over row d in column order (H at the chunk's entry; the state leaving
   // it is not read).
@@ -240,21 +255,29 @@ __global__ void __launch_bounds__(kMmaThreads, 1) grad_channel_kernel(MmaBackwar
                                                   0, w, 2, anchored_keys_row(w));
       for_each_pair_slice<kN8>(dq, part,
                                [&](int il, int d, float& x0, float& x1, float& y0, float& y1) {
-                                 const int i = r0 + il;
-                                 x0 += y0 * expf(sm.g[i][d] - sm.g[r0][d]);
-                                 x1 += y1 * expf(sm.g[i][d + 1] - sm.g[r0][d + 1]);
+                                 const GatePair gi = gate_pair(sm.g, r0 + il, d);
+                                 const GatePair gn = gate_pair(sm.g, r0, d);
+                                 x0 += y0 * expf(gi.lo - gn.lo);
+                                 x1 += y1 * expf(gi.hi - gn.hi);
                                });
     });
-  // dq's diagonal block per pair (j < i), fp32 on CUDA cores, in pair order.
-  if (bp.fault != BackwardFault::kDropIntraDiagonal)
-    for_each_pair(dq, [&](int il, int d, float& x0, float& x1) {
-      const int i = r0 + il;
-      for (int j = r0; j < i; ++j) {
+  // dq's diagonal block per pair (j < i), fp32 on CUDA cores: j in a rolled loop around one pass
+  // over the warp's fragments (the pass's code once, not a loop per fragment), each element adding
+  // its pairs in j order; an element with i ≤ j is skipped (a branch, not a product: e^{G_i − G_j}
+  // above the diagonal may overflow). The rows 16w..16w+7 of a warp's fragments drop out for
+  // j ≥ 16w + 7 at once.
+  if (bp.fault != BackwardFault::kDropIntraDiagonal) {
+    KCV_GLR_ROLLED
+    for (int j = r0; j < r0 + 15; ++j)
+      for_each_pair(dq, [&](int il, int d, float& x0, float& x1) {
+        const int i = r0 + il;
+        if (i <= j) return;
         const float pij = sm.dp.at(i, j);
-        x0 += pij * sm.k.at(j, d) * expf(sm.g[i][d] - sm.g[j][d]);
-        x1 += pij * sm.k.at(j, d + 1) * expf(sm.g[i][d + 1] - sm.g[j][d + 1]);
-      }
-    });
+        const GatePair gi = gate_pair(sm.g, i, d), gj = gate_pair(sm.g, j, d);
+        x0 += pij * sm.k.at(j, d) * expf(gi.lo - gj.lo);
+        x1 += pij * sm.k.at(j, d + 1) * expf(gi.hi - gj.hi);
+      });
+  }
   __syncthreads();  // (3) the boundary terms complete: the tile takes the row terms
 
   // D. Row terms q_i·dq'_i − [i < last] k_i·dk'_i per channel, each element by the lane that
@@ -295,20 +318,24 @@ __global__ void __launch_bounds__(kMmaThreads, 1) grad_channel_kernel(MmaBackwar
                                                     b, b + 1);
       for_each_pair_slice<kN8>(dk, part,
                                [&](int il, int d, float& x0, float& x1, float& y0, float& y1) {
-                                 const int j = r0 + il;
-                                 x0 += y0 * expf(sm.g[16 * b][d] - sm.g[j][d]);
-                                 x1 += y1 * expf(sm.g[16 * b][d + 1] - sm.g[j][d + 1]);
+                                 const GatePair gj = gate_pair(sm.g, r0 + il, d);
+                                 const GatePair gn = gate_pair(sm.g, 16 * b, d);
+                                 x0 += y0 * expf(gn.lo - gj.lo);
+                                 x1 += y1 * expf(gn.hi - gj.hi);
                                });
     });
-  // dk's diagonal block per pair (i > j).
-  for_each_pair(dk, [&](int il, int d, float& x0, float& x1) {
-    const int j = r0 + il;
-    for (int i = j + 1; i < r0 + 16; ++i) {
+  // dk's diagonal block per pair (i > j), as dq's: i in a rolled loop, each element adding its
+  // pairs in i order.
+  KCV_GLR_ROLLED
+  for (int i = r0 + 1; i < r0 + 16; ++i)
+    for_each_pair(dk, [&](int il, int d, float& x0, float& x1) {
+      const int j = r0 + il;
+      if (j >= i) return;
       const float pij = sm.dp.at(i, j);
-      x0 += pij * sm.q.at(i, d) * expf(sm.g[i][d] - sm.g[j][d]);
-      x1 += pij * sm.q.at(i, d + 1) * expf(sm.g[i][d + 1] - sm.g[j][d + 1]);
-    }
-  });
+      const GatePair gi = gate_pair(sm.g, i, d), gj = gate_pair(sm.g, j, d);
+      x0 += pij * sm.q.at(i, d) * expf(gi.lo - gj.lo);
+      x1 += pij * sm.q.at(i, d + 1) * expf(gi.hi - gj.hi);
+    });
   for_each_pair(dk, [&](int il, int d, float& x0, float& x1) {
     const int i = r0 + il;
     if (i < last) {

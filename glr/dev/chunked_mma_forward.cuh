@@ -218,15 +218,20 @@ struct ChannelWy {
   SmemBf16<kMmaChunk, kMmaDim> v;  ///< V, then Ṽ = bf16(β V)
 };
 
+/// G per key channel in prepare_channel, [row][channel], rows of 129 floats: the diagonal blocks'
+/// per-pair sums have a warp's threads read G_jd of 16 rows j at one channel d, which 128-float
+/// rows put on one bank (a 16-way conflict) and 129-float rows on 16.
+using PrepareGate = float[kMmaChunk][kMmaDim + 1];
+
 /// prepare_kernel's shared memory for a per-channel gate: Q and K, the anchored factors, G per
 /// channel and the diagonal blocks' per-pair sums; with the delta rule (KDA) also L, T and bf16(T)
-/// and, over the anchored factors, X and V. 112.5 KB (GLA), 176.75 KB (KDA).
+/// and, over the anchored factors, X and V. 112.75 KB (GLA), 177 KB (KDA).
 template <bool kDelta>
 struct PrepareStorageChannel {
   SmemBf16<kMmaChunk, kMmaDim> q, k;
   ChannelGram gram;
-  float g[kMmaChunk][kMmaDim];  ///< G, per channel
-  float diag[kMmaChunk][16];    ///< A^qk_ij, j on i's diagonal block (column j − 16⌊i/16⌋)
+  PrepareGate g;              ///< G, per channel
+  float diag[kMmaChunk][16];  ///< A^qk_ij, j on i's diagonal block (column j − 16⌊i/16⌋)
 };
 template <>
 struct PrepareStorageChannel<true> {
@@ -235,7 +240,7 @@ struct PrepareStorageChannel<true> {
     ChannelGramDelta gram;
     ChannelWy wy;
   };
-  float g[kMmaChunk][kMmaDim];
+  PrepareGate g;
   float diag[kMmaChunk][16];
   float diag_kk[kMmaChunk][16];  ///< (K Kᵀ ⊙ Γ)_ij, j < i on i's diagonal block
   gpu::detail::RowAlignedTile<kMmaChunk, kMmaChunk> l;  ///< fp32 L (above it: the inverse's)
@@ -253,10 +258,12 @@ __device__ __forceinline__ constexpr int anchored_keys_row(int b) { return 8 * b
 
 /// ChannelGram::k_anchored from K and G (per channel), CTA-wide: row block b's B operand
 /// K_j ⊙ e^{G_16b − G_j} (j < 16b) at rows anchored_keys_row(b).., 8 elements per 16-byte load and
-/// store. Read by the forward's A^qk (and L) and by the backward's dq.
+/// store. Read by the forward's A^qk (and L) and by the backward's dq. `g`: G per channel,
+/// g[i][d] (the prepare kernel's 128-float rows or the backward's padded ones).
+template <typename GateRows>
 __device__ __forceinline__ void form_anchored_keys(ChannelGram& gram,
                                                    const SmemBf16<kMmaChunk, kMmaDim>& k,
-                                                   const float (&g)[kMmaChunk][kMmaDim]) {
+                                                   const GateRows& g) {
   constexpr int kPieces = kMmaDim / 8;
   arch::cta_for(96 * kPieces, [&](int idx) {
     const int r = idx / kPieces;

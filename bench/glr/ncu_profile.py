@@ -29,6 +29,7 @@ import io
 import re
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -117,13 +118,19 @@ def profile(args, impl, metrics, csv_path):
            os.path.abspath(__file__), "--target", impl, "--member", args.member, "--shape",
            args.shape]
     t0 = time.time()
+    # ncu in a process group of its own, so that a timeout stops the profiled process with it
+    # (killing ncu alone would leave it on the GPU beside the next implementation's profile)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout)
-        rc, stdout, stderr = proc.returncode, proc.stdout, proc.stderr
-    except subprocess.TimeoutExpired as e:  # the other implementations' tables still come out
+        stdout, stderr = proc.communicate(timeout=args.timeout)
+        rc = proc.returncode
+    except subprocess.TimeoutExpired:  # the other implementations' tables still come out
+        os.killpg(proc.pid, signal.SIGKILL)
+        stdout, stderr = proc.communicate()
         rc = TIMED_OUT
-        stdout = _text(e.stdout)
-        stderr = _text(e.stderr) + f"\nncu: out of time after {args.timeout} s (--timeout)\n"
+        stderr = _text(stderr) + f"\nncu: out of time after {args.timeout} s (--timeout)\n"
+        stdout = _text(stdout)
     with open(csv_path, "w", encoding="utf-8") as f:
         f.write(stdout)
     with open(csv_path + ".log", "w", encoding="utf-8") as f:

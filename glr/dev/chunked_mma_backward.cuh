@@ -98,9 +98,10 @@ using gpu::detail::RowPartials;
 
 template <int kBV>
 struct ScanStage {
-  SmemBf16<kMmaChunk, kMmaDim> q;
-  SmemBf16<kMmaChunk, kBV> d_o;  ///< dO's columns col0..col0+kBV
-  float f[2][kMmaChunk];         ///< exp(G), exp(G_last − G); 0 past the end
+  SmemBf16<kMmaChunk, kMmaDim> q;  ///< Q (a per-channel gate: Q̄, the kept part's)
+  SmemBf16<kMmaChunk, kBV> d_o;    ///< dO's columns col0..col0+kBV
+  /// exp(G), exp(G_last − G), 0 past the end; a per-channel gate: e_last of channel d at d.
+  float f[2][kMmaChunk];
 };
 
 /// The delta rule's operands of one chunk step, one copy each: K (for K̄ dS), W (for Wᵀ dΔ),

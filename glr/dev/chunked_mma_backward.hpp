@@ -2,10 +2,11 @@
 // The tensor-core GLR backward under development, the sibling of chunked_mma_forward.hpp: the
 // reference's chunk algebra for the backward (glr/reference/chunk_backward.hpp, gdn-spec.md §6,
 // §9) with mma.sync m16n8k16 (bf16 operands, fp32 accumulation), K = V = 128, chunk 64, under the
-// bf16 precision grade, fp32 state-gradient carry. Members without a per-channel gate and without
-// a per-channel gate: LA, SSD, DeltaNet and GDN. Given dO (and optionally dht) it returns dq, dk,
-// dv, dg (per-token log-gate gradient: SSD, GDN), dβ (DeltaNet, GDN) and dh0. The kernels are
-// chunked_mma_backward.cuh; docs/glr/tensor-core-backward.md is the design.
+// bf16 precision grade, fp32 state-gradient carry. Members: LA, SSD, DeltaNet, GDN and GLA (every
+// member but KDA, the per-channel gate with the delta rule). Given dO (and optionally dht) it
+// returns dq, dk, dv, dg (the log-gate gradient: per token for SSD and GDN, per token and key
+// channel for GLA), dβ (DeltaNet, GDN) and dh0. The kernels are chunked_mma_backward.cuh and
+// chunked_mma_backward_channel.cuh; docs/glr/tensor-core-backward.md is the design.
 //
 // Plain data and host declarations (g++ and nvcc), as the forward's header.
 #pragma once
@@ -52,7 +53,7 @@ struct MmaBackwardParams {
   bf16* dq = nullptr;     ///< [T, H, 128]
   bf16* dk = nullptr;     ///< [T, H, 128]
   bf16* dv = nullptr;     ///< [T, HV, 128]
-  float* dg = nullptr;    ///< [T, HV] (scalar gate only)
+  float* dg = nullptr;    ///< [T, HV] (scalar gate), [T, HV, 128] (per-channel gate)
   bf16* dbeta = nullptr;  ///< [T, HV] (delta rule only)
   float* dh0 = nullptr;   ///< [N, HV, 128, 128] in the state layout, or null
   /// true: the backward recomputes the forward's pieces first (two launches). false: a training

@@ -128,21 +128,10 @@ __global__ void __launch_bounds__(kMmaThreads, 1) grad_channel_kernel(MmaBackwar
   copy_rows_async_fixed<kMmaThreads>(sm.a, p.a + slot_block(p, slot, hv, kMmaChunk), kMmaChunk,
                                      kMmaChunk);
   arch::cp_async_commit();
-  // G as the prepare kernel forms it: the gates (0 past the end), then channel d summed by thread
-  // d in row order.
-  arch::cta_for(kMmaChunk * kMmaDim, [&](int idx) {
-    const int i = idx / kMmaDim;
-    const int d = idx % kMmaDim;
-    sm.g[i][d] = i < c ? p.g[((ch.t0 + i) * p.v_heads + hv) * kMmaDim + d] : 0.0f;
-  });
+  // G as the prepare kernel forms it.
+  load_channel_gate(sm.g, p, ch.t0, hv, c);
   __syncthreads();
-  arch::cta_for(kMmaDim, [&](int d) {
-    float running = 0.0f;
-    for (int i = 0; i < kMmaChunk; ++i) {
-      running += sm.g[i][d];
-      sm.g[i][d] = running;
-    }
-  });
+  sum_channel_gate(sm.g, [](int, float) {});
   arch::cp_async_wait<0>();
   __syncthreads();  // every tile has landed; G is complete
 

@@ -171,6 +171,32 @@ __device__ __forceinline__ void chunk_cumulative_gate(float* out, const MmaForwa
   __syncthreads();
 }
 
+/// A per-channel gate's G, the chunk-local cumulative log-decay of each key channel, in two steps
+/// with a CTA barrier between (the caller's): load_channel_gate puts the chunk's gates in g[i][d],
+/// every thread at once, 0 past the end (so that G stays at G_last there); sum_channel_gate has
+/// thread d sum channel d from row 0 in row order and then call at_end(d, G_last,d). The prepare
+/// kernel's G and the backward's are these same sums.
+template <typename GateRows>
+__device__ __forceinline__ void load_channel_gate(GateRows& g, const MmaForwardParams& p,
+                                                  std::int64_t t0, int hv, int c) {
+  arch::cta_for(kMmaChunk * kMmaDim, [&](int idx) {
+    const int i = idx / kMmaDim;
+    const int d = idx % kMmaDim;
+    g[i][d] = i < c ? p.g[((t0 + i) * p.v_heads + hv) * kMmaDim + d] : 0.0f;
+  });
+}
+template <typename GateRows, typename F>
+__device__ __forceinline__ void sum_channel_gate(GateRows& g, F&& at_end) {
+  arch::cta_for(kMmaDim, [&](int d) {
+    float running = 0.0f;
+    for (int i = 0; i < kMmaChunk; ++i) {
+      running += g[i][d];
+      g[i][d] = running;
+    }
+    at_end(d, running);
+  });
+}
+
 // ------------------------------------------------------------------------------ 1. prepare
 
 /// prepare_kernel's shared memory without the delta rule: Q and K for the Gram product.
@@ -359,13 +385,8 @@ __device__ __forceinline__ void prepare_channel(PrepareStorageChannel<kDelta>& s
   copy_rows_async(sm.k, p.k + qk_row(p, ch.t0, hv), qk_stride, c);
   arch::cp_async_commit();
 
-  // G: the gates loaded by every thread at once (0 past the end, so G stays at G_last there),
-  // then thread d sums channel d from row 0 in row order; e_last,d beside it.
-  arch::cta_for(kMmaChunk * kMmaDim, [&](int idx) {
-    const int i = idx / kMmaDim;
-    const int d = idx % kMmaDim;
-    sm.g[i][d] = i < c ? p.g[((ch.t0 + i) * p.v_heads + hv) * kMmaDim + d] : 0.0f;
-  });
+  // G (e_last,d beside it).
+  load_channel_gate(sm.g, p, ch.t0, hv, c);
   if constexpr (kDelta)
     arch::cta_for(kMmaChunk, [&](int i) {
       sm.beta[i] = i < c ? bf16_to_float(p.beta[(ch.t0 + i) * p.v_heads + hv]) : 0.0f;
@@ -373,14 +394,7 @@ __device__ __forceinline__ void prepare_channel(PrepareStorageChannel<kDelta>& s
   __syncthreads();
   float* e_last = p.factors + slot_block(p, slot, hv, 2);
   static_assert(2 * kMmaChunk == kMmaDim, "factors: e_last of every channel in the same block");
-  arch::cta_for(kMmaDim, [&](int d) {
-    float running = 0.0f;
-    for (int i = 0; i < kMmaChunk; ++i) {
-      running += sm.g[i][d];
-      sm.g[i][d] = running;
-    }
-    e_last[d] = expf(running);
-  });
+  sum_channel_gate(sm.g, [&](int d, float g_last) { e_last[d] = expf(g_last); });
   arch::cp_async_wait<0>();
   __syncthreads();  // Q, K have landed; G is complete
 

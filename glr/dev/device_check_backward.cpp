@@ -208,7 +208,7 @@ BackwardTiming time_backward(Member member, std::int64_t b, std::int64_t t, std:
                 static_cast<long long>(b), static_cast<long long>(t), static_cast<long long>(h));
   tm.shape = shape;
   const float scale = 1.0f / std::sqrt(static_cast<float>(kMmaDim));
-  HostTensors x = random_inputs(b, t, h, 77 + b);
+  HostTensors x = random_inputs(b, t, h, 77 + b, gate_width(traits(member).gate, kMmaDim));
   if (traits(member).gate == GateKind::kNone) x.g.clear();
   if (!traits(member).delta_rule) x.beta.clear();
   HostCotangents hc{random_bf16(x.v.size(), 91 + b), {}};

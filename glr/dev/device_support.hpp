@@ -88,9 +88,11 @@ inline bool same_bits(const std::vector<float>& a, const std::vector<float>& b) 
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
 }
 
-/// fla's benchmark inputs in the kernel dtypes, drawn fast (no reference needed).
-inline HostTensors random_inputs(std::int64_t b, std::int64_t t, std::int64_t h,
-                                 std::uint64_t seed) {
+/// fla's benchmark inputs in the kernel dtypes, drawn fast (no reference needed). gate_width: 1
+/// for a scalar gate g [T, HV], 128 for a per-channel one g [T, HV, 128] (each value
+/// logsigmoid(N(0, 1)); channel 0 is the scalar gate's draw, so the other inputs are the same).
+inline HostTensors random_inputs(std::int64_t b, std::int64_t t, std::int64_t h, std::uint64_t seed,
+                                 std::int64_t gate_width = 1) {
   HostTensors x;
   x.dims.batch = b;
   x.dims.seq_len = t;
@@ -102,8 +104,8 @@ inline HostTensors random_inputs(std::int64_t b, std::int64_t t, std::int64_t h,
   x.q.resize(static_cast<std::size_t>(rows * kMmaDim));
   x.k.resize(x.q.size());
   x.v.resize(x.q.size());
-  x.g.resize(static_cast<std::size_t>(rows));
-  x.beta.resize(x.g.size());
+  x.g.resize(static_cast<std::size_t>(rows * gate_width));
+  x.beta.resize(static_cast<std::size_t>(rows));
   x.h0.resize(static_cast<std::size_t>(b * h * kMmaDim * kMmaDim));
   const int workers = std::max(1u, std::thread::hardware_concurrency());
   std::vector<std::thread> pool;
@@ -125,8 +127,10 @@ inline HostTensors random_inputs(std::int64_t b, std::int64_t t, std::int64_t h,
           x.v[r * kMmaDim + d] = __float2bfloat16_rn(n01(rng));
         }
         const float z = n01(rng);
-        x.g[r] = -std::log1p(std::exp(-z));  // logsigmoid(N(0,1))
+        x.g[r * gate_width] = -std::log1p(std::exp(-z));  // logsigmoid(N(0,1))
         x.beta[r] = __float2bfloat16_rn(1.0f / (1.0f + std::exp(-n01(rng))));
+        for (std::int64_t d = 1; d < gate_width; ++d)
+          x.g[r * gate_width + d] = -std::log1p(std::exp(-n01(rng)));
       }
       for (std::size_t i = wk; i < x.h0.size(); i += workers) x.h0[i] = 0.5f * n01(rng);
     });

@@ -9,6 +9,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 import types
 
 import pytest
@@ -228,11 +229,12 @@ def test_ncu_raw_csv_to_the_kernel_table(tmp_path):
 
 
 def test_ncu_profile_of_an_implementation_past_its_timeout_returns_124(tmp_path):
-    # a stand-in for ncu that never finishes: the report's other implementations must survive,
-    # so profile() returns a status, writes what it has and names the timeout in the log
+    # a stand-in for ncu that never finishes, with a child of its own as the profiled process:
+    # the report's other implementations must survive, so profile() returns a status, writes what
+    # it has, names the timeout in the log, and leaves no process of the stand-in running
     ncu = _load("ncu_profile")
-    fake = tmp_path / "ncu"
-    fake.write_text("#!/bin/sh\necho partial\nsleep 30\n")
+    fake, pid_file = tmp_path / "ncu", tmp_path / "child.pid"
+    fake.write_text(f"#!/bin/sh\necho partial\nsleep 30 &\necho $! > {pid_file}\nwait\n")
     fake.chmod(0o755)
     args = types.SimpleNamespace(ncu=str(fake), member="gla", shape="1", timeout=1)
     path = tmp_path / "gla_fla.csv"
@@ -240,6 +242,18 @@ def test_ncu_profile_of_an_implementation_past_its_timeout_returns_124(tmp_path)
     assert "partial" in path.read_text()
     assert "out of time after 1 s" in (tmp_path / "gla_fla.csv.log").read_text()
     assert ncu.read_rows(str(path)) == []
+    child = int(pid_file.read_text())
+    for _ in range(50):  # killed with its group; reaped by init a moment later
+        try:
+            os.kill(child, 0)
+        except ProcessLookupError:
+            break
+        with open(f"/proc/{child}/stat") as f:
+            if f.read().split(") ")[-1].startswith("Z"):
+                break  # killed, not yet reaped
+        time.sleep(0.1)
+    else:
+        raise AssertionError("the stand-in's child still runs after the timeout")
 
 
 def test_ncu_metric_names_reduce_to_the_base_names_it_lists():

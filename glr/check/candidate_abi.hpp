@@ -98,16 +98,16 @@ constexpr std::array<kcv_kernel, 6> member_kernels(const char* contract) {
            {"glr.kda", "glr.kda", contract, run_member<Run, Member::kKda>, nullptr}}};
 }
 
-/// The five members other than KDA (glr.la, glr.ssd, glr.deltanet, glr.gdn, glr.gla): the kernels
-/// of a candidate library without the per-channel gate under the delta rule (the tensor-core
-/// ones).
+/// The six members (glr.la, glr.ssd, glr.deltanet, glr.gdn, glr.gla, glr.kda): the kernels of the
+/// tensor-core candidate libraries, which have no decode op.
 template <Expected<DeviceResults> (*Run)(const HostInputs&)>
-constexpr std::array<kcv_kernel, 5> tensor_core_member_kernels(const char* contract) {
+constexpr std::array<kcv_kernel, 6> tensor_core_member_kernels(const char* contract) {
   return {{{"glr.la", "glr.la", contract, run_member<Run, Member::kLinearAttention>, nullptr},
            {"glr.ssd", "glr.ssd", contract, run_member<Run, Member::kSimpleGla>, nullptr},
            {"glr.deltanet", "glr.deltanet", contract, run_member<Run, Member::kDeltaNet>, nullptr},
            {"glr.gdn", "glr.gdn", contract, run_member<Run, Member::kGatedDeltaNet>, nullptr},
-           {"glr.gla", "glr.gla", contract, run_member<Run, Member::kGla>, nullptr}}};
+           {"glr.gla", "glr.gla", contract, run_member<Run, Member::kGla>, nullptr},
+           {"glr.kda", "glr.kda", contract, run_member<Run, Member::kKda>, nullptr}}};
 }
 
 }  // namespace kcv::glr::check

@@ -1,9 +1,9 @@
 // File: glr/check/candidate_mma_cpu.cpp
 // libkcv_glr_mma_emulated.so: the tensor-core GLR kernels of glr/dev run on the CPU through their
 // host emulation (glr/dev/host_runner.hpp), as a kcv candidate library: glr.la, glr.ssd,
-// glr.deltanet, glr.gdn and glr.gla, each call adapted by mma_adapter.hpp exactly as on the GPU
-// (run_mma_emulated). The CPU path of the tensor-core kernels through kcv's pipeline:
-// `kcv verify --candidate <this library> --grade bf16 --glr-cases small`.
+// glr.deltanet, glr.gdn, glr.gla and glr.kda, each call adapted by mma_adapter.hpp exactly as on
+// the GPU (run_mma_emulated). The CPU path of the tensor-core kernels through kcv's pipeline: `kcv
+// verify --candidate <this library> --grade bf16 --glr-cases small`.
 #include "check/candidate_abi.hpp"
 #include "check/emulator/emulated_mma.hpp"
 

@@ -1,7 +1,7 @@
 // File: glr/check/candidate_mma_cuda.cpp
 // libkcv_glr_mma_candidate.so: the tensor-core GLR kernels of glr/dev (chunked_mma_forward,
 // chunked_mma_backward; sm_90a) as a kcv candidate library, glr.la, glr.ssd, glr.deltanet,
-// glr.gdn and glr.gla (the kernels have no KDA). Each call is adapted to the kernels' K = V = 128
+// glr.gdn, glr.gla and glr.kda. Each call is adapted to the kernels' K = V = 128
 // and dtypes (mma_adapter.hpp: zero padding, widening, fp32 β rounded to bf16) and run by
 // run_mma_device with the poisoning of device_run.cpp. Resources for RES-02 come from the build's
 // ptxas log of the dev kernels (kcv verify --resources kcv/glr_mma_ptxas.log).

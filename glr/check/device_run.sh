@@ -16,11 +16,11 @@
 #            the in-process executor (PIPELINE_EXECUTOR=forked: a child process per call);
 #            PIPELINE_CANDIDATE, PIPELINE_MEMBERS, PIPELINE_GRADES name another library, members
 #            and grades
-#   mma      mma.md, mma.json, mma/<member>.{json,xml,log}  (PIPELINE_S per member, all five at
+#   mma      mma.md, mma.json, mma/<member>.{json,xml,log}  (PIPELINE_S per member, all six at
 #            once): the pipeline step on the tensor-core kernels of glr/dev,
 #            `kcv verify --candidate kcv/libkcv_glr_mma_candidate.so --kernel glr.<member>
-#            --grade bf16 --glr-cases full --resources kcv/glr_mma_ptxas.log` for gdn, ssd, la,
-#            deltanet and gla (MMA_CANDIDATE, MMA_MEMBERS, MMA_GRADES change them)
+#            --grade bf16 --glr-cases full --resources kcv/glr_mma_ptxas.log` for every member
+#            (MMA_CANDIDATE, MMA_MEMBERS, MMA_GRADES change them)
 #   decode   decode.md, decode.tar.gz (decode/<member>.{json,xml,log}, env.txt)  (DECODE_S,
 #            default 120 s per member, all six at once): the decode kernel through kcv's
 #            pipeline, `kcv verify --candidate kcv/libkcv_glr_cuda_candidate.so --kernel
@@ -223,7 +223,7 @@ fi
 # head dims): the members they have, under the grade they are written for.
 if [[ $steps == *" mma "* ]]; then
   run_pipeline mma "${MMA_CANDIDATE:-/tmp/site/kcv/libkcv_glr_mma_candidate.so}" \
-    "${MMA_GRADES:-bf16}" "${MMA_MEMBERS:-gdn ssd la deltanet gla}" /tmp/site/kcv/glr_mma_ptxas.log
+    "${MMA_GRADES:-bf16}" "${MMA_MEMBERS:-gdn ssd la deltanet gla kda}" /tmp/site/kcv/glr_mma_ptxas.log
 fi
 
 if [[ $steps == *" decode "* ]]; then

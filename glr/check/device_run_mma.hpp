@@ -15,7 +15,7 @@
 namespace kcv::glr::check {
 
 /// Forward and backward on the device. Errors carry the failing CUDA call and file:line, or the
-/// kernels' refusal (head dims above 128, KDA).
+/// kernels' refusal (head dims above 128).
 [[nodiscard]] Expected<DeviceResults> run_mma_device(const HostInputs& in);
 
 }  // namespace kcv::glr::check

@@ -125,8 +125,6 @@ std::vector<std::uint8_t> beta_grad_bytes(const HostInputs& in,
 Expected<MmaInputs> mma_inputs(const HostInputs& in) {
   const Shape& s = in.shape;
   const MemberTraits tr = traits(in.member);
-  if (tr.gate == GateKind::kChannel && tr.delta_rule)
-    return refused("the tensor-core kernels have no per-channel gate with the delta rule (kda)");
   if (s.key_dim < 1 || s.value_dim < 1 || s.key_dim > kMmaDim || s.value_dim > kMmaDim)
     return refused("the tensor-core kernels take head dims 1..128 (zero-padded to 128), got K = " +
                    std::to_string(s.key_dim) + ", V = " + std::to_string(s.value_dim));

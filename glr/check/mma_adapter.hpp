@@ -3,7 +3,7 @@
 // back in the op's shapes and dtypes. The two Runners of those kernels, on the GPU
 // (device_run_mma.hpp) and in the host emulation (emulator/emulated_mma.hpp), both go through it,
 // so the adaptation is written once. The kernels take K = V = 128, bf16 q, k, v, dO and β, fp32
-// g, int64 cu_seqlens, and the members LA, SSD, DeltaNet, GDN and GLA; a call adapts as follows:
+// g, int64 cu_seqlens, and every member; a call adapts as follows:
 //   - head dims below 128 are zero-padded (q, k columns; v, dO columns; a per-channel gate's
 //     columns; the rows and columns of h0 and dht in the call's state layout) and the outputs
 //     sliced back (o, ht, dq, dk, dv, dh0, a per-channel dg). Exact: a padded key dimension adds
@@ -17,8 +17,7 @@
 //   - fp32 β is rounded to bf16, to nearest even, before the call. That rounding is NOT exact and
 //     is not one the bf16 grade declares: the verifier judges the outputs against the references
 //     of the unrounded β, with no bound loosened for it, so a case with fp32 β may fail.
-// Head dims above 128 and the per-channel gate with the delta rule (KDA) are refused with an
-// error.
+// Head dims above 128 are refused with an error.
 #pragma once
 
 #include <array>

@@ -85,6 +85,8 @@
 #include "glr/dev/chunked_mma_backward.hpp"
 #include "glr/dev/chunked_mma_backward_channel.cuh"
 #include "glr/dev/chunked_mma_forward.cuh"
+#include "glr/dev/chunked_mma_wy_channel.cuh"
+#include "glr/dev/wy_phases.cuh"
 
 namespace kcv::glr::dev {
 
@@ -172,9 +174,6 @@ __global__ void __launch_bounds__(kMmaThreads, 1) dh_scan_kernel(MmaBackwardPara
   const int d0 = 32 * w;  // this warp's rows of dS
   const int r0 = 16 * w;  // this warp's rows of a chunk (dΔ)
   constexpr bool kChannel = kGate == GateKind::kChannel;
-  static_assert(!(kChannel && kDelta),
-                "dh_scan_kernel: the per-channel gate with the delta rule "
-                "(KDA) is not written");
 
   const auto rows_of = [&](std::int64_t j) {
     const std::int64_t left = eos - bos - j * kMmaChunk;
@@ -203,8 +202,12 @@ __global__ void __launch_bounds__(kMmaThreads, 1) dh_scan_kernel(MmaBackwardPara
   const auto issue_key = [&](std::int64_t j) {  // this warp's K rows and A^qk column block
     if constexpr (kDelta) {
       if (j >= 0) {
-        copy_block_async<16, kMmaDim>(sm.delta.k, p.k + qk_row(p, bos + j * kMmaChunk, hv),
-                                      qk_stride, r0, 16, 0, rows_of(j));
+        if constexpr (kChannel)  // K̄ = bf16(K ⊙ R), the prepare kernel's
+          copy_block_async<16, kMmaDim>(sm.delta.k, p.kbar + slot_block(p, slot0 + j, hv, kMmaDim),
+                                        kMmaDim, r0, 16, 0, rows_of(j));
+        else
+          copy_block_async<16, kMmaDim>(sm.delta.k, p.k + qk_row(p, bos + j * kMmaChunk, hv),
+                                        qk_stride, r0, 16, 0, rows_of(j));
         copy_block_async<kMmaChunk, 16>(sm.delta.a, p.a + slot_block(p, slot0 + j, hv, kMmaChunk),
                                         kMmaChunk, r0, kMmaChunk - r0, r0, kMmaChunk);
       }
@@ -275,16 +278,17 @@ __global__ void __launch_bounds__(kMmaThreads, 1) dh_scan_kernel(MmaBackwardPara
       zero(carried);
       mma_acc<AStore::kRowMajor, BStore::kKMajor>(carried, sm.delta.k, r0, sm.ds, 0, 0,
                                                   kMmaDim / 16);
-      form_y(st);
+      if constexpr (!kChannel) form_y(st);
       mma_acc_triangular<Triangle::kUpper, AStore::kTransposed, BStore::kKMajor>(
           local, sm.delta.a, r0, st.d_o, 0, w, kMmaChunk / 16);
       arch::warp_sync();  // this warp's reads of chunk j's K and A^qk are done
       issue_key(j - 1);
       bf16* dd = bp.dd + slot_block(p, slot0 + j, hv, kMmaDim) + col0;
-      for_each_pair(carried, [&](int il, int, float& x0, float& x1) {
-        x0 *= st.f[1][r0 + il];
-        x1 *= st.f[1][r0 + il];
-      });
+      if constexpr (!kChannel)  // (K̄ holds a per-channel gate's R)
+        for_each_pair(carried, [&](int il, int, float& x0, float& x1) {
+          x0 *= st.f[1][r0 + il];
+          x1 *= st.f[1][r0 + il];
+        });
       zip(local, carried, [&](float& x, float y) { x = p.scale * x + y; });
       for_each_pair(local, [&](int il, int e, float& x0, float& x1) {
         const int i = r0 + il;
@@ -305,25 +309,28 @@ __global__ void __launch_bounds__(kMmaThreads, 1) dh_scan_kernel(MmaBackwardPara
       mma_acc<AStore::kTransposed, BStore::kKMajor>(s, st.q, d0, sm.y, 0, 0, kMmaChunk / 16);
     const bool decays = bp.fault != BackwardFault::kScanWithoutDecay;
     const float e_last = decays ? st.f[0][rows_of(j) - 1] : 1.0f;
-    if constexpr (kChannel) {  // dS_entry = Diag(e_last) dS + scale·Q̄ᵀ dO, e_last per key channel
+    // dS_entry = e_last·dS + scale·Qᵀ·y (a per-channel gate: Diag(e_last) dS + scale·Q̄ᵀ dO),
+    // − Wᵀ·bf16(dΔ) with the delta rule.
+    AccTile<32, kBV> sw;
+    if constexpr (kDelta) {
+      zero(sw);
+      mma_acc<AStore::kTransposed, BStore::kKMajor>(sw, sm.delta.w, d0, sm.dd, 0, 0,
+                                                    kMmaChunk / 16);
+      arch::warp_sync();  // this warp's reads of chunk j's W are done
+      issue_w(j - 1);
+    }
+    if constexpr (kChannel) {
       for_each_pair(ds, s, [&](int r, int, float& x0, float& x1, float& y0, float& y1) {
         const int d = d0 + r;  // e_last,d in the factors' 128 floats
         const float f = decays ? st.f[d / kMmaChunk][d % kMmaChunk] : 1.0f;
         x0 = f * x0 + p.scale * y0;
         x1 = f * x1 + p.scale * y1;
       });
-    } else if constexpr (kDelta) {  // dS_entry = e_last·dS + scale·Qᵀ·y − Wᵀ·bf16(dΔ)
-      AccTile<32, kBV> sw;
-      zero(sw);
-      mma_acc<AStore::kTransposed, BStore::kKMajor>(sw, sm.delta.w, d0, sm.dd, 0, 0,
-                                                    kMmaChunk / 16);
-      arch::warp_sync();  // this warp's reads of chunk j's W are done
-      issue_w(j - 1);
-      zip(ds, s, [&](float& x, float y) { x = e_last * x + p.scale * y; });
-      if (bp.fault != BackwardFault::kScanWithoutW) zip(ds, sw, [](float& x, float y) { x -= y; });
     } else {
       zip(ds, s, [&](float& x, float y) { x = e_last * x + p.scale * y; });
     }
+    if constexpr (kDelta)
+      if (bp.fault != BackwardFault::kScanWithoutW) zip(ds, sw, [](float& x, float y) { x -= y; });
     if (bp.fault == BackwardFault::kCarryInBf16)
       zip(ds, s, [](float& x, float) { x = __bfloat162float(__float2bfloat16_rn(x)); });
   }
@@ -784,31 +791,10 @@ __global__ void __launch_bounds__(kMmaThreads, 2) wy_grad_kernel(MmaBackwardPara
   });
   __syncthreads();  // (B) X, Ṽ complete; V read for the last time
   // 3. dT = StrictLower(dW Xᵀ + dΔ Ṽᵀ), column pairs 0..w.
-  {
-    AccTile<16, kMmaChunk> dt;
-    zero(dt);
-    mma_acc<AStore::kRowMajor, BStore::kNMajor>(dt, sm.dw, r0, sm.wide.xv.x, 0, 0, kMmaDim / 16,
-                                                w + 1);
-    mma_acc<AStore::kRowMajor, BStore::kNMajor>(dt, sm.dd, r0, sm.wide.xv.vt, 0, 0, kMmaDim / 16,
-                                                w + 1);
-    for_each_pair(dt, [&](int il, int j, float& x0, float& x1) {
-      const int i = r0 + il;
-      const float t0 = j < i && i < c ? x0 : 0.0f;
-      const float t1 = j + 1 < i && i < c ? x1 : 0.0f;
-      arch::store_u32(sm.narrow.dt.ptr(i, j), arch::pack_bf16x2(t0, t1));
-    });
-  }
+  wy_solve_dt(sm.narrow.dt, sm.dw, sm.wide.xv.x, sm.dd, sm.wide.xv.vt, c);
   __syncthreads();  // (C) dT complete; X, Ṽ read for the last time
   // 4. Y = Tᵀ dT (k-steps w..3).
-  {
-    AccTile<16, kMmaChunk> y;
-    zero(y);
-    mma_acc_triangular<Triangle::kUpper, AStore::kTransposed, BStore::kKMajor>(
-        y, sm.t, r0, sm.narrow.dt, 0, w, kMmaChunk / 16);
-    for_each_pair(y, [&](int il, int j, float& x0, float& x1) {
-      arch::store_u32(sm.wide.y.ptr(r0 + il, j), arch::pack_bf16x2(x0, x1));
-    });
-  }
+  wy_solve_y(sm.wide.y, sm.t, sm.narrow.dt);
   __syncthreads();  // (D) Y complete; dT read for the last time
   // 5. dL = −StrictLower(Y Tᵀ) (column pairs and k-steps 0..w); dβ += Σ_j dL ⊙ (K Kᵀ ⊙ Γ);
   // M = β ⊙ dL ⊙ Γ.
@@ -838,31 +824,8 @@ __global__ void __launch_bounds__(kMmaThreads, 2) wy_grad_kernel(MmaBackwardPara
     mma_acc_triangular<Triangle::kStrictUpper, AStore::kTransposed, BStore::kKMajor>(
         dk, sm.narrow.m, r0, sm.k, 0, w, kMmaChunk / 16);
   }
-  // dk = grad_kernel's fp32 part + this part; without GVA rounded and stored here (as group_sum
-  // would, from the same fp32 sum), else left in the part for group_sum. The part is loaded
-  // first, all of the warp's rows at once in 8-byte loads: loaded beside the stores, each pair's
-  // load would wait for the store before it (dk and dk_part may alias as far as the compiler
-  // knows), one global round trip per pair.
-  float* dk_part = bp.dk_part + v_row(p, ch.t0, hv);
-  AccTile<16, kMmaDim> dk_prior;
-  for_each_pair(dk_prior, [&](int il, int d, float& x0, float& x1) {
-    const int i = r0 + il;
-    x0 = 0.0f;
-    x1 = 0.0f;
-    if (i < c) arch::load_f32x2(dk_part + i * v_stride + d, x0, x1);
-  });
-  bf16* dk_final = bp.dk + qk_row(p, ch.t0, hv);
-  for_each_pair(dk, dk_prior, [&](int il, int d, float& x0, float& x1, float& y0, float& y1) {
-    const int i = r0 + il;
-    if (i >= c) return;
-    y0 += x0;
-    y1 += x1;
-    if (p.group == 1) {
-      arch::store_u32(dk_final + i * qk_stride + d, arch::pack_bf16x2(y0, y1));
-    } else {
-      arch::store_f32x2(dk_part + i * v_stride + d, y0, y1);
-    }
-  });
+  // dk = grad_kernel's fp32 part + this part (as group_sum would sum them, from the same fp32).
+  wy_finish_dk(dk, bp, ch.t0, hv, c);
   store_partials(beta_part, sm.wide.part[0], r0);
   if constexpr (kGated) store_partials(v_part, sm.wide.part[1], r0);
   __syncthreads();  // (F) the row partials complete
@@ -929,22 +892,26 @@ Status backward_sequence(const MmaBackwardParams& bp, Launch&& launch) {
     return st;
   const dim3 grad_grid(static_cast<unsigned>(p.slots), static_cast<unsigned>(p.v_heads));
   if constexpr (kGate == GateKind::kChannel) {
-    static_assert(!kDelta,
-                  "backward_sequence: the per-channel gate with the delta rule (KDA) is "
-                  "not written");
-    if (Status st = launch("grads", grad_channel_kernel, grad_grid, sizeof(GradChannelStorage), bp);
+    if (Status st =
+            launch("grads", grad_channel_kernel<kDelta>, grad_grid, sizeof(GradChannelStorage), bp);
         !st)
       return st;
+    if constexpr (kDelta) {
+      if (Status st =
+              launch("wy_grads", wy_channel_kernel, grad_grid, sizeof(WyChannelStorage), bp);
+          !st)
+        return st;
+    }
   } else {
     if (Status st = launch("grads", grad_kernel<kGate, kDelta>, grad_grid,
                            sizeof(GradStorageOf<kGate, kDelta>), bp);
         !st)
       return st;
-  }
-  if constexpr (kDelta) {
-    if (Status st = launch("wy_grads", wy_grad_kernel<kGate>, grad_grid, sizeof(WyStorage), bp);
-        !st)
-      return st;
+    if constexpr (kDelta) {
+      if (Status st = launch("wy_grads", wy_grad_kernel<kGate>, grad_grid, sizeof(WyStorage), bp);
+          !st)
+        return st;
+    }
   }
   if (p.group == 1) return {};
   return launch("group_sum", group_sum_kernel, dim3(static_cast<unsigned>(p.tokens)),
@@ -965,11 +932,10 @@ Status for_mma_backward_member(Member m, F&& f) {
       return f.template operator()<GateKind::kScalar, true>();
     case Member::kGla:
       return f.template operator()<GateKind::kChannel, false>();
+    case Member::kKda:
+      return f.template operator()<GateKind::kChannel, true>();
     default:
-      return make_error(ErrorCode::kInvalidArgument,
-                        "the tensor-core backward has no per-channel gate with the delta rule yet "
-                        "(kda)",
-                        "member");
+      return make_error(ErrorCode::kInvalidArgument, "unknown member", "member");
   }
 }
 

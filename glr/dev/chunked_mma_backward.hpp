@@ -2,11 +2,11 @@
 // The tensor-core GLR backward under development, the sibling of chunked_mma_forward.hpp: the
 // reference's chunk algebra for the backward (glr/reference/chunk_backward.hpp, gdn-spec.md §6,
 // §9) with mma.sync m16n8k16 (bf16 operands, fp32 accumulation), K = V = 128, chunk 64, under the
-// bf16 precision grade, fp32 state-gradient carry. Members: LA, SSD, DeltaNet, GDN and GLA (every
-// member but KDA, the per-channel gate with the delta rule). Given dO (and optionally dht) it
-// returns dq, dk, dv, dg (the log-gate gradient: per token for SSD and GDN, per token and key
-// channel for GLA), dβ (DeltaNet, GDN) and dh0. The kernels are chunked_mma_backward.cuh and
-// chunked_mma_backward_channel.cuh; docs/glr/tensor-core-backward.md is the design.
+// bf16 precision grade, fp32 state-gradient carry. Every member: LA, SSD, DeltaNet, GDN, GLA and
+// KDA. Given dO (and optionally dht) it returns dq, dk, dv, dg (the log-gate gradient: per token
+// for SSD and GDN, per token and key channel for GLA and KDA), dβ (DeltaNet, GDN, KDA) and dh0.
+// The kernels are chunked_mma_backward.cuh, chunked_mma_backward_channel.cuh and
+// chunked_mma_wy_channel.cuh; docs/glr/tensor-core-backward.md is the design.
 //
 // Plain data and host declarations (g++ and nvcc), as the forward's header.
 #pragma once

@@ -102,8 +102,111 @@ __device__ __forceinline__ void for_each_slice32(F&& f) {
   f.template operator()<12>();
 }
 
-/// The gradient kernel of a per-channel gate without the delta rule (the file comment); grid
-/// (chunk slots, value heads), as grad_kernel's.
+/// The row side of a per-channel gate's Gram VJP (the file comment), the calling warp's rows
+/// r0 = 16w..: acc_i += Σ_{j<i} dP_ij b_j ⊙ Γ_ij, dP strictly or inclusively lower (the pair
+/// i = j is not added here). Off the diagonal block (w > 0): dP[r0.., 0..r0) times row block w's
+/// anchored B rows (`gram.k_anchored`), then row i's factor e^{G_i − G_r0}, 32 columns at a time.
+/// On it, with `diagonal`, per pair in fp32 on CUDA cores: j in a rolled loop around one pass over
+/// the warp's fragments (the pass's code once, not a loop per fragment), each element adding its
+/// pairs in j order; an element with i ≤ j is skipped (a branch, not a product: e^{G_i − G_j}
+/// above the diagonal may overflow), the rows r0..r0+7 all at once for j ≥ r0 + 7.
+__device__ __forceinline__ void gram_vjp_rows(AccTile<16, kMmaDim>& acc,
+                                              const SmemBf16<kMmaChunk, kMmaChunk>& dp,
+                                              const ChannelGram& gram,
+                                              const SmemBf16<kMmaChunk, kMmaDim>& b_rows,
+                                              const ChannelGate& g, bool diagonal) {
+  const int w = arch::warp_id();
+  const int r0 = 16 * w;
+  if (w > 0)
+    for_each_slice32([&]<int kN8>() {
+      AccTile<16, 32> part;
+      zero(part);
+      mma_acc<AStore::kRowMajor, BStore::kKMajor>(part, dp, r0, gram.k_anchored, 8 * kN8, 0, w, 2,
+                                                  anchored_keys_row(w));
+      for_each_pair_slice<kN8>(acc, part,
+                               [&](int il, int d, float& x0, float& x1, float& y0, float& y1) {
+                                 const GatePair gi = gate_pair(g, r0 + il, d);
+                                 const GatePair gn = gate_pair(g, r0, d);
+                                 x0 += y0 * expf(gi.lo - gn.lo);
+                                 x1 += y1 * expf(gi.hi - gn.hi);
+                               });
+    });
+  if (!diagonal) return;
+  KCV_GLR_ROLLED
+  for (int j = r0; j < r0 + 15; ++j)
+    for_each_pair(acc, [&](int il, int d, float& x0, float& x1) {
+      const int i = r0 + il;
+      if (i <= j) return;
+      const float pij = dp.at(i, j);
+      const GatePair gi = gate_pair(g, i, d), gj = gate_pair(g, j, d);
+      x0 += pij * b_rows.at(j, d) * expf(gi.lo - gj.lo);
+      x1 += pij * b_rows.at(j, d + 1) * expf(gi.hi - gj.hi);
+    });
+}
+
+/// The column side: acc_j += Σ_{i>j} dP_ij a_i ⊙ Γ_ij for the calling warp's rows j = r0... Off
+/// the diagonal block: for each later row block b, dP[16b.., r0..]ᵀ times the A rows anchored at
+/// 16b (`gram.q_anchored`: a_i ⊙ e^{G_i − G_16b}), then row j's factor e^{G_16b − G_j}; on it per
+/// pair as the row side, i in a rolled loop, each element adding its pairs in i order.
+__device__ __forceinline__ void gram_vjp_columns(AccTile<16, kMmaDim>& acc,
+                                                 const SmemBf16<kMmaChunk, kMmaChunk>& dp,
+                                                 const ChannelGram& gram,
+                                                 const SmemBf16<kMmaChunk, kMmaDim>& a_rows,
+                                                 const ChannelGate& g) {
+  const int w = arch::warp_id();
+  const int r0 = 16 * w;
+  for (int b = w + 1; b < kMmaChunk / 16; ++b)
+    for_each_slice32([&]<int kN8>() {
+      AccTile<16, 32> part;
+      zero(part);
+      mma_acc<AStore::kTransposed, BStore::kKMajor>(part, dp, r0, gram.q_anchored, 8 * kN8, b,
+                                                    b + 1);
+      for_each_pair_slice<kN8>(acc, part,
+                               [&](int il, int d, float& x0, float& x1, float& y0, float& y1) {
+                                 const GatePair gj = gate_pair(g, r0 + il, d);
+                                 const GatePair gn = gate_pair(g, 16 * b, d);
+                                 x0 += y0 * expf(gn.lo - gj.lo);
+                                 x1 += y1 * expf(gn.hi - gj.hi);
+                               });
+    });
+  KCV_GLR_ROLLED
+  for (int i = r0 + 1; i < r0 + 16; ++i)
+    for_each_pair(acc, [&](int il, int d, float& x0, float& x1) {
+      const int j = r0 + il;
+      if (j >= i) return;
+      const float pij = dp.at(i, j);
+      const GatePair gi = gate_pair(g, i, d), gj = gate_pair(g, j, d);
+      x0 += pij * a_rows.at(i, d) * expf(gi.lo - gj.lo);
+      x1 += pij * a_rows.at(i, d + 1) * expf(gi.hi - gj.hi);
+    });
+}
+
+/// A_i ⊙ e^{G_i − G_n} for every row i, n = 16⌊i/16⌋, into gram.q_anchored, CTA-wide, 8 elements
+/// per 16-byte load and store: the column side's anchored operand.
+__device__ __forceinline__ void form_anchored_rows(ChannelGram& gram,
+                                                   const SmemBf16<kMmaChunk, kMmaDim>& a,
+                                                   const ChannelGate& g) {
+  constexpr int kPieces = kMmaDim / 8;
+  arch::cta_for(kMmaChunk * kPieces, [&](int idx) {
+    const int i = idx / kPieces;
+    const int d = 8 * (idx % kPieces);
+    const int n = i & ~15;
+    std::uint32_t x[4];
+    arch::load_u32x4(a.ptr(i, d), x);
+    for (int h = 0; h < 4; ++h) {
+      const int ch_d = d + 2 * h;
+      x[h] = arch::pack_bf16x2(arch::unpack_bf16(x[h], 0) * expf(g[i][ch_d] - g[n][ch_d]),
+                               arch::unpack_bf16(x[h], 1) * expf(g[i][ch_d + 1] - g[n][ch_d + 1]));
+    }
+    arch::store_u32x4(gram.q_anchored.ptr(i, d), x);
+  });
+}
+
+/// The gradient kernel of a per-channel gate (the file comment); grid (chunk slots, value heads),
+/// as grad_kernel's. With the delta rule (KDA) it reads Δ where V stands, leaves dv to
+/// wy_channel_kernel (the scan formed dΔ) and dk in its fp32 part, to which wy_channel_kernel adds
+/// the WY terms.
+template <bool kDelta>
 __global__ void __launch_bounds__(kMmaThreads, 1) grad_channel_kernel(MmaBackwardParams bp) {
   const MmaForwardParams& p = bp.fwd;
   GradChannelStorage& sm = arch::shared_storage<GradChannelStorage>();
@@ -117,14 +220,19 @@ __global__ void __launch_bounds__(kMmaThreads, 1) grad_channel_kernel(MmaBackwar
 
   copy_rows_async_fixed<kMmaThreads>(sm.q, p.q + qk_row(p, ch.t0, hv), qk_stride, c);
   copy_rows_async_fixed<kMmaThreads>(sm.k, p.k + qk_row(p, ch.t0, hv), qk_stride, c);
-  copy_rows_async_fixed<kMmaThreads>(sm.vo.in.v, p.v + v_row(p, ch.t0, hv), v_stride, c);
+  if constexpr (kDelta)  // Δ where the members without the delta rule have V
+    copy_rows_async_fixed<kMmaThreads>(sm.vo.in.v, p.delta + slot_block(p, slot, hv, kMmaDim),
+                                       kMmaDim, kMmaChunk);
+  else
+    copy_rows_async_fixed<kMmaThreads>(sm.vo.in.v, p.v + v_row(p, ch.t0, hv), v_stride, c);
   copy_rows_async_fixed<kMmaThreads>(sm.vo.in.d_o, bp.d_o + v_row(p, ch.t0, hv), v_stride, c);
   copy_rows_async_fixed<kMmaThreads>(sm.hs.state.h, p.states + state_block(p, slot, hv), kMmaDim,
                                      kMmaDim);
   copy_rows_async_fixed<kMmaThreads>(sm.hs.state.ds, bp.dh + state_block(p, slot, hv), kMmaDim,
                                      kMmaDim);
-  copy_rows_async_fixed<kMmaThreads>(sm.kbar, p.kbar + slot_block(p, slot, hv, kMmaDim), kMmaDim,
-                                     kMmaChunk);
+  if constexpr (!kDelta)  // K̄ for dv
+    copy_rows_async_fixed<kMmaThreads>(sm.kbar, p.kbar + slot_block(p, slot, hv, kMmaDim), kMmaDim,
+                                       kMmaChunk);
   copy_rows_async_fixed<kMmaThreads>(sm.a, p.a + slot_block(p, slot, hv, kMmaChunk), kMmaChunk,
                                      kMmaChunk);
   arch::cp_async_commit();
@@ -138,8 +246,9 @@ __global__ void __launch_bounds__(kMmaThreads, 1) grad_channel_kernel(MmaBackwar
   const int w = arch::warp_id();
   const int r0 = 16 * w;
   const int last = c - 1;
-  // A. dv = scale·A^qkᵀ dO (k-steps w..3: A^qk is lower triangular) + K̄ dS.
-  {
+  // A. dv = scale·A^qkᵀ dO (k-steps w..3: A^qk is lower triangular) + K̄ dS (with the delta rule
+  // wy_channel_kernel forms dv).
+  if constexpr (!kDelta) {
     AccTile<16, kMmaDim> local, carried;
     zero(local);
     zero(carried);
@@ -205,23 +314,7 @@ __global__ void __launch_bounds__(kMmaThreads, 1) grad_channel_kernel(MmaBackwar
     sm.vo.terms[r0 + il][d] = x0;
     sm.vo.terms[r0 + il][d + 1] = x1;
   });
-  {
-    constexpr int kPieces = kMmaDim / 8;
-    arch::cta_for(kMmaChunk * kPieces, [&](int idx) {  // Q_i ⊙ e^{G_i − G_n}, n = 16⌊i/16⌋
-      const int i = idx / kPieces;
-      const int d = 8 * (idx % kPieces);
-      const int n = i & ~15;
-      std::uint32_t qw[4];
-      arch::load_u32x4(sm.q.ptr(i, d), qw);
-      for (int h = 0; h < 4; ++h) {
-        const int ch_d = d + 2 * h;
-        qw[h] = arch::pack_bf16x2(
-            arch::unpack_bf16(qw[h], 0) * expf(sm.g[i][ch_d] - sm.g[n][ch_d]),
-            arch::unpack_bf16(qw[h], 1) * expf(sm.g[i][ch_d + 1] - sm.g[n][ch_d + 1]));
-      }
-      arch::store_u32x4(sm.hs.gram.q_anchored.ptr(i, d), qw);
-    });
-  }
+  form_anchored_rows(sm.hs.gram, sm.q, sm.g);
   form_anchored_keys(sm.hs.gram, sm.k, sm.g);
   __syncthreads();  // (2) dk's inter-chunk term and the anchored operands complete
 
@@ -234,49 +327,18 @@ __global__ void __launch_bounds__(kMmaThreads, 1) grad_channel_kernel(MmaBackwar
     sm.boundary[d] =
         bp.fault == BackwardFault::kBoundaryAtEntry ? sm.hd[d] : e_last * sm.hd[d] + key;
   });
-  // dq's off-diagonal blocks (w > 0): dP[r0.., 0..r0) times row block w's anchored keys, then
-  // row i's factor e^{G_i − G_r0}; 32 columns at a time.
-  if (w > 0)
-    for_each_slice32([&]<int kN8>() {
-      AccTile<16, 32> part;
-      zero(part);
-      mma_acc<AStore::kRowMajor, BStore::kKMajor>(part, sm.dp, r0, sm.hs.gram.k_anchored, 8 * kN8,
-                                                  0, w, 2, anchored_keys_row(w));
-      for_each_pair_slice<kN8>(dq, part,
-                               [&](int il, int d, float& x0, float& x1, float& y0, float& y1) {
-                                 const GatePair gi = gate_pair(sm.g, r0 + il, d);
-                                 const GatePair gn = gate_pair(sm.g, r0, d);
-                                 x0 += y0 * expf(gi.lo - gn.lo);
-                                 x1 += y1 * expf(gi.hi - gn.hi);
-                               });
-    });
-  // dq's diagonal block per pair (j < i), fp32 on CUDA cores: j in a rolled loop around one pass
-  // over the warp's fragments (the pass's code once, not a loop per fragment), each element adding
-  // its pairs in j order; an element with i ≤ j is skipped (a branch, not a product: e^{G_i − G_j}
-  // above the diagonal may overflow). The rows 16w..16w+7 of a warp's fragments drop out for
-  // j ≥ 16w + 7 at once.
-  if (bp.fault != BackwardFault::kDropIntraDiagonal) {
-    KCV_GLR_ROLLED
-    for (int j = r0; j < r0 + 15; ++j)
-      for_each_pair(dq, [&](int il, int d, float& x0, float& x1) {
-        const int i = r0 + il;
-        if (i <= j) return;
-        const float pij = sm.dp.at(i, j);
-        const GatePair gi = gate_pair(sm.g, i, d), gj = gate_pair(sm.g, j, d);
-        x0 += pij * sm.k.at(j, d) * expf(gi.lo - gj.lo);
-        x1 += pij * sm.k.at(j, d + 1) * expf(gi.hi - gj.hi);
-      });
-  }
+  // dq: the Gram VJP's row side.
+  gram_vjp_rows(dq, sm.dp, sm.hs.gram, sm.k, sm.g, bp.fault != BackwardFault::kDropIntraDiagonal);
   __syncthreads();  // (3) the boundary terms complete: the tile takes the row terms
 
   // D. Row terms q_i·dq'_i − [i < last] k_i·dk'_i per channel, each element by the lane that
   // holds it in dq and dk: dq's part replaces dk's inter-chunk term, which goes back into dk;
   // then the pair i = j and dq out, dk's intra-chunk terms, dk's part and dk out.
-  const auto store = [&](AccTile<16, kMmaDim>& acc, bf16* out_bf16, float* out_part) {
+  const auto store = [&](AccTile<16, kMmaDim>& acc, bf16* out_bf16, float* out_part, bool part) {
     for_each_pair(acc, [&](int il, int d, float x0, float x1) {
       const int i = r0 + il;
       if (i >= c) return;
-      if (p.group == 1) {
+      if (!part) {
         arch::store_u32(out_bf16 + i * qk_stride + d, arch::pack_bf16x2(x0, x1));
       } else {
         out_part[i * v_stride + d] = x0;
@@ -296,35 +358,9 @@ __global__ void __launch_bounds__(kMmaThreads, 1) grad_channel_kernel(MmaBackwar
     x1 += pii * sm.k.at(i, d + 1);
   });
   store(dq, bp.dq + qk_row(p, ch.t0, hv),
-        bp.dq_part != nullptr ? bp.dq_part + v_row(p, ch.t0, hv) : nullptr);
-  // dk's off-diagonal blocks: for each later row block b, dP[16b.., r0..]ᵀ times Q anchored at
-  // 16b, then row j's factor e^{G_16b − G_j}.
-  for (int b = w + 1; b < kMmaChunk / 16; ++b)
-    for_each_slice32([&]<int kN8>() {
-      AccTile<16, 32> part;
-      zero(part);
-      mma_acc<AStore::kTransposed, BStore::kKMajor>(part, sm.dp, r0, sm.hs.gram.q_anchored, 8 * kN8,
-                                                    b, b + 1);
-      for_each_pair_slice<kN8>(dk, part,
-                               [&](int il, int d, float& x0, float& x1, float& y0, float& y1) {
-                                 const GatePair gj = gate_pair(sm.g, r0 + il, d);
-                                 const GatePair gn = gate_pair(sm.g, 16 * b, d);
-                                 x0 += y0 * expf(gn.lo - gj.lo);
-                                 x1 += y1 * expf(gn.hi - gj.hi);
-                               });
-    });
-  // dk's diagonal block per pair (i > j), as dq's: i in a rolled loop, each element adding its
-  // pairs in i order.
-  KCV_GLR_ROLLED
-  for (int i = r0 + 1; i < r0 + 16; ++i)
-    for_each_pair(dk, [&](int il, int d, float& x0, float& x1) {
-      const int j = r0 + il;
-      if (j >= i) return;
-      const float pij = sm.dp.at(i, j);
-      const GatePair gi = gate_pair(sm.g, i, d), gj = gate_pair(sm.g, j, d);
-      x0 += pij * sm.q.at(i, d) * expf(gi.lo - gj.lo);
-      x1 += pij * sm.q.at(i, d + 1) * expf(gi.hi - gj.hi);
-    });
+        bp.dq_part != nullptr ? bp.dq_part + v_row(p, ch.t0, hv) : nullptr, p.group > 1);
+  // dk: the Gram VJP's column side.
+  gram_vjp_columns(dk, sm.dp, sm.hs.gram, sm.q, sm.g);
   for_each_pair(dk, [&](int il, int d, float& x0, float& x1) {
     const int i = r0 + il;
     if (i < last) {
@@ -336,7 +372,7 @@ __global__ void __launch_bounds__(kMmaThreads, 1) grad_channel_kernel(MmaBackwar
     x1 += pii * sm.q.at(i, d + 1);
   });
   store(dk, bp.dk + qk_row(p, ch.t0, hv),
-        bp.dk_part != nullptr ? bp.dk_part + v_row(p, ch.t0, hv) : nullptr);
+        bp.dk_part != nullptr ? bp.dk_part + v_row(p, ch.t0, hv) : nullptr, p.group > 1 || kDelta);
   __syncthreads();  // (4) the row terms complete
 
   // E. dg_t,d = boundary_d + Σ_{s = last..t} row term, thread d, rows from the last.

@@ -5,8 +5,8 @@
 // bf16 dO: every element of dq, dk, dv, dg and dh0 within tau, every element written (outputs
 // start as NaN). SSD at T ∈ {1, 63, 64, 65, 200}, varlen (1+150+7+64+3, H = HV = 2), GVA (H = 1,
 // HV = 2), without h0 and dht in the [V, K] state layout, strong decay; LA at T = 65 and varlen
-// with GVA; DeltaNet and GDN (dβ too) and GLA (the per-channel gate, dg per key channel) over the
-// same kinds of cases. Each case runs at value tiles
+// with GVA; DeltaNet and GDN (dβ too) and GLA and KDA (the per-channel gate, dg per key channel)
+// over the same kinds of cases. Each case runs at value tiles
 // 32 and 64, whose gradients must agree bit for bit. Then planted faults (BackwardFault) that the
 // judgement must see.
 #include "glr/dev/chunked_mma_backward.hpp"
@@ -86,6 +86,18 @@ std::vector<Param> params() {
   ProblemSpec strong_gla = mma_spec({130}, 1, 1, 3304);
   strong_gla.decay = Decay::kStrong;
   out.push_back({"gla_Strong", Member::kGla, strong_gla});
+  for (std::int64_t t : {1, 63, 64, 65, 200})
+    out.push_back({"kda_T" + std::to_string(t), Member::kKda, mma_spec({t}, 1, 1, 3600 + t)});
+  out.push_back({"kda_Varlen", Member::kKda, mma_spec({1, 150, 7, 64, 3}, 2, 2, 3701)});
+  out.push_back({"kda_Gva", Member::kKda, mma_spec({130}, 1, 2, 3702)});
+  ProblemSpec bare_kda = mma_spec({100}, 1, 1, 3703);
+  bare_kda.initial_state = false;
+  bare_kda.final_state_grad = false;
+  bare_kda.layout = StateLayout::kVK;
+  out.push_back({"kda_NoH0NoDhtVk", Member::kKda, bare_kda});
+  ProblemSpec strong_kda = mma_spec({130}, 1, 1, 3704);
+  strong_kda.decay = Decay::kStrong;
+  out.push_back({"kda_Strong", Member::kKda, strong_kda});
   return out;
 }
 
@@ -236,7 +248,8 @@ TEST(ChunkedMmaBackwardKept, GivesTheRecomputedGradientsAndTheForwardsOutputs) {
                            Param{"la", Member::kLinearAttention, mma_spec({130}, 1, 1, 3102)},
                            Param{"deltanet", Member::kDeltaNet, mma_spec({65}, 1, 1, 3103)},
                            Param{"gdn", Member::kGatedDeltaNet, mma_spec({1, 150, 7}, 1, 2, 3104)},
-                           Param{"gla", Member::kGla, mma_spec({1, 150, 7}, 1, 2, 3105)}}) {
+                           Param{"gla", Member::kGla, mma_spec({1, 150, 7}, 1, 2, 3105)},
+                           Param{"kda", Member::kKda, mma_spec({1, 150, 7}, 1, 2, 3106)}}) {
     const Case c = make(prm);
     const HostGradients recomputed = run_backward(c, 32);
     KeptForward kept;
@@ -267,8 +280,9 @@ TEST(ChunkedMmaBackwardScanTile, HalfTheColumnsGiveTheBitsOfTheForwardsTile) {
         Param{"deltanet_T130", Member::kDeltaNet, mma_spec({130}, 1, 1, 3206)},
         Param{"gdn_VarlenGva", Member::kGatedDeltaNet, mma_spec({1, 150, 7, 64, 3}, 2, 2, 3207)},
         Param{"gdn_T200", Member::kGatedDeltaNet, mma_spec({200}, 1, 1, 3208)},
-        Param{"gla_VarlenGva", Member::kGla, mma_spec({1, 150, 7, 64, 3}, 2, 2, 3209)}}) {
-    const bool delta = prm.member == Member::kDeltaNet || prm.member == Member::kGatedDeltaNet;
+        Param{"gla_VarlenGva", Member::kGla, mma_spec({1, 150, 7, 64, 3}, 2, 2, 3209)},
+        Param{"kda_VarlenGva", Member::kKda, mma_spec({1, 150, 7, 64, 3}, 2, 2, 3210)}}) {
+    const bool delta = traits(prm.member).delta_rule;
     const Case c = make(prm);
     for (int tile : delta ? std::vector<int>{32, 64} : std::vector<int>{32}) {
       const HostGradients half = run_backward(c, tile);
@@ -318,24 +332,25 @@ INSTANTIATE_TEST_SUITE_P(
                       FaultCase{"BoundaryAtEntry", BackwardFault::kBoundaryAtEntry}),
     [](const ::testing::TestParamInfo<FaultCase>& info) { return info.param.label; });
 
-class ChunkedMmaBackwardGlaFault : public ::testing::TestWithParam<FaultCase> {};
+class ChunkedMmaBackwardChannelFault : public ::testing::TestWithParam<FaultCase> {};
 
-// The planted faults that reach the per-channel gate's kernel (GLA): its own diagonal blocks, its
-// key and scan decay per channel, and dg's boundary term.
-TEST_P(ChunkedMmaBackwardGlaFault, IsCaughtByTheBound) {
-  for (std::int64_t t : {65, 200}) {
-    const Case c = make({"gla", Member::kGla, mma_spec({t}, 1, 1, 3400 + t)});
-    Expected<BackwardExpectation> e = expect_backward(c.member, c.p, c.cot);
-    ASSERT_TRUE(e) << e.error().to_string();
-    const BackwardJudgement j = judge_backward(run_backward(c, 32, GetParam().fault), *e);
-    std::printf("fault %-18s gla      T=%-4lld %s\n", GetParam().label, static_cast<long long>(t),
-                j.describe().c_str());
-    EXPECT_FALSE(j.pass()) << GetParam().label << " at T = " << t << ": " << j.describe();
-  }
+// The planted faults that reach the per-channel gate's kernels (GLA, KDA): their own diagonal
+// blocks, their key and scan decay per channel, and dg's boundary term.
+TEST_P(ChunkedMmaBackwardChannelFault, IsCaughtByTheBound) {
+  for (Member m : {Member::kGla, Member::kKda})
+    for (std::int64_t t : {65, 200}) {
+      const Case c = make({"channel", m, mma_spec({t}, 1, 1, 3400 + t)});
+      Expected<BackwardExpectation> e = expect_backward(c.member, c.p, c.cot);
+      ASSERT_TRUE(e) << e.error().to_string();
+      const BackwardJudgement j = judge_backward(run_backward(c, 32, GetParam().fault), *e);
+      std::printf("fault %-18s %-8s T=%-4lld %s\n", GetParam().label, name(m).data(),
+                  static_cast<long long>(t), j.describe().c_str());
+      EXPECT_FALSE(j.pass()) << GetParam().label << " at T = " << t << ": " << j.describe();
+    }
 }
 
 INSTANTIATE_TEST_SUITE_P(
-    Planted, ChunkedMmaBackwardGlaFault,
+    Planted, ChunkedMmaBackwardChannelFault,
     ::testing::Values(FaultCase{"DropIntraDiagonal", BackwardFault::kDropIntraDiagonal},
                       FaultCase{"KeyWithoutDecay", BackwardFault::kKeyWithoutDecay},
                       FaultCase{"ScanWithoutDecay", BackwardFault::kScanWithoutDecay},
@@ -359,11 +374,11 @@ TEST(ChunkedMmaBackwardFault, Bf16CarryIsCaught) {
 
 class ChunkedMmaBackwardDeltaFault : public ::testing::TestWithParam<FaultCase> {};
 
-// The delta rule's planted faults (DeltaNet and GDN): the scan without −Wᵀ dΔ, dβ without its
+// The delta rule's planted faults (DeltaNet, GDN and KDA): the scan without −Wᵀ dΔ, dβ without its
 // term through L, dk without the Gram VJP of dL; and the members' shared faults under the delta
 // rule.
 TEST_P(ChunkedMmaBackwardDeltaFault, IsCaughtByTheBound) {
-  for (Member m : {Member::kDeltaNet, Member::kGatedDeltaNet})
+  for (Member m : {Member::kDeltaNet, Member::kGatedDeltaNet, Member::kKda})
     for (std::int64_t t : {65, 200}) {
       const Case c = make({"delta", m, mma_spec({t}, 1, 1, 2500 + t)});
       Expected<BackwardExpectation> e = expect_backward(c.member, c.p, c.cot);
@@ -431,7 +446,7 @@ TEST(ChunkedMmaBackwardDeltaFault, Bf16CarryIsCaughtWhileDhtDominates) {
 // The delta rule's kernels and the per-channel gate's round what the bf16 grade declares: judged
 // under the fp32 grade's bound (σ = 0) they fail, so the declared term is what they pass by.
 TEST(BackwardBound, TheDeltaRuleAndChannelKernelsNeedTheDeclaredTerm) {
-  for (Member m : {Member::kDeltaNet, Member::kGatedDeltaNet, Member::kGla}) {
+  for (Member m : {Member::kDeltaNet, Member::kGatedDeltaNet, Member::kGla, Member::kKda}) {
     const Case c = make({"delta", m, mma_spec({65}, 1, 1, 2900)});
     Expected<Gradients> ref = chunked_backward(m, c.p, c.cot);
     ASSERT_TRUE(ref) << ref.error().to_string();
@@ -447,7 +462,7 @@ TEST(BackwardBound, TheDeltaRuleAndChannelKernelsNeedTheDeclaredTerm) {
 // the same reference gradients and a bound at most as loose, for every output, dg per channel
 // included.
 TEST(ExpectBackwardByHead, ReassemblesTheReferenceAndAtMostTightensTheBound) {
-  for (Member m : {Member::kGatedDeltaNet, Member::kGla}) {  // a scalar and a per-channel gate
+  for (Member m : {Member::kGatedDeltaNet, Member::kGla, Member::kKda}) {
     const Case c = make({"by_head", m, mma_spec({70, 1, 64}, 3, 3, 3501)});
     Expected<BackwardExpectation> whole = expect_backward(m, c.p, c.cot);
     Expected<BackwardExpectation> split = expect_backward_by_head(m, c.p, c.cot);
@@ -481,7 +496,7 @@ TEST(ChunkedMmaBackwardArguments, RejectsWhatTheKernelsDoNotTake) {
   EXPECT_TRUE(mma_backward_workspace_bytes(Member::kGatedDeltaNet, d));
   EXPECT_TRUE(mma_backward_workspace_bytes(Member::kDeltaNet, d));
   EXPECT_TRUE(mma_backward_workspace_bytes(Member::kGla, d));
-  EXPECT_FALSE(mma_backward_workspace_bytes(Member::kKda, d));
+  EXPECT_TRUE(mma_backward_workspace_bytes(Member::kKda, d));
   d.value_dim = 64;
   EXPECT_FALSE(mma_backward_workspace_bytes(Member::kSimpleGla, d));
 }

@@ -96,13 +96,6 @@ std::size_t carve_scratch(Member member, MmaBackwardParams& bp, std::byte* base)
   return piece.at;
 }
 
-Status check_backward_member(Member member) {
-  if (traits(member).gate == GateKind::kChannel && traits(member).delta_rule)
-    return bad("member",
-               "the tensor-core backward has no per-channel gate with the delta rule yet (kda)");
-  return {};
-}
-
 MmaForwardParams sizes(const gpu::Dims& d) {
   MmaForwardParams p;
   p.tokens = d.batch * d.seq_len;
@@ -161,14 +154,12 @@ Expected<MmaForwardParams> mma_forward_params(Member member, const gpu::Dims& di
 }
 
 Expected<std::size_t> mma_kept_workspace_bytes(Member member, const gpu::Dims& dims) {
-  if (Status st = check_backward_member(member); !st) return st.error();
   if (Status st = check_dims(dims); !st) return st.error();
   MmaForwardParams p = sizes(dims);
   return carve_kept(member, p, nullptr);
 }
 
 Expected<std::size_t> mma_backward_scratch_bytes(Member member, const gpu::Dims& dims) {
-  if (Status st = check_backward_member(member); !st) return st.error();
   if (Status st = check_dims(dims); !st) return st.error();
   MmaBackwardParams bp;
   bp.fwd = sizes(dims);
@@ -187,7 +178,6 @@ Expected<MmaForwardParams> mma_kept_forward_params(Member member, const gpu::Dim
                                                    float scale, StateLayout layout,
                                                    const MmaForwardTensors& t, void* kept,
                                                    std::size_t bytes) {
-  if (Status st = check_backward_member(member); !st) return st.error();
   if (t.final_state != nullptr && !aligned16(t.final_state))
     return bad("final_state", "the final state must be 16-byte aligned");
   Expected<MmaForwardParams> p = mma_forward_params(member, dims, scale, layout, t, kept, bytes);
@@ -203,7 +193,6 @@ Expected<MmaForwardParams> mma_kept_forward_params(Member member, const gpu::Dim
 Expected<MmaBackwardParams> mma_backward_params(Member member, const gpu::Dims& dims, float scale,
                                                 StateLayout layout, const MmaBackwardTensors& t,
                                                 const MmaBackwardWorkspace& ws) {
-  if (Status st = check_backward_member(member); !st) return st.error();
   if (t.d_o == nullptr || t.dq == nullptr || t.dk == nullptr || t.dv == nullptr)
     return bad("d_o", "d_o, dq, dk and dv are required");
   if ((traits(member).gate != GateKind::kNone) != (t.dg != nullptr))

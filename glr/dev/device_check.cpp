@@ -265,10 +265,10 @@ int run(int argc, char** argv) {
     timings.push_back(time_shape(4, 4096, 16, warmup, reps, 1));
     backward_timings.push_back(time_backward(Member::kSimpleGla, 1, 8192, 32, warmup, reps));
     backward_timings.push_back(time_backward(Member::kSimpleGla, 4, 4096, 16, warmup, reps));
-    for (Member m :
-         {Member::kLinearAttention, Member::kDeltaNet, Member::kGatedDeltaNet, Member::kGla})
+    for (Member m : {Member::kLinearAttention, Member::kDeltaNet, Member::kGatedDeltaNet,
+                     Member::kGla, Member::kKda})
       backward_timings.push_back(time_backward(m, 1, 8192, 32, warmup, reps));
-    for (Member m : {Member::kDeltaNet, Member::kGatedDeltaNet, Member::kGla})
+    for (Member m : {Member::kDeltaNet, Member::kGatedDeltaNet, Member::kGla, Member::kKda})
       backward_timings.push_back(time_backward(m, 4, 4096, 16, warmup, reps));
   }
 

@@ -166,7 +166,7 @@ std::vector<bf16> random_bf16(std::size_t n, std::uint64_t seed) {
 
 std::vector<Row> backward_accuracy_rows(bool small) {
   constexpr Member kSsd = Member::kSimpleGla, kDelta = Member::kDeltaNet;
-  constexpr Member kGdn = Member::kGatedDeltaNet, kGla = Member::kGla;
+  constexpr Member kGdn = Member::kGatedDeltaNet, kGla = Member::kGla, kKda = Member::kKda;
   std::vector<Row> rows;
   if (small) {
     rows.push_back(backward_accuracy_case(kSsd, "ssd B1 T64 H4", {64}, 4, 4, 21, 1));
@@ -178,6 +178,8 @@ std::vector<Row> backward_accuracy_rows(bool small) {
     rows.push_back(backward_accuracy_case(kGdn, "gdn B1 T64 H4", {64}, 4, 4, 41, 1));
     rows.push_back(
         backward_accuracy_case(kGla, "gla varlen 100+1+64 H2/HV4", {100, 1, 64}, 2, 4, 55, 1));
+    rows.push_back(
+        backward_accuracy_case(kKda, "kda varlen 100+1+64 H2/HV4", {100, 1, 64}, 2, 4, 65, 1));
     return rows;
   }
   rows.push_back(backward_accuracy_case(kSsd, "ssd B1 T64 H4", {64}, 4, 4, 21, 1));
@@ -197,6 +199,10 @@ std::vector<Row> backward_accuracy_rows(bool small) {
   rows.push_back(backward_accuracy_case(kGla, "gla B1 T1000 H4", {1000}, 4, 4, 52, 1));
   rows.push_back(
       backward_accuracy_case(kGla, "gla varlen 300+1+64+65 H2/HV4", {300, 1, 64, 65}, 2, 4, 54, 3));
+  rows.push_back(backward_accuracy_case(kKda, "kda B1 T64 H4", {64}, 4, 4, 61, 1));
+  rows.push_back(backward_accuracy_case(kKda, "kda B1 T1000 H4", {1000}, 4, 4, 62, 1));
+  rows.push_back(
+      backward_accuracy_case(kKda, "kda varlen 300+1+64+65 H2/HV4", {300, 1, 64, 65}, 2, 4, 64, 3));
   return rows;
 }
 

@@ -11,7 +11,7 @@
 //     nothing here links libtorch; the caller allocates every tensor and the workspace. gpu_decode
 //     launches the token-serial decode kernel (fp32 tensors, state in/out). mma_forward /
 //     mma_backward launch the tensor-core kernels of glr/dev (dev::mma_forward, dev::mma_backward:
-//     K = V = 128, members la, ssd, deltanet, gdn and gla, the bf16 precision grade) on the same
+//     K = V = 128, all six members, the bf16 precision grade) on the same
 //     kind of arguments: bf16 q, k, v, dO and β, fp32 g, h0 and dht, int64 cu_seqlens; outputs o,
 //     dq, dk, dv and dβ bf16, final state, dg and dh0 fp32. The backward's workspace comes in two
 //     parts (dev::MmaBackwardWorkspace): the kept part, which a training step's forward fills
@@ -279,13 +279,8 @@ void gpu_backward(int member_code, std::array<std::int64_t, 7> d, double scale, 
 // ------------------------------------------------------------------ the tensor-core kernels
 namespace dev = kcv::glr::dev;
 
-/// What only the tensor-core kernels ask of a call: a member other than KDA (the per-channel gate
-/// with the delta rule) and K = V = 128. Errors name the field.
+/// What only the tensor-core kernels ask of a call: K = V = 128. Errors name the field.
 void check_mma(const Call& c) {
-  const kcv::glr::MemberTraits tr = kcv::glr::traits(c.cfg.member);
-  if (tr.gate == kcv::glr::GateKind::kChannel && tr.delta_rule)
-    throw std::invalid_argument(
-        "member: the tensor-core kernels take la, ssd, deltanet, gdn and gla, not kda");
   if (c.dims.key_dim != dev::kMmaDim)
     throw std::invalid_argument("key_dim: the tensor-core kernels take K = 128, got " +
                                 std::to_string(c.dims.key_dim));
@@ -461,7 +456,7 @@ NB_MODULE(_glr, m) {
         nb::arg("v_first"), nb::arg("inputs"), nb::arg("cu_seqlens_host"), nb::arg("o"),
         nb::arg("final_state"), nb::arg("workspace"), nb::arg("workspace_bytes"), nb::arg("keep"),
         nb::arg("multiprocessors"), nb::arg("stream"),
-        "Launch the tensor-core forward (K = V = 128; la, ssd, deltanet, gdn, gla); inputs = "
+        "Launch the tensor-core forward (K = V = 128; every member); inputs = "
         "(q, k, v bf16, g fp32, beta bf16, h0 fp32, cu_seqlens int64) as ints (0 = absent). "
         "keep: the workspace is a KEPT one and the forward leaves in it what the backward reads.");
   m.def("mma_backward", &mma_backward, nb::arg("member"), nb::arg("dims"), nb::arg("scale"),

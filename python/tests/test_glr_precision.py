@@ -44,25 +44,19 @@ def _restore_default():
 # ------------------------------------------------------------------ the dispatch decision
 
 
-@pytest.mark.parametrize("member", [LA, SSD, DELTANET, GDN, GLA])
+@pytest.mark.parametrize("member", [LA, SSD, DELTANET, GDN, GLA, KDA])
 def test_bf16_grade_takes_the_tensor_core_kernels_where_they_apply(member):
-    beta = BF16 if member in (DELTANET, GDN) else None
+    beta = BF16 if member in (DELTANET, GDN, KDA) else None
     assert chunk_path(member, 128, 128, BF16, beta, "cuda", "bf16") == TENSOR_CORE
     # the fp32 grade never does
     assert chunk_path(member, 128, 128, BF16, beta, "cuda", "fp32") == CUDA_CORE
 
 
-@pytest.mark.parametrize("member", [LA, SSD, DELTANET, GDN, GLA])
+@pytest.mark.parametrize("member", [LA, SSD, DELTANET, GDN, GLA, KDA])
 @pytest.mark.parametrize("K,V", [(64, 128), (128, 64), (64, 64), (32, 128), (128, 256)])
 def test_head_dims_other_than_128_take_the_cuda_core_kernels(member, K, V):
-    beta = BF16 if member in (DELTANET, GDN) else None
+    beta = BF16 if member in (DELTANET, GDN, KDA) else None
     assert chunk_path(member, K, V, BF16, beta, "cuda", "bf16") == CUDA_CORE
-
-
-@pytest.mark.parametrize("grade", ["fp32", "bf16"])
-def test_kda_takes_the_cuda_core_kernels(grade):
-    # the per-channel gate with the delta rule has no tensor-core kernels
-    assert chunk_path(KDA, 128, 128, BF16, BF16, "cuda", grade) == CUDA_CORE
 
 
 @pytest.mark.parametrize("q_dtype", [F16, F32, torch.float64])
@@ -299,9 +293,6 @@ def test_mma_entries_check_their_arguments_naming_the_field():
                                        _glr.MmaWorkspace.SCRATCH))
     assert 0 < fwd < kept and scratch > 0
     cases = [
-        ("member", lambda: _glr.mma_workspace_bytes(_glr.MmaWorkspace.FORWARD, KDA, _DIMS)),
-        ("member", lambda: _glr.mma_workspace_bytes(_glr.MmaWorkspace.KEPT, KDA, _DIMS)),
-        ("member", lambda: _mma_forward(member=KDA)),
         ("key_dim", lambda: _glr.mma_workspace_bytes(_glr.MmaWorkspace.SCRATCH, GDN,
                                                      (1, 200, 2, 2, 64, 128, 0))),
         ("value_dim", lambda: _mma_forward(dims=(1, 200, 2, 2, 128, 96, 0))),
@@ -345,23 +336,23 @@ def test_mma_entries_check_their_arguments_naming_the_field():
 cuda = pytest.mark.skipif(not (torch.cuda.is_available() and glr.has_cuda()),
                           reason="needs a GPU and kcv._glr built with the CUDA kernels")
 
-CODES = {"gdn": GDN, "ssd": SSD, "la": LA, "deltanet": DELTANET, "gla": GLA}
+CODES = {"gdn": GDN, "ssd": SSD, "la": LA, "deltanet": DELTANET, "gla": GLA, "kda": KDA}
 NAMES = ["q", "k", "v", "g", "beta", "h0"]
 
 
 def _tc_inputs(member, B, T, N, seed=0, H=2, D=128, HV=None):
     """fla-like inputs on the CPU (glr/check/glr_cases.py's draws): l2-normalised bf16 q, k
-    [B, T, H, D], bf16 v [B, T, HV, D], fp32 log-decay g (gdn, ssd; per channel for gla), bf16 β
-    (gdn, deltanet), fp32 h0 [N, HV, D, D]; HV (GVA) defaults to H."""
+    [B, T, H, D], bf16 v [B, T, HV, D], fp32 log-decay g (gdn, ssd; per channel for gla, kda), bf16
+    β (gdn, deltanet, kda), fp32 h0 [N, HV, D, D]; HV (GVA) defaults to H."""
     HV = H if HV is None else HV
     gen = torch.Generator().manual_seed(seed)
     r = lambda *s: torch.randn(*s, generator=gen)  # noqa: E731
     nq = lambda t: torch.nn.functional.normalize(t, dim=-1)  # noqa: E731
     q, k, v = nq(r(B, T, H, D)).to(BF16), nq(r(B, T, H, D)).to(BF16), r(B, T, HV, D).to(BF16)
     g = torch.nn.functional.logsigmoid(r(B, T, HV)) / 16 if member in ("gdn", "ssd") else None
-    if member == "gla":  # the per-channel log-decay [B, T, HV, D]
+    if member in ("gla", "kda"):  # the per-channel log-decay [B, T, HV, D]
         g = torch.nn.functional.logsigmoid(r(B, T, HV, D)) / 16
-    beta = torch.sigmoid(r(B, T, HV)).to(BF16) if member in ("gdn", "deltanet") else None
+    beta = torch.sigmoid(r(B, T, HV)).to(BF16) if member in ("gdn", "deltanet", "kda") else None
     h0 = r(N, HV, D, D) * 0.1
     w_o = r(B, T, HV, D).to(BF16)  # d_o: the gradient of (o.float() * w_o).sum() is bf16(w_o)
     w_h = r(N, HV, D, D)
@@ -379,6 +370,8 @@ def _tc_call(member, q, k, v, g, beta, h0, cu=None, cu_cpu=None, state=True, **k
         return glr.chunk_delta_rule(q, k, v, beta, **kw)
     if member == "gla":
         return glr.chunk_gla(q, k, v, g, **kw)
+    if member == "kda":
+        return glr.chunk_kda(q, k, v, g, beta, **kw)
     return glr.chunk_simple_gla(q, k, v, g=g, **kw)  # ssd with g, la without
 
 
@@ -404,7 +397,7 @@ def _within(name, got, ref, tau):
 
 
 @cuda
-@pytest.mark.parametrize("member", ["gdn", "ssd", "la", "deltanet", "gla"])
+@pytest.mark.parametrize("member", ["gdn", "ssd", "la", "deltanet", "gla", "kda"])
 @pytest.mark.parametrize("layout", ["single", "batch", "packed", "packed-vk", "packed-gva",
                                     "no-state"])
 def test_cuda_bf16_grade_runs_tensor_cores_within_the_bf16_bound(member, layout):
@@ -443,7 +436,7 @@ def test_cuda_bf16_grade_runs_tensor_cores_within_the_bf16_bound(member, layout)
 
 
 @cuda
-@pytest.mark.parametrize("member", ["gdn", "ssd", "la", "deltanet", "gla"])
+@pytest.mark.parametrize("member", ["gdn", "ssd", "la", "deltanet", "gla", "kda"])
 def test_cuda_kept_forward_gives_the_recomputing_backwards_bits(member):
     # packed sequences under GVA: o, ht and every gradient are the same bits whether the forward
     # kept its pieces or the backward recomputed them; a second backward from the same kept
@@ -474,7 +467,7 @@ def test_cuda_kept_forward_gives_the_recomputing_backwards_bits(member):
 
 
 @cuda
-@pytest.mark.parametrize("member", ["gdn", "ssd", "la", "deltanet", "gla"])
+@pytest.mark.parametrize("member", ["gdn", "ssd", "la", "deltanet", "gla", "kda"])
 def test_cuda_fp32_grade_and_the_default_keep_the_cuda_core_kernels(member):
     host, w_o, w_h = _tc_inputs(member, 1, 100, 1)
     leaves = [None if t is None else t.cuda().requires_grad_() for t in host]
@@ -501,13 +494,13 @@ def test_cuda_bf16_grade_falls_back_where_tensor_cores_do_not_apply():
         before = _launch.PATHS.copy()
         _tc_step(member, leaves, w_o.cuda(), w_h.cuda(), precision="bf16")
         assert _launch.PATHS - before == {("forward", CUDA_CORE): 1, ("backward", CUDA_CORE): 1}
-    # KDA (the per-channel gate with the delta rule) has no tensor-core kernels; GLA has
+    # the per-channel gates (GLA, KDA) have tensor-core kernels too
     q, k, v, _, beta, h0 = [t.cuda() for t in _tc_inputs("gdn", 1, 100, 1)[0]]
     gk = torch.nn.functional.logsigmoid(torch.randn(1, 100, 2, 128, device="cuda")) / 16
     before = _launch.PATHS.copy()
     glr.chunk_kda(q, k, v, gk, beta, initial_state=h0, precision="bf16")
     glr.chunk_gla(q, k, v, gk, initial_state=h0, precision="bf16")
-    assert _launch.PATHS - before == {("forward", CUDA_CORE): 1, ("forward", TENSOR_CORE): 1}
+    assert _launch.PATHS - before == {("forward", TENSOR_CORE): 2}
 
 
 @cuda

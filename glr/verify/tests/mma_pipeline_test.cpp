@@ -7,7 +7,7 @@
 //    forward's declared-rounding σ, the gradients with the backward's (declared_backward_sigma,
 //    precision-contract.md §6; oracle_test.cpp checks the oracle's sliced σ against it); fp32-β
 //    cases included. Under the fp32 grade o and ht do not meet their bound;
-//  - `kcv verify --grade bf16` passes CMP-01, ORD-02 and EXC-01 for LA, SSD, DeltaNet, GDN and GLA:
+//  - `kcv verify --grade bf16` passes CMP-01, ORD-02 and EXC-01 for all six members:
 //  a
 //    NaN in v reaches what the recurrence says, since the diagonal block of every product whose A
 //    operand is triangular falls back to CUDA cores when its B rows are not finite
@@ -17,7 +17,7 @@
 //  - a NaN in v at the last row of a chunk (a full chunk, a sequence's partial final chunk, under
 //    varlen) passes EXC-01 for SSD and GDN: SSD's dg leaves out the pairs of the gauge identity
 //    that cancel exactly (as the chunked reference does), so dg stays finite before the NaN;
-//  - KDA is not in the library.
+//  - the library has no decode op.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -37,7 +37,7 @@ using pipeline_test::result_of;
 using pipeline_test::small;
 
 constexpr Member kMmaMembers[] = {Member::kLinearAttention, Member::kSimpleGla, Member::kDeltaNet,
-                                  Member::kGatedDeltaNet, Member::kGla};
+                                  Member::kGatedDeltaNet,   Member::kGla,       Member::kKda};
 
 std::unique_ptr<Candidate> load(const std::string& kernel) {
   return pipeline_test::load(KCV_GLR_MMA_EMULATED, kernel);
@@ -211,12 +211,12 @@ TEST(TensorCoreEmulationGrade, TheFp32GradeFailsCmp01OnTheForwardOutputs) {
     EXPECT_GT(ratios(*candidate, Grade::kFp32, p).forward, 1.0) << p.label;
 }
 
-TEST(TensorCoreEmulationLibrary, HoldsTheFiveMembersOtherThanKda) {
+TEST(TensorCoreEmulationLibrary, HoldsTheSixMembersAndNoDecodeOp) {
   ASSERT_TRUE(register_ops().ok());
-  for (const char* kernel : {"glr.la", "glr.ssd", "glr.deltanet", "glr.gdn", "glr.gla"})
+  for (const char* kernel : {"glr.la", "glr.ssd", "glr.deltanet", "glr.gdn", "glr.gla", "glr.kda"})
     EXPECT_TRUE(load_shared_library_candidate(KCV_GLR_MMA_EMULATED, kernel, "").has_value())
         << kernel;
-  for (const char* kernel : {"glr.kda", "glr.gdn.decode"}) {
+  for (const char* kernel : {"glr.gdn.decode"}) {
     auto c = load_shared_library_candidate(KCV_GLR_MMA_EMULATED, kernel, "");
     ASSERT_FALSE(c.has_value()) << kernel;
     EXPECT_NE(c.error().to_string().find(kernel), std::string::npos) << c.error().to_string();

@@ -30,8 +30,8 @@ use_graph, gv, reverse, and the CUDA limits above. `import kcv.glr.fla` register
 an fla backend (see kcv/glr/fla.py).
 
 Precision grade: every chunk op takes precision="fp32" (the CUDA-core kernels) or "bf16" (fla's
-precision class: on CUDA the tensor-core kernels for LA, SSD, DeltaNet, GDN and GLA at
-K = V = 128 with bf16 q/k/v and β, else the CUDA-core kernels); without it, the process-wide
+precision class: on CUDA the tensor-core kernels for every member at K = V = 128 with bf16
+q/k/v and β, else the CUDA-core kernels); without it, the process-wide
 default of set_precision() ("fp32" unless set), which fla's layers get. On the CPU both grades
 run the fp64 reference. See _precision.py and docs/glr/fla-api.md.
 

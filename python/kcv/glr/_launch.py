@@ -7,7 +7,7 @@ functions of tensors that allocate their outputs and workspaces with torch and r
     the caller asks for it (a "recurrent" call no input of which needs a gradient). Which chunk
     kernels is _precision.chunk_path's decision from the call and its grade: the CUDA-core
     kernels (glr/kernels, fp32 grade), or under the bf16 grade the tensor-core kernels of glr/dev
-    (K = V = 128; LA, SSD, DeltaNet, GDN, GLA; bf16 q/k/v and β). Their forward keeps its pieces
+    (K = V = 128, every member; bf16 q/k/v and β). Their forward keeps its pieces
     for the backward when the call's keep policy says so (_keep.py), else their backward
     recomputes them from the saved inputs, as the CUDA-core backward always does.
   * PATHS counts the launches by (direction, path), and BACKWARD_PIECES the tensor-core

@@ -19,14 +19,13 @@ from __future__ import annotations
 
 import torch
 
-from kcv.glr._native import DELTANET, GDN, GLA, LA, SSD
+from kcv.glr._native import DELTANET, GDN, GLA, KDA, LA, SSD
 from kcv.glr._validate import check_choice
 
 #: The grades a chunk op takes.
 GRADES = ("fp32", "bf16")
-#: Members the tensor-core kernels implement (every member but KDA, the per-channel gate with the
-#: delta rule).
-TENSOR_CORE_MEMBERS = frozenset((LA, SSD, DELTANET, GDN, GLA))
+#: Members the tensor-core kernels implement (all six).
+TENSOR_CORE_MEMBERS = frozenset((LA, SSD, DELTANET, GDN, GLA, KDA))
 #: The head dims they take (K = V = 128, no padding).
 TENSOR_CORE_HEAD_DIM = 128
 
@@ -62,7 +61,7 @@ def resolve(precision):
 def chunk_path(member, K, V, q_dtype, beta_dtype, device_type, grade):
     """Which kernels a chunk op's call runs (forward and backward alike), from what the call's
     arguments say about themselves: REFERENCE (the fp64 chunked reference, on the CPU), TENSOR_CORE
-    (glr/dev's kernels: grade "bf16", member LA, SSD, DeltaNet, GDN or GLA, K = V = 128, bf16
+    (glr/dev's kernels: grade "bf16", any member, K = V = 128, bf16
     q/k/v and β absent or bf16, on CUDA) or CUDA_CORE (every other CUDA call). fp32 β is not
     rounded to bf16 for the tensor-core kernels: that rounding is not one the bf16 grade
     declares."""

@@ -49,8 +49,7 @@ def chunk_kda(q, k, v, g, beta, scale=None, initial_state=None, output_final_sta
     (the raw gate input with use_gate_in_kernel). kwargs: A_log, dt_bias, chunk_size (32, 64),
     transpose_state_layout. safe_gate and disable_recompute choose fla's kernels and change
     nothing here beyond fla's lower_bound check; max_num_seqs matters only with use_graph.
-    precision: "fp32", "bf16" or None (the default); KDA has no tensor-core kernels, so both
-    grades run the CUDA-core kernels."""
+    precision: "fp32", "bf16" or None (the default)."""
     del disable_recompute, max_num_seqs
     state_v_first = _options.state_layout(state_v_first, kwargs)
     A_log, dt_bias = kwargs.pop("A_log", None), kwargs.pop("dt_bias", None)

@@ -1,0 +1,260 @@
+// File: glr/dev/chunked_mma_wy_channel.cuh
+// wy_channel_kernel: the WY representation's and the triangular inverse's VJPs under a per-channel
+// gate with the delta rule (KDA), wy_grad_kernel's sibling (chunked_mma_backward.cuh). One CTA
+// (4 warps) per (chunk slot, value head), warp w rows 16w..16w+15; with G per key channel,
+// E = e^G, X = bf16(β (K ⊙ E)), Ṽ = bf16(β V), L = β ⊙ P(K, K) strictly lower (the decay inside
+// the Gram, P_ij = Σ_d k_id k_jd e^{G_id − G_jd}), T = (I + L)⁻¹ (the precision emulation's
+// wy_backward, glr/tests/support/precision_emulation_backward.cpp):
+//   dW = −dΔ Hᵀ;  dṼ = Tᵀ dΔ;  dX = Tᵀ dW;  dT = StrictLower(dW Xᵀ + dΔ Ṽᵀ)
+//   dL = −StrictLower(Tᵀ dT Tᵀ);  M = bf16(β ⊙ dL)
+//   dv = β ⊙ dṼ;  dβ = Σ_e v·dṼ + Σ_d e k·dX + Σ_j dL_ij P_ij
+//   dk += β E ⊙ dX + [M's Gram VJP through P(K, K): its row side and its column side]
+//   dg_t,d += Σ_{s≥t} (x_sd dX_sd + k_sd (da_sd − db_sd))     (da, db the VJP's two sides)
+// P's off-diagonal blocks come from the forward's anchored operands on tensor cores, its diagonal
+// blocks per pair in channel order (the prepare kernel's sums); the VJP's two sides are
+// gram_vjp_rows and gram_vjp_columns (chunked_mma_backward_channel.cuh) with K on both.
+// grad_channel_kernel<true> wrote dk's output part (fp32, dk_part) and dg's own terms; this kernel
+// adds to both, each element by its one owner.
+//
+// Shared memory (each tile written only after the barrier that ends the last read of what it
+// replaces):
+//   phase (barrier after)        a.wide (34 KB)    a.narrow (17 KB)   a.dd, a.dw      b (47 KB)
+//   1 dW, dṼ, dv        (A)      H                 V                  dΔ, dW written
+//   2 X, Ṽ, dX          (B)      X, Ṽ written      V read
+//   3 dT                (C)      X, Ṽ read         dT written         read
+//   4 Y                 (D)      Y written         dT read
+//   5 dL, M             (E)      Y read                                               (over a)
+//   6 anchors, P's diagonal (F)                                                       written
+//   7 P, dβ; the Gram VJP; dk, dβ, dg out
+#pragma once
+
+#include <cstdint>
+
+#include "glr/dev/chunked_mma_backward_channel.cuh"
+#include "glr/dev/wy_phases.cuh"
+
+namespace kcv::glr::dev {
+
+using gpu::detail::add_to_row;
+using gpu::detail::RowPartials;
+using gpu::detail::store_partials;
+
+struct WyChannelStorage {
+  SmemBf16<kMmaChunk, kMmaDim> k;
+  SmemBf16<kMmaChunk, kMmaChunk> t;  ///< bf16(T) (the prepare kernel's)
+  SmemBf16<kMmaChunk, kMmaChunk> m;  ///< bf16(β ⊙ dL), strictly lower
+  ChannelGate g;                     ///< G per channel
+  ChannelRowTerms rows;              ///< this kernel's row terms of dg (fp32)
+  union Scratch {
+    struct A {                          // phases 1–5
+      SmemBf16<kMmaChunk, kMmaDim> dd;  ///< bf16 dΔ (the scan's)
+      SmemBf16<kMmaChunk, kMmaDim> dw;  ///< bf16(dW)
+      union Wide {
+        SmemBf16<kMmaDim, kMmaDim> h;  ///< bf16 state entering the chunk
+        struct {
+          SmemBf16<kMmaChunk, kMmaDim> x, vt;  ///< X, Ṽ (the prepare kernel's values)
+        } xv;
+        SmemBf16<kMmaChunk, kMmaChunk> y;  ///< bf16(Tᵀ dT)
+      } wide;
+      union Narrow {
+        SmemBf16<kMmaChunk, kMmaDim> v;
+        SmemBf16<kMmaChunk, kMmaChunk> dt;  ///< bf16(dT), strictly lower
+      } narrow;
+    } a;
+    struct B {                      // phases 6–7
+      ChannelGram gram;             ///< K_i ⊙ e^{G_i − G_n} (q_anchored) and the anchored keys
+      float p_diag[kMmaChunk][16];  ///< P_ij, j < i on i's diagonal block (column j − 16⌊i/16⌋)
+    } b;
+  } u;
+  float beta[kMmaChunk];          ///< β, 0 past the end
+  float beta_part[kMmaChunk][4];  ///< dβ, one partial per lane of a quad
+};
+static_assert(sizeof(WyChannelStorage) <= 227 * 1024, "WyChannelStorage: over the sm_90 limit");
+
+/// The WY kernel of a per-channel gate with the delta rule (the file comment); grid (chunk slots,
+/// value heads), as wy_grad_kernel's.
+__global__ void __launch_bounds__(kMmaThreads, 1) wy_channel_kernel(MmaBackwardParams bp) {
+  const MmaForwardParams& p = bp.fwd;
+  WyChannelStorage& sm = arch::shared_storage<WyChannelStorage>();
+  const ChunkRef ch = locate_slot(p, blockIdx.x);
+  if (!ch.valid) return;
+  const std::int64_t slot = blockIdx.x;
+  const int hv = static_cast<int>(blockIdx.y);
+  const int c = ch.rows;
+  const std::int64_t qk_stride = static_cast<std::int64_t>(p.qk_heads) * kMmaDim;
+  const std::int64_t v_stride = static_cast<std::int64_t>(p.v_heads) * kMmaDim;
+  auto& a = sm.u.a;
+
+  copy_rows_async_fixed<kMmaThreads>(sm.k, p.k + qk_row(p, ch.t0, hv), qk_stride, c);
+  copy_rows_async_fixed<kMmaThreads>(a.narrow.v, p.v + v_row(p, ch.t0, hv), v_stride, c);
+  copy_rows_async_fixed<kMmaThreads>(a.wide.h, p.states + state_block(p, slot, hv), kMmaDim,
+                                     kMmaDim);
+  copy_rows_async_fixed<kMmaThreads>(a.dd, bp.dd + slot_block(p, slot, hv, kMmaDim), kMmaDim,
+                                     kMmaChunk);
+  copy_rows_async_fixed<kMmaThreads>(sm.t, p.t_inv + slot_block(p, slot, hv, kMmaChunk), kMmaChunk,
+                                     kMmaChunk);
+  arch::cp_async_commit();
+  arch::cta_for(kMmaChunk, [&](int i) {
+    sm.beta[i] = i < c ? bf16_to_float(p.beta[(ch.t0 + i) * p.v_heads + hv]) : 0.0f;
+  });
+  load_channel_gate(sm.g, p, ch.t0, hv, c);
+  __syncthreads();
+  sum_channel_gate(sm.g, [](int, float) {});
+  arch::cp_async_wait<0>();
+  __syncthreads();  // K, V, H, dΔ, T, β and G are complete
+
+  const int w = arch::warp_id();
+  const int r0 = 16 * w;
+  RowPartials beta_part;
+  zero(beta_part);
+  AccTile<16, kMmaDim> acc;
+  // 1. dW = −dΔ Hᵀ (Hᵀ as an n-major B operand).
+  zero(acc);
+  mma_acc<AStore::kRowMajor, BStore::kNMajor>(acc, a.dd, r0, a.wide.h, 0, 0, kMmaDim / 16);
+  for_each_pair(acc, [&](int il, int d, float& x0, float& x1) {
+    arch::store_u32(a.dw.ptr(r0 + il, d), arch::pack_bf16x2(-x0, -x1));
+  });
+  // dṼ = Tᵀ dΔ (k-steps w..3: T is lower triangular); dv = β ⊙ dṼ, dβ += v·dṼ.
+  zero(acc);
+  mma_acc_triangular<Triangle::kUpper, AStore::kTransposed, BStore::kKMajor>(acc, sm.t, r0, a.dd, 0,
+                                                                             w, kMmaChunk / 16);
+  bf16* dv = bp.dv + v_row(p, ch.t0, hv);
+  for_each_pair(acc, [&](int il, int e, float& x0, float& x1) {
+    const int i = r0 + il;
+    add_to_row(beta_part, il, e, a.narrow.v.at(i, e) * x0 + a.narrow.v.at(i, e + 1) * x1);
+    if (i < c)
+      arch::store_u32(dv + i * v_stride + e, arch::pack_bf16x2(sm.beta[i] * x0, sm.beta[i] * x1));
+  });
+  __syncthreads();  // (A) dW complete; H read for the last time
+  // 2. X = bf16(β (K ⊙ E)) and Ṽ = bf16(β V) where H was, the prepare kernel's values.
+  {
+    constexpr int kPieces = kMmaDim / 8;
+    arch::cta_for(kMmaChunk * kPieces, [&](int idx) {
+      const int i = idx / kPieces;
+      const int d = 8 * (idx % kPieces);
+      std::uint32_t kw[4], vw[4];
+      arch::load_u32x4(sm.k.ptr(i, d), kw);
+      arch::load_u32x4(a.narrow.v.ptr(i, d), vw);
+      for (int h = 0; h < 4; ++h) {
+        const int ch_d = d + 2 * h;
+        kw[h] =
+            arch::pack_bf16x2(sm.beta[i] * (arch::unpack_bf16(kw[h], 0) * expf(sm.g[i][ch_d])),
+                              sm.beta[i] * (arch::unpack_bf16(kw[h], 1) * expf(sm.g[i][ch_d + 1])));
+        vw[h] = arch::pack_bf16x2(sm.beta[i] * arch::unpack_bf16(vw[h], 0),
+                                  sm.beta[i] * arch::unpack_bf16(vw[h], 1));
+      }
+      arch::store_u32x4(a.wide.xv.x.ptr(i, d), kw);
+      arch::store_u32x4(a.wide.xv.vt.ptr(i, d), vw);
+    });
+  }
+  // dX = Tᵀ dW; dk = β E ⊙ dX, dβ += E k·dX, dg's row term x·dX (x as X's tile holds it).
+  AccTile<16, kMmaDim>& dk = acc;
+  zero(dk);
+  mma_acc_triangular<Triangle::kUpper, AStore::kTransposed, BStore::kKMajor>(dk, sm.t, r0, a.dw, 0,
+                                                                             w, kMmaChunk / 16);
+  for_each_pair(dk, [&](int il, int d, float& x0, float& x1) {
+    const int i = r0 + il;
+    const GatePair gi = gate_pair(sm.g, i, d);
+    const float e0 = expf(gi.lo), e1 = expf(gi.hi);
+    const float k0 = sm.k.at(i, d), k1 = sm.k.at(i, d + 1);
+    const std::uint32_t xb = arch::pack_bf16x2(sm.beta[i] * (k0 * e0), sm.beta[i] * (k1 * e1));
+    add_to_row(beta_part, il, d, k0 * e0 * x0 + k1 * e1 * x1);
+    sm.rows[i][d] = arch::unpack_bf16(xb, 0) * x0;
+    sm.rows[i][d + 1] = arch::unpack_bf16(xb, 1) * x1;
+    x0 *= sm.beta[i] * e0;
+    x1 *= sm.beta[i] * e1;
+  });
+  __syncthreads();  // (B) X, Ṽ complete; V read for the last time
+  // 3. dT = StrictLower(dW Xᵀ + dΔ Ṽᵀ), column pairs 0..w.
+  wy_solve_dt(a.narrow.dt, a.dw, a.wide.xv.x, a.dd, a.wide.xv.vt, c);
+  __syncthreads();  // (C) dT complete; X, Ṽ, dW and dΔ read for the last time
+  // 4. Y = Tᵀ dT (k-steps w..3).
+  wy_solve_y(a.wide.y, sm.t, a.narrow.dt);
+  __syncthreads();  // (D) Y complete; dT read for the last time
+  // 5. dL = −StrictLower(Y Tᵀ) (column pairs and k-steps 0..w), kept for dβ; M = bf16(β ⊙ dL).
+  AccTile<16, kMmaChunk> dl;
+  zero(dl);
+  mma_acc<AStore::kRowMajor, BStore::kNMajor>(dl, a.wide.y, r0, sm.t, 0, 0, w + 1, w + 1);
+  for_each_pair(dl, [&](int il, int j, float& x0, float& x1) {
+    const int i = r0 + il;
+    x0 = j < i && i < c ? -x0 : 0.0f;
+    x1 = j + 1 < i && i < c ? -x1 : 0.0f;
+    arch::store_u32(sm.m.ptr(i, j), arch::pack_bf16x2(sm.beta[i] * x0, sm.beta[i] * x1));
+  });
+  __syncthreads();  // (E) M complete; Y read for the last time: the scratch takes the anchors
+  // 6. K_i ⊙ e^{G_i − G_n}, the anchored keys and P's diagonal blocks per pair (the prepare
+  // kernel's sums, in channel order).
+  auto& b = sm.u.b;
+  form_anchored_rows(b.gram, sm.k, sm.g);
+  form_anchored_keys(b.gram, sm.k, sm.g);
+  arch::cta_for(kMmaChunk * 16, [&](int idx) {
+    const int i = idx / 16;
+    const int j = (i & ~15) + idx % 16;
+    float acc_kk = 0.0f;
+    if (j < i && i < c)
+      for (int d = 0; d < kMmaDim; ++d)
+        acc_kk += sm.k.at(i, d) * expf(sm.g[i][d] - sm.g[j][d]) * sm.k.at(j, d);
+    b.p_diag[i][idx % 16] = acc_kk;
+  });
+  __syncthreads();  // (F) the anchored operands and P's diagonal complete
+  // 7. dβ += Σ_j dL_ij P_ij: P's off-diagonal blocks from the anchored operands (w > 0).
+  {
+    AccTile<16, kMmaChunk> kk;
+    zero(kk);
+    if (w > 0)
+      mma_acc<AStore::kRowMajor, BStore::kNMajor>(kk, b.gram.q_anchored, r0, b.gram.k_anchored,
+                                                  anchored_keys_row(w), 0, kMmaDim / 16, w);
+    if (bp.fault != BackwardFault::kBetaWithoutGram)
+      for_each_pair(kk, dl, [&](int il, int j, float& x0, float& x1, float& y0, float& y1) {
+        const int i = r0 + il;
+        // P_ij for j < i (the pairs dL has; a select, so that no product reaches the others)
+        const auto term = [&](int jj, float x, float y) {
+          if (jj >= i) return 0.0f;
+          return y * (jj < r0 ? x : b.p_diag[i][jj - r0]);
+        };
+        add_to_row(beta_part, il, j, term(j, x0, y0) + term(j + 1, x1, y1));
+      });
+  }
+  // M's Gram VJP through P(K, K): its row side and its column side into one accumulator in turn;
+  // dk gets both, dg's row term k ⊙ (da − db).
+  if (bp.fault != BackwardFault::kKeyWithoutSolve) {
+    AccTile<16, kMmaDim> side;
+    zero(side);
+    gram_vjp_rows(side, sm.m, b.gram, sm.k, sm.g, true);
+    for_each_pair(dk, side, [&](int il, int d, float& x0, float& x1, float& y0, float& y1) {
+      const int i = r0 + il;
+      x0 += y0;
+      x1 += y1;
+      sm.rows[i][d] += sm.k.at(i, d) * y0;
+      sm.rows[i][d + 1] += sm.k.at(i, d + 1) * y1;
+    });
+    zero(side);
+    gram_vjp_columns(side, sm.m, b.gram, sm.k, sm.g);
+    for_each_pair(dk, side, [&](int il, int d, float& x0, float& x1, float& y0, float& y1) {
+      const int i = r0 + il;
+      x0 += y0;
+      x1 += y1;
+      sm.rows[i][d] -= sm.k.at(i, d) * y0;
+      sm.rows[i][d + 1] -= sm.k.at(i, d + 1) * y1;
+    });
+  }
+  // dk = grad_channel_kernel's fp32 part + this part.
+  wy_finish_dk(dk, bp, ch.t0, hv, c);
+  store_partials(beta_part, sm.beta_part, r0);
+  __syncthreads();  // (G) dβ's partials and the row terms complete
+  arch::cta_for(kMmaChunk, [&](int i) {
+    if (i >= c) return;
+    const float(&b4)[4] = sm.beta_part[i];
+    bp.dbeta[(ch.t0 + i) * p.v_heads + hv] = __float2bfloat16_rn(((b4[0] + b4[1]) + b4[2]) + b4[3]);
+  });
+  // dg_t,d += Σ_{s ≥ t} row term, thread d, rows from the last (grad_channel_kernel wrote dg).
+  arch::cta_for(kMmaDim, [&](int d) {
+    float running = 0.0f;
+    for (int t = c - 1; t >= 0; --t) {
+      running += sm.rows[t][d];
+      bp.dg[((ch.t0 + t) * p.v_heads + hv) * kMmaDim + d] += running;
+    }
+  });
+}
+
+}  // namespace kcv::glr::dev

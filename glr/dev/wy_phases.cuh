@@ -1,0 +1,82 @@
+// File: glr/dev/wy_phases.cuh
+// The phases the two WY kernels share (wy_grad_kernel, chunked_mma_backward.cuh; wy_channel_kernel,
+// chunked_mma_wy_channel.cuh), each for the calling warp's 16 rows r0 = 16w.. of a chunk of c
+// valid rows: the solve's dT and Y = Tᵀ dT, and dk's two parts summed and stored.
+#pragma once
+
+#include <cstdint>
+
+#include "glr/dev/chunked_mma_backward.hpp"
+#include "glr/dev/chunked_mma_forward.cuh"
+
+namespace kcv::glr::dev {
+
+/// dT = bf16(StrictLower(dW Xᵀ + dΔ Ṽᵀ)) into `dt`, column pairs 0..w; rows at or past c zero.
+__device__ __forceinline__ void wy_solve_dt(SmemBf16<kMmaChunk, kMmaChunk>& dt,
+                                            const SmemBf16<kMmaChunk, kMmaDim>& dw,
+                                            const SmemBf16<kMmaChunk, kMmaDim>& x,
+                                            const SmemBf16<kMmaChunk, kMmaDim>& dd,
+                                            const SmemBf16<kMmaChunk, kMmaDim>& vt, int c) {
+  const int w = arch::warp_id();
+  const int r0 = 16 * w;
+  AccTile<16, kMmaChunk> acc;
+  zero(acc);
+  mma_acc<AStore::kRowMajor, BStore::kNMajor>(acc, dw, r0, x, 0, 0, kMmaDim / 16, w + 1);
+  mma_acc<AStore::kRowMajor, BStore::kNMajor>(acc, dd, r0, vt, 0, 0, kMmaDim / 16, w + 1);
+  for_each_pair(acc, [&](int il, int j, float& x0, float& x1) {
+    const int i = r0 + il;
+    const float t0 = j < i && i < c ? x0 : 0.0f;
+    const float t1 = j + 1 < i && i < c ? x1 : 0.0f;
+    arch::store_u32(dt.ptr(i, j), arch::pack_bf16x2(t0, t1));
+  });
+}
+
+/// Y = bf16(Tᵀ dT) into `y` (k-steps w..3: T is lower triangular).
+__device__ __forceinline__ void wy_solve_y(SmemBf16<kMmaChunk, kMmaChunk>& y,
+                                           const SmemBf16<kMmaChunk, kMmaChunk>& t,
+                                           const SmemBf16<kMmaChunk, kMmaChunk>& dt) {
+  const int w = arch::warp_id();
+  const int r0 = 16 * w;
+  AccTile<16, kMmaChunk> acc;
+  zero(acc);
+  mma_acc_triangular<Triangle::kUpper, AStore::kTransposed, BStore::kKMajor>(acc, t, r0, dt, 0, w,
+                                                                             kMmaChunk / 16);
+  for_each_pair(acc, [&](int il, int j, float& x0, float& x1) {
+    arch::store_u32(y.ptr(r0 + il, j), arch::pack_bf16x2(x0, x1));
+  });
+}
+
+/// dk = the gradient kernel's fp32 part (dk_part) + this kernel's `dk`; without GVA rounded and
+/// stored, else left in the part for group_sum. The part is loaded first, all of the warp's rows
+/// at once in 8-byte loads: loaded beside the stores, each pair's load would wait for the store
+/// before it (dk and dk_part may alias as far as the compiler knows), one global round trip per
+/// pair.
+__device__ __forceinline__ void wy_finish_dk(AccTile<16, kMmaDim>& dk, const MmaBackwardParams& bp,
+                                             std::int64_t t0, int hv, int c) {
+  const MmaForwardParams& p = bp.fwd;
+  const int r0 = 16 * arch::warp_id();
+  const std::int64_t qk_stride = static_cast<std::int64_t>(p.qk_heads) * kMmaDim;
+  const std::int64_t v_stride = static_cast<std::int64_t>(p.v_heads) * kMmaDim;
+  float* dk_part = bp.dk_part + v_row(p, t0, hv);
+  AccTile<16, kMmaDim> dk_prior;
+  for_each_pair(dk_prior, [&](int il, int d, float& x0, float& x1) {
+    const int i = r0 + il;
+    x0 = 0.0f;
+    x1 = 0.0f;
+    if (i < c) arch::load_f32x2(dk_part + i * v_stride + d, x0, x1);
+  });
+  bf16* dk_final = bp.dk + qk_row(p, t0, hv);
+  for_each_pair(dk, dk_prior, [&](int il, int d, float& x0, float& x1, float& y0, float& y1) {
+    const int i = r0 + il;
+    if (i >= c) return;
+    y0 += x0;
+    y1 += x1;
+    if (p.group == 1) {
+      arch::store_u32(dk_final + i * qk_stride + d, arch::pack_bf16x2(y0, y1));
+    } else {
+      arch::store_f32x2(dk_part + i * v_stride + d, y0, y1);
+    }
+  });
+}
+
+}  // namespace kcv::glr::dev

@@ -82,8 +82,7 @@ def _summ(d):
 
 def _reference(member, x, cu):
     """fp64 chunked reference on CPU float64 copies, and the bf16 grade's declared-rounding sigma
-    of o and ht and, for la, ssd, deltanet and gdn, of the gradients (kcv._glr releases the
-    GIL)."""
+    of o, ht and the gradients (kcv._glr releases the GIL)."""
     import torch
     import error_model as em
     import glr_cases as gc

@@ -115,8 +115,8 @@ def contract_lines(results):
          "to bf16 once, U read in bf16, fp32 accumulation and state carry: each output within "
          "the fp32 bound plus c·σ of the declared roundings). `kcv` is kcv.glr "
          "at its default grade (fp32: the CUDA-core kernels), `kcv bf16` the same ops with "
-         "precision=\"bf16\" (the tensor-core kernels for la, ssd, deltanet and gdn at "
-         "K = V = 128, else the CUDA-core kernels; the case table's path column). A grade is "
+         "precision=\"bf16\" (the tensor-core kernels at K = V = 128, else the CUDA-core "
+         "kernels; the case table's path column). A grade is "
          "met when every case passes. Cells: verdict, worst |y − y*|/tau, the output where a "
          "failure is worst, and any output returned in a dtype other than the interface's.", "",
          "| member | " + " | ".join(label for _, label in IMPLS) + " |",

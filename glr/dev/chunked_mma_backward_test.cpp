@@ -308,20 +308,26 @@ struct FaultCase {
   BackwardFault fault;
 };
 
-class ChunkedMmaBackwardFault : public ::testing::TestWithParam<FaultCase> {};
-
-// Each planted fault must fail the judgement: at T = 65 (two chunks, a ragged one) and at T = 200.
-TEST_P(ChunkedMmaBackwardFault, IsCaughtByTheBound) {
+/// A planted fault must fail the judgement of member m's backward at T = 65 (two chunks, a ragged
+/// one) and at T = 200 (inputs of seed seed + T).
+void expect_fault_caught(Member m, const FaultCase& f, std::uint64_t seed) {
   for (std::int64_t t : {65, 200}) {
-    const Param prm{"ssd", Member::kSimpleGla, mma_spec({t}, 1, 1, 2000 + t)};
-    const Case c = make(prm);
+    const Case c = make({"fault", m, mma_spec({t}, 1, 1, seed + static_cast<std::uint64_t>(t))});
     Expected<BackwardExpectation> e = expect_backward(c.member, c.p, c.cot);
     ASSERT_TRUE(e) << e.error().to_string();
-    const BackwardJudgement j = judge_backward(run_backward(c, 32, GetParam().fault), *e);
-    std::printf("fault %-18s T=%-4lld %s\n", GetParam().label, static_cast<long long>(t),
-                j.describe().c_str());
-    EXPECT_FALSE(j.pass()) << GetParam().label << " at T = " << t << ": " << j.describe();
+    const BackwardJudgement j = judge_backward(run_backward(c, 32, f.fault), *e);
+    std::printf("fault %-18s %-8s T=%-4lld %s\n", f.label, name(m).data(),
+                static_cast<long long>(t), j.describe().c_str());
+    EXPECT_FALSE(j.pass()) << f.label << " (" << name(m) << ") at T = " << t << ": "
+                           << j.describe();
   }
+}
+
+class ChunkedMmaBackwardFault : public ::testing::TestWithParam<FaultCase> {};
+
+// The scalar gate's planted faults (SSD).
+TEST_P(ChunkedMmaBackwardFault, IsCaughtByTheBound) {
+  expect_fault_caught(Member::kSimpleGla, GetParam(), 2000);
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -337,16 +343,7 @@ class ChunkedMmaBackwardChannelFault : public ::testing::TestWithParam<FaultCase
 // The planted faults that reach the per-channel gate's kernels (GLA, KDA): their own diagonal
 // blocks, their key and scan decay per channel, and dg's boundary term.
 TEST_P(ChunkedMmaBackwardChannelFault, IsCaughtByTheBound) {
-  for (Member m : {Member::kGla, Member::kKda})
-    for (std::int64_t t : {65, 200}) {
-      const Case c = make({"channel", m, mma_spec({t}, 1, 1, 3400 + t)});
-      Expected<BackwardExpectation> e = expect_backward(c.member, c.p, c.cot);
-      ASSERT_TRUE(e) << e.error().to_string();
-      const BackwardJudgement j = judge_backward(run_backward(c, 32, GetParam().fault), *e);
-      std::printf("fault %-18s %-8s T=%-4lld %s\n", GetParam().label, name(m).data(),
-                  static_cast<long long>(t), j.describe().c_str());
-      EXPECT_FALSE(j.pass()) << GetParam().label << " at T = " << t << ": " << j.describe();
-    }
+  for (Member m : {Member::kGla, Member::kKda}) expect_fault_caught(m, GetParam(), 3400);
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -379,15 +376,7 @@ class ChunkedMmaBackwardDeltaFault : public ::testing::TestWithParam<FaultCase> 
 // rule.
 TEST_P(ChunkedMmaBackwardDeltaFault, IsCaughtByTheBound) {
   for (Member m : {Member::kDeltaNet, Member::kGatedDeltaNet, Member::kKda})
-    for (std::int64_t t : {65, 200}) {
-      const Case c = make({"delta", m, mma_spec({t}, 1, 1, 2500 + t)});
-      Expected<BackwardExpectation> e = expect_backward(c.member, c.p, c.cot);
-      ASSERT_TRUE(e) << e.error().to_string();
-      const BackwardJudgement j = judge_backward(run_backward(c, 32, GetParam().fault), *e);
-      std::printf("fault %-18s %-8s T=%-4lld %s\n", GetParam().label, name(m).data(),
-                  static_cast<long long>(t), j.describe().c_str());
-      EXPECT_FALSE(j.pass()) << GetParam().label << " at T = " << t << ": " << j.describe();
-    }
+    expect_fault_caught(m, GetParam(), 2500);
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -403,15 +392,7 @@ class ChunkedMmaBackwardGdnFault : public ::testing::TestWithParam<FaultCase> {}
 // The gate's planted faults under the delta rule (GDN): dg without − Σ v·dv, and the faults
 // SSD's gate terms are checked with.
 TEST_P(ChunkedMmaBackwardGdnFault, IsCaughtByTheBound) {
-  for (std::int64_t t : {65, 200}) {
-    const Case c = make({"gdn", Member::kGatedDeltaNet, mma_spec({t}, 1, 1, 2800 + t)});
-    Expected<BackwardExpectation> e = expect_backward(c.member, c.p, c.cot);
-    ASSERT_TRUE(e) << e.error().to_string();
-    const BackwardJudgement j = judge_backward(run_backward(c, 32, GetParam().fault), *e);
-    std::printf("fault %-18s gdn      T=%-4lld %s\n", GetParam().label, static_cast<long long>(t),
-                j.describe().c_str());
-    EXPECT_FALSE(j.pass()) << GetParam().label << " at T = " << t << ": " << j.describe();
-  }
+  expect_fault_caught(Member::kGatedDeltaNet, GetParam(), 2800);
 }
 
 INSTANTIATE_TEST_SUITE_P(

@@ -147,7 +147,9 @@ __global__ void __launch_bounds__(kMmaThreads, 1) wy_channel_kernel(MmaBackwardP
       arch::store_u32x4(a.wide.xv.vt.ptr(i, d), vw);
     });
   }
-  // dX = Tᵀ dW; dk = β E ⊙ dX, dβ += E k·dX, dg's row term x·dX (x as X's tile holds it).
+  // dX = Tᵀ dW; dk = β E ⊙ dX, dβ += E k·dX, dg's row term x·dX (x = β (k ⊙ e) in fp32, as the
+  // reference's wy_grads and the precision emulation take it; X's tile holds it rounded for the
+  // products, a rounding the contract declares there only).
   AccTile<16, kMmaDim>& dk = acc;
   zero(dk);
   mma_acc_triangular<Triangle::kUpper, AStore::kTransposed, BStore::kKMajor>(dk, sm.t, r0, a.dw, 0,
@@ -157,10 +159,9 @@ __global__ void __launch_bounds__(kMmaThreads, 1) wy_channel_kernel(MmaBackwardP
     const GatePair gi = gate_pair(sm.g, i, d);
     const float e0 = expf(gi.lo), e1 = expf(gi.hi);
     const float k0 = sm.k.at(i, d), k1 = sm.k.at(i, d + 1);
-    const std::uint32_t xb = arch::pack_bf16x2(sm.beta[i] * (k0 * e0), sm.beta[i] * (k1 * e1));
     add_to_row(beta_part, il, d, k0 * e0 * x0 + k1 * e1 * x1);
-    sm.rows[i][d] = arch::unpack_bf16(xb, 0) * x0;
-    sm.rows[i][d + 1] = arch::unpack_bf16(xb, 1) * x1;
+    sm.rows[i][d] = sm.beta[i] * (k0 * e0) * x0;
+    sm.rows[i][d + 1] = sm.beta[i] * (k1 * e1) * x1;
     x0 *= sm.beta[i] * e0;
     x1 *= sm.beta[i] * e1;
   });

@@ -893,7 +893,8 @@ Status backward_sequence(const MmaBackwardParams& bp, Launch&& launch) {
   const dim3 grad_grid(static_cast<unsigned>(p.slots), static_cast<unsigned>(p.v_heads));
   if constexpr (kGate == GateKind::kChannel) {
     if (Status st =
-            launch("grads", grad_channel_kernel<kDelta>, grad_grid, sizeof(GradChannelStorage), bp);
+            launch("grads", grad_channel_kernel<kDelta>, grad_grid, sizeof(GradChannelStorage), bp,
+                   kGradChannelThreads);
         !st)
       return st;
     if constexpr (kDelta) {

@@ -92,41 +92,45 @@ static_assert(sizeof(ChannelGram) <= sizeof(GradChannelStorage::Hs),
               "GradChannelStorage: the anchored operands fit in H's and dS's place");
 static_assert(sizeof(GradChannelStorage) <= 227 * 1024, "GradChannelStorage: over the sm_90 limit");
 
-/// f.template operator()<kN8>() for kN8 = 0, 4, 8, 12: the four 32-column slices of a 128-column
+/// f.template operator()<kN8>() for kN8 = 0, 4, .. below N/8: the 32-column slices of an N-column
 /// accumulator, each slice's fragment indices constants.
-template <typename F>
+template <int N, typename F>
 __device__ __forceinline__ void for_each_slice32(F&& f) {
+  static_assert(N == 32 || N == 64 || N == 128, "for_each_slice32: 32, 64 or 128 columns");
   f.template operator()<0>();
-  f.template operator()<4>();
-  f.template operator()<8>();
-  f.template operator()<12>();
+  if constexpr (N > 32) f.template operator()<4>();
+  if constexpr (N > 64) {
+    f.template operator()<8>();
+    f.template operator()<12>();
+  }
 }
 
-/// The row side of a per-channel gate's Gram VJP (the file comment), the calling warp's rows
-/// r0 = 16w..: acc_i += Σ_{j<i} dP_ij b_j ⊙ Γ_ij, dP strictly or inclusively lower (the pair
-/// i = j is not added here). Off the diagonal block (w > 0): dP[r0.., 0..r0) times row block w's
-/// anchored B rows (`gram.k_anchored`), then row i's factor e^{G_i − G_r0}, 32 columns at a time.
-/// On it, with `diagonal`, per pair in fp32 on CUDA cores: j in a rolled loop around one pass over
-/// the warp's fragments (the pass's code once, not a loop per fragment), each element adding its
-/// pairs in j order; an element with i ≤ j is skipped (a branch, not a product: e^{G_i − G_j}
-/// above the diagonal may overflow), the rows r0..r0+7 all at once for j ≥ r0 + 7.
-__device__ __forceinline__ void gram_vjp_rows(AccTile<16, kMmaDim>& acc,
+/// The row side of a per-channel gate's Gram VJP (the file comment) for row block w (rows
+/// r0 = 16w..) and the N columns c0.. of the calling warp's accumulator: acc_i += Σ_{j<i} dP_ij
+/// b_j ⊙ Γ_ij, dP strictly or inclusively lower (the pair i = j is not added here). Off the
+/// diagonal block (w > 0): dP[r0.., 0..r0) times row block w's anchored B rows
+/// (`gram.k_anchored`), then row i's factor e^{G_i − G_r0}, 32 columns at a time. On it, with
+/// `diagonal`, per pair in fp32 on CUDA cores: j in a rolled loop around one pass over the warp's
+/// fragments (the pass's code once, not a loop per fragment), each element adding its pairs in j
+/// order; an element with i ≤ j is skipped (a branch, not a product: e^{G_i − G_j} above the
+/// diagonal may overflow), the rows r0..r0+7 all at once for j ≥ r0 + 7.
+template <int N>
+__device__ __forceinline__ void gram_vjp_rows(AccTile<16, N>& acc,
                                               const SmemBf16<kMmaChunk, kMmaChunk>& dp,
                                               const ChannelGram& gram,
                                               const SmemBf16<kMmaChunk, kMmaDim>& b_rows,
-                                              const ChannelGate& g, bool diagonal) {
-  const int w = arch::warp_id();
+                                              const ChannelGate& g, bool diagonal, int w, int c0) {
   const int r0 = 16 * w;
   if (w > 0)
-    for_each_slice32([&]<int kN8>() {
+    for_each_slice32<N>([&]<int kN8>() {
       AccTile<16, 32> part;
       zero(part);
-      mma_acc<AStore::kRowMajor, BStore::kKMajor>(part, dp, r0, gram.k_anchored, 8 * kN8, 0, w, 2,
-                                                  anchored_keys_row(w));
+      mma_acc<AStore::kRowMajor, BStore::kKMajor>(part, dp, r0, gram.k_anchored, c0 + 8 * kN8, 0,
+                                                  w, 2, anchored_keys_row(w));
       for_each_pair_slice<kN8>(acc, part,
                                [&](int il, int d, float& x0, float& x1, float& y0, float& y1) {
-                                 const GatePair gi = gate_pair(g, r0 + il, d);
-                                 const GatePair gn = gate_pair(g, r0, d);
+                                 const GatePair gi = gate_pair(g, r0 + il, c0 + d);
+                                 const GatePair gn = gate_pair(g, r0, c0 + d);
                                  x0 += y0 * expf(gi.lo - gn.lo);
                                  x1 += y1 * expf(gi.hi - gn.hi);
                                });
@@ -138,33 +142,34 @@ __device__ __forceinline__ void gram_vjp_rows(AccTile<16, kMmaDim>& acc,
       const int i = r0 + il;
       if (i <= j) return;
       const float pij = dp.at(i, j);
-      const GatePair gi = gate_pair(g, i, d), gj = gate_pair(g, j, d);
-      x0 += pij * b_rows.at(j, d) * expf(gi.lo - gj.lo);
-      x1 += pij * b_rows.at(j, d + 1) * expf(gi.hi - gj.hi);
+      const GatePair gi = gate_pair(g, i, c0 + d), gj = gate_pair(g, j, c0 + d);
+      x0 += pij * b_rows.at(j, c0 + d) * expf(gi.lo - gj.lo);
+      x1 += pij * b_rows.at(j, c0 + d + 1) * expf(gi.hi - gj.hi);
     });
 }
 
-/// The column side: acc_j += Σ_{i>j} dP_ij a_i ⊙ Γ_ij for the calling warp's rows j = r0... Off
-/// the diagonal block: for each later row block b, dP[16b.., r0..]ᵀ times the A rows anchored at
-/// 16b (`gram.q_anchored`: a_i ⊙ e^{G_i − G_16b}), then row j's factor e^{G_16b − G_j}; on it per
-/// pair as the row side, i in a rolled loop, each element adding its pairs in i order.
-__device__ __forceinline__ void gram_vjp_columns(AccTile<16, kMmaDim>& acc,
+/// The column side, for row block w and the N columns c0..: acc_j += Σ_{i>j} dP_ij a_i ⊙ Γ_ij for
+/// the rows j = r0... Off the diagonal block: for each later row block b, dP[16b.., r0..]ᵀ times the
+/// A rows anchored at 16b (`gram.q_anchored`: a_i ⊙ e^{G_i − G_16b}), then row j's factor
+/// e^{G_16b − G_j}; on it per pair as the row side, i in a rolled loop, each element adding its
+/// pairs in i order.
+template <int N>
+__device__ __forceinline__ void gram_vjp_columns(AccTile<16, N>& acc,
                                                  const SmemBf16<kMmaChunk, kMmaChunk>& dp,
                                                  const ChannelGram& gram,
                                                  const SmemBf16<kMmaChunk, kMmaDim>& a_rows,
-                                                 const ChannelGate& g) {
-  const int w = arch::warp_id();
+                                                 const ChannelGate& g, int w, int c0) {
   const int r0 = 16 * w;
   for (int b = w + 1; b < kMmaChunk / 16; ++b)
-    for_each_slice32([&]<int kN8>() {
+    for_each_slice32<N>([&]<int kN8>() {
       AccTile<16, 32> part;
       zero(part);
-      mma_acc<AStore::kTransposed, BStore::kKMajor>(part, dp, r0, gram.q_anchored, 8 * kN8, b,
-                                                    b + 1);
+      mma_acc<AStore::kTransposed, BStore::kKMajor>(part, dp, r0, gram.q_anchored, c0 + 8 * kN8,
+                                                    b, b + 1);
       for_each_pair_slice<kN8>(acc, part,
                                [&](int il, int d, float& x0, float& x1, float& y0, float& y1) {
-                                 const GatePair gj = gate_pair(g, r0 + il, d);
-                                 const GatePair gn = gate_pair(g, 16 * b, d);
+                                 const GatePair gj = gate_pair(g, r0 + il, c0 + d);
+                                 const GatePair gn = gate_pair(g, 16 * b, c0 + d);
                                  x0 += y0 * expf(gn.lo - gj.lo);
                                  x1 += y1 * expf(gn.hi - gj.hi);
                                });
@@ -175,9 +180,9 @@ __device__ __forceinline__ void gram_vjp_columns(AccTile<16, kMmaDim>& acc,
       const int j = r0 + il;
       if (j >= i) return;
       const float pij = dp.at(i, j);
-      const GatePair gi = gate_pair(g, i, d), gj = gate_pair(g, j, d);
-      x0 += pij * a_rows.at(i, d) * expf(gi.lo - gj.lo);
-      x1 += pij * a_rows.at(i, d + 1) * expf(gi.hi - gj.hi);
+      const GatePair gi = gate_pair(g, i, c0 + d), gj = gate_pair(g, j, c0 + d);
+      x0 += pij * a_rows.at(i, c0 + d) * expf(gi.lo - gj.lo);
+      x1 += pij * a_rows.at(i, c0 + d + 1) * expf(gi.hi - gj.hi);
     });
 }
 
@@ -202,12 +207,23 @@ __device__ __forceinline__ void form_anchored_rows(ChannelGram& gram,
   });
 }
 
+/// grad_channel_kernel's column groups: warp w + 4h takes the rows 16w.. (row block w) and the
+/// kGroupCols feature columns from kGroupCols·h of dq, dk, dv and their terms, so that a CTA,
+/// alone on its multiprocessor (206 KB), has 16 warps to hide the latency of its products, its
+/// shared-memory reads and its exponentials, where 4 left each scheduler one warp. Each element
+/// keeps its sums in the order of one warp per row block: the products' k-steps and the
+/// per-pair loops are those of a 128-column warp, restricted to the group's columns.
+inline constexpr int kChannelGroups = 4;
+inline constexpr int kGroupCols = kMmaDim / kChannelGroups;
+inline constexpr int kGradChannelThreads = kMmaThreads * kChannelGroups;
+
 /// The gradient kernel of a per-channel gate (the file comment); grid (chunk slots, value heads),
-/// as grad_kernel's. With the delta rule (KDA) it reads Δ where V stands, leaves dv to
-/// wy_channel_kernel (the scan formed dΔ) and dk in its fp32 part, to which wy_channel_kernel adds
-/// the WY terms.
+/// as grad_kernel's, kGradChannelThreads threads. With the delta rule (KDA) it reads Δ where V
+/// stands, leaves dv to wy_channel_kernel (the scan formed dΔ) and dk in its fp32 part, to which
+/// wy_channel_kernel adds the WY terms.
 template <bool kDelta>
-__global__ void __launch_bounds__(kMmaThreads, 1) grad_channel_kernel(MmaBackwardParams bp) {
+__global__ void __launch_bounds__(kGradChannelThreads, 1) grad_channel_kernel(MmaBackwardParams bp) {
+  constexpr int kThreads = kGradChannelThreads;
   const MmaForwardParams& p = bp.fwd;
   GradChannelStorage& sm = arch::shared_storage<GradChannelStorage>();
   const ChunkRef ch = locate_slot(p, blockIdx.x);
@@ -218,23 +234,23 @@ __global__ void __launch_bounds__(kMmaThreads, 1) grad_channel_kernel(MmaBackwar
   const std::int64_t qk_stride = static_cast<std::int64_t>(p.qk_heads) * kMmaDim;
   const std::int64_t v_stride = static_cast<std::int64_t>(p.v_heads) * kMmaDim;
 
-  copy_rows_async_fixed<kMmaThreads>(sm.q, p.q + qk_row(p, ch.t0, hv), qk_stride, c);
-  copy_rows_async_fixed<kMmaThreads>(sm.k, p.k + qk_row(p, ch.t0, hv), qk_stride, c);
+  copy_rows_async_fixed<kThreads>(sm.q, p.q + qk_row(p, ch.t0, hv), qk_stride, c);
+  copy_rows_async_fixed<kThreads>(sm.k, p.k + qk_row(p, ch.t0, hv), qk_stride, c);
   if constexpr (kDelta)  // Δ where the members without the delta rule have V
-    copy_rows_async_fixed<kMmaThreads>(sm.vo.in.v, p.delta + slot_block(p, slot, hv, kMmaDim),
-                                       kMmaDim, kMmaChunk);
+    copy_rows_async_fixed<kThreads>(sm.vo.in.v, p.delta + slot_block(p, slot, hv, kMmaDim),
+                                    kMmaDim, kMmaChunk);
   else
-    copy_rows_async_fixed<kMmaThreads>(sm.vo.in.v, p.v + v_row(p, ch.t0, hv), v_stride, c);
-  copy_rows_async_fixed<kMmaThreads>(sm.vo.in.d_o, bp.d_o + v_row(p, ch.t0, hv), v_stride, c);
-  copy_rows_async_fixed<kMmaThreads>(sm.hs.state.h, p.states + state_block(p, slot, hv), kMmaDim,
-                                     kMmaDim);
-  copy_rows_async_fixed<kMmaThreads>(sm.hs.state.ds, bp.dh + state_block(p, slot, hv), kMmaDim,
-                                     kMmaDim);
+    copy_rows_async_fixed<kThreads>(sm.vo.in.v, p.v + v_row(p, ch.t0, hv), v_stride, c);
+  copy_rows_async_fixed<kThreads>(sm.vo.in.d_o, bp.d_o + v_row(p, ch.t0, hv), v_stride, c);
+  copy_rows_async_fixed<kThreads>(sm.hs.state.h, p.states + state_block(p, slot, hv), kMmaDim,
+                                  kMmaDim);
+  copy_rows_async_fixed<kThreads>(sm.hs.state.ds, bp.dh + state_block(p, slot, hv), kMmaDim,
+                                  kMmaDim);
   if constexpr (!kDelta)  // K̄ for dv
-    copy_rows_async_fixed<kMmaThreads>(sm.kbar, p.kbar + slot_block(p, slot, hv, kMmaDim), kMmaDim,
-                                       kMmaChunk);
-  copy_rows_async_fixed<kMmaThreads>(sm.a, p.a + slot_block(p, slot, hv, kMmaChunk), kMmaChunk,
-                                     kMmaChunk);
+    copy_rows_async_fixed<kThreads>(sm.kbar, p.kbar + slot_block(p, slot, hv, kMmaDim), kMmaDim,
+                                    kMmaChunk);
+  copy_rows_async_fixed<kThreads>(sm.a, p.a + slot_block(p, slot, hv, kMmaChunk), kMmaChunk,
+                                  kMmaChunk);
   arch::cp_async_commit();
   // G as the prepare kernel forms it.
   load_channel_gate(sm.g, p, ch.t0, hv, c);
@@ -243,58 +259,63 @@ __global__ void __launch_bounds__(kMmaThreads, 1) grad_channel_kernel(MmaBackwar
   arch::cp_async_wait<0>();
   __syncthreads();  // every tile has landed; G is complete
 
-  const int w = arch::warp_id();
+  const int w = arch::warp_id() % (kMmaChunk / 16);  // row block
+  const int group = arch::warp_id() / (kMmaChunk / 16);
+  const int c0 = kGroupCols * group;  // the group's first column
   const int r0 = 16 * w;
   const int last = c - 1;
+  using GroupAcc = AccTile<16, kGroupCols>;
   // A. dv = scale·A^qkᵀ dO (k-steps w..3: A^qk is lower triangular) + K̄ dS (with the delta rule
   // wy_channel_kernel forms dv).
   if constexpr (!kDelta) {
-    AccTile<16, kMmaDim> local, carried;
+    GroupAcc local, carried;
     zero(local);
     zero(carried);
     mma_acc_triangular<Triangle::kUpper, AStore::kTransposed, BStore::kKMajor>(
-        local, sm.a, r0, sm.vo.in.d_o, 0, w, kMmaChunk / 16);
-    mma_acc<AStore::kRowMajor, BStore::kKMajor>(carried, sm.kbar, r0, sm.hs.state.ds, 0, 0,
+        local, sm.a, r0, sm.vo.in.d_o, c0, w, kMmaChunk / 16);
+    mma_acc<AStore::kRowMajor, BStore::kKMajor>(carried, sm.kbar, r0, sm.hs.state.ds, c0, 0,
                                                 kMmaDim / 16);
     zip(local, carried, [&](float& x, float y) { x = p.scale * x + y; });
-    bf16* dv = bp.dv + v_row(p, ch.t0, hv);
+    bf16* dv = bp.dv + v_row(p, ch.t0, hv) + c0;
     for_each_pair(local, [&](int il, int e, float& x0, float& x1) {
       const int i = r0 + il;
       if (i < c) arch::store_u32(dv + i * v_stride + e, arch::pack_bf16x2(x0, x1));
     });
   }
-  // dP = bf16(scale·Tril_incl(dO Vᵀ)), rows r0.., column pairs 0..w (zero above the diagonal
-  // and past the end).
-  {
-    AccTile<16, kMmaChunk> da;
+  // dP = bf16(scale·Tril_incl(dO Vᵀ)), rows r0.., the 16-column blocks p ≡ group (mod the
+  // groups): computed for p ≤ w, zero above the diagonal and past the end.
+  for (int pc = group; pc < kMmaChunk / 16; pc += kChannelGroups) {
+    AccTile<16, 16> da;
     zero(da);
-    mma_acc<AStore::kRowMajor, BStore::kNMajor>(da, sm.vo.in.d_o, r0, sm.vo.in.v, 0, 0,
-                                                kMmaDim / 16, w + 1);
-    for_each_pair(da, [&](int il, int j, float& x0, float& x1) {
+    if (pc <= w)
+      mma_acc<AStore::kRowMajor, BStore::kNMajor>(da, sm.vo.in.d_o, r0, sm.vo.in.v, 16 * pc, 0,
+                                                  kMmaDim / 16);
+    for_each_pair(da, [&](int il, int jl, float& x0, float& x1) {
       const int i = r0 + il;
+      const int j = 16 * pc + jl;
       const float p0 = j <= i && i < c ? p.scale * x0 : 0.0f;
       const float p1 = j + 1 <= i && i < c ? p.scale * x1 : 0.0f;
       arch::store_u32(sm.dp.ptr(i, j), arch::pack_bf16x2(p0, p1));
     });
   }
   // The inter-chunk terms: dq = scale·E ⊙ (dO Hᵀ), dk = R ⊙ (V dSᵀ).
-  AccTile<16, kMmaDim> dq, dk;
+  GroupAcc dq, dk;
   zero(dq);
   zero(dk);
-  mma_acc<AStore::kRowMajor, BStore::kNMajor>(dq, sm.vo.in.d_o, r0, sm.hs.state.h, 0, 0,
+  mma_acc<AStore::kRowMajor, BStore::kNMajor>(dq, sm.vo.in.d_o, r0, sm.hs.state.h, c0, 0,
                                               kMmaDim / 16);
-  mma_acc<AStore::kRowMajor, BStore::kNMajor>(dk, sm.vo.in.v, r0, sm.hs.state.ds, 0, 0,
+  mma_acc<AStore::kRowMajor, BStore::kNMajor>(dk, sm.vo.in.v, r0, sm.hs.state.ds, c0, 0,
                                               kMmaDim / 16);
   const bool key_decay = bp.fault != BackwardFault::kKeyWithoutDecay;
   for_each_pair(dq, [&](int il, int d, float& x0, float& x1) {
-    const GatePair gi = gate_pair(sm.g, r0 + il, d);
+    const GatePair gi = gate_pair(sm.g, r0 + il, c0 + d);
     x0 *= p.scale * expf(gi.lo);
     x1 *= p.scale * expf(gi.hi);
   });
   for_each_pair(dk, [&](int il, int d, float& x0, float& x1) {
     const int i = r0 + il;
     if (!key_decay && i < c) return;
-    const GatePair gi = gate_pair(sm.g, i, d), gl = gate_pair(sm.g, kMmaChunk - 1, d);
+    const GatePair gi = gate_pair(sm.g, i, c0 + d), gl = gate_pair(sm.g, kMmaChunk - 1, c0 + d);
     x0 *= expf(gl.lo - gi.lo);
     x1 *= expf(gl.hi - gi.hi);
   });
@@ -311,8 +332,8 @@ __global__ void __launch_bounds__(kMmaThreads, 1) grad_channel_kernel(MmaBackwar
   // that holds it, so that dk's registers are free while dq's intra-chunk terms are formed; the
   // anchored operands in H's and dS's place.
   for_each_pair(dk, [&](int il, int d, float& x0, float& x1) {
-    sm.vo.terms[r0 + il][d] = x0;
-    sm.vo.terms[r0 + il][d + 1] = x1;
+    sm.vo.terms[r0 + il][c0 + d] = x0;
+    sm.vo.terms[r0 + il][c0 + d + 1] = x1;
   });
   form_anchored_rows(sm.hs.gram, sm.q, sm.g);
   form_anchored_keys(sm.hs.gram, sm.k, sm.g);
@@ -328,15 +349,17 @@ __global__ void __launch_bounds__(kMmaThreads, 1) grad_channel_kernel(MmaBackwar
         bp.fault == BackwardFault::kBoundaryAtEntry ? sm.hd[d] : e_last * sm.hd[d] + key;
   });
   // dq: the Gram VJP's row side.
-  gram_vjp_rows(dq, sm.dp, sm.hs.gram, sm.k, sm.g, bp.fault != BackwardFault::kDropIntraDiagonal);
+  gram_vjp_rows(dq, sm.dp, sm.hs.gram, sm.k, sm.g, bp.fault != BackwardFault::kDropIntraDiagonal,
+                w, c0);
   __syncthreads();  // (3) the boundary terms complete: the tile takes the row terms
 
   // D. Row terms q_i·dq'_i − [i < last] k_i·dk'_i per channel, each element by the lane that
   // holds it in dq and dk: dq's part replaces dk's inter-chunk term, which goes back into dk;
   // then the pair i = j and dq out, dk's intra-chunk terms, dk's part and dk out.
-  const auto store = [&](AccTile<16, kMmaDim>& acc, bf16* out_bf16, float* out_part, bool part) {
-    for_each_pair(acc, [&](int il, int d, float x0, float x1) {
+  const auto store = [&](GroupAcc& acc, bf16* out_bf16, float* out_part, bool part) {
+    for_each_pair(acc, [&](int il, int dl, float x0, float x1) {
       const int i = r0 + il;
+      const int d = c0 + dl;
       if (i >= c) return;
       if (!part) {
         arch::store_u32(out_bf16 + i * qk_stride + d, arch::pack_bf16x2(x0, x1));
@@ -346,8 +369,9 @@ __global__ void __launch_bounds__(kMmaThreads, 1) grad_channel_kernel(MmaBackwar
       }
     });
   };
-  for_each_pair(dq, dk, [&](int il, int d, float& x0, float& x1, float& y0, float& y1) {
+  for_each_pair(dq, dk, [&](int il, int dl, float& x0, float& x1, float& y0, float& y1) {
     const int i = r0 + il;
+    const int d = c0 + dl;
     y0 = sm.vo.terms[i][d];
     y1 = sm.vo.terms[i][d + 1];
     const bool valid = i < c;
@@ -360,9 +384,10 @@ __global__ void __launch_bounds__(kMmaThreads, 1) grad_channel_kernel(MmaBackwar
   store(dq, bp.dq + qk_row(p, ch.t0, hv),
         bp.dq_part != nullptr ? bp.dq_part + v_row(p, ch.t0, hv) : nullptr, p.group > 1);
   // dk: the Gram VJP's column side.
-  gram_vjp_columns(dk, sm.dp, sm.hs.gram, sm.q, sm.g);
-  for_each_pair(dk, [&](int il, int d, float& x0, float& x1) {
+  gram_vjp_columns(dk, sm.dp, sm.hs.gram, sm.q, sm.g, w, c0);
+  for_each_pair(dk, [&](int il, int dl, float& x0, float& x1) {
     const int i = r0 + il;
+    const int d = c0 + dl;
     if (i < last) {
       sm.vo.terms[i][d] -= sm.k.at(i, d) * x0;
       sm.vo.terms[i][d + 1] -= sm.k.at(i, d + 1) * x1;

@@ -221,7 +221,7 @@ __global__ void __launch_bounds__(kMmaThreads, 1) wy_channel_kernel(MmaBackwardP
   if (bp.fault != BackwardFault::kKeyWithoutSolve) {
     AccTile<16, kMmaDim> side;
     zero(side);
-    gram_vjp_rows(side, sm.m, b.gram, sm.k, sm.g, true);
+    gram_vjp_rows(side, sm.m, b.gram, sm.k, sm.g, true, arch::warp_id(), 0);
     for_each_pair(dk, side, [&](int il, int d, float& x0, float& x1, float& y0, float& y1) {
       const int i = r0 + il;
       x0 += y0;
@@ -230,7 +230,7 @@ __global__ void __launch_bounds__(kMmaThreads, 1) wy_channel_kernel(MmaBackwardP
       sm.rows[i][d + 1] += sm.k.at(i, d + 1) * y1;
     });
     zero(side);
-    gram_vjp_columns(side, sm.m, b.gram, sm.k, sm.g);
+    gram_vjp_columns(side, sm.m, b.gram, sm.k, sm.g, arch::warp_id(), 0);
     for_each_pair(dk, side, [&](int il, int d, float& x0, float& x1, float& y0, float& y1) {
       const int i = r0 + il;
       x0 += y0;

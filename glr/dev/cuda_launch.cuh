@@ -1,6 +1,7 @@
 // File: glr/dev/cuda_launch.cuh
 // The CUDA launch policy of the tensor-core kernels' launch sequences (forward_sequence,
-// backward_sequence): <<<>>> on the caller's stream, 128 threads per CTA, the dynamic
+// backward_sequence): <<<>>> on the caller's stream, 128 threads per CTA unless the sequence names
+// another count for a kernel, the dynamic
 // shared-memory limit raised per kernel, the launch error turned into a Status naming the stage.
 // With a StageEvents attached, each launch sits between two CUDA events, so a caller can read
 // the device time of every stage (StageTimes). The host emulation's policy is HostLaunch in
@@ -68,12 +69,12 @@ struct CudaLaunch {
 
   template <typename Params>
   Status operator()(const char* stage, void (*kernel)(Params), dim3 grid, std::size_t shared_bytes,
-                    const Params& p) const {
+                    const Params& p, int threads = kMmaThreads) const {
     KCV_GLR_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                       static_cast<int>(shared_bytes)));
     if (grid.x == 0) return {};
     if (events != nullptr) KCV_GLR_TRY(events->begin(stage, stream));
-    kernel<<<grid, kMmaThreads, shared_bytes, stream>>>(p);
+    kernel<<<grid, threads, shared_bytes, stream>>>(p);
     const cudaError_t e = cudaGetLastError();
     if (e != cudaSuccess) return gpu::detail::cuda_error(e, stage, __FILE__, __LINE__);
     if (events != nullptr) KCV_GLR_TRY(events->end(stream));

@@ -22,16 +22,16 @@ constexpr std::size_t kSharedBytes = 227 * 1024;
 alignas(128) std::byte shared_buffer[kSharedBytes];
 
 template <typename Body>
-void run_grid(dim3 grid, std::size_t shared_bytes, Body&& body) {
-  constexpr int kWarps = kMmaThreads / arch::kWarpSize;
+void run_grid(dim3 grid, std::size_t shared_bytes, int threads, Body&& body) {
+  const int warp_count = threads / arch::kWarpSize;
   namespace emu = check::emulator;
-  blockDim = dim3(kMmaThreads);
+  blockDim = dim3(static_cast<unsigned>(threads));
   emu::lanes_per_host_thread = arch::kWarpSize;
   arch::emulated_shared_memory = shared_buffer;
-  std::barrier<> barrier(kWarps);
+  std::barrier<> barrier(warp_count);
   emu::cta_barrier = &barrier;
   std::vector<std::thread> warps;
-  for (int w = 0; w < kWarps; ++w)
+  for (int w = 0; w < warp_count; ++w)
     warps.emplace_back([&, w] {
       threadIdx = uint3{static_cast<unsigned>(w * arch::kWarpSize), 0, 0};
       for (unsigned z = 0; z < grid.z; ++z)
@@ -52,10 +52,10 @@ void run_grid(dim3 grid, std::size_t shared_bytes, Body&& body) {
 struct HostLaunch {
   template <typename Params>
   Status operator()(const char* stage, void (*kernel)(Params), dim3 grid, std::size_t shared_bytes,
-                    const Params& p) const {
+                    const Params& p, int threads = kMmaThreads) const {
     if (shared_bytes > kSharedBytes)
       return make_error(ErrorCode::kInternal, "shared storage over the sm_90 limit", stage);
-    run_grid(grid, shared_bytes, [&] { kernel(p); });
+    run_grid(grid, shared_bytes, threads, [&] { kernel(p); });
     return {};
   }
 };

@@ -125,8 +125,8 @@ __device__ __forceinline__ void gram_vjp_rows(AccTile<16, N>& acc,
     for_each_slice32<N>([&]<int kN8>() {
       AccTile<16, 32> part;
       zero(part);
-      mma_acc<AStore::kRowMajor, BStore::kKMajor>(part, dp, r0, gram.k_anchored, c0 + 8 * kN8, 0,
-                                                  w, 2, anchored_keys_row(w));
+      mma_acc<AStore::kRowMajor, BStore::kKMajor>(part, dp, r0, gram.k_anchored, c0 + 8 * kN8, 0, w,
+                                                  2, anchored_keys_row(w));
       for_each_pair_slice<kN8>(acc, part,
                                [&](int il, int d, float& x0, float& x1, float& y0, float& y1) {
                                  const GatePair gi = gate_pair(g, r0 + il, c0 + d);
@@ -149,8 +149,8 @@ __device__ __forceinline__ void gram_vjp_rows(AccTile<16, N>& acc,
 }
 
 /// The column side, for row block w and the N columns c0..: acc_j += Σ_{i>j} dP_ij a_i ⊙ Γ_ij for
-/// the rows j = r0... Off the diagonal block: for each later row block b, dP[16b.., r0..]ᵀ times the
-/// A rows anchored at 16b (`gram.q_anchored`: a_i ⊙ e^{G_i − G_16b}), then row j's factor
+/// the rows j = r0... Off the diagonal block: for each later row block b, dP[16b.., r0..]ᵀ times
+/// the A rows anchored at 16b (`gram.q_anchored`: a_i ⊙ e^{G_i − G_16b}), then row j's factor
 /// e^{G_16b − G_j}; on it per pair as the row side, i in a rolled loop, each element adding its
 /// pairs in i order.
 template <int N>
@@ -164,8 +164,8 @@ __device__ __forceinline__ void gram_vjp_columns(AccTile<16, N>& acc,
     for_each_slice32<N>([&]<int kN8>() {
       AccTile<16, 32> part;
       zero(part);
-      mma_acc<AStore::kTransposed, BStore::kKMajor>(part, dp, r0, gram.q_anchored, c0 + 8 * kN8,
-                                                    b, b + 1);
+      mma_acc<AStore::kTransposed, BStore::kKMajor>(part, dp, r0, gram.q_anchored, c0 + 8 * kN8, b,
+                                                    b + 1);
       for_each_pair_slice<kN8>(acc, part,
                                [&](int il, int d, float& x0, float& x1, float& y0, float& y1) {
                                  const GatePair gj = gate_pair(g, r0 + il, c0 + d);
@@ -222,7 +222,8 @@ inline constexpr int kGradChannelThreads = kMmaThreads * kChannelGroups;
 /// stands, leaves dv to wy_channel_kernel (the scan formed dΔ) and dk in its fp32 part, to which
 /// wy_channel_kernel adds the WY terms.
 template <bool kDelta>
-__global__ void __launch_bounds__(kGradChannelThreads, 1) grad_channel_kernel(MmaBackwardParams bp) {
+__global__ void __launch_bounds__(kGradChannelThreads, 1)
+    grad_channel_kernel(MmaBackwardParams bp) {
   constexpr int kThreads = kGradChannelThreads;
   const MmaForwardParams& p = bp.fwd;
   GradChannelStorage& sm = arch::shared_storage<GradChannelStorage>();
@@ -237,8 +238,8 @@ __global__ void __launch_bounds__(kGradChannelThreads, 1) grad_channel_kernel(Mm
   copy_rows_async_fixed<kThreads>(sm.q, p.q + qk_row(p, ch.t0, hv), qk_stride, c);
   copy_rows_async_fixed<kThreads>(sm.k, p.k + qk_row(p, ch.t0, hv), qk_stride, c);
   if constexpr (kDelta)  // Δ where the members without the delta rule have V
-    copy_rows_async_fixed<kThreads>(sm.vo.in.v, p.delta + slot_block(p, slot, hv, kMmaDim),
-                                    kMmaDim, kMmaChunk);
+    copy_rows_async_fixed<kThreads>(sm.vo.in.v, p.delta + slot_block(p, slot, hv, kMmaDim), kMmaDim,
+                                    kMmaChunk);
   else
     copy_rows_async_fixed<kThreads>(sm.vo.in.v, p.v + v_row(p, ch.t0, hv), v_stride, c);
   copy_rows_async_fixed<kThreads>(sm.vo.in.d_o, bp.d_o + v_row(p, ch.t0, hv), v_stride, c);
@@ -349,8 +350,8 @@ __global__ void __launch_bounds__(kGradChannelThreads, 1) grad_channel_kernel(Mm
         bp.fault == BackwardFault::kBoundaryAtEntry ? sm.hd[d] : e_last * sm.hd[d] + key;
   });
   // dq: the Gram VJP's row side.
-  gram_vjp_rows(dq, sm.dp, sm.hs.gram, sm.k, sm.g, bp.fault != BackwardFault::kDropIntraDiagonal,
-                w, c0);
+  gram_vjp_rows(dq, sm.dp, sm.hs.gram, sm.k, sm.g, bp.fault != BackwardFault::kDropIntraDiagonal, w,
+                c0);
   __syncthreads();  // (3) the boundary terms complete: the tile takes the row terms
 
   // D. Row terms q_i·dq'_i − [i < last] k_i·dk'_i per channel, each element by the lane that

@@ -367,6 +367,19 @@ __device__ __forceinline__ void wy_product(const SmemBf16<kMmaChunk, kMmaChunk>&
   }
 }
 
+/// The pairs (row, col), col ≤ row, of a 16×16 block, numbered row by row: t = row(row + 1)/2 +
+/// col.
+inline constexpr int kLowerPairs16 = 16 * 17 / 2;
+struct LowerPair {
+  int row, col;
+};
+__device__ __forceinline__ LowerPair lower_pair16(int t) {
+  int row = static_cast<int>((sqrtf(8.0f * static_cast<float>(t) + 1.0f) - 1.0f) * 0.5f);
+  if ((row + 1) * (row + 2) / 2 <= t) ++row;  // guard against sqrtf's rounding either way
+  if (row * (row + 1) / 2 > t) --row;
+  return {row, t - row * (row + 1) / 2};
+}
+
 /// prepare_kernel for a per-channel gate (GLA; KDA with the delta rule): G per channel; Q̄ = Q ⊙ E,
 /// K̄ = K ⊙ R (bf16) and e_last (in `factors`) to the workspace for the state pass; A^qk (and
 /// K Kᵀ ⊙ Γ for L) with the off-diagonal blocks on tensor cores from the anchored factors (both at
@@ -431,39 +444,45 @@ __device__ __forceinline__ void prepare_channel(PrepareStorageChannel<kDelta>& s
     if constexpr (kDelta) arch::store_u32x4(sm.gram.k_rows_anchored.ptr(i, d), ka);
   });
   form_anchored_keys(sm.gram, sm.k, sm.g);
-  arch::cta_for(kMmaChunk * 16, [&](int idx) {  // the diagonal blocks, per pair
-    const int i = idx / 16;
-    const int j = (i & ~15) + idx % 16;
+  // The diagonal blocks, per pair j ≤ i only (the entries above the diagonal are never read), so
+  // that no thread of the loop holds an empty pair.
+  arch::cta_for((kMmaChunk / 16) * kLowerPairs16, [&](int idx) {
+    const LowerPair lp = lower_pair16(idx % kLowerPairs16);
+    const int i = 16 * (idx / kLowerPairs16) + lp.row;
+    const int j = 16 * (idx / kLowerPairs16) + lp.col;
     float acc = 0.0f, acc_kk = 0.0f;
-    if (j <= i && i < c)
+    if (i < c)
       for (int d = 0; d < kMmaDim; ++d) {
         const float decay = expf(sm.g[i][d] - sm.g[j][d]);
         acc += sm.q.at(i, d) * decay * sm.k.at(j, d);
         if (kDelta && j < i) acc_kk += sm.k.at(i, d) * decay * sm.k.at(j, d);
       }
-    sm.diag[i][idx % 16] = acc;
-    if constexpr (kDelta) sm.diag_kk[i][idx % 16] = acc_kk;
+    sm.diag[i][lp.col] = acc;
+    if constexpr (kDelta) sm.diag_kk[i][lp.col] = acc_kk;
   });
   __syncthreads();
 
   // The off-diagonal blocks, warp w: rows 16w..16w+15, column blocks 0..w−1, from the factors
-  // anchored at row 16w; then the row's diagonal block and zeros above it.
+  // anchored at row 16w; then the row's diagonal block and zeros above it (the warps past the
+  // fourth have no rows here).
   const int w = arch::warp_id();
   const int r0 = 16 * w;
-  AccTile<16, kMmaChunk> qk;
-  zero(qk);
-  if (w > 0)
-    mma_acc<AStore::kRowMajor, BStore::kNMajor>(qk, sm.gram.q_anchored, r0, sm.gram.k_anchored,
-                                                anchored_keys_row(w), 0, kMmaDim / 16, w);
-  bf16* a_out = p.a + slot_block(p, slot, hv, kMmaChunk);
-  for_each_pair(qk, [&](int il, int j, float& x0, float& x1) {
-    const int i = r0 + il;
-    const auto at = [&](int jj, float x) {
-      if (i >= c || jj > i) return 0.0f;
-      return jj < r0 ? x : sm.diag[i][jj - r0];
-    };
-    arch::store_u32(a_out + i * kMmaChunk + j, arch::pack_bf16x2(at(j, x0), at(j + 1, x1)));
-  });
+  if (w < kMmaChunk / 16) {
+    AccTile<16, kMmaChunk> qk;
+    zero(qk);
+    if (w > 0)
+      mma_acc<AStore::kRowMajor, BStore::kNMajor>(qk, sm.gram.q_anchored, r0, sm.gram.k_anchored,
+                                                  anchored_keys_row(w), 0, kMmaDim / 16, w);
+    bf16* a_out = p.a + slot_block(p, slot, hv, kMmaChunk);
+    for_each_pair(qk, [&](int il, int j, float& x0, float& x1) {
+      const int i = r0 + il;
+      const auto at = [&](int jj, float x) {
+        if (i >= c || jj > i) return 0.0f;
+        return jj < r0 ? x : sm.diag[i][jj - r0];
+      };
+      arch::store_u32(a_out + i * kMmaChunk + j, arch::pack_bf16x2(at(j, x0), at(j + 1, x1)));
+    });
+  }
   if constexpr (kDelta) {
     AccTile<16, kMmaChunk> kk;
     zero(kk);
@@ -509,8 +528,15 @@ __device__ __forceinline__ void prepare_channel(PrepareStorageChannel<kDelta>& s
   }
 }
 
+/// prepare_kernel's threads: 8 warps for GLA's (two CTAs per multiprocessor, 16 warps there, for
+/// the CUDA-core work of the anchored factors and the diagonal blocks), else 4.
 template <GateKind kGate, bool kDelta>
-__global__ void __launch_bounds__(kMmaThreads, kDelta&& kGate != GateKind::kChannel ? 4 : 1)
+inline constexpr int kPrepareThreads =
+    kGate == GateKind::kChannel && !kDelta ? 2 * kMmaThreads : kMmaThreads;
+
+template <GateKind kGate, bool kDelta>
+__global__ void __launch_bounds__(kPrepareThreads<kGate, kDelta>,
+                                  kGate == GateKind::kChannel ? (kDelta ? 1 : 2) : (kDelta ? 4 : 1))
     prepare_kernel(MmaForwardParams p) {
   PrepareStorage<kGate, kDelta>& sm = arch::shared_storage<PrepareStorage<kGate, kDelta>>();
   const ChunkRef ch = locate_slot(p, blockIdx.x);
@@ -836,7 +862,7 @@ template <GateKind kGate, bool kDelta, int kBV, typename Launch>
 Status forward_sequence(const MmaForwardParams& p, Launch&& launch) {
   const dim3 prepare_grid(static_cast<unsigned>(p.slots), static_cast<unsigned>(p.v_heads));
   if (Status st = launch("prepare", prepare_kernel<kGate, kDelta>, prepare_grid,
-                         sizeof(PrepareStorage<kGate, kDelta>), p);
+                         sizeof(PrepareStorage<kGate, kDelta>), p, kPrepareThreads<kGate, kDelta>);
       !st)
     return st;
   const dim3 state_grid(static_cast<unsigned>(p.sequences * p.v_heads * (kMmaDim / kBV)));

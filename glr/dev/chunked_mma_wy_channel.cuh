@@ -188,14 +188,17 @@ __global__ void __launch_bounds__(kMmaThreads, 1) wy_channel_kernel(MmaBackwardP
   auto& b = sm.u.b;
   form_anchored_rows(b.gram, sm.k, sm.g);
   form_anchored_keys(b.gram, sm.k, sm.g);
-  arch::cta_for(kMmaChunk * 16, [&](int idx) {
-    const int i = idx / 16;
-    const int j = (i & ~15) + idx % 16;
+  // The pairs j < i only (the others are never read): pair t of lower_pair16 is (row + 1, col).
+  constexpr int kStrictPairs16 = 16 * 15 / 2;
+  arch::cta_for((kMmaChunk / 16) * kStrictPairs16, [&](int idx) {
+    const LowerPair lp = lower_pair16(idx % kStrictPairs16);
+    const int i = 16 * (idx / kStrictPairs16) + lp.row + 1;
+    const int j = 16 * (idx / kStrictPairs16) + lp.col;
     float acc_kk = 0.0f;
-    if (j < i && i < c)
+    if (i < c)
       for (int d = 0; d < kMmaDim; ++d)
         acc_kk += sm.k.at(i, d) * expf(sm.g[i][d] - sm.g[j][d]) * sm.k.at(j, d);
-    b.p_diag[i][idx % 16] = acc_kk;
+    b.p_diag[i][lp.col] = acc_kk;
   });
   __syncthreads();  // (F) the anchored operands and P's diagonal complete
   // 7. dβ += Σ_j dL_ij P_ij: P's off-diagonal blocks from the anchored operands (w > 0).

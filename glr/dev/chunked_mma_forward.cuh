@@ -351,21 +351,32 @@ __device__ __forceinline__ void scale_rows_bf16(SmemBf16<kMmaChunk, kMmaDim>& x,
   });
 }
 
-/// W = bf16(T)·X into `out` (U = bf16(T)·Ṽ likewise), warp w: columns 32w..32w+31 of every row
-/// block rb, k-steps 0..rb (T is lower triangular).
+/// W = bf16(T)·X into `out` (U = bf16(T)·Ṽ likewise) by kWarps warps: the 16 blocks (row block
+/// rb, columns 32cb..) as jobs rb·4 + cb, warp w the jobs w, w + kWarps, … (with 4 warps, warp w
+/// every row block of columns 32w..), k-steps 0..rb (T is lower triangular).
+template <int kWarps = kMmaThreads / arch::kWarpSize>
 __device__ __forceinline__ void wy_product(const SmemBf16<kMmaChunk, kMmaChunk>& tb,
                                            const SmemBf16<kMmaChunk, kMmaDim>& x, bf16* out) {
-  const int w = arch::warp_id();
-  for (int rb = 0; rb < kMmaChunk / 16; ++rb) {
+  static_assert(16 % kWarps == 0, "wy_product: the 16 blocks shared evenly");
+  for (int job = arch::warp_id(); job < 16; job += kWarps) {
+    const int rb = job / 4;
+    const int c0 = 32 * (job % 4);
     AccTile<16, 32> acc;
     zero(acc);
     mma_acc_triangular<Triangle::kLower, AStore::kRowMajor, BStore::kKMajor>(acc, tb, 16 * rb, x,
-                                                                             32 * w, 0, rb + 1);
+                                                                             c0, 0, rb + 1);
     for_each_pair(acc, [&](int il, int d, float& x0, float& x1) {
-      arch::store_u32(out + (16 * rb + il) * kMmaDim + 32 * w + d, arch::pack_bf16x2(x0, x1));
+      arch::store_u32(out + (16 * rb + il) * kMmaDim + c0 + d, arch::pack_bf16x2(x0, x1));
     });
   }
 }
+
+/// prepare_kernel's threads for a per-channel gate, 16 warps on each multiprocessor for the
+/// CUDA-core work of the anchored factors and the diagonal blocks' per-pair sums (the products
+/// stay with warps 0–3, one per row block; W and U with all): 8 warps for GLA's (two CTAs per
+/// multiprocessor), 16 for KDA's (one, at 177 KB); the other gates' prepare kernels have 4.
+template <bool kDelta>
+inline constexpr int kPrepareChannelThreads = kDelta ? 4 * kMmaThreads : 2 * kMmaThreads;
 
 /// The pairs (row, col), col ≤ row, of a 16×16 block, numbered row by row: t = row(row + 1)/2 +
 /// col.
@@ -484,21 +495,23 @@ __device__ __forceinline__ void prepare_channel(PrepareStorageChannel<kDelta>& s
     });
   }
   if constexpr (kDelta) {
-    AccTile<16, kMmaChunk> kk;
-    zero(kk);
-    if (w > 0)
-      mma_acc<AStore::kRowMajor, BStore::kNMajor>(kk, sm.gram.k_rows_anchored, r0,
-                                                  sm.gram.k_anchored, anchored_keys_row(w), 0,
-                                                  kMmaDim / 16, w);
-    for_each_pair(kk, [&](int il, int j, float& x0, float& x1) {  // L = β ⊙ (K Kᵀ ⊙ Γ), strict
-      const int i = r0 + il;
-      const auto at = [&](int jj, float x) {
-        if (i >= c || jj >= i) return 0.0f;
-        return sm.beta[i] * (jj < r0 ? x : sm.diag_kk[i][jj - r0]);
-      };
-      sm.l(i, j) = at(j, x0);
-      sm.l(i, j + 1) = at(j + 1, x1);
-    });
+    if (w < kMmaChunk / 16) {
+      AccTile<16, kMmaChunk> kk;
+      zero(kk);
+      if (w > 0)
+        mma_acc<AStore::kRowMajor, BStore::kNMajor>(kk, sm.gram.k_rows_anchored, r0,
+                                                    sm.gram.k_anchored, anchored_keys_row(w), 0,
+                                                    kMmaDim / 16, w);
+      for_each_pair(kk, [&](int il, int j, float& x0, float& x1) {  // L = β ⊙ (K Kᵀ ⊙ Γ), strict
+        const int i = r0 + il;
+        const auto at = [&](int jj, float x) {
+          if (i >= c || jj >= i) return 0.0f;
+          return sm.beta[i] * (jj < r0 ? x : sm.diag_kk[i][jj - r0]);
+        };
+        sm.l(i, j) = at(j, x0);
+        sm.l(i, j + 1) = at(j + 1, x1);
+      });
+    }
     __syncthreads();  // L complete; the anchored factors are no longer read: X and V take them
 
     const std::int64_t v_stride = static_cast<std::int64_t>(p.v_heads) * kMmaDim;
@@ -521,18 +534,17 @@ __device__ __forceinline__ void prepare_channel(PrepareStorageChannel<kDelta>& s
     store_t_bf16(sm.t, sm.tb, p, slot, hv);
     arch::cp_async_wait<0>();
     __syncthreads();  // bf16(T), X complete; V has landed
-    wy_product(sm.tb, sm.wy.x, p.w + slot_block(p, slot, hv, kMmaDim));
+    constexpr int kWarps = kPrepareChannelThreads<kDelta> / arch::kWarpSize;
+    wy_product<kWarps>(sm.tb, sm.wy.x, p.w + slot_block(p, slot, hv, kMmaDim));
     scale_rows_bf16(sm.wy.v, sm.beta);  // Ṽ over V
     __syncthreads();
-    wy_product(sm.tb, sm.wy.v, p.u + slot_block(p, slot, hv, kMmaDim));
+    wy_product<kWarps>(sm.tb, sm.wy.v, p.u + slot_block(p, slot, hv, kMmaDim));
   }
 }
 
-/// prepare_kernel's threads: 8 warps for GLA's (two CTAs per multiprocessor, 16 warps there, for
-/// the CUDA-core work of the anchored factors and the diagonal blocks), else 4.
 template <GateKind kGate, bool kDelta>
 inline constexpr int kPrepareThreads =
-    kGate == GateKind::kChannel && !kDelta ? 2 * kMmaThreads : kMmaThreads;
+    kGate == GateKind::kChannel ? kPrepareChannelThreads<kDelta> : kMmaThreads;
 
 template <GateKind kGate, bool kDelta>
 __global__ void __launch_bounds__(kPrepareThreads<kGate, kDelta>,

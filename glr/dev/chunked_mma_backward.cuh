@@ -892,14 +892,13 @@ Status backward_sequence(const MmaBackwardParams& bp, Launch&& launch) {
     return st;
   const dim3 grad_grid(static_cast<unsigned>(p.slots), static_cast<unsigned>(p.v_heads));
   if constexpr (kGate == GateKind::kChannel) {
-    if (Status st =
-            launch("grads", grad_channel_kernel<kDelta>, grad_grid, sizeof(GradChannelStorage), bp,
-                   kGradChannelThreads);
+    if (Status st = launch("grads", grad_channel_kernel<kDelta>, grad_grid,
+                           sizeof(GradChannelStorage), bp, kGradChannelThreads);
         !st)
       return st;
     if constexpr (kDelta) {
-      if (Status st =
-              launch("wy_grads", wy_channel_kernel, grad_grid, sizeof(WyChannelStorage), bp);
+      if (Status st = launch("wy_grads", wy_channel_kernel, grad_grid, sizeof(WyChannelStorage), bp,
+                             kGradChannelThreads);
           !st)
         return st;
     }

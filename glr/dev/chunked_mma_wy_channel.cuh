@@ -1,7 +1,9 @@
 // File: glr/dev/chunked_mma_wy_channel.cuh
 // wy_channel_kernel: the WY representation's and the triangular inverse's VJPs under a per-channel
 // gate with the delta rule (KDA), wy_grad_kernel's sibling (chunked_mma_backward.cuh). One CTA
-// (4 warps) per (chunk slot, value head), warp w rows 16w..16w+15; with G per key channel,
+// (16 warps, grad_channel_kernel's groups) per (chunk slot, value head), warp w + 4h rows
+// 16w..16w+15 and, of each product, feature columns 32h.. or the 16-column block h of the chunk's
+// columns; with G per key channel,
 // E = e^G, X = bf16(β (K ⊙ E)), Ṽ = bf16(β V), L = β ⊙ P(K, K) strictly lower (the decay inside
 // the Gram, P_ij = Σ_d k_id k_jd e^{G_id − G_jd}), T = (I + L)⁻¹ (the precision emulation's
 // wy_backward, glr/tests/support/precision_emulation_backward.cpp):
@@ -66,14 +68,15 @@ struct WyChannelStorage {
       float p_diag[kMmaChunk][16];  ///< P_ij, j < i on i's diagonal block (column j − 16⌊i/16⌋)
     } b;
   } u;
-  float beta[kMmaChunk];          ///< β, 0 past the end
-  float beta_part[kMmaChunk][4];  ///< dβ, one partial per lane of a quad
+  float beta[kMmaChunk];                          ///< β, 0 past the end
+  float beta_part[kChannelGroups][kMmaChunk][4];  ///< dβ, one partial per group and lane of a quad
 };
 static_assert(sizeof(WyChannelStorage) <= 227 * 1024, "WyChannelStorage: over the sm_90 limit");
 
 /// The WY kernel of a per-channel gate with the delta rule (the file comment); grid (chunk slots,
-/// value heads), as wy_grad_kernel's.
-__global__ void __launch_bounds__(kMmaThreads, 1) wy_channel_kernel(MmaBackwardParams bp) {
+/// value heads), as wy_grad_kernel's, kGradChannelThreads threads.
+__global__ void __launch_bounds__(kGradChannelThreads, 1) wy_channel_kernel(MmaBackwardParams bp) {
+  constexpr int kThreads = kGradChannelThreads;
   const MmaForwardParams& p = bp.fwd;
   WyChannelStorage& sm = arch::shared_storage<WyChannelStorage>();
   const ChunkRef ch = locate_slot(p, blockIdx.x);
@@ -85,14 +88,13 @@ __global__ void __launch_bounds__(kMmaThreads, 1) wy_channel_kernel(MmaBackwardP
   const std::int64_t v_stride = static_cast<std::int64_t>(p.v_heads) * kMmaDim;
   auto& a = sm.u.a;
 
-  copy_rows_async_fixed<kMmaThreads>(sm.k, p.k + qk_row(p, ch.t0, hv), qk_stride, c);
-  copy_rows_async_fixed<kMmaThreads>(a.narrow.v, p.v + v_row(p, ch.t0, hv), v_stride, c);
-  copy_rows_async_fixed<kMmaThreads>(a.wide.h, p.states + state_block(p, slot, hv), kMmaDim,
-                                     kMmaDim);
-  copy_rows_async_fixed<kMmaThreads>(a.dd, bp.dd + slot_block(p, slot, hv, kMmaDim), kMmaDim,
-                                     kMmaChunk);
-  copy_rows_async_fixed<kMmaThreads>(sm.t, p.t_inv + slot_block(p, slot, hv, kMmaChunk), kMmaChunk,
-                                     kMmaChunk);
+  copy_rows_async_fixed<kThreads>(sm.k, p.k + qk_row(p, ch.t0, hv), qk_stride, c);
+  copy_rows_async_fixed<kThreads>(a.narrow.v, p.v + v_row(p, ch.t0, hv), v_stride, c);
+  copy_rows_async_fixed<kThreads>(a.wide.h, p.states + state_block(p, slot, hv), kMmaDim, kMmaDim);
+  copy_rows_async_fixed<kThreads>(a.dd, bp.dd + slot_block(p, slot, hv, kMmaDim), kMmaDim,
+                                  kMmaChunk);
+  copy_rows_async_fixed<kThreads>(sm.t, p.t_inv + slot_block(p, slot, hv, kMmaChunk), kMmaChunk,
+                                  kMmaChunk);
   arch::cp_async_commit();
   arch::cta_for(kMmaChunk, [&](int i) {
     sm.beta[i] = i < c ? bf16_to_float(p.beta[(ch.t0 + i) * p.v_heads + hv]) : 0.0f;
@@ -103,27 +105,31 @@ __global__ void __launch_bounds__(kMmaThreads, 1) wy_channel_kernel(MmaBackwardP
   arch::cp_async_wait<0>();
   __syncthreads();  // K, V, H, dΔ, T, β and G are complete
 
-  const int w = arch::warp_id();
+  const int w = arch::warp_id() % (kMmaChunk / 16);  // row block
+  const int group = arch::warp_id() / (kMmaChunk / 16);
+  const int c0 = kGroupCols * group;  // the group's first feature column
   const int r0 = 16 * w;
+  using GroupAcc = AccTile<16, kGroupCols>;
   RowPartials beta_part;
   zero(beta_part);
-  AccTile<16, kMmaDim> acc;
+  GroupAcc acc;
   // 1. dW = −dΔ Hᵀ (Hᵀ as an n-major B operand).
   zero(acc);
-  mma_acc<AStore::kRowMajor, BStore::kNMajor>(acc, a.dd, r0, a.wide.h, 0, 0, kMmaDim / 16);
+  mma_acc<AStore::kRowMajor, BStore::kNMajor>(acc, a.dd, r0, a.wide.h, c0, 0, kMmaDim / 16);
   for_each_pair(acc, [&](int il, int d, float& x0, float& x1) {
-    arch::store_u32(a.dw.ptr(r0 + il, d), arch::pack_bf16x2(-x0, -x1));
+    arch::store_u32(a.dw.ptr(r0 + il, c0 + d), arch::pack_bf16x2(-x0, -x1));
   });
   // dṼ = Tᵀ dΔ (k-steps w..3: T is lower triangular); dv = β ⊙ dṼ, dβ += v·dṼ.
   zero(acc);
-  mma_acc_triangular<Triangle::kUpper, AStore::kTransposed, BStore::kKMajor>(acc, sm.t, r0, a.dd, 0,
-                                                                             w, kMmaChunk / 16);
-  bf16* dv = bp.dv + v_row(p, ch.t0, hv);
-  for_each_pair(acc, [&](int il, int e, float& x0, float& x1) {
+  mma_acc_triangular<Triangle::kUpper, AStore::kTransposed, BStore::kKMajor>(acc, sm.t, r0, a.dd,
+                                                                             c0, w, kMmaChunk / 16);
+  bf16* dv = bp.dv + v_row(p, ch.t0, hv) + c0;
+  for_each_pair(acc, [&](int il, int el, float& x0, float& x1) {
     const int i = r0 + il;
-    add_to_row(beta_part, il, e, a.narrow.v.at(i, e) * x0 + a.narrow.v.at(i, e + 1) * x1);
+    const int e = c0 + el;
+    add_to_row(beta_part, il, el, a.narrow.v.at(i, e) * x0 + a.narrow.v.at(i, e + 1) * x1);
     if (i < c)
-      arch::store_u32(dv + i * v_stride + e, arch::pack_bf16x2(sm.beta[i] * x0, sm.beta[i] * x1));
+      arch::store_u32(dv + i * v_stride + el, arch::pack_bf16x2(sm.beta[i] * x0, sm.beta[i] * x1));
   });
   __syncthreads();  // (A) dW complete; H read for the last time
   // 2. X = bf16(β (K ⊙ E)) and Ṽ = bf16(β V) where H was, the prepare kernel's values.
@@ -150,34 +156,39 @@ __global__ void __launch_bounds__(kMmaThreads, 1) wy_channel_kernel(MmaBackwardP
   // dX = Tᵀ dW; dk = β E ⊙ dX, dβ += E k·dX, dg's row term x·dX (x = β (k ⊙ e) in fp32, as the
   // reference's wy_grads and the precision emulation take it; X's tile holds it rounded for the
   // products, a rounding the contract declares there only).
-  AccTile<16, kMmaDim>& dk = acc;
+  GroupAcc& dk = acc;
   zero(dk);
-  mma_acc_triangular<Triangle::kUpper, AStore::kTransposed, BStore::kKMajor>(dk, sm.t, r0, a.dw, 0,
+  mma_acc_triangular<Triangle::kUpper, AStore::kTransposed, BStore::kKMajor>(dk, sm.t, r0, a.dw, c0,
                                                                              w, kMmaChunk / 16);
-  for_each_pair(dk, [&](int il, int d, float& x0, float& x1) {
+  for_each_pair(dk, [&](int il, int dl, float& x0, float& x1) {
     const int i = r0 + il;
+    const int d = c0 + dl;
     const GatePair gi = gate_pair(sm.g, i, d);
     const float e0 = expf(gi.lo), e1 = expf(gi.hi);
     const float k0 = sm.k.at(i, d), k1 = sm.k.at(i, d + 1);
-    add_to_row(beta_part, il, d, k0 * e0 * x0 + k1 * e1 * x1);
+    add_to_row(beta_part, il, dl, k0 * e0 * x0 + k1 * e1 * x1);
     sm.rows[i][d] = sm.beta[i] * (k0 * e0) * x0;
     sm.rows[i][d + 1] = sm.beta[i] * (k1 * e1) * x1;
     x0 *= sm.beta[i] * e0;
     x1 *= sm.beta[i] * e1;
   });
   __syncthreads();  // (B) X, Ṽ complete; V read for the last time
-  // 3. dT = StrictLower(dW Xᵀ + dΔ Ṽᵀ), column pairs 0..w.
-  wy_solve_dt(a.narrow.dt, a.dw, a.wide.xv.x, a.dd, a.wide.xv.vt, c);
+  // 3. dT = StrictLower(dW Xᵀ + dΔ Ṽᵀ), the group's 16-column block.
+  wy_solve_dt<1>(a.narrow.dt, a.dw, a.wide.xv.x, a.dd, a.wide.xv.vt, c, w, group);
   __syncthreads();  // (C) dT complete; X, Ṽ, dW and dΔ read for the last time
-  // 4. Y = Tᵀ dT (k-steps w..3).
-  wy_solve_y(a.wide.y, sm.t, a.narrow.dt);
+  // 4. Y = Tᵀ dT (k-steps w..3), the group's 16-column block.
+  wy_solve_y<1>(a.wide.y, sm.t, a.narrow.dt, w, group);
   __syncthreads();  // (D) Y complete; dT read for the last time
-  // 5. dL = −StrictLower(Y Tᵀ) (column pairs and k-steps 0..w), kept for dβ; M = bf16(β ⊙ dL).
-  AccTile<16, kMmaChunk> dl;
+  // 5. dL = −StrictLower(Y Tᵀ) (k-steps 0..w), the group's 16-column block, kept for dβ;
+  // M = bf16(β ⊙ dL).
+  static_assert(kChannelGroups == kMmaChunk / 16, "one 16-column block of dL per group");
+  const int j0 = 16 * group;
+  AccTile<16, 16> dl;
   zero(dl);
-  mma_acc<AStore::kRowMajor, BStore::kNMajor>(dl, a.wide.y, r0, sm.t, 0, 0, w + 1, w + 1);
-  for_each_pair(dl, [&](int il, int j, float& x0, float& x1) {
+  if (group <= w) mma_acc<AStore::kRowMajor, BStore::kNMajor>(dl, a.wide.y, r0, sm.t, j0, 0, w + 1);
+  for_each_pair(dl, [&](int il, int jl, float& x0, float& x1) {
     const int i = r0 + il;
+    const int j = j0 + jl;
     x0 = j < i && i < c ? -x0 : 0.0f;
     x1 = j + 1 < i && i < c ? -x1 : 0.0f;
     arch::store_u32(sm.m.ptr(i, j), arch::pack_bf16x2(sm.beta[i] * x0, sm.beta[i] * x1));
@@ -201,41 +212,45 @@ __global__ void __launch_bounds__(kMmaThreads, 1) wy_channel_kernel(MmaBackwardP
     b.p_diag[i][lp.col] = acc_kk;
   });
   __syncthreads();  // (F) the anchored operands and P's diagonal complete
-  // 7. dβ += Σ_j dL_ij P_ij: P's off-diagonal blocks from the anchored operands (w > 0).
+  // 7. dβ += Σ_j dL_ij P_ij: P's off-diagonal blocks from the anchored operands (the group's
+  // block j0.., when it lies left of the row's diagonal block).
   {
-    AccTile<16, kMmaChunk> kk;
+    AccTile<16, 16> kk;
     zero(kk);
-    if (w > 0)
+    if (group < w)
       mma_acc<AStore::kRowMajor, BStore::kNMajor>(kk, b.gram.q_anchored, r0, b.gram.k_anchored,
-                                                  anchored_keys_row(w), 0, kMmaDim / 16, w);
+                                                  anchored_keys_row(w) + j0, 0, kMmaDim / 16);
     if (bp.fault != BackwardFault::kBetaWithoutGram)
-      for_each_pair(kk, dl, [&](int il, int j, float& x0, float& x1, float& y0, float& y1) {
+      for_each_pair(kk, dl, [&](int il, int jl, float& x0, float& x1, float& y0, float& y1) {
         const int i = r0 + il;
+        const int j = j0 + jl;
         // P_ij for j < i (the pairs dL has; a select, so that no product reaches the others)
         const auto term = [&](int jj, float x, float y) {
           if (jj >= i) return 0.0f;
           return y * (jj < r0 ? x : b.p_diag[i][jj - r0]);
         };
-        add_to_row(beta_part, il, j, term(j, x0, y0) + term(j + 1, x1, y1));
+        add_to_row(beta_part, il, jl, term(j, x0, y0) + term(j + 1, x1, y1));
       });
   }
   // M's Gram VJP through P(K, K): its row side and its column side into one accumulator in turn;
   // dk gets both, dg's row term k ⊙ (da − db).
   if (bp.fault != BackwardFault::kKeyWithoutSolve) {
-    AccTile<16, kMmaDim> side;
+    GroupAcc side;
     zero(side);
-    gram_vjp_rows(side, sm.m, b.gram, sm.k, sm.g, true, arch::warp_id(), 0);
-    for_each_pair(dk, side, [&](int il, int d, float& x0, float& x1, float& y0, float& y1) {
+    gram_vjp_rows(side, sm.m, b.gram, sm.k, sm.g, true, w, c0);
+    for_each_pair(dk, side, [&](int il, int dl, float& x0, float& x1, float& y0, float& y1) {
       const int i = r0 + il;
+      const int d = c0 + dl;
       x0 += y0;
       x1 += y1;
       sm.rows[i][d] += sm.k.at(i, d) * y0;
       sm.rows[i][d + 1] += sm.k.at(i, d + 1) * y1;
     });
     zero(side);
-    gram_vjp_columns(side, sm.m, b.gram, sm.k, sm.g, arch::warp_id(), 0);
-    for_each_pair(dk, side, [&](int il, int d, float& x0, float& x1, float& y0, float& y1) {
+    gram_vjp_columns(side, sm.m, b.gram, sm.k, sm.g, w, c0);
+    for_each_pair(dk, side, [&](int il, int dl, float& x0, float& x1, float& y0, float& y1) {
       const int i = r0 + il;
+      const int d = c0 + dl;
       x0 += y0;
       x1 += y1;
       sm.rows[i][d] -= sm.k.at(i, d) * y0;
@@ -243,13 +258,18 @@ __global__ void __launch_bounds__(kMmaThreads, 1) wy_channel_kernel(MmaBackwardP
     });
   }
   // dk = grad_channel_kernel's fp32 part + this part.
-  wy_finish_dk(dk, bp, ch.t0, hv, c);
-  store_partials(beta_part, sm.beta_part, r0);
+  wy_finish_dk(dk, bp, ch.t0, hv, c, w, c0);
+  store_partials(beta_part, sm.beta_part[group], r0);
   __syncthreads();  // (G) dβ's partials and the row terms complete
+  // dβ: each group's quad partials summed in lane order, the groups in order.
   arch::cta_for(kMmaChunk, [&](int i) {
     if (i >= c) return;
-    const float(&b4)[4] = sm.beta_part[i];
-    bp.dbeta[(ch.t0 + i) * p.v_heads + hv] = __float2bfloat16_rn(((b4[0] + b4[1]) + b4[2]) + b4[3]);
+    float sum = 0.0f;
+    for (int h = 0; h < kChannelGroups; ++h) {
+      const float(&b4)[4] = sm.beta_part[h][i];
+      sum += ((b4[0] + b4[1]) + b4[2]) + b4[3];
+    }
+    bp.dbeta[(ch.t0 + i) * p.v_heads + hv] = __float2bfloat16_rn(sum);
   });
   // dg_t,d += Σ_{s ≥ t} row term, thread d, rows from the last (grad_channel_kernel wrote dg).
   arch::cta_for(kMmaDim, [&](int d) {

@@ -1,7 +1,8 @@
 // File: glr/dev/wy_phases.cuh
 // The phases the two WY kernels share (wy_grad_kernel, chunked_mma_backward.cuh; wy_channel_kernel,
-// chunked_mma_wy_channel.cuh), each for the calling warp's 16 rows r0 = 16w.. of a chunk of c
-// valid rows: the solve's dT and Y = Tᵀ dT, and dk's two parts summed and stored.
+// chunked_mma_wy_channel.cuh), each for one warp's 16 rows r0 = 16w.. of a chunk of c valid rows
+// (by default the calling warp's, all columns; wy_channel_kernel's warps take a column group):
+// the solve's dT and Y = Tᵀ dT, and dk's two parts summed and stored.
 #pragma once
 
 #include <cstdint>
@@ -11,61 +12,74 @@
 
 namespace kcv::glr::dev {
 
-/// dT = bf16(StrictLower(dW Xᵀ + dΔ Ṽᵀ)) into `dt`, column pairs 0..w; rows at or past c zero.
+/// dT = bf16(StrictLower(dW Xᵀ + dΔ Ṽᵀ)) into `dt`, rows of row block w, the kPairs 16-column
+/// blocks from `first` (all four by default; the products of column pairs first..w only); rows at
+/// or past c zero.
+template <int kPairs = 4>
 __device__ __forceinline__ void wy_solve_dt(SmemBf16<kMmaChunk, kMmaChunk>& dt,
                                             const SmemBf16<kMmaChunk, kMmaDim>& dw,
                                             const SmemBf16<kMmaChunk, kMmaDim>& x,
                                             const SmemBf16<kMmaChunk, kMmaDim>& dd,
-                                            const SmemBf16<kMmaChunk, kMmaDim>& vt, int c) {
-  const int w = arch::warp_id();
+                                            const SmemBf16<kMmaChunk, kMmaDim>& vt, int c,
+                                            int w = arch::warp_id(), int first = 0) {
   const int r0 = 16 * w;
-  AccTile<16, kMmaChunk> acc;
+  const int n0 = 16 * first;
+  const int pairs = w + 1 - first < kPairs ? w + 1 - first : kPairs;
+  AccTile<16, 16 * kPairs> acc;
   zero(acc);
-  mma_acc<AStore::kRowMajor, BStore::kNMajor>(acc, dw, r0, x, 0, 0, kMmaDim / 16, w + 1);
-  mma_acc<AStore::kRowMajor, BStore::kNMajor>(acc, dd, r0, vt, 0, 0, kMmaDim / 16, w + 1);
-  for_each_pair(acc, [&](int il, int j, float& x0, float& x1) {
+  if (pairs > 0) {
+    mma_acc<AStore::kRowMajor, BStore::kNMajor>(acc, dw, r0, x, n0, 0, kMmaDim / 16, pairs);
+    mma_acc<AStore::kRowMajor, BStore::kNMajor>(acc, dd, r0, vt, n0, 0, kMmaDim / 16, pairs);
+  }
+  for_each_pair(acc, [&](int il, int jl, float& x0, float& x1) {
     const int i = r0 + il;
+    const int j = n0 + jl;
     const float t0 = j < i && i < c ? x0 : 0.0f;
     const float t1 = j + 1 < i && i < c ? x1 : 0.0f;
     arch::store_u32(dt.ptr(i, j), arch::pack_bf16x2(t0, t1));
   });
 }
 
-/// Y = bf16(Tᵀ dT) into `y` (k-steps w..3: T is lower triangular).
+/// Y = bf16(Tᵀ dT) into `y`, rows of row block w, the kPairs 16-column blocks from `first` (k-steps
+/// w..3: T is lower triangular).
+template <int kPairs = 4>
 __device__ __forceinline__ void wy_solve_y(SmemBf16<kMmaChunk, kMmaChunk>& y,
                                            const SmemBf16<kMmaChunk, kMmaChunk>& t,
-                                           const SmemBf16<kMmaChunk, kMmaChunk>& dt) {
-  const int w = arch::warp_id();
+                                           const SmemBf16<kMmaChunk, kMmaChunk>& dt,
+                                           int w = arch::warp_id(), int first = 0) {
   const int r0 = 16 * w;
-  AccTile<16, kMmaChunk> acc;
+  const int n0 = 16 * first;
+  AccTile<16, 16 * kPairs> acc;
   zero(acc);
-  mma_acc_triangular<Triangle::kUpper, AStore::kTransposed, BStore::kKMajor>(acc, t, r0, dt, 0, w,
+  mma_acc_triangular<Triangle::kUpper, AStore::kTransposed, BStore::kKMajor>(acc, t, r0, dt, n0, w,
                                                                              kMmaChunk / 16);
-  for_each_pair(acc, [&](int il, int j, float& x0, float& x1) {
-    arch::store_u32(y.ptr(r0 + il, j), arch::pack_bf16x2(x0, x1));
+  for_each_pair(acc, [&](int il, int jl, float& x0, float& x1) {
+    arch::store_u32(y.ptr(r0 + il, n0 + jl), arch::pack_bf16x2(x0, x1));
   });
 }
 
-/// dk = the gradient kernel's fp32 part (dk_part) + this kernel's `dk`; without GVA rounded and
-/// stored, else left in the part for group_sum. The part is loaded first, all of the warp's rows
-/// at once in 8-byte loads: loaded beside the stores, each pair's load would wait for the store
-/// before it (dk and dk_part may alias as far as the compiler knows), one global round trip per
-/// pair.
-__device__ __forceinline__ void wy_finish_dk(AccTile<16, kMmaDim>& dk, const MmaBackwardParams& bp,
-                                             std::int64_t t0, int hv, int c) {
+/// dk = the gradient kernel's fp32 part (dk_part) + this kernel's `dk` (rows of row block w,
+/// columns c0..c0+N); without GVA rounded and stored, else left in the part for group_sum. The
+/// part is loaded first, all of the warp's rows at once in 8-byte loads: loaded beside the stores,
+/// each pair's load would wait for the store before it (dk and dk_part may alias as far as the
+/// compiler knows), one global round trip per pair.
+template <int N>
+__device__ __forceinline__ void wy_finish_dk(AccTile<16, N>& dk, const MmaBackwardParams& bp,
+                                             std::int64_t t0, int hv, int c,
+                                             int w = arch::warp_id(), int c0 = 0) {
   const MmaForwardParams& p = bp.fwd;
-  const int r0 = 16 * arch::warp_id();
+  const int r0 = 16 * w;
   const std::int64_t qk_stride = static_cast<std::int64_t>(p.qk_heads) * kMmaDim;
   const std::int64_t v_stride = static_cast<std::int64_t>(p.v_heads) * kMmaDim;
-  float* dk_part = bp.dk_part + v_row(p, t0, hv);
-  AccTile<16, kMmaDim> dk_prior;
+  float* dk_part = bp.dk_part + v_row(p, t0, hv) + c0;
+  AccTile<16, N> dk_prior;
   for_each_pair(dk_prior, [&](int il, int d, float& x0, float& x1) {
     const int i = r0 + il;
     x0 = 0.0f;
     x1 = 0.0f;
     if (i < c) arch::load_f32x2(dk_part + i * v_stride + d, x0, x1);
   });
-  bf16* dk_final = bp.dk + qk_row(p, t0, hv);
+  bf16* dk_final = bp.dk + qk_row(p, t0, hv) + c0;
   for_each_pair(dk, dk_prior, [&](int il, int d, float& x0, float& x1, float& y0, float& y1) {
     const int i = r0 + il;
     if (i >= c) return;

@@ -346,16 +346,16 @@ __global__ void __launch_bounds__(kMmaThreads, 1) dh_scan_kernel(MmaBackwardPara
 
 struct GradStorage {
   SmemBf16<kMmaChunk, kMmaDim> q, k, d_o;
-  SmemBf16<kMmaChunk, kMmaDim> v;     ///< V, or Δ with the delta rule
-  SmemBf16<kMmaDim, kMmaDim> h;       ///< bf16 state entering the chunk
-  SmemBf16<kMmaDim, kMmaDim> ds;      ///< bf16 ∂L/∂(state leaving the chunk)
-  SmemBf16<kMmaChunk, kMmaChunk> a;   ///< A^qk (bf16, from the forward)
-  SmemBf16<kMmaChunk, kMmaChunk> dp;  ///< bf16(scale·Γ ⊙ Tril_incl(dO Vᵀ))
-  float g[kMmaChunk];                 ///< G
-  float e[kMmaChunk];                 ///< exp(G)
-  float r[kMmaChunk];                 ///< exp(G_last − G)
-  float row_part[kMmaChunk][4];       ///< q·dq − k·dk, one partial per lane of a quad
-  float bound_part[kMmaThreads];      ///< ⟨S_e, dS⟩, one partial per thread
+  SmemBf16<kMmaChunk, kMmaDim> v;             ///< V, or Δ with the delta rule
+  SmemBf16<kMmaDim, kMmaDim> h;               ///< bf16 state entering the chunk
+  SmemBf16<kMmaDim, kMmaDim> ds;              ///< bf16 ∂L/∂(state leaving the chunk)
+  SmemBf16<kMmaChunk, kMmaChunk> a;           ///< A^qk (bf16, from the forward)
+  SmemBf16<kMmaChunk, kMmaChunk> dp;          ///< bf16(scale·Γ ⊙ Tril_incl(dO Vᵀ))
+  float g[kMmaChunk];                         ///< G
+  float e[kMmaChunk];                         ///< exp(G)
+  float r[kMmaChunk];                         ///< exp(G_last − G)
+  float row_part[kGradGroups][kMmaChunk][4];  ///< q·dq − k·dk, per group and lane of a quad
+  float bound_part[kMmaThreads];              ///< ⟨S_e, dS⟩, one partial per thread
 };
 /// GDN's grad_kernel also holds S_e, the bf16 state leaving the chunk (dg's boundary term
 /// ⟨S_e, dS⟩ is read from shared memory, copied with the chunk's other tiles).
@@ -365,8 +365,8 @@ struct GradGateStorage : GradStorage {
 /// SSD's grad_kernel forms dg as the chunked reference does (no S_e): it also holds dP's diagonal,
 /// which the tile leaves out, and the row partials of k·dk's inter-chunk term.
 struct GradSsdStorage : GradStorage {
-  float dp_diag[kMmaChunk];      ///< dP_ii (bf16 values), added to dq and dk after dg's row terms
-  float key_part[kMmaChunk][4];  ///< k·(r ⊙ (V dSᵀ)), one partial per lane of a quad
+  float dp_diag[kMmaChunk];  ///< dP_ii (bf16 values), added to dq and dk after dg's row terms
+  float key_part[kGradGroups][kMmaChunk][4];  ///< k·(r ⊙ (V dSᵀ)), per group and lane of a quad
 };
 template <GateKind kGate, bool kDelta>
 using GradStorageOf =
@@ -375,8 +375,20 @@ using GradStorageOf =
 static_assert(sizeof(GradStorage) % 16 == 0, "GradGateStorage: S_e must start 16-byte aligned");
 static_assert(sizeof(GradGateStorage) <= 227 * 1024, "GradGateStorage: over the sm_90 limit");
 
+/// The row sum of one quad's partials of each group, the groups in order.
+__device__ __forceinline__ float group_row_sum(const float (&part)[kGradGroups][kMmaChunk][4],
+                                               int i) {
+  float sum = 0.0f;
+  for (int h = 0; h < kGradGroups; ++h)
+    sum += ((part[h][i][0] + part[h][i][1]) + part[h][i][2]) + part[h][i][3];
+  return sum;
+}
+
+/// The gradient kernel of the scalar gates (LA, SSD, DeltaNet, GDN); grid (chunk slots, value
+/// heads), kGradThreads threads in kGradGroups column groups (chunked_mma_backward.hpp).
 template <GateKind kGate, bool kDelta>
-__global__ void __launch_bounds__(kMmaThreads, 1) grad_kernel(MmaBackwardParams bp) {
+__global__ void __launch_bounds__(kGradThreads, 1) grad_kernel(MmaBackwardParams bp) {
+  constexpr int kThreads = kGradThreads;
   static_assert(kGate != GateKind::kChannel,
                 "grad_kernel: a per-channel gate's is grad_channel_kernel");
   const MmaForwardParams& p = bp.fwd;
@@ -391,24 +403,24 @@ __global__ void __launch_bounds__(kMmaThreads, 1) grad_kernel(MmaBackwardParams 
   const std::int64_t qk_stride = static_cast<std::int64_t>(p.qk_heads) * kMmaDim;
   const std::int64_t v_stride = static_cast<std::int64_t>(p.v_heads) * kMmaDim;
 
-  copy_rows_async_fixed<kMmaThreads>(sm.q, p.q + qk_row(p, ch.t0, hv), qk_stride, c);
-  copy_rows_async_fixed<kMmaThreads>(sm.k, p.k + qk_row(p, ch.t0, hv), qk_stride, c);
+  copy_rows_async_fixed<kThreads>(sm.q, p.q + qk_row(p, ch.t0, hv), qk_stride, c);
+  copy_rows_async_fixed<kThreads>(sm.k, p.k + qk_row(p, ch.t0, hv), qk_stride, c);
   if constexpr (kDelta)  // Δ where the members without the delta rule have V
-    copy_rows_async_fixed<kMmaThreads>(sm.v, p.delta + slot_block(p, slot, hv, kMmaDim), kMmaDim,
-                                       kMmaChunk);
+    copy_rows_async_fixed<kThreads>(sm.v, p.delta + slot_block(p, slot, hv, kMmaDim), kMmaDim,
+                                    kMmaChunk);
   else
-    copy_rows_async_fixed<kMmaThreads>(sm.v, p.v + v_row(p, ch.t0, hv), v_stride, c);
-  copy_rows_async_fixed<kMmaThreads>(sm.d_o, bp.d_o + v_row(p, ch.t0, hv), v_stride, c);
-  copy_rows_async_fixed<kMmaThreads>(sm.h, p.states + state_block(p, slot, hv), kMmaDim, kMmaDim);
-  copy_rows_async_fixed<kMmaThreads>(sm.ds, bp.dh + state_block(p, slot, hv), kMmaDim, kMmaDim);
-  copy_rows_async_fixed<kMmaThreads>(sm.a, p.a + slot_block(p, slot, hv, kMmaChunk), kMmaChunk,
-                                     kMmaChunk);
+    copy_rows_async_fixed<kThreads>(sm.v, p.v + v_row(p, ch.t0, hv), v_stride, c);
+  copy_rows_async_fixed<kThreads>(sm.d_o, bp.d_o + v_row(p, ch.t0, hv), v_stride, c);
+  copy_rows_async_fixed<kThreads>(sm.h, p.states + state_block(p, slot, hv), kMmaDim, kMmaDim);
+  copy_rows_async_fixed<kThreads>(sm.ds, bp.dh + state_block(p, slot, hv), kMmaDim, kMmaDim);
+  copy_rows_async_fixed<kThreads>(sm.a, p.a + slot_block(p, slot, hv, kMmaChunk), kMmaChunk,
+                                  kMmaChunk);
   if constexpr (kGate == GateKind::kScalar && kDelta) {  // S_e, for dg's boundary term (GDN)
     const std::int64_t end_slot = bp.fault == BackwardFault::kBoundaryAtEntry ? slot
                                   : ch.last                                   ? p.slots + ch.seq
                                                                               : slot + 1;
-    copy_rows_async_fixed<kMmaThreads>(sm.s_end, p.states + state_block(p, end_slot, hv), kMmaDim,
-                                       kMmaDim);
+    copy_rows_async_fixed<kThreads>(sm.s_end, p.states + state_block(p, end_slot, hv), kMmaDim,
+                                    kMmaDim);
   }
   arch::cp_async_commit();
 
@@ -427,18 +439,21 @@ __global__ void __launch_bounds__(kMmaThreads, 1) grad_kernel(MmaBackwardParams 
   arch::cp_async_wait<0>();
   __syncthreads();
 
-  const int w = arch::warp_id();
+  const int w = arch::warp_id() % (kMmaChunk / 16);  // row block
+  const int group = arch::warp_id() / (kMmaChunk / 16);
+  const int c0 = kGroupCols * group;  // the group's first feature column
   const int r0 = 16 * w;
+  using GroupAcc = AccTile<16, kGroupCols>;
   // dv = scale·A^qkᵀ dO (k-steps w..3: A^qk is lower triangular) + r ⊙ (K·dS) (with the delta
   // rule this is dΔ, formed by the scan; dv comes from wy_grad_kernel).
   if constexpr (!kDelta) {
-    AccTile<16, kMmaDim> local, carried;
+    GroupAcc local, carried;
     zero(local);
     zero(carried);
     mma_acc_triangular<Triangle::kUpper, AStore::kTransposed, BStore::kKMajor>(
-        local, sm.a, r0, sm.d_o, 0, w, kMmaChunk / 16);
-    mma_acc<AStore::kRowMajor, BStore::kKMajor>(carried, sm.k, r0, sm.ds, 0, 0, kMmaDim / 16);
-    bf16* dv = bp.dv + v_row(p, ch.t0, hv);
+        local, sm.a, r0, sm.d_o, c0, w, kMmaChunk / 16);
+    mma_acc<AStore::kRowMajor, BStore::kKMajor>(carried, sm.k, r0, sm.ds, c0, 0, kMmaDim / 16);
+    bf16* dv = bp.dv + v_row(p, ch.t0, hv) + c0;
     for_each_pair(carried, [&](int il, int, float& x0, float& x1) {
       x0 *= sm.r[r0 + il];
       x1 *= sm.r[r0 + il];
@@ -449,18 +464,22 @@ __global__ void __launch_bounds__(kMmaThreads, 1) grad_kernel(MmaBackwardParams 
       if (i < c) arch::store_u32(dv + i * v_stride + e, arch::pack_bf16x2(x0, x1));
     });
   }
-  // dP = bf16(scale·Γ ⊙ Tril_incl(dO Vᵀ)), rows r0.., column pairs 0..w. SSD: the tile holds the
-  // strictly lower part and dp_diag the diagonal (dq, dk add it after dg's row terms are taken).
-  {
-    AccTile<16, kMmaChunk> da;
+  // dP = bf16(scale·Γ ⊙ Tril_incl(dO Vᵀ)), rows r0.., the 16-column blocks pc ≡ group (mod the
+  // groups): computed for pc ≤ w, zero above the diagonal and past the end. SSD: the tile holds
+  // the strictly lower part and dp_diag the diagonal (dq, dk add it after dg's row terms are
+  // taken).
+  for (int pc = group; pc < kMmaChunk / 16; pc += kGradGroups) {
+    AccTile<16, 16> da;
     zero(da);
-    mma_acc<AStore::kRowMajor, BStore::kNMajor>(da, sm.d_o, r0, sm.v, 0, 0, kMmaDim / 16, w + 1);
+    if (pc <= w)
+      mma_acc<AStore::kRowMajor, BStore::kNMajor>(da, sm.d_o, r0, sm.v, 16 * pc, 0, kMmaDim / 16);
     const auto decay = [&](int i, int j) {
       if constexpr (kGate == GateKind::kScalar) return expf(sm.g[i] - sm.g[j]);
       return 1.0f;
     };
-    for_each_pair(da, [&](int il, int j, float& x0, float& x1) {
+    for_each_pair(da, [&](int il, int jl, float& x0, float& x1) {
       const int i = r0 + il;
+      const int j = 16 * pc + jl;
       const float p0 = j <= i && i < c ? p.scale * x0 * decay(i, j) : 0.0f;
       const float p1 = j + 1 <= i && i < c ? p.scale * x1 * decay(i, j + 1) : 0.0f;
       const std::uint32_t packed = arch::pack_bf16x2(p0, p1);
@@ -475,11 +494,11 @@ __global__ void __launch_bounds__(kMmaThreads, 1) grad_kernel(MmaBackwardParams 
     });
   }
   // dq = scale·e ⊙ (dO Hᵀ), dk = r ⊙ (V dSᵀ): the inter-chunk terms.
-  AccTile<16, kMmaDim> dq, dk;
+  GroupAcc dq, dk;
   zero(dq);
   zero(dk);
-  mma_acc<AStore::kRowMajor, BStore::kNMajor>(dq, sm.d_o, r0, sm.h, 0, 0, kMmaDim / 16);
-  mma_acc<AStore::kRowMajor, BStore::kNMajor>(dk, sm.v, r0, sm.ds, 0, 0, kMmaDim / 16);
+  mma_acc<AStore::kRowMajor, BStore::kNMajor>(dq, sm.d_o, r0, sm.h, c0, 0, kMmaDim / 16);
+  mma_acc<AStore::kRowMajor, BStore::kNMajor>(dk, sm.v, r0, sm.ds, c0, 0, kMmaDim / 16);
   const bool key_decay = bp.fault != BackwardFault::kKeyWithoutDecay;
   for_each_pair(dq, [&](int il, int, float& x0, float& x1) {
     const float f = p.scale * sm.e[r0 + il];
@@ -496,61 +515,64 @@ __global__ void __launch_bounds__(kMmaThreads, 1) grad_kernel(MmaBackwardParams 
   if constexpr (kSsd) {
     RowPartials key;
     zero(key);
-    for_each_pair(dk, [&](int il, int d, float& x0, float& x1) {
+    for_each_pair(dk, [&](int il, int dl, float& x0, float& x1) {
       const int i = r0 + il;
-      add_to_row(key, il, d, sm.k.at(i, d) * x0 + sm.k.at(i, d + 1) * x1);
+      const int d = c0 + dl;
+      add_to_row(key, il, dl, sm.k.at(i, d) * x0 + sm.k.at(i, d + 1) * x1);
     });
-    store_partials(key, sm.key_part, r0);
+    store_partials(key, sm.key_part[group], r0);
   }
   __syncthreads();  // dP complete
   // + dP·K (k-steps 0..w) and dPᵀ·Q (k-steps w..3): the intra-chunk terms.
   const int diagonal = bp.fault == BackwardFault::kDropIntraDiagonal ? w : w + 1;
-  mma_acc_triangular<Triangle::kLower, AStore::kRowMajor, BStore::kKMajor>(dq, sm.dp, r0, sm.k, 0,
+  mma_acc_triangular<Triangle::kLower, AStore::kRowMajor, BStore::kKMajor>(dq, sm.dp, r0, sm.k, c0,
                                                                            0, diagonal);
-  mma_acc_triangular<Triangle::kUpper, AStore::kTransposed, BStore::kKMajor>(dk, sm.dp, r0, sm.q, 0,
-                                                                             w, kMmaChunk / 16);
+  mma_acc_triangular<Triangle::kUpper, AStore::kTransposed, BStore::kKMajor>(dk, sm.dp, r0, sm.q,
+                                                                             c0, w, kMmaChunk / 16);
 
   if constexpr (kGate == GateKind::kScalar) {
     // q_i·dq_i − k_i·dk_i (with the delta rule q_i·dq_i here, − v_i·dv_i in wy_grad_kernel): the
     // lane holding columns 2·(l % 4) + 8n adds to its partial of row i in registers, q·dq's pairs
-    // in column order, then − k·dk's; stored once, to row_part[i][l % 4]. SSD: dq and dk without
+    // in column order, then − k·dk's; stored once, to row_part[group][i][l % 4]. SSD: dq and dk without
     // dP's diagonal, and no − k·dk on the last row (its inter-chunk term cancels the last row's
     // term through G_last exactly, and its intra-chunk term is the diagonal alone).
     RowPartials row;
     zero(row);
-    for_each_pair(dq, [&](int il, int d, float& x0, float& x1) {
+    for_each_pair(dq, [&](int il, int dl, float& x0, float& x1) {
       const int i = r0 + il;
-      add_to_row(row, il, d, sm.q.at(i, d) * x0 + sm.q.at(i, d + 1) * x1);
+      const int d = c0 + dl;
+      add_to_row(row, il, dl, sm.q.at(i, d) * x0 + sm.q.at(i, d + 1) * x1);
     });
     if constexpr (!kDelta)
-      for_each_pair(dk, [&](int il, int d, float& x0, float& x1) {
+      for_each_pair(dk, [&](int il, int dl, float& x0, float& x1) {
         const int i = r0 + il;
-        if (i != c - 1) add_to_row(row, il, d, -(sm.k.at(i, d) * x0 + sm.k.at(i, d + 1) * x1));
+        const int d = c0 + dl;
+        if (i != c - 1) add_to_row(row, il, dl, -(sm.k.at(i, d) * x0 + sm.k.at(i, d + 1) * x1));
       });
-    store_partials(row, sm.row_part, r0);
+    store_partials(row, sm.row_part[group], r0);
   }
   if constexpr (kSsd) {  // dP's diagonal: dq_i += dP_ii k_i, dk_i += dP_ii q_i
-    for_each_pair(dq, [&](int il, int d, float& x0, float& x1) {
+    for_each_pair(dq, [&](int il, int dl, float& x0, float& x1) {
       const int i = r0 + il;
-      x0 += sm.dp_diag[i] * sm.k.at(i, d);
-      x1 += sm.dp_diag[i] * sm.k.at(i, d + 1);
+      x0 += sm.dp_diag[i] * sm.k.at(i, c0 + dl);
+      x1 += sm.dp_diag[i] * sm.k.at(i, c0 + dl + 1);
     });
-    for_each_pair(dk, [&](int il, int d, float& x0, float& x1) {
+    for_each_pair(dk, [&](int il, int dl, float& x0, float& x1) {
       const int i = r0 + il;
-      x0 += sm.dp_diag[i] * sm.q.at(i, d);
-      x1 += sm.dp_diag[i] * sm.q.at(i, d + 1);
+      x0 += sm.dp_diag[i] * sm.q.at(i, c0 + dl);
+      x1 += sm.dp_diag[i] * sm.q.at(i, c0 + dl + 1);
     });
   }
   // Without GVA dq is final here, and so is dk without the delta rule: rounded to bf16 and
   // stored. Otherwise the fp32 part goes to the workspace (group_sum sums a group's heads;
   // wy_grad_kernel adds dk's WY part).
-  const auto store_bf16 = [&](AccTile<16, kMmaDim>& acc, bf16* out) {
+  const auto store_bf16 = [&](GroupAcc& acc, bf16* out) {
     for_each_pair(acc, [&](int il, int d, float x0, float x1) {
       const int i = r0 + il;
       if (i < c) arch::store_u32(out + i * qk_stride + d, arch::pack_bf16x2(x0, x1));
     });
   };
-  const auto store_part = [&](AccTile<16, kMmaDim>& acc, float* out) {
+  const auto store_part = [&](GroupAcc& acc, float* out) {
     for_each_pair(acc, [&](int il, int d, float x0, float x1) {
       const int i = r0 + il;
       if (i >= c) return;
@@ -559,14 +581,14 @@ __global__ void __launch_bounds__(kMmaThreads, 1) grad_kernel(MmaBackwardParams 
     });
   };
   if (p.group == 1) {
-    store_bf16(dq, bp.dq + qk_row(p, ch.t0, hv));
+    store_bf16(dq, bp.dq + qk_row(p, ch.t0, hv) + c0);
   } else {
-    store_part(dq, bp.dq_part + v_row(p, ch.t0, hv));
+    store_part(dq, bp.dq_part + v_row(p, ch.t0, hv) + c0);
   }
   if (p.group == 1 && !kDelta) {
-    store_bf16(dk, bp.dk + qk_row(p, ch.t0, hv));
+    store_bf16(dk, bp.dk + qk_row(p, ch.t0, hv) + c0);
   } else {
-    store_part(dk, bp.dk_part + v_row(p, ch.t0, hv));
+    store_part(dk, bp.dk_part + v_row(p, ch.t0, hv) + c0);
   }
   if constexpr (kGate == GateKind::kScalar && kDelta) {
     // ⟨S_e, dS⟩ from the shared tiles: thread t sums the 8-element groups t, t + 128, …, each in
@@ -577,15 +599,14 @@ __global__ void __launch_bounds__(kMmaThreads, 1) grad_kernel(MmaBackwardParams 
     // dg_t = Σ_{s ≥ t} row term + ⟨S_e, dS⟩, in a fixed order (with the delta rule completed by
     // wy_grad_kernel's − Σ_{s ≥ t} v_s·dv_s). The two serial sums run at once on two warps, each
     // by one thread in its order: the suffix sums of the row terms by thread 0 (into
-    // row_part[t][0]), ⟨S_e, dS⟩ over the 128 parts by thread 32 (into bound_part[0]); then each
-    // row's dg is stored by its own thread, all at once.
+    // row_part[0][t][0]), ⟨S_e, dS⟩ over the 128 parts by thread 32 (into bound_part[0]); then
+    // each row's dg is stored by its own thread, all at once.
     arch::cta_for(kMmaThreads, [&](int t) {
       if (t == 0) {
         float running = 0.0f;
         for (int i = c - 1; i >= 0; --i) {
-          running +=
-              ((sm.row_part[i][0] + sm.row_part[i][1]) + sm.row_part[i][2]) + sm.row_part[i][3];
-          sm.row_part[i][0] = running;
+          running += group_row_sum(sm.row_part, i);
+          sm.row_part[0][i][0] = running;
         }
       } else if (t == arch::kWarpSize) {
         float bound = 0.0f;
@@ -595,7 +616,7 @@ __global__ void __launch_bounds__(kMmaThreads, 1) grad_kernel(MmaBackwardParams 
     });
     __syncthreads();
     arch::cta_for(c, [&](int i) {
-      bp.dg[(ch.t0 + i) * p.v_heads + hv] = sm.row_part[i][0] + sm.bound_part[0];
+      bp.dg[(ch.t0 + i) * p.v_heads + hv] = sm.row_part[0][i][0] + sm.bound_part[0];
     });
   }
   if constexpr (kSsd) {
@@ -610,14 +631,11 @@ __global__ void __launch_bounds__(kMmaThreads, 1) grad_kernel(MmaBackwardParams 
       float bound = 0.0f;
       for (int t = 0; t < kMmaThreads; ++t) bound += sm.bound_part[t];
       float carried = 0.0f;
-      for (int i = 0; i < c - 1; ++i)
-        carried +=
-            ((sm.key_part[i][0] + sm.key_part[i][1]) + sm.key_part[i][2]) + sm.key_part[i][3];
+      for (int i = 0; i < c - 1; ++i) carried += group_row_sum(sm.key_part, i);
       float running =
           bp.fault == BackwardFault::kBoundaryAtEntry ? bound : sm.e[c - 1] * bound + carried;
       for (int i = c - 1; i >= 0; --i) {
-        running +=
-            ((sm.row_part[i][0] + sm.row_part[i][1]) + sm.row_part[i][2]) + sm.row_part[i][3];
+        running += group_row_sum(sm.row_part, i);
         bp.dg[(ch.t0 + i) * p.v_heads + hv] = running;
       }
     });
@@ -893,18 +911,18 @@ Status backward_sequence(const MmaBackwardParams& bp, Launch&& launch) {
   const dim3 grad_grid(static_cast<unsigned>(p.slots), static_cast<unsigned>(p.v_heads));
   if constexpr (kGate == GateKind::kChannel) {
     if (Status st = launch("grads", grad_channel_kernel<kDelta>, grad_grid,
-                           sizeof(GradChannelStorage), bp, kGradChannelThreads);
+                           sizeof(GradChannelStorage), bp, kGradThreads);
         !st)
       return st;
     if constexpr (kDelta) {
       if (Status st = launch("wy_grads", wy_channel_kernel, grad_grid, sizeof(WyChannelStorage), bp,
-                             kGradChannelThreads);
+                             kGradThreads);
           !st)
         return st;
     }
   } else {
     if (Status st = launch("grads", grad_kernel<kGate, kDelta>, grad_grid,
-                           sizeof(GradStorageOf<kGate, kDelta>), bp);
+                           sizeof(GradStorageOf<kGate, kDelta>), bp, kGradThreads);
         !st)
       return st;
     if constexpr (kDelta) {

@@ -18,6 +18,17 @@
 
 namespace kcv::glr::dev {
 
+/// The gradient kernels' column groups (grad_kernel, grad_channel_kernel, wy_channel_kernel): warp
+/// w + 4h takes the rows 16w.. (row block w) and the kGroupCols feature columns from kGroupCols·h
+/// of each product over the feature columns (or the 16-column block h of one over the chunk's
+/// columns), so that a CTA alone on its multiprocessor has 16 warps to hide the latency of its
+/// products, its shared-memory reads and its exponentials, where 4 warps left each scheduler one.
+/// Each element keeps the sum order of one warp per row block: the products' k-steps and the
+/// per-pair loops of a 128-column warp, restricted to the group's columns.
+inline constexpr int kGradGroups = 4;
+inline constexpr int kGroupCols = kMmaDim / kGradGroups;
+inline constexpr int kGradThreads = kMmaThreads * kGradGroups;
+
 /// Faults the CPU test plants in the kernels to show that its judgement sees them. Always kNone
 /// outside that test.
 enum class BackwardFault : int {

@@ -207,24 +207,13 @@ __device__ __forceinline__ void form_anchored_rows(ChannelGram& gram,
   });
 }
 
-/// grad_channel_kernel's column groups: warp w + 4h takes the rows 16w.. (row block w) and the
-/// kGroupCols feature columns from kGroupCols·h of dq, dk, dv and their terms, so that a CTA,
-/// alone on its multiprocessor (206 KB), has 16 warps to hide the latency of its products, its
-/// shared-memory reads and its exponentials, where 4 left each scheduler one warp. Each element
-/// keeps its sums in the order of one warp per row block: the products' k-steps and the
-/// per-pair loops are those of a 128-column warp, restricted to the group's columns.
-inline constexpr int kChannelGroups = 4;
-inline constexpr int kGroupCols = kMmaDim / kChannelGroups;
-inline constexpr int kGradChannelThreads = kMmaThreads * kChannelGroups;
-
 /// The gradient kernel of a per-channel gate (the file comment); grid (chunk slots, value heads),
-/// as grad_kernel's, kGradChannelThreads threads. With the delta rule (KDA) it reads Δ where V
+/// as grad_kernel's, kGradThreads threads. With the delta rule (KDA) it reads Δ where V
 /// stands, leaves dv to wy_channel_kernel (the scan formed dΔ) and dk in its fp32 part, to which
 /// wy_channel_kernel adds the WY terms.
 template <bool kDelta>
-__global__ void __launch_bounds__(kGradChannelThreads, 1)
-    grad_channel_kernel(MmaBackwardParams bp) {
-  constexpr int kThreads = kGradChannelThreads;
+__global__ void __launch_bounds__(kGradThreads, 1) grad_channel_kernel(MmaBackwardParams bp) {
+  constexpr int kThreads = kGradThreads;
   const MmaForwardParams& p = bp.fwd;
   GradChannelStorage& sm = arch::shared_storage<GradChannelStorage>();
   const ChunkRef ch = locate_slot(p, blockIdx.x);
@@ -285,7 +274,7 @@ __global__ void __launch_bounds__(kGradChannelThreads, 1)
   }
   // dP = bf16(scale·Tril_incl(dO Vᵀ)), rows r0.., the 16-column blocks p ≡ group (mod the
   // groups): computed for p ≤ w, zero above the diagonal and past the end.
-  for (int pc = group; pc < kMmaChunk / 16; pc += kChannelGroups) {
+  for (int pc = group; pc < kMmaChunk / 16; pc += kGradGroups) {
     AccTile<16, 16> da;
     zero(da);
     if (pc <= w)

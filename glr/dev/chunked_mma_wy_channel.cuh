@@ -68,15 +68,15 @@ struct WyChannelStorage {
       float p_diag[kMmaChunk][16];  ///< P_ij, j < i on i's diagonal block (column j − 16⌊i/16⌋)
     } b;
   } u;
-  float beta[kMmaChunk];                          ///< β, 0 past the end
-  float beta_part[kChannelGroups][kMmaChunk][4];  ///< dβ, one partial per group and lane of a quad
+  float beta[kMmaChunk];                       ///< β, 0 past the end
+  float beta_part[kGradGroups][kMmaChunk][4];  ///< dβ, one partial per group and lane of a quad
 };
 static_assert(sizeof(WyChannelStorage) <= 227 * 1024, "WyChannelStorage: over the sm_90 limit");
 
 /// The WY kernel of a per-channel gate with the delta rule (the file comment); grid (chunk slots,
-/// value heads), as wy_grad_kernel's, kGradChannelThreads threads.
-__global__ void __launch_bounds__(kGradChannelThreads, 1) wy_channel_kernel(MmaBackwardParams bp) {
-  constexpr int kThreads = kGradChannelThreads;
+/// value heads), as wy_grad_kernel's, kGradThreads threads.
+__global__ void __launch_bounds__(kGradThreads, 1) wy_channel_kernel(MmaBackwardParams bp) {
+  constexpr int kThreads = kGradThreads;
   const MmaForwardParams& p = bp.fwd;
   WyChannelStorage& sm = arch::shared_storage<WyChannelStorage>();
   const ChunkRef ch = locate_slot(p, blockIdx.x);
@@ -181,7 +181,7 @@ __global__ void __launch_bounds__(kGradChannelThreads, 1) wy_channel_kernel(MmaB
   __syncthreads();  // (D) Y complete; dT read for the last time
   // 5. dL = −StrictLower(Y Tᵀ) (k-steps 0..w), the group's 16-column block, kept for dβ;
   // M = bf16(β ⊙ dL).
-  static_assert(kChannelGroups == kMmaChunk / 16, "one 16-column block of dL per group");
+  static_assert(kGradGroups == kMmaChunk / 16, "one 16-column block of dL per group");
   const int j0 = 16 * group;
   AccTile<16, 16> dl;
   zero(dl);
@@ -265,7 +265,7 @@ __global__ void __launch_bounds__(kGradChannelThreads, 1) wy_channel_kernel(MmaB
   arch::cta_for(kMmaChunk, [&](int i) {
     if (i >= c) return;
     float sum = 0.0f;
-    for (int h = 0; h < kChannelGroups; ++h) {
+    for (int h = 0; h < kGradGroups; ++h) {
       const float(&b4)[4] = sm.beta_part[h][i];
       sum += ((b4[0] + b4[1]) + b4[2]) + b4[3];
     }

@@ -32,8 +32,8 @@ struct BackwardTiming {
   std::vector<std::pair<std::string, double>> stages;
 };
 
-/// Forward + backward of `member` (LA, SSD, DeltaNet or GDN) at B·T·H (D = 128): tensor cores against
-/// kcv's CUDA cores.
+/// Forward + backward of `member` (LA, SSD, DeltaNet or GDN) at B·T·H (D = 128): tensor cores
+/// against kcv's CUDA cores.
 BackwardTiming time_backward(Member member, std::int64_t b, std::int64_t t, std::int64_t h,
                              int warmup, int reps);
 

@@ -533,9 +533,9 @@ __global__ void __launch_bounds__(kGradThreads, 1) grad_kernel(MmaBackwardParams
   if constexpr (kGate == GateKind::kScalar) {
     // q_i·dq_i − k_i·dk_i (with the delta rule q_i·dq_i here, − v_i·dv_i in wy_grad_kernel): the
     // lane holding columns 2·(l % 4) + 8n adds to its partial of row i in registers, q·dq's pairs
-    // in column order, then − k·dk's; stored once, to row_part[group][i][l % 4]. SSD: dq and dk without
-    // dP's diagonal, and no − k·dk on the last row (its inter-chunk term cancels the last row's
-    // term through G_last exactly, and its intra-chunk term is the diagonal alone).
+    // in column order, then − k·dk's; stored once, to row_part[group][i][l % 4]. SSD: dq and dk
+    // without dP's diagonal, and no − k·dk on the last row (its inter-chunk term cancels the last
+    // row's term through G_last exactly, and its intra-chunk term is the diagonal alone).
     RowPartials row;
     zero(row);
     for_each_pair(dq, [&](int il, int dl, float& x0, float& x1) {
@@ -644,7 +644,7 @@ __global__ void __launch_bounds__(kGradThreads, 1) grad_kernel(MmaBackwardParams
 
 // ------------------------------------------------------------------------------ 3. WY (delta rule)
 
-/// wy_grad_kernel's shared memory: 112 KB, so that two CTAs share a multiprocessor. The tiles
+/// wy_grad_kernel's shared memory: 112 KB (one CTA of 16 warps per multiprocessor). The tiles
 /// whose lifetimes do not overlap share space; a tile is written only after the barrier that
 /// ends the last read of what it replaces:
 ///
@@ -668,8 +668,9 @@ struct WyStorage {
   union Wide {
     SmemBf16<kMmaDim, kMmaDim> h;  ///< bf16 state entering the chunk
     XV xv;
-    SmemBf16<kMmaChunk, kMmaChunk> y;  ///< bf16(Tᵀ dT)
-    float part[2][kMmaChunk][4];       ///< dβ; v·dv (scalar gate: dg's row term); per quad lane
+    SmemBf16<kMmaChunk, kMmaChunk> y;          ///< bf16(Tᵀ dT)
+    float part[2][kGradGroups][kMmaChunk][4];  ///< dβ; v·dv (scalar gate: dg's row term); per
+                                               ///< group and quad lane
   } wide;
   union Narrow {
     SmemBf16<kMmaChunk, kMmaDim> v;
@@ -685,8 +686,7 @@ static_assert(sizeof(SmemBf16<kMmaChunk, kMmaChunk>) % 16 == 0 &&
                   sizeof(SmemBf16<kMmaChunk, kMmaDim>) % 16 == 0 &&
                   sizeof(WyStorage::Wide) % 16 == 0 && sizeof(WyStorage::Narrow) % 16 == 0,
               "WyStorage: every tile must start 16-byte aligned");
-static_assert(sizeof(WyStorage) <= 113 * 1024,
-              "WyStorage: two CTAs per multiprocessor need at most 113 KB each");
+static_assert(sizeof(WyStorage) <= 113 * 1024, "WyStorage: at most 113 KB");
 
 /// The WY representation's and the triangular inverse's VJPs (gdn-spec.md §6, B4), with
 /// X = β ⊙ K ⊙ e and L = β ⊙ (K Kᵀ ⊙ Γ) (e = 1, Γ = 1 without a gate):
@@ -696,10 +696,13 @@ static_assert(sizeof(WyStorage) <= 113 * 1024,
 /// and, with the scalar gate, dg_t −= Σ_{s ≥ t} v_s·dv_s (the gauge identity with the delta rule,
 /// precision-contract.md §2.3; grad_kernel wrote Σ_{s ≥ t} q_s·dq_s + ⟨S_e, dS⟩). dk's output
 /// part (grad_kernel's, fp32 in dk_part) and dg are read and the sums written back by the
-/// element's one owner; the row partials (in registers, RowPartials) are summed by one thread in
-/// a fixed order.
+/// element's one owner; the row partials (in registers, RowPartials, per column group) are summed
+/// by one thread in a fixed order. kGradThreads threads in kGradGroups column groups
+/// (chunked_mma_backward.hpp): feature columns 32h.. of dW, dṼ, dX and dk, the 16-column block h
+/// of dT, Y, dL, M and K Kᵀ.
 template <GateKind kGate>
-__global__ void __launch_bounds__(kMmaThreads, 2) wy_grad_kernel(MmaBackwardParams bp) {
+__global__ void __launch_bounds__(kGradThreads, 1) wy_grad_kernel(MmaBackwardParams bp) {
+  constexpr int kThreads = kGradThreads;
   static_assert(kGate != GateKind::kChannel,
                 "wy_grad_kernel: per-channel gates scale K's columns (not written)");
   constexpr bool kGated = kGate == GateKind::kScalar;
@@ -713,14 +716,13 @@ __global__ void __launch_bounds__(kMmaThreads, 2) wy_grad_kernel(MmaBackwardPara
   const std::int64_t qk_stride = static_cast<std::int64_t>(p.qk_heads) * kMmaDim;
   const std::int64_t v_stride = static_cast<std::int64_t>(p.v_heads) * kMmaDim;
 
-  copy_rows_async_fixed<kMmaThreads>(sm.k, p.k + qk_row(p, ch.t0, hv), qk_stride, c);
-  copy_rows_async_fixed<kMmaThreads>(sm.narrow.v, p.v + v_row(p, ch.t0, hv), v_stride, c);
-  copy_rows_async_fixed<kMmaThreads>(sm.wide.h, p.states + state_block(p, slot, hv), kMmaDim,
-                                     kMmaDim);
-  copy_rows_async_fixed<kMmaThreads>(sm.dd, bp.dd + slot_block(p, slot, hv, kMmaDim), kMmaDim,
-                                     kMmaChunk);
-  copy_rows_async_fixed<kMmaThreads>(sm.t, p.t_inv + slot_block(p, slot, hv, kMmaChunk), kMmaChunk,
-                                     kMmaChunk);
+  copy_rows_async_fixed<kThreads>(sm.k, p.k + qk_row(p, ch.t0, hv), qk_stride, c);
+  copy_rows_async_fixed<kThreads>(sm.narrow.v, p.v + v_row(p, ch.t0, hv), v_stride, c);
+  copy_rows_async_fixed<kThreads>(sm.wide.h, p.states + state_block(p, slot, hv), kMmaDim, kMmaDim);
+  copy_rows_async_fixed<kThreads>(sm.dd, bp.dd + slot_block(p, slot, hv, kMmaDim), kMmaDim,
+                                  kMmaChunk);
+  copy_rows_async_fixed<kThreads>(sm.t, p.t_inv + slot_block(p, slot, hv, kMmaChunk), kMmaChunk,
+                                  kMmaChunk);
   arch::cp_async_commit();
   arch::cta_for(kMmaChunk, [&](int i) {
     sm.beta[i] = i < c ? bf16_to_float(p.beta[(ch.t0 + i) * p.v_heads + hv]) : 0.0f;
@@ -743,30 +745,33 @@ __global__ void __launch_bounds__(kMmaThreads, 2) wy_grad_kernel(MmaBackwardPara
   arch::cp_async_wait<0>();
   __syncthreads();  // K, V, H, dΔ, T, β and e have landed
 
-  const int w = arch::warp_id();
+  const int w = arch::warp_id() % (kMmaChunk / 16);  // row block
+  const int group = arch::warp_id() / (kMmaChunk / 16);
+  const int c0 = kGroupCols * group;  // the group's first feature column
   const int r0 = 16 * w;
   RowPartials beta_part, v_part;  // dβ; v·dv
   zero(beta_part);
   zero(v_part);
-  AccTile<16, kMmaDim> acc;
+  AccTile<16, kGroupCols> acc;
   // 1. dW = −dΔ Hᵀ (Hᵀ as an n-major B operand).
   zero(acc);
-  mma_acc<AStore::kRowMajor, BStore::kNMajor>(acc, sm.dd, r0, sm.wide.h, 0, 0, kMmaDim / 16);
+  mma_acc<AStore::kRowMajor, BStore::kNMajor>(acc, sm.dd, r0, sm.wide.h, c0, 0, kMmaDim / 16);
   for_each_pair(acc, [&](int il, int d, float& x0, float& x1) {
-    arch::store_u32(sm.dw.ptr(r0 + il, d), arch::pack_bf16x2(-x0, -x1));
+    arch::store_u32(sm.dw.ptr(r0 + il, c0 + d), arch::pack_bf16x2(-x0, -x1));
   });
   // dṼ = Tᵀ dΔ (k-steps w..3: T is lower triangular); dv = β ⊙ dṼ, dβ += v·dṼ.
   zero(acc);
   mma_acc_triangular<Triangle::kUpper, AStore::kTransposed, BStore::kKMajor>(acc, sm.t, r0, sm.dd,
-                                                                             0, w, kMmaChunk / 16);
-  bf16* dv = bp.dv + v_row(p, ch.t0, hv);
-  for_each_pair(acc, [&](int il, int e, float& x0, float& x1) {
+                                                                             c0, w, kMmaChunk / 16);
+  bf16* dv = bp.dv + v_row(p, ch.t0, hv) + c0;
+  for_each_pair(acc, [&](int il, int el, float& x0, float& x1) {
     const int i = r0 + il;
+    const int e = c0 + el;
     const float vd = sm.narrow.v.at(i, e) * x0 + sm.narrow.v.at(i, e + 1) * x1;
-    add_to_row(beta_part, il, e, vd);
-    if constexpr (kGated) add_to_row(v_part, il, e, sm.beta[i] * vd);
+    add_to_row(beta_part, il, el, vd);
+    if constexpr (kGated) add_to_row(v_part, il, el, sm.beta[i] * vd);
     if (i < c)
-      arch::store_u32(dv + i * v_stride + e, arch::pack_bf16x2(sm.beta[i] * x0, sm.beta[i] * x1));
+      arch::store_u32(dv + i * v_stride + el, arch::pack_bf16x2(sm.beta[i] * x0, sm.beta[i] * x1));
   });
   __syncthreads();  // (A) dW complete; H read for the last time
   // 2. X, Ṽ rebuilt in bf16 where H was (the prepare kernel's values).
@@ -774,10 +779,10 @@ __global__ void __launch_bounds__(kMmaThreads, 2) wy_grad_kernel(MmaBackwardPara
   // store of X and of Ṽ.
   arch::for_each_lane([&](int lane, int) {
     constexpr int kPieces = kMmaDim / 8;
-    const int t = w * arch::kWarpSize + lane;
+    const int t = arch::warp_id() * arch::kWarpSize + lane;
     KCV_GLR_UNROLL
-    for (int s = 0; s < kMmaChunk * kPieces / kMmaThreads; ++s) {
-      const int idx = t + s * kMmaThreads;
+    for (int s = 0; s < kMmaChunk * kPieces / kThreads; ++s) {
+      const int idx = t + s * kThreads;
       const int i = idx / kPieces;
       const int d = 8 * (idx % kPieces);
       const float beta = sm.beta[i];
@@ -797,76 +802,82 @@ __global__ void __launch_bounds__(kMmaThreads, 2) wy_grad_kernel(MmaBackwardPara
     }
   });
   // dX = Tᵀ dW; dk = β e ⊙ dX, dβ += e k·dX.
-  AccTile<16, kMmaDim>& dk = acc;
+  AccTile<16, kGroupCols>& dk = acc;
   zero(dk);
-  mma_acc_triangular<Triangle::kUpper, AStore::kTransposed, BStore::kKMajor>(dk, sm.t, r0, sm.dw, 0,
-                                                                             w, kMmaChunk / 16);
-  for_each_pair(dk, [&](int il, int d, float& x0, float& x1) {
+  mma_acc_triangular<Triangle::kUpper, AStore::kTransposed, BStore::kKMajor>(dk, sm.t, r0, sm.dw,
+                                                                             c0, w, kMmaChunk / 16);
+  for_each_pair(dk, [&](int il, int dl, float& x0, float& x1) {
     const int i = r0 + il;
-    add_to_row(beta_part, il, d, sm.e[i] * (sm.k.at(i, d) * x0 + sm.k.at(i, d + 1) * x1));
+    const int d = c0 + dl;
+    add_to_row(beta_part, il, dl, sm.e[i] * (sm.k.at(i, d) * x0 + sm.k.at(i, d + 1) * x1));
     x0 *= sm.beta[i] * sm.e[i];
     x1 *= sm.beta[i] * sm.e[i];
   });
   __syncthreads();  // (B) X, Ṽ complete; V read for the last time
-  // 3. dT = StrictLower(dW Xᵀ + dΔ Ṽᵀ), column pairs 0..w.
-  wy_solve_dt(sm.narrow.dt, sm.dw, sm.wide.xv.x, sm.dd, sm.wide.xv.vt, c);
+  // 3. dT = StrictLower(dW Xᵀ + dΔ Ṽᵀ), the group's 16-column block.
+  wy_solve_dt<1>(sm.narrow.dt, sm.dw, sm.wide.xv.x, sm.dd, sm.wide.xv.vt, c, w, group);
   __syncthreads();  // (C) dT complete; X, Ṽ read for the last time
-  // 4. Y = Tᵀ dT (k-steps w..3).
-  wy_solve_y(sm.wide.y, sm.t, sm.narrow.dt);
+  // 4. Y = Tᵀ dT (k-steps w..3), the group's 16-column block.
+  wy_solve_y<1>(sm.wide.y, sm.t, sm.narrow.dt, w, group);
   __syncthreads();  // (D) Y complete; dT read for the last time
-  // 5. dL = −StrictLower(Y Tᵀ) (column pairs and k-steps 0..w); dβ += Σ_j dL ⊙ (K Kᵀ ⊙ Γ);
-  // M = β ⊙ dL ⊙ Γ.
+  // 5. dL = −StrictLower(Y Tᵀ) (k-steps 0..w); dβ += Σ_j dL ⊙ (K Kᵀ ⊙ Γ); M = β ⊙ dL ⊙ Γ; the
+  // group's 16-column block j0.. (computed when it is not right of the row's diagonal block).
+  static_assert(kGradGroups == kMmaChunk / 16, "one 16-column block of dL per group");
   {
-    AccTile<16, kMmaChunk> dl, kk;
+    const int j0 = 16 * group;
+    AccTile<16, 16> dl, kk;
     zero(dl);
     zero(kk);
-    mma_acc<AStore::kRowMajor, BStore::kNMajor>(dl, sm.wide.y, r0, sm.t, 0, 0, w + 1, w + 1);
-    mma_acc<AStore::kRowMajor, BStore::kNMajor>(kk, sm.k, r0, sm.k, 0, 0, kMmaDim / 16, w + 1);
-    for_each_pair(dl, [&](int il, int j, float& x0, float& x1) {
+    if (group <= w) {
+      mma_acc<AStore::kRowMajor, BStore::kNMajor>(dl, sm.wide.y, r0, sm.t, j0, 0, w + 1);
+      mma_acc<AStore::kRowMajor, BStore::kNMajor>(kk, sm.k, r0, sm.k, j0, 0, kMmaDim / 16);
+    }
+    for_each_pair(dl, [&](int il, int jl, float& x0, float& x1) {
       const int i = r0 + il;
+      const int j = j0 + jl;
       x0 = j < i && i < c ? -x0 * decay(i, j) : 0.0f;  // dL ⊙ Γ from here on
       x1 = j + 1 < i && i < c ? -x1 * decay(i, j + 1) : 0.0f;
       arch::store_u32(sm.narrow.m.ptr(i, j), arch::pack_bf16x2(sm.beta[i] * x0, sm.beta[i] * x1));
     });
     if (bp.fault != BackwardFault::kBetaWithoutGram) {
       zip(kk, dl, [](float& x, float y) { x *= y; });
-      for_each_pair(
-          kk, [&](int il, int j, float& x0, float& x1) { add_to_row(beta_part, il, j, x0 + x1); });
+      for_each_pair(kk, [&](int il, int jl, float& x0, float& x1) {
+        add_to_row(beta_part, il, jl, x0 + x1);
+      });
     }
   }
   __syncthreads();  // (E) M complete; Y read for the last time
   // 6. dk += M K (k-steps 0..w) + Mᵀ K (k-steps w..3): the Gram K Kᵀ's VJP.
   if (bp.fault != BackwardFault::kKeyWithoutSolve) {
     mma_acc_triangular<Triangle::kStrictLower, AStore::kRowMajor, BStore::kKMajor>(
-        dk, sm.narrow.m, r0, sm.k, 0, 0, w + 1);
+        dk, sm.narrow.m, r0, sm.k, c0, 0, w + 1);
     mma_acc_triangular<Triangle::kStrictUpper, AStore::kTransposed, BStore::kKMajor>(
-        dk, sm.narrow.m, r0, sm.k, 0, w, kMmaChunk / 16);
+        dk, sm.narrow.m, r0, sm.k, c0, w, kMmaChunk / 16);
   }
   // dk = grad_kernel's fp32 part + this part (as group_sum would sum them, from the same fp32).
-  wy_finish_dk(dk, bp, ch.t0, hv, c);
-  store_partials(beta_part, sm.wide.part[0], r0);
-  if constexpr (kGated) store_partials(v_part, sm.wide.part[1], r0);
+  wy_finish_dk(dk, bp, ch.t0, hv, c, w, c0);
+  store_partials(beta_part, sm.wide.part[0][group], r0);
+  if constexpr (kGated) store_partials(v_part, sm.wide.part[1][group], r0);
   __syncthreads();  // (F) the row partials complete
   arch::cta_for(kMmaChunk, [&](int i) {
     if (i >= c) return;
-    const float(&b4)[4] = sm.wide.part[0][i];
-    bp.dbeta[(ch.t0 + i) * p.v_heads + hv] = __float2bfloat16_rn(((b4[0] + b4[1]) + b4[2]) + b4[3]);
+    bp.dbeta[(ch.t0 + i) * p.v_heads + hv] = __float2bfloat16_rn(group_row_sum(sm.wide.part[0], i));
   });
   if (kGated && bp.fault != BackwardFault::kGateWithoutValue) {
     // dg_t −= Σ_{s ≥ t} v_s·dv_s: the suffix sums by one thread in a fixed order (into
-    // part[1][t][0]), then each row's dg (read at the start, sm.dg) less it, stored by its own
+    // part[1][0][t][0]), then each row's dg (read at the start, sm.dg) less it, stored by its own
     // thread, all at once.
     arch::cta_for(1, [&](int) {
       float running = 0.0f;
       for (int i = c - 1; i >= 0; --i) {
-        const float(&v4)[4] = sm.wide.part[1][i];
-        running += ((v4[0] + v4[1]) + v4[2]) + v4[3];
-        sm.wide.part[1][i][0] = running;
+        running += group_row_sum(sm.wide.part[1], i);
+        sm.wide.part[1][0][i][0] = running;
       }
     });
     __syncthreads();
-    arch::cta_for(
-        c, [&](int i) { bp.dg[(ch.t0 + i) * p.v_heads + hv] = sm.dg[i] - sm.wide.part[1][i][0]; });
+    arch::cta_for(c, [&](int i) {
+      bp.dg[(ch.t0 + i) * p.v_heads + hv] = sm.dg[i] - sm.wide.part[1][0][i][0];
+    });
   }
 }
 
@@ -926,7 +937,8 @@ Status backward_sequence(const MmaBackwardParams& bp, Launch&& launch) {
         !st)
       return st;
     if constexpr (kDelta) {
-      if (Status st = launch("wy_grads", wy_grad_kernel<kGate>, grad_grid, sizeof(WyStorage), bp);
+      if (Status st = launch("wy_grads", wy_grad_kernel<kGate>, grad_grid, sizeof(WyStorage), bp,
+                             kGradThreads);
           !st)
         return st;
     }

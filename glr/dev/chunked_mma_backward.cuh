@@ -713,17 +713,9 @@ __global__ void __launch_bounds__(kGradThreads, 1) wy_grad_kernel(MmaBackwardPar
   const std::int64_t slot = blockIdx.x;
   const int hv = static_cast<int>(blockIdx.y);
   const int c = ch.rows;
-  const std::int64_t qk_stride = static_cast<std::int64_t>(p.qk_heads) * kMmaDim;
   const std::int64_t v_stride = static_cast<std::int64_t>(p.v_heads) * kMmaDim;
 
-  copy_rows_async_fixed<kThreads>(sm.k, p.k + qk_row(p, ch.t0, hv), qk_stride, c);
-  copy_rows_async_fixed<kThreads>(sm.narrow.v, p.v + v_row(p, ch.t0, hv), v_stride, c);
-  copy_rows_async_fixed<kThreads>(sm.wide.h, p.states + state_block(p, slot, hv), kMmaDim, kMmaDim);
-  copy_rows_async_fixed<kThreads>(sm.dd, bp.dd + slot_block(p, slot, hv, kMmaDim), kMmaDim,
-                                  kMmaChunk);
-  copy_rows_async_fixed<kThreads>(sm.t, p.t_inv + slot_block(p, slot, hv, kMmaChunk), kMmaChunk,
-                                  kMmaChunk);
-  arch::cp_async_commit();
+  copy_wy_operands<kThreads>(sm.k, sm.narrow.v, sm.wide.h, sm.dd, sm.t, bp, ch, slot, hv);
   arch::cta_for(kMmaChunk, [&](int i) {
     sm.beta[i] = i < c ? bf16_to_float(p.beta[(ch.t0 + i) * p.v_heads + hv]) : 0.0f;
   });

@@ -2,7 +2,7 @@
 // The phases the two WY kernels share (wy_grad_kernel, chunked_mma_backward.cuh; wy_channel_kernel,
 // chunked_mma_wy_channel.cuh), each for one warp's 16 rows r0 = 16w.. of a chunk of c valid rows
 // (by default the calling warp's, all columns; wy_channel_kernel's warps take a column group):
-// the solve's dT and Y = Tᵀ dT, and dk's two parts summed and stored.
+// the first copies, the solve's dT and Y = Tᵀ dT, and dk's two parts summed and stored.
 #pragma once
 
 #include <cstdint>
@@ -11,6 +11,26 @@
 #include "glr/dev/chunked_mma_forward.cuh"
 
 namespace kcv::glr::dev {
+
+/// The WY kernels' first copies, CTA-wide (kThreads threads), committed as one group: K and V of
+/// the chunk (rows past c zero-filled), H entering it, the scan's dΔ and the prepare kernel's
+/// bf16(T) of its slot.
+template <int kThreads>
+__device__ __forceinline__ void copy_wy_operands(
+    SmemBf16<kMmaChunk, kMmaDim>& k, SmemBf16<kMmaChunk, kMmaDim>& v, SmemBf16<kMmaDim, kMmaDim>& h,
+    SmemBf16<kMmaChunk, kMmaDim>& dd, SmemBf16<kMmaChunk, kMmaChunk>& t,
+    const MmaBackwardParams& bp, const ChunkRef& ch, std::int64_t slot, int hv) {
+  const MmaForwardParams& p = bp.fwd;
+  const std::int64_t qk_stride = static_cast<std::int64_t>(p.qk_heads) * kMmaDim;
+  const std::int64_t v_stride = static_cast<std::int64_t>(p.v_heads) * kMmaDim;
+  copy_rows_async_fixed<kThreads>(k, p.k + qk_row(p, ch.t0, hv), qk_stride, ch.rows);
+  copy_rows_async_fixed<kThreads>(v, p.v + v_row(p, ch.t0, hv), v_stride, ch.rows);
+  copy_rows_async_fixed<kThreads>(h, p.states + state_block(p, slot, hv), kMmaDim, kMmaDim);
+  copy_rows_async_fixed<kThreads>(dd, bp.dd + slot_block(p, slot, hv, kMmaDim), kMmaDim, kMmaChunk);
+  copy_rows_async_fixed<kThreads>(t, p.t_inv + slot_block(p, slot, hv, kMmaChunk), kMmaChunk,
+                                  kMmaChunk);
+  arch::cp_async_commit();
+}
 
 /// dT = bf16(StrictLower(dW Xᵀ + dΔ Ṽᵀ)) into `dt`, rows of row block w, the kPairs 16-column
 /// blocks from `first` (all four by default; the products of column pairs first..w only); rows at

@@ -22,6 +22,8 @@
 //   5  the per-channel gate (GLA; KDA with the delta rule): prepare_channel's anchored Gram
 //      blocks and Q̄, K̄ in the workspace; the state pass reads them with unit row factors and
 //      decays the state's rows by e_last,d.
+//   6  the state pass in 8 warps, two column groups of the value tile (kStateGroups); the same
+//      sums in the same order.
 //
 // 1. prepare_kernel, one CTA (4 warps) per (chunk slot, value head):
 //      G = chunk-local cumsum of g (fp32, serial: the reference's order),
@@ -34,10 +36,11 @@
 //      W = bf16(T)·bf16(diag(β)(K ⊙ E)), U = bf16(T)·bf16(diag(β) V) on tensor
 //        cores → w, u (bf16)
 //    Without the delta rule only G's factors and A^qk.
-// 2. state_output_kernel, one CTA (4 warps) per (sequence, value head, kBV value columns), serial
+// 2. state_output_kernel, one CTA (8 warps) per (sequence, value head, kBV value columns), serial
 //    over the sequence's chunks; the next chunk's operands arrive by cp.async while this one is
-//    computed. The fp32 state H (128 × kBV) lives in registers, warp w holding rows 32w..32w+31;
-//    its bf16 copy in shared memory is the B operand of the products that read it:
+//    computed. The fp32 state H (128 × kBV) lives in registers, warp w + 4h holding rows
+//    32w..32w+31 and the column group h (kStateGroups); its bf16 copy in shared memory is the B
+//    operand of the products that read it:
 //      Δ = U − W·bf16(H)                        (Δ = V without the delta rule)
 //      O = scale·(diag(e)(Q·bf16(H)) + A^qk·bf16(Δ))            → o (bf16)
 //      H ← e_last·H + Kᵀ·bf16(r ⊙ Δ)
@@ -698,7 +701,7 @@ static_assert(sizeof(StateStorage<64, true, true>) <= 227 * 1024,
 /// kOutput: o in the same pass (the forward); without it the recurrence alone (the backward's
 /// recompute, where o is not written): no Q or A^qk loaded, no Q·H or A^qk·Δ.
 template <GateKind kGate, bool kDelta, int kBV, bool kOutput>
-__global__ void __launch_bounds__(kMmaThreads, 1) state_output_kernel(MmaForwardParams p) {
+__global__ void __launch_bounds__(kStateThreads, 1) state_output_kernel(MmaForwardParams p) {
   static_assert(kBV == 32 || kBV == 64, "state_output_kernel: 32 or 64 value columns per CTA");
   // A per-channel gate reads Q̄ and K̄ (the prepare kernel's) where the others read Q and K with
   // row factors: e and r are 1 per row, and the state's rows decay by e_last,d.
@@ -716,9 +719,11 @@ __global__ void __launch_bounds__(kMmaThreads, 1) state_output_kernel(MmaForward
   const std::int64_t slot0 = slot_base(p, n);
   const std::int64_t qk_stride = static_cast<std::int64_t>(p.qk_heads) * kMmaDim;
   const std::int64_t v_stride = static_cast<std::int64_t>(p.v_heads) * kMmaDim;
-  const int w = arch::warp_id();
-  const int d0 = 32 * w;  // this warp's rows of H
-  const int r0 = 16 * w;  // this warp's rows of a chunk
+  const int w = arch::warp_id() % 4;  // this warp's row block
+  const int d0 = 32 * w;              // its rows of H
+  const int r0 = 16 * w;              // its rows of a chunk
+  constexpr int kCols = kBV / kStateGroups;
+  const int cw = kCols * (arch::warp_id() / 4);  // its columns of the tile: cw..cw+kCols
 
   const auto rows_of = [&](std::int64_t j) {
     const std::int64_t left = eos - bos - j * kMmaChunk;
@@ -749,15 +754,14 @@ __global__ void __launch_bounds__(kMmaThreads, 1) state_output_kernel(MmaForward
     arch::cp_async_commit();
   };
 
-  // The fp32 state rows d0..d0+31, columns col0..col0+kBV; without the output in parts of 32
-  // columns, each with its own W·bf16(H) and update products (at 64 columns, W·bf16(H) in one
-  // product beside the state took 255 registers and spilled), with it in one part (in parts the
-  // pass with the output spilled at 64 columns).
-  constexpr int kPart = kOutput ? kBV : 32;
-  AccTile<32, kPart> h[kBV / kPart];
-  const auto for_each_part = [&](auto&& f) {  // f(part, first column), parts by constant index
-    [&]<int... kI>(std::integer_sequence<int, kI...>) { (f(h[kI], kPart * kI), ...); }
-    (std::make_integer_sequence<int, kBV / kPart>{});
+  // The fp32 state rows d0..d0+31, columns col0+cw..col0+cw+kCols; without the output in parts
+  // of at most 32 columns, each with its own W·bf16(H) and update products, with it in one part
+  // (in parts the pass with the output spilled at 64 columns a warp).
+  constexpr int kPart = kOutput || kCols < 32 ? kCols : 32;
+  AccTile<32, kPart> h[kCols / kPart];
+  const auto for_each_part = [&](auto&& f) {  // f(part, its first tile column), parts by index
+    [&]<int... kI>(std::integer_sequence<int, kI...>) { (f(h[kI], cw + kPart * kI), ...); }
+    (std::make_integer_sequence<int, kCols / kPart>{});
   };
   const auto store_h = [&] {  // bf16(H) to sm.h
     for_each_part([&](AccTile<32, kPart>& hp, int c0) {
@@ -794,10 +798,10 @@ __global__ void __launch_bounds__(kMmaThreads, 1) state_output_kernel(MmaForward
     // Phase A: Q·H (with the output) and W·H (rows r0..r0+15, by the parts' columns), then Δ:
     // bf16(Δ) to shared memory (with the output) and to the workspace (where kept, the backward's
     // recompute), bf16(r ⊙ Δ) to shared memory.
-    AccTile<16, kBV> out;
+    AccTile<16, kCols> out;
     if constexpr (kOutput) {
       zero(out);
-      mma_acc<AStore::kRowMajor, BStore::kKMajor>(out, st.q, r0, sm.h, 0, 0, kMmaDim / 16);
+      mma_acc<AStore::kRowMajor, BStore::kKMajor>(out, st.q, r0, sm.h, cw, 0, kMmaDim / 16);
     }
     for_each_part([&](AccTile<32, kPart>&, int c0) {
       AccTile<16, kPart> wh;
@@ -829,8 +833,8 @@ __global__ void __launch_bounds__(kMmaThreads, 1) state_output_kernel(MmaForward
     // H ← e_last H + Kᵀ(r ⊙ Δ) (by the parts' columns).
     if constexpr (kOutput) {
       mma_acc_triangular<Triangle::kLower, AStore::kRowMajor, BStore::kKMajor>(
-          out, st.a, r0, sm.delta, 0, 0, w + 1);
-      const std::int64_t o0 = v_row(p, bos + j * kMmaChunk, hv) + col0;
+          out, st.a, r0, sm.delta, cw, 0, w + 1);
+      const std::int64_t o0 = v_row(p, bos + j * kMmaChunk, hv) + col0 + cw;
       for_each_pair(out, [&](int il, int e, float& x0, float& x1) {
         const int i = r0 + il;
         if (i < c)
@@ -880,9 +884,9 @@ Status forward_sequence(const MmaForwardParams& p, Launch&& launch) {
   const dim3 state_grid(static_cast<unsigned>(p.sequences * p.v_heads * (kMmaDim / kBV)));
   if (p.o == nullptr)
     return launch("state", state_output_kernel<kGate, kDelta, kBV, false>, state_grid,
-                  sizeof(StateStorage<kBV, kDelta, false>), p);
+                  sizeof(StateStorage<kBV, kDelta, false>), p, kStateThreads);
   return launch("state_output", state_output_kernel<kGate, kDelta, kBV, true>, state_grid,
-                sizeof(StateStorage<kBV, kDelta, true>), p);
+                sizeof(StateStorage<kBV, kDelta, true>), p, kStateThreads);
 }
 
 /// f.template operator()<gate, delta>() for the members this forward implements.

@@ -32,7 +32,15 @@ using bf16 = __nv_bfloat16;
 
 inline constexpr int kMmaChunk = 64;     ///< C
 inline constexpr int kMmaDim = 128;      ///< K = V
-inline constexpr int kMmaThreads = 128;  ///< 4 warps per CTA in both kernels
+inline constexpr int kMmaThreads = 128;  ///< 4 warps: one per 16-row block of a chunk
+
+/// The state pass's column groups: warp w + 4h takes row block w and the value columns
+/// kBV/kStateGroups·h.. of its CTA's tile (of o, Δ and H), so that the CTA, alone on its
+/// multiprocessor and serial over the chunks, has 8 warps to hide the latency of each step's
+/// dependent products, where 4 left each scheduler one. Every element keeps its sum order: the
+/// products' k-steps are a warp's over its own columns.
+inline constexpr int kStateGroups = 2;
+inline constexpr int kStateThreads = kMmaThreads * kStateGroups;
 
 /// Everything both kernels read, by value. Workspace tensors are chunk-slot-major: the chunk j of
 /// sequence n lives in slot slot_base(n) + j, slot_base(n) = ⌊bos_n / 64⌋ + n (disjoint for

@@ -41,8 +41,8 @@ using arch::Coord;
 
 // Sets threadIdx / blockDim for code that runs as warp `w` of a 128-thread CTA.
 struct AsWarp {
-  explicit AsWarp(int w) {
-    blockDim = dim3(128);
+  explicit AsWarp(int w, unsigned threads = 128) {
+    blockDim = dim3(threads);
     threadIdx = uint3{static_cast<unsigned>(32 * w), 0, 0};
   }
 };
@@ -140,9 +140,9 @@ std::vector<int> plain(const std::vector<int>& a, const std::vector<int>& b, int
   return c;
 }
 
-template <AStore kA, BStore kB>
+template <AStore kA, BStore kB, int N = 32>
 void check_product(int k0, int k1, int n_pairs) {
-  constexpr int M = 32, N = 32, K = 48;
+  constexpr int M = 32, K = 48;
   std::mt19937 rng(7 + k0 + 3 * n_pairs);
   std::uniform_int_distribution<int> dist(-4, 4);
   std::vector<int> a(M * K), b(K * N);
@@ -191,6 +191,18 @@ TEST(MmaAcc, TakesAKRangeAndSkipsColumnPairs) {
   check_product<AStore::kTransposed, BStore::kNMajor>(2, 3, 1);
 }
 
+// An odd last n-tile (N = 8, 24) is loaded alone (ldmatrix.x2) and counts as a pair of its own.
+TEST(MmaAcc, TakesAnOddLastNTileAlone) {
+  check_product<AStore::kRowMajor, BStore::kKMajor, 8>(0, 3, 1);
+  check_product<AStore::kRowMajor, BStore::kNMajor, 8>(0, 3, 1);
+  check_product<AStore::kTransposed, BStore::kKMajor, 8>(1, 3, 1);
+  check_product<AStore::kTransposed, BStore::kNMajor, 8>(0, 2, 1);
+  check_product<AStore::kRowMajor, BStore::kKMajor, 24>(0, 3, 2);
+  check_product<AStore::kTransposed, BStore::kNMajor, 24>(0, 3, 2);
+  check_product<AStore::kRowMajor, BStore::kKMajor, 24>(0, 3, 1);  // the odd tile skipped
+  check_product<AStore::kRowMajor, BStore::kNMajor, 8>(0, 3, 0);   // nothing
+}
+
 // A lower-triangular A (rows 16..31 of the tile, k 0..31) times B with a NaN in row 21 of the
 // diagonal k-step: rows i ≥ 21 of the output column see it, rows i < 21 stay finite and equal the
 // plain product over j ≤ i; with B finite the triangular product is mma_acc's, bit for bit.
@@ -207,6 +219,32 @@ TEST(MmaAccTriangular, ANonFiniteBRowReachesOnlyTheRowsTheTriangleKeeps) {
                                                                            2);
   zip(plain_acc, tri, [](float& x, float y) { EXPECT_EQ(x, y); });
   *b->ptr(21, 5) = __float2bfloat16_rn(NAN);
+  zero(tri);
+  mma_acc_triangular<Triangle::kLower, AStore::kRowMajor, BStore::kKMajor>(tri, *a, 16, *b, 0, 0,
+                                                                           2);
+  for_each_pair(tri, [&](int il, int j, float& x0, float& x1) {
+    const int i = 16 + il;
+    for (const auto& [col, x] : {std::pair{j, x0}, std::pair{j + 1, x1}}) {
+      if (col == 5 && i >= 21) {
+        EXPECT_TRUE(std::isnan(x)) << i << "," << col;
+        continue;
+      }
+      float want = 0;
+      for (int k = 0; k <= i && k < 32; ++k) want += a->at(i, k) * b->at(k, col);
+      EXPECT_EQ(x, want) << i << "," << col;
+    }
+  });
+}
+
+// The same at 8 columns (one n-tile, loaded alone): a NaN in B(21, 5) reaches rows i ≥ 21 of
+// column 5; the finite rows equal the plain product over j ≤ i.
+TEST(MmaAccTriangular, OneNTileAlone) {
+  const auto a =
+      tile_of<64, 64>([](int i, int j) { return j <= i && j < 32 ? 1 + (i + j) % 3 : 0; });
+  const auto b = tile_of<64, 64>([](int i, int j) { return (i * 7 + j) % 5 - 2; });
+  *b->ptr(21, 5) = __float2bfloat16_rn(NAN);
+  AsWarp warp(0);
+  AccTile<16, 8> tri;
   zero(tri);
   mma_acc_triangular<Triangle::kLower, AStore::kRowMajor, BStore::kKMajor>(tri, *a, 16, *b, 0, 0,
                                                                            2);
@@ -400,6 +438,33 @@ TEST(CopyRowsAsync, FixedThreadCountCopiesTheSameAsTheLoop) {
     copy_floats_async_fixed<128, 128>(dst, f.data());
   }
   for (int i = 0; i < 128; ++i) EXPECT_EQ(dst[i], f[i]) << i;
+}
+
+// 16 warps (512 threads): a 64 × 128 tile in two steps a thread, and a 64 × 32 tile (256 pieces)
+// by threads 0..255 alone, one piece each; the same bytes as the loop to blockDim.x.
+TEST(CopyRowsAsync, FixedThreadCountCopiesATileWithFewerPiecesThanThreads) {
+  std::vector<bf16> src(70 * 200);
+  for (std::size_t i = 0; i < src.size(); ++i)
+    src[i] = __float2bfloat16_rn(static_cast<float>(i % 241) + 1.0f);
+  for (int valid : {1, 37, 64}) {
+    auto want = std::make_unique<SmemBf16<64, 128>>();
+    auto got = std::make_unique<SmemBf16<64, 128>>();
+    auto want32 = std::make_unique<SmemBf16<64, 32>>();
+    auto got32 = std::make_unique<SmemBf16<64, 32>>();
+    for (void* t : {static_cast<void*>(want.get()), static_cast<void*>(got.get())})
+      std::memset(t, 0xff, sizeof *want);
+    for (void* t : {static_cast<void*>(want32.get()), static_cast<void*>(got32.get())})
+      std::memset(t, 0xff, sizeof *want32);
+    for (int w = 0; w < 16; ++w) {
+      AsWarp warp(w, 512);
+      copy_rows_async(*want, src.data() + 8, 200, valid);
+      copy_rows_async_fixed<512>(*got, src.data() + 8, 200, valid);
+      copy_rows_async(*want32, src.data() + 40, 200, valid);
+      copy_rows_async_fixed<512>(*got32, src.data() + 40, 200, valid);
+    }
+    EXPECT_EQ(std::memcmp(want.get(), got.get(), sizeof *want), 0) << valid;
+    EXPECT_EQ(std::memcmp(want32.get(), got32.get(), sizeof *want32), 0) << valid;
+  }
 }
 
 // Each warp copies its own block: rows r0 + 16w.., columns c0..c0 + kCols, valid rows only.

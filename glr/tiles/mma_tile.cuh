@@ -261,16 +261,27 @@ __device__ __forceinline__ void load_b(arch::FragB& b0, arch::FragB& b1, const S
     load_b_n_major(b0, b1, t, k0, n0);
 }
 
+/// The B fragment of the one n-tile n0..n0+7, k0..k0+15 (a tile's odd last n-tile): ldmatrix.x2,
+/// matrix j the k rows k0 + 8j.. (lanes 16..31 supply no address; theirs repeat lanes 0..15's).
+template <BStore kB, int R, int C>
+__device__ __forceinline__ void load_b_single(arch::FragB& b, const SmemBf16<R, C>& t, int k0,
+                                              int n0) {
+  if constexpr (kB == BStore::kKMajor)
+    arch::ldmatrix<2, true>(b, [&](int l) { return t.ptr(k0 + l % 8 + 8 * ((l / 8) % 2), n0); });
+  else
+    arch::ldmatrix<2, false>(b, [&](int l) { return t.ptr(n0 + l % 8, k0 + 8 * ((l / 8) % 2)); });
+}
+
 /// acc += A[m0 .. m0+M, k] · B[k, n0 .. n0+N] over k in [16·k_begin, 16·k_end), one warp.
 /// `n_pairs` limits the product to the first n_pairs 16-column pairs of the tile (the rest of
-/// acc is untouched): triangular products skip the pairs that are zero. `b_k0` shifts B's k
-/// index: B's k-th contraction row is b's row b_k0 + k (a B operand stored at an offset, e.g.
-/// the per-row-block anchored keys of ChannelGram).
+/// acc is untouched; an odd last n-tile counts as a pair of its own): triangular products skip
+/// the pairs that are zero. `b_k0` shifts B's k index: B's k-th contraction row is b's row
+/// b_k0 + k (a B operand stored at an offset, e.g. the per-row-block anchored keys of
+/// ChannelGram). B is loaded two n-tiles at a time, an odd last one alone.
 template <AStore kA, BStore kB, int M, int N, int RA, int CA, int RB, int CB>
 __device__ __forceinline__ void mma_acc(AccTile<M, N>& acc, const SmemBf16<RA, CA>& a, int m0,
                                         const SmemBf16<RB, CB>& b, int n0, int k_begin, int k_end,
-                                        int n_pairs = N / 16, int b_k0 = 0) {
-  static_assert(N % 16 == 0, "mma_acc: B is loaded two n-tiles at a time");
+                                        int n_pairs = (N + 8) / 16, int b_k0 = 0) {
   for (int ks = k_begin; ks < k_end; ++ks) {
     arch::FragA af[AccTile<M, N>::kM];
     for (int m = 0; m < AccTile<M, N>::kM; ++m) load_a<kA>(af[m], a, m0 + 16 * m, 16 * ks);
@@ -281,6 +292,14 @@ __device__ __forceinline__ void mma_acc(AccTile<M, N>& acc, const SmemBf16<RA, C
       for (int m = 0; m < AccTile<M, N>::kM; ++m) {
         arch::mma_m16n8k16(acc.f[m][2 * np], af[m], b0, acc.f[m][2 * np]);
         arch::mma_m16n8k16(acc.f[m][2 * np + 1], af[m], b1, acc.f[m][2 * np + 1]);
+      }
+    }
+    if constexpr (N % 16 == 8) {
+      if (N / 16 < n_pairs) {
+        arch::FragB b0;
+        load_b_single<kB>(b0, b, b_k0 + 16 * ks, n0 + N - 8);
+        for (int m = 0; m < AccTile<M, N>::kM; ++m)
+          arch::mma_m16n8k16(acc.f[m][N / 8 - 1], af[m], b0, acc.f[m][N / 8 - 1]);
       }
     }
   }
@@ -338,7 +357,8 @@ __device__ __forceinline__ float b_at(const SmemBf16<R, C>& t, int k, int n) {
 template <Triangle kT, AStore kA, BStore kB, int N, int RA, int CA, int RB, int CB>
 __device__ __forceinline__ void mma_acc_triangular(AccTile<16, N>& acc, const SmemBf16<RA, CA>& a,
                                                    int m0, const SmemBf16<RB, CB>& b, int n0,
-                                                   int k_begin, int k_end, int n_pairs = N / 16) {
+                                                   int k_begin, int k_end,
+                                                   int n_pairs = (N + 8) / 16) {
   const int diag = m0 / 16;
   if (diag < k_begin || diag >= k_end) {
     mma_acc<kA, kB>(acc, a, m0, b, n0, k_begin, k_end, n_pairs);
@@ -347,7 +367,7 @@ __device__ __forceinline__ void mma_acc_triangular(AccTile<16, N>& acc, const Sm
   if (k_begin < diag) mma_acc<kA, kB>(acc, a, m0, b, n0, k_begin, diag, n_pairs);
   if (diag + 1 < k_end) mma_acc<kA, kB>(acc, a, m0, b, n0, diag + 1, k_end, n_pairs);
   const int k0 = 16 * diag;
-  const int cols = 16 * (n_pairs < N / 16 ? n_pairs : N / 16);
+  const int cols = 16 * n_pairs < N ? 16 * n_pairs : N;
   const bool finite = kB == BStore::kKMajor ? region_finite(b, k0, 16, n0, cols)
                                             : region_finite(b, n0, cols, k0, 16);
   if (finite) {
@@ -385,27 +405,31 @@ __device__ __forceinline__ void copy_rows_async(SmemBf16<R, C>& dst, const bf16*
   });
 }
 
-/// copy_rows_async with the CTA's thread count known at compile time (kThreads; C/8 divides it
-/// and it divides R·C/8): thread t copies the same pieces t, t + kThreads, …, which lie
-/// kThreads/(C/8) rows apart in one column, so its addresses are one product at the start and an
-/// add per piece, in R·C/(8·kThreads) unrolled steps (copy_rows_async's loop runs to blockDim.x
-/// and divides per piece).
+/// copy_rows_async with the CTA's thread count known at compile time (kThreads; C/8 divides it,
+/// and it divides R·C/8 or R·C/8 divides it): thread t copies the same pieces t, t + kThreads, …,
+/// which lie kThreads/(C/8) rows apart in one column, so its addresses are one product at the
+/// start and an add per piece, in R·C/(8·kThreads) unrolled steps (copy_rows_async's loop runs
+/// to blockDim.x and divides per piece); where the tile has fewer pieces than the CTA threads,
+/// thread t < R·C/8 copies piece t and the others none.
 template <int kThreads, int R, int C>
 __device__ __forceinline__ void copy_rows_async_fixed(SmemBf16<R, C>& dst, const bf16* src,
                                                       std::int64_t row_stride, int valid_rows) {
   constexpr int kPieces = C / 8;
-  static_assert(kThreads % kPieces == 0 && (R * kPieces) % kThreads == 0,
-                "copy_rows_async_fixed: whole rows of pieces per thread step");
+  static_assert(
+      kThreads % kPieces == 0 && ((R * kPieces) % kThreads == 0 || kThreads % (R * kPieces) == 0),
+      "copy_rows_async_fixed: whole rows of pieces per thread step");
   constexpr int kRowStep = kThreads / kPieces;
+  constexpr int kSteps = R >= kRowStep ? R / kRowStep : 1;
   arch::for_each_lane([&](int lane, int) {
     const int t = arch::warp_id() * arch::kWarpSize + lane;
     const int i0 = t / kPieces;
+    if (i0 >= R) return;
     const int j = 8 * (t % kPieces);
     bf16* d = dst.ptr(i0, j);
     const bf16* s = src + i0 * row_stride + j;
     const std::int64_t step = kRowStep * row_stride;
     KCV_GLR_UNROLL
-    for (int k = 0; k < R / kRowStep; ++k) {
+    for (int k = 0; k < kSteps; ++k) {
       const bool valid = i0 + k * kRowStep < valid_rows;
       arch::cp_async_16(d + k * kRowStep * SmemBf16<R, C>::kStride, valid ? s : src + j, valid);
       s += step;

@@ -39,7 +39,7 @@ inline constexpr int kMmaThreads = 128;  ///< 4 warps: one per 16-row block of a
 /// multiprocessor and serial over the chunks, has 8 warps to hide the latency of each step's
 /// dependent products, where 4 left each scheduler one. Every element keeps its sum order: the
 /// products' k-steps are a warp's over its own columns.
-inline constexpr int kStateGroups = 2;
+inline constexpr int kStateGroups = 4;
 inline constexpr int kStateThreads = kMmaThreads * kStateGroups;
 
 /// Everything both kernels read, by value. Workspace tensors are chunk-slot-major: the chunk j of

@@ -98,65 +98,72 @@ using gpu::detail::RowPartials;
 
 // ------------------------------------------------------------------------------ 1. dH scan
 
+/// The dH scan's column groups: under the delta rule warp w + 4h takes rows 32w.. of dS (16w.. of
+/// dΔ) and the value columns kBV/kScanGroups·h.. of its CTA's tile, 16 warps whose steps each
+/// carry a quarter of the columns (a step's time grows with a warp's columns: the run records of
+/// tensor-core-backward.md); without it one group. Every element keeps its sum order.
+template <bool kDelta>
+inline constexpr int kScanGroups = kDelta ? 4 : 1;
+template <bool kDelta>
+inline constexpr int kScanThreads = kMmaThreads* kScanGroups<kDelta>;
+
+/// The operands of one chunk step, filled by cp.async one chunk ahead, CTA-wide: Q (a per-channel
+/// gate: Q̄), dO's columns and the factors; with the delta rule K (K̄), W and A^qk (its column
+/// blocks at and below the diagonal; the blocks above are never read).
 template <int kBV>
-struct ScanStage {
+struct ScanOperands {
   SmemBf16<kMmaChunk, kMmaDim> q;  ///< Q (a per-channel gate: Q̄, the kept part's)
   SmemBf16<kMmaChunk, kBV> d_o;    ///< dO's columns col0..col0+kBV
   /// exp(G), exp(G_last − G), 0 past the end; a per-channel gate: e_last of channel d at d.
   float f[2][kMmaChunk];
 };
-
-/// The delta rule's operands of one chunk step, one copy each: K (for K̄ dS), W (for Wᵀ dΔ),
-/// A^qk (for A^qkᵀ dO). Each warp reads only its own part of them: K's rows 16w..16w+15, W's
-/// columns 32w..32w+31 and A^qk's column block w at and below the diagonal (rows 16w..63; the
-/// blocks above it are not copied), so it refills its part with the next chunk's right after its
-/// own last read (K and A^qk in the first half of a step, W in the second), with no CTA barrier
-/// between: each copy has most of a step to land.
-struct ScanDeltaTiles {
+struct ScanDeltaOperands {
   SmemBf16<kMmaChunk, kMmaDim> k, w;
   SmemBf16<kMmaChunk, kMmaChunk> a;
 };
-
+struct NoScanDeltaOperands {};
 template <int kBV, bool kDelta>
-struct ScanStorage {
-  ScanStage<kBV> stage[2];
-  SmemBf16<kMmaChunk, kBV> y;  ///< bf16(e ⊙ dO)
-};
+struct ScanStage : ScanOperands<kBV>,
+                   std::conditional_t<kDelta, ScanDeltaOperands, NoScanDeltaOperands> {};
+
 template <int kBV>
-struct ScanStorage<kBV, true> : ScanStorage<kBV, false> {
-  ScanDeltaTiles delta;
+struct ScanDeltaTiles {
   SmemBf16<kMmaDim, kBV> ds;    ///< bf16(dS), the values written to dh
   SmemBf16<kMmaChunk, kBV> dd;  ///< bf16(dΔ)
 };
-static_assert(sizeof(ScanStage<16>) % 16 == 0 && sizeof(ScanStage<32>) % 16 == 0 &&
-                  sizeof(ScanStage<64>) % 16 == 0 && sizeof(ScanStorage<16, false>) % 16 == 0 &&
-                  sizeof(ScanStorage<32, false>) % 16 == 0 &&
-                  sizeof(ScanStorage<64, false>) % 16 == 0 && sizeof(ScanDeltaTiles) % 16 == 0,
-              "ScanStage: every tile must start 16-byte aligned");
+struct NoScanDeltaTiles {};
+template <int kBV, bool kDelta>
+struct ScanStorage : std::conditional_t<kDelta, ScanDeltaTiles<kBV>, NoScanDeltaTiles> {
+  ScanStage<kBV, kDelta> stage[2];
+  SmemBf16<kMmaChunk, kBV> y;  ///< bf16(e ⊙ dO)
+};
+static_assert(sizeof(ScanOperands<16>) % 16 == 0 && sizeof(ScanOperands<32>) % 16 == 0 &&
+                  sizeof(ScanOperands<64>) % 16 == 0 && sizeof(ScanDeltaOperands) % 16 == 0 &&
+                  sizeof(ScanDeltaTiles<32>) % 16 == 0 && sizeof(ScanDeltaTiles<64>) % 16 == 0,
+              "ScanStorage: every tile must start 16-byte aligned");
 static_assert(sizeof(ScanStorage<64, true>) <= 227 * 1024, "ScanStorage: over the sm_90 limit");
-static_assert(2 * (sizeof(ScanStorage<16, false>) + 1024) <= 228 * 1024 &&
-                  2 * (sizeof(ScanStorage<16, true>) + 1024) <= 228 * 1024 &&
-                  2 * (sizeof(ScanStorage<32, true>) + 1024) <= 228 * 1024,
-              "ScanStorage<16>, ScanStorage<32, true>: two CTAs per multiprocessor");
+static_assert(2 * (sizeof(ScanStorage<16, false>) + 1024) <= 228 * 1024,
+              "ScanStorage<16, false>: two CTAs per multiprocessor");
 
-/// Value columns per CTA of the dH scan at the forward's tile kBV. The forward's narrow tile is
-/// halved: 16 columns, N·HV·8 CTAs, two per multiprocessor (44 KB of shared memory each without
-/// the delta rule, 96 KB with it) where the forward's rule put N·HV·4 on at most one each. A
-/// step's time grows with its columns (the y tile, the products into dS and dΔ, the dh stores)
-/// while Q, K, W and A^qk, the larger loads, are the same at any tile; the columns of dS are
-/// independent, so dh, dΔ and dh0 are the same bits at any tile. With the delta rule the wide
-/// tile is halved too: 32 columns, 108 KB, two CTAs per multiprocessor where 64 columns (132 KB)
-/// take one.
+/// Value columns per CTA of the dH scan at the forward's tile kBV. Without the delta rule the
+/// forward's narrow tile is halved: 16 columns, N·HV·8 CTAs of 4 warps, two per multiprocessor
+/// (44 KB of shared memory each), where the forward's rule put N·HV·4 on at most one each; a
+/// step's time grows with its columns while Q, the larger load, is the same at any tile. Under
+/// the delta rule the forward's tile, in 16 warps (kScanGroups): K, W and A^qk, loaded by every
+/// CTA of a head, are each step's larger loads, so the columns go to more warps of one CTA rather
+/// than to more CTAs. The columns of dS are independent, so dh, dΔ and dh0 are the same bits at
+/// any tile.
 template <bool kDelta>
 constexpr int scan_value_tile(int kBV) {
-  if (kBV == 32) return 16;
-  return kDelta ? 32 : kBV;
+  return !kDelta && kBV == 32 ? 16 : kBV;
 }
 
 template <GateKind kGate, bool kDelta, int kBV>
-__global__ void __launch_bounds__(kMmaThreads, 1) dh_scan_kernel(MmaBackwardParams bp) {
+__global__ void __launch_bounds__(kScanThreads<kDelta>, 1) dh_scan_kernel(MmaBackwardParams bp) {
   static_assert(kBV == 16 || kBV == 32 || kBV == 64,
                 "dh_scan_kernel: 16, 32 or 64 value columns per CTA");
+  constexpr int kThreads = kScanThreads<kDelta>;
+  constexpr int kCols = kBV / kScanGroups<kDelta>;
   const MmaForwardParams& p = bp.fwd;
   ScanStorage<kBV, kDelta>& sm = arch::shared_storage<ScanStorage<kBV, kDelta>>();
   constexpr int kTiles = kMmaDim / kBV;
@@ -170,70 +177,57 @@ __global__ void __launch_bounds__(kMmaThreads, 1) dh_scan_kernel(MmaBackwardPara
   const std::int64_t slot0 = slot_base(p, n);
   const std::int64_t qk_stride = static_cast<std::int64_t>(p.qk_heads) * kMmaDim;
   const std::int64_t v_stride = static_cast<std::int64_t>(p.v_heads) * kMmaDim;
-  const int w = arch::warp_id();
-  const int d0 = 32 * w;  // this warp's rows of dS
-  const int r0 = 16 * w;  // this warp's rows of a chunk (dΔ)
+  const int w = arch::warp_id() % 4;             // this warp's row block
+  const int d0 = 32 * w;                         // its rows of dS
+  const int r0 = 16 * w;                         // its rows of a chunk (dΔ)
+  const int cw = kCols * (arch::warp_id() / 4);  // its columns of the tile: cw..cw+kCols
   constexpr bool kChannel = kGate == GateKind::kChannel;
 
   const auto rows_of = [&](std::int64_t j) {
     const std::int64_t left = eos - bos - j * kMmaChunk;
     return static_cast<int>(left < kMmaChunk ? left : kMmaChunk);
   };
-  // Each issue commits one cp.async group, an empty one for j < 0, so that every step commits
-  // the same groups in the same order: chunk j − 1's stage (CTA-wide, after the first barrier),
-  // then this warp's K and A^qk (after its dΔ), then its W (after its Wᵀ dΔ); the waits below
-  // count on it.
-  const auto issue = [&](std::int64_t j) {  // Q, dO and the factors, CTA-wide, two stages
-    if (j >= 0) {
-      ScanStage<kBV>& st = sm.stage[j % 2];
-      const std::int64_t t0 = bos + j * kMmaChunk;
-      const int c = rows_of(j);
-      if constexpr (kChannel)  // Q̄ = bf16(Q ⊙ E), the prepare kernel's
-        copy_rows_async_fixed<kMmaThreads>(st.q, p.qbar + slot_block(p, slot0 + j, hv, kMmaDim),
-                                           kMmaDim, c);
+  const auto issue = [&](std::int64_t j) {  // chunk j's operands into stage j % 2, one group
+    ScanStage<kBV, kDelta>& st = sm.stage[j % 2];
+    const std::int64_t t0 = bos + j * kMmaChunk;
+    const std::int64_t slot = slot0 + j;
+    const int c = rows_of(j);
+    if constexpr (kChannel)  // Q̄ = bf16(Q ⊙ E), the prepare kernel's
+      copy_rows_async_fixed<kThreads>(st.q, p.qbar + slot_block(p, slot, hv, kMmaDim), kMmaDim, c);
+    else
+      copy_rows_async_fixed<kThreads>(st.q, p.q + qk_row(p, t0, hv), qk_stride, c);
+    copy_rows_async_fixed<kThreads>(st.d_o, bp.d_o + v_row(p, t0, hv) + col0, v_stride, c);
+    copy_floats_async_fixed<kThreads, 2 * kMmaChunk>(&st.f[0][0],
+                                                     p.factors + slot_block(p, slot, hv, 2));
+    if constexpr (kDelta) {
+      if constexpr (kChannel)  // K̄ = bf16(K ⊙ R), the prepare kernel's
+        copy_rows_async_fixed<kThreads>(st.k, p.kbar + slot_block(p, slot, hv, kMmaDim), kMmaDim,
+                                        c);
       else
-        copy_rows_async_fixed<kMmaThreads>(st.q, p.q + qk_row(p, t0, hv), qk_stride, c);
-      copy_rows_async_fixed<kMmaThreads>(st.d_o, bp.d_o + v_row(p, t0, hv) + col0, v_stride, c);
-      copy_floats_async_fixed<kMmaThreads, 2 * kMmaChunk>(
-          &st.f[0][0], p.factors + slot_block(p, slot0 + j, hv, 2));
+        copy_rows_async_fixed<kThreads>(st.k, p.k + qk_row(p, t0, hv), qk_stride, c);
+      copy_rows_async_fixed<kThreads>(st.w, p.w + slot_block(p, slot, hv, kMmaDim), kMmaDim,
+                                      kMmaChunk);
+      if (arch::warp_id() < 4)  // A^qk's column block w, rows 16w..63
+        copy_block_async<kMmaChunk, 16>(st.a, p.a + slot_block(p, slot, hv, kMmaChunk), kMmaChunk,
+                                        r0, kMmaChunk - r0, r0, kMmaChunk);
     }
     arch::cp_async_commit();
   };
-  const auto issue_key = [&](std::int64_t j) {  // this warp's K rows and A^qk column block
-    if constexpr (kDelta) {
-      if (j >= 0) {
-        if constexpr (kChannel)  // K̄ = bf16(K ⊙ R), the prepare kernel's
-          copy_block_async<16, kMmaDim>(sm.delta.k, p.kbar + slot_block(p, slot0 + j, hv, kMmaDim),
-                                        kMmaDim, r0, 16, 0, rows_of(j));
-        else
-          copy_block_async<16, kMmaDim>(sm.delta.k, p.k + qk_row(p, bos + j * kMmaChunk, hv),
-                                        qk_stride, r0, 16, 0, rows_of(j));
-        copy_block_async<kMmaChunk, 16>(sm.delta.a, p.a + slot_block(p, slot0 + j, hv, kMmaChunk),
-                                        kMmaChunk, r0, kMmaChunk - r0, r0, kMmaChunk);
-      }
-      arch::cp_async_commit();
-    }
-  };
-  const auto issue_w = [&](std::int64_t j) {  // this warp's W columns
-    if constexpr (kDelta) {
-      if (j >= 0)
-        copy_block_async<kMmaChunk, 32>(sm.delta.w, p.w + slot_block(p, slot0 + j, hv, kMmaDim),
-                                        kMmaDim, 0, kMmaChunk, d0, kMmaChunk);
-      arch::cp_async_commit();
-    }
-  };
 
-  // y = bf16(e ⊙ dO), CTA-wide in 16-byte pieces: thread t the pieces t, t + 128, … (rows
-  // 128/(kBV/8) apart), eight products and one 16-byte load and store each.
-  const auto form_y = [&](const ScanStage<kBV>& st) {
+  // y = bf16(e ⊙ dO), CTA-wide in 16-byte pieces: thread t the pieces t, t + kThreads, … (rows
+  // kThreads/(kBV/8) apart; threads past the last piece none), eight products and one 16-byte
+  // load and store each.
+  const auto form_y = [&](const ScanStage<kBV, kDelta>& st) {
     constexpr int kPieces = kBV / 8;
-    constexpr int kRowStep = kMmaThreads / kPieces;
+    constexpr int kRowStep = kThreads / kPieces;
+    constexpr int kSteps = kMmaChunk >= kRowStep ? kMmaChunk / kRowStep : 1;
     arch::for_each_lane([&](int lane, int) {
-      const int t = w * arch::kWarpSize + lane;
+      const int t = arch::warp_id() * arch::kWarpSize + lane;
       const int i0 = t / kPieces;
       const int e = 8 * (t % kPieces);
+      if (i0 >= kMmaChunk) return;
       KCV_GLR_UNROLL
-      for (int k = 0; k < kMmaChunk / kRowStep; ++k) {
+      for (int k = 0; k < kSteps; ++k) {
         const int i = i0 + k * kRowStep;
         const float f = st.f[0][i];
         std::uint32_t x[4], out[4];
@@ -247,43 +241,36 @@ __global__ void __launch_bounds__(kMmaThreads, 1) dh_scan_kernel(MmaBackwardPara
     });
   };
 
-  AccTile<32, kBV> ds;  // fp32 dS rows d0..d0+31, columns col0..col0+kBV
+  AccTile<32, kCols> ds;  // fp32 dS rows d0..d0+31, columns col0+cw..col0+cw+kCols
   for_each_pair(ds, [&](int r, int e, float& x0, float& x1) {
-    x0 = bp.dht != nullptr ? bp.dht[user_state(p, n, hv, d0 + r, col0 + e)] : 0.0f;
-    x1 = bp.dht != nullptr ? bp.dht[user_state(p, n, hv, d0 + r, col0 + e + 1)] : 0.0f;
+    x0 = bp.dht != nullptr ? bp.dht[user_state(p, n, hv, d0 + r, col0 + cw + e)] : 0.0f;
+    x1 = bp.dht != nullptr ? bp.dht[user_state(p, n, hv, d0 + r, col0 + cw + e + 1)] : 0.0f;
   });
   const std::int64_t next_col = p.state_kv ? 1 : kMmaDim;  // user_state(.., e + 1) − (.., e)
-  if (chunks > 0) {
-    issue(chunks - 1);
-    issue_key(chunks - 1);
-    issue_w(chunks - 1);
-  }
+  if (chunks > 0) issue(chunks - 1);
 
   for (std::int64_t j = chunks - 1; j >= 0; --j) {
-    bf16* dh = bp.dh + state_block(p, slot0 + j, hv) + col0;
+    bf16* dh = bp.dh + state_block(p, slot0 + j, hv) + col0 + cw;
     for_each_pair(ds, [&](int r, int e, float& x0, float& x1) {
       const std::uint32_t bits = arch::pack_bf16x2(x0, x1);
       arch::store_u32(dh + (d0 + r) * kMmaDim + e, bits);
-      if constexpr (kDelta) arch::store_u32(sm.ds.ptr(d0 + r, e), bits);
+      if constexpr (kDelta) arch::store_u32(sm.ds.ptr(d0 + r, cw + e), bits);
     });
-    arch::cp_async_wait<kDelta ? 1 : 0>();  // (the delta rule: this warp's W may be in flight)
+    arch::cp_async_wait<0>();
     __syncthreads();  // chunk j and bf16(dS) have landed; every warp is done with chunk j + 1
-    issue(j - 1);
-    const ScanStage<kBV>& st = sm.stage[j % 2];
+    if (j > 0) issue(j - 1);
+    const ScanStage<kBV, kDelta>& st = sm.stage[j % 2];
     if constexpr (kDelta) {
       // dΔ = scale·A^qkᵀ dO (k-steps w..3: A^qk is lower triangular) + r ⊙ (K·bf16(dS)); K·dS,
       // the step's serial path, first, so that y and A^qkᵀ dO are issued while it runs.
-      AccTile<16, kBV> local, carried;
+      AccTile<16, kCols> local, carried;
       zero(local);
       zero(carried);
-      mma_acc<AStore::kRowMajor, BStore::kKMajor>(carried, sm.delta.k, r0, sm.ds, 0, 0,
-                                                  kMmaDim / 16);
+      mma_acc<AStore::kRowMajor, BStore::kKMajor>(carried, st.k, r0, sm.ds, cw, 0, kMmaDim / 16);
       if constexpr (!kChannel) form_y(st);
       mma_acc_triangular<Triangle::kUpper, AStore::kTransposed, BStore::kKMajor>(
-          local, sm.delta.a, r0, st.d_o, 0, w, kMmaChunk / 16);
-      arch::warp_sync();  // this warp's reads of chunk j's K and A^qk are done
-      issue_key(j - 1);
-      bf16* dd = bp.dd + slot_block(p, slot0 + j, hv, kMmaDim) + col0;
+          local, st.a, r0, st.d_o, cw, w, kMmaChunk / 16);
+      bf16* dd = bp.dd + slot_block(p, slot0 + j, hv, kMmaDim) + col0 + cw;
       if constexpr (!kChannel)  // (K̄ holds a per-channel gate's R)
         for_each_pair(carried, [&](int il, int, float& x0, float& x1) {
           x0 *= st.f[1][r0 + il];
@@ -293,31 +280,27 @@ __global__ void __launch_bounds__(kMmaThreads, 1) dh_scan_kernel(MmaBackwardPara
       for_each_pair(local, [&](int il, int e, float& x0, float& x1) {
         const int i = r0 + il;
         const std::uint32_t bits = arch::pack_bf16x2(x0, x1);
-        arch::store_u32(sm.dd.ptr(i, e), bits);
+        arch::store_u32(sm.dd.ptr(i, cw + e), bits);
         arch::store_u32(dd + i * kMmaDim + e, bits);
       });
-      arch::cp_async_wait<2>();  // this warp's W of chunk j (not the two groups just issued)
     } else if constexpr (!kChannel) {
       form_y(st);
     }
-    __syncthreads();  // y (and dΔ, and each warp's W) complete
-    AccTile<32, kBV> s;
+    __syncthreads();  // y (and dΔ) complete
+    AccTile<32, kCols> s;
     zero(s);
     if constexpr (kChannel)  // Q̄ᵀ dO: the row factors are inside Q̄
-      mma_acc<AStore::kTransposed, BStore::kKMajor>(s, st.q, d0, st.d_o, 0, 0, kMmaChunk / 16);
+      mma_acc<AStore::kTransposed, BStore::kKMajor>(s, st.q, d0, st.d_o, cw, 0, kMmaChunk / 16);
     else
-      mma_acc<AStore::kTransposed, BStore::kKMajor>(s, st.q, d0, sm.y, 0, 0, kMmaChunk / 16);
+      mma_acc<AStore::kTransposed, BStore::kKMajor>(s, st.q, d0, sm.y, cw, 0, kMmaChunk / 16);
     const bool decays = bp.fault != BackwardFault::kScanWithoutDecay;
     const float e_last = decays ? st.f[0][rows_of(j) - 1] : 1.0f;
     // dS_entry = e_last·dS + scale·Qᵀ·y (a per-channel gate: Diag(e_last) dS + scale·Q̄ᵀ dO),
     // − Wᵀ·bf16(dΔ) with the delta rule.
-    AccTile<32, kBV> sw;
+    AccTile<32, kCols> sw;
     if constexpr (kDelta) {
       zero(sw);
-      mma_acc<AStore::kTransposed, BStore::kKMajor>(sw, sm.delta.w, d0, sm.dd, 0, 0,
-                                                    kMmaChunk / 16);
-      arch::warp_sync();  // this warp's reads of chunk j's W are done
-      issue_w(j - 1);
+      mma_acc<AStore::kTransposed, BStore::kKMajor>(sw, st.w, d0, sm.dd, cw, 0, kMmaChunk / 16);
     }
     if constexpr (kChannel) {
       for_each_pair(ds, s, [&](int r, int, float& x0, float& x1, float& y0, float& y1) {
@@ -336,7 +319,7 @@ __global__ void __launch_bounds__(kMmaThreads, 1) dh_scan_kernel(MmaBackwardPara
   }
   if (bp.dh0 != nullptr)  // (one index per pair: two user_state calls put ds on the stack)
     for_each_pair(ds, [&](int r, int e, float& x0, float& x1) {
-      const std::int64_t at = user_state(p, n, hv, d0 + r, col0 + e);
+      const std::int64_t at = user_state(p, n, hv, d0 + r, col0 + cw + e);
       bp.dh0[at] = x0;
       bp.dh0[at + next_col] = x1;
     });
@@ -908,7 +891,7 @@ Status backward_sequence(const MmaBackwardParams& bp, Launch&& launch) {
     if (Status st = forward_sequence<kGate, kDelta, kBV>(p, launch); !st) return st;
   const dim3 scan_grid(static_cast<unsigned>(p.sequences * p.v_heads * (kMmaDim / kScanBV)));
   if (Status st = launch("dh_scan", dh_scan_kernel<kGate, kDelta, kScanBV>, scan_grid,
-                         sizeof(ScanStorage<kScanBV, kDelta>), bp);
+                         sizeof(ScanStorage<kScanBV, kDelta>), bp, kScanThreads<kDelta>);
       !st)
     return st;
   const dim3 grad_grid(static_cast<unsigned>(p.slots), static_cast<unsigned>(p.v_heads));

@@ -1,7 +1,7 @@
 // File: glr/dev/host_runner.hpp
 // The tensor-core forward and backward (chunked_mma_forward.hpp, chunked_mma_backward.hpp) run on
 // the CPU: the same kernel source, compiled as host C++ with glr/check/emulator/cuda_shim.hpp, one
-// host thread per warp (4 per CTA, __syncthreads() a barrier among them), CTAs one after another,
+// host thread per warp (__syncthreads() a barrier among a CTA's), CTAs one after another,
 // the warp-collective atoms of glr/arch computed for all 32 lanes with the PTX ISA's fragment
 // layouts. Shared memory is
 // poisoned (0xFF) before every CTA. Pointers in p are host pointers. Not to be linked with the
@@ -15,9 +15,8 @@ namespace kcv::glr::dev {
 /// Both kernels of `member` over their grids on the CPU. value_tile: 32 or 64.
 [[nodiscard]] Status emulate_mma_forward(Member member, const MmaForwardParams& p, int value_tile);
 
-/// The dH scan's value tile: the device's (scan_value_tile: 16 at value tile 32, and 32 at value
-/// tile 64 under the delta rule), or the forward's value tile itself (the same dh, dΔ and dh0
-/// bits; for tests).
+/// The dH scan's value tile: the device's (scan_value_tile: 16 at value tile 32 without the delta
+/// rule), or the forward's value tile itself (the same dh and dh0 bits; for tests).
 enum class ScanTile { kDefault, kValueTile };
 
 /// The backward's launches of `member` on the CPU (p's pointers host pointers).

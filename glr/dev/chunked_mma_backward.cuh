@@ -42,14 +42,19 @@
 //      and ⟨S_e, dS⟩ over the 128 parts) by two threads of two warps at once, and dg stored by
 //      each row's thread, where one thread ran both sums in turn and stored every row. The same
 //      sums in the same order.
+//   11 dh_scan_kernel under the delta rule at the forward's tile in 16 warps (kScanGroups: 8 value
+//      columns a warp at tile 32), K, W and A^qk back in the two stages with Q and dO, CTA-wide
+//      (151 and 175 KB, one CTA per multiprocessor, where 4 warps took 16 or 32 columns each and
+//      refilled their own parts). The same sums in the same order.
 //
 // 0. The forward's prepare_kernel and state_output_kernel without the output (o not written: no Q
 //    or A^qk loaded, no Q·H or A^qk·Δ) keep bf16(H) of every chunk entry and of every sequence end
 //    (MmaForwardParams::states): the same bf16 values the forward multiplies with.
-// 1. dh_scan_kernel, one CTA (4 warps) per (sequence, value head, kBV value columns; kBV = 16 at
-//    the forward's narrow tile, and 32 at its wide one under the delta rule: scan_value_tile),
-//    serial over the chunks from the last: dS (∂L/∂ state leaving the chunk) in fp32
-//    registers, warp w rows 32w..32w+31, starting from dht; per chunk
+// 1. dh_scan_kernel, one CTA per (sequence, value head, kBV value columns: scan_value_tile, 16 at
+//    the forward's narrow tile without the delta rule, else the forward's tile), 4 warps, or 16
+//    under the delta rule (kScanGroups), serial over the chunks from the last: dS (∂L/∂ state
+//    leaving the chunk) in fp32 registers, warp w + 4h rows 32w..32w+31 and the column group h,
+//    starting from dht; per chunk
 //      dh[slot] = bf16(dS)
 //      dS ← e_last·dS + scale·Qᵀ·bf16(e ⊙ dO)              (B2 without the delta rule)
 //    and dh0 = dS at the end. e ⊙ dO is Q̄ᵀdO's row factor moved onto dO (a rounding of the

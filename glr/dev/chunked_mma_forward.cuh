@@ -22,8 +22,8 @@
 //   5  the per-channel gate (GLA; KDA with the delta rule): prepare_channel's anchored Gram
 //      blocks and Q̄, K̄ in the workspace; the state pass reads them with unit row factors and
 //      decays the state's rows by e_last,d.
-//   6  the state pass in 8 warps, two column groups of the value tile (kStateGroups); the same
-//      sums in the same order.
+//   6  the state pass in 16 warps, four column groups of the value tile (kStateGroups); the
+//      same sums in the same order.
 //
 // 1. prepare_kernel, one CTA (4 warps) per (chunk slot, value head):
 //      G = chunk-local cumsum of g (fp32, serial: the reference's order),
@@ -36,7 +36,7 @@
 //      W = bf16(T)·bf16(diag(β)(K ⊙ E)), U = bf16(T)·bf16(diag(β) V) on tensor
 //        cores → w, u (bf16)
 //    Without the delta rule only G's factors and A^qk.
-// 2. state_output_kernel, one CTA (8 warps) per (sequence, value head, kBV value columns), serial
+// 2. state_output_kernel, one CTA (16 warps) per (sequence, value head, kBV value columns), serial
 //    over the sequence's chunks; the next chunk's operands arrive by cp.async while this one is
 //    computed. The fp32 state H (128 × kBV) lives in registers, warp w + 4h holding rows
 //    32w..32w+31 and the column group h (kStateGroups); its bf16 copy in shared memory is the B

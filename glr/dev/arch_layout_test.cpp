@@ -204,14 +204,16 @@ TEST(MmaAcc, TakesAnOddLastNTileAlone) {
 }
 
 // A lower-triangular A (rows 16..31 of the tile, k 0..31) times B with a NaN in row 21 of the
-// diagonal k-step: rows i ≥ 21 of the output column see it, rows i < 21 stay finite and equal the
-// plain product over j ≤ i; with B finite the triangular product is mma_acc's, bit for bit.
-TEST(MmaAccTriangular, ANonFiniteBRowReachesOnlyTheRowsTheTriangleKeeps) {
+// diagonal k-step, over N columns: rows i ≥ 21 of the output column see it, rows i < 21 stay
+// finite and equal the plain product over j ≤ i; with B finite the triangular product is
+// mma_acc's, bit for bit.
+template <int N>
+void check_lower_triangle_with_a_nan() {
   const auto a =
       tile_of<64, 64>([](int i, int j) { return j <= i && j < 32 ? 1 + (i + j) % 3 : 0; });
   const auto b = tile_of<64, 64>([](int i, int j) { return (i * 7 + j) % 5 - 2; });
   AsWarp warp(0);
-  AccTile<16, 32> plain_acc, tri;
+  AccTile<16, N> plain_acc, tri;
   zero(plain_acc);
   zero(tri);
   mma_acc<AStore::kRowMajor, BStore::kKMajor>(plain_acc, *a, 16, *b, 0, 0, 2);
@@ -236,30 +238,14 @@ TEST(MmaAccTriangular, ANonFiniteBRowReachesOnlyTheRowsTheTriangleKeeps) {
   });
 }
 
-// The same at 8 columns (one n-tile, loaded alone): a NaN in B(21, 5) reaches rows i ≥ 21 of
-// column 5; the finite rows equal the plain product over j ≤ i.
-TEST(MmaAccTriangular, OneNTileAlone) {
-  const auto a =
-      tile_of<64, 64>([](int i, int j) { return j <= i && j < 32 ? 1 + (i + j) % 3 : 0; });
-  const auto b = tile_of<64, 64>([](int i, int j) { return (i * 7 + j) % 5 - 2; });
-  *b->ptr(21, 5) = __float2bfloat16_rn(NAN);
-  AsWarp warp(0);
-  AccTile<16, 8> tri;
-  zero(tri);
-  mma_acc_triangular<Triangle::kLower, AStore::kRowMajor, BStore::kKMajor>(tri, *a, 16, *b, 0, 0,
-                                                                           2);
-  for_each_pair(tri, [&](int il, int j, float& x0, float& x1) {
-    const int i = 16 + il;
-    for (const auto& [col, x] : {std::pair{j, x0}, std::pair{j + 1, x1}}) {
-      if (col == 5 && i >= 21) {
-        EXPECT_TRUE(std::isnan(x)) << i << "," << col;
-        continue;
-      }
-      float want = 0;
-      for (int k = 0; k <= i && k < 32; ++k) want += a->at(i, k) * b->at(k, col);
-      EXPECT_EQ(x, want) << i << "," << col;
-    }
-  });
+TEST(MmaAccTriangular, ANonFiniteBRowReachesOnlyTheRowsTheTriangleKeeps) {
+  check_lower_triangle_with_a_nan<32>();
+}
+
+// The same at 8 and 24 columns (an n-tile loaded alone).
+TEST(MmaAccTriangular, AnOddLastNTileToo) {
+  check_lower_triangle_with_a_nan<8>();
+  check_lower_triangle_with_a_nan<24>();
 }
 
 // The other storages: A transposed (an upper triangle, j ≥ i kept) and B stored [n][k]; a NaN in
@@ -406,30 +392,35 @@ TEST(CopyRowsAsync, CopiesValidRowsAndZeroFillsTheRest) {
     }
 }
 
+// copy_rows_async_fixed<kThreads> into a 64 × C tile, from src + offset, equals the loop to
+// blockDim.x byte for byte (the unwritten padding included), over valid row counts 1, 37, 64.
+template <int kThreads, int C>
+void check_fixed_copy(const std::vector<bf16>& src, int offset) {
+  for (int valid : {1, 37, 64}) {
+    auto want = std::make_unique<SmemBf16<64, C>>();
+    auto got = std::make_unique<SmemBf16<64, C>>();
+    for (void* t : {static_cast<void*>(want.get()), static_cast<void*>(got.get())})
+      std::memset(t, 0xff, sizeof *want);
+    for (int w = 0; w < kThreads / 32; ++w) {
+      AsWarp warp(w, kThreads);
+      copy_rows_async(*want, src.data() + offset, 200, valid);
+      copy_rows_async_fixed<kThreads>(*got, src.data() + offset, 200, valid);
+    }
+    EXPECT_EQ(std::memcmp(want.get(), got.get(), sizeof *want), 0) << C << " " << valid;
+  }
+}
+
 TEST(CopyRowsAsync, FixedThreadCountCopiesTheSameAsTheLoop) {
   std::vector<bf16> src(70 * 200);
   for (std::size_t i = 0; i < src.size(); ++i)
     src[i] = __float2bfloat16_rn(static_cast<float>(i % 251) + 1.0f);
-  for (int valid : {1, 37, 64}) {
-    auto want = std::make_unique<SmemBf16<64, 128>>();
-    auto got = std::make_unique<SmemBf16<64, 128>>();
-    auto want16 = std::make_unique<SmemBf16<64, 16>>();
-    auto got16 = std::make_unique<SmemBf16<64, 16>>();
-    std::memset(static_cast<void*>(want.get()), 0xff, sizeof *want);
-    std::memset(static_cast<void*>(got.get()), 0xff, sizeof *got);
-    std::memset(static_cast<void*>(want16.get()), 0xff, sizeof *want16);
-    std::memset(static_cast<void*>(got16.get()), 0xff, sizeof *got16);
-    for (int w = 0; w < 4; ++w) {
-      AsWarp warp(w);
-      copy_rows_async(*want, src.data() + 8, 200, valid);
-      copy_rows_async_fixed<128>(*got, src.data() + 8, 200, valid);
-      copy_rows_async(*want16, src.data() + 24, 200, valid);
-      copy_rows_async_fixed<128>(*got16, src.data() + 24, 200, valid);
-    }
-    EXPECT_EQ(std::memcmp(want.get(), got.get(), sizeof *want), 0) << valid;
-    EXPECT_EQ(std::memcmp(want16.get(), got16.get(), sizeof *want16), 0) << valid;
-  }
-  std::vector<float> f(160), g(160, -1.0f);
+  check_fixed_copy<128, 128>(src, 8);
+  check_fixed_copy<128, 16>(src, 24);
+  // 16 warps: a 64 × 128 tile in two steps a thread, and a 64 × 32 tile (256 pieces) by threads
+  // 0..255 alone, one piece each.
+  check_fixed_copy<512, 128>(src, 8);
+  check_fixed_copy<512, 32>(src, 40);
+  std::vector<float> f(160);
   for (std::size_t i = 0; i < f.size(); ++i) f[i] = static_cast<float>(i) + 0.5f;
   alignas(16) float dst[128];
   std::fill(std::begin(dst), std::end(dst), -1.0f);
@@ -438,33 +429,6 @@ TEST(CopyRowsAsync, FixedThreadCountCopiesTheSameAsTheLoop) {
     copy_floats_async_fixed<128, 128>(dst, f.data());
   }
   for (int i = 0; i < 128; ++i) EXPECT_EQ(dst[i], f[i]) << i;
-}
-
-// 16 warps (512 threads): a 64 × 128 tile in two steps a thread, and a 64 × 32 tile (256 pieces)
-// by threads 0..255 alone, one piece each; the same bytes as the loop to blockDim.x.
-TEST(CopyRowsAsync, FixedThreadCountCopiesATileWithFewerPiecesThanThreads) {
-  std::vector<bf16> src(70 * 200);
-  for (std::size_t i = 0; i < src.size(); ++i)
-    src[i] = __float2bfloat16_rn(static_cast<float>(i % 241) + 1.0f);
-  for (int valid : {1, 37, 64}) {
-    auto want = std::make_unique<SmemBf16<64, 128>>();
-    auto got = std::make_unique<SmemBf16<64, 128>>();
-    auto want32 = std::make_unique<SmemBf16<64, 32>>();
-    auto got32 = std::make_unique<SmemBf16<64, 32>>();
-    for (void* t : {static_cast<void*>(want.get()), static_cast<void*>(got.get())})
-      std::memset(t, 0xff, sizeof *want);
-    for (void* t : {static_cast<void*>(want32.get()), static_cast<void*>(got32.get())})
-      std::memset(t, 0xff, sizeof *want32);
-    for (int w = 0; w < 16; ++w) {
-      AsWarp warp(w, 512);
-      copy_rows_async(*want, src.data() + 8, 200, valid);
-      copy_rows_async_fixed<512>(*got, src.data() + 8, 200, valid);
-      copy_rows_async(*want32, src.data() + 40, 200, valid);
-      copy_rows_async_fixed<512>(*got32, src.data() + 40, 200, valid);
-    }
-    EXPECT_EQ(std::memcmp(want.get(), got.get(), sizeof *want), 0) << valid;
-    EXPECT_EQ(std::memcmp(want32.get(), got32.get(), sizeof *want32), 0) << valid;
-  }
 }
 
 // Each warp copies its own block: rows r0 + 16w.., columns c0..c0 + kCols, valid rows only.

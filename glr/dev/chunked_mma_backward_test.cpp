@@ -216,11 +216,6 @@ HostGradients run_backward(const Case& c, int value_tile,
   return g;
 }
 
-template <typename T>
-bool same_bits(const std::vector<T>& a, const std::vector<T>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0;
-}
-
 class ChunkedMmaBackward : public ::testing::TestWithParam<Param> {};
 
 TEST_P(ChunkedMmaBackward, MeetsTheBf16GradeBoundAtBothValueTiles) {

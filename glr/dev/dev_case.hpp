@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,14 @@
 #include "kcv/glr/problem.hpp"
 
 namespace kcv::glr::dev {
+
+/// Whether two outputs hold the same bytes (bitwise: NaN payloads and signed zeros included).
+template <typename T>
+bool same_bits(const std::vector<T>& a, const std::vector<T>& b) {
+  // (memcmp of two empty vectors would pass it null pointers: undefined even for 0 bytes)
+  return a.size() == b.size() &&
+         (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0);
+}
 
 /// A problem in the kernel's dtypes: q, k, v, β bf16; g, h0 fp32; cu_seqlens int64.
 struct HostTensors {

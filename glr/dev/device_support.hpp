@@ -2,8 +2,8 @@
 // What the device checks of the tensor-core kernels share (device_check.cpp for the forward,
 // device_check_backward.cpp for the backward): CUDA error checks that end the check program,
 // device buffers, CUDA-event timing (median of repeated calls), fla's benchmark inputs drawn in
-// the kernels' dtypes, bitwise comparison and a report row. Only for the check program (it exits
-// on a CUDA error), never for library code.
+// the kernels' dtypes and a report row (bitwise comparison: same_bits, dev_case.hpp). Only for
+// the check program (it exits on a CUDA error), never for library code.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -80,13 +80,6 @@ struct Row {
   std::string what, result;
   bool pass = true;
 };
-
-inline bool same_bits(const std::vector<bf16>& a, const std::vector<bf16>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(bf16)) == 0;
-}
-inline bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
-}
 
 /// fla's benchmark inputs in the kernel dtypes, drawn fast (no reference needed). gate_width: 1
 /// for a scalar gate g [T, HV], 128 for a per-channel one g [T, HV, 128] (each value

@@ -58,7 +58,6 @@
 
 #include <cstdint>
 #include <type_traits>
-#include <utility>
 
 #include "glr/arch/cp_async.cuh"
 #include "glr/arch/lanes.cuh"
@@ -754,17 +753,13 @@ __global__ void __launch_bounds__(kStateThreads, 1) state_output_kernel(MmaForwa
     arch::cp_async_commit();
   };
 
-  // The fp32 state rows d0..d0+31, columns col0+cw..col0+cw+kCols; without the output in parts
-  // of at most 32 columns, each with its own W·bf16(H) and update products, with it in one part
-  // (in parts the pass with the output spilled at 64 columns a warp).
-  constexpr int kPart = kOutput || kCols < 32 ? kCols : 32;
-  AccTile<32, kPart> h[kCols / kPart];
-  const auto for_each_part = [&](auto&& f) {  // f(part, its first tile column), parts by index
-    [&]<int... kI>(std::integer_sequence<int, kI...>) { (f(h[kI], cw + kPart * kI), ...); }
-    (std::make_integer_sequence<int, kCols / kPart>{});
-  };
-  const auto store_h = [&] {  // bf16(H) to sm.h
-    for_each_part([&](AccTile<32, kPart>& hp, int c0) {
+  // The fp32 state rows d0..d0+31, columns col0+cw..col0+cw+kCols (at 64 columns a warp the
+  // state beside W·bf16(H) took 255 registers and spilled).
+  static_assert(kCols <= 32, "state_output_kernel: at most 32 value columns a warp");
+  AccTile<32, kCols> h;
+  const auto with_state = [&](auto&& f) { f(h, cw); };  // f(state, its first tile column)
+  const auto store_h = [&] {                            // bf16(H) to sm.h
+    with_state([&](AccTile<32, kCols>& hp, int c0) {
       for_each_pair(hp, [&](int r, int e, float& x0, float& x1) {
         arch::store_u32(sm.h.ptr(d0 + r, c0 + e), arch::pack_bf16x2(x0, x1));
       });
@@ -772,13 +767,13 @@ __global__ void __launch_bounds__(kStateThreads, 1) state_output_kernel(MmaForwa
   };
   const auto keep_state = [&](std::int64_t slot) {  // bf16(H), the values sm.h holds
     bf16* out = p.states + state_block(p, slot, hv) + col0;
-    for_each_part([&](AccTile<32, kPart>& hp, int c0) {
+    with_state([&](AccTile<32, kCols>& hp, int c0) {
       for_each_pair(hp, [&](int r, int e, float& x0, float& x1) {
         arch::store_u32(out + (d0 + r) * kMmaDim + c0 + e, arch::pack_bf16x2(x0, x1));
       });
     });
   };
-  for_each_part([&](AccTile<32, kPart>& hp, int c0) {
+  with_state([&](AccTile<32, kCols>& hp, int c0) {
     for_each_pair(hp, [&](int r, int e, float& x0, float& x1) {
       x0 = p.h0 != nullptr ? p.h0[user_state(p, n, hv, d0 + r, col0 + c0 + e)] : 0.0f;
       x1 = p.h0 != nullptr ? p.h0[user_state(p, n, hv, d0 + r, col0 + c0 + e + 1)] : 0.0f;
@@ -795,7 +790,7 @@ __global__ void __launch_bounds__(kStateThreads, 1) state_output_kernel(MmaForwa
     const StateStage<kBV, kDelta, kOutput>& st = sm.stage[j % 2];
     const int c = rows_of(j);
 
-    // Phase A: Q·H (with the output) and W·H (rows r0..r0+15, by the parts' columns), then Δ:
+    // Phase A: Q·H (with the output) and W·H (rows r0..r0+15, the warp's columns), then Δ:
     // bf16(Δ) to shared memory (with the output) and to the workspace (where kept, the backward's
     // recompute), bf16(r ⊙ Δ) to shared memory.
     AccTile<16, kCols> out;
@@ -803,8 +798,8 @@ __global__ void __launch_bounds__(kStateThreads, 1) state_output_kernel(MmaForwa
       zero(out);
       mma_acc<AStore::kRowMajor, BStore::kKMajor>(out, st.q, r0, sm.h, cw, 0, kMmaDim / 16);
     }
-    for_each_part([&](AccTile<32, kPart>&, int c0) {
-      AccTile<16, kPart> wh;
+    with_state([&](AccTile<32, kCols>&, int c0) {
+      AccTile<16, kCols> wh;
       zero(wh);
       if constexpr (kDelta)
         mma_acc<AStore::kRowMajor, BStore::kKMajor>(wh, st.w, r0, sm.h, c0, 0, kMmaDim / 16);
@@ -830,7 +825,7 @@ __global__ void __launch_bounds__(kStateThreads, 1) state_output_kernel(MmaForwa
     __syncthreads();  // Δ complete
 
     // Phase B: O += A^qk·Δ (with the output; k-steps 0..w: A^qk is lower triangular), then
-    // H ← e_last H + Kᵀ(r ⊙ Δ) (by the parts' columns).
+    // H ← e_last H + Kᵀ(r ⊙ Δ) (the warp's columns).
     if constexpr (kOutput) {
       mma_acc_triangular<Triangle::kLower, AStore::kRowMajor, BStore::kKMajor>(
           out, st.a, r0, sm.delta, cw, 0, w + 1);
@@ -842,8 +837,8 @@ __global__ void __launch_bounds__(kStateThreads, 1) state_output_kernel(MmaForwa
                           arch::pack_bf16x2(p.scale * x0, p.scale * x1));
       });
     }
-    for_each_part([&](AccTile<32, kPart>& hp, int c0) {
-      AccTile<32, kPart> s;
+    with_state([&](AccTile<32, kCols>& hp, int c0) {
+      AccTile<32, kCols> s;
       zero(s);
       mma_acc<AStore::kTransposed, BStore::kKMajor>(s, st.k, d0, sm.delta_r, c0, 0, kMmaChunk / 16);
       if constexpr (kChannel) {  // e_last,d of row d, in the factors' 128 floats
@@ -862,7 +857,7 @@ __global__ void __launch_bounds__(kStateThreads, 1) state_output_kernel(MmaForwa
   }
   if (p.states != nullptr) keep_state(p.slots + n);
   if (p.final_state != nullptr)
-    for_each_part([&](AccTile<32, kPart>& hp, int c0) {
+    with_state([&](AccTile<32, kCols>& hp, int c0) {
       for_each_pair(hp, [&](int r, int e, float& x0, float& x1) {
         p.final_state[user_state(p, n, hv, d0 + r, col0 + c0 + e)] = x0;
         p.final_state[user_state(p, n, hv, d0 + r, col0 + c0 + e + 1)] = x1;

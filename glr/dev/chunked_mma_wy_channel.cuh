@@ -263,12 +263,41 @@ __global__ void __launch_bounds__(kGradThreads, 1) wy_channel_kernel(MmaBackward
     }
     bp.dbeta[(ch.t0 + i) * p.v_heads + hv] = __float2bfloat16_rn(sum);
   });
-  // dg_t,d += Σ_{s ≥ t} row term, thread d, rows from the last (grad_channel_kernel wrote dg).
+  // dg_t,d += Σ_{s ≥ t} row term: the suffix sums in place, thread d, rows from the last; then
+  // every thread adds its pairs to dg (grad_channel_kernel wrote it), all its loads issued before
+  // the first add. One thread's chain of 64 global read-modify-writes, each waiting for its load,
+  // was a third of this kernel's time.
   arch::cta_for(kMmaDim, [&](int d) {
     float running = 0.0f;
     for (int t = c - 1; t >= 0; --t) {
       running += sm.rows[t][d];
-      bp.dg[((ch.t0 + t) * p.v_heads + hv) * kMmaDim + d] += running;
+      sm.rows[t][d] = running;
+    }
+  });
+  __syncthreads();  // (H) the suffix sums complete
+  constexpr int kPairsPerRow = kMmaDim / 2;
+  constexpr int kPairsPerThread = kMmaChunk * kPairsPerRow / kThreads;
+  static_assert(kMmaChunk * kPairsPerRow % kThreads == 0, "dg's pairs: the same count per thread");
+  arch::cta_for(kThreads, [&](int tid) {
+    float prior[kPairsPerThread][2];
+    KCV_GLR_UNROLL
+    for (int k = 0; k < kPairsPerThread; ++k) {
+      const int idx = tid + k * kThreads;
+      const int t = idx / kPairsPerRow;
+      const int d = 2 * (idx % kPairsPerRow);
+      prior[k][0] = prior[k][1] = 0.0f;
+      if (t < c)
+        arch::load_f32x2(bp.dg + ((ch.t0 + t) * p.v_heads + hv) * kMmaDim + d, prior[k][0],
+                         prior[k][1]);
+    }
+    KCV_GLR_UNROLL
+    for (int k = 0; k < kPairsPerThread; ++k) {
+      const int idx = tid + k * kThreads;
+      const int t = idx / kPairsPerRow;
+      const int d = 2 * (idx % kPairsPerRow);
+      if (t < c)
+        arch::store_f32x2(bp.dg + ((ch.t0 + t) * p.v_heads + hv) * kMmaDim + d,
+                          prior[k][0] + sm.rows[t][d], prior[k][1] + sm.rows[t][d + 1]);
     }
   });
 }

@@ -180,8 +180,8 @@ __device__ __forceinline__ void store_f32x2(float* p, float v0, float v1) {
 #endif
 }
 
-/// Four floats from 16-byte aligned shared memory, one 16-byte load on the device (a broadcast
-/// when every lane reads the same address).
+/// Four floats from 16-byte aligned global or shared memory, one 16-byte load on the device (a
+/// broadcast when every lane reads the same shared address).
 __device__ __forceinline__ void load_f32x4(const float* p, float* v) {
 #if defined(KCV_GLR_HOST_EMULATION)
   if (reinterpret_cast<std::uintptr_t>(p) % 16 != 0) std::abort();  // as load_u32x4
@@ -192,6 +192,16 @@ __device__ __forceinline__ void load_f32x4(const float* p, float* v) {
   v[1] = x.y;
   v[2] = x.z;
   v[3] = x.w;
+#endif
+}
+
+/// Four floats to 16-byte aligned global or shared memory, one 16-byte store on the device.
+__device__ __forceinline__ void store_f32x4(float* p, const float* v) {
+#if defined(KCV_GLR_HOST_EMULATION)
+  if (reinterpret_cast<std::uintptr_t>(p) % 16 != 0) std::abort();  // as load_u32x4
+  std::memcpy(p, v, 4 * sizeof(float));
+#else
+  *reinterpret_cast<float4*>(p) = make_float4(v[0], v[1], v[2], v[3]);
 #endif
 }
 

@@ -82,7 +82,7 @@ struct GradChannelStorage {
   SmemBf16<kMmaChunk, kMmaDim> kbar;  ///< K̄ = bf16(K ⊙ R) (the prepare kernel's)
   SmemBf16<kMmaChunk, kMmaChunk> a;   ///< A^qk (bf16, the prepare kernel's)
   SmemBf16<kMmaChunk, kMmaChunk> dp;  ///< bf16(scale·Tril_incl(dO Vᵀ))
-  ChannelGate g;                      ///< G per channel
+  alignas(16) ChannelGate g;          ///< G per channel (rows in 16-byte stores)
   float hd[kMmaDim];                  ///< ⟨H_d, dS_d⟩
   float boundary[kMmaDim];  ///< e_last,d·⟨H_d, dS_d⟩ + Σ_{s<last} k_sd (R ⊙ V dSᵀ)_sd
 };
@@ -243,7 +243,7 @@ __global__ void __launch_bounds__(kGradThreads, 1) grad_channel_kernel(MmaBackwa
                                   kMmaChunk);
   arch::cp_async_commit();
   // G as the prepare kernel forms it.
-  load_channel_gate(sm.g, p, ch.t0, hv, c);
+  load_channel_gate<kThreads>(sm.g, p, ch.t0, hv, c);
   __syncthreads();
   sum_channel_gate(sm.g, [](int, float) {});
   arch::cp_async_wait<0>();

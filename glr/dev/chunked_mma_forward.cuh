@@ -178,14 +178,50 @@ __device__ __forceinline__ void chunk_cumulative_gate(float* out, const MmaForwa
 /// every thread at once, 0 past the end (so that G stays at G_last there); sum_channel_gate has
 /// thread d sum channel d from row 0 in row order and then call at_end(d, G_last,d). The prepare
 /// kernel's G and the backward's are these same sums.
-template <typename GateRows>
+/// A thread's gates come in 16-byte loads, all issued before the first store (one load waited for
+/// at a time was 16 round trips to global memory); rows whose length is a multiple of 4 floats
+/// take them in 16-byte stores. @pre p.g 16-byte aligned (mma_forward_params checks it).
+template <int kThreads, typename GateRows>
 __device__ __forceinline__ void load_channel_gate(GateRows& g, const MmaForwardParams& p,
                                                   std::int64_t t0, int hv, int c) {
-  arch::cta_for(kMmaChunk * kMmaDim, [&](int idx) {
-    const int i = idx / kMmaDim;
-    const int d = idx % kMmaDim;
-    g[i][d] = i < c ? p.g[((t0 + i) * p.v_heads + hv) * kMmaDim + d] : 0.0f;
+  constexpr int kQuadsPerRow = kMmaDim / 4;
+  constexpr int kQuads = kMmaChunk * kQuadsPerRow;
+  static_assert(kQuads % kThreads == 0, "load_channel_gate: the same number of loads per thread");
+  constexpr int kPerThread = kQuads / kThreads;
+  constexpr bool kRowsAligned = sizeof(g[0]) % 16 == 0;
+  arch::cta_for(kThreads, [&](int tid) {
+    float x[kPerThread][4];
+    KCV_GLR_UNROLL
+    for (int k = 0; k < kPerThread; ++k) {
+      const int idx = tid + k * kThreads;
+      const int i = idx / kQuadsPerRow;
+      const int d = 4 * (idx % kQuadsPerRow);
+      x[k][0] = x[k][1] = x[k][2] = x[k][3] = 0.0f;
+      if (i < c) arch::load_f32x4(p.g + ((t0 + i) * p.v_heads + hv) * kMmaDim + d, x[k]);
+    }
+    KCV_GLR_UNROLL
+    for (int k = 0; k < kPerThread; ++k) {
+      const int idx = tid + k * kThreads;
+      const int i = idx / kQuadsPerRow;
+      const int d = 4 * (idx % kQuadsPerRow);
+      if constexpr (kRowsAligned) {
+        arch::store_f32x4(&g[i][d], x[k]);
+      } else {
+        for (int e = 0; e < 4; ++e) g[i][d + e] = x[k][e];
+      }
+    }
   });
+}
+
+/// G_i,d..d+7 of one row into x (16-byte loads where the rows' length allows them).
+template <typename GateRows>
+__device__ __forceinline__ void load_gate8(const GateRows& g, int i, int d, float (&x)[8]) {
+  if constexpr (sizeof(g[0]) % 16 == 0) {
+    arch::load_f32x4(&g[i][d], x);
+    arch::load_f32x4(&g[i][d + 4], x + 4);
+  } else {
+    for (int e = 0; e < 8; ++e) x[e] = g[i][d + e];
+  }
 }
 template <typename GateRows, typename F>
 __device__ __forceinline__ void sum_channel_gate(GateRows& g, F&& at_end) {
@@ -246,10 +282,13 @@ struct ChannelWy {
   SmemBf16<kMmaChunk, kMmaDim> v;  ///< V, then Ṽ = bf16(β V)
 };
 
-/// G per key channel in prepare_channel, [row][channel], rows of 129 floats: the diagonal blocks'
-/// per-pair sums have a warp's threads read G_jd of 16 rows j at one channel d, which 128-float
-/// rows put on one bank (a 16-way conflict) and 129-float rows on 16.
-using PrepareGate = float[kMmaChunk][kMmaDim + 1];
+/// G per key channel in prepare_channel, [row][channel]: the diagonal blocks' per-pair sums have a
+/// warp's threads read G_jd of up to 16 rows j at the same channels, which 128-float rows put on
+/// one bank (a 16-way conflict). GLA's rows are 129 floats (16 banks for 16 rows, scalar loads;
+/// two CTAs per multiprocessor leave no room for more), KDA's 132 (eight channels in two 16-byte
+/// loads, rows j and j + 8 the only ones that share banks).
+template <bool kDelta>
+using PrepareGate = float[kMmaChunk][kMmaDim + (kDelta ? 4 : 1)];
 
 /// prepare_kernel's shared memory for a per-channel gate: Q and K, the anchored factors, G per
 /// channel and the diagonal blocks' per-pair sums; with the delta rule (KDA) also L, T and bf16(T)
@@ -258,7 +297,7 @@ template <bool kDelta>
 struct PrepareStorageChannel {
   SmemBf16<kMmaChunk, kMmaDim> q, k;
   ChannelGram gram;
-  PrepareGate g;              ///< G, per channel
+  PrepareGate<false> g;       ///< G, per channel
   float diag[kMmaChunk][16];  ///< A^qk_ij, j on i's diagonal block (column j − 16⌊i/16⌋)
 };
 template <>
@@ -268,7 +307,7 @@ struct PrepareStorageChannel<true> {
     ChannelGramDelta gram;
     ChannelWy wy;
   };
-  PrepareGate g;
+  alignas(16) PrepareGate<true> g;  ///< G, per channel (rows in 16-byte loads)
   float diag[kMmaChunk][16];
   float diag_kk[kMmaChunk][16];  ///< (K Kᵀ ⊙ Γ)_ij, j < i on i's diagonal block
   gpu::detail::RowAlignedTile<kMmaChunk, kMmaChunk> l;  ///< fp32 L (above it: the inverse's)
@@ -412,7 +451,7 @@ __device__ __forceinline__ void prepare_channel(PrepareStorageChannel<kDelta>& s
   arch::cp_async_commit();
 
   // G (e_last,d beside it).
-  load_channel_gate(sm.g, p, ch.t0, hv, c);
+  load_channel_gate<kPrepareChannelThreads<kDelta>>(sm.g, p, ch.t0, hv, c);
   if constexpr (kDelta)
     arch::cta_for(kMmaChunk, [&](int i) {
       sm.beta[i] = i < c ? bf16_to_float(p.beta[(ch.t0 + i) * p.v_heads + hv]) : 0.0f;
@@ -465,10 +504,21 @@ __device__ __forceinline__ void prepare_channel(PrepareStorageChannel<kDelta>& s
     const int j = 16 * (idx / kLowerPairs16) + lp.col;
     float acc = 0.0f, acc_kk = 0.0f;
     if (i < c)
-      for (int d = 0; d < kMmaDim; ++d) {
-        const float decay = expf(sm.g[i][d] - sm.g[j][d]);
-        acc += sm.q.at(i, d) * decay * sm.k.at(j, d);
-        if (kDelta && j < i) acc_kk += sm.k.at(i, d) * decay * sm.k.at(j, d);
+      for (int d = 0; d < kMmaDim; d += 8) {  // eight channels per load of each operand
+        std::uint32_t qi[4], ki[4], kj[4];
+        float gi[8], gj[8];
+        arch::load_u32x4(sm.q.ptr(i, d), qi);
+        arch::load_u32x4(sm.k.ptr(j, d), kj);
+        if constexpr (kDelta) arch::load_u32x4(sm.k.ptr(i, d), ki);
+        load_gate8(sm.g, i, d, gi);
+        load_gate8(sm.g, j, d, gj);
+        KCV_GLR_UNROLL
+        for (int e = 0; e < 8; ++e) {
+          const float decay = expf(gi[e] - gj[e]);
+          const float k_j = arch::unpack_bf16(kj[e / 2], e % 2);
+          acc += arch::unpack_bf16(qi[e / 2], e % 2) * decay * k_j;
+          if (kDelta && j < i) acc_kk += arch::unpack_bf16(ki[e / 2], e % 2) * decay * k_j;
+        }
       }
     sm.diag[i][lp.col] = acc;
     if constexpr (kDelta) sm.diag_kk[i][lp.col] = acc_kk;

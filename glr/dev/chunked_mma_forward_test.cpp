@@ -173,6 +173,31 @@ TEST(ChunkedMmaForwardArguments, RejectsWhatTheKernelsDoNotTake) {
   EXPECT_FALSE(mma_forward_workspace_bytes(Member::kKda, d));
 }
 
+TEST(ChunkedMmaForwardArguments, RejectsAPerChannelGateOffItsSixteenBytes) {
+  gpu::Dims d;
+  d.seq_len = 64;
+  d.key_dim = 128;
+  d.value_dim = 128;
+  Expected<std::size_t> bytes = mma_forward_workspace_bytes(Member::kKda, d);
+  ASSERT_TRUE(bytes);
+  Aligned ws(*bytes), q(64 * 128 * 2), k(64 * 128 * 2), v(64 * 128 * 2), o(64 * 128 * 2),
+      g(64 * 128 * 4 + 16), beta(64 * 2);
+  MmaForwardTensors t;
+  t.q = q.get();
+  t.k = k.get();
+  t.v = v.get();
+  t.o = o.get();
+  t.beta = beta.get();
+  t.g = static_cast<const float*>(g.get());
+  EXPECT_TRUE(mma_forward_params(Member::kKda, d, 1.0f, StateLayout::kKV, t, ws.get(), *bytes));
+  t.g = static_cast<const float*>(g.get()) + 1;  // its loads take 16 bytes at a time
+  Expected<MmaForwardParams> off =
+      mma_forward_params(Member::kKda, d, 1.0f, StateLayout::kKV, t, ws.get(), *bytes);
+  ASSERT_FALSE(off);
+  EXPECT_NE(off.error().to_string().find("16-byte aligned"), std::string::npos)
+      << off.error().to_string();
+}
+
 INSTANTIATE_TEST_SUITE_P(Members, ChunkedMmaForward, ::testing::ValuesIn(params()),
                          [](const ::testing::TestParamInfo<Param>& info) {
                            return info.param.label;

@@ -133,6 +133,8 @@ Expected<MmaForwardParams> mma_forward_params(Member member, const gpu::Dims& di
     return bad("cu_seqlens", "cu_seqlens must be given exactly when num_seqs > 0");
   for (const void* ptr : std::initializer_list<const void*>{t.q, t.k, t.v, t.o, workspace})
     if (!aligned16(ptr)) return bad("q", "q, k, v, o and the workspace must be 16-byte aligned");
+  if (tr.gate == GateKind::kChannel && !aligned16(t.g))
+    return bad("g", "a per-channel gate must be 16-byte aligned");
   MmaForwardParams p = sizes(dims);
   const std::size_t need = carve(member, p, nullptr);
   if (workspace == nullptr || bytes < need)
@@ -201,6 +203,8 @@ Expected<MmaBackwardParams> mma_backward_params(Member member, const gpu::Dims& 
     return bad("dbeta", "dbeta is required exactly for members with the delta rule");
   for (const void* ptr : std::initializer_list<const void*>{t.d_o, t.dq, t.dk, t.dv})
     if (!aligned16(ptr)) return bad("d_o", "d_o, dq, dk and dv must be 16-byte aligned");
+  if (traits(member).gate == GateKind::kChannel && !aligned16(t.dg))
+    return bad("dg", "a per-channel gate's dg must be 16-byte aligned");
   MmaForwardTensors ft = t.fwd;
   ft.o = t.dv;  // the recompute writes no o; a present, aligned pointer passes the forward's checks
   ft.final_state = nullptr;

@@ -45,7 +45,7 @@ struct WyChannelStorage {
   SmemBf16<kMmaChunk, kMmaDim> k;
   SmemBf16<kMmaChunk, kMmaChunk> t;  ///< bf16(T) (the prepare kernel's)
   SmemBf16<kMmaChunk, kMmaChunk> m;  ///< bf16(β ⊙ dL), strictly lower
-  ChannelGate g;                     ///< G per channel
+  alignas(16) ChannelGate g;         ///< G per channel (rows in 16-byte loads)
   ChannelRowTerms rows;              ///< this kernel's row terms of dg (fp32)
   union Scratch {
     struct A {                          // phases 1–5
@@ -91,7 +91,7 @@ __global__ void __launch_bounds__(kGradThreads, 1) wy_channel_kernel(MmaBackward
   arch::cta_for(kMmaChunk, [&](int i) {
     sm.beta[i] = i < c ? bf16_to_float(p.beta[(ch.t0 + i) * p.v_heads + hv]) : 0.0f;
   });
-  load_channel_gate(sm.g, p, ch.t0, hv, c);
+  load_channel_gate<kThreads>(sm.g, p, ch.t0, hv, c);
   __syncthreads();
   sum_channel_gate(sm.g, [](int, float) {});
   arch::cp_async_wait<0>();
@@ -199,8 +199,18 @@ __global__ void __launch_bounds__(kGradThreads, 1) wy_channel_kernel(MmaBackward
     const int j = 16 * (idx / kStrictPairs16) + lp.col;
     float acc_kk = 0.0f;
     if (i < c)
-      for (int d = 0; d < kMmaDim; ++d)
-        acc_kk += sm.k.at(i, d) * expf(sm.g[i][d] - sm.g[j][d]) * sm.k.at(j, d);
+      for (int d = 0; d < kMmaDim; d += 8) {  // eight channels per load of each operand
+        std::uint32_t ki[4], kj[4];
+        float gi[8], gj[8];
+        arch::load_u32x4(sm.k.ptr(i, d), ki);
+        arch::load_u32x4(sm.k.ptr(j, d), kj);
+        load_gate8(sm.g, i, d, gi);
+        load_gate8(sm.g, j, d, gj);
+        KCV_GLR_UNROLL
+        for (int e = 0; e < 8; ++e)
+          acc_kk += arch::unpack_bf16(ki[e / 2], e % 2) * expf(gi[e] - gj[e]) *
+                    arch::unpack_bf16(kj[e / 2], e % 2);
+      }
     b.p_diag[i][lp.col] = acc_kk;
   });
   __syncthreads();  // (F) the anchored operands and P's diagonal complete

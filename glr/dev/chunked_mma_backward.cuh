@@ -372,6 +372,13 @@ __device__ __forceinline__ float group_row_sum(const float (&part)[kGradGroups][
   return sum;
 }
 
+/// part[0][i][0] = group_row_sum(part, i) for the rows i < c, each row by its own thread, so that
+/// the serial sums over rows that follow (one thread's, in row order) read one value a row where
+/// they summed sixteen partials a row in a chain of dependent adds. No barrier inside.
+__device__ __forceinline__ void fold_row_partials(float (&part)[kGradGroups][kMmaChunk][4], int c) {
+  arch::cta_for(c, [&](int i) { part[0][i][0] = group_row_sum(part, i); });
+}
+
 /// The gradient kernel of the scalar gates (LA, SSD, DeltaNet, GDN); grid (chunk slots, value
 /// heads), kGradThreads threads in kGradGroups column groups (chunked_mma_backward.hpp).
 template <GateKind kGate, bool kDelta>
@@ -584,6 +591,8 @@ __global__ void __launch_bounds__(kGradThreads, 1) grad_kernel(MmaBackwardParams
     arch::cta_for(kMmaThreads,
                   [&](int t) { sm.bound_part[t] = dot_part<kMmaThreads>(sm.s_end, sm.ds, t); });
     __syncthreads();  // row_part and bound_part complete
+    fold_row_partials(sm.row_part, c);
+    __syncthreads();
     // dg_t = Σ_{s ≥ t} row term + ⟨S_e, dS⟩, in a fixed order (with the delta rule completed by
     // wy_grad_kernel's − Σ_{s ≥ t} v_s·dv_s). The two serial sums run at once on two warps, each
     // by one thread in its order: the suffix sums of the row terms by thread 0 (into
@@ -593,7 +602,7 @@ __global__ void __launch_bounds__(kGradThreads, 1) grad_kernel(MmaBackwardParams
       if (t == 0) {
         float running = 0.0f;
         for (int i = c - 1; i >= 0; --i) {
-          running += group_row_sum(sm.row_part, i);
+          running += sm.row_part[0][i][0];
           sm.row_part[0][i][0] = running;
         }
       } else if (t == arch::kWarpSize) {
@@ -612,21 +621,27 @@ __global__ void __launch_bounds__(kGradThreads, 1) grad_kernel(MmaBackwardParams
     arch::cta_for(kMmaThreads,
                   [&](int t) { sm.bound_part[t] = dot_part<kMmaThreads>(sm.h, sm.ds, t); });
     __syncthreads();  // row_part, key_part and bound_part complete
+    fold_row_partials(sm.row_part, c);
+    fold_row_partials(sm.key_part, c);
+    __syncthreads();
     // dg_t = Σ_{s ≥ t} row term + the last row's terms through G_last, e_last·⟨H, dS⟩ +
     // Σ_{s < last} k_s·(r ⊙ (V dSᵀ))_s (algebraically ⟨S_e, dS⟩ − k_last·dk_last's inter-chunk
-    // term), in a fixed order.
+    // term), in a fixed order, by one thread (into row_part[0][t][0]); then each row's dg is
+    // stored by its own thread, all at once.
     arch::cta_for(1, [&](int) {
       float bound = 0.0f;
       for (int t = 0; t < kMmaThreads; ++t) bound += sm.bound_part[t];
       float carried = 0.0f;
-      for (int i = 0; i < c - 1; ++i) carried += group_row_sum(sm.key_part, i);
+      for (int i = 0; i < c - 1; ++i) carried += sm.key_part[0][i][0];
       float running =
           bp.fault == BackwardFault::kBoundaryAtEntry ? bound : sm.e[c - 1] * bound + carried;
       for (int i = c - 1; i >= 0; --i) {
-        running += group_row_sum(sm.row_part, i);
-        bp.dg[(ch.t0 + i) * p.v_heads + hv] = running;
+        running += sm.row_part[0][i][0];
+        sm.row_part[0][i][0] = running;
       }
     });
+    __syncthreads();
+    arch::cta_for(c, [&](int i) { bp.dg[(ch.t0 + i) * p.v_heads + hv] = sm.row_part[0][i][0]; });
   }
 }
 
@@ -847,10 +862,12 @@ __global__ void __launch_bounds__(kGradThreads, 1) wy_grad_kernel(MmaBackwardPar
     // dg_t −= Σ_{s ≥ t} v_s·dv_s: the suffix sums by one thread in a fixed order (into
     // part[1][0][t][0]), then each row's dg (read at the start, sm.dg) less it, stored by its own
     // thread, all at once.
+    fold_row_partials(sm.wide.part[1], c);
+    __syncthreads();
     arch::cta_for(1, [&](int) {
       float running = 0.0f;
       for (int i = c - 1; i >= 0; --i) {
-        running += group_row_sum(sm.wide.part[1], i);
+        running += sm.wide.part[1][0][i][0];
         sm.wide.part[1][0][i][0] = running;
       }
     });

@@ -46,6 +46,13 @@
 //      columns a warp at tile 32), K, W and A^qk back in the two stages with Q and dO, CTA-wide
 //      (151 and 175 KB, one CTA per multiprocessor, where 4 warps took 16 or 32 columns each and
 //      refilled their own parts). The same sums in the same order.
+//   12 the serial sums over rows (grad_kernel's dg, wy_grad_kernel's − Σ v·dv) read one value a
+//      row, each row's partials folded first by that row's thread (fold_row_partials), where one
+//      thread summed sixteen partials a row in a chain of dependent adds; wy_channel_kernel (KDA)
+//      adds dg's suffix sums from every thread, each thread's loads issued before its adds, where
+//      thread d made 64 dependent read-modify-writes of global memory; the per-channel gate and
+//      the diagonal blocks' per-pair sums as the forward's version 7. The same sums in the same
+//      order.
 //
 // 0. The forward's prepare_kernel and state_output_kernel without the output (o not written: no Q
 //    or A^qk loaded, no Q·H or A^qk·Δ) keep bf16(H) of every chunk entry and of every sequence end

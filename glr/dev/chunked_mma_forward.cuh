@@ -24,6 +24,10 @@
 //      decays the state's rows by e_last,d.
 //   6  the state pass in 16 warps, four column groups of the value tile (kStateGroups); the
 //      same sums in the same order.
+//   7  a per-channel gate's G loaded in 16-byte pieces, each thread's loads issued before its
+//      stores (load_channel_gate), where each load was waited for in turn; the diagonal blocks'
+//      per-pair sums read eight channels per load of each operand (KDA's G rows 132 floats for
+//      16-byte loads). The same sums in the same order.
 //
 // 1. prepare_kernel, one CTA (4 warps) per (chunk slot, value head):
 //      G = chunk-local cumsum of g (fp32, serial: the reference's order),

@@ -633,8 +633,9 @@ __global__ void __launch_bounds__(kGradThreads, 1) grad_kernel(MmaBackwardParams
     __syncthreads();
     // dg_t = Σ_{s ≥ t} row term + the last row's terms through G_last, e_last·⟨H, dS⟩ +
     // Σ_{s < last} k_s·(r ⊙ (V dSᵀ))_s (algebraically ⟨S_e, dS⟩ − k_last·dk_last's inter-chunk
-    // term), in a fixed order, by one thread (into row_part[0][t][0]); then each row's dg is
-    // stored by its own thread, all at once.
+    // term), in a fixed order, by one thread. (Its rows' stores here, not after a barrier by each
+    // row's thread: that form took grad_kernel<kScalar, false> from 109 registers to 128 and a
+    // spill.)
     arch::cta_for(1, [&](int) {
       float bound = 0.0f;
       for (int t = 0; t < kMmaThreads; ++t) bound += sm.bound_part[t];
@@ -644,11 +645,9 @@ __global__ void __launch_bounds__(kGradThreads, 1) grad_kernel(MmaBackwardParams
           bp.fault == BackwardFault::kBoundaryAtEntry ? bound : sm.e[c - 1] * bound + carried;
       for (int i = c - 1; i >= 0; --i) {
         running += sm.row_part[0][i][0];
-        sm.row_part[0][i][0] = running;
+        bp.dg[(ch.t0 + i) * p.v_heads + hv] = running;
       }
     });
-    __syncthreads();
-    arch::cta_for(c, [&](int i) { bp.dg[(ch.t0 + i) * p.v_heads + hv] = sm.row_part[0][i][0]; });
   }
 }
 

@@ -181,10 +181,10 @@ __device__ __forceinline__ void chunk_cumulative_gate(float* out, const MmaForwa
 /// with a CTA barrier between (the caller's): load_channel_gate puts the chunk's gates in g[i][d],
 /// every thread at once, 0 past the end (so that G stays at G_last there); sum_channel_gate has
 /// thread d sum channel d from row 0 in row order and then call at_end(d, G_last,d). The prepare
-/// kernel's G and the backward's are these same sums.
-/// A thread's gates come in 16-byte loads, all issued before the first store (one load waited for
-/// at a time was 16 round trips to global memory); rows whose length is a multiple of 4 floats
-/// take them in 16-byte stores. @pre p.g 16-byte aligned (mma_forward_params checks it).
+/// kernel's G and the backward's are these same sums. A thread's gates come in 16-byte loads, all
+/// issued before the first store (one load waited for at a time was 16 round trips to global
+/// memory); rows whose length is a multiple of 4 floats take them in 16-byte stores. @pre p.g
+/// 16-byte aligned (mma_forward_params checks it).
 template <int kThreads, typename GateRows>
 __device__ __forceinline__ void load_channel_gate(GateRows& g, const MmaForwardParams& p,
                                                   std::int64_t t0, int hv, int c) {
@@ -217,16 +217,6 @@ __device__ __forceinline__ void load_channel_gate(GateRows& g, const MmaForwardP
   });
 }
 
-/// G_i,d..d+7 of one row into x (16-byte loads where the rows' length allows them).
-template <typename GateRows>
-__device__ __forceinline__ void load_gate8(const GateRows& g, int i, int d, float (&x)[8]) {
-  if constexpr (sizeof(g[0]) % 16 == 0) {
-    arch::load_f32x4(&g[i][d], x);
-    arch::load_f32x4(&g[i][d + 4], x + 4);
-  } else {
-    for (int e = 0; e < 8; ++e) x[e] = g[i][d + e];
-  }
-}
 template <typename GateRows, typename F>
 __device__ __forceinline__ void sum_channel_gate(GateRows& g, F&& at_end) {
   arch::cta_for(kMmaDim, [&](int d) {
@@ -237,6 +227,17 @@ __device__ __forceinline__ void sum_channel_gate(GateRows& g, F&& at_end) {
     }
     at_end(d, running);
   });
+}
+
+/// G_i,d..d+7 of one row into x (16-byte loads where the rows' length allows them).
+template <typename GateRows>
+__device__ __forceinline__ void load_gate8(const GateRows& g, int i, int d, float (&x)[8]) {
+  if constexpr (sizeof(g[0]) % 16 == 0) {
+    arch::load_f32x4(&g[i][d], x);
+    arch::load_f32x4(&g[i][d + 4], x + 4);
+  } else {
+    for (int e = 0; e < 8; ++e) x[e] = g[i][d + e];
+  }
 }
 
 // ------------------------------------------------------------------------------ 1. prepare

@@ -36,12 +36,12 @@ inline constexpr int kMmaThreads = 128;  ///< 4 warps: one per 16-row block of a
 
 /// The state pass's column groups: warp w + 4h takes row block w and the value columns
 /// kBV/kStateGroups·h.. of its CTA's tile (of o, Δ and H), so that the CTA, alone on its
-/// multiprocessor and serial over the chunks, has 16 warps, each step's dependent products a
-/// quarter of the columns long (8 columns a warp at tile 32, 16 at 64). A step's time follows a
-/// warp's columns: GDN's state_output took 449 µs at B1·T8192·H32 in 4 warps and 355 in 8 on the
-/// H100 (docs/glr/tensor-core-forward.md). Every element keeps its sum order: the products'
-/// k-steps are a warp's over its own columns.
-inline constexpr int kStateGroups = 4;
+/// multiprocessor and serial over the chunks, has 8 warps, each step's dependent products half
+/// the columns long (16 columns a warp at tile 32, 32 at 64). GDN's state_output at B1·T8192·H32
+/// on the H100 took 449 µs in 4 warps, 355 in 8 and 414 in 16 (docs/glr/tensor-core-forward.md):
+/// past 8 warps the step's shared-memory traffic, not its columns, sets its time. Every element
+/// keeps its sum order: the products' k-steps are a warp's over its own columns.
+inline constexpr int kStateGroups = 2;
 inline constexpr int kStateThreads = kMmaThreads * kStateGroups;
 
 /// Everything both kernels read, by value. Workspace tensors are chunk-slot-major: the chunk j of

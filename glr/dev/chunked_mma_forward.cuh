@@ -22,8 +22,8 @@
 //   5  the per-channel gate (GLA; KDA with the delta rule): prepare_channel's anchored Gram
 //      blocks and Q̄, K̄ in the workspace; the state pass reads them with unit row factors and
 //      decays the state's rows by e_last,d.
-//   6  the state pass in 16 warps, four column groups of the value tile (kStateGroups); the
-//      same sums in the same order.
+//   6  the state pass in column groups of the value tile (kStateGroups: 8 warps; 16 were
+//      measured slower); the same sums in the same order.
 //   7  a per-channel gate's G loaded in 16-byte pieces, each thread's loads issued before its
 //      stores (load_channel_gate), where each load was waited for in turn; the diagonal blocks'
 //      per-pair sums read eight channels per load of each operand (KDA's G rows 132 floats for
@@ -40,7 +40,7 @@
 //      W = bf16(T)·bf16(diag(β)(K ⊙ E)), U = bf16(T)·bf16(diag(β) V) on tensor
 //        cores → w, u (bf16)
 //    Without the delta rule only G's factors and A^qk.
-// 2. state_output_kernel, one CTA (16 warps) per (sequence, value head, kBV value columns), serial
+// 2. state_output_kernel, one CTA (8 warps) per (sequence, value head, kBV value columns), serial
 //    over the sequence's chunks; the next chunk's operands arrive by cp.async while this one is
 //    computed. The fp32 state H (128 × kBV) lives in registers, warp w + 4h holding rows
 //    32w..32w+31 and the column group h (kStateGroups); its bf16 copy in shared memory is the B

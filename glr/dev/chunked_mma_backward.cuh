@@ -66,8 +66,9 @@
 //      dS ← e_last·dS + scale·Qᵀ·bf16(e ⊙ dO)              (B2 without the delta rule)
 //    and dh0 = dS at the end. e ⊙ dO is Q̄ᵀdO's row factor moved onto dO (a rounding of the
 //    same size row by row, as the forward's r ⊙ Δ).
-// 2. grad_kernel, one CTA (4 warps) per (chunk slot, value head), chunk-parallel; warp w rows
-//    16w..16w+15 of the chunk; H = bf16 state entering the chunk, dS = dh[slot]:
+// 2. grad_kernel, one CTA (16 warps, kGradGroups column groups) per (chunk slot, value head),
+//    chunk-parallel; warp w + 4h rows 16w..16w+15 of the chunk (feature columns of group h); H =
+//    bf16 state entering the chunk, dS = dh[slot]:
 //      dv = scale·A^qkᵀ·dO + r ⊙ (K·dS)                         (A^qk from the forward, bf16)
 //      dP = bf16(scale·Γ ⊙ Tril_incl(dO·Vᵀ))                     (the decayed Gram's VJP)
 //      dq = scale·e ⊙ (dO·Hᵀ) + dP·K;   dk = r ⊙ (V·dSᵀ) + dPᵀ·Q

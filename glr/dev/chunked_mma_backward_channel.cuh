@@ -1,9 +1,9 @@
 // File: glr/dev/chunked_mma_backward_channel.cuh
 // The gradient kernel of a per-channel gate without the delta rule (GLA), grad_kernel's sibling
-// (chunked_mma_backward.cuh): one CTA (4 warps) per
-// (chunk slot, value head), warp w rows 16w..16w+15 of the chunk; H the bf16 state entering the
-// chunk, dS = dh[slot], G the chunk-local cumulative log-decay per key channel, E = e^G,
-// R = e^{G_last − G}, Q̄ = bf16(Q ⊙ E) and K̄ = bf16(K ⊙ R) the prepare kernel's:
+// (chunked_mma_backward.cuh): one CTA (16 warps, kGradGroups column groups) per
+// (chunk slot, value head), warp w + 4h rows 16w..16w+15 of the chunk; H the bf16 state entering
+// the chunk, dS = dh[slot], G the chunk-local cumulative log-decay per key channel, E = e^G, R =
+// e^{G_last − G}, Q̄ = bf16(Q ⊙ E) and K̄ = bf16(K ⊙ R) the prepare kernel's:
 //   dv = scale·A^qkᵀ dO + K̄ dS                                       (A^qk from the forward)
 //   dP = bf16(scale·Tril_incl(dO Vᵀ))                           (the gate sits inside the Gram)
 //   dq = scale·E ⊙ (dO Hᵀ) + [dP's Gram VJP],  dk = R ⊙ (V dSᵀ) + [dP's Gram VJP]
@@ -51,7 +51,9 @@ using gpu::detail::for_each_pair_slice;
 using ChannelRowTerms = float[kMmaChunk][kMmaDim + 8];
 /// G per key channel, [row][channel], rows padded by 8 floats for the same reason: the 8-byte
 /// loads of (G_id, G_i,d+1) at a warp's accumulator coordinates (gate_pair) fall on distinct banks
-/// within each half-warp, where 128-float rows put a column's 8 rows on one bank.
+/// within each half-warp, where 128-float rows put a column's 8 rows on one bank. The per-pair
+/// sums' 16-byte loads (load_gate8) put rows j and j + 4 on the same banks: a two-way conflict at
+/// most, where the accumulator loads, the more frequent, have none.
 using ChannelGate = float[kMmaChunk][kMmaDim + 8];
 
 /// (G_id, G_i,d+1), d even: one 8-byte load.

@@ -468,6 +468,35 @@ TEST(ChunkedMmaBackwardArguments, RejectsWhatTheKernelsDoNotTake) {
   EXPECT_FALSE(mma_backward_workspace_bytes(Member::kSimpleGla, d));
 }
 
+TEST(ChunkedMmaBackwardArguments, RejectsAPerChannelGatesDgOffItsSixteenBytes) {
+  gpu::Dims d;
+  d.seq_len = 64;
+  d.key_dim = 128;
+  d.value_dim = 128;
+  Expected<std::size_t> bytes = mma_backward_workspace_bytes(Member::kGla, d);
+  ASSERT_TRUE(bytes);
+  constexpr std::size_t kTile = 64 * 128;
+  Aligned ws(*bytes), q(kTile * 2), k(kTile * 2), v(kTile * 2), g(kTile * 4), d_o(kTile * 2),
+      dq(kTile * 2), dk(kTile * 2), dv(kTile * 2), dg(kTile * 4 + 16);
+  MmaBackwardTensors t;
+  t.fwd.q = q.get();
+  t.fwd.k = k.get();
+  t.fwd.v = v.get();
+  t.fwd.g = static_cast<const float*>(g.get());
+  t.d_o = d_o.get();
+  t.dq = dq.get();
+  t.dk = dk.get();
+  t.dv = dv.get();
+  t.dg = static_cast<float*>(dg.get());
+  EXPECT_TRUE(mma_backward_params(Member::kGla, d, 1.0f, StateLayout::kKV, t, ws.get(), *bytes));
+  t.dg = static_cast<float*>(dg.get()) + 1;  // 4 bytes off: the 8-byte pairs of its adds fault
+  Expected<MmaBackwardParams> off =
+      mma_backward_params(Member::kGla, d, 1.0f, StateLayout::kKV, t, ws.get(), *bytes);
+  ASSERT_FALSE(off);
+  EXPECT_NE(off.error().to_string().find("dg must be 16-byte aligned"), std::string::npos)
+      << off.error().to_string();
+}
+
 TEST(BackwardBound, HasNoDeclaredTermUnderTheFp32Grade) {
   const Case c = make({"ssd", Member::kSimpleGla, mma_spec({70}, 1, 1, 2100)});
   Expected<BackwardSigma> s =

@@ -297,7 +297,7 @@ using PrepareGate = float[kMmaChunk][kMmaDim + (kDelta ? 4 : 1)];
 
 /// prepare_kernel's shared memory for a per-channel gate: Q and K, the anchored factors, G per
 /// channel and the diagonal blocks' per-pair sums; with the delta rule (KDA) also L, T and bf16(T)
-/// and, over the anchored factors, X and V. 112.75 KB (GLA), 177 KB (KDA).
+/// and, over the anchored factors, X and V. 112.75 KB (GLA), 177.75 KB (KDA).
 template <bool kDelta>
 struct PrepareStorageChannel {
   SmemBf16<kMmaChunk, kMmaDim> q, k;
@@ -331,7 +331,7 @@ __device__ __forceinline__ constexpr int anchored_keys_row(int b) { return 8 * b
 /// ChannelGram::k_anchored from K and G (per channel), CTA-wide: row block b's B operand
 /// K_j ⊙ e^{G_16b − G_j} (j < 16b) at rows anchored_keys_row(b).., 8 elements per 16-byte load and
 /// store. Read by the forward's A^qk (and L) and by the backward's dq. `g`: G per channel,
-/// g[i][d] (the prepare kernel's 128-float rows or the backward's padded ones).
+/// g[i][d] (the prepare kernel's padded rows or the backward's).
 template <typename GateRows>
 __device__ __forceinline__ void form_anchored_keys(ChannelGram& gram,
                                                    const SmemBf16<kMmaChunk, kMmaDim>& k,
@@ -420,7 +420,7 @@ __device__ __forceinline__ void wy_product(const SmemBf16<kMmaChunk, kMmaChunk>&
 /// prepare_kernel's threads for a per-channel gate, 16 warps on each multiprocessor for the
 /// CUDA-core work of the anchored factors and the diagonal blocks' per-pair sums (the products
 /// stay with warps 0–3, one per row block; W and U with all): 8 warps for GLA's (two CTAs per
-/// multiprocessor), 16 for KDA's (one, at 177 KB); the other gates' prepare kernels have 4.
+/// multiprocessor), 16 for KDA's (one, at 177.75 KB); the other gates' prepare kernels have 4.
 template <bool kDelta>
 inline constexpr int kPrepareChannelThreads = kDelta ? 4 * kMmaThreads : 2 * kMmaThreads;
 

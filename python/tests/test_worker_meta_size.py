@@ -1,6 +1,7 @@
 """The reference load's sizing on the meta device (load field size_on_meta_over,
 kcv.worker.meta): a problem over the limit is described without being drawn, built or run (its
-facts only the constants), and its worker refuses calls; under the limit, or where meta cannot tell, the load is the real one."""
+facts only the constants), and its worker refuses calls; under the limit, or where meta cannot tell, the load is the real one,
+unless (load field refuse_models_over) the models alone are over that limit."""
 
 import signal
 import threading
@@ -16,7 +17,7 @@ from torch.overrides import TorchFunctionMode  # noqa: E402
 import kb_problems as kb  # noqa: E402
 from worker_client import ref64  # noqa: E402
 
-from kcv.worker.meta import WALL_BACKSTOP, size_on_meta  # noqa: E402
+from kcv.worker.meta import WALL_BACKSTOP, model_bytes_on_meta, size_on_meta  # noqa: E402
 
 ADD_IO = 3 * 4 * 8 * 4  # kb.ADD's inputs and output: three 4 x 8 float32 tensors
 # 2^40 floats an input and the output: 12 TiB in + out, never allocatable; sized on meta only.
@@ -25,6 +26,32 @@ HUGE = kb.ADD.replace("torch.randn(ROWS, COLS), torch.randn(ROWS, COLS), 0.5",
 # A forward meta cannot run (.item() has no value on meta): the load is the real one.
 NO_META_FORWARD = kb.ADD.replace("return x + self.alpha * y * scale",
                                  "return x + self.alpha * y * scale * (x.sum() * 0 + 1).item()")
+
+# A Linear(N, N) whose forward meta cannot size: 4160 floating elements, 4 + 8 bytes each in
+# the reference's float32 and float64 models.
+WEIGHTY = """
+import torch
+
+N = 64
+
+
+class Model(torch.nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.lin = torch.nn.Linear(n, n)
+
+    def forward(self, x):
+        return self.lin(x) * (x.sum() * 0 + 1).item()
+
+
+def get_inputs():
+    return [torch.randn(2, N)]
+
+
+def get_init_inputs():
+    return [N]
+"""
+WEIGHTY_MODELS = (64 * 64 + 64) * (4 + 8)
 
 
 def load(worker, cache_dir, ref, role="reference", **extra):
@@ -83,6 +110,51 @@ def test_where_meta_cannot_run_the_forward_the_load_is_the_real_one(worker, cach
     r = worker.call([torch.randn(4, 8), torch.randn(4, 8)], [(torch.float64, (4, 8))],
                     ref64())
     assert r.reply["status"] == "ok", r.reply
+
+
+def test_where_meta_cannot_size_the_forward_models_over_the_limit_are_refused(worker, cache_dir):
+    reply = load(worker, cache_dir, WEIGHTY, size_on_meta_over=1,
+                 refuse_models_over=WEIGHTY_MODELS - 1)
+    assert reply["type"] == "error", reply
+    assert reply["message"].startswith("problem_error: the reference's models hold 0.0 MiB"), reply
+    assert "where its forward could not be sized" in reply["message"], reply
+    assert reply["reusable"] is True, reply  # nothing was built: the next shape loads here
+    reply = load(worker, cache_dir, WEIGHTY, size_on_meta_over=1,
+                 refuse_models_over=WEIGHTY_MODELS)
+    assert reply["type"] == "loaded" and "sized_on_meta" not in reply["problem"], reply
+    r = worker.call([torch.randn(2, 64)], [(torch.float64, (2, 64))], ref64())
+    assert r.reply["status"] == "ok", r.reply
+
+
+def test_where_meta_sizes_the_forward_the_models_are_not_counted(worker, cache_dir):
+    sizable = WEIGHTY.replace(" * (x.sum() * 0 + 1).item()", "")
+    reply = load(worker, cache_dir, sizable, size_on_meta_over=1 << 20, refuse_models_over=1)
+    assert reply["type"] == "loaded" and "sized_on_meta" not in reply["problem"], reply
+
+
+def test_model_bytes_on_meta_counts_both_models_without_allocating():
+    class Model(torch.nn.Module):
+        def __init__(self, n):
+            super().__init__()
+            self.lin = torch.nn.Linear(n, n)
+            self.register_buffer("steps", torch.zeros((), dtype=torch.int64))
+
+    ref = types.SimpleNamespace(Model=Model, get_init_inputs=lambda: [1 << 20])
+    # 2^40 + 2^20 floating elements (12 bytes each) and one int64 buffer: never allocatable
+    assert model_bytes_on_meta(ref, 0) == ((1 << 40) + (1 << 20)) * 12 + 8
+    ref.get_init_inputs = lambda: [1 << 40]  # a build meta cannot make (its size overflows)
+    assert model_bytes_on_meta(ref, 0) is None
+
+
+@pytest.mark.parametrize("fields, says", [
+    ({"refuse_models_over": -1, "size_on_meta_over": 1}, "non-negative integer"),
+    ({"refuse_models_over": 1}, "needs size_on_meta_over"),
+])
+def test_a_bad_refuse_models_over_is_a_bad_request(worker, cache_dir, fields, says):
+    reply = load(worker, cache_dir, kb.ADD, **fields)
+    assert reply["type"] == "error", reply
+    assert reply["message"].startswith("bad_request: refuse_models_over:") and says in \
+        reply["message"], reply
 
 
 @pytest.mark.parametrize("fields, says", [

@@ -3,7 +3,8 @@
 // loaded for the whole kernel, where most probes run) and reference and candidate for any other
 // shape (reloaded from one shape to the next: a warm worker with torch imported and the build
 // cached takes a new shape in a fraction of a cold start). A reference load at another shape
-// sizes the problem on the meta device first, so a shape over the probe budget is never drawn.
+// sizes the problem on the meta device first, so a shape over the probe budget is never drawn,
+// and where meta cannot size its forward, its models over the budget are never built.
 #include <fmt/format.h>
 
 #include <chrono>
@@ -15,7 +16,7 @@ namespace kcv::kb {
 namespace {
 
 WorkerLoad load_for(const WorkerSetup& s, Role role, const Constants& constants,
-                    int64_t size_on_meta_over, bool facts) {
+                    int64_t size_on_meta_over, bool facts, int64_t refuse_models_over = 0) {
   const std::string& given =
       role == Role::kReference ? s.reference_load_json : s.candidate_load_json;
   nlohmann::json j;
@@ -38,8 +39,12 @@ WorkerLoad load_for(const WorkerSetup& s, Role role, const Constants& constants,
     if (role == Role::kCandidate) j["candidate_code"] = s.candidate_code;
     if (!s.cache_dir.empty()) j["cache_dir"] = s.cache_dir;
     for (const auto& [name, v] : constants) j["constants"][name] = v;
-    if (role == Role::kReference && size_on_meta_over > 0)
+    if (role == Role::kReference && size_on_meta_over > 0) {
       j["size_on_meta_over"] = size_on_meta_over;
+      // A shape whose forward meta cannot size, and whose models alone exceed the budget, is
+      // refused before its weights are built for real (docs/06 §7).
+      if (refuse_models_over > 0) j["refuse_models_over"] = refuse_models_over;
+    }
     if (role == Role::kReference && !facts) j["facts"] = false;  // the judge shape's facts serve
   }
   WorkerLoad load;
@@ -169,8 +174,9 @@ Expected<WorkerExecutor*> ModuleWorkers::worker(Role role, const Constants& cons
     return s.executor.get();
   }
   const int64_t meta = s.at_base ? setup_.size_on_meta_over : other_shape_budget_;
-  const WorkerLoad load =
-      load_for(setup_, role, want, role == Role::kReference ? meta : 0, s.at_base);
+  const bool reference = role == Role::kReference;
+  const WorkerLoad load = load_for(setup_, role, want, reference ? meta : 0, s.at_base,
+                                   reference && !s.at_base ? other_shape_budget_ : 0);
   Expected<WorkerKernelInfo> info = make_error(ErrorCode::kInternal, "not started");
   const auto began = std::chrono::steady_clock::now();
   if (!s.executor) {

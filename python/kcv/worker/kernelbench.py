@@ -20,7 +20,7 @@ from kcv.worker import facts, modexec
 from kcv.worker.candidate import CandidateSide
 from kcv.worker.errors import LoadError, RequestError, load_error
 from kcv.worker.float64 import promote_attributes
-from kcv.worker.meta import meta_sample, size_on_meta
+from kcv.worker.meta import meta_sample, model_bytes_on_meta, size_on_meta
 from kcv.worker.outputs import BadOutput, flatten
 from kcv.worker.reference import ReferenceSide
 from kcv.worker.tasks import REFERENCE_KINDS
@@ -104,6 +104,14 @@ class KernelBenchPair:
                                 "facts": {"constants": facts.constant_facts(
                                     f["reference_code"], consts)}}
                 return
+            if sized is None and f.get("refuse_models_over"):
+                held = model_bytes_on_meta(ref, self.seed)
+                if held is not None and held > f["refuse_models_over"]:
+                    raise LoadError(
+                        f"problem_error: the reference's models hold {held / 2**20:.1f} MiB of "
+                        f"parameters and buffers at this shape (float32 and float64 copies, "
+                        f"counted on meta, where its forward could not be sized), over the "
+                        f"budget of {f['refuse_models_over'] / 2**20:.0f} MiB")
         if self.role == "reference":
             torch.backends.cuda.matmul.allow_tf32 = False
             torch.backends.cudnn.allow_tf32 = False

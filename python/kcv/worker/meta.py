@@ -7,7 +7,9 @@ reduced shape is then never drawn or run at its own shape. Anything meta cannot 
 kernel, .item(), a real generator, a recurrent layer stepping for minutes) returns None and the
 caller does it for real, so a result here is only ever an answer a real run would give.
 kcv.worker.facts traces the problem here at bumped constants too (size_on_meta's
-during_forward), to learn which size constant sets each reduction's length.
+during_forward), to learn which size constant sets each reduction's length. Where the forward
+cannot be sized, the model's own bytes still can (model_bytes_on_meta): a shape whose weights
+alone exceed the probe budget is refused without building them.
 """
 
 import signal
@@ -157,3 +159,29 @@ def size_on_meta(ref, seed: int, limit_s: float = META_FORWARD_S,
     if changed() or not all(t.device.type == "meta" for t in outs):
         return None
     return sample, outs
+
+
+def model_bytes_on_meta(ref, seed: int, limit_s: float = META_FORWARD_S) -> int | None:
+    """The bytes the reference's two models hold at this shape: Model built from
+    get_init_inputs() under `seed` on meta, its parameters and buffers counted as built (the
+    float32 model) and widened to 8 bytes a floating element (the float64 one, kcv.worker.float64);
+    None where meta cannot build it (the build raised or ran over `limit_s`, or not on the main
+    thread)."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    warm_up_meta()
+    with _global_state_kept() as changed:
+        try:
+            with torch.device("meta"), torch.no_grad(), _time_limit(limit_s):
+                torch.manual_seed(seed)
+                model = ref.Model(*ref.get_init_inputs())
+        except (_TooSlow, Exception):  # noqa: BLE001 - the real load says what failed
+            return None
+    if changed() or not isinstance(model, torch.nn.Module):
+        return None
+    total = 0
+    for t in [*model.parameters(), *model.buffers()]:
+        total += t.numel() * t.element_size()
+        if t.is_floating_point():
+            total += t.numel() * 8
+    return total

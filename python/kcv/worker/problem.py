@@ -22,6 +22,9 @@ reach kcv's mutation check; on CUDA on device copies with their layout (strides,
 copied back over the views afterwards. A reference load with "size_on_meta_over": N first sizes
 the problem on the meta device (kcv.worker.meta.size_on_meta); over N bytes of inputs + outputs
 it stops there: the reply's problem says "sized_on_meta": true, and the worker refuses calls.
+With "refuse_models_over": M as well, a load whose forward meta cannot size fails when the two
+models' parameters and buffers, counted on meta, come to more than M bytes
+(kcv.worker.meta.model_bytes_on_meta).
 
 Environment first: without a GPU TRITON_INTERPRET=1, before torch (and so Triton) is imported
 by this process. Then the compile caches: TORCH_EXTENSIONS_DIR and TRITON_CACHE_DIR point at
@@ -103,11 +106,16 @@ def _fields(req: dict) -> dict:
         raise bad("size_on_meta_over", f"{over!r} is not a non-negative integer")
     if over and role != "reference":
         raise bad("size_on_meta_over", "only the reference role sizes the problem")
+    refuse = req.get("refuse_models_over", 0)
+    if not isinstance(refuse, int) or isinstance(refuse, bool) or refuse < 0:
+        raise bad("refuse_models_over", f"{refuse!r} is not a non-negative integer")
+    if refuse and not over:
+        raise bad("refuse_models_over", "needs size_on_meta_over (the reference role)")
     want_facts = req.get("facts", True)
     if not isinstance(want_facts, bool):
         raise bad("facts", f"{want_facts!r} is not a boolean")
     out.update(seed=seed, device=device, cache_dir=cache_dir, constants=constants,
-               size_on_meta_over=over, facts=want_facts,
+               size_on_meta_over=over, refuse_models_over=refuse, facts=want_facts,
                name=req.get("name") or req.get("kernel") or
                ("ModelNew" if role == "candidate" else "Model"),
                op=req.get("op") or "kernelbench")

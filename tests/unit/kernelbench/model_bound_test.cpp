@@ -86,6 +86,55 @@ TEST(EagerScale, AnF64OutputReadInPlaceGivesItsCopysScale) {
   EXPECT_THROW(eager_scale(DType::kF32, eager, eager), std::invalid_argument);
 }
 
+// E of an eager run of any layout and dtype is the one a serial loop over value_at gives (below
+// 2^20 elements the pass is one block): a strided view and its packed copy alike, with subnormal,
+// non-finite and zero elements among the values.
+TEST(EagerScale, AStridedOrNarrowEagerRunGivesTheSerialLoopsScale) {
+  const int64_t rows = 37, cols = 101;
+  const auto naive = [](DType dtype, const HostTensor& value64, const HostTensor& eager) {
+    double worst = 0, sum_sq = 0;
+    int64_t finite = 0, informative = 0;
+    for (int64_t i = 0; i < eager.numel(); ++i) {
+      const double v = value64.value_at(i), e = eager.value_at(i);
+      if (!std::isfinite(v) || !std::isfinite(e)) continue;
+      worst = std::max(worst, std::fabs(e - v));
+      sum_sq += v * v;
+      ++finite;
+      if (!(v == 0 && e == 0)) ++informative;
+    }
+    const double rms = std::sqrt(sum_sq / static_cast<double>(finite));
+    return std::pair{std::max(worst, unit_roundoff(dtype) * rms), informative};
+  };
+  for (const DType dtype : {DType::kF32, DType::kBF16}) {
+    HostTensor value64(DType::kF64, {rows, cols});
+    // the eager run as a transposed view of a [cols, rows] buffer: not contiguous
+    HostTensor eager(dtype, {rows, cols}, {1, rows});
+    ASSERT_FALSE(eager.is_contiguous());
+    for (int64_t i = 0; i < rows * cols; ++i) {
+      double v = std::ldexp(1.0 + static_cast<double>((i * 2654435761u) % 1000) / 997.0,
+                            static_cast<int>(i % 9) - 4);
+      if (i % 7 == 0) v = -v;
+      if (i % 211 == 5) v = 0.0;
+      value64.set_value_at(i, v);
+      double e = v * (1.0 + 0x1p-12 * static_cast<double>(i % 5));
+      if (i % 503 == 11) e = std::numeric_limits<double>::quiet_NaN();
+      if (i % 601 == 13) e = -std::numeric_limits<double>::infinity();
+      if (i % 409 == 17) e = 0x1p-130;  // subnormal in f32 (in bf16 as well)
+      eager.set_value_at(i, e);
+    }
+    const auto [e_naive, informative_naive] = naive(dtype, value64, eager);
+    const HostTensor packed = eager.contiguous();
+    for (const HostTensor* run : std::vector<const HostTensor*>{&eager, &packed}) {
+      const EagerScale in_place = eager_scale(dtype, value64, *run);
+      const EagerScale copy = eager_scale(dtype, value64.to_f64(), *run);
+      EXPECT_EQ(in_place.e, e_naive) << dtype_name(dtype);
+      EXPECT_EQ(copy.e, e_naive) << dtype_name(dtype);
+      EXPECT_EQ(in_place.informative, informative_naive);
+      EXPECT_EQ(copy.informative, informative_naive);
+    }
+  }
+}
+
 TEST(EagerScale, IntegerOutputsAreExact) {
   const HostTensor eager = make_tensor(DType::kI64, {2}, {3, 4});
   EXPECT_EQ(eager_scale(DType::kI64, {3, 5}, eager).e, 0.0);

@@ -8,7 +8,10 @@
 // compare across machines and loads: "x memcpy" is what to watch.
 //
 //   cmake --build --preset release --target kcv_bench_host
-//   build/release/kcv_bench_host [--n ELEMENTS] [--m ELEMENTS] [--reps R]
+//   build/release/kcv_bench_host [--n ELEMENTS] [--m ELEMENTS] [--reps R] [--shm DIR]
+//
+// --shm names the directory of the call files (default /dev/shm), e.g. a tmpfs mounted with
+// huge pages (`mount -t tmpfs -o huge=within_size,size=32g tmpfs DIR`, docs/08_audit.md).
 //
 // Each figure is the fastest of R repetitions (default 5), single-threaded except the judge,
 // transform_inputs (gates/parallel.hpp's split) and the buffers' and call file's byte passes
@@ -130,6 +133,7 @@ int main(int argc, char** argv) {
   int64_t n = int64_t{12} << 20;
   int64_t m = int64_t{2} << 20;
   int reps = 5;
+  std::string shm = "/dev/shm";
   for (int a = 1; a + 1 < argc; a += 2) {
     const std::string k = argv[a];
     if (k == "--n")
@@ -138,6 +142,8 @@ int main(int argc, char** argv) {
       m = std::atoll(argv[a + 1]);
     else if (k == "--reps")
       reps = std::atoi(argv[a + 1]);
+    else if (k == "--shm")
+      shm = argv[a + 1];
   }
   // The draw: N(0, 1) fp32 values, as a reference worker's get_inputs() returns them.
   const kcv::CounterRng rng(1, 2);
@@ -236,7 +242,7 @@ int main(int argc, char** argv) {
                      kcv::exec::prepare_buffers({drawn}, outputs, call, false).inputs.size());
                }),
        -1});
-  // A candidate call's file (/dev/shm): created, its pages reserved and mapped in, and the
+  // A candidate call's file (in --shm): created, its pages reserved and mapped in, and the
   // prepared buffers copied into it, as the worker executor does for every candidate call.
   kcv::exec::CallBuffers prepared = kcv::exec::prepare_buffers({drawn}, outputs, call, false);
   const auto layout = kcv::worker::region_layout(prepared);
@@ -244,7 +250,7 @@ int main(int argc, char** argv) {
   rows.push_back({"call file made and filled (one call)", n + m,
                   best_ms(reps,
                           [&] {
-                            auto region = kcv::worker::CallRegion::create("/dev/shm", layout, 16);
+                            auto region = kcv::worker::CallRegion::create(shm, layout, 16);
                             if (!region) std::abort();
                             for (std::size_t k = 0; k < raws.size(); ++k)
                               kcv::exec::copy_bytes(region->buffer(k), raws[k]);
@@ -255,7 +261,7 @@ int main(int argc, char** argv) {
   // path is laying it out again and the copy.
   double ahead_ms = 1e300;
   for (int r = 0; r < reps; ++r) {
-    auto region = kcv::worker::CallRegion::create("/dev/shm", layout, 16);
+    auto region = kcv::worker::CallRegion::create(shm, layout, 16);
     if (!region) std::abort();
     ahead_ms = std::min(ahead_ms, best_ms(1, [&] {
                           if (!region->reuse(layout, 16)) std::abort();

@@ -127,6 +127,9 @@ struct WorkerSetup {
   /// Where the candidate's per-call shared-memory files live; empty: /dev/shm. A sandboxed
   /// candidate sees this directory only, never the reference's call files.
   std::string candidate_shm_dir;
+  /// Where the reference's call files live; empty: /dev/shm (a tmpfs with huge pages makes
+  /// them in a sixth of the time, docs/08_audit.md §6 "Call files").
+  std::string reference_shm_dir;
   std::string reference_code;
   std::string candidate_code;
   std::string device = "auto";

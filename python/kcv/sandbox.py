@@ -126,16 +126,18 @@ class KernelSandbox:
     `cache_dir`: the path the candidate's load names as its cache_dir (the scratch is bound
     there; on the host, the shared build cache). `worker_args`: what the plain worker takes
     (--gpu, --threads). `code`: the candidate's code text, whose published builds the scratch
-    starts with and receives back at close (None: no build is shared)."""
+    starts with and receives back at close (None: no build is shared). `shm_parent`: where its
+    private call-file directory is made (None: /dev/shm, else the temporary directory)."""
 
     def __init__(self, cache_dir: str, worker_args: list[str], warm: bool = True,
-                 code: str | None = None):
+                 code: str | None = None, shm_parent: str | None = None):
         self.cache_dir = cache_dir
         self.code = code
         self.scratch = _private_dir(tempfile.gettempdir(), SCRATCH_PREFIX)
         self.restored = buildcache.restore(cache_dir, code, self.scratch) if code else []
-        self.shm_dir = _private_dir("/dev/shm" if os.path.isdir("/dev/shm")
-                                    else tempfile.gettempdir(), SCRATCH_PREFIX)
+        if shm_parent is None:
+            shm_parent = "/dev/shm" if os.path.isdir("/dev/shm") else tempfile.gettempdir()
+        self.shm_dir = _private_dir(shm_parent, SCRATCH_PREFIX)
         self.socket = os.path.join(cache_dir, "forkserver.sock")  # the path inside
         self._host_socket = os.path.join(self.scratch, "forkserver.sock")
         self.worker_args = list(worker_args)

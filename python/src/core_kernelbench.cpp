@@ -115,10 +115,12 @@ PyStartedReference start_reference(nb::dict row, std::vector<std::string> worker
                                    std::string device, std::string cache_dir,
                                    int64_t memory_limit_bytes, double load_timeout_s,
                                    int64_t size_on_meta_over,
-                                   std::map<std::string, int64_t> constants) {
+                                   std::map<std::string, int64_t> constants,
+                                   std::string reference_shm_dir) {
   kb::WorkerSetup setup =
       worker_setup(std::move(worker_command), std::move(device), std::move(cache_dir),
                    memory_limit_bytes, load_timeout_s, size_on_meta_over);
+  setup.reference_shm_dir = std::move(reference_shm_dir);
   setup.reference_code = row_string(row, "reference_code", true);
   setup.name = row_string(row, "id", true);
   Expected<kb::StartedReference> started = make_error(ErrorCode::kInternal, "not started");
@@ -138,7 +140,7 @@ nb::dict verify_module(nb::dict row, std::vector<std::string> worker_command, st
                        bool shrink, std::optional<nb::callable> progress, int64_t size_on_meta_over,
                        PyStartedReference* reference,
                        std::vector<std::string> reference_worker_command,
-                       std::string candidate_shm_dir) {
+                       std::string candidate_shm_dir, std::string reference_shm_dir) {
   kb::ModuleRow r;
   r.id = row_string(row, "id", true);
   const bool loads = row.contains("reference_load") && row.contains("candidate_load");
@@ -155,6 +157,7 @@ nb::dict verify_module(nb::dict row, std::vector<std::string> worker_command, st
                            memory_limit_bytes, load_timeout_s, size_on_meta_over);
   o.workers.reference_command = std::move(reference_worker_command);
   o.workers.candidate_shm_dir = std::move(candidate_shm_dir);
+  o.workers.reference_shm_dir = std::move(reference_shm_dir);
   o.call_timeout_ms = static_cast<int>(call_timeout_s * 1000);
   o.kernel_timeout_ms = static_cast<int64_t>(kernel_timeout_s * 1000);
   for (const std::string& name : profiles) {
@@ -220,6 +223,7 @@ void bind_kernelbench(nb::module_& m) {
         nb::arg("worker_command"), nb::arg("device") = "auto", nb::arg("cache_dir") = "",
         nb::arg("memory_limit_bytes") = 0, nb::arg("load_timeout_s") = 900.0,
         nb::arg("size_on_meta_over") = 0, nb::arg("constants") = std::map<std::string, int64_t>{},
+        nb::arg("reference_shm_dir") = "",
         "Starts and loads the reference worker of a row (id, reference_code) at `constants`,\n"
         "as verify_module would start it, and returns it (reply: its load reply). Give it to\n"
         "verify_module(reference=...) with the same worker options and base_constants and it\n"
@@ -235,7 +239,7 @@ void bind_kernelbench(nb::module_& m) {
         nb::arg("progress") = nb::none(), nb::arg("size_on_meta_over") = 0,
         nb::arg("reference") = nb::none(),
         nb::arg("reference_worker_command") = std::vector<std::string>{},
-        nb::arg("candidate_shm_dir") = "",
+        nb::arg("candidate_shm_dir") = "", nb::arg("reference_shm_dir") = "",
         "Verifies one KernelBench row (id, reference_code, candidate_code, optional contract)\n"
         "through the C++ pipeline: loads, KernelBench's check, every gate under every profile.\n"
         "Returns the store's outcome dict plus 'timings' (seconds) and 'out_of_memory' (a harness\n"
@@ -244,7 +248,8 @@ void bind_kernelbench(nb::module_& m) {
         "same worker options), adopted and so closed here; size_on_meta_over: as the reference\n"
         "load's field (docs/06 §7.1), the one start_reference was given;\n"
         "reference_worker_command: argv of the reference's workers (empty: worker_command);\n"
-        "candidate_shm_dir: the candidate's call-file directory (empty: /dev/shm).");
+        "candidate_shm_dir, reference_shm_dir: the call-file directories of the candidate's and\n"
+        "the reference's workers (empty: /dev/shm).");
 }
 
 }  // namespace kcv::py

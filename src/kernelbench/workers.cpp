@@ -63,6 +63,7 @@ WorkerOptions options_for(const WorkerSetup& s, Role role, WorkerLoad load) {
   o.memory_limit_bytes = s.memory_limit_bytes;
   o.startup_timeout_ms = s.load_timeout_ms;
   if (role == Role::kCandidate && !s.candidate_shm_dir.empty()) o.shm_dir = s.candidate_shm_dir;
+  if (role == Role::kReference && !s.reference_shm_dir.empty()) o.shm_dir = s.reference_shm_dir;
   return o;
 }
 

@@ -87,6 +87,10 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--cache-dir", help="build cache shared by all workers and runs (torch extension "
                                        "and Triton builds by content, docs/08 §6; default: "
                                        "kcv-cache beside the store)")
+    p.add_argument("--shm-dir", metavar="DIR",
+                   help="where the workers' per-call shared-memory files are made (default "
+                        "/dev/shm); a tmpfs mounted with huge=within_size makes them in a sixth "
+                        "of the time (docs/08 §6, \"Call files\")")
     p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto",
                    help="where candidates run (auto: cuda when available)")
     p.add_argument("--profiles", type=_profiles, default=list(PROFILES),
@@ -252,6 +256,10 @@ def main(argv=None) -> int:
                   args.key_dir or _core.default_key_dir()])
 
     cache = args.cache_dir or os.path.join(os.path.dirname(os.path.abspath(args.store)), "kcv-cache")
+    if args.shm_dir is not None and not os.path.isdir(args.shm_dir):
+        print(f"kcv audit: error: --shm-dir {args.shm_dir!r}: no such directory; nothing was run",
+              file=sys.stderr)
+        return 2
     mem_gb = args.memory_limit_gb if args.memory_limit_gb is not None else (32.0 if args.device == "cpu" else 0.0)
     max_in = args.max_input_gb if args.max_input_gb is not None else _host_memory_gb() / 12
     host_gb = args.host_memory_gb if args.host_memory_gb is not None else _host_memory_gb() / 2
@@ -279,7 +287,8 @@ def main(argv=None) -> int:
                         reduce_over_bytes=int((args.reduce_over_gb or 0) * (1 << 30)),
                         reduce_to_bytes=int(args.reduce_to_gb * (1 << 30)),
                         warm_workers=not args.cold_workers, max_attempts=args.max_attempts,
-                        stale=args.stale, key_dir=args.key_dir)
+                        stale=args.stale, key_dir=args.key_dir,
+                        shm_dir=os.path.abspath(args.shm_dir) if args.shm_dir else None)
     try:
         if args.ray is not None:
             from kcv.ray import run_audit_on_ray

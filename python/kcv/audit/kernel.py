@@ -63,6 +63,7 @@ class KernelConfig:
     seed: int = 0x6B6376
     shrink: bool = True
     unsandboxed: str | None = None  # why candidates run without a sandbox; None: sandboxed
+    shm_dir: str | None = None  # where the workers' call files live (None: /dev/shm)
 
     def cache(self) -> str:
         """The workers' cache_dir (a sandboxed candidate's scratch is bound at this path)."""
@@ -92,7 +93,8 @@ def _open_sandbox(cfg: KernelConfig, gpu, row: dict):
     args = worker_command(gpu, cfg.worker_threads)[3:]  # --gpu, --threads
     return sandbox_mod.KernelSandbox(cfg.cache(), args, warm=cfg.forkservers is not None,
                                      code=row["candidate_code"]
-                                     if isinstance(row.get("candidate_code"), str) else None)
+                                     if isinstance(row.get("candidate_code"), str) else None,
+                                     shm_parent=cfg.shm_dir)
 
 
 def _choose_shape(row: dict, cfg: KernelConfig, gpu, notes: list,
@@ -108,7 +110,7 @@ def _choose_shape(row: dict, cfg: KernelConfig, gpu, notes: list,
                              over_bytes=over, gpu=gpu, threads=cfg.worker_threads,
                              memory_limit_bytes=cfg.memory_limit_bytes,
                              timeout_s=cfg.load_timeout_s, keep=True,
-                             command=_commands(cfg, gpu)[0])
+                             command=_commands(cfg, gpu)[0], shm_dir=cfg.shm_dir or "")
         held.callback(sized.close)
         return sized
 
@@ -204,7 +206,8 @@ def _audit_kernel(row: dict, cfg: KernelConfig, t: dict, alone: bool, may_postpo
         reference_command, candidate_command = _commands(cfg, gpu, box)
         outcome = _core.verify_module(
             row, worker_command=candidate_command, reference_worker_command=reference_command,
-            candidate_shm_dir=box.shm_dir if box is not None else "", device=cfg.device,
+            candidate_shm_dir=box.shm_dir if box is not None else cfg.shm_dir or "",
+            reference_shm_dir=cfg.shm_dir or "", device=cfg.device,
             cache_dir=cfg.cache(), memory_limit_bytes=cfg.memory_limit_bytes,
             load_timeout_s=cfg.load_timeout_s, call_timeout_s=cfg.call_timeout_s,
             kernel_timeout_s=cfg.kernel_timeout_s, profiles=list(cfg.profiles), seed=cfg.seed,

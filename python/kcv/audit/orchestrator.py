@@ -173,6 +173,7 @@ class AuditConfig:
     max_attempts: int = 2  # runs that may die while a kernel runs before it is `poison`
     stale: str = "reaudit"  # a row edited under its id: "reaudit" (judge it again) or "keep"
     key_dir: str = ""  # where the store's key is (kcv._core.Store); "": the default
+    shm_dir: str | None = None  # the workers' call files (KernelConfig.shm_dir); None: /dev/shm
 
 
 def kernel_info(row: dict) -> dict:
@@ -322,6 +323,7 @@ class Auditor:
                                 gpu_pool=(GpuPool(opts.gpus) if opts.gpus and len(opts.gpus) > 1
                                           else None),
                                 worker_threads=opts.worker_threads,
+                                shm_dir=opts.shm_dir,
                                 reduce_over_bytes=opts.reduce_over_bytes,
                                 reduce_to_bytes=opts.reduce_to_bytes,
                                 unsandboxed=None if box["available"] else box["reason"])

@@ -76,6 +76,8 @@ class ParallelAuditor(Auditor):
                "--progress-events"]
         if o.cache_dir:
             cmd += ["--cache-dir", o.cache_dir]
+        if o.shm_dir:
+            cmd += ["--shm-dir", o.shm_dir]
         if o.worker_threads:
             cmd += ["--worker-threads", str(o.worker_threads)]
         cmd += ["--reduce-over-gb", repr(o.reduce_over_bytes / _GIB),

@@ -56,10 +56,12 @@ def tensor_bytes(specs) -> int:
 
 def size_problem(row: dict, *, device: str, cache_dir: str | None, constants: dict | None,
                  over_bytes: int, gpu: str | None, threads: int | None, memory_limit_bytes: int,
-                 timeout_s: float, keep: bool = False, command: list[str] | None = None) -> Sized:
+                 timeout_s: float, keep: bool = False, command: list[str] | None = None,
+                 shm_dir: str = "") -> Sized:
     """The reference's description at `constants`; ShapeRefused when it does not load. With
     `keep`, a reference that loaded for real stays open in Sized.reference (close() ends it).
-    `command`: the reference worker's argv (default: a plain worker on `gpu`)."""
+    `command`: the reference worker's argv (default: a plain worker on `gpu`); `shm_dir`: its
+    call files' directory ("": /dev/shm)."""
     from kcv import _core
 
     try:
@@ -67,7 +69,8 @@ def size_problem(row: dict, *, device: str, cache_dir: str | None, constants: di
             row, worker_command=command or worker_command(gpu, threads), device=device,
             cache_dir=cache_dir or "", memory_limit_bytes=memory_limit_bytes,
             load_timeout_s=timeout_s, size_on_meta_over=max(0, int(over_bytes)),
-            constants={k: int(v) for k, v in (constants or {}).items()})
+            constants={k: int(v) for k, v in (constants or {}).items()},
+            reference_shm_dir=shm_dir)
     except _core.Error as e:  # the worker's typed error (kcv._core: CandidateError, ...)
         raise ShapeRefused(str(e)) from e
     problem = (started.reply or {}).get("problem") or {}

@@ -131,6 +131,28 @@ def _time_limit(seconds: float):
                 signal.signal(s, handler)
 
 
+@contextmanager
+def _on_meta(limit_s: float):
+    """The block on the meta device, without gradients, under the time limit (innermost: its
+    interrupt leaves through the other contexts' exits), with torch's global state put back;
+    yields _global_state_kept's changed(). Whatever the block raises, the timer's interrupt
+    included, ends it there and is not raised again: the caller sees what the block did not
+    assign (the real load says what failed)."""
+    warm_up_meta()
+    with _global_state_kept() as changed:
+        try:
+            with torch.device("meta"), torch.no_grad(), _time_limit(limit_s):
+                yield changed
+        except (_TooSlow, Exception):  # noqa: BLE001 - see above
+            pass
+
+
+def _build(ref, seed: int):
+    """Model built from get_init_inputs() under `seed`, as the real load builds it."""
+    torch.manual_seed(seed)
+    return ref.Model(*ref.get_init_inputs())
+
+
 def size_on_meta(ref, seed: int, limit_s: float = META_FORWARD_S,
                  during_forward=None) -> tuple[list, list] | None:
     """(get_inputs()'s items, the forward's output tensors), all tensors on meta: Model built
@@ -144,19 +166,13 @@ def size_on_meta(ref, seed: int, limit_s: float = META_FORWARD_S,
     sample = meta_sample(ref, seed)
     if sample is None:
         return None
-    warm_up_meta()
-    with _global_state_kept() as changed:
-        try:
-            # the timer innermost: its interrupt leaves through the contexts' exits
-            with torch.device("meta"), torch.no_grad(), _time_limit(limit_s):
-                torch.manual_seed(seed)
-                model = ref.Model(*ref.get_init_inputs())
-                torch.manual_seed(seed)
-                with during_forward if during_forward is not None else nullcontext():
-                    outs = flatten(model(*sample))
-        except (_TooSlow, BadOutput, Exception):  # noqa: BLE001 - the real load says what failed
-            return None
-    if changed() or not all(t.device.type == "meta" for t in outs):
+    outs = None
+    with _on_meta(limit_s) as changed:
+        model = _build(ref, seed)
+        torch.manual_seed(seed)
+        with during_forward if during_forward is not None else nullcontext():
+            outs = flatten(model(*sample))
+    if outs is None or changed() or not all(t.device.type == "meta" for t in outs):
         return None
     return sample, outs
 
@@ -169,14 +185,9 @@ def model_bytes_on_meta(ref, seed: int, limit_s: float = META_FORWARD_S) -> int 
     thread)."""
     if threading.current_thread() is not threading.main_thread():
         return None
-    warm_up_meta()
-    with _global_state_kept() as changed:
-        try:
-            with torch.device("meta"), torch.no_grad(), _time_limit(limit_s):
-                torch.manual_seed(seed)
-                model = ref.Model(*ref.get_init_inputs())
-        except (_TooSlow, Exception):  # noqa: BLE001 - the real load says what failed
-            return None
+    model = None
+    with _on_meta(limit_s) as changed:
+        model = _build(ref, seed)
     if changed() or not isinstance(model, torch.nn.Module):
         return None
     total = 0

@@ -140,8 +140,9 @@ def test_model_bytes_on_meta_counts_both_models_without_allocating():
             self.register_buffer("steps", torch.zeros((), dtype=torch.int64))
 
     ref = types.SimpleNamespace(Model=Model, get_init_inputs=lambda: [1 << 20])
-    # 2^40 + 2^20 floating elements (12 bytes each) and one int64 buffer: never allocatable
-    assert model_bytes_on_meta(ref, 0) == ((1 << 40) + (1 << 20)) * 12 + 8
+    # 2^40 + 2^20 floating elements (12 bytes each) and one int64 buffer in each model: never
+    # allocatable
+    assert model_bytes_on_meta(ref, 0) == ((1 << 40) + (1 << 20)) * 12 + 2 * 8
     ref.get_init_inputs = lambda: [1 << 40]  # a build meta cannot make (its size overflows)
     assert model_bytes_on_meta(ref, 0) is None
 

@@ -180,7 +180,7 @@ def size_on_meta(ref, seed: int, limit_s: float = META_FORWARD_S,
 def model_bytes_on_meta(ref, seed: int, limit_s: float = META_FORWARD_S) -> int | None:
     """The bytes the reference's two models hold at this shape: Model built from
     get_init_inputs() under `seed` on meta, its parameters and buffers counted as built (the
-    float32 model) and widened to 8 bytes a floating element (the float64 one, kcv.worker.float64);
+    float32 model) and again with 8 bytes a floating element (the float64 one, kcv.worker.float64);
     None where meta cannot build it (the build raised or ran over `limit_s`, or not on the main
     thread)."""
     if threading.current_thread() is not threading.main_thread():
@@ -192,7 +192,6 @@ def model_bytes_on_meta(ref, seed: int, limit_s: float = META_FORWARD_S) -> int 
         return None
     total = 0
     for t in [*model.parameters(), *model.buffers()]:
-        total += t.numel() * t.element_size()
-        if t.is_floating_point():
-            total += t.numel() * 8
+        # the float32 model's tensor as built, and the float64 model's copy of it
+        total += t.numel() * (t.element_size() + (8 if t.is_floating_point() else t.element_size()))
     return total

@@ -22,7 +22,7 @@ enum class CallStatus {
   kException,    // the kernel threw (in-process C++ candidates)
   kCrash,        // the process running the kernel died (signal)
   kTimeout,
-  kBadOutput,    // outputs of the wrong number, shape or dtype
+  kBadOutput,  // outputs of the wrong number, shape or dtype
 };
 std::string_view call_status_name(CallStatus s);
 
@@ -30,19 +30,22 @@ struct CallRecord {
   CallStatus status = CallStatus::kOk;
   std::string message;
   LaunchConfig launch;
-  std::vector<HostTensor> outputs;     // contiguous, with guard bands, as the candidate left them
-  bool inputs_unchanged = true;        // every input byte (elements and padding) as before
+  std::vector<HostTensor> outputs;  // contiguous, with guard bands, as the candidate left them
+  bool inputs_unchanged = true;     // every input byte (elements and padding) as before
   int64_t first_mutated_input_elem = -1;  // elements from storage element 0 (negative: front guard)
   int mutated_input = -1;
   bool guards_intact = true;           // output guard bands untouched
   int64_t first_guard_violation = -1;  // byte offset relative to storage begin (negative: front)
   bool all_written = true;             // no output element still holds the sentinel
-  int64_t first_unwritten = -1;         // logical row-major index into outputs[unwritten_output]
+  int64_t first_unwritten = -1;        // logical row-major index into outputs[unwritten_output]
   int unwritten_output = -1;
-  uint64_t sentinel = 0;               // the poison pattern of this call
+  uint64_t sentinel = 0;  // the poison pattern of this call
   /// Worker executor only: the worker's whole result reply (JSON text), for the fields a task's
   /// own layer reads (device guard reports, device code); empty otherwise.
   std::string worker_reply;
+  /// Worker executor only: the host's out-of-memory killer ended the worker during this call
+  /// (status kCrash): the machine's limit, not the kernel's crash.
+  bool killed_out_of_memory = false;
 };
 
 /// All calls made for one probe.

@@ -199,6 +199,8 @@ class ModuleWorkers {
   /// Reference workers that died of a signal kcv did not send, or were stopped, while the
   /// candidate's worker had been started (WorkerExecutor::workers_struck).
   int reference_struck() const;
+  /// Workers of either role the out-of-memory killer took (WorkerExecutor::workers_out_of_memory).
+  int out_of_memory_kills() const;
   bool candidate_started() const;
   /// Where the calls of `role`'s workers (both shapes) spent their time so far.
   WorkerCallCosts call_costs(Role role) const;

@@ -15,6 +15,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "kcv/executor.hpp"
@@ -36,23 +37,30 @@ struct WorkerLoad {
 struct WorkerOptions {
   std::vector<std::string> command;  // argv of the worker; empty: default_worker_command()
   WorkerLoad load;
-  int64_t memory_limit_bytes = 0;  // RLIMIT_AS of the worker process; 0: no limit
-  int startup_timeout_ms = 30000;  // spawn + hello + load; <= 0: no deadline
-  int shutdown_grace_ms = 1000;    // after the shutdown request, before SIGKILL
-  std::string shm_dir = "/dev/shm";        // where the per-call shared-memory files live
-  std::size_t stderr_tail_bytes = 2048;   // how much of the worker's stderr a record quotes
+  int64_t memory_limit_bytes = 0;        // RLIMIT_AS of the worker process; 0: no limit
+  int startup_timeout_ms = 30000;        // spawn + hello + load; <= 0: no deadline
+  int shutdown_grace_ms = 1000;          // after the shutdown request, before SIGKILL
+  std::string shm_dir = "/dev/shm";      // where the per-call shared-memory files live
+  std::size_t stderr_tail_bytes = 2048;  // how much of the worker's stderr a record quotes
+  /// Files whose `oom_kill N` line counts the out-of-memory killer's kills (src/worker/
+  /// oom_kills.hpp); empty: this process's cgroup files and /proc/vmstat.
+  std::vector<std::string> oom_counter_files;
 };
+
+/// The failure cause (Error::worker_cause, a reply's "cause", docs/06 §7.1) of a worker that ran
+/// out of memory: it reported an allocation failure, or the out-of-memory killer took it.
+inline constexpr std::string_view kCauseOutOfMemory = "out_of_memory";
 
 /// What the worker reported after loading (its hello and load replies).
 struct WorkerKernelInfo {
   std::string name;
   std::string op;
-  std::string contract_json;         // as the worker reported it (may be empty)
+  std::string contract_json;  // as the worker reported it (may be empty)
   std::optional<std::string> device_code;
-  std::string worker;                // the worker's self-description from hello
-  bool concurrent_calls = false;     // capability from hello
+  std::string worker;             // the worker's self-description from hello
+  bool concurrent_calls = false;  // capability from hello
   int pid = 0;
-  std::string load_reply_json;       // the worker's whole load reply, as JSON text
+  std::string load_reply_json;  // the worker's whole load reply, as JSON text
 };
 
 /// Where the calls of one executor spent their wall time, summed over its calls (restarts
@@ -80,6 +88,9 @@ class WorkerExecutor : public Executor {
   /// call or a load was in flight (a trusted worker's such end is the candidate's doing unless
   /// shown otherwise: docs/10_threat_model.md).
   virtual int workers_struck() const = 0;
+  /// How many of its workers the host's out-of-memory killer took (SIGKILL while an oom_kill
+  /// count rose, src/worker/oom_kills.hpp): the machine's limit, never counted as struck.
+  virtual int workers_out_of_memory() const = 0;
   /// Loads `load` instead of the current load: on the running worker when there is one (workers
   /// whose load may come again, docs/06 §7), else at the next start. A worker restarted later
   /// loads `load` too. A failed load is an Error naming the worker's message; the worker is

@@ -12,6 +12,8 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "kcv/worker.hpp"
+
 namespace kcv::kb {
 namespace {
 
@@ -94,6 +96,8 @@ bool killed_by_sigkill(std::string_view message) {
 }
 
 audit::KernelStatus load_failure_status(const Error& error, bool reference) {
+  // The out-of-memory killer took the worker (src/worker/oom_kills.hpp): the machine's limit.
+  if (error.worker_class.empty() && out_of_memory(error)) return audit::KernelStatus::kOutOfMemory;
   // SIGKILL from outside kcv during a load (kcv's own kills read "killed by kcv"): the OOM
   // killer's signal, or an operator's; either side's worker. The orchestrator retries it once.
   if (error.worker_class.empty() && killed_by_sigkill(error.message))
@@ -113,7 +117,6 @@ audit::KernelStatus load_failure_status(const Error& error, bool reference) {
 
 namespace {
 constexpr std::string_view kCudaUnavailable = "cuda_unavailable";  // docs/06 §7.1
-constexpr std::string_view kOutOfMemory = "out_of_memory";
 
 bool reply_cause_is(const CallRecord& call, std::string_view cause) {
   if (call.worker_reply.empty()) return false;
@@ -128,9 +131,13 @@ bool needs_a_gpu(const Error& load_failure) {
 
 bool needs_a_gpu(const CallRecord& call) { return reply_cause_is(call, kCudaUnavailable); }
 
-bool out_of_memory(const CallRecord& call) { return reply_cause_is(call, kOutOfMemory); }
+bool out_of_memory(const CallRecord& call) {
+  return call.killed_out_of_memory || reply_cause_is(call, kCauseOutOfMemory);
+}
 
-bool out_of_memory(const Error& load_failure) { return load_failure.worker_cause == kOutOfMemory; }
+bool out_of_memory(const Error& load_failure) {
+  return load_failure.worker_cause == kCauseOutOfMemory;
+}
 
 bool mentions_out_of_memory(std::string_view message) {
   return contains_word(message, "out of memory") || contains_word(message, "outofmemoryerror") ||

@@ -18,9 +18,10 @@ std::vector<audit::VerdictRecord> verdict_records(const PipelineReport& report,
 
 /// The kernel status of a worker that failed to load: from the worker's error class (docs/06
 /// §7.1: import_error, compile_error, ...), else from how kcv's executor ended it (no reply in
-/// time, the process died); a worker of either side killed by SIGKILL from outside kcv is
-/// load_killed (the OOM killer's signal: retried by the orchestrator, never the candidate's
-/// crash); any other failure of the reference is a reference_error (never the candidate's).
+/// time, the process died); a worker of either side that the out-of-memory killer took
+/// (src/worker/oom_kills.hpp) is out_of_memory, one killed by another SIGKILL from outside kcv
+/// load_killed (both retried alone by the orchestrator, never the candidate's crash); any other
+/// failure of the reference is a reference_error (never the candidate's).
 audit::KernelStatus load_failure_status(const Error& error, bool reference);
 
 /// A failure the worker found to need a CUDA device it cannot see (its `cause` field,
@@ -30,10 +31,11 @@ audit::KernelStatus load_failure_status(const Error& error, bool reference);
 bool needs_a_gpu(const Error& load_failure);
 bool needs_a_gpu(const CallRecord& call);
 
-/// A call that failed for want of memory, as the worker found it (its `cause` field,
+/// A call or load that failed for want of memory: as the worker found it (its `cause` field,
 /// "out_of_memory": MemoryError, torch.OutOfMemoryError, a CUDA error with code
-/// cudaErrorMemoryAllocation; docs/06 §7.1). Of the reference, a harness failure, never a
-/// refusal of the probe; of either side, the kernel is run again with the GPU to itself.
+/// cudaErrorMemoryAllocation; docs/06 §7.1), or its worker taken by the out-of-memory killer
+/// (CallRecord::killed_out_of_memory, Error::worker_cause). Of the reference, a harness
+/// failure, never a refusal of the probe; of either side, the kernel is run again alone.
 bool out_of_memory(const CallRecord& call);
 bool out_of_memory(const Error& load_failure);
 

@@ -35,7 +35,7 @@ struct Replica {
   std::string reason;
   std::optional<audit::KernelStatus> kernel_status;  // the reference-shape check failed
   std::string status_message;
-  bool needs_a_gpu = false;  // that failure's cause: a CUDA device this worker cannot see
+  bool needs_a_gpu = false;    // that failure's cause: a CUDA device this worker cannot see
   bool out_of_memory = false;  // a call of either side failed for want of memory (docs/06 §7.1)
 };
 
@@ -241,6 +241,21 @@ ModuleOutcome verify_module(const ModuleRow& row, const ModuleRunOptions& option
   }
 }
 
+// A worker of either side that the out-of-memory killer took: the machine's limit at that
+// moment, whatever the kernel's calls showed before. The orchestrator runs the kernel again
+// alone and records out_of_memory if it happens again. A candidate that struck the trusted
+// reference stays a crash.
+void note_out_of_memory_kills(const ModuleWorkers& workers, ModuleOutcome& result) {
+  const int killed = workers.out_of_memory_kills();
+  if (killed == 0 || (workers.reference_struck() > 0 && workers.candidate_started())) return;
+  audit::KernelOutcome& out = result.outcome;
+  result.out_of_memory = true;
+  out.status = audit::KernelStatus::kOutOfMemory;
+  out.replica_verdict.reset();
+  out.message = clip(fmt::format("the out-of-memory killer took {} of the kernel's workers{}{}",
+                                 killed, out.message.empty() ? "" : "; ", out.message));
+}
+
 ModuleOutcome verify_module_unguarded(const ModuleRow& row, const ModuleRunOptions& options,
                                       std::optional<StartedReference> reference) {
   const auto t0 = Clock::now();
@@ -264,7 +279,8 @@ ModuleOutcome verify_module_unguarded(const ModuleRow& row, const ModuleRunOptio
   if (!problem) {
     out.status = load_failure_status(problem.error(), /*reference=*/true);
     out.message = clip("the reference: " + problem.error().message);
-    result.out_of_memory = mentions_out_of_memory(out.message);
+    result.out_of_memory = out_of_memory(problem.error()) || mentions_out_of_memory(out.message);
+    note_out_of_memory_kills(workers, result);
     return result;
   }
   result.problem = **problem;
@@ -273,6 +289,7 @@ ModuleOutcome verify_module_unguarded(const ModuleRow& row, const ModuleRunOptio
     out.status = audit::KernelStatus::kError;
     out.message =
         "the judge shape was only sized on the meta device (a reduced shape must be given)";
+    note_out_of_memory_kills(workers, result);
     return result;
   }
   say("loading the candidate");
@@ -281,12 +298,14 @@ ModuleOutcome verify_module_unguarded(const ModuleRow& row, const ModuleRunOptio
   const bool on_cpu = result.problem.device != "cuda";
   if (!candidate) {
     out.status = load_failure_status(candidate.error(), /*reference=*/false);
-    if (on_cpu && needs_a_gpu(candidate.error()))
-      out.status = audit::KernelStatus::kEnvironment;
+    if (on_cpu && needs_a_gpu(candidate.error())) out.status = audit::KernelStatus::kEnvironment;
     out.message = clip("the candidate: " + candidate.error().message);
     // KernelBench's check fails on it too; a worker killed from outside never ran it.
-    if (out.status != audit::KernelStatus::kLoadKilled) out.replica_verdict = "rejected";
-    result.out_of_memory = mentions_out_of_memory(out.message);
+    if (out.status != audit::KernelStatus::kLoadKilled &&
+        out.status != audit::KernelStatus::kOutOfMemory)
+      out.replica_verdict = "rejected";
+    result.out_of_memory = out_of_memory(candidate.error()) || mentions_out_of_memory(out.message);
+    note_out_of_memory_kills(workers, result);
     return result;
   }
 
@@ -313,12 +332,12 @@ ModuleOutcome verify_module_unguarded(const ModuleRow& row, const ModuleRunOptio
   if (replica.kernel_status) {
     out.status = *replica.kernel_status;
     // A CUDA-only candidate on a machine without a GPU: an environment finding, not the kernel's.
-    if (on_cpu && replica.needs_a_gpu)
-      out.status = audit::KernelStatus::kEnvironment;
+    if (on_cpu && replica.needs_a_gpu) out.status = audit::KernelStatus::kEnvironment;
     out.message = clip(replica.status_message);
     result.out_of_memory = replica.out_of_memory || mentions_out_of_memory(out.message);
     record_call_costs(workers, result.timings);
     result.timings["total"] = seconds_since(t0);
+    note_out_of_memory_kills(workers, result);
     return result;
   }
 
@@ -338,8 +357,11 @@ ModuleOutcome verify_module_unguarded(const ModuleRow& row, const ModuleRunOptio
     return workers.reference_struck() > 0 && workers.candidate_started();
   };
   po.abandon = [&]() -> std::string {
-    if (!candidate_struck_reference()) return {};
-    return "the candidate struck the trusted reference worker";
+    if (candidate_struck_reference()) return "the candidate struck the trusted reference worker";
+    // the kernel is out_of_memory whatever the rest finds, and each probe could take another
+    if (workers.out_of_memory_kills() > 0)
+      return "the out-of-memory killer took a worker of this kernel";
+    return {};
   };
   po.evaluate_beside_calls = true;  // the reference's workers beside the candidate's
   const auto t2 = Clock::now();
@@ -378,6 +400,7 @@ ModuleOutcome verify_module_unguarded(const ModuleRow& row, const ModuleRunOptio
   }
   record_call_costs(workers, result.timings);
   result.timings["total"] = seconds_since(t0);
+  note_out_of_memory_kills(workers, result);
   return result;
 }
 

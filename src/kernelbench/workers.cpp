@@ -131,6 +131,13 @@ int ModuleWorkers::reference_struck() const {
   return n;
 }
 
+int ModuleWorkers::out_of_memory_kills() const {
+  int n = 0;
+  for (const auto& s : slots_)
+    if (s->executor) n += s->executor->workers_out_of_memory();
+  return n;
+}
+
 bool ModuleWorkers::candidate_started() const {
   for (const auto& s : slots_)
     if (s->role == Role::kCandidate &&

@@ -74,6 +74,7 @@ struct Pending {
   std::optional<exec::KernelOutcome> outcome;  // set once the call ended, one way or another
   bool returned = false;                       // a result arrived: audit the buffers
   std::string reply;                           // the result reply, as sent
+  bool killed_out_of_memory = false;           // the out-of-memory killer took its worker
   int64_t address_shift = 0;                   // the call's (its file's layout)
 };
 
@@ -83,9 +84,12 @@ class WorkerExecutorImpl final : public WorkerExecutor {
       : session_(std::move(o)), spare_(session_.options().shm_dir) {}
   std::string_view name() const override { return "worker"; }
   Expected<WorkerKernelInfo> start() override { return session_.ensure_started(); }
-  Expected<WorkerKernelInfo> reload(const WorkerLoad& load) override { return session_.reload(load); }
+  Expected<WorkerKernelInfo> reload(const WorkerLoad& load) override {
+    return session_.reload(load);
+  }
   int workers_started() const override { return session_.started(); }
   int workers_struck() const override { return session_.struck(); }
+  int workers_out_of_memory() const override { return session_.out_of_memory(); }
   WorkerCallCosts call_costs() const override { return costs_; }
 
   CallRecord run(Candidate& candidate, const std::vector<HostTensor>& inputs,
@@ -129,7 +133,8 @@ double reported_seconds(const nlohmann::json& result, const char* key) {
   return it != result.end() && it->is_number() ? std::max(0.0, it->get<double>()) : 0.0;
 }
 
-void fail_all(const std::vector<Pending*>& calls, CallStatus status, const std::string& message);
+void fail_all(const std::vector<Pending*>& calls, CallStatus status, const std::string& message,
+              bool out_of_memory = false);
 
 // A reason not to call the kernel at all (wrong declared outputs, no worker, wrong kernel).
 std::optional<exec::KernelOutcome> WorkerExecutorImpl::refuse(
@@ -193,9 +198,12 @@ bool WorkerExecutorImpl::send(Pending& p, uint64_t id, const CallOptions& o) {
   return session_.process()->send(worker::call_request(id, p.region(), p.buffers, o));
 }
 
-void fail_all(const std::vector<Pending*>& calls, CallStatus status, const std::string& message) {
+void fail_all(const std::vector<Pending*>& calls, CallStatus status, const std::string& message,
+              bool out_of_memory) {
   for (Pending* p : calls) {
-    if (!p->outcome) p->outcome = exec::KernelOutcome{status, message};
+    if (p->outcome) continue;
+    p->outcome = exec::KernelOutcome{status, message};
+    p->killed_out_of_memory = out_of_memory;
   }
 }
 
@@ -251,8 +259,9 @@ void WorkerExecutorImpl::collect(const std::vector<Pending*>& calls,
           fmt::format("the worker was stopped by a signal while the call ran; {}", why));
     }
     if (r.end == worker::ReadEnd::kEof) {
-      return fail_all(calls, CallStatus::kCrash,
-                      session_.reap_and_describe() + " before the call returned");
+      const std::string why = session_.reap_and_describe();
+      return fail_all(calls, CallStatus::kCrash, why + " before the call returned",
+                      session_.last_end_out_of_memory());
     }
     std::string violation;
     if (r.end == worker::ReadEnd::kTooLong) {
@@ -265,7 +274,8 @@ void WorkerExecutorImpl::collect(const std::vector<Pending*>& calls,
           violation = reply.error().message;
         } else {
           const auto it = std::find(ids.begin(), ids.end(), reply->value("id", uint64_t{0}));
-          Pending* p = it == ids.end() ? nullptr : calls[static_cast<std::size_t>(it - ids.begin())];
+          Pending* p =
+              it == ids.end() ? nullptr : calls[static_cast<std::size_t>(it - ids.begin())];
           if (p == nullptr || p->outcome)
             violation = "worker protocol violation: a result for no call in flight: " +
                         worker::quote(r.line);
@@ -273,7 +283,8 @@ void WorkerExecutorImpl::collect(const std::vector<Pending*>& calls,
             accept(*p, *reply);
         }
       } catch (const nlohmann::json::exception& e) {
-        violation = fmt::format("worker protocol violation: {} in {}", e.what(), worker::quote(r.line));
+        violation =
+            fmt::format("worker protocol violation: {} in {}", e.what(), worker::quote(r.line));
       }
     }
     if (!violation.empty()) {
@@ -294,9 +305,13 @@ void WorkerExecutorImpl::run_calls(std::vector<Pending>& calls,
     ~Count() { costs.round_trip_s += seconds_since(t0); }
   } count{costs_, t0};
   const auto info = session_.ensure_started();
-  if (std::string died = session_.take_death_between_calls(); !died.empty()) {
-    // the calls are not sent: the crash is the candidate's, recorded on the calls that follow it
-    for (Pending& p : calls) p.outcome = exec::KernelOutcome{CallStatus::kCrash, died};
+  if (worker::Session::Death died = session_.take_death_between_calls(); !died.message.empty()) {
+    // the calls are not sent: the crash is the candidate's (or the out-of-memory killer's),
+    // recorded on the calls that follow it
+    for (Pending& p : calls) {
+      p.outcome = exec::KernelOutcome{CallStatus::kCrash, died.message};
+      p.killed_out_of_memory = died.out_of_memory;
+    }
     return;
   }
   if (info && info->concurrent_calls && calls.size() > 1) {
@@ -314,13 +329,15 @@ void WorkerExecutorImpl::run_calls(std::vector<Pending>& calls,
   }
   for (std::size_t i = 0; i < calls.size(); ++i) {
     const auto running = session_.ensure_started();
-    if (std::string died = session_.take_death_between_calls(); !died.empty()) {
-      calls[i].outcome = exec::KernelOutcome{CallStatus::kCrash, died};
+    if (worker::Session::Death died = session_.take_death_between_calls(); !died.message.empty()) {
+      calls[i].outcome = exec::KernelOutcome{CallStatus::kCrash, died.message};
+      calls[i].killed_out_of_memory = died.out_of_memory;
       continue;
     }
     if (!running) {
       calls[i].outcome = exec::KernelOutcome{
           CallStatus::kCrash, "the worker could not be restarted: " + running.error().message};
+      calls[i].killed_out_of_memory = session_.last_end_out_of_memory();
       continue;
     }
     const uint64_t id = next_id_++;
@@ -338,13 +355,17 @@ std::vector<CallRecord> WorkerExecutorImpl::run_all(Candidate& candidate,
   std::vector<Pending> calls(options.size());
   const bool kept = options.size() == 1 && options.front().keep_call_file;  // one kept file
   for (std::size_t i = 0; i < options.size(); ++i)
-    calls[i].buffers = exec::prepare_buffers(
-        inputs, outputs, options[i], /*snapshot_inputs=*/false,
-        kept ? exec::OutputFill::kGuardsOnly : exec::OutputFill::kSentinel);
+    calls[i].buffers =
+        exec::prepare_buffers(inputs, outputs, options[i], /*snapshot_inputs=*/false,
+                              kept ? exec::OutputFill::kGuardsOnly : exec::OutputFill::kSentinel);
   costs_.prepare_s += seconds_since(t0);
   if (!options.empty()) {
     if (auto no = refuse(candidate, outputs)) {
-      for (Pending& p : calls) p.outcome = *no;
+      for (Pending& p : calls) {
+        p.outcome = *no;
+        p.killed_out_of_memory =
+            no->status == CallStatus::kCrash && session_.last_end_out_of_memory();
+      }
     } else {
       t0 = worker::Clock::now();
       for (std::size_t i = 0; i < options.size(); ++i) {
@@ -363,6 +384,7 @@ std::vector<CallRecord> WorkerExecutorImpl::run_all(Candidate& candidate,
     records.push_back(exec::finish_record(std::move(calls[i].buffers), options[i],
                                           std::move(outcome), calls[i].returned));
     records.back().worker_reply = std::move(calls[i].reply);
+    records.back().killed_out_of_memory = calls[i].killed_out_of_memory;
   }
   costs_.finish_s += seconds_since(t0);
   return records;

@@ -6,6 +6,7 @@
 #include "worker/session.hpp"
 
 #include <fmt/format.h>
+#include <signal.h>
 #include <sys/wait.h>
 
 #include <utility>
@@ -50,17 +51,37 @@ void Session::note_death() {
   if (WIFEXITED(e.wait_status) && WEXITSTATUS(e.wait_status) == 3 &&
       last_status_ == CallStatus::kException)
     return;
-  if (WIFSIGNALED(e.wait_status)) ++struck_;
-  death_ =
-      with_stderr(fmt::format("the worker process (pid {}) ended between calls, with {}, "
-                              "after its last call had returned",
-                              proc_->pid(), describe_exit(e.wait_status)));
   accounted_ = true;
+  if (const std::string rise = oom_rise(e); !rise.empty()) {
+    ++out_of_memory_;
+    death_ = {with_stderr(fmt::format("the worker process (pid {}) was killed by the "
+                                      "out-of-memory killer between calls (SIGKILL while the "
+                                      "oom_kill count rose {})",
+                                      proc_->pid(), rise)),
+              true};
+    return;
+  }
+  if (WIFSIGNALED(e.wait_status)) ++struck_;
+  death_ = {with_stderr(fmt::format("the worker process (pid {}) ended between calls, with {}, "
+                                    "after its last call had returned",
+                                    proc_->pid(), describe_exit(e.wait_status))),
+            false};
 }
 
-std::string Session::take_death_between_calls() {
+Session::Death Session::take_death_between_calls() {
   if (proc_ && !proc_->alive()) note_death();
-  return std::exchange(death_, std::string());
+  return std::exchange(death_, Death{});
+}
+
+std::string Session::oom_rise(const Exit& e) const {
+  if (e.killed_by_us || !WIFSIGNALED(e.wait_status) || WTERMSIG(e.wait_status) != SIGKILL)
+    return {};
+  return read_oom_kills(oom_counter_files()).describe_rise_since(oom_at_start_);
+}
+
+const std::vector<std::string>& Session::oom_counter_files() const {
+  return options_.oom_counter_files.empty() ? default_oom_counter_files()
+                                            : options_.oom_counter_files;
 }
 
 Expected<WorkerKernelInfo> Session::reload(const WorkerLoad& load) {
@@ -78,7 +99,8 @@ Expected<WorkerKernelInfo> Session::reload(const WorkerLoad& load) {
       if (proc_->alive()) proc_->kill_and_reap();
       proc_.reset();
     }
-    Error out = make_error(e.code, fmt::format("worker '{}' load: {}", options_.command.front(), e.message));
+    Error out = make_error(
+        e.code, fmt::format("worker '{}' load: {}", options_.command.front(), e.message));
     out.worker_class = e.worker_class;
     out.worker_cause = e.worker_cause;
     out.worker_reusable = e.worker_reusable;
@@ -93,7 +115,8 @@ Expected<WorkerKernelInfo> Session::reload(const WorkerLoad& load) {
     if (Status s = read_loaded(*loaded, info); !s) return fail(s.error());
     info_ = info;
   } catch (const nlohmann::json::exception& e) {
-    return fail(make_error(ErrorCode::kParse, fmt::format("worker protocol violation: {}", e.what())));
+    return fail(
+        make_error(ErrorCode::kParse, fmt::format("worker protocol violation: {}", e.what())));
   }
   loaded_ = true;
   return info_;
@@ -110,8 +133,10 @@ void Session::note_stopped() { ++struck_; }
 std::string Session::kill_and_describe() {
   if (!proc_) return "no worker";
   accounted_ = true;
+  last_end_out_of_memory_ = false;
   const Exit e = proc_->kill_and_reap();
-  const std::string how = e.killed_by_us ? "killed by kcv" : "ended by " + describe_exit(e.wait_status);
+  const std::string how =
+      e.killed_by_us ? "killed by kcv" : "ended by " + describe_exit(e.wait_status);
   return with_stderr(fmt::format("worker pid {} {}", proc_->pid(), how));
 }
 
@@ -122,17 +147,32 @@ std::string Session::reap_and_describe() {
   // host can stretch that moment, and a process kcv has to kill is never counted as struck.
   const Exit e = proc_->reap(std::chrono::milliseconds(3000));
   if (e.killed_by_us)
-    return with_stderr(fmt::format("the worker (pid {}) closed its stdout and was killed",
-                                   proc_->pid()));
+    return with_stderr(
+        fmt::format("the worker (pid {}) closed its stdout and was killed", proc_->pid()));
+  const std::string rise = oom_rise(e);
+  last_end_out_of_memory_ = !rise.empty();
+  if (last_end_out_of_memory_) {
+    ++out_of_memory_;
+    return with_stderr(
+        fmt::format("the worker process (pid {}) was killed by the out-of-memory "
+                    "killer (SIGKILL while the oom_kill count rose {})",
+                    proc_->pid(), rise));
+  }
   if (WIFSIGNALED(e.wait_status)) ++struck_;
   const std::string how = WIFSIGNALED(e.wait_status) ? "died of " : "exited with ";
   return with_stderr(fmt::format("the worker process (pid {}) {}{}", proc_->pid(), how,
                                  describe_exit(e.wait_status)));
 }
 
+Error Session::died_during_request() {
+  Error e = make_error(ErrorCode::kCandidate, reap_and_describe());
+  if (last_end_out_of_memory_) e.worker_cause = std::string(kCauseOutOfMemory);
+  return e;
+}
+
 Expected<nlohmann::json> Session::request(const std::string& line, std::string_view reply_type,
                                           Clock::time_point deadline) {
-  if (!proc_->send(line)) return make_error(ErrorCode::kCandidate, reap_and_describe());
+  if (!proc_->send(line)) return died_during_request();
   const ReadResult r = proc_->read_line(deadline);
   switch (r.end) {
     case ReadEnd::kLine: {
@@ -147,7 +187,7 @@ Expected<nlohmann::json> Session::request(const std::string& line, std::string_v
       return reply;
     }
     case ReadEnd::kEof:
-      return make_error(ErrorCode::kCandidate, reap_and_describe());
+      return died_during_request();
     case ReadEnd::kTimeout:
       return make_error(ErrorCode::kCandidate, "no reply in time; " + kill_and_describe());
     case ReadEnd::kStopped:
@@ -157,11 +197,15 @@ Expected<nlohmann::json> Session::request(const std::string& line, std::string_v
     case ReadEnd::kTooLong:
       break;
   }
-  return make_error(ErrorCode::kParse, "worker protocol violation: a reply line longer than "
-                                       "16 MiB, starting " + quote(r.line));
+  return make_error(ErrorCode::kParse,
+                    "worker protocol violation: a reply line longer than "
+                    "16 MiB, starting " +
+                        quote(r.line));
 }
 
 Expected<WorkerKernelInfo> Session::start() {
+  oom_at_start_ = read_oom_kills(oom_counter_files());
+  last_end_out_of_memory_ = false;
   auto proc = WorkerProcess::spawn(options_.command, options_.memory_limit_bytes,
                                    options_.stderr_tail_bytes);
   if (!proc) return proc.error();
@@ -179,8 +223,8 @@ Expected<WorkerKernelInfo> Session::start() {
     } else if (proc_->alive()) {
       proc_->kill_and_reap();
     }
-    Error out = make_error(e.code, fmt::format("worker '{}' {}: {}", options_.command.front(), step,
-                                               e.message));
+    Error out = make_error(
+        e.code, fmt::format("worker '{}' {}: {}", options_.command.front(), step, e.message));
     out.worker_class = e.worker_class;
     out.worker_cause = e.worker_cause;
     out.worker_reusable = e.worker_reusable && step == "load";

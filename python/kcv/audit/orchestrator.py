@@ -16,7 +16,9 @@ Poison rows: a kernel left `running` by a run that died (the orchestrator was ki
 while the kernel ran) is a suspect: the next run runs it first, alone, so that a second death
 names it; one whose runs died --max-attempts times (attempts, which count runs) is recorded as
 `poison` and never run again. A worker killed during its load (`load_killed`) is retried once,
-alone at the end; a SIGKILL while the cgroup's OOM-kill count rose is `out_of_memory`.
+alone at the end; a kernel one of whose workers the out-of-memory killer took (kcv's executor
+reads the kernel's oom_kill counts around each worker's life, src/worker/oom_kills.hpp) is
+retried the same way and recorded `out_of_memory` when it happens again.
 
 Rows: the corpora are read by the C++ reader (kcv._core.read_corpora, the rules of
 `kcv corpus-check`): a malformed row, a row that is not UTF-8 and every later row with an id
@@ -73,58 +75,27 @@ def open_store(path: str, key_dir: str = ""):
         raise AuditRefused(f"--store {path!r}: {' '.join(str(e).split())}") from None
 
 
-def oom_kills() -> int | None:
-    """The oom_kill count of this process's cgroup (cgroup v2 memory.events; workers share the
-    cgroup), or None where it cannot be read."""
-    try:
-        with open("/proc/self/cgroup", encoding="utf-8") as f:
-            rel = next(line.split("::", 1)[1].strip() for line in f if line.startswith("0::"))
-        with open(os.path.join("/sys/fs/cgroup", rel.lstrip("/"), "memory.events"),
-                  encoding="utf-8") as f:
-            for line in f:
-                key, _, value = line.partition(" ")
-                if key == "oom_kill":
-                    return int(value)
-    except (OSError, StopIteration, ValueError):
-        return None
-    return None
-
-
-def killed_by_sigkill(message: str) -> bool:
-    """The executor's words for a worker killed by SIGKILL from outside kcv."""
-    return "signal 9 (SIGKILL" in message
-
-
 @dataclass(frozen=True)
 class KernelRun:
     """What one run of a kernel hands back to the scheduler: the outcome dict (the store's
     record, or the scheduling statuses `run_alone` / `postponed` of kernel.py), the decision it
-    carries (stages.Decision), the stages it entered with their times (stages.KernelState), wall
-    seconds by step, and whether the out-of-memory killer took one of its workers (read around
-    the run on the host it ran on, which for a Ray actor is not the driver's). Picklable: a Ray
-    actor returns it to the driver, which alone writes the store."""
+    carries (stages.Decision), the stages it entered with their times (stages.KernelState) and
+    wall seconds by step. Picklable: a Ray actor returns it to the driver, which alone writes
+    the store."""
     outcome: dict
     timings: dict
-    oom_killed: bool = False
-    oom_kills: tuple = (None, None)  # the cgroup's oom_kill count before and after
     decision: Decision = Decision.RECORD
     stages: tuple = ()  # ((stage name, seconds since the kernel began), ...)
 
 
 def run_kernel(row: dict, cfg: KernelConfig, alone: bool = False, may_postpone: bool = False,
                reservation: Reservation | None = None) -> KernelRun:
-    """One kernel through kernel.audit_kernel, with the OOM-kill count read around it."""
+    """One kernel through kernel.audit_kernel."""
     timings: dict = {}
     state = KernelState(str(row.get("id", "")))
-    kills_before = oom_kills()
     outcome = audit_kernel(row, cfg, timings, alone=alone, may_postpone=may_postpone,
                            reservation=reservation, state=state)
-    kills_after = oom_kills()
-    killed = outcome["status"] in ("load_killed", "crash") and killed_by_sigkill(
-        outcome.get("message", ""))
-    oom_killed = killed and kills_before is not None and (kills_after or 0) > kills_before
-    return KernelRun(outcome, timings, bool(oom_killed), (kills_before, kills_after),
-                     Decision.of(outcome), state.record())
+    return KernelRun(outcome, timings, Decision.of(outcome), state.record())
 
 
 def check_store_generator(store):
@@ -364,8 +335,7 @@ class Auditor:
         """What the scheduler does with a kernel's run, wherever it ran (a local slot or a Ray
         actor, kcv/ray.py): postpone it, set it aside to run alone, or record its outcome in
         the store. Returns the status (or the scheduling decision) for the slot."""
-        outcome, timings, oom_killed = run.outcome, run.timings, run.oom_killed
-        kills_before, kills_after = run.oom_kills
+        outcome, timings = run.outcome, run.timings
         if run.decision is Decision.POSTPONE:
             # A heavy kernel waiting for memory held a slot (and its loaded workers) while the
             # lighter kernels behind it could have run: on the H200 30 slots held such kernels
@@ -377,10 +347,10 @@ class Auditor:
             self.progress.message(f"kcv audit: {row['id']}: no room for {need / 2**30:.1f} GiB "
                                   "of host memory; runs again when memory frees")
             return "postponed"
-        retry = outcome.get("out_of_memory") or oom_killed or outcome["status"] == "load_killed"
+        retry = outcome.get("out_of_memory") or outcome["status"] == "load_killed"
         if run.decision is Decision.RUN_ALONE or (may_retry and retry):
             why = ("large inputs" if run.decision is Decision.RUN_ALONE else
-                   "out of memory" if outcome.get("out_of_memory") or oom_killed else
+                   "out of memory" if outcome.get("out_of_memory") else
                    "a worker was killed during its load")
             if self.opts.defer_alone:  # the launcher runs it once every process has finished
                 self.progress.deferred(row["id"], why)
@@ -390,12 +360,8 @@ class Auditor:
             self.progress.message(f"kcv audit: {row['id']}: {why}; runs alone at the end")
             return "retry"
         outcome.pop("out_of_memory", None)
-        if oom_killed:
-            outcome["status"] = "out_of_memory"
-            outcome["replica_verdict"] = None
-            outcome["message"] = ("killed by the out-of-memory killer (SIGKILL while the "
-                                  f"cgroup's oom_kill count rose {kills_before} -> {kills_after}), "
-                                  "also when run alone: " + outcome["message"])[:4000]
+        if outcome["status"] == "out_of_memory":
+            outcome["message"] = ("also when run alone: " + outcome["message"])[:4000]
         elif outcome["status"] == "load_killed":
             outcome["message"] = ("a worker was killed (SIGKILL, from outside kcv) during its "
                                   "load, also when run alone: " + outcome["message"])[:4000]

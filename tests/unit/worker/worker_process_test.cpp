@@ -11,6 +11,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "worker_test_util.hpp"
 
@@ -149,8 +150,9 @@ TEST(WorkerProcess, GarbageOnStdoutIsABadOutputWithAClearMessage) {
   auto w = fake_executor(fake);
   const CallRecord r = run_with(*w, "good_add", call_options());
   EXPECT_EQ(r.status, CallStatus::kBadOutput);
-  EXPECT_TRUE(contains(r.message, "worker protocol violation: a reply line is not JSON: "
-                                  "'this is not json'"))
+  EXPECT_TRUE(contains(r.message,
+                       "worker protocol violation: a reply line is not JSON: "
+                       "'this is not json'"))
       << r.message;
   EXPECT_TRUE(contains(r.message, "killed by kcv")) << r.message;
 }
@@ -239,6 +241,74 @@ TEST(WorkerProcess, ALoadErrorWithoutReusableEndsTheWorker) {
   EXPECT_FALSE(refused.error().worker_reusable);
   EXPECT_TRUE(w->reload(worker_options("good_add").load).has_value());
   EXPECT_EQ(w->workers_started(), 2);
+}
+
+// A fake worker's executor whose out-of-memory count is the file `vmstat` beside the script,
+// holding `oom_kill 7` at the start; the script writes 8 into it to play the OOM killer.
+std::unique_ptr<WorkerExecutor> oom_executor(const FakeWorker& fake) {
+  std::ofstream(fake.dir + "/vmstat") << "pgfault 3\noom_kill 7\n";
+  WorkerOptions o = worker_options("good_add");
+  o.command = {fake.path};
+  o.oom_counter_files = {fake.dir + "/missing", fake.dir + "/vmstat"};
+  return make_worker_executor(o);
+}
+const std::string kOomKill = "echo 'oom_kill 8' > \"$(dirname \"$0\")/vmstat\"; kill -9 $$\n";
+
+// The out-of-memory killer's SIGKILL (an oom_kill count rose while the worker lived) is this
+// machine's limit: the call is a crash marked killed_out_of_memory, never counted as struck.
+TEST(WorkerProcess, AWorkerTheOutOfMemoryKillerTookIsMarkedAndNotStruck) {
+  const FakeWorker fake(kHandshake + kOomKill);
+  auto w = oom_executor(fake);
+  const CallRecord r = run_with(*w, "good_add", call_options());
+  EXPECT_EQ(r.status, CallStatus::kCrash);
+  EXPECT_TRUE(r.killed_out_of_memory);
+  EXPECT_TRUE(contains(r.message, "killed by the out-of-memory killer")) << r.message;
+  EXPECT_TRUE(contains(r.message, "rose 7 -> 8")) << r.message;
+  EXPECT_EQ(w->workers_struck(), 0);
+  EXPECT_EQ(w->workers_out_of_memory(), 1);
+}
+
+// The same SIGKILL with no count risen is a signal from outside kcv: struck, not marked.
+TEST(WorkerProcess, ASigkillWithoutAnOomKillIsStruck) {
+  const FakeWorker fake(kHandshake + "kill -9 $$\n");
+  auto w = oom_executor(fake);
+  const CallRecord r = run_with(*w, "good_add", call_options());
+  EXPECT_EQ(r.status, CallStatus::kCrash);
+  EXPECT_FALSE(r.killed_out_of_memory);
+  EXPECT_TRUE(contains(r.message, "SIGKILL")) << r.message;
+  EXPECT_EQ(w->workers_struck(), 1);
+  EXPECT_EQ(w->workers_out_of_memory(), 0);
+}
+
+// Taken during its load, the worker's start fails with the out_of_memory cause.
+TEST(WorkerProcess, AWorkerTakenDuringItsLoadFailsWithTheOutOfMemoryCause) {
+  const FakeWorker fake("read line; echo '{\"type\":\"hello\",\"protocol\":1}'\nread line\n" +
+                        kOomKill);
+  auto w = oom_executor(fake);
+  auto started = w->start();
+  ASSERT_FALSE(started.has_value());
+  EXPECT_EQ(started.error().worker_cause, kCauseOutOfMemory);
+  EXPECT_TRUE(contains(started.error().message, "out-of-memory killer")) << started.error().message;
+  EXPECT_EQ(w->workers_struck(), 0);
+  EXPECT_EQ(w->workers_out_of_memory(), 1);
+}
+
+// Taken after its result, between calls: the next call records it, marked.
+TEST(WorkerProcess, AWorkerTakenBetweenCallsMarksTheNextCall) {
+  const FakeWorker fake(
+      "read line; echo '{\"type\":\"hello\",\"protocol\":1}'\n"
+      "read line; echo '{\"type\":\"loaded\",\"name\":\"good_add\",\"op\":\"add\"}'\n"
+      "read line; echo '{\"type\":\"result\",\"id\":1,\"status\":\"ok\"}'\n" +
+      kOomKill);
+  auto w = oom_executor(fake);
+  EXPECT_EQ(run_with(*w, "good_add", call_options()).status, CallStatus::kOk);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the worker is gone by now
+  const CallRecord r = run_with(*w, "good_add", call_options());
+  EXPECT_EQ(r.status, CallStatus::kCrash);
+  EXPECT_TRUE(r.killed_out_of_memory);
+  EXPECT_TRUE(contains(r.message, "out-of-memory killer between calls")) << r.message;
+  EXPECT_EQ(w->workers_struck(), 0);
+  EXPECT_EQ(w->workers_out_of_memory(), 1);
 }
 
 TEST(WorkerProcess, LeavesNoSharedMemoryFilesBehind) {

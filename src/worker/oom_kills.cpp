@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <string_view>
@@ -63,17 +64,20 @@ std::string OomKills::describe_rise_since(const OomKills& before) const {
   return {};
 }
 
-const std::vector<std::string>& default_oom_counter_files() {
-  static const std::vector<std::string> files = [] {
-    std::vector<std::string> all = cgroup_counter_files();
-    all.push_back("/proc/vmstat");
-    std::vector<std::string> unique;
-    for (std::string& f : all)
-      if (std::find(unique.begin(), unique.end(), f) == unique.end())
-        unique.push_back(std::move(f));
-    return unique;
-  }();
-  return files;
+std::vector<std::string> default_oom_counter_files() {
+  std::vector<std::string> all;
+  if (const char* named = std::getenv("KCV_OOM_COUNTERS"); named != nullptr && *named != '\0') {
+    std::stringstream paths{std::string(named)};
+    for (std::string p; std::getline(paths, p, ':');)
+      if (!p.empty()) all.push_back(p);
+    return all;
+  }
+  all = cgroup_counter_files();
+  all.push_back("/proc/vmstat");
+  std::vector<std::string> unique;
+  for (std::string& f : all)
+    if (std::find(unique.begin(), unique.end(), f) == unique.end()) unique.push_back(std::move(f));
+  return unique;
 }
 
 OomKills read_oom_kills(const std::vector<std::string>& files) {

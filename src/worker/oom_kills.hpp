@@ -23,8 +23,9 @@ struct OomKills {
 };
 
 /// The files this process can read the counts from, most specific first: its cgroup's (v2
-/// and v1, from /proc/self/cgroup) and /proc/vmstat. Computed once.
-const std::vector<std::string>& default_oom_counter_files();
+/// and v1, from /proc/self/cgroup) and /proc/vmstat. KCV_OOM_COUNTERS (paths joined by ':')
+/// names other files instead: a test plays the out-of-memory killer by raising a count in one.
+std::vector<std::string> default_oom_counter_files();
 
 /// Reads each file's `oom_kill N` line.
 OomKills read_oom_kills(const std::vector<std::string>& files);

@@ -79,7 +79,7 @@ std::string Session::oom_rise(const Exit& e) const {
   return read_oom_kills(oom_counter_files()).describe_rise_since(oom_at_start_);
 }
 
-const std::vector<std::string>& Session::oom_counter_files() const {
+std::vector<std::string> Session::oom_counter_files() const {
   return options_.oom_counter_files.empty() ? default_oom_counter_files()
                                             : options_.oom_counter_files;
 }

@@ -65,7 +65,7 @@ class Session {
   /// "a -> b" when `e` is a SIGKILL kcv did not send and an oom_kill count rose since the
   /// worker started; "" otherwise.
   std::string oom_rise(const Exit& e) const;
-  const std::vector<std::string>& oom_counter_files() const;
+  std::vector<std::string> oom_counter_files() const;
 
   WorkerOptions options_;
   std::unique_ptr<WorkerProcess> proc_;

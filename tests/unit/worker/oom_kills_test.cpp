@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
@@ -55,11 +56,24 @@ TEST(OomKills, ARiseCountsOnlyWhereBothReadingsHaveTheCount) {
 }
 
 TEST(OomKills, TheDefaultFilesEndWithTheHostsCount) {
-  const auto& files = default_oom_counter_files();
+  const char* named = std::getenv("KCV_OOM_COUNTERS");
+  if (named != nullptr && *named != '\0') GTEST_SKIP() << "KCV_OOM_COUNTERS names other files";
+  const auto files = default_oom_counter_files();
   ASSERT_FALSE(files.empty());
   EXPECT_EQ(files.back(), "/proc/vmstat");
   // Linux has kept oom_kill in /proc/vmstat since 4.13
   EXPECT_TRUE(read_oom_kills({"/proc/vmstat"}).counts.front().has_value());
+}
+
+TEST(OomKills, KcvOomCountersNamesOtherFiles) {
+  const char* was = std::getenv("KCV_OOM_COUNTERS");
+  const std::string saved = was != nullptr ? was : "";
+  setenv("KCV_OOM_COUNTERS", "/tmp/a::/tmp/b", 1);
+  EXPECT_EQ(default_oom_counter_files(), (std::vector<std::string>{"/tmp/a", "/tmp/b"}));
+  if (was != nullptr)
+    setenv("KCV_OOM_COUNTERS", saved.c_str(), 1);
+  else
+    unsetenv("KCV_OOM_COUNTERS");
 }
 
 }  // namespace

@@ -1,0 +1,110 @@
+"""A worker the out-of-memory killer takes (src/worker/oom_kills.hpp, docs/08 §5): kcv reads the
+kernel's oom_kill counts (its cgroup's, /proc/vmstat) as each worker starts and again when one
+dies of a SIGKILL kcv did not send. A death while a count rose is the machine's limit: the
+kernel is `out_of_memory`, run again alone and recorded so when it happens again, never a
+`crash` blamed on the candidate. The same SIGKILL to the trusted reference without such a rise
+stays the candidate's doing (docs/10_threat_model.md).
+
+The tests play the out-of-memory killer: KCV_OOM_COUNTERS names a file of theirs, and the
+reference's float64 forward (the oracle's, run once the candidate's worker has started) raises
+the count in it, or not, and kills its own process."""
+
+import json
+import re
+import sqlite3
+
+import pytest
+
+import kb_problems as kb
+from audit_helpers import run_audit
+
+core = pytest.importorskip("kcv._core")
+pytest.importorskip("torch")
+
+REFERENCE = '''
+import os
+import signal
+
+import torch
+import torch.nn as nn
+
+COUNTER = @COUNTER@
+RAISE_THE_COUNT = @RAISE@
+
+
+class Model(nn.Module):
+    def __init__(self, alpha):
+        super().__init__()
+        self.alpha = alpha
+
+    def forward(self, x, y, scale):
+        if x.dtype == torch.float64 and x.device.type != "meta":
+            if RAISE_THE_COUNT:
+                with open(COUNTER) as f:
+                    n = int(f.read().split()[-1])
+                with open(COUNTER, "w") as f:
+                    f.write(f"oom_kill {n + 1}\\n")
+            os.kill(os.getpid(), signal.SIGKILL)
+        return x + self.alpha * y * scale
+
+
+def get_inputs():
+    return [torch.randn(4, 8), torch.randn(4, 8), 0.5]
+
+
+def get_init_inputs():
+    return [3.0]
+'''
+
+
+def _row(counter, raise_the_count: bool) -> dict:
+    code = REFERENCE.replace("@COUNTER@", repr(str(counter))).replace("@RAISE@",
+                                                                     repr(raise_the_count))
+    return {"id": f"oom/{'raised' if raise_the_count else 'plain'}", "corpus": "oom",
+            "level": 1, "problem_id": 1, "problem_name": "add", "language": "torch",
+            "reference_code": code, "candidate_code": kb.ADD_CANDIDATE}
+
+
+@pytest.fixture
+def counter(tmp_path, monkeypatch):
+    path = tmp_path / "vmstat"
+    path.write_text("pgfault 12\noom_kill 4\n")
+    monkeypatch.setenv("KCV_OOM_COUNTERS", str(path))
+    return path
+
+
+@pytest.mark.parametrize("raise_the_count", [True, False])
+def test_a_reference_the_oom_killer_took_is_out_of_memory_not_the_candidates_crash(
+        tmp_path, warm_servers, counter, raise_the_count):
+    out = core.verify_module(_row(counter, raise_the_count),
+                             worker_command=warm_servers.command("reference", None),
+                             device="cpu", cache_dir=str(tmp_path / "cache"),
+                             memory_limit_bytes=32 << 30, profiles=["strict"], shrink=False)
+    if raise_the_count:
+        assert (out["status"], out["out_of_memory"]) == ("out_of_memory", True), out["message"]
+        # one probe's trusted runs (a float64 run per semantics) restart it before the pipeline
+        # stops between probes
+        assert re.match(r"the out-of-memory killer took \d+ of the kernel's workers; probing "
+                        r"stopped: the out-of-memory killer took a worker of this kernel",
+                        out["message"]), out["message"]
+        assert out["replica_verdict"] is None
+        assert "candidate struck" not in out["message"]
+    else:  # a SIGKILL with no count risen: the candidate's doing
+        assert (out["status"], out["out_of_memory"]) == ("crash", False), out["message"]
+        assert "trusted reference worker died of a signal" in out["message"]
+        assert out["replica_verdict"] == "rejected"
+
+
+def test_the_audit_runs_it_again_alone_and_records_out_of_memory(tmp_path, counter):
+    corpus = tmp_path / "oom.jsonl"
+    corpus.write_text(json.dumps(_row(counter, True)) + "\n")
+    store = str(tmp_path / "oom.db")
+    proc = run_audit(str(corpus), "--store", store, "--device", "cpu", "--jobs", "1",
+                     "--profiles", "strict", "--no-progress", timeout=600)
+    assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
+    with sqlite3.connect(f"file:{store}?mode=ro", uri=True) as db:
+        status, message = db.execute("SELECT status, message FROM kernels").fetchone()
+    assert status == "out_of_memory", message
+    # the prefix is the second run's: the first, with the retry still to come, records nothing
+    assert message.startswith("also when run alone: the out-of-memory killer took"), message
+    assert int(counter.read_text().split()[-1]) >= 6  # taken on each of the two runs

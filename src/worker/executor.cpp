@@ -315,6 +315,7 @@ void WorkerExecutorImpl::run_calls(std::vector<Pending>& calls,
     return;
   }
   if (info && info->concurrent_calls && calls.size() > 1) {
+    session_.mark_stderr();  // a failure quotes what the worker wrote during these calls
     std::vector<Pending*> all;
     std::vector<uint64_t> ids;
     int timeout_ms = 0;
@@ -342,6 +343,7 @@ void WorkerExecutorImpl::run_calls(std::vector<Pending>& calls,
     }
     const uint64_t id = next_id_++;
     ++costs_.calls;
+    session_.mark_stderr();
     send(calls[i], id, options[i]);
     collect({&calls[i]}, {id}, options[i].timeout_ms);
   }

@@ -110,9 +110,8 @@ Expected<std::unique_ptr<WorkerProcess>> WorkerProcess::spawn(const std::vector<
   close(report[0]);
   if (n > 0) {
     p->kill_and_reap();
-    return make_error(ErrorCode::kNotFound,
-                      fmt::format("cannot run the worker '{}': {}", argv.front(),
-                                  std::strerror(err)));
+    return make_error(ErrorCode::kNotFound, fmt::format("cannot run the worker '{}': {}",
+                                                        argv.front(), std::strerror(err)));
   }
   return p;
 }
@@ -154,8 +153,8 @@ ReadResult WorkerProcess::read_line(Clock::time_point deadline) {
     if (pending_.size() > kMaxLine) return {ReadEnd::kTooLong, pending_.substr(0, 200)};
     int wait_ms = kWatchMs;
     if (deadline != Clock::time_point::max()) {
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline -
-                                                                             Clock::now());
+      const auto left =
+          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
       if (left.count() <= 0) return {ReadEnd::kTimeout, {}};
       wait_ms = static_cast<int>(std::min<int64_t>(left.count() + 1, kWatchMs));
     }
@@ -236,14 +235,21 @@ void WorkerProcess::drain_stderr() {
 }
 
 void WorkerProcess::keep_stderr(const char* data, std::size_t n) {
+  err_written_ += n;
   err_tail_.append(data, n);
   if (err_tail_.size() > 2 * err_cap_) err_tail_.erase(0, err_tail_.size() - err_cap_);
 }
 
-std::string WorkerProcess::stderr_tail() {
+std::string WorkerProcess::stderr_tail(std::size_t since) {
   drain_stderr();
-  if (err_tail_.size() <= err_cap_) return err_tail_;
-  return err_tail_.substr(err_tail_.size() - err_cap_);
+  const std::size_t fresh = since >= err_written_ ? 0 : err_written_ - since;
+  const std::size_t n = std::min({err_tail_.size(), err_cap_, fresh});
+  return err_tail_.substr(err_tail_.size() - n);
+}
+
+std::size_t WorkerProcess::stderr_written() {
+  drain_stderr();
+  return err_written_;
 }
 
 }  // namespace kcv::worker

@@ -59,8 +59,12 @@ class WorkerProcess {
   Exit kill_and_reap();
   /// Waits up to `grace` for the worker to exit by itself, then kills it.
   Exit reap(std::chrono::milliseconds grace);
-  /// The last bytes the worker wrote to stderr (drained first).
-  std::string stderr_tail();
+  /// The last bytes (at most the tail's size) the worker wrote to stderr after the first
+  /// `since` bytes it wrote there (drained first): a request's own words, not an earlier one's.
+  std::string stderr_tail(std::size_t since = 0);
+  /// How many bytes the worker has written to stderr so far (drained first): a mark for
+  /// stderr_tail.
+  std::size_t stderr_written();
 
  private:
   WorkerProcess() = default;
@@ -68,12 +72,13 @@ class WorkerProcess {
   void keep_stderr(const char* data, std::size_t n);
 
   pid_t pid_ = -1;
-  int io_fd_ = -1;      // our end of the stdin/stdout socket pair
-  int err_fd_ = -1;     // read end of the stderr pipe
+  int io_fd_ = -1;   // our end of the stdin/stdout socket pair
+  int err_fd_ = -1;  // read end of the stderr pipe
   bool reaped_ = false;
   Exit exit_;
   std::string pending_;  // stdout bytes after the last complete line
   std::string err_tail_;
+  std::size_t err_written_ = 0;  // stderr bytes received in all
   std::size_t err_cap_ = 2048;
 };
 

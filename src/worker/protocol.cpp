@@ -16,12 +16,9 @@ using nlohmann::json;
 json describe(const HostTensor& t, const std::string& name, std::size_t raw_begin) {
   const std::size_t elem0 =
       t.raw_storage_begin() + static_cast<std::size_t>(t.storage_offset()) * dtype_size(t.dtype());
-  return {{"name", name},
-          {"dtype", dtype_name(t.dtype())},
-          {"shape", t.shape()},
-          {"strides", t.strides()},
-          {"offset", elem0},
-          {"raw", {raw_begin, raw_begin + t.raw().size()}}};
+  return {{"name", name},       {"dtype", dtype_name(t.dtype())},
+          {"shape", t.shape()}, {"strides", t.strides()},
+          {"offset", elem0},    {"raw", {raw_begin, raw_begin + t.raw().size()}}};
 }
 
 Error protocol_error(std::string what) {
@@ -95,8 +92,10 @@ Expected<json> parse_reply(const std::string& line, std::string_view type) {
   if (got == "error") {
     const std::string msg = j.value("message", std::string("(no message)"));
     Error e = make_error(ErrorCode::kCandidate, "the worker reported an error: " + msg);
-    if (j.contains("class") && j["class"].is_string()) e.worker_class = j["class"].get<std::string>();
-    if (j.contains("cause") && j["cause"].is_string()) e.worker_cause = j["cause"].get<std::string>();
+    if (j.contains("class") && j["class"].is_string())
+      e.worker_class = j["class"].get<std::string>();
+    if (j.contains("cause") && j["cause"].is_string())
+      e.worker_cause = j["cause"].get<std::string>();
     e.worker_reusable = j.value("reusable", false) == true;
     return e;
   }
@@ -107,13 +106,15 @@ Expected<json> parse_reply(const std::string& line, std::string_view type) {
 
 exec::KernelOutcome outcome_of(const json& r) {
   const std::string status = r.value("status", std::string());
-  const std::string message = r.contains("message") && r["message"].is_string() ? r["message"].get<std::string>() : "";
+  const std::string message =
+      r.contains("message") && r["message"].is_string() ? r["message"].get<std::string>() : "";
   if (status == "ok") return {};
   if (status == "kernel_error") {
-    const int64_t code = r.contains("code") && r["code"].is_number_integer() ? r["code"].get<int64_t>() : -1;
-    return {CallStatus::kKernelError, message.empty()
-                                          ? fmt::format("the kernel returned {}", code)
-                                          : fmt::format("the kernel returned {}: {}", code, message)};
+    const int64_t code =
+        r.contains("code") && r["code"].is_number_integer() ? r["code"].get<int64_t>() : -1;
+    return {CallStatus::kKernelError,
+            message.empty() ? fmt::format("the kernel returned {}", code)
+                            : fmt::format("the kernel returned {}: {}", code, message)};
   }
   if (status == "exception")
     return {CallStatus::kException, fmt::format("the kernel threw: {}", message)};

@@ -66,7 +66,9 @@ class Server {
   }
 
  private:
-  static json error(std::string message) { return {{"type", "error"}, {"message", std::move(message)}}; }
+  static json error(std::string message) {
+    return {{"type", "error"}, {"message", std::move(message)}};
+  }
 
   static json hello(const json& req) {
     const int version = req.value("protocol", 0);
@@ -77,14 +79,14 @@ class Server {
             {"protocol", kWorkerProtocolVersion},
             {"worker", "kcv-worker (C++, shared-library kernels)"},
             {"pid", getpid()},
-            {"capabilities",
-             {{"load_kinds", {"shared_library"}}, {"concurrent_calls", true}}}};
+            {"capabilities", {{"load_kinds", {"shared_library"}}, {"concurrent_calls", true}}}};
   }
 
   json load(const json& req) {
     const std::string kind = req.value("kind", std::string());
     if (kind != "shared_library")
-      return error(fmt::format("load: kind '{}' is not supported (kcv-worker loads shared_library)", kind));
+      return error(
+          fmt::format("load: kind '{}' is not supported (kcv-worker loads shared_library)", kind));
     join();  // no call may run on the kernel being replaced
     auto c = load_shared_library_candidate(req.value("path", std::string()),
                                            req.value("kernel", std::string()),

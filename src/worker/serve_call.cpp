@@ -40,7 +40,8 @@ void map_file(const json& shm, Mapping& m) {
   const std::string path = shm.at("path").get<std::string>();
   m.size = shm.at("size").get<std::size_t>();
   const int fd = open(path.c_str(), O_RDWR | O_CLOEXEC);
-  if (fd < 0) throw std::runtime_error(fmt::format("shm.path '{}': {}", path, std::strerror(errno)));
+  if (fd < 0)
+    throw std::runtime_error(fmt::format("shm.path '{}': {}", path, std::strerror(errno)));
   struct stat st {};
   fstat(fd, &st);
   void* p = static_cast<std::size_t>(st.st_size) >= m.size && m.size > 0
@@ -69,7 +70,8 @@ void add_view(const json& d, const Mapping& m, Views& v) {
   Shape shape = d.at("shape").get<Shape>(), strides = d.at("strides").get<Shape>();
   const auto raw = d.at("raw").get<std::vector<std::size_t>>();
   const auto offset = d.at("offset").get<int64_t>();
-  if (strides.size() != shape.size()) throw std::runtime_error(name + ".strides: rank differs from shape");
+  if (strides.size() != shape.size())
+    throw std::runtime_error(name + ".strides: rank differs from shape");
   if (raw.size() != 2 || raw[0] > raw[1] || raw[1] > m.size)
     throw std::runtime_error(name + ".raw: not a byte range inside the shared file");
   const auto size = static_cast<int64_t>(dtype_size(*dtype));
@@ -85,7 +87,8 @@ void add_view(const json& d, const Mapping& m, Views& v) {
 }
 
 json run_kernel(Candidate& candidate, const json& req, Views& in, Views& out) {
-  std::map<std::string, double> params = req.value("params", json::object()).get<std::map<std::string, double>>();
+  std::map<std::string, double> params =
+      req.value("params", json::object()).get<std::map<std::string, double>>();
   const json launch = req.value("launch", json::object());
   const LaunchConfig lc{launch.value("block", 0), launch.value("threads", 1)};
   json reply{{"type", "result"}, {"id", req.at("id")}};
@@ -133,7 +136,9 @@ json serve_call(Candidate& candidate, const json& req) {
     reply["task_s"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     return reply;
   } catch (const std::exception& e) {
-    return json{{"type", "error"}, {"id", req.value("id", json())}, {"message", fmt::format("call request: {}", e.what())}};
+    return json{{"type", "error"},
+                {"id", req.value("id", json())},
+                {"message", fmt::format("call request: {}", e.what())}};
   }
 }
 

@@ -106,6 +106,7 @@ Expected<WorkerKernelInfo> Session::reload(const WorkerLoad& load) {
     out.worker_reusable = e.worker_reusable;
     return out;
   };
+  mark_stderr();  // an earlier load's words are not this one's
   try {
     auto line = load_request(options_.load);
     if (!line) return fail(line.error());
@@ -123,12 +124,14 @@ Expected<WorkerKernelInfo> Session::reload(const WorkerLoad& load) {
 }
 
 std::string Session::with_stderr(std::string text) {
-  const std::string tail = proc_ ? proc_->stderr_tail() : std::string();
+  const std::string tail = proc_ ? proc_->stderr_tail(stderr_mark_) : std::string();
   if (tail.empty()) return text;
   return fmt::format("{}; the worker's stderr ended with: {}", text, tail);
 }
 
 void Session::note_stopped() { ++struck_; }
+
+void Session::mark_stderr() { stderr_mark_ = proc_ ? proc_->stderr_written() : 0; }
 
 std::string Session::kill_and_describe() {
   if (!proc_) return "no worker";
@@ -210,6 +213,7 @@ Expected<WorkerKernelInfo> Session::start() {
                                    options_.stderr_tail_bytes);
   if (!proc) return proc.error();
   proc_ = std::move(*proc);
+  stderr_mark_ = 0;
   accounted_ = false;
   loaded_ = false;
   last_status_ = CallStatus::kOk;
@@ -234,6 +238,7 @@ Expected<WorkerKernelInfo> Session::start() {
     auto hello = request(hello_request(), "hello", deadline);
     if (!hello) return fail("hello", hello.error());
     if (Status s = read_hello(*hello, info); !s) return fail("hello", s.error());
+    mark_stderr();  // a failed load quotes what the worker wrote while loading
     auto load_line = load_request(options_.load);
     if (!load_line) return fail("load", load_line.error());
     auto loaded = request(*load_line, "loaded", deadline);

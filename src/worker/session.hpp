@@ -52,6 +52,9 @@ class Session {
   Death take_death_between_calls();
   /// A worker found stopped (the executor's watchdog) counts as struck.
   void note_stopped();
+  /// Marks where the next request or call begins in the worker's stderr: the words of a failure
+  /// after it quote what the worker wrote from here on, not an earlier load's traceback.
+  void mark_stderr();
 
  private:
   Expected<WorkerKernelInfo> start();
@@ -79,6 +82,7 @@ class Session {
   OomKills oom_at_start_;  // the counts read as the current worker was spawned
   CallStatus last_status_ = CallStatus::kOk;
   Death death_;
+  std::size_t stderr_mark_ = 0;  // stderr bytes the worker wrote before the current request
 };
 
 }  // namespace kcv::worker

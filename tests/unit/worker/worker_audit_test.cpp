@@ -95,8 +95,9 @@ TEST(WorkerAudit, ReportsARewrittenOutputView) {
 TEST(WorkerAudit, DoesNotCallAKernelDeclaringAnotherOutputDtype) {
   auto c = load_here("good_add");
   ASSERT_NE(c, nullptr);
-  const CallRecord r = make_worker_executor(worker_options("good_add"))
-                           ->run(*c, add_inputs(), {{DType::kF16, testing::kShape}}, call_options());
+  const CallRecord r =
+      make_worker_executor(worker_options("good_add"))
+          ->run(*c, add_inputs(), {{DType::kF16, testing::kShape}}, call_options());
   EXPECT_EQ(r.status, CallStatus::kBadOutput);
   EXPECT_EQ(r.message, "output 0: the kernel's contract declares f32, the op requires f16");
 }

@@ -226,6 +226,28 @@ TEST(WorkerProcess, AReusableLoadErrorKeepsTheWorkerForTheNextLoad) {
   EXPECT_EQ(w->workers_started(), 1);
 }
 
+// A failure quotes only what the worker wrote to stderr since its request began: a second
+// refused load does not repeat the first one's traceback, nor the first the worker's start-up.
+TEST(WorkerProcess, AFailureQuotesOnlyTheStderrOfItsOwnRequest) {
+  const std::string refuse =
+      "echo '{\"type\":\"error\",\"class\":\"problem_error\","
+      "\"message\":\"problem_error: not this shape\",\"reusable\":true}'\n";
+  const FakeWorker fake(
+      "read line; echo 'warming up' >&2\n"
+      "echo '{\"type\":\"hello\",\"protocol\":1}'\n"
+      "read line; echo 'first traceback' >&2\n" +
+      refuse + "read line; echo 'second traceback' >&2\n" + refuse + "read line\n");
+  auto w = fake_executor(fake);
+  auto first = w->start();
+  ASSERT_FALSE(first.has_value());
+  EXPECT_TRUE(contains(first.error().message, "first traceback")) << first.error().message;
+  EXPECT_FALSE(contains(first.error().message, "warming up")) << first.error().message;
+  auto second = w->reload(worker_options("good_add").load);
+  ASSERT_FALSE(second.has_value());
+  EXPECT_TRUE(contains(second.error().message, "second traceback")) << second.error().message;
+  EXPECT_FALSE(contains(second.error().message, "first traceback")) << second.error().message;
+}
+
 // Without "reusable" a failed load ends the process; the next load starts a fresh one.
 TEST(WorkerProcess, ALoadErrorWithoutReusableEndsTheWorker) {
   const FakeWorker fake(

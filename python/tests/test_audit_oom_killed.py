@@ -5,9 +5,10 @@ kernel is `out_of_memory`, run again alone and recorded so when it happens again
 `crash` blamed on the candidate. The same SIGKILL to the trusted reference without such a rise
 stays the candidate's doing (docs/10_threat_model.md).
 
-The tests play the out-of-memory killer: KCV_OOM_COUNTERS names a file of theirs, and the
+The first tests play the out-of-memory killer: KCV_OOM_COUNTERS names a file of theirs, and the
 reference's float64 forward (the oracle's, run once the candidate's worker has started) raises
-the count in it, or not, and kills its own process."""
+the count in it, or not, and kills its own process. The last has the kernel's own killer do it,
+in a memory cgroup of 64 MiB, where the host lets the test make one (root, cgroup v1)."""
 
 import json
 import re
@@ -108,3 +109,74 @@ def test_the_audit_runs_it_again_alone_and_records_out_of_memory(tmp_path, count
     # the prefix is the second run's: the first, with the retry still to come, records nothing
     assert message.startswith("also when run alone: the out-of-memory killer took"), message
     assert int(counter.read_text().split()[-1]) >= 6  # taken on each of the two runs
+
+
+CGROUP_V1_MEMORY = "/sys/fs/cgroup/memory"
+
+LIMITED_REFERENCE = '''
+import torch
+import torch.nn as nn
+
+CGROUP = @CGROUP@
+
+
+class Model(nn.Module):
+    def __init__(self, alpha):
+        super().__init__()
+        self.alpha = alpha
+
+    def forward(self, x, y, scale):
+        if x.dtype == torch.float64 and x.device.type != "meta":
+            import os
+            with open(CGROUP + "/cgroup.procs", "w") as f:  # into a 64 MiB memory cgroup
+                f.write(str(os.getpid()))
+            hog = [bytearray(16 << 20) for _ in range(64)]
+        return x + self.alpha * y * scale
+
+
+def get_inputs():
+    return [torch.randn(4, 8), torch.randn(4, 8), 0.5]
+
+
+def get_init_inputs():
+    return [3.0]
+'''
+
+
+@pytest.fixture
+def limited_cgroup():
+    """A cgroup v1 memory group of 64 MiB, where this host lets the test make one (root, v1)."""
+    import os
+    import uuid
+
+    path = os.path.join(CGROUP_V1_MEMORY, f"kcv-test-{uuid.uuid4().hex[:8]}")
+    try:
+        os.mkdir(path)
+        with open(os.path.join(path, "memory.limit_in_bytes"), "w") as f:
+            f.write(str(64 << 20))
+    except OSError as e:
+        pytest.skip(f"no cgroup v1 memory group can be made here ({e})")
+    yield path
+    for _ in range(50):  # the killed processes leave it as they are reaped
+        try:
+            os.rmdir(path)
+            break
+        except OSError:
+            import time
+            time.sleep(0.1)
+
+
+def test_the_kernels_own_oom_killer_is_recognised(tmp_path, warm_servers, monkeypatch,
+                                                 limited_cgroup):
+    # No stand-in: the reference's float64 forward moves itself into a 64 MiB memory cgroup and
+    # allocates 1 GiB, the kernel's out-of-memory killer ends it, and kcv reads the kill in the
+    # counts it reads by default (/proc/vmstat here: a child cgroup's kill does not reach its
+    # parent's v1 count).
+    monkeypatch.delenv("KCV_OOM_COUNTERS")
+    row = _row(tmp_path / "unused", True)
+    row["reference_code"] = LIMITED_REFERENCE.replace("@CGROUP@", repr(limited_cgroup))
+    out = core.verify_module(row, worker_command=warm_servers.command("reference", None),
+                             device="cpu", cache_dir=str(tmp_path / "cache"),
+                             memory_limit_bytes=32 << 30, profiles=["strict"], shrink=False)
+    assert (out["status"], out["out_of_memory"]) == ("out_of_memory", True), out["message"]
+    assert out["message"].startswith("the out-of-memory killer took"), out["message"]

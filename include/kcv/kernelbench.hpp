@@ -199,8 +199,9 @@ class ModuleWorkers {
   /// Reference workers that died of a signal kcv did not send, or were stopped, while the
   /// candidate's worker had been started (WorkerExecutor::workers_struck).
   int reference_struck() const;
-  /// Workers of either role the out-of-memory killer took (WorkerExecutor::workers_out_of_memory).
-  int out_of_memory_kills() const;
+  /// Workers of either role the out-of-memory killer took (WorkerExecutor::workers_out_of_memory);
+  /// without the reference's worker at other shapes when `other_shape_reference` is false.
+  int out_of_memory_kills(bool other_shape_reference = true) const;
   bool candidate_started() const;
   /// Where the calls of `role`'s workers (both shapes) spent their time so far.
   WorkerCallCosts call_costs(Role role) const;
@@ -262,6 +263,10 @@ struct ModuleConfig {
   int autotune_configs = 0;                         // the most configs of a candidate's autotuner
   std::string no_concurrency;                       // non-empty: why concurrent calls are not run
   uint64_t forward_seed = 42;                       // torch.manual_seed before every forward
+  /// The orchestrator's last run of the kernel (alone, after one that ran out of memory): the
+  /// reference running out of memory at a shape other than the judge shape refuses that probe,
+  /// this machine being too small for it, instead of failing the kernel once more.
+  bool last_attempt = false;
 };
 
 class ModuleProbes final : public ProbeSource {
@@ -310,6 +315,9 @@ class ModelOracle final : public Oracle {
   struct Cache;
   /// E per output pooled over the eager runs of up to kPoolSeeds more draws of the probe's shape.
   Expected<std::vector<double>> pool_scale(const Probe& probe, const ModuleProblem& problem);
+  /// Whether the reference running out of memory refuses the probe (ModuleConfig::last_attempt,
+  /// at a shape other than the judge shape) rather than failing the kernel.
+  bool refuses_for_memory(bool at_base) const { return config_.last_attempt && !at_base; }
   ModuleWorkers& workers_;
   ModuleConfig config_;
   std::unique_ptr<Cache> cache_;
@@ -377,6 +385,7 @@ struct ModuleRunOptions {
   int64_t kernel_timeout_ms = 900000;  // after the loads
   int64_t probe_budget_bytes = int64_t{256} << 20;
   bool shrink = true;
+  bool last_attempt = false;  // ModuleConfig::last_attempt
   std::function<void(std::string_view)> progress;
 };
 

@@ -140,7 +140,8 @@ nb::dict verify_module(nb::dict row, std::vector<std::string> worker_command, st
                        bool shrink, std::optional<nb::callable> progress, int64_t size_on_meta_over,
                        PyStartedReference* reference,
                        std::vector<std::string> reference_worker_command,
-                       std::string candidate_shm_dir, std::string reference_shm_dir) {
+                       std::string candidate_shm_dir, std::string reference_shm_dir,
+                       bool last_attempt) {
   kb::ModuleRow r;
   r.id = row_string(row, "id", true);
   const bool loads = row.contains("reference_load") && row.contains("candidate_load");
@@ -169,6 +170,7 @@ nb::dict verify_module(nb::dict row, std::vector<std::string> worker_command, st
   o.base = std::move(base_constants);
   o.probe_budget_bytes = probe_budget_bytes;
   o.shrink = shrink;
+  o.last_attempt = last_attempt;
   if (progress) {
     o.progress = [cb = *progress](std::string_view line) {
       nb::gil_scoped_acquire held;
@@ -240,6 +242,7 @@ void bind_kernelbench(nb::module_& m) {
         nb::arg("reference") = nb::none(),
         nb::arg("reference_worker_command") = std::vector<std::string>{},
         nb::arg("candidate_shm_dir") = "", nb::arg("reference_shm_dir") = "",
+        nb::arg("last_attempt") = false,
         "Verifies one KernelBench row (id, reference_code, candidate_code, optional contract)\n"
         "through the C++ pipeline: loads, KernelBench's check, every gate under every profile.\n"
         "Returns the store's outcome dict plus 'timings' (seconds) and 'out_of_memory' (a harness\n"
@@ -249,7 +252,8 @@ void bind_kernelbench(nb::module_& m) {
         "load's field (docs/06 §7.1), the one start_reference was given;\n"
         "reference_worker_command: argv of the reference's workers (empty: worker_command);\n"
         "candidate_shm_dir, reference_shm_dir: the call-file directories of the candidate's and\n"
-        "the reference's workers (empty: /dev/shm).");
+        "the reference's workers (empty: /dev/shm); last_attempt: the orchestrator's run alone,\n"
+        "where the reference running out of memory at another shape refuses that probe.");
 }
 
 }  // namespace kcv::py

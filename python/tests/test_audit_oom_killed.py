@@ -3,7 +3,9 @@ kernel's oom_kill counts (its cgroup's, /proc/vmstat) as each worker starts and 
 dies of a SIGKILL kcv did not send. A death while a count rose is the machine's limit: the
 kernel is `out_of_memory`, run again alone and recorded so when it happens again, never a
 `crash` blamed on the candidate. The same SIGKILL to the trusted reference without such a rise
-stays the candidate's doing (docs/10_threat_model.md).
+stays the candidate's doing (docs/10_threat_model.md). On the kernel's last attempt (alone), a
+shape other than the judge shape that the reference cannot run in this machine's memory refuses
+its probes, and the kernel keeps the rest of its verdicts.
 
 The first tests play the out-of-memory killer: KCV_OOM_COUNTERS names a file of theirs, and the
 reference's float64 forward (the oracle's, run once the candidate's worker has started) raises
@@ -180,3 +182,64 @@ def test_the_kernels_own_oom_killer_is_recognised(tmp_path, warm_servers, monkey
                              memory_limit_bytes=32 << 30, profiles=["strict"], shrink=False)
     assert (out["status"], out["out_of_memory"]) == ("out_of_memory", True), out["message"]
     assert out["message"].startswith("the out-of-memory killer took"), out["message"]
+
+
+SHAPED_REFERENCE = '''
+import os
+import signal
+
+import torch
+import torch.nn as nn
+
+COUNTER = @COUNTER@
+ROWS = 4
+COLS = 8
+
+
+class Model(nn.Module):
+    def __init__(self, alpha):
+        super().__init__()
+        self.alpha = alpha
+
+    def forward(self, x, y, scale):
+        # the float64 run at any shape but the judge shape's: more memory than this machine has
+        if x.dtype == torch.float64 and x.device.type != "meta" and x.numel() != 32:
+            with open(COUNTER) as f:
+                n = int(f.read().split()[-1])
+            with open(COUNTER, "w") as f:
+                f.write(f"oom_kill {n + 1}\\n")
+            os.kill(os.getpid(), signal.SIGKILL)
+        return x + self.alpha * y * scale
+
+
+def get_inputs():
+    return [torch.randn(ROWS, COLS), torch.randn(ROWS, COLS), 0.5]
+
+
+def get_init_inputs():
+    return [3.0]
+'''
+
+
+@pytest.mark.parametrize("last_attempt", [False, True])
+def test_on_the_last_attempt_a_shape_too_large_for_the_machine_refuses_its_probes(
+        tmp_path, warm_servers, counter, last_attempt):
+    row = _row(counter, True)
+    row["reference_code"] = SHAPED_REFERENCE.replace("@COUNTER@", repr(str(counter)))
+    row["candidate_code"] = SHAPED_REFERENCE.replace("@COUNTER@", "None").replace(
+        "x.numel() != 32", "False").replace("class Model(", "class ModelNew(")
+    out = core.verify_module(row, worker_command=warm_servers.command("reference", None),
+                             device="cpu", cache_dir=str(tmp_path / "cache"),
+                             memory_limit_bytes=32 << 30, profiles=["strict"], shrink=False,
+                             last_attempt=last_attempt)
+    assert int(counter.read_text().split()[-1]) > 4  # other shapes were tried and taken
+    if not last_attempt:  # the machine's limit at that moment: run it again alone
+        assert (out["status"], out["out_of_memory"]) == ("out_of_memory", True), out["message"]
+        return
+    # alone, the shapes the machine cannot hold are refused and the rest is judged
+    assert (out["status"], out["out_of_memory"]) == ("ok", False), out["message"]
+    verdicts = {v["gate"]: v for v in out["verdicts"]}
+    assert verdicts["CMP-01"]["verdict"] == "pass", verdicts["CMP-01"]
+    refused = {v["gate"]: json.loads(v["evidence_json"]).get("probes_refused", 0)
+               for v in out["verdicts"]}
+    assert refused["CMP-01"] > 0 and refused["RES-01"] > 0, refused  # the other shapes' probes

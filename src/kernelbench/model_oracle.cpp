@@ -40,6 +40,10 @@ namespace kcv::kb {
 namespace {
 
 constexpr int kPoolSeeds = 7;  // extra draws at most, for a probe with too few informative elements
+// A probe refused on the kernel's last attempt: the reference needs more memory at its shape
+// than this machine has, with nothing else running (ModuleConfig::last_attempt).
+const std::string kTooLargeHere =
+    "the reference runs out of this machine's memory at this shape with nothing beside it: ";
 
 struct EagerFlags {
   bool cudnn = false;
@@ -279,7 +283,10 @@ Expected<ProbeInputs> ModelOracle::make_inputs(const Probe& probe) {
   auto problem = workers_.problem(probe.sizes);
   input_times_.problem_s += seconds_since(began);
   if (!problem) {
-    // Out of memory is this machine's limit at this moment, never the reference refusing.
+    // Out of memory is this machine's limit at this moment, never the reference refusing; on
+    // the kernel's last attempt (alone) it is this machine's limit for this shape.
+    if (out_of_memory(problem.error()) && refuses_for_memory(at_base))
+      return ProbeInputs{{}, {}, kTooLargeHere + problem.error().message};
     out_of_memory_seen_ = out_of_memory_seen_ || out_of_memory(problem.error());
     if (at_base || out_of_memory(problem.error())) return problem.error();
     return ProbeInputs{
@@ -308,6 +315,8 @@ Expected<ProbeInputs> ModelOracle::make_inputs(const Probe& probe) {
     input_times_.draw_s += seconds_since(began);
     if (rec.status != CallStatus::kOk) {
       const std::string why = "the reference's get_inputs() failed: " + describe_call(rec);
+      if (out_of_memory(rec) && refuses_for_memory(at_base))
+        return ProbeInputs{{}, {}, kTooLargeHere + why};
       out_of_memory_seen_ = out_of_memory_seen_ || out_of_memory(rec);
       if (at_base || out_of_memory(rec))
         return make_error(ErrorCode::kInternal, why, "reference worker");
@@ -390,6 +399,7 @@ Expected<SharedOracleResult> ModelOracle::evaluate(const Probe& probe, const Pro
   auto problem = workers_.problem(probe.sizes);
   if (!problem) return problem.error();
   const ModuleProblem& p = **problem;
+  const bool at_base = workers_.merged(probe.sizes) == workers_.merged({});
   const bool on_cpu = p.device != "cuda";
   const Profile& prof = profile(contract.profile);
   const bool exc01 = probe.gate == GateId::kExc01, exc02 = probe.gate == GateId::kExc02;
@@ -452,6 +462,10 @@ Expected<SharedOracleResult> ModelOracle::evaluate(const Probe& probe, const Pro
     t.nan_number = nan_number;
     t.flush_subnormals = flush;
     const CallRecord rec = reference_call(t, as_f64(p.outputs), probe.seed + 1);
+    if (out_of_memory(rec) && refuses_for_memory(at_base)) {
+      cache_->refused = kTooLargeHere + describe_call(rec);
+      return nullptr;
+    }
     if (out_of_memory(rec)) {  // this machine's limit at this moment, not the probe's
       out_of_memory_seen_ = true;
       return make_error(ErrorCode::kInternal, "reference64: out of memory: " + describe_call(rec),
@@ -481,6 +495,10 @@ Expected<SharedOracleResult> ModelOracle::evaluate(const Probe& probe, const Pro
     t.matmul_tf32 = f.matmul;
     t.autocast = f.autocast;
     CallRecord rec = reference_call(t, p.outputs, probe.seed + 2);
+    if (out_of_memory(rec) && refuses_for_memory(at_base)) {
+      cache_->refused = kTooLargeHere + describe_call(rec);
+      return nullptr;
+    }
     if (out_of_memory(rec)) {
       out_of_memory_seen_ = true;
       return make_error(ErrorCode::kInternal, "reference32: out of memory: " + describe_call(rec),

@@ -243,10 +243,12 @@ ModuleOutcome verify_module(const ModuleRow& row, const ModuleRunOptions& option
 
 // A worker of either side that the out-of-memory killer took: the machine's limit at that
 // moment, whatever the kernel's calls showed before. The orchestrator runs the kernel again
-// alone and records out_of_memory if it happens again. A candidate that struck the trusted
-// reference stays a crash.
-void note_out_of_memory_kills(const ModuleWorkers& workers, ModuleOutcome& result) {
-  const int killed = workers.out_of_memory_kills();
+// alone and records out_of_memory if it happens again; on that last attempt the reference's
+// worker at other shapes does not count (ModelOracle refused those probes). A candidate that
+// struck the trusted reference stays a crash.
+void note_out_of_memory_kills(const ModuleWorkers& workers, const ModuleRunOptions& options,
+                              ModuleOutcome& result) {
+  const int killed = workers.out_of_memory_kills(!options.last_attempt);
   if (killed == 0 || (workers.reference_struck() > 0 && workers.candidate_started())) return;
   audit::KernelOutcome& out = result.outcome;
   result.out_of_memory = true;
@@ -280,7 +282,7 @@ ModuleOutcome verify_module_unguarded(const ModuleRow& row, const ModuleRunOptio
     out.status = load_failure_status(problem.error(), /*reference=*/true);
     out.message = clip("the reference: " + problem.error().message);
     result.out_of_memory = out_of_memory(problem.error()) || mentions_out_of_memory(out.message);
-    note_out_of_memory_kills(workers, result);
+    note_out_of_memory_kills(workers, options, result);
     return result;
   }
   result.problem = **problem;
@@ -289,7 +291,7 @@ ModuleOutcome verify_module_unguarded(const ModuleRow& row, const ModuleRunOptio
     out.status = audit::KernelStatus::kError;
     out.message =
         "the judge shape was only sized on the meta device (a reduced shape must be given)";
-    note_out_of_memory_kills(workers, result);
+    note_out_of_memory_kills(workers, options, result);
     return result;
   }
   say("loading the candidate");
@@ -305,7 +307,7 @@ ModuleOutcome verify_module_unguarded(const ModuleRow& row, const ModuleRunOptio
         out.status != audit::KernelStatus::kOutOfMemory)
       out.replica_verdict = "rejected";
     result.out_of_memory = out_of_memory(candidate.error()) || mentions_out_of_memory(out.message);
-    note_out_of_memory_kills(workers, result);
+    note_out_of_memory_kills(workers, options, result);
     return result;
   }
 
@@ -319,6 +321,7 @@ ModuleOutcome verify_module_unguarded(const ModuleRow& row, const ModuleRunOptio
   config.autotune_configs = autotune_configs_of(workers.base_load_reply(Role::kCandidate));
   config.no_concurrency = no_concurrency_of(workers.base_load_reply(Role::kCandidate));
   config.forward_seed = setup.seed;
+  config.last_attempt = options.last_attempt;
   // --kernel-timeout covers everything after the loads: the replica too, and no call outlives it.
   config.deadline = Clock::now() + std::chrono::milliseconds(options.kernel_timeout_ms);
   ModuleRunner runner(workers, config);
@@ -337,7 +340,7 @@ ModuleOutcome verify_module_unguarded(const ModuleRow& row, const ModuleRunOptio
     result.out_of_memory = replica.out_of_memory || mentions_out_of_memory(out.message);
     record_call_costs(workers, result.timings);
     result.timings["total"] = seconds_since(t0);
-    note_out_of_memory_kills(workers, result);
+    note_out_of_memory_kills(workers, options, result);
     return result;
   }
 
@@ -359,7 +362,7 @@ ModuleOutcome verify_module_unguarded(const ModuleRow& row, const ModuleRunOptio
   po.abandon = [&]() -> std::string {
     if (candidate_struck_reference()) return "the candidate struck the trusted reference worker";
     // the kernel is out_of_memory whatever the rest finds, and each probe could take another
-    if (workers.out_of_memory_kills() > 0)
+    if (workers.out_of_memory_kills(!config.last_attempt) > 0)
       return "the out-of-memory killer took a worker of this kernel";
     return {};
   };
@@ -400,7 +403,7 @@ ModuleOutcome verify_module_unguarded(const ModuleRow& row, const ModuleRunOptio
   }
   record_call_costs(workers, result.timings);
   result.timings["total"] = seconds_since(t0);
-  note_out_of_memory_kills(workers, result);
+  note_out_of_memory_kills(workers, options, result);
   return result;
 }
 

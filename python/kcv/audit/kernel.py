@@ -213,7 +213,7 @@ def _audit_kernel(row: dict, cfg: KernelConfig, t: dict, alone: bool, may_postpo
             kernel_timeout_s=cfg.kernel_timeout_s, profiles=list(cfg.profiles), seed=cfg.seed,
             base_constants=base, probe_budget_bytes=cfg.probe_budget_bytes, shrink=cfg.shrink,
             size_on_meta_over=cfg.reduce_over_bytes if reference is not None else 0,
-            reference=reference)
+            reference=reference, last_attempt=alone)
     for k, v in outcome.pop("timings", {}).items():
         t[k] = v
     state.enter_verified(t)

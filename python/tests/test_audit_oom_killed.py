@@ -18,7 +18,6 @@ import sqlite3
 
 import pytest
 
-import kb_problems as kb
 from audit_helpers import run_audit
 
 core = pytest.importorskip("kcv._core")
@@ -31,8 +30,12 @@ import signal
 import torch
 import torch.nn as nn
 
-COUNTER = @COUNTER@
-RAISE_THE_COUNT = @RAISE@
+ROWS = 4
+COLS = 8
+
+
+def the_out_of_memory_killer():
+@KILLER@
 
 
 class Model(nn.Module):
@@ -41,31 +44,54 @@ class Model(nn.Module):
         self.alpha = alpha
 
     def forward(self, x, y, scale):
-        if x.dtype == torch.float64 and x.device.type != "meta":
-            if RAISE_THE_COUNT:
-                with open(COUNTER) as f:
-                    n = int(f.read().split()[-1])
-                with open(COUNTER, "w") as f:
-                    f.write(f"oom_kill {n + 1}\\n")
-            os.kill(os.getpid(), signal.SIGKILL)
+        # the float64 run: the oracle's, once the candidate's worker has started
+        if x.dtype == torch.float64 and x.device.type != "meta" and @WHERE@:
+            the_out_of_memory_killer()
         return x + self.alpha * y * scale
 
 
 def get_inputs():
-    return [torch.randn(4, 8), torch.randn(4, 8), 0.5]
+    return [torch.randn(ROWS, COLS), torch.randn(ROWS, COLS), 0.5]
 
 
 def get_init_inputs():
     return [3.0]
 '''
 
+# The killer played: the count in `counter` raised (or not), then the process's own SIGKILL.
+PLAYED = '''    if @RAISE@:
+        with open(@COUNTER@) as f:
+            n = int(f.read().split()[-1])
+        with open(@COUNTER@, "w") as f:
+            f.write(f"oom_kill {n + 1}\\n")
+    os.kill(os.getpid(), signal.SIGKILL)'''
 
-def _row(counter, raise_the_count: bool) -> dict:
-    code = REFERENCE.replace("@COUNTER@", repr(str(counter))).replace("@RAISE@",
-                                                                     repr(raise_the_count))
-    return {"id": f"oom/{'raised' if raise_the_count else 'plain'}", "corpus": "oom",
-            "level": 1, "problem_id": 1, "problem_name": "add", "language": "torch",
-            "reference_code": code, "candidate_code": kb.ADD_CANDIDATE}
+# The kernel's own killer: 1 GiB allocated in a memory cgroup of 64 MiB.
+REAL = '''    with open(@CGROUP@ + "/cgroup.procs", "w") as f:
+        f.write(str(os.getpid()))
+    hog = [bytearray(16 << 20) for _ in range(64)]
+    return hog'''
+
+
+def _row(killer: str, where: str = "True", **fill) -> dict:
+    for key, value in fill.items():
+        killer = killer.replace(f"@{key}@", repr(value))
+    code = REFERENCE.replace("@KILLER@", killer).replace("@WHERE@", where)
+    return {"id": "oom/add", "corpus": "oom", "level": 1, "problem_id": 1, "problem_name": "add",
+            "language": "torch", "reference_code": code,
+            "candidate_code": REFERENCE.replace("@KILLER@", "    pass").replace(
+                "@WHERE@", "False").replace("class Model(", "class ModelNew(")}
+
+
+def _played(counter, raise_the_count: bool, where: str = "True") -> dict:
+    return _row(PLAYED, where, COUNTER=str(counter), RAISE=raise_the_count)
+
+
+def _verify(tmp_path, warm_servers, row, **options):
+    return core.verify_module(row, worker_command=warm_servers.command("reference", None),
+                              device="cpu", cache_dir=str(tmp_path / "cache"),
+                              memory_limit_bytes=32 << 30, profiles=["strict"], shrink=False,
+                              **options)
 
 
 @pytest.fixture
@@ -79,10 +105,7 @@ def counter(tmp_path, monkeypatch):
 @pytest.mark.parametrize("raise_the_count", [True, False])
 def test_a_reference_the_oom_killer_took_is_out_of_memory_not_the_candidates_crash(
         tmp_path, warm_servers, counter, raise_the_count):
-    out = core.verify_module(_row(counter, raise_the_count),
-                             worker_command=warm_servers.command("reference", None),
-                             device="cpu", cache_dir=str(tmp_path / "cache"),
-                             memory_limit_bytes=32 << 30, profiles=["strict"], shrink=False)
+    out = _verify(tmp_path, warm_servers, _played(counter, raise_the_count))
     if raise_the_count:
         assert (out["status"], out["out_of_memory"]) == ("out_of_memory", True), out["message"]
         # one probe's trusted runs (a float64 run per semantics) restart it before the pipeline
@@ -100,7 +123,7 @@ def test_a_reference_the_oom_killer_took_is_out_of_memory_not_the_candidates_cra
 
 def test_the_audit_runs_it_again_alone_and_records_out_of_memory(tmp_path, counter):
     corpus = tmp_path / "oom.jsonl"
-    corpus.write_text(json.dumps(_row(counter, True)) + "\n")
+    corpus.write_text(json.dumps(_played(counter, True)) + "\n")
     store = str(tmp_path / "oom.db")
     proc = run_audit(str(corpus), "--store", store, "--device", "cpu", "--jobs", "1",
                      "--profiles", "strict", "--no-progress", timeout=600)
@@ -114,35 +137,6 @@ def test_the_audit_runs_it_again_alone_and_records_out_of_memory(tmp_path, count
 
 
 CGROUP_V1_MEMORY = "/sys/fs/cgroup/memory"
-
-LIMITED_REFERENCE = '''
-import torch
-import torch.nn as nn
-
-CGROUP = @CGROUP@
-
-
-class Model(nn.Module):
-    def __init__(self, alpha):
-        super().__init__()
-        self.alpha = alpha
-
-    def forward(self, x, y, scale):
-        if x.dtype == torch.float64 and x.device.type != "meta":
-            import os
-            with open(CGROUP + "/cgroup.procs", "w") as f:  # into a 64 MiB memory cgroup
-                f.write(str(os.getpid()))
-            hog = [bytearray(16 << 20) for _ in range(64)]
-        return x + self.alpha * y * scale
-
-
-def get_inputs():
-    return [torch.randn(4, 8), torch.randn(4, 8), 0.5]
-
-
-def get_init_inputs():
-    return [3.0]
-'''
 
 
 @pytest.fixture
@@ -175,63 +169,17 @@ def test_the_kernels_own_oom_killer_is_recognised(tmp_path, warm_servers, monkey
     # counts it reads by default (/proc/vmstat here: a child cgroup's kill does not reach its
     # parent's v1 count).
     monkeypatch.delenv("KCV_OOM_COUNTERS")
-    row = _row(tmp_path / "unused", True)
-    row["reference_code"] = LIMITED_REFERENCE.replace("@CGROUP@", repr(limited_cgroup))
-    out = core.verify_module(row, worker_command=warm_servers.command("reference", None),
-                             device="cpu", cache_dir=str(tmp_path / "cache"),
-                             memory_limit_bytes=32 << 30, profiles=["strict"], shrink=False)
+    out = _verify(tmp_path, warm_servers, _row(REAL, CGROUP=limited_cgroup))
     assert (out["status"], out["out_of_memory"]) == ("out_of_memory", True), out["message"]
     assert out["message"].startswith("the out-of-memory killer took"), out["message"]
-
-
-SHAPED_REFERENCE = '''
-import os
-import signal
-
-import torch
-import torch.nn as nn
-
-COUNTER = @COUNTER@
-ROWS = 4
-COLS = 8
-
-
-class Model(nn.Module):
-    def __init__(self, alpha):
-        super().__init__()
-        self.alpha = alpha
-
-    def forward(self, x, y, scale):
-        # the float64 run at any shape but the judge shape's: more memory than this machine has
-        if x.dtype == torch.float64 and x.device.type != "meta" and x.numel() != 32:
-            with open(COUNTER) as f:
-                n = int(f.read().split()[-1])
-            with open(COUNTER, "w") as f:
-                f.write(f"oom_kill {n + 1}\\n")
-            os.kill(os.getpid(), signal.SIGKILL)
-        return x + self.alpha * y * scale
-
-
-def get_inputs():
-    return [torch.randn(ROWS, COLS), torch.randn(ROWS, COLS), 0.5]
-
-
-def get_init_inputs():
-    return [3.0]
-'''
 
 
 @pytest.mark.parametrize("last_attempt", [False, True])
 def test_on_the_last_attempt_a_shape_too_large_for_the_machine_refuses_its_probes(
         tmp_path, warm_servers, counter, last_attempt):
-    row = _row(counter, True)
-    row["reference_code"] = SHAPED_REFERENCE.replace("@COUNTER@", repr(str(counter)))
-    row["candidate_code"] = SHAPED_REFERENCE.replace("@COUNTER@", "None").replace(
-        "x.numel() != 32", "False").replace("class Model(", "class ModelNew(")
-    out = core.verify_module(row, worker_command=warm_servers.command("reference", None),
-                             device="cpu", cache_dir=str(tmp_path / "cache"),
-                             memory_limit_bytes=32 << 30, profiles=["strict"], shrink=False,
-                             last_attempt=last_attempt)
+    # at any shape but the judge shape's (ROWS x COLS = 32 elements)
+    row = _played(counter, True, where="x.numel() != 32")
+    out = _verify(tmp_path, warm_servers, row, last_attempt=last_attempt)
     assert int(counter.read_text().split()[-1]) > 4  # other shapes were tried and taken
     if not last_attempt:  # the machine's limit at that moment: run it again alone
         assert (out["status"], out["out_of_memory"]) == ("out_of_memory", True), out["message"]

@@ -9,7 +9,7 @@ its probes, and the kernel keeps the rest of its verdicts.
 
 The first tests play the out-of-memory killer: KCV_OOM_COUNTERS names a file of theirs, and the
 reference's float64 forward (the oracle's, run once the candidate's worker has started) raises
-the count in it, or not, and kills its own process. The last has the kernel's own killer do it,
+the count in it, or not, and kills its own process. One has the kernel's own killer do it,
 in a memory cgroup of 64 MiB, where the host lets the test make one (root, cgroup v1)."""
 
 import json

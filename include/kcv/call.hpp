@@ -51,6 +51,10 @@ struct CallRecord {
 /// All calls made for one probe.
 struct ProbeOutcome {
   std::vector<CallRecord> calls;
+  /// Non-empty: the runner could not run the candidate at this probe for a reason of the
+  /// machine's, not the kernel's (ModuleRunner: out of memory at a shape other than the judge
+  /// shape on the kernel's last attempt); the probe does not count, and the reason is kept.
+  std::string refused;
 };
 
 /// The calls of one probe as a judge reads them, in order, without owning them: those of a

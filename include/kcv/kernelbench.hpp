@@ -200,8 +200,8 @@ class ModuleWorkers {
   /// candidate's worker had been started (WorkerExecutor::workers_struck).
   int reference_struck() const;
   /// Workers of either role the out-of-memory killer took (WorkerExecutor::workers_out_of_memory);
-  /// without the reference's worker at other shapes when `other_shape_reference` is false.
-  int out_of_memory_kills(bool other_shape_reference = true) const;
+  /// without the workers at shapes other than the judge shape when `other_shapes` is false.
+  int out_of_memory_kills(bool other_shapes = true) const;
   bool candidate_started() const;
   /// Where the calls of `role`'s workers (both shapes) spent their time so far.
   WorkerCallCosts call_costs(Role role) const;
@@ -264,8 +264,9 @@ struct ModuleConfig {
   std::string no_concurrency;                       // non-empty: why concurrent calls are not run
   uint64_t forward_seed = 42;                       // torch.manual_seed before every forward
   /// The orchestrator's last run of the kernel (alone, after one that ran out of memory): the
-  /// reference running out of memory at a shape other than the judge shape refuses that probe,
-  /// this machine being too small for it, instead of failing the kernel once more.
+  /// reference or the candidate running out of memory at a shape other than the judge shape
+  /// refuses that probe, this machine being too small for it, instead of failing the kernel once
+  /// more.
   bool last_attempt = false;
 };
 
@@ -351,6 +352,14 @@ class ModuleRunner final : public CandidateRunner {
  private:
   CallRecord call(WorkerExecutor& w, const ProbeInputs& inputs,
                   const std::vector<OutputSpec>& outputs, const Task& task, CallOptions options);
+  /// Why `outcome`'s probe does not count (ProbeOutcome::refused): a call out of memory at a
+  /// shape other than the judge shape on the kernel's last attempt. Empty otherwise, and any
+  /// call out of memory is then the machine's limit at that moment (out_of_memory_seen).
+  std::string memory_refusal(const Probe& probe, const ProbeOutcome& outcome);
+  /// On the kernel's last attempt, at a shape other than the judge shape.
+  bool refuses_for_memory(const Probe& probe) const;
+  ProbeOutcome run_calls(const Probe& probe, const ProbeInputs& inputs,
+                         const Expected<WorkerExecutor*>& w);
   Expected<ResourceFacts> describe_resources();
   ModuleWorkers& workers_;
   ModuleConfig config_;

@@ -191,3 +191,94 @@ def test_on_the_last_attempt_a_shape_too_large_for_the_machine_refuses_its_probe
     refused = {v["gate"]: json.loads(v["evidence_json"]).get("probes_refused", 0)
                for v in out["verdicts"]}
     assert refused["CMP-01"] > 0 and refused["RES-01"] > 0, refused  # the other shapes' probes
+
+
+CANDIDATE_SHORT_OF_MEMORY = '''
+import os
+import signal
+
+import torch
+import torch.nn as nn
+
+COUNTER = @COUNTER@
+KILLED = @KILLED@
+
+
+class ModelNew(nn.Module):
+    def __init__(self, alpha):
+        super().__init__()
+        self.alpha = alpha
+
+    def forward(self, x, y, scale):
+        # any shape but the judge shape's (ROWS x COLS = 32 elements) is more than this machine has
+        if x.device.type != "meta" and x.numel() != 32:
+            if not KILLED:  # the allocator's error
+                raise MemoryError("cannot allocate the workspace")
+            with open(COUNTER) as f:  # the out-of-memory killer, played
+                n = int(f.read().split()[-1])
+            with open(COUNTER, "w") as f:
+                f.write(f"oom_kill {n + 1}\\n")
+            os.kill(os.getpid(), signal.SIGKILL)
+        return x + self.alpha * y * scale
+'''
+
+
+@pytest.mark.parametrize("killed", [True, False], ids=["killer", "allocator"])
+@pytest.mark.parametrize("last_attempt", [False, True])
+def test_on_the_last_attempt_a_shape_too_large_for_the_candidate_refuses_its_probes(
+        tmp_path, warm_servers, counter, killed, last_attempt):
+    row = _played(counter, False, where="False")  # a reference that always fits
+    row["candidate_code"] = CANDIDATE_SHORT_OF_MEMORY.replace(
+        "@COUNTER@", repr(str(counter))).replace("@KILLED@", repr(killed))
+    out = _verify(tmp_path, warm_servers, row, last_attempt=last_attempt)
+    assert (int(counter.read_text().split()[-1]) > 4) == killed
+    if not last_attempt:  # the machine's limit at that moment: run it again alone
+        assert out["out_of_memory"] is True, out["message"]
+        if killed:
+            assert out["status"] == "out_of_memory", out["message"]
+        return
+    # alone, beside the reference only: those shapes are refused, never the kernel's defect
+    assert (out["status"], out["out_of_memory"]) == ("ok", False), out["message"]
+    verdicts = {v["gate"]: v for v in out["verdicts"]}
+    assert verdicts["CMP-01"]["verdict"] == "pass", verdicts["CMP-01"]
+    refused = {v["gate"]: json.loads(v["evidence_json"]).get("probes_refused", 0)
+               for v in out["verdicts"]}
+    assert refused["CMP-01"] > 0, refused
+    assert not any(v["verdict"] == "fail" for v in out["verdicts"]), out["verdicts"]
+
+
+CANDIDATE_LOAD_SHORT_OF_MEMORY = '''
+import torch
+import torch.nn as nn
+
+ROWS = 4
+COLS = 8
+
+
+class ModelNew(nn.Module):
+    def __init__(self, alpha):
+        super().__init__()
+        if ROWS * COLS != 32:  # its workspace, sized by the shape, is more than this machine has
+            raise MemoryError("cannot allocate the workspace")
+        self.alpha = alpha
+
+    def forward(self, x, y, scale):
+        return x + self.alpha * y * scale
+'''
+
+
+@pytest.mark.parametrize("last_attempt", [False, True])
+def test_a_candidate_that_cannot_load_for_memory_at_a_shape_is_not_shape_specialised(
+        tmp_path, warm_servers, counter, last_attempt):
+    row = _played(counter, False, where="False")
+    row["candidate_code"] = CANDIDATE_LOAD_SHORT_OF_MEMORY
+    out = _verify(tmp_path, warm_servers, row, last_attempt=last_attempt)
+    if not last_attempt:  # run again alone: these verdicts are not the ones recorded
+        assert out["out_of_memory"] is True, out["message"]
+        return
+    assert "does not load at this shape" not in json.dumps(out["verdicts"])
+    assert (out["status"], out["out_of_memory"]) == ("ok", False), out["message"]
+    refused = {v["gate"]: json.loads(v["evidence_json"]).get("probes_refused", 0)
+               for v in out["verdicts"]}
+    assert refused["CMP-01"] > 0, refused
+    assert not any(v["verdict"] == "fail" for v in out["verdicts"]), out["verdicts"]

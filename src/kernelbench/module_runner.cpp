@@ -8,6 +8,7 @@
 // reference does fails every call there (shape specialisation is a finding, not a refusal).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <nlohmann/json.hpp>
 
@@ -27,6 +28,11 @@ constexpr int64_t kDeviceGuardBytes = 256;
 // does not.
 constexpr std::array<int64_t, 4> kDeviceOffsets = {0, 16, 48, 112};
 constexpr int kMaxTimeouts = 2;
+// A probe refused on the kernel's last attempt: the candidate needs more memory at its shape
+// than this machine has beside the reference's worker (ModuleConfig::last_attempt).
+const std::string kTooLargeHere =
+    "the candidate runs out of this machine's memory at this shape with nothing beside it but "
+    "the reference: ";
 
 uint64_t token_hash(const Probe& p) {
   uint64_t h = 0xcbf29ce484222325ULL;  // FNV-1a over the token: stable across machines
@@ -109,15 +115,39 @@ CallRecord ModuleRunner::call(WorkerExecutor& w, const ProbeInputs& inputs,
   options.timeout_ms = config_.call_budget_ms();
   CallRecord rec = call_task(w, workers_.stub(), inputs.tensors, outputs, task, std::move(options));
   if (rec.status == CallStatus::kTimeout) ++timeouts_;
-  out_of_memory_seen_ = out_of_memory_seen_ || out_of_memory(rec);
   note_device_guards(rec);
   ++calls_;
   return rec;
 }
 
+std::string ModuleRunner::memory_refusal(const Probe& probe, const ProbeOutcome& outcome) {
+  const auto short_of_memory =
+      std::find_if(outcome.calls.begin(), outcome.calls.end(),
+                   [](const CallRecord& rec) { return out_of_memory(rec); });
+  if (short_of_memory == outcome.calls.end()) return {};
+  if (refuses_for_memory(probe)) return kTooLargeHere + describe_call(*short_of_memory);
+  out_of_memory_seen_ = true;
+  return {};
+}
+
+bool ModuleRunner::refuses_for_memory(const Probe& probe) const {
+  return config_.last_attempt && workers_.merged(probe.sizes) != workers_.merged({});
+}
+
 ProbeOutcome ModuleRunner::run(const Probe& probe, const ProbeInputs& inputs, const Contract&) {
-  ProbeOutcome outcome;
   auto w = workers_.worker(Role::kCandidate, probe.sizes);
+  if (!w && out_of_memory(w.error())) {  // the machine's memory, not shape specialisation
+    if (refuses_for_memory(probe)) return ProbeOutcome{{}, kTooLargeHere + w.error().message};
+    out_of_memory_seen_ = true;
+  }
+  ProbeOutcome outcome = run_calls(probe, inputs, w);
+  outcome.refused = memory_refusal(probe, outcome);
+  return outcome;
+}
+
+ProbeOutcome ModuleRunner::run_calls(const Probe& probe, const ProbeInputs& inputs,
+                                     const Expected<WorkerExecutor*>& w) {
+  ProbeOutcome outcome;
   const uint64_t base = token_hash(probe);
   uint64_t k = 0;
   const auto next = [&](int repetition) {
@@ -185,7 +215,9 @@ CallRecord ModuleRunner::run_plain(const std::vector<HostTensor>& inputs,
   t.seed = seed;
   t.fresh_inputs = true;  // KernelBench hands the candidate tensors of their own
   t.zero_fill = true;     // and, as plain buffers, its own fresh allocations hold zeros
-  return call(**w, ProbeInputs{inputs, outputs, {}}, outputs, t, o);
+  CallRecord rec = call(**w, ProbeInputs{inputs, outputs, {}}, outputs, t, o);
+  out_of_memory_seen_ = out_of_memory_seen_ || out_of_memory(rec);  // the judge shape
+  return rec;
 }
 
 Expected<ResourceFacts> ModuleRunner::resources() {

@@ -131,10 +131,10 @@ int ModuleWorkers::reference_struck() const {
   return n;
 }
 
-int ModuleWorkers::out_of_memory_kills(bool other_shape_reference) const {
+int ModuleWorkers::out_of_memory_kills(bool other_shapes) const {
   int n = 0;
   for (const auto& s : slots_) {
-    if (!other_shape_reference && s->role == Role::kReference && !s->at_base) continue;
+    if (!other_shapes && !s->at_base) continue;
     if (s->executor) n += s->executor->workers_out_of_memory();
   }
   return n;

@@ -255,6 +255,11 @@ class GateRun {
         not_run(results, open, id, probe, stopped_);
         break;
       }
+      if (!outcome.refused.empty()) {  // the machine cannot run the candidate at this probe
+        for (int& n : refused) ++n;
+        last_refusal_ = outcome.refused;
+        continue;
+      }
       gates::ComparisonMemo memo(outcome.calls);  // the profiles share their comparisons
       bool cut = false;
       for (std::size_t k = 0; k < profiles_.size(); ++k) {
@@ -285,8 +290,8 @@ class GateRun {
       GateResult r = combine_results(id, results[k]);
       r.probes_refused = refused[k];
       if (results[k].empty() && refused[k] > 0) {
-        r.reason = fmt::format("the reference refuses all {} probe(s) of this gate; the last: {}",
-                               refused[k], last_refusal_);
+        r.reason = fmt::format("all {} probe(s) of this gate are refused; the last: {}", refused[k],
+                               last_refusal_);
         r.evidence.summary = r.reason;
       }
       out.push_back(std::move(r));
@@ -393,6 +398,8 @@ GateResult judge_probe_timed(ProbeSource& source, Oracle& oracle, CandidateRunne
   const ProbeOutcome outcome = calls_and_trusted(
       oracle, runner, probe, *inputs, contract,
       beside ? std::vector<Contract>{contract} : std::vector<Contract>{}, timings);
+  if (!outcome.refused.empty())
+    return plain_result(probe.gate, Verdict::kNotApplicable, outcome.refused, &probe);
   Judged how = Judged::kJudged;
   return judge_one(source, oracle, probe, *inputs, outcome, contract, &how, timings);
 }

@@ -1,8 +1,8 @@
 // File: tests/unit/verify/pipeline_test.cpp
 // The one loop, on fakes: each probe's calls are made once and judged under every profile; a
-// probe the reference refuses does not count; a trusted-side failure is an error, never a
-// failure; a probe without a value claim leaves the value gates not applicable; an exhausted
-// candidate stops the plans; a failure carries its finding and scope and shrinks; trusted
+// probe the reference or the runner refuses does not count; a trusted-side failure is an error,
+// never a failure; a probe without a value claim leaves the value gates not applicable; an
+// exhausted candidate stops the plans; a failure carries its finding and scope and shrinks; trusted
 // results made beside the candidate's calls give the same verdicts, on another thread, meanwhile.
 #include "kcv/pipeline.hpp"
 
@@ -93,6 +93,7 @@ class FakeRunner final : public CandidateRunner {
   std::chrono::milliseconds takes{0};  // each run's wall time
   // When set: the error of the run numbered `run` (from 1) of `probe`, in place of `error`.
   std::function<double(const Probe& probe, int run)> error_of;
+  std::string refuse_label;  // the machine cannot run the candidate at this probe
   std::string_view name() const override { return "fake"; }
   ProbeOutcome run(const Probe& probe, const ProbeInputs&, const Contract&) override {
     ++runs;
@@ -101,6 +102,10 @@ class FakeRunner final : public CandidateRunner {
     std::vector<double> y = kY;
     for (double& v : y) v += error_of ? error_of(probe, runs) : error;
     c.outputs.push_back(make_tensor(DType::kF32, {4}, y));
+    if (probe.label == refuse_label) {
+      c.status = CallStatus::kException;  // what the machine's limit left of the call
+      return ProbeOutcome{{c}, "out of this machine's memory at this shape"};
+    }
     return ProbeOutcome{{c}};
   }
   Expected<ResourceFacts> resources() override {
@@ -196,6 +201,35 @@ TEST(Pipeline, ARefusedProbeDoesNotCount) {
   EXPECT_EQ(g.probes_run, 1);
   EXPECT_EQ(g.probes_refused, 1);
   EXPECT_EQ(runner.runs, 1);  // the refused probe's candidate is never called
+}
+
+TEST(Pipeline, AProbeTheRunnerRefusesDoesNotCount) {
+  FakeSource source;
+  FakeOracle oracle;
+  FakeRunner runner;
+  runner.error = 0;
+  runner.refuse_label = "b";
+  const PipelineReport r =
+      run_pipeline(source, oracle, runner, Contract{}, cmp01_under({ProfileId::kStrict}));
+  const GateResult& g = r.profiles[0].results.at(0);
+  EXPECT_EQ(g.verdict, Verdict::kPass);  // judged on "a" alone; "b"'s failed call not read
+  EXPECT_EQ(g.probes_run, 1);
+  EXPECT_EQ(g.probes_refused, 1);
+  // every probe refused: not applicable, with the runner's reason
+  runner.refuse_label = "";
+  oracle.refuse_label = "a";
+  FakeRunner refuses_b;
+  refuses_b.refuse_label = "b";
+  const PipelineReport all =
+      run_pipeline(source, oracle, refuses_b, Contract{}, cmp01_under({ProfileId::kStrict}));
+  const GateResult& none = all.profiles[0].results.at(0);
+  EXPECT_EQ(none.verdict, Verdict::kNotApplicable);
+  EXPECT_EQ(none.probes_refused, 2);
+  EXPECT_NE(none.reason.find("out of this machine's memory"), std::string::npos) << none.reason;
+  // judged alone (a shrink's simplification, kcv replay): not applicable, never a failure
+  EXPECT_EQ(
+      judge_probe(source, oracle, refuses_b, source.plan(GateId::kCmp01, {}, 1)[1], {}).verdict,
+      Verdict::kNotApplicable);
 }
 
 TEST(Pipeline, ATrustedSideFailureIsAnErrorNeverAFailure) {

@@ -1,6 +1,6 @@
 """Where a KernelBench candidate's `load_inline` build spends its time: torch's own compile
-commands for a minimal CUDA extension whose CUDA source includes <torch/extension.h> (as 786 of
-the 845 `load_inline` rows of the three development corpora do), each run again alone and timed:
+commands for a minimal CUDA extension whose CUDA source includes <torch/extension.h> (as
+KernelBench's CUDA candidates commonly do), each run again alone and timed:
 
   main.cpp   the host compiler on load_inline's binding file (torch/extension.h + pybind11)
   pch        the same with torch/extension.h precompiled by the same flags (its build time and

@@ -4,8 +4,8 @@ dies of a SIGKILL kcv did not send. A death while a count rose is the machine's 
 kernel is `out_of_memory`, run again alone and recorded so when it happens again, never a
 `crash` blamed on the candidate. The same SIGKILL to the trusted reference without such a rise
 stays the candidate's doing (docs/10_threat_model.md). On the kernel's last attempt (alone), a
-shape other than the judge shape that the reference cannot run in this machine's memory refuses
-its probes, and the kernel keeps the rest of its verdicts.
+shape other than the judge shape that the reference, or the candidate beside it, cannot run or
+load in this machine's memory refuses its probes, and the kernel keeps the rest of its verdicts.
 
 The first tests play the out-of-memory killer: KCV_OOM_COUNTERS names a file of theirs, and the
 reference's float64 forward (the oracle's, run once the candidate's worker has started) raises
@@ -185,12 +185,19 @@ def test_on_the_last_attempt_a_shape_too_large_for_the_machine_refuses_its_probe
         assert (out["status"], out["out_of_memory"]) == ("out_of_memory", True), out["message"]
         return
     # alone, the shapes the machine cannot hold are refused and the rest is judged
+    _judged_with_those_shapes_refused(out, "CMP-01", "RES-01")
+
+
+def _judged_with_those_shapes_refused(out, *gates):
+    """A last attempt's outcome: `ok`, nothing failed, CMP-01 passed, and each of `gates` had
+    probes (the shapes the machine cannot hold) refused."""
     assert (out["status"], out["out_of_memory"]) == ("ok", False), out["message"]
+    assert not any(v["verdict"] == "fail" for v in out["verdicts"]), out["verdicts"]
     verdicts = {v["gate"]: v for v in out["verdicts"]}
     assert verdicts["CMP-01"]["verdict"] == "pass", verdicts["CMP-01"]
     refused = {v["gate"]: json.loads(v["evidence_json"]).get("probes_refused", 0)
                for v in out["verdicts"]}
-    assert refused["CMP-01"] > 0 and refused["RES-01"] > 0, refused  # the other shapes' probes
+    assert all(refused[g] > 0 for g in gates), refused
 
 
 CANDIDATE_SHORT_OF_MEMORY = '''
@@ -238,13 +245,7 @@ def test_on_the_last_attempt_a_shape_too_large_for_the_candidate_refuses_its_pro
             assert out["status"] == "out_of_memory", out["message"]
         return
     # alone, beside the reference only: those shapes are refused, never the kernel's defect
-    assert (out["status"], out["out_of_memory"]) == ("ok", False), out["message"]
-    verdicts = {v["gate"]: v for v in out["verdicts"]}
-    assert verdicts["CMP-01"]["verdict"] == "pass", verdicts["CMP-01"]
-    refused = {v["gate"]: json.loads(v["evidence_json"]).get("probes_refused", 0)
-               for v in out["verdicts"]}
-    assert refused["CMP-01"] > 0, refused
-    assert not any(v["verdict"] == "fail" for v in out["verdicts"]), out["verdicts"]
+    _judged_with_those_shapes_refused(out, "CMP-01")
 
 
 CANDIDATE_LOAD_SHORT_OF_MEMORY = '''
@@ -277,8 +278,4 @@ def test_a_candidate_that_cannot_load_for_memory_at_a_shape_is_not_shape_special
         assert out["out_of_memory"] is True, out["message"]
         return
     assert "does not load at this shape" not in json.dumps(out["verdicts"])
-    assert (out["status"], out["out_of_memory"]) == ("ok", False), out["message"]
-    refused = {v["gate"]: json.loads(v["evidence_json"]).get("probes_refused", 0)
-               for v in out["verdicts"]}
-    assert refused["CMP-01"] > 0, refused
-    assert not any(v["verdict"] == "fail" for v in out["verdicts"]), out["verdicts"]
+    _judged_with_those_shapes_refused(out, "CMP-01")

@@ -243,6 +243,8 @@ def test_on_the_last_attempt_a_shape_too_large_for_the_candidate_refuses_its_pro
         assert out["out_of_memory"] is True, out["message"]
         if killed:
             assert out["status"] == "out_of_memory", out["message"]
+        else:  # the probes left are not run: the kernel runs again in any case
+            assert "probing stopped: a call ran out of this machine's memory" in out["message"]
         return
     # alone, beside the reference only: those shapes are refused, never the kernel's defect
     _judged_with_those_shapes_refused(out, "CMP-01")
@@ -276,6 +278,7 @@ def test_a_candidate_that_cannot_load_for_memory_at_a_shape_is_not_shape_special
     out = _verify(tmp_path, warm_servers, row, last_attempt=last_attempt)
     if not last_attempt:  # run again alone: these verdicts are not the ones recorded
         assert out["out_of_memory"] is True, out["message"]
+        assert "probing stopped: a call ran out of this machine's memory" in out["message"]
         return
     assert "does not load at this shape" not in json.dumps(out["verdicts"])
     _judged_with_those_shapes_refused(out, "CMP-01")

@@ -364,6 +364,10 @@ ModuleOutcome verify_module_unguarded(const ModuleRow& row, const ModuleRunOptio
     // the kernel is out_of_memory whatever the rest finds, and each probe could take another
     if (workers.out_of_memory_kills(!config.last_attempt) > 0)
       return "the out-of-memory killer took a worker of this kernel";
+    // the same for a call or load the allocator refused (at another shape on the last attempt
+    // that refuses the probe instead, and sets neither)
+    if (runner.out_of_memory_seen() || oracle.out_of_memory_seen())
+      return "a call ran out of this machine's memory";
     return {};
   };
   po.evaluate_beside_calls = true;  // the reference's workers beside the candidate's

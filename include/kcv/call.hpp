@@ -53,7 +53,8 @@ struct ProbeOutcome {
   std::vector<CallRecord> calls;
   /// Non-empty: the runner could not run the candidate at this probe for a reason of the
   /// machine's, not the kernel's (ModuleRunner: out of memory at a shape other than the judge
-  /// shape on the kernel's last attempt); the probe does not count, and the reason is kept.
+  /// shape on the kernel's last attempt). The probe fails nothing, and its gate cannot pass: a
+  /// gate that no other probe failed is an error naming the reason (run_pipeline).
   std::string refused;
 };
 

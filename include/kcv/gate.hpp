@@ -44,8 +44,9 @@ struct GateResult {
   int probes_run = 0;
   Finding finding = Finding::kNone;           // set on every kFail
   ProbeScope scope = ProbeScope::kReference;  // of the failing probe (set by the pipeline)
-  int probes_refused = 0;  // probes refused: a view the reference does not take, or a shape
-                           // the machine cannot run (ProbeOutcome::refused)
+  int probes_refused = 0;  // probes the reference itself refused (a view it does not take)
+  int probes_not_run = 0;  // probes the runner could not run here (ProbeOutcome::refused): a
+                           // gate with any, and no failure, is an error, never a pass
 };
 
 /// Everything a judge may look at for one probe.

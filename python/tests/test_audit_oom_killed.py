@@ -188,16 +188,25 @@ def test_on_the_last_attempt_a_shape_too_large_for_the_machine_refuses_its_probe
     _judged_with_those_shapes_refused(out, "CMP-01", "RES-01")
 
 
-def _judged_with_those_shapes_refused(out, *gates):
-    """A last attempt's outcome: `ok`, nothing failed, CMP-01 passed, and each of `gates` had
-    probes (the shapes the machine cannot hold) refused."""
+def _judged_with_those_shapes_refused(out, *gates, candidate=False):
+    """A last attempt's outcome: `ok`, nothing failed, and each of `gates` had probes (the shapes
+    the machine cannot hold) refused. Refused by the reference, they are out of the problem and
+    CMP-01 passes on the rest; refused because the `candidate` could not run there, the gate
+    cannot pass (a candidate could plead memory wherever it is wrong): `error`, naming why."""
     assert (out["status"], out["out_of_memory"]) == ("ok", False), out["message"]
     assert not any(v["verdict"] == "fail" for v in out["verdicts"]), out["verdicts"]
     verdicts = {v["gate"]: v for v in out["verdicts"]}
-    assert verdicts["CMP-01"]["verdict"] == "pass", verdicts["CMP-01"]
-    refused = {v["gate"]: json.loads(v["evidence_json"]).get("probes_refused", 0)
-               for v in out["verdicts"]}
+    key = "probes_not_run" if candidate else "probes_refused"
+    refused = {v["gate"]: json.loads(v["evidence_json"]).get(key, 0) for v in out["verdicts"]}
     assert all(refused[g] > 0 for g in gates), refused
+    if not candidate:
+        assert verdicts["CMP-01"]["verdict"] == "pass", verdicts["CMP-01"]
+        return
+    for g in gates:
+        assert verdicts[g]["verdict"] == "error", verdicts[g]
+        assert verdicts[g]["reason"].startswith("not judged at every probe"), verdicts[g]
+        assert "the candidate runs out of this machine's memory" in verdicts[g]["reason"]
+    assert any(v["verdict"] == "pass" for v in out["verdicts"]), out["verdicts"]  # the rest kept
 
 
 CANDIDATE_SHORT_OF_MEMORY = '''
@@ -220,7 +229,7 @@ class ModelNew(nn.Module):
         # any shape but the judge shape's (ROWS x COLS = 32 elements) is more than this machine has
         if x.device.type != "meta" and x.numel() != 32:
             if not KILLED:  # the allocator's error
-                raise MemoryError("cannot allocate the workspace")
+                raise MemoryError("CUDA out of memory. Tried to allocate 40.00 GiB")
             with open(COUNTER) as f:  # the out-of-memory killer, played
                 n = int(f.read().split()[-1])
             with open(COUNTER, "w") as f:
@@ -247,7 +256,10 @@ def test_on_the_last_attempt_a_shape_too_large_for_the_candidate_refuses_its_pro
             assert "probing stopped: a call ran out of this machine's memory" in out["message"]
         return
     # alone, beside the reference only: those shapes are refused, never the kernel's defect
-    _judged_with_those_shapes_refused(out, "CMP-01")
+    _judged_with_those_shapes_refused(out, "CMP-01", candidate=True)
+    if not killed:  # the call's own words are kept, and are not the trusted side running short
+        assert "CUDA out of memory" in next(
+            v["reason"] for v in out["verdicts"] if v["gate"] == "CMP-01")
 
 
 CANDIDATE_LOAD_SHORT_OF_MEMORY = '''
@@ -262,7 +274,7 @@ class ModelNew(nn.Module):
     def __init__(self, alpha):
         super().__init__()
         if ROWS * COLS != 32:  # its workspace, sized by the shape, is more than this machine has
-            raise MemoryError("cannot allocate the workspace")
+            raise MemoryError("CUDA out of memory. Tried to allocate 40.00 GiB")
         self.alpha = alpha
 
     def forward(self, x, y, scale):
@@ -281,4 +293,6 @@ def test_a_candidate_that_cannot_load_for_memory_at_a_shape_is_not_shape_special
         assert "probing stopped: a call ran out of this machine's memory" in out["message"]
         return
     assert "does not load at this shape" not in json.dumps(out["verdicts"])
-    _judged_with_those_shapes_refused(out, "CMP-01")
+    _judged_with_those_shapes_refused(out, "CMP-01", candidate=True)
+    assert "CUDA out of memory" in next(
+        v["reason"] for v in out["verdicts"] if v["gate"] == "CMP-01")

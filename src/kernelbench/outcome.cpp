@@ -30,6 +30,7 @@ std::string evidence_json(const GateResult& r, const Constants& shape) {
                    {"probe", e.probe_label},
                    {"probes", r.probes_run},
                    {"probes_refused", r.probes_refused}};
+  if (r.probes_not_run > 0) j["probes_not_run"] = r.probes_not_run;
   if (e.worst_index >= 0) {
     j["output"] = e.output;
     j["worst_index"] = e.worst_index;

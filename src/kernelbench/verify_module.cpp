@@ -401,9 +401,14 @@ ModuleOutcome verify_module_unguarded(const ModuleRow& row, const ModuleRunOptio
                  "candidate's worker ran: the candidate's doing (docs/10_threat_model.md)");
   }
   out.message = clip(fmt::format("{}", fmt::join(notes, "; ")));
-  for (const audit::VerdictRecord& v : out.verdicts) {
-    result.out_of_memory =
-        result.out_of_memory || (v.verdict == "error" && mentions_out_of_memory(v.reason));
+  // A trusted side's error for want of memory; a gate in error because the candidate could not
+  // run at some probes (probes_not_run: refused there, on the last attempt) is not one.
+  for (const ProfileResults& p : report.profiles) {
+    for (const GateResult& r : p.results) {
+      result.out_of_memory =
+          result.out_of_memory || (r.verdict == Verdict::kError && r.probes_not_run == 0 &&
+                                   mentions_out_of_memory(r.reason));
+    }
   }
   record_call_costs(workers, result.timings);
   result.timings["total"] = seconds_since(t0);

@@ -217,6 +217,7 @@ class GateRun {
     }
     std::vector<std::vector<GateResult>> results(profiles_.size());
     std::vector<int> refused(profiles_.size(), 0);
+    int not_run_here = 0;  // probes the runner refused: the candidate was not judged there
     std::vector<bool> open(profiles_.size(), true);
     for (const Probe& probe : probes) {
       if (std::none_of(open.begin(), open.end(), [](bool b) { return b; })) break;
@@ -256,8 +257,8 @@ class GateRun {
         break;
       }
       if (!outcome.refused.empty()) {  // the machine cannot run the candidate at this probe
-        for (int& n : refused) ++n;
-        last_refusal_ = outcome.refused;
+        ++not_run_here;
+        last_runner_refusal_ = outcome.refused;
         continue;
       }
       gates::ComparisonMemo memo(outcome.calls);  // the profiles share their comparisons
@@ -289,9 +290,20 @@ class GateRun {
     for (std::size_t k = 0; k < profiles_.size(); ++k) {
       GateResult r = combine_results(id, results[k]);
       r.probes_refused = refused[k];
-      if (results[k].empty() && refused[k] > 0) {
-        r.reason = fmt::format("all {} probe(s) of this gate are refused; the last: {}", refused[k],
-                               last_refusal_);
+      r.probes_not_run = not_run_here;
+      if (not_run_here > 0 && r.verdict != Verdict::kFail) {
+        // The reference refusing a probe takes it out of the problem; the runner refusing one
+        // leaves the candidate unjudged there, and a candidate earns no pass from a probe it
+        // did not run (it could claim to be short of memory wherever it is wrong).
+        r.verdict = Verdict::kError;
+        r.reason = fmt::format(
+            "not judged at every probe: {} probe(s) could not run the "
+            "candidate on this machine; the last: {}",
+            not_run_here, last_runner_refusal_);
+        r.evidence.summary = r.reason;
+      } else if (results[k].empty() && refused[k] > 0) {
+        r.reason = fmt::format("the reference refuses all {} probe(s) of this gate; the last: {}",
+                               refused[k], last_refusal_);
         r.evidence.summary = r.reason;
       }
       out.push_back(std::move(r));
@@ -383,6 +395,7 @@ class GateRun {
   std::string& stopped_;
   PipelineTimings& timings_;
   std::string last_refusal_;
+  std::string last_runner_refusal_;
 };
 
 GateResult judge_probe_timed(ProbeSource& source, Oracle& oracle, CandidateRunner& runner,

@@ -203,7 +203,7 @@ TEST(Pipeline, ARefusedProbeDoesNotCount) {
   EXPECT_EQ(runner.runs, 1);  // the refused probe's candidate is never called
 }
 
-TEST(Pipeline, AProbeTheRunnerRefusesDoesNotCount) {
+TEST(Pipeline, AProbeTheRunnerRefusesFailsNothingAndPassesNothing) {
   FakeSource source;
   FakeOracle oracle;
   FakeRunner runner;
@@ -212,24 +212,24 @@ TEST(Pipeline, AProbeTheRunnerRefusesDoesNotCount) {
   const PipelineReport r =
       run_pipeline(source, oracle, runner, Contract{}, cmp01_under({ProfileId::kStrict}));
   const GateResult& g = r.profiles[0].results.at(0);
-  EXPECT_EQ(g.verdict, Verdict::kPass);  // judged on "a" alone; "b"'s failed call not read
+  // "a" passed and "b"'s failed call is not read, yet the candidate was not judged at "b"
+  EXPECT_EQ(g.verdict, Verdict::kError);
+  EXPECT_EQ(g.finding, Finding::kNone);
   EXPECT_EQ(g.probes_run, 1);
-  EXPECT_EQ(g.probes_refused, 1);
-  // every probe refused: not applicable, with the runner's reason
-  runner.refuse_label = "";
-  oracle.refuse_label = "a";
-  FakeRunner refuses_b;
-  refuses_b.refuse_label = "b";
-  const PipelineReport all =
-      run_pipeline(source, oracle, refuses_b, Contract{}, cmp01_under({ProfileId::kStrict}));
-  const GateResult& none = all.profiles[0].results.at(0);
-  EXPECT_EQ(none.verdict, Verdict::kNotApplicable);
-  EXPECT_EQ(none.probes_refused, 2);
-  EXPECT_NE(none.reason.find("out of this machine's memory"), std::string::npos) << none.reason;
+  EXPECT_EQ(g.probes_refused, 0);
+  EXPECT_EQ(g.probes_not_run, 1);
+  EXPECT_NE(g.reason.find("not judged at every probe: 1 probe(s)"), std::string::npos) << g.reason;
+  EXPECT_NE(g.reason.find("out of this machine's memory"), std::string::npos) << g.reason;
+  // a failure at another probe stands
+  FakeRunner wrong;
+  wrong.refuse_label = "a";  // and wrong.error, 1e-3, is over strict's bound at "b"
+  const PipelineReport f =
+      run_pipeline(source, oracle, wrong, Contract{}, cmp01_under({ProfileId::kStrict}));
+  EXPECT_EQ(f.profiles[0].results.at(0).verdict, Verdict::kFail);
+  EXPECT_EQ(f.profiles[0].results.at(0).probes_not_run, 1);
   // judged alone (a shrink's simplification, kcv replay): not applicable, never a failure
-  EXPECT_EQ(
-      judge_probe(source, oracle, refuses_b, source.plan(GateId::kCmp01, {}, 1)[1], {}).verdict,
-      Verdict::kNotApplicable);
+  EXPECT_EQ(judge_probe(source, oracle, runner, source.plan(GateId::kCmp01, {}, 1)[1], {}).verdict,
+            Verdict::kNotApplicable);
 }
 
 TEST(Pipeline, ATrustedSideFailureIsAnErrorNeverAFailure) {

@@ -510,6 +510,10 @@ struct Headline {
   /// Kernels judged at a reduced shape (`kcv audit --reduce-over-gb`: a verdict with evidence
   /// "battery_shape"), replica and battery alike.
   int64_t reduced_shape = 0;
+  /// Kernels with a gate that could not run the candidate at some probes on this machine (a
+  /// verdict with evidence "probes_not_run": the candidate short of memory at another shape on
+  /// its last attempt); such a gate passes nothing (an error unless it failed elsewhere).
+  int64_t not_run_here = 0;
   /// Final kernels whose corpus row changed after it was judged (KernelRow::stale): kept by
   /// `kcv audit --stale keep`; they are in every number above with their old verdicts.
   int64_t stale = 0;

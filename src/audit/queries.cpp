@@ -216,6 +216,13 @@ Status fill_reduced(sql::Db& db, Headline& h) {
                       [&](const sql::Stmt& q) { h.reduced_shape = q.col_int(0); });
 }
 
+Status fill_not_run_here(sql::Db& db, Headline& h) {
+  return for_each_row(db,
+                      "SELECT count(DISTINCT kernel_id) FROM verdicts "
+                      "WHERE json_extract(evidence, '$.probes_not_run') > 0",
+                      [&](const sql::Stmt& q) { h.not_run_here = q.col_int(0); });
+}
+
 Status fill_stale(sql::Db& db, Headline& h) {
   return for_each_row(db,
                       fmt::format("SELECT count(*) FROM kernels WHERE status IN {} AND "
@@ -252,7 +259,7 @@ Expected<Headline> headline(const Store& store) {
   sql::Db& db = store.impl().db;
   Headline h;
   for (Status (*fill)(sql::Db&, Headline&) :
-       {fill_statuses, fill_profiles, fill_gates, fill_reduced, fill_stale}) {
+       {fill_statuses, fill_profiles, fill_gates, fill_reduced, fill_not_run_here, fill_stale}) {
     if (Status s = fill(db, h); !s) return s.error();
   }
   return h;

@@ -89,6 +89,15 @@ std::string reduced_shape_text(const AuditReport& r) {
       r.headline.reduced_shape);
 }
 
+std::string not_run_here_text(const AuditReport& r) {
+  if (r.headline.not_run_here == 0) return "";
+  return fmt::format(
+      "{} kernel(s) with probes the candidate could not run on this machine (short of memory at "
+      "a shape other than the judge shape, run alone): no gate passes on such probes; each "
+      "verdict counts them in its evidence (probes_not_run)",
+      r.headline.not_run_here);
+}
+
 std::vector<std::string> integrity_lines(const audit::Integrity& in) {
   std::vector<std::string> out;
   switch (in.state) {

@@ -59,6 +59,8 @@ std::string statuses_html(const AuditReport& r) {
   out += "</table>\n";
   if (const std::string reduced = reduced_shape_text(r); !reduced.empty())
     out += "<p>" + escape(reduced) + ".</p>\n";
+  if (const std::string not_run = not_run_here_text(r); !not_run.empty())
+    out += "<p>" + escape(not_run) + ".</p>\n";
   if (const std::string stale = stale_text(r); !stale.empty())
     out += "<p>" + escape(stale) + ".</p>\n";
   return out;

@@ -112,6 +112,7 @@ json headline_json(const AuditReport& r) {
           {"gates", gates},
           {"op_classes", classes},
           {"reduced_shape_kernels", r.headline.reduced_shape},
+          {"not_run_here_kernels", r.headline.not_run_here},
           {"stale_kernels", r.headline.stale}};
 }
 

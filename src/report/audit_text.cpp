@@ -30,6 +30,8 @@ void statuses_text(std::string& out, const AuditReport& r) {
   }
   if (const std::string reduced = reduced_shape_text(r); !reduced.empty())
     out += "  " + reduced + "\n";
+  if (const std::string not_run = not_run_here_text(r); !not_run.empty())
+    out += "  " + not_run + "\n";
   if (const std::string stale = stale_text(r); !stale.empty()) out += "  " + stale + "\n";
 }
 

@@ -279,6 +279,23 @@ TEST_F(Queries, ReducedShapeCountsKernelsWhoseVerdictsNameOne) {
   EXPECT_EQ(headline(*store_).value().reduced_shape, 1);
 }
 
+// A gate that could not run the candidate at some probes (evidence probes_not_run) marks its
+// kernel; the headline counts kernels, and none in a store without such verdicts.
+TEST_F(Queries, NotRunHereCountsKernelsWithProbesTheCandidateCouldNotRun) {
+  EXPECT_EQ(h_.not_run_here, 0);
+  ASSERT_TRUE(store_->enqueue({testing::toy_kernel("k97", "B", "elementwise")}).ok());
+  const int64_t run = store_->begin_run({}).value();
+  KernelOutcome o{"k97", KernelStatus::kOk, "", "accepted", {}};
+  VerdictRecord v{"CMP-01", "strict", "error", "not judged at every probe: 2 probe(s) ..."};
+  v.evidence_json = R"({"probes": 3, "probes_refused": 0, "probes_not_run": 2})";
+  o.verdicts.push_back(v);
+  VerdictRecord judged{"EXC-01", "strict", "pass"};
+  judged.evidence_json = R"({"probes": 3, "probes_refused": 0})";
+  o.verdicts.push_back(judged);
+  ASSERT_TRUE(store_->record(o, run).ok());
+  EXPECT_EQ(headline(*store_).value().not_run_here, 1);
+}
+
 void expect_2x2(const Differential& d, int64_t both_accept, int64_t gap, int64_t reverse,
                 int64_t both_reject, int64_t excluded) {
   SCOPED_TRACE(d.against + " corpus '" + d.corpus + "'");

@@ -367,8 +367,37 @@ TEST(AuditReportReducedShape, TheKernelsJudgedAtAReducedShapeAreCountedEverywher
   EXPECT_EQ(nlohmann::json::parse(render_report_json(r))["headline"]["reduced_shape_kernels"], 1);
 }
 
+// Kernels with probes the candidate could not run on this machine: a sentence in the text and
+// the page, a count in the JSON.
+TEST(AuditReportNotRunHere, TheKernelsWithProbesNotRunAreCountedEverywhere) {
+  audit::testing::ScratchDir dir;
+  const std::string path = dir.file("r.db");
+  {
+    audit::Store store = audit::Store::open(path).value();
+    const int64_t run = store.begin_run({}).value();
+    ASSERT_TRUE(store.enqueue({audit::testing::toy_kernel("short")}).ok());
+    audit::KernelOutcome o{"short", audit::KernelStatus::kOk, "", std::string("accepted"), {}};
+    audit::VerdictRecord v{"CMP-01", "strict", "error", "not judged at every probe"};
+    v.evidence_json = R"({"probes_not_run": 4})";
+    o.verdicts.push_back(v);
+    ASSERT_TRUE(store.record(o, run).ok());
+  }
+  audit::StoreOptions ro;
+  ro.read_only = true;
+  const audit::Store store = audit::Store::open(path, ro).value();
+  const AuditReport r = build_report(store, path, Options{}).value();
+  EXPECT_EQ(r.headline.not_run_here, 1);
+  const std::string sentence = "1 kernel(s) with probes the candidate could not run";
+  EXPECT_NE(render_report_text(r).find(sentence), std::string::npos) << render_report_text(r);
+  EXPECT_NE(render_report_html(r).find(sentence), std::string::npos);
+  EXPECT_EQ(nlohmann::json::parse(render_report_json(r))["headline"]["not_run_here_kernels"], 1);
+}
+
 TEST_F(AuditReportTest, NoReducedShapeNoSentence) {
   EXPECT_EQ(render_report_text(report_).find("reduced shape"), std::string::npos);
+  EXPECT_EQ(render_report_text(report_).find("could not run on this machine"), std::string::npos);
+  EXPECT_EQ(nlohmann::json::parse(render_report_json(report_))["headline"]["not_run_here_kernels"],
+            0);
   EXPECT_EQ(nlohmann::json::parse(render_report_json(report_))["headline"]["reduced_shape_kernels"],
             0);
 }

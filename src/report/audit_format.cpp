@@ -80,22 +80,19 @@ std::vector<CorpusCoverage> corpus_coverage(const AuditReport& r) {
   return out;
 }
 
-std::string reduced_shape_text(const AuditReport& r) {
-  if (r.headline.reduced_shape == 0) return "";
-  return fmt::format(
-      "{} kernel(s) judged at a reduced shape (inputs + outputs over kcv audit "
-      "--reduce-over-gb): replica and gates alike; every such verdict names the shape in its "
-      "evidence (battery_shape)",
-      r.headline.reduced_shape);
-}
-
-std::string not_run_here_text(const AuditReport& r) {
-  if (r.headline.not_run_here == 0) return "";
-  return fmt::format(
-      "{} kernel(s) with probes the candidate could not run on this machine (short of memory at "
-      "a shape other than the judge shape, run alone): no gate passes on such probes; each "
-      "verdict counts them in its evidence (probes_not_run)",
-      r.headline.not_run_here);
+std::vector<std::string> kernel_notes(const AuditReport& r) {
+  std::vector<std::string> out;
+  const auto note = [&](int64_t kernels, std::string_view what) {
+    if (kernels > 0) out.push_back(fmt::format("{} kernel(s) {}", kernels, what));
+  };
+  note(r.headline.reduced_shape,
+       "judged at a reduced shape (inputs + outputs over kcv audit --reduce-over-gb): replica "
+       "and gates alike; every such verdict names the shape in its evidence (battery_shape)");
+  note(r.headline.not_run_here,
+       "with probes the candidate could not run on this machine (short of memory at a shape "
+       "other than the judge shape, run alone): no gate passes on such probes; each verdict "
+       "counts them in its evidence (probes_not_run)");
+  return out;
 }
 
 std::vector<std::string> integrity_lines(const audit::Integrity& in) {

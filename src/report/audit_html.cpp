@@ -57,10 +57,7 @@ std::string statuses_html(const AuditReport& r) {
                 c.open_text.empty() ? "-" : c.open_text});
   }
   out += "</table>\n";
-  if (const std::string reduced = reduced_shape_text(r); !reduced.empty())
-    out += "<p>" + escape(reduced) + ".</p>\n";
-  if (const std::string not_run = not_run_here_text(r); !not_run.empty())
-    out += "<p>" + escape(not_run) + ".</p>\n";
+  for (const std::string& note : kernel_notes(r)) out += "<p>" + escape(note) + ".</p>\n";
   if (const std::string stale = stale_text(r); !stale.empty())
     out += "<p>" + escape(stale) + ".</p>\n";
   return out;

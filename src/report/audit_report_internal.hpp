@@ -41,10 +41,9 @@ struct CorpusCoverage {
   std::string open_text;
 };
 std::vector<CorpusCoverage> corpus_coverage(const AuditReport& r);
-/// The sentence saying how many kernels' batteries ran at a reduced shape; "" when none did.
-std::string reduced_shape_text(const AuditReport& r);
-/// The sentence on kernels with probes not run on this machine (empty when there are none).
-std::string not_run_here_text(const AuditReport& r);
+/// The sentences on kernels judged apart from the rest, one per kind that has any: batteries
+/// run at a reduced shape, probes the candidate could not run on this machine.
+std::vector<std::string> kernel_notes(const AuditReport& r);
 
 /// "3/12 (25.0%)"; "0/0 (-)" for an empty denominator.
 std::string rate_text(const audit::Rate& r);

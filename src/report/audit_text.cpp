@@ -28,10 +28,7 @@ void statuses_text(std::string& out, const AuditReport& r) {
                        c.final_text.empty() ? "none" : c.final_text,
                        c.open_text.empty() ? "" : "; not final: " + c.open_text);
   }
-  if (const std::string reduced = reduced_shape_text(r); !reduced.empty())
-    out += "  " + reduced + "\n";
-  if (const std::string not_run = not_run_here_text(r); !not_run.empty())
-    out += "  " + not_run + "\n";
+  for (const std::string& note : kernel_notes(r)) out += "  " + note + "\n";
   if (const std::string stale = stale_text(r); !stale.empty()) out += "  " + stale + "\n";
 }
 

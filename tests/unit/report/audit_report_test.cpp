@@ -336,61 +336,54 @@ TEST(AuditReportUnfinished, AStoppedBatteryIsNoReverseCase) {
   EXPECT_EQ(r.vs_replica[0].excluded, 1);
 }
 
-// Kernels whose battery ran at a reduced shape (kcv audit --reduce-over-gb) are counted in the
-// text, the JSON and the page; a store without them says nothing of it (JSON: 0).
-TEST(AuditReportReducedShape, TheKernelsJudgedAtAReducedShapeAreCountedEverywhere) {
-  audit::testing::ScratchDir dir;
+// The report of a store that recorded `outcomes`, each kernel enqueued first, read only.
+AuditReport report_of_recorded(const audit::testing::ScratchDir& dir,
+                               const std::vector<audit::KernelOutcome>& outcomes) {
   const std::string path = dir.file("r.db");
   {
     audit::Store store = audit::Store::open(path).value();
     const int64_t run = store.begin_run({}).value();
-    ASSERT_TRUE(
-        store.enqueue({audit::testing::toy_kernel("big"), audit::testing::toy_kernel("small")})
-            .ok());
-    audit::KernelOutcome big{"big", audit::KernelStatus::kOk, "", std::string("accepted"), {}};
-    audit::VerdictRecord v{"CMP-01", "strict", "pass"};
-    v.evidence_json = R"({"battery_shape": {"reduced": "batch_size=64"}})";
-    big.verdicts.push_back(v);
-    ASSERT_TRUE(store.record(big, run).ok());
-    audit::KernelOutcome small{"small", audit::KernelStatus::kOk, "", std::string("accepted"), {}};
-    small.verdicts.push_back({"CMP-01", "strict", "pass"});
-    ASSERT_TRUE(store.record(small, run).ok());
+    std::vector<audit::KernelInfo> kernels;
+    for (const audit::KernelOutcome& o : outcomes)
+      kernels.push_back(audit::testing::toy_kernel(o.kernel_id));
+    EXPECT_TRUE(store.enqueue(kernels).ok());
+    for (const audit::KernelOutcome& o : outcomes) EXPECT_TRUE(store.record(o, run).ok());
   }
   audit::StoreOptions ro;
   ro.read_only = true;
   const audit::Store store = audit::Store::open(path, ro).value();
-  const AuditReport r = build_report(store, path, Options{}).value();
-  EXPECT_EQ(r.headline.reduced_shape, 1);
-  const std::string sentence = "1 kernel(s) judged at a reduced shape";
-  EXPECT_NE(render_report_text(r).find(sentence), std::string::npos) << render_report_text(r);
-  EXPECT_NE(render_report_html(r).find(sentence), std::string::npos);
-  EXPECT_EQ(nlohmann::json::parse(render_report_json(r))["headline"]["reduced_shape_kernels"], 1);
+  return build_report(store, path, Options{}).value();
 }
 
-// Kernels with probes the candidate could not run on this machine: a sentence in the text and
-// the page, a count in the JSON.
-TEST(AuditReportNotRunHere, TheKernelsWithProbesNotRunAreCountedEverywhere) {
+// A kernel whose only verdict is CMP-01's, under strict, with `evidence`.
+audit::KernelOutcome one_verdict(const std::string& id, const std::string& verdict,
+                                 const std::string& evidence) {
+  audit::KernelOutcome o{id, audit::KernelStatus::kOk, "", std::string("accepted"), {}};
+  audit::VerdictRecord v{"CMP-01", "strict", verdict};
+  v.evidence_json = evidence;
+  o.verdicts.push_back(v);
+  return o;
+}
+
+// Kernels whose battery ran at a reduced shape (kcv audit --reduce-over-gb), and kernels with
+// probes the candidate could not run on this machine, are counted in the text, the JSON and the
+// page; a store without them says nothing of either (JSON: 0).
+TEST(AuditReportKernelNotes, ReducedShapesAndProbesNotRunHereAreCountedEverywhere) {
   audit::testing::ScratchDir dir;
-  const std::string path = dir.file("r.db");
-  {
-    audit::Store store = audit::Store::open(path).value();
-    const int64_t run = store.begin_run({}).value();
-    ASSERT_TRUE(store.enqueue({audit::testing::toy_kernel("short")}).ok());
-    audit::KernelOutcome o{"short", audit::KernelStatus::kOk, "", std::string("accepted"), {}};
-    audit::VerdictRecord v{"CMP-01", "strict", "error", "not judged at every probe"};
-    v.evidence_json = R"({"probes_not_run": 4})";
-    o.verdicts.push_back(v);
-    ASSERT_TRUE(store.record(o, run).ok());
-  }
-  audit::StoreOptions ro;
-  ro.read_only = true;
-  const audit::Store store = audit::Store::open(path, ro).value();
-  const AuditReport r = build_report(store, path, Options{}).value();
+  const AuditReport r = report_of_recorded(
+      dir, {one_verdict("big", "pass", R"({"battery_shape": {"reduced": "batch_size=64"}})"),
+            one_verdict("small", "pass", "{}"),
+            one_verdict("short", "error", R"({"probes_not_run": 4})")});
+  EXPECT_EQ(r.headline.reduced_shape, 1);
   EXPECT_EQ(r.headline.not_run_here, 1);
-  const std::string sentence = "1 kernel(s) with probes the candidate could not run";
-  EXPECT_NE(render_report_text(r).find(sentence), std::string::npos) << render_report_text(r);
-  EXPECT_NE(render_report_html(r).find(sentence), std::string::npos);
-  EXPECT_EQ(nlohmann::json::parse(render_report_json(r))["headline"]["not_run_here_kernels"], 1);
+  const nlohmann::json headline = nlohmann::json::parse(render_report_json(r))["headline"];
+  EXPECT_EQ(headline["reduced_shape_kernels"], 1);
+  EXPECT_EQ(headline["not_run_here_kernels"], 1);
+  for (const std::string sentence : {"1 kernel(s) judged at a reduced shape",
+                                     "1 kernel(s) with probes the candidate could not run"}) {
+    EXPECT_NE(render_report_text(r).find(sentence), std::string::npos) << render_report_text(r);
+    EXPECT_NE(render_report_html(r).find(sentence), std::string::npos);
+  }
 }
 
 TEST_F(AuditReportTest, NoReducedShapeNoSentence) {

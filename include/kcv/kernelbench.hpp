@@ -194,6 +194,8 @@ class ModuleWorkers {
   Expected<const ModuleProblem*> problem(const Constants& constants);
   const Constants& base() const { return base_; }
   Constants merged(const Constants& constants) const;
+  /// Whether `constants` merged over the base are the judge shape's own.
+  bool at_base(const Constants& constants) const { return merged(constants) == merged({}); }
   const WorkerSetup& setup() const { return setup_; }
   int starts() const;  // worker processes started so far (restarts included)
   /// Reference workers that died of a signal kcv did not send, or were stopped, while the

@@ -278,7 +278,7 @@ Expected<ProbeInputs> ModelOracle::make_inputs(const Probe& probe) {
   const auto seconds_since = [](Clock::time_point t) {
     return std::chrono::duration<double>(Clock::now() - t).count();
   };
-  const bool at_base = workers_.merged(probe.sizes) == workers_.merged({});
+  const bool at_base = workers_.at_base(probe.sizes);
   auto began = Clock::now();
   auto problem = workers_.problem(probe.sizes);
   input_times_.problem_s += seconds_since(began);
@@ -399,7 +399,7 @@ Expected<SharedOracleResult> ModelOracle::evaluate(const Probe& probe, const Pro
   auto problem = workers_.problem(probe.sizes);
   if (!problem) return problem.error();
   const ModuleProblem& p = **problem;
-  const bool at_base = workers_.merged(probe.sizes) == workers_.merged({});
+  const bool at_base = workers_.at_base(probe.sizes);
   const bool on_cpu = p.device != "cuda";
   const Profile& prof = profile(contract.profile);
   const bool exc01 = probe.gate == GateId::kExc01, exc02 = probe.gate == GateId::kExc02;

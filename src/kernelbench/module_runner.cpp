@@ -131,7 +131,7 @@ std::string ModuleRunner::memory_refusal(const Probe& probe, const ProbeOutcome&
 }
 
 bool ModuleRunner::refuses_for_memory(const Probe& probe) const {
-  return config_.last_attempt && workers_.merged(probe.sizes) != workers_.merged({});
+  return config_.last_attempt && !workers_.at_base(probe.sizes);
 }
 
 ProbeOutcome ModuleRunner::run(const Probe& probe, const ProbeInputs& inputs, const Contract&) {

@@ -243,8 +243,8 @@ ModuleOutcome verify_module(const ModuleRow& row, const ModuleRunOptions& option
 
 // A worker of either side that the out-of-memory killer took: the machine's limit at that
 // moment, whatever the kernel's calls showed before. The orchestrator runs the kernel again
-// alone and records out_of_memory if it happens again; on that last attempt the reference's
-// worker at other shapes does not count (ModelOracle refused those probes). A candidate that
+// alone and records out_of_memory if it happens again; on that last attempt the workers at other
+// shapes do not count (ModelOracle and ModuleRunner refused those probes). A candidate that
 // struck the trusted reference stays a crash.
 void note_out_of_memory_kills(const ModuleWorkers& workers, const ModuleRunOptions& options,
                               ModuleOutcome& result) {

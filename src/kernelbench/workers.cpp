@@ -178,7 +178,7 @@ int ModuleWorkers::starts() const {
 
 Expected<WorkerExecutor*> ModuleWorkers::worker(Role role, const Constants& constants) {
   const Constants want = merged(constants);
-  Slot& s = slot(role, want == merged({}));
+  Slot& s = slot(role, at_base(constants));
   if (s.loaded == want) {
     if (s.failed) return *s.failed;
     return s.executor.get();
@@ -245,7 +245,7 @@ std::string ModuleWorkers::base_load_reply(Role role) const {
 Expected<const ModuleProblem*> ModuleWorkers::problem(const Constants& constants) {
   auto w = worker(Role::kReference, constants);
   if (!w) return w.error();
-  Slot& s = slot(Role::kReference, merged(constants) == merged({}));
+  Slot& s = slot(Role::kReference, at_base(constants));
   return &*s.problem;
 }
 

@@ -226,7 +226,8 @@ TEST_P(ChunkedMmaBackward, MeetsTheBf16GradeBoundAtBothValueTiles) {
   const HostGradients narrow = run_backward(c, 32);
   const HostGradients wide = run_backward(c, 64);
   const BackwardJudgement j = judge_backward(narrow, *e);
-  std::printf("%-18s %s\n", prm.label.c_str(), j.describe().c_str());
+  std::printf("%-18s %s\n%-18s %s\n", prm.label.c_str(), j.describe().c_str(), "",
+              describe_bits(narrow).c_str());
   RecordProperty("bf16_grade", j.describe());
   EXPECT_TRUE(j.pass()) << testing::describe(prm.member, prm.spec) << ": " << j.describe();
   EXPECT_TRUE(same_bits(narrow.dq, wide.dq) && same_bits(narrow.dk, wide.dk) &&

@@ -273,6 +273,19 @@ HostGradients poisoned_gradients(Member member, const Problem& p) {
   return g;
 }
 
+std::string describe_bits(const HostGradients& g) {
+  char text[160];
+  std::snprintf(text, sizeof text,
+                "bits dq %016llx dk %016llx dv %016llx dg %016llx dbeta %016llx dh0 %016llx",
+                static_cast<unsigned long long>(bits_digest(g.dq)),
+                static_cast<unsigned long long>(bits_digest(g.dk)),
+                static_cast<unsigned long long>(bits_digest(g.dv)),
+                static_cast<unsigned long long>(bits_digest(g.dg)),
+                static_cast<unsigned long long>(bits_digest(g.dbeta)),
+                static_cast<unsigned long long>(bits_digest(g.dh0)));
+  return text;
+}
+
 double BackwardJudgement::worst() const { return std::max({dq, dk, dv, dg, dbeta, dh0}); }
 
 std::string BackwardJudgement::describe() const {

@@ -27,6 +27,16 @@ bool same_bits(const std::vector<T>& a, const std::vector<T>& b) {
          (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0);
 }
 
+/// FNV-1a over an output's bytes: printed beside a case's figures, so that a change meant to keep
+/// every sum in its order is checked to the bit (before and after), not to the printed digits.
+template <typename T>
+std::uint64_t bits_digest(const std::vector<T>& a) {
+  std::uint64_t h = 0xcbf29ce484222325ull;
+  const auto* b = reinterpret_cast<const unsigned char*>(a.data());
+  for (std::size_t i = 0; i < a.size() * sizeof(T); ++i) h = (h ^ b[i]) * 0x100000001b3ull;
+  return h;
+}
+
 /// A problem in the kernel's dtypes: q, k, v, β bf16; g, h0 fp32; cu_seqlens int64.
 struct HostTensors {
   gpu::Dims dims;
@@ -99,6 +109,8 @@ struct HostGradients {
 };
 /// Sized for p and poisoned (NaN); dg empty without a gate, dbeta without the delta rule.
 HostGradients poisoned_gradients(Member member, const Problem& p);
+/// "bits dq … dk … dv … dg … dbeta … dh0 …": each gradient's bits_digest (16 hex digits).
+std::string describe_bits(const HostGradients& g);
 
 struct BackwardJudgement {
   double dq = 0, dk = 0, dv = 0, dg = 0, dbeta = 0, dh0 = 0;  ///< max |y − y*| / tau

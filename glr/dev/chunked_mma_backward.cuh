@@ -53,6 +53,12 @@
 //      thread d made 64 dependent read-modify-writes of global memory; the per-channel gate and
 //      the diagonal blocks' per-pair sums as the forward's version 7. The same sums in the same
 //      order.
+//   13 wy_channel_kernel (KDA): the Gram VJP's diagonal blocks of both sides in one pass
+//      (gram_vjp_diagonal), a thread per (row block, channel) forming each e^{G_i − G_j} once for
+//      the row side's and the column side's term, where each side formed it per element of the
+//      warps' fragments with half the lanes idle at each pair (four exponentials per pair and
+//      channel issued, now one); the sides' off-diagonal sums wait in two fp32 tiles (221.75 KB of
+//      shared memory, 189.75 before). The same sums in the same order.
 //
 // 0. The forward's prepare_kernel and state_output_kernel without the output (o not written: no Q
 //    or A^qk loaded, no Q·H or A^qk·Δ) keep bf16(H) of every chunk entry and of every sequence end

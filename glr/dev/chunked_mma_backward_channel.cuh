@@ -153,14 +153,15 @@ __device__ __forceinline__ void gram_vjp_rows(AccTile<16, N>& acc,
 /// The column side, for row block w and the N columns c0..: acc_j += Σ_{i>j} dP_ij a_i ⊙ Γ_ij for
 /// the rows j = r0... Off the diagonal block: for each later row block b, dP[16b.., r0..]ᵀ times
 /// the A rows anchored at 16b (`gram.q_anchored`: a_i ⊙ e^{G_i − G_16b}), then row j's factor
-/// e^{G_16b − G_j}; on it per pair as the row side, i in a rolled loop, each element adding its
-/// pairs in i order.
+/// e^{G_16b − G_j}; on it, with `diagonal`, per pair as the row side, i in a rolled loop, each
+/// element adding its pairs in i order.
 template <int N>
 __device__ __forceinline__ void gram_vjp_columns(AccTile<16, N>& acc,
                                                  const SmemBf16<kMmaChunk, kMmaChunk>& dp,
                                                  const ChannelGram& gram,
                                                  const SmemBf16<kMmaChunk, kMmaDim>& a_rows,
-                                                 const ChannelGate& g, int w, int c0) {
+                                                 const ChannelGate& g, bool diagonal, int w,
+                                                 int c0) {
   const int r0 = 16 * w;
   for (int b = w + 1; b < kMmaChunk / 16; ++b)
     for_each_slice32<N>([&]<int kN8>() {
@@ -176,6 +177,7 @@ __device__ __forceinline__ void gram_vjp_columns(AccTile<16, N>& acc,
                                  x1 += y1 * expf(gn.hi - gj.hi);
                                });
     });
+  if (!diagonal) return;
   KCV_GLR_ROLLED
   for (int i = r0 + 1; i < r0 + 16; ++i)
     for_each_pair(acc, [&](int il, int d, float& x0, float& x1) {
@@ -186,6 +188,55 @@ __device__ __forceinline__ void gram_vjp_columns(AccTile<16, N>& acc,
       x0 += pij * a_rows.at(i, c0 + d) * expf(gi.lo - gj.lo);
       x1 += pij * a_rows.at(i, c0 + d + 1) * expf(gi.hi - gj.hi);
     });
+}
+
+/// The diagonal blocks of both sides at once, each e^{G_id − G_jd} formed once for the two terms
+/// it enters, where gram_vjp_rows and gram_vjp_columns with `diagonal` form it once each, per
+/// element of a warp's fragments (half of whose lanes sit out each pair, i ≤ j). `rows` and
+/// `cols` hold the sides' off-diagonal sums (fp32, the warps' accumulators stored); thread
+/// (b, d), kMmaDim threads per row block b, adds row block b's pairs j < i in channel d,
+///   rows[i][d] += dP_ij b_jd Γ_ijd   for each i, j ascending (gram_vjp_rows' order)
+///   cols[j][d] += dP_ij a_id Γ_ijd   for each j, i ascending (gram_vjp_columns' order)
+/// with their products and sums as those functions write them: the same bits. A warp's threads
+/// share (i, j) and differ in d, so every branch is the warp's and the tiles' rows are read by
+/// consecutive words.
+template <int kThreads>
+__device__ __forceinline__ void gram_vjp_diagonal(ChannelRowTerms& rows, ChannelRowTerms& cols,
+                                                  const SmemBf16<kMmaChunk, kMmaChunk>& dp,
+                                                  const SmemBf16<kMmaChunk, kMmaDim>& a_rows,
+                                                  const SmemBf16<kMmaChunk, kMmaDim>& b_rows,
+                                                  const ChannelGate& g) {
+  static_assert(kThreads == (kMmaChunk / 16) * kMmaDim, "gram_vjp_diagonal: a thread a (block, d)");
+  arch::cta_for(kThreads, [&](int t) {
+    const int r0 = 16 * (t / kMmaDim);
+    const int d = t % kMmaDim;
+    float col[15], bj[15], gj[15];  // row r0 + jl's column sum, b_jd and G_jd
+    KCV_GLR_UNROLL
+    for (int jl = 0; jl < 15; ++jl) {
+      col[jl] = cols[r0 + jl][d];
+      bj[jl] = b_rows.at(r0 + jl, d);
+      gj[jl] = g[r0 + jl][d];
+    }
+    KCV_GLR_ROLLED
+    for (int il = 1; il < 16; ++il) {
+      const int i = r0 + il;
+      const float gi = g[i][d];
+      const float ai = a_rows.at(i, d);
+      float row = rows[i][d];
+      KCV_GLR_UNROLL
+      for (int jl = 0; jl < 15; ++jl) {
+        if (jl < il) {
+          const float pij = dp.at(i, r0 + jl);
+          const float e = expf(gi - gj[jl]);
+          row += pij * bj[jl] * e;
+          col[jl] += pij * ai * e;
+        }
+      }
+      rows[i][d] = row;
+    }
+    KCV_GLR_UNROLL
+    for (int jl = 0; jl < 15; ++jl) cols[r0 + jl][d] = col[jl];
+  });
 }
 
 /// A_i ⊙ e^{G_i − G_n} for every row i, n = 16⌊i/16⌋, into gram.q_anchored, CTA-wide, 8 elements
@@ -376,7 +427,7 @@ __global__ void __launch_bounds__(kGradThreads, 1) grad_channel_kernel(MmaBackwa
   store(dq, bp.dq + qk_row(p, ch.t0, hv),
         bp.dq_part != nullptr ? bp.dq_part + v_row(p, ch.t0, hv) : nullptr, p.group > 1);
   // dk: the Gram VJP's column side.
-  gram_vjp_columns(dk, sm.dp, sm.hs.gram, sm.q, sm.g, w, c0);
+  gram_vjp_columns(dk, sm.dp, sm.hs.gram, sm.q, sm.g, true, w, c0);
   for_each_pair(dk, [&](int il, int dl, float& x0, float& x1) {
     const int i = r0 + il;
     const int d = c0 + dl;

@@ -14,20 +14,23 @@
 //   dg_t,d += Σ_{s≥t} (x_sd dX_sd + k_sd (da_sd − db_sd))     (da, db the VJP's two sides)
 // P's off-diagonal blocks come from the forward's anchored operands on tensor cores, its diagonal
 // blocks per pair in channel order (the prepare kernel's sums); the VJP's two sides are
-// gram_vjp_rows and gram_vjp_columns (chunked_mma_backward_channel.cuh) with K on both.
+// gram_vjp_rows and gram_vjp_columns (chunked_mma_backward_channel.cuh) with K on both, their
+// off-diagonal blocks only, and gram_vjp_diagonal for the diagonal blocks of both at once.
 // grad_channel_kernel<true> wrote dk's output part (fp32, dk_part) and dg's own terms; this kernel
 // adds to both, each element by its one owner.
 //
 // Shared memory (each tile written only after the barrier that ends the last read of what it
 // replaces):
-//   phase (barrier after)        a.wide (34 KB)    a.narrow (17 KB)   a.dd, a.dw      b (47 KB)
+//   phase (barrier after)        a.wide (34 KB)    a.narrow (17 KB)   a.dd, a.dw      b (112 KB)
 //   1 dW, dṼ, dv        (A)      H                 V                  dΔ, dW written
 //   2 X, Ṽ, dX          (B)      X, Ṽ written      V read
 //   3 dT                (C)      X, Ṽ read         dT written         read
 //   4 Y                 (D)      Y written         dT read
 //   5 dL, M             (E)      Y read                                               (over a)
 //   6 anchors, P's diagonal (F)                                                       written
-//   7 P, dβ; the Gram VJP; dk, dβ, dg out
+//   7 P, dβ; the Gram VJP's off-diagonal blocks (G)                                   sides written
+//   8 its diagonal blocks   (H)                                                       sides summed
+//   9 dk, dβ, dg out
 #pragma once
 
 #include <cstdint>
@@ -63,9 +66,10 @@ struct WyChannelStorage {
         SmemBf16<kMmaChunk, kMmaChunk> dt;  ///< bf16(dT), strictly lower
       } narrow;
     } a;
-    struct B {                      // phases 6–7
+    struct B {                      // phases 6–9
       ChannelGram gram;             ///< K_i ⊙ e^{G_i − G_n} (q_anchored) and the anchored keys
       float p_diag[kMmaChunk][16];  ///< P_ij, j < i on i's diagonal block (column j − 16⌊i/16⌋)
+      ChannelRowTerms row_side, column_side;  ///< the Gram VJP's two sides (fp32)
     } b;
   } u;
   float beta[kMmaChunk];                       ///< β, 0 past the end
@@ -234,35 +238,54 @@ __global__ void __launch_bounds__(kGradThreads, 1) wy_channel_kernel(MmaBackward
         add_to_row(beta_part, il, jl, term(j, x0, y0) + term(j + 1, x1, y1));
       });
   }
-  // M's Gram VJP through P(K, K): its row side and its column side into one accumulator in turn;
-  // dk gets both, dg's row term k ⊙ (da − db).
-  if (bp.fault != BackwardFault::kKeyWithoutSolve) {
-    GroupAcc side;
+  // M's Gram VJP through P(K, K), its row side and its column side: the off-diagonal blocks on
+  // tensor cores, each side stored (fp32) once summed; then the diagonal blocks of both at once
+  // (gram_vjp_diagonal: each e^{G_i − G_j} formed once for the two sides); then dk gets both and
+  // dg's row term k ⊙ (da − db), each side read back into one accumulator in turn.
+  const bool key_solve = bp.fault != BackwardFault::kKeyWithoutSolve;
+  GroupAcc side;
+  if (key_solve) {
+    const auto keep = [&](ChannelRowTerms& tile) {
+      for_each_pair(side, [&](int il, int dl, float& x0, float& x1) {
+        tile[r0 + il][c0 + dl] = x0;
+        tile[r0 + il][c0 + dl + 1] = x1;
+      });
+    };
     zero(side);
-    gram_vjp_rows(side, sm.m, b.gram, sm.k, sm.g, true, w, c0);
-    for_each_pair(dk, side, [&](int il, int dl, float& x0, float& x1, float& y0, float& y1) {
-      const int i = r0 + il;
-      const int d = c0 + dl;
-      x0 += y0;
-      x1 += y1;
-      sm.rows[i][d] += sm.k.at(i, d) * y0;
-      sm.rows[i][d + 1] += sm.k.at(i, d + 1) * y1;
-    });
+    gram_vjp_rows(side, sm.m, b.gram, sm.k, sm.g, false, w, c0);
+    keep(b.row_side);
     zero(side);
-    gram_vjp_columns(side, sm.m, b.gram, sm.k, sm.g, w, c0);
-    for_each_pair(dk, side, [&](int il, int dl, float& x0, float& x1, float& y0, float& y1) {
-      const int i = r0 + il;
-      const int d = c0 + dl;
-      x0 += y0;
-      x1 += y1;
-      sm.rows[i][d] -= sm.k.at(i, d) * y0;
-      sm.rows[i][d + 1] -= sm.k.at(i, d + 1) * y1;
-    });
+    gram_vjp_columns(side, sm.m, b.gram, sm.k, sm.g, false, w, c0);
+    keep(b.column_side);
+  }
+  __syncthreads();  // (G) both sides' off-diagonal sums complete
+  if (key_solve) gram_vjp_diagonal<kThreads>(b.row_side, b.column_side, sm.m, sm.k, sm.k, sm.g);
+  __syncthreads();  // (H) both sides complete
+  if (key_solve) {
+    const auto add_side = [&](const ChannelRowTerms& tile, bool column) {
+      for_each_pair(dk, side, [&](int il, int dl, float& x0, float& x1, float& y0, float& y1) {
+        const int i = r0 + il;
+        const int d = c0 + dl;
+        y0 = tile[i][d];
+        y1 = tile[i][d + 1];
+        x0 += y0;
+        x1 += y1;
+        if (column) {
+          sm.rows[i][d] -= sm.k.at(i, d) * y0;
+          sm.rows[i][d + 1] -= sm.k.at(i, d + 1) * y1;
+        } else {
+          sm.rows[i][d] += sm.k.at(i, d) * y0;
+          sm.rows[i][d + 1] += sm.k.at(i, d + 1) * y1;
+        }
+      });
+    };
+    add_side(b.row_side, false);
+    add_side(b.column_side, true);
   }
   // dk = grad_channel_kernel's fp32 part + this part.
   wy_finish_dk(dk, bp, ch.t0, hv, c, w, c0);
   store_partials(beta_part, sm.beta_part[group], r0);
-  __syncthreads();  // (G) dβ's partials and the row terms complete
+  __syncthreads();  // (I) dβ's partials and the row terms complete
   // dβ: each group's quad partials summed in lane order, the groups in order.
   arch::cta_for(kMmaChunk, [&](int i) {
     if (i >= c) return;
@@ -284,7 +307,7 @@ __global__ void __launch_bounds__(kGradThreads, 1) wy_channel_kernel(MmaBackward
       sm.rows[t][d] = running;
     }
   });
-  __syncthreads();  // (H) the suffix sums complete
+  __syncthreads();  // (J) the suffix sums complete
   constexpr int kPairsPerRow = kMmaDim / 2;
   constexpr int kPairsPerThread = kMmaChunk * kPairsPerRow / kThreads;
   static_assert(kMmaChunk * kPairsPerRow % kThreads == 0, "dg's pairs: the same count per thread");

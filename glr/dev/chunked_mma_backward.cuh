@@ -58,7 +58,9 @@
 //      the row side's and the column side's term, where each side formed it per element of the
 //      warps' fragments with half the lanes idle at each pair (four exponentials per pair and
 //      channel issued, now one); the sides' off-diagonal sums wait in two fp32 tiles (221.75 KB of
-//      shared memory, 189.75 before). The same sums in the same order.
+//      shared memory, 189.75 before). grad_channel_kernel (GLA, KDA) the same for dq's row side
+//      and dk's column side, dq's tile beside the anchored operands, the row terms then in it
+//      (214.5 KB, 206 before). The same sums in the same order.
 //
 // 0. The forward's prepare_kernel and state_output_kernel without the output (o not written: no Q
 //    or A^qk loaded, no Q·H or A^qk·Δ) keep bf16(H) of every chunk entry and of every sequence end

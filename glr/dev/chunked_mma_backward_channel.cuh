@@ -21,19 +21,21 @@
 // precision-contract.md §6):
 //   dg_t,d = Σ_{s=t..last} (q_sd dq'_sd − [s < last] k_sd dk'_sd)
 //            + e_last,d·⟨H_d, dS_d⟩ + Σ_{s<last} k_sd·(R ⊙ V dSᵀ)_sd
-// dq', dk' without the pairs i = j. The row terms go through an fp32 tile (V's and dO's place
-// once they are read for the last time); thread d sums channel d's column in a fixed order.
+// dq', dk' without the pairs i = j. The Gram VJP's diagonal blocks of both sides are one pass
+// (gram_vjp_diagonal) over dq and dk in fp32 tiles; the row terms then go through dq's tile, and
+// thread d sums channel d's column in a fixed order.
 //
-// Shared memory (206 KB, one CTA per multiprocessor), each tile written only after the barrier
+// Shared memory (214.5 KB, one CTA per multiprocessor), each tile written only after the barrier
 // that ends the last read of what it replaces:
-//   phase (barrier after)            vo (34 KB)                    hs (68 KB)
+//   phase (barrier after)            vo (34 KB)                    hs (74 KB)
 //   A  dv, dP, inter terms    (1)    V, dO                         H, dS
 //   B  dk_inter out; anchors  (2)    dk's inter-chunk term (fp32)  Q, K anchored (ChannelGram)
-//   C  boundary; dq intra     (3)    read by thread d              read
-//   D  row terms; dk intra    (4)    row terms (fp32)              read
-//   E  dg                            read by thread d
+//   C  boundary; dq off-diag  (3)    read by thread d              read; dq written (fp32)
+//   D  dk off-diag (4); diagonals (5) dk (fp32)                    read; dq summed
+//   E  row terms; dq, dk out  (6)    read                          row terms (dq's tile)
+//   F  dg                                                          read by thread d
 // dk's inter-chunk term waits in the tile while dq's intra-chunk terms are formed, so that one
-// 128-column accumulator is live at a time (255 registers with both, and a spill).
+// 128-column accumulator is live at a time.
 #pragma once
 
 #include <cstdint>
@@ -79,7 +81,10 @@ struct GradChannelStorage {
       SmemBf16<kMmaDim, kMmaDim> h;   ///< bf16 state entering the chunk
       SmemBf16<kMmaDim, kMmaDim> ds;  ///< bf16 ∂L/∂(state leaving the chunk)
     } state;
-    ChannelGram gram;  ///< Q and K anchored (the forward's operands of A^qk)
+    struct {
+      ChannelGram gram;    ///< Q and K anchored (the forward's operands of A^qk)
+      ChannelRowTerms dq;  ///< dq before the Gram VJP's diagonal blocks, then the row terms
+    } vjp;
   } hs;
   SmemBf16<kMmaChunk, kMmaDim> kbar;  ///< K̄ = bf16(K ⊙ R) (the prepare kernel's)
   SmemBf16<kMmaChunk, kMmaChunk> a;   ///< A^qk (bf16, the prepare kernel's)
@@ -90,8 +95,6 @@ struct GradChannelStorage {
 };
 static_assert(sizeof(GradChannelStorage::Vo) == 2 * sizeof(SmemBf16<kMmaChunk, kMmaDim>),
               "GradChannelStorage: the row terms take exactly V's and dO's place");
-static_assert(sizeof(ChannelGram) <= sizeof(GradChannelStorage::Hs),
-              "GradChannelStorage: the anchored operands fit in H's and dS's place");
 static_assert(sizeof(GradChannelStorage) <= 227 * 1024, "GradChannelStorage: over the sm_90 limit");
 
 /// f.template operator()<kN8>() for kN8 = 0, 4, .. below N/8: the 32-column slices of an N-column
@@ -205,7 +208,7 @@ __device__ __forceinline__ void gram_vjp_diagonal(ChannelRowTerms& rows, Channel
                                                   const SmemBf16<kMmaChunk, kMmaChunk>& dp,
                                                   const SmemBf16<kMmaChunk, kMmaDim>& a_rows,
                                                   const SmemBf16<kMmaChunk, kMmaDim>& b_rows,
-                                                  const ChannelGate& g) {
+                                                  const ChannelGate& g, bool row_side = true) {
   static_assert(kThreads == (kMmaChunk / 16) * kMmaDim, "gram_vjp_diagonal: a thread a (block, d)");
   arch::cta_for(kThreads, [&](int t) {
     const int r0 = 16 * (t / kMmaDim);
@@ -228,7 +231,7 @@ __device__ __forceinline__ void gram_vjp_diagonal(ChannelRowTerms& rows, Channel
         if (jl < il) {
           const float pij = dp.at(i, r0 + jl);
           const float e = expf(gi - gj[jl]);
-          row += pij * bj[jl] * e;
+          if (row_side) row += pij * bj[jl] * e;
           col[jl] += pij * ai * e;
         }
       }
@@ -378,8 +381,8 @@ __global__ void __launch_bounds__(kGradThreads, 1) grad_channel_kernel(MmaBackwa
     sm.vo.terms[r0 + il][c0 + d] = x0;
     sm.vo.terms[r0 + il][c0 + d + 1] = x1;
   });
-  form_anchored_rows(sm.hs.gram, sm.q, sm.g);
-  form_anchored_keys(sm.hs.gram, sm.k, sm.g);
+  form_anchored_rows(sm.hs.vjp.gram, sm.q, sm.g);
+  form_anchored_keys(sm.hs.vjp.gram, sm.k, sm.g);
   __syncthreads();  // (2) dk's inter-chunk term and the anchored operands complete
 
   // C. The boundary term of channel d by thread d, rows in order: e_last,d·⟨H_d, dS_d⟩ +
@@ -391,14 +394,34 @@ __global__ void __launch_bounds__(kGradThreads, 1) grad_channel_kernel(MmaBackwa
     sm.boundary[d] =
         bp.fault == BackwardFault::kBoundaryAtEntry ? sm.hd[d] : e_last * sm.hd[d] + key;
   });
-  // dq: the Gram VJP's row side.
-  gram_vjp_rows(dq, sm.dp, sm.hs.gram, sm.k, sm.g, bp.fault != BackwardFault::kDropIntraDiagonal, w,
-                c0);
-  __syncthreads();  // (3) the boundary terms complete: the tile takes the row terms
+  // dq: the Gram VJP's row side off the diagonal blocks, then dq into its tile.
+  gram_vjp_rows(dq, sm.dp, sm.hs.vjp.gram, sm.k, sm.g, false, w, c0);
+  for_each_pair(dq, [&](int il, int dl, float& x0, float& x1) {
+    sm.hs.vjp.dq[r0 + il][c0 + dl] = x0;
+    sm.hs.vjp.dq[r0 + il][c0 + dl + 1] = x1;
+  });
+  __syncthreads();  // (3) the boundary terms complete: dk's tile takes its column side
 
-  // D. Row terms q_i·dq'_i − [i < last] k_i·dk'_i per channel, each element by the lane that
-  // holds it in dq and dk: dq's part replaces dk's inter-chunk term, which goes back into dk;
-  // then the pair i = j and dq out, dk's intra-chunk terms, dk's part and dk out.
+  // D. dk: its inter-chunk term and the Gram VJP's column side off the diagonal blocks, back into
+  // its tile by the lane that holds each element; then the diagonal blocks of both sides at once
+  // (gram_vjp_diagonal: each e^{G_i − G_j} formed once for dq's and dk's term).
+  for_each_pair(dk, [&](int il, int dl, float& x0, float& x1) {
+    x0 = sm.vo.terms[r0 + il][c0 + dl];
+    x1 = sm.vo.terms[r0 + il][c0 + dl + 1];
+  });
+  gram_vjp_columns(dk, sm.dp, sm.hs.vjp.gram, sm.q, sm.g, false, w, c0);
+  for_each_pair(dk, [&](int il, int dl, float& x0, float& x1) {
+    sm.vo.terms[r0 + il][c0 + dl] = x0;
+    sm.vo.terms[r0 + il][c0 + dl + 1] = x1;
+  });
+  __syncthreads();  // (4) both sides' off-diagonal sums complete
+  gram_vjp_diagonal<kThreads>(sm.hs.vjp.dq, sm.vo.terms, sm.dp, sm.q, sm.k, sm.g,
+                              bp.fault != BackwardFault::kDropIntraDiagonal);
+  __syncthreads();  // (5) dq and dk complete in their tiles
+
+  // E. Row terms q_i·dq'_i − [i < last] k_i·dk'_i per channel into dq's tile, each element by the
+  // lane that holds it (dq, then dk, one accumulator at a time); the pair i = j and dq and dk
+  // out.
   const auto store = [&](GroupAcc& acc, bf16* out_bf16, float* out_part, bool part) {
     for_each_pair(acc, [&](int il, int dl, float x0, float x1) {
       const int i = r0 + il;
@@ -412,28 +435,29 @@ __global__ void __launch_bounds__(kGradThreads, 1) grad_channel_kernel(MmaBackwa
       }
     });
   };
-  for_each_pair(dq, dk, [&](int il, int dl, float& x0, float& x1, float& y0, float& y1) {
+  ChannelRowTerms& terms = sm.hs.vjp.dq;
+  for_each_pair(dq, [&](int il, int dl, float& x0, float& x1) {
     const int i = r0 + il;
     const int d = c0 + dl;
-    y0 = sm.vo.terms[i][d];
-    y1 = sm.vo.terms[i][d + 1];
+    x0 = terms[i][d];
+    x1 = terms[i][d + 1];
     const bool valid = i < c;
-    sm.vo.terms[i][d] = valid ? sm.q.at(i, d) * x0 : 0.0f;
-    sm.vo.terms[i][d + 1] = valid ? sm.q.at(i, d + 1) * x1 : 0.0f;
+    terms[i][d] = valid ? sm.q.at(i, d) * x0 : 0.0f;
+    terms[i][d + 1] = valid ? sm.q.at(i, d + 1) * x1 : 0.0f;
     const float pii = sm.dp.at(i, i);
     x0 += pii * sm.k.at(i, d);
     x1 += pii * sm.k.at(i, d + 1);
   });
   store(dq, bp.dq + qk_row(p, ch.t0, hv),
         bp.dq_part != nullptr ? bp.dq_part + v_row(p, ch.t0, hv) : nullptr, p.group > 1);
-  // dk: the Gram VJP's column side.
-  gram_vjp_columns(dk, sm.dp, sm.hs.gram, sm.q, sm.g, true, w, c0);
   for_each_pair(dk, [&](int il, int dl, float& x0, float& x1) {
     const int i = r0 + il;
     const int d = c0 + dl;
+    x0 = sm.vo.terms[i][d];
+    x1 = sm.vo.terms[i][d + 1];
     if (i < last) {
-      sm.vo.terms[i][d] -= sm.k.at(i, d) * x0;
-      sm.vo.terms[i][d + 1] -= sm.k.at(i, d + 1) * x1;
+      terms[i][d] -= sm.k.at(i, d) * x0;
+      terms[i][d + 1] -= sm.k.at(i, d + 1) * x1;
     }
     const float pii = sm.dp.at(i, i);
     x0 += pii * sm.q.at(i, d);
@@ -441,13 +465,13 @@ __global__ void __launch_bounds__(kGradThreads, 1) grad_channel_kernel(MmaBackwa
   });
   store(dk, bp.dk + qk_row(p, ch.t0, hv),
         bp.dk_part != nullptr ? bp.dk_part + v_row(p, ch.t0, hv) : nullptr, p.group > 1 || kDelta);
-  __syncthreads();  // (4) the row terms complete
+  __syncthreads();  // (6) the row terms complete
 
-  // E. dg_t,d = boundary_d + Σ_{s = last..t} row term, thread d, rows from the last.
+  // F. dg_t,d = boundary_d + Σ_{s = last..t} row term, thread d, rows from the last.
   arch::cta_for(kMmaDim, [&](int d) {
     float running = sm.boundary[d];
     for (int t = last; t >= 0; --t) {
-      running += sm.vo.terms[t][d];
+      running += terms[t][d];
       bp.dg[((ch.t0 + t) * p.v_heads + hv) * kMmaDim + d] = running;
     }
   });

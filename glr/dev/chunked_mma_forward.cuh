@@ -28,6 +28,10 @@
 //      stores (load_channel_gate), where each load was waited for in turn; the diagonal blocks'
 //      per-pair sums read eight channels per load of each operand (KDA's G rows 132 floats for
 //      16-byte loads). The same sums in the same order.
+//   8  the per-pair sums' pairs i = j without an exponential (Γ_ii = G_i − G_i + 1, the bits of
+//      e^0 for a finite G and NaN otherwise), two a thread beside the pairs j < i one a thread:
+//      512 items, one round of KDA's 512 threads and two of GLA's 256, where 544 pairs took two
+//      and three. The same sums in the same order.
 //
 // 1. prepare_kernel, one CTA (4 warps) per (chunk slot, value head):
 //      G = chunk-local cumsum of g (fp32, serial: the reference's order),
@@ -502,11 +506,14 @@ __device__ __forceinline__ void prepare_channel(PrepareStorageChannel<kDelta>& s
   });
   form_anchored_keys(sm.gram, sm.k, sm.g);
   // The diagonal blocks, per pair j ≤ i only (the entries above the diagonal are never read), so
-  // that no thread of the loop holds an empty pair.
-  arch::cta_for((kMmaChunk / 16) * kLowerPairs16, [&](int idx) {
-    const LowerPair lp = lower_pair16(idx % kLowerPairs16);
-    const int i = 16 * (idx / kLowerPairs16) + lp.row;
-    const int j = 16 * (idx / kLowerPairs16) + lp.col;
+  // that no thread of the loop holds an empty pair: the 480 pairs j < i one a thread, then the
+  // 64 pairs i = j two a thread (512 items: one round of KDA's 512 threads, two of GLA's 256,
+  // where 544 pairs one a thread took two and three). A pair i = j takes Γ_ii = G_i − G_i + 1, the
+  // bits of e^{G_i − G_i} (1 for a finite G, NaN otherwise) without an exponential, so its thread
+  // does two in about the time of one pair j < i.
+  constexpr int kStrictPairs16 = 16 * 15 / 2;
+  constexpr int kStrictPairs = (kMmaChunk / 16) * kStrictPairs16;
+  const auto pair_sum = [&]<bool kSame>(int i, int j, int col) {  // kSame: i = j
     float acc = 0.0f, acc_kk = 0.0f;
     if (i < c)
       for (int d = 0; d < kMmaDim; d += 8) {  // eight channels per load of each operand
@@ -514,19 +521,32 @@ __device__ __forceinline__ void prepare_channel(PrepareStorageChannel<kDelta>& s
         float gi[8], gj[8];
         arch::load_u32x4(sm.q.ptr(i, d), qi);
         arch::load_u32x4(sm.k.ptr(j, d), kj);
-        if constexpr (kDelta) arch::load_u32x4(sm.k.ptr(i, d), ki);
+        if constexpr (kDelta && !kSame) arch::load_u32x4(sm.k.ptr(i, d), ki);
         load_gate8(sm.g, i, d, gi);
         load_gate8(sm.g, j, d, gj);
         KCV_GLR_UNROLL
         for (int e = 0; e < 8; ++e) {
-          const float decay = expf(gi[e] - gj[e]);
+          const float decay = kSame ? gi[e] - gj[e] + 1.0f : expf(gi[e] - gj[e]);
           const float k_j = arch::unpack_bf16(kj[e / 2], e % 2);
           acc += arch::unpack_bf16(qi[e / 2], e % 2) * decay * k_j;
-          if (kDelta && j < i) acc_kk += arch::unpack_bf16(ki[e / 2], e % 2) * decay * k_j;
+          if constexpr (kDelta && !kSame)
+            acc_kk += arch::unpack_bf16(ki[e / 2], e % 2) * decay * k_j;
         }
       }
-    sm.diag[i][lp.col] = acc;
-    if constexpr (kDelta) sm.diag_kk[i][lp.col] = acc_kk;
+    sm.diag[i][col] = acc;
+    if constexpr (kDelta) sm.diag_kk[i][col] = acc_kk;
+  };
+  static_assert(kStrictPairs + kMmaChunk / 2 == 512, "the pairs' items: 512");
+  arch::cta_for(kStrictPairs + kMmaChunk / 2, [&](int idx) {
+    if (idx < kStrictPairs) {  // pair t of lower_pair16 is (row + 1, col)
+      const LowerPair lp = lower_pair16(idx % kStrictPairs16);
+      const int n = 16 * (idx / kStrictPairs16);
+      pair_sum.template operator()<false>(n + lp.row + 1, n + lp.col, lp.col);
+    } else {
+      const int i = 2 * (idx - kStrictPairs);
+      pair_sum.template operator()<true>(i, i, i % 16);
+      pair_sum.template operator()<true>(i + 1, i + 1, (i + 1) % 16);
+    }
   });
   __syncthreads();
 

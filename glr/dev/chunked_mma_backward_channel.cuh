@@ -110,21 +110,16 @@ __device__ __forceinline__ void for_each_slice32(F&& f) {
   }
 }
 
-/// The row side of a per-channel gate's Gram VJP (the file comment) for row block w (rows
-/// r0 = 16w..) and the N columns c0.. of the calling warp's accumulator: acc_i += Σ_{j<i} dP_ij
-/// b_j ⊙ Γ_ij, dP strictly or inclusively lower (the pair i = j is not added here). Off the
-/// diagonal block (w > 0): dP[r0.., 0..r0) times row block w's anchored B rows
-/// (`gram.k_anchored`), then row i's factor e^{G_i − G_r0}, 32 columns at a time. On it, with
-/// `diagonal`, per pair in fp32 on CUDA cores: j in a rolled loop around one pass over the warp's
-/// fragments (the pass's code once, not a loop per fragment), each element adding its pairs in j
-/// order; an element with i ≤ j is skipped (a branch, not a product: e^{G_i − G_j} above the
-/// diagonal may overflow), the rows r0..r0+7 all at once for j ≥ r0 + 7.
+/// The row side of a per-channel gate's Gram VJP (the file comment) off the diagonal blocks, for
+/// row block w (rows r0 = 16w..) and the N columns c0.. of the calling warp's accumulator:
+/// acc_i += Σ_{j<r0} dP_ij b_j ⊙ Γ_ij, as dP[r0.., 0..r0) times row block w's anchored B rows
+/// (`gram.k_anchored`), then row i's factor e^{G_i − G_r0}, 32 columns at a time (nothing for
+/// w = 0). The diagonal block's pairs are gram_vjp_diagonal's.
 template <int N>
 __device__ __forceinline__ void gram_vjp_rows(AccTile<16, N>& acc,
                                               const SmemBf16<kMmaChunk, kMmaChunk>& dp,
-                                              const ChannelGram& gram,
-                                              const SmemBf16<kMmaChunk, kMmaDim>& b_rows,
-                                              const ChannelGate& g, bool diagonal, int w, int c0) {
+                                              const ChannelGram& gram, const ChannelGate& g, int w,
+                                              int c0) {
   const int r0 = 16 * w;
   if (w > 0)
     for_each_slice32<N>([&]<int kN8>() {
@@ -140,31 +135,17 @@ __device__ __forceinline__ void gram_vjp_rows(AccTile<16, N>& acc,
                                  x1 += y1 * expf(gi.hi - gn.hi);
                                });
     });
-  if (!diagonal) return;
-  KCV_GLR_ROLLED
-  for (int j = r0; j < r0 + 15; ++j)
-    for_each_pair(acc, [&](int il, int d, float& x0, float& x1) {
-      const int i = r0 + il;
-      if (i <= j) return;
-      const float pij = dp.at(i, j);
-      const GatePair gi = gate_pair(g, i, c0 + d), gj = gate_pair(g, j, c0 + d);
-      x0 += pij * b_rows.at(j, c0 + d) * expf(gi.lo - gj.lo);
-      x1 += pij * b_rows.at(j, c0 + d + 1) * expf(gi.hi - gj.hi);
-    });
 }
 
-/// The column side, for row block w and the N columns c0..: acc_j += Σ_{i>j} dP_ij a_i ⊙ Γ_ij for
-/// the rows j = r0... Off the diagonal block: for each later row block b, dP[16b.., r0..]ᵀ times
-/// the A rows anchored at 16b (`gram.q_anchored`: a_i ⊙ e^{G_i − G_16b}), then row j's factor
-/// e^{G_16b − G_j}; on it, with `diagonal`, per pair as the row side, i in a rolled loop, each
-/// element adding its pairs in i order.
+/// The column side off the diagonal blocks, for row block w and the N columns c0..: acc_j +=
+/// Σ_{i in later blocks} dP_ij a_i ⊙ Γ_ij for the rows j = r0..: for each later row block b,
+/// dP[16b.., r0..]ᵀ times the A rows anchored at 16b (`gram.q_anchored`: a_i ⊙ e^{G_i − G_16b}),
+/// then row j's factor e^{G_16b − G_j}.
 template <int N>
 __device__ __forceinline__ void gram_vjp_columns(AccTile<16, N>& acc,
                                                  const SmemBf16<kMmaChunk, kMmaChunk>& dp,
-                                                 const ChannelGram& gram,
-                                                 const SmemBf16<kMmaChunk, kMmaDim>& a_rows,
-                                                 const ChannelGate& g, bool diagonal, int w,
-                                                 int c0) {
+                                                 const ChannelGram& gram, const ChannelGate& g,
+                                                 int w, int c0) {
   const int r0 = 16 * w;
   for (int b = w + 1; b < kMmaChunk / 16; ++b)
     for_each_slice32<N>([&]<int kN8>() {
@@ -180,29 +161,18 @@ __device__ __forceinline__ void gram_vjp_columns(AccTile<16, N>& acc,
                                  x1 += y1 * expf(gn.hi - gj.hi);
                                });
     });
-  if (!diagonal) return;
-  KCV_GLR_ROLLED
-  for (int i = r0 + 1; i < r0 + 16; ++i)
-    for_each_pair(acc, [&](int il, int d, float& x0, float& x1) {
-      const int j = r0 + il;
-      if (j >= i) return;
-      const float pij = dp.at(i, j);
-      const GatePair gi = gate_pair(g, i, c0 + d), gj = gate_pair(g, j, c0 + d);
-      x0 += pij * a_rows.at(i, c0 + d) * expf(gi.lo - gj.lo);
-      x1 += pij * a_rows.at(i, c0 + d + 1) * expf(gi.hi - gj.hi);
-    });
 }
 
-/// The diagonal blocks of both sides at once, each e^{G_id − G_jd} formed once for the two terms
-/// it enters, where gram_vjp_rows and gram_vjp_columns with `diagonal` form it once each, per
-/// element of a warp's fragments (half of whose lanes sit out each pair, i ≤ j). `rows` and
-/// `cols` hold the sides' off-diagonal sums (fp32, the warps' accumulators stored); thread
-/// (b, d), kMmaDim threads per row block b, adds row block b's pairs j < i in channel d,
-///   rows[i][d] += dP_ij b_jd Γ_ijd   for each i, j ascending (gram_vjp_rows' order)
-///   cols[j][d] += dP_ij a_id Γ_ijd   for each j, i ascending (gram_vjp_columns' order)
-/// with their products and sums as those functions write them: the same bits. A warp's threads
-/// share (i, j) and differ in d, so every branch is the warp's and the tiles' rows are read by
-/// consecutive words.
+/// The diagonal blocks of both sides of the Gram VJP, per pair in fp32 on CUDA cores, each
+/// e^{G_id − G_jd} formed once for the two terms it enters (a per-fragment loop over the warps'
+/// accumulators formed it once per side, with half the lanes idle at each pair, i ≤ j). `rows` and
+/// `cols` hold the sides' off-diagonal sums (fp32, the warps' accumulators stored); thread (b, d),
+/// kMmaDim threads per row block b, adds row block b's pairs j < i in channel d,
+///   rows[i][d] += dP_ij b_jd Γ_ijd   for each i, j ascending
+///   cols[j][d] += dP_ij a_id Γ_ijd   for each j, i ascending
+/// (with `row_side` false, the column side alone). The pair i = j is not added here; e^{G_i − G_j}
+/// is never formed above the diagonal (it may overflow there). A warp's threads share (i, j) and
+/// differ in d, so every branch is the warp's and the tiles' rows are read by consecutive words.
 template <int kThreads>
 __device__ __forceinline__ void gram_vjp_diagonal(ChannelRowTerms& rows, ChannelRowTerms& cols,
                                                   const SmemBf16<kMmaChunk, kMmaChunk>& dp,
@@ -395,7 +365,7 @@ __global__ void __launch_bounds__(kGradThreads, 1) grad_channel_kernel(MmaBackwa
         bp.fault == BackwardFault::kBoundaryAtEntry ? sm.hd[d] : e_last * sm.hd[d] + key;
   });
   // dq: the Gram VJP's row side off the diagonal blocks, then dq into its tile.
-  gram_vjp_rows(dq, sm.dp, sm.hs.vjp.gram, sm.k, sm.g, false, w, c0);
+  gram_vjp_rows(dq, sm.dp, sm.hs.vjp.gram, sm.g, w, c0);
   for_each_pair(dq, [&](int il, int dl, float& x0, float& x1) {
     sm.hs.vjp.dq[r0 + il][c0 + dl] = x0;
     sm.hs.vjp.dq[r0 + il][c0 + dl + 1] = x1;
@@ -409,7 +379,7 @@ __global__ void __launch_bounds__(kGradThreads, 1) grad_channel_kernel(MmaBackwa
     x0 = sm.vo.terms[r0 + il][c0 + dl];
     x1 = sm.vo.terms[r0 + il][c0 + dl + 1];
   });
-  gram_vjp_columns(dk, sm.dp, sm.hs.vjp.gram, sm.q, sm.g, false, w, c0);
+  gram_vjp_columns(dk, sm.dp, sm.hs.vjp.gram, sm.g, w, c0);
   for_each_pair(dk, [&](int il, int dl, float& x0, float& x1) {
     sm.vo.terms[r0 + il][c0 + dl] = x0;
     sm.vo.terms[r0 + il][c0 + dl + 1] = x1;

@@ -14,8 +14,8 @@
 //   dg_t,d += Σ_{s≥t} (x_sd dX_sd + k_sd (da_sd − db_sd))     (da, db the VJP's two sides)
 // P's off-diagonal blocks come from the forward's anchored operands on tensor cores, its diagonal
 // blocks per pair in channel order (the prepare kernel's sums); the VJP's two sides are
-// gram_vjp_rows and gram_vjp_columns (chunked_mma_backward_channel.cuh) with K on both, their
-// off-diagonal blocks only, and gram_vjp_diagonal for the diagonal blocks of both at once.
+// gram_vjp_rows and gram_vjp_columns (chunked_mma_backward_channel.cuh) off the diagonal blocks
+// and gram_vjp_diagonal on them, both sides at once, with K on both.
 // grad_channel_kernel<true> wrote dk's output part (fp32, dk_part) and dg's own terms; this kernel
 // adds to both, each element by its one owner.
 //
@@ -252,10 +252,10 @@ __global__ void __launch_bounds__(kGradThreads, 1) wy_channel_kernel(MmaBackward
       });
     };
     zero(side);
-    gram_vjp_rows(side, sm.m, b.gram, sm.k, sm.g, false, w, c0);
+    gram_vjp_rows(side, sm.m, b.gram, sm.g, w, c0);
     keep(b.row_side);
     zero(side);
-    gram_vjp_columns(side, sm.m, b.gram, sm.k, sm.g, false, w, c0);
+    gram_vjp_columns(side, sm.m, b.gram, sm.g, w, c0);
     keep(b.column_side);
   }
   __syncthreads();  // (G) both sides' off-diagonal sums complete

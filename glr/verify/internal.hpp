@@ -40,10 +40,23 @@ struct Results {
   BackwardSigma grad_sigma;
 };
 
-/// Runs `which` on every (sequence, value head) slice on `threads` threads and scatters the
-/// results (dq, dk summed over each GVA group); with `dg_scale` and `sigma` also those terms.
-[[nodiscard]] Expected<Results> run_sliced(Member member, const Data& d, Reference which,
-                                           bool dg_scale, bool sigma, int threads);
+/// What one run_sliced computes. `values`: the reference's outputs and gradients; `dg_scale`:
+/// dg's terms (with values, chunked reference only); `sigma`: the bf16 grade's declared-rounding σ
+/// of the outputs and gradients (chunked reference only). What is not asked for stays empty.
+struct SliceRequest {
+  Reference which = Reference::kChunked;
+  bool values = true;
+  bool dg_scale = false;
+  bool sigma = false;
+};
+
+/// Runs `request` on every (sequence, value head) slice on `threads` threads and scatters the
+/// results (dq, dk summed over each GVA group). Each slice's parts (the forward, the backward with
+/// dg's terms, the forward's σ, the backward's σ) are tasks of their own on the pool, the longest
+/// kind first, so that a problem of few long slices still fills the threads; every part is the
+/// same function of the same slice as when one thread ran them in turn.
+[[nodiscard]] Expected<Results> run_sliced(Member member, const Data& d, SliceRequest request,
+                                           int threads);
 
 /// The op's outputs as (error-model output, values) pairs in output order.
 struct NamedOutput {

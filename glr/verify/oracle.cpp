@@ -86,6 +86,15 @@ verify_detail::Data finite_only(verify_detail::Data d) {
   return d;
 }
 
+bool all_finite(const verify_detail::Data& d) {
+  for (const std::vector<double>* v :
+       {&d.problem.q, &d.problem.k, &d.problem.v, &d.problem.g, &d.problem.beta, &d.problem.h0,
+        &d.cot.d_o, &d.cot.d_final_state})
+    for (double x : *v)
+      if (!std::isfinite(x)) return false;
+  return true;
+}
+
 bool windowed(const Case& c, std::string_view name) {
   return name == "dg" || name == "dbeta" || (name == "dk" && traits(c.member).delta_rule);
 }
@@ -98,8 +107,8 @@ namespace {
 Expected<OracleResult> evaluate_decode(const Case& c, const Data& d, GlrOracle::Cached& cached,
                                        int threads) {
   if (!cached.token_serial) {
-    auto r = verify_detail::run_sliced(c.member, d, Reference::kTokenSerialForward, false, false,
-                                       threads);
+    auto r =
+        verify_detail::run_sliced(c.member, d, {.which = Reference::kTokenSerialForward}, threads);
     if (!r) return r.error();
     cached.token_serial = std::move(*r);
   }
@@ -169,24 +178,39 @@ Expected<OracleResult> GlrOracle::evaluate_owned(const Probe& probe, const Probe
     if (!decoded) return decoded.error();
     return std::move(*decoded);
   }
+  // The chunked reference's values (and dg's terms) and, under the bf16 grade, σ: one pass over
+  // the slices when the inputs are finite (σ is taken from them as they are), else σ apart from
+  // the inputs with every non-finite value set to 0 (finite_only). Each only once per case.
   const bool gated = traits(c->member).gate != GateKind::kNone;
-  if (!cached->chunked) {
-    auto r = verify_detail::run_sliced(c->member, d, Reference::kChunked, gated, false,
+  const bool bf16 = c->grade == Grade::kBf16;
+  const bool need_values = !cached->chunked;
+  const bool need_sigma = bf16 && !cached->sigma;
+  const bool finite = all_finite(d);
+  if (need_values || (need_sigma && finite)) {
+    auto r = verify_detail::run_sliced(c->member, d,
+                                       {.which = Reference::kChunked,
+                                        .values = need_values,
+                                        .dg_scale = gated && need_values,
+                                        .sigma = need_sigma && finite},
                                        options_.threads);
     if (!r) return r.error();
-    cached->chunked = std::move(*r);
+    if (need_sigma && finite) {
+      cached->sigma = std::move(r->sigma);
+      cached->grad_sigma = std::move(r->grad_sigma);
+    }
+    if (need_values) cached->chunked = std::move(*r);
   }
-  const bool bf16 = c->grade == Grade::kBf16;
-  if (bf16 && !cached->sigma) {
-    auto r = verify_detail::run_sliced(c->member, finite_only(d), Reference::kChunked, false, true,
-                                       options_.threads);
+  if (need_sigma && !finite) {
+    auto r = verify_detail::run_sliced(
+        c->member, finite_only(d), {.which = Reference::kChunked, .values = false, .sigma = true},
+        options_.threads);
     if (!r) return r.error();
     cached->sigma = std::move(r->sigma);
     cached->grad_sigma = std::move(r->grad_sigma);
   }
   const bool exc = probe.gate == GateId::kExc01;
   if (exc && !cached->token_serial) {
-    auto r = verify_detail::run_sliced(c->member, d, Reference::kTokenSerial, false, false,
+    auto r = verify_detail::run_sliced(c->member, d, {.which = Reference::kTokenSerial},
                                        options_.threads);
     if (!r) return r.error();
     cached->token_serial = std::move(*r);

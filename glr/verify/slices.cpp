@@ -3,8 +3,10 @@
 // problems that run on a pool of std::threads: each slice has one sequence, one q/k head (the
 // value head's GVA head) and one value head. dg's terms and the declared-rounding σ of the
 // outputs and of the gradients are per slice as well (kcv/glr/error_model.hpp computes them per
-// sequence and value head), so they run in the same pass. Results are scattered back serially in
-// value-head order; dq and dk add up over a group's value heads there, as the kernels sum them.
+// sequence and value head), so they run in the same pass. A slice's parts are independent tasks
+// (SliceTask): a case of one long sequence and two value heads (T = 32768 in the GPU case list)
+// has two slices but eight tasks. Results are scattered back serially in value-head order; dq and
+// dk add up over a group's value heads there, as the kernels sum them.
 #include <atomic>
 #include <cmath>
 #include <thread>
@@ -20,8 +22,8 @@ struct Slice {
   std::int64_t seq = 0;
   std::int64_t hv = 0;
   Data data;
-  Expected<Outputs> fwd = Error{};
-  Expected<Gradients> grads = Error{};
+  Expected<Outputs> fwd = Outputs{};
+  Expected<Gradients> grads = Gradients{};
   Expected<DgTerms> terms = DgTerms{};
   Expected<ForwardSigma> sigma = ForwardSigma{};
   Expected<BackwardSigma> grad_sigma = BackwardSigma{};
@@ -98,28 +100,67 @@ void scatter_state(const std::vector<double>& src, std::vector<double>& dst, con
     dst[(n * s.v_heads + hv) * kv + i] = src[i];
 }
 
-void run_slice(Member member, Slice& sl, Reference which, bool dg_scale, bool sigma) {
-  const Data& d = sl.data;
-  if (which != Reference::kChunked) {
-    sl.fwd = oracle_forward(member, d.problem);
-    sl.grads = which == Reference::kTokenSerial ? oracle_backward(member, d.problem, d.cot)
-                                                : Expected<Gradients>(Gradients{});
-    return;
+/// A slice's independent parts, in the order the pool takes them: the longest kind first (the
+/// backward's σ is about half of a delta-rule slice's work, the forward alone a tenth).
+enum class SliceTask { kBackwardSigma, kBackward, kForwardSigma, kForward };
+constexpr SliceTask kSliceTasks[] = {SliceTask::kBackwardSigma, SliceTask::kBackward,
+                                     SliceTask::kForwardSigma, SliceTask::kForward};
+
+bool asked(SliceTask t, const SliceRequest& r) {
+  switch (t) {
+    case SliceTask::kForward:
+      return r.values;
+    case SliceTask::kBackward:
+      return r.values && r.which != Reference::kTokenSerialForward;
+    case SliceTask::kForwardSigma:
+    case SliceTask::kBackwardSigma:
+      return r.sigma && r.which == Reference::kChunked;
   }
-  sl.fwd = chunked_forward(member, d.problem);
-  sl.grads = chunked_backward(member, d.problem, d.cot);
-  if (dg_scale && sl.grads) sl.terms = dg_terms(member, d.problem, d.cot, *sl.grads);
-  if (!sigma) return;
-  sl.sigma = declared_rounding_sigma(member, d.problem, contract_for(Grade::kBf16));
-  sl.grad_sigma = declared_backward_sigma(member, d.problem, d.cot, contract_for(Grade::kBf16));
+  return false;
 }
 
-Results zero_results(Member member, const Shape& s, bool dg_scale, bool sigma) {
+/// One part of a slice into its own field of `sl` (no two tasks write the same field).
+void run_task(Member member, Slice& sl, SliceTask task, const SliceRequest& r) {
+  const Data& d = sl.data;
+  const bool chunked = r.which == Reference::kChunked;
+  switch (task) {
+    case SliceTask::kForward:
+      sl.fwd = chunked ? chunked_forward(member, d.problem) : oracle_forward(member, d.problem);
+      return;
+    case SliceTask::kBackward:
+      sl.grads = chunked ? chunked_backward(member, d.problem, d.cot)
+                         : oracle_backward(member, d.problem, d.cot);
+      if (chunked && r.dg_scale && sl.grads)
+        sl.terms = dg_terms(member, d.problem, d.cot, *sl.grads);
+      return;
+    case SliceTask::kForwardSigma:
+      sl.sigma = declared_rounding_sigma(member, d.problem, contract_for(Grade::kBf16));
+      return;
+    case SliceTask::kBackwardSigma:
+      sl.grad_sigma = declared_backward_sigma(member, d.problem, d.cot, contract_for(Grade::kBf16));
+      return;
+  }
+}
+
+Results zero_results(Member member, const Shape& s, const SliceRequest& req) {
   const std::int64_t gw = gate_width(traits(member).gate, s.key_dim);
   const auto zeros = [](std::int64_t n) {
     return std::vector<double>(static_cast<std::size_t>(n));
   };
   Results r;
+  const bool dg_scale = req.values && req.dg_scale && req.which == Reference::kChunked;
+  const bool sigma = asked(SliceTask::kBackwardSigma, req);
+  if (sigma) {
+    r.sigma = ForwardSigma{zeros(s.v_size()), zeros(s.state_size())};
+    r.grad_sigma = BackwardSigma{zeros(s.qk_size()),
+                                 zeros(s.qk_size()),
+                                 zeros(s.v_size()),
+                                 zeros(s.tokens * s.v_heads * gw),
+                                 zeros(traits(member).delta_rule ? s.tokens * s.v_heads : 0),
+                                 zeros(s.state_size())};
+  }
+  if (dg_scale && gw > 0) r.dg_scale = zeros(s.tokens * s.v_heads * gw);
+  if (!req.values) return r;
   r.fwd.o = zeros(s.v_size());
   r.fwd.final_state = zeros(s.state_size());
   r.grads.dq = zeros(s.qk_size());
@@ -128,42 +169,44 @@ Results zero_results(Member member, const Shape& s, bool dg_scale, bool sigma) {
   r.grads.dg = zeros(s.tokens * s.v_heads * gw);
   r.grads.dbeta = zeros(traits(member).delta_rule ? s.tokens * s.v_heads : 0);
   r.grads.dh0 = zeros(s.state_size());
-  if (dg_scale && gw > 0) r.dg_scale = zeros(s.tokens * s.v_heads * gw);
-  if (sigma) {
-    r.sigma = ForwardSigma{zeros(s.v_size()), zeros(s.state_size())};
-    r.grad_sigma =
-        BackwardSigma{r.grads.dq, r.grads.dk, r.grads.dv, r.grads.dg, r.grads.dbeta, r.grads.dh0};
-  }
   return r;
 }
 
 }  // namespace
 
-Expected<Results> run_sliced(Member member, const Data& d, Reference which, bool dg_scale,
-                             bool sigma, int threads) {
+Expected<Results> run_sliced(Member member, const Data& d, SliceRequest request, int threads) {
   if (Status st = validate(member, d.problem); !st) return st.error();
-  if (which != Reference::kTokenSerialForward) {
+  if (request.which != Reference::kTokenSerialForward) {
     if (Status st = validate(d.problem, d.cot); !st) return st.error();
   }
   const Shape& s = d.problem.shape;
   std::vector<Slice> slices;
   for (std::int64_t n = 0; n < s.sequences(); ++n)
     for (std::int64_t hv = 0; hv < s.v_heads; ++hv) slices.push_back(make_slice(member, d, n, hv));
+  struct Item {
+    std::size_t slice;
+    SliceTask task;
+  };
+  std::vector<Item> items;
+  for (SliceTask t : kSliceTasks)
+    if (asked(t, request))
+      for (std::size_t i = 0; i < slices.size(); ++i) items.push_back({i, t});
   std::atomic<std::size_t> next{0};
   const auto work = [&] {
-    for (std::size_t i = next++; i < slices.size(); i = next++)
-      run_slice(member, slices[i], which, dg_scale, sigma);
+    for (std::size_t i = next++; i < items.size(); i = next++)
+      run_task(member, slices[items[i].slice], items[i].task, request);
   };
   const int pool_size = std::max(
       1, std::min(threads > 0 ? threads : static_cast<int>(std::thread::hardware_concurrency()),
-                  static_cast<int>(slices.size())));
+                  static_cast<int>(items.size())));
   std::vector<std::thread> pool;
   for (int t = 1; t < pool_size; ++t) pool.emplace_back(work);
   work();
   for (std::thread& t : pool) t.join();
 
   const std::int64_t gw = gate_width(traits(member).gate, s.key_dim);
-  Results r = zero_results(member, s, dg_scale, sigma);
+  Results r = zero_results(member, s, request);
+  const bool sigma = asked(SliceTask::kBackwardSigma, request);
   for (const Slice& sl : slices) {  // value-head order within each sequence
     if (!sl.fwd) return sl.fwd.error();
     if (!sl.grads) return sl.grads.error();

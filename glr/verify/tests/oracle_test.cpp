@@ -40,8 +40,8 @@ TEST(GlrOracle, SlicedReferencesEqualTheWholeProblem) {
     p.seed = 5;
     const auto d = verify_detail::data_of(c, verify_detail::make_tensors(c, p));
     const bool gated = traits(m).gate != GateKind::kNone;
-    auto sliced =
-        verify_detail::run_sliced(m, d, verify_detail::Reference::kChunked, gated, true, 3);
+    auto sliced = verify_detail::run_sliced(
+        m, d, {.which = verify_detail::Reference::kChunked, .dg_scale = gated, .sigma = true}, 3);
     ASSERT_TRUE(sliced.has_value()) << sliced.error().to_string();
     auto fwd = chunked_forward(m, d.problem);
     auto grads = chunked_backward(m, d.problem, d.cot);

@@ -21,6 +21,9 @@ of the timed benchmark; bench.py gives those.
 
   PYTHONPATH=/tmp/site python3 bench/glr/ncu_profile.py --member gdn --shape 1 \\
       --impls kcv-bf16,fla,flashqla --out ncu_gdn.md
+
+--member takes several members joined by commas (`--member kda,gla`), one section per member and
+implementation in the same table file.
 """
 
 import argparse
@@ -197,9 +200,9 @@ def short_name(name, width=48):
     return name if len(name) <= width else name[: width - 1] + "…"
 
 
-def table(impl, rows, metrics):
+def table(title, rows, metrics):
     cols = [c for m, c, _ in METRICS if m in metrics]
-    lines = [f"### {impl}", "", "| kernel | " + " | ".join(cols) + " | top stalls (cycles per "
+    lines = [f"### {title}", "", "| kernel | " + " | ".join(cols) + " | top stalls (cycles per "
              "issue) |", "|---|" + "---|" * (len(cols) + 1)]
     total = 0.0
     for r in rows:
@@ -216,7 +219,8 @@ def table(impl, rows, metrics):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--member", default="gdn")
+    ap.add_argument("--member", default="gdn",
+                    help="a member, or several joined by commas (one section each)")
     ap.add_argument("--shape", default="1")
     ap.add_argument("--impls", default="kcv-bf16,fla,flashqla")
     ap.add_argument("--out", default="ncu.md")
@@ -240,7 +244,8 @@ def main():
     sys.path.insert(0, HERE)
     from bench import parse_shape  # noqa: E402
     label = parse_shape(args.shape).label
-    lines = [f"# Nsight Compute: {args.member} forward+backward at {label}, one step", "",
+    members = [m for m in args.member.split(",") if m]
+    lines = [f"# Nsight Compute: {', '.join(members)} forward+backward at {label}, one step", "",
              f"Command: `python3 bench/glr/ncu_profile.py {' '.join(sys.argv[1:])}`", "",
              "Each kernel launch of one forward+backward (after two unprofiled warm-up calls), "
              "replayed by ncu once per metric pass with --clock-control none. µs: one replay's "
@@ -251,19 +256,22 @@ def main():
              "instruction.", ""]
     if missing:
         lines += [f"- metrics this ncu does not list, left out: {', '.join(missing)}", ""]
-    for impl in impls:
-        path = os.path.join(work, f"{args.member}_{impl}.csv")
-        rc = profile(args, impl, metrics, path)
-        rows = read_rows(path)
-        if rc != 0 or not rows:
-            with open(path + ".log", encoding="utf-8") as f:
-                tail = f.read().strip().splitlines()[-3:]
-            lines += [f"### {impl}", "", f"not profiled: ncu exit {rc}, {len(rows)} launches; "
-                      + " / ".join(t.strip()[:200] for t in tail), ""]
-            continue
-        lines += table(impl, rows, metrics)
-        with open(args.out, "w", encoding="utf-8") as f:
-            f.write("\n".join(lines) + "\n")
+    for member in members:
+        args.member = member  # the target run's member (profile() passes it on)
+        for impl in impls:
+            title = impl if len(members) == 1 else f"{member} · {impl}"
+            path = os.path.join(work, f"{member}_{impl}.csv")
+            rc = profile(args, impl, metrics, path)
+            rows = read_rows(path)
+            if rc != 0 or not rows:
+                with open(path + ".log", encoding="utf-8") as f:
+                    tail = f.read().strip().splitlines()[-3:]
+                lines += [f"### {title}", "", f"not profiled: ncu exit {rc}, {len(rows)} launches; "
+                          + " / ".join(t.strip()[:200] for t in tail), ""]
+                continue
+            lines += table(title, rows, metrics)
+            with open(args.out, "w", encoding="utf-8") as f:
+                f.write("\n".join(lines) + "\n")
     with open(args.out, "w", encoding="utf-8") as f:
         f.write("\n".join(lines) + "\n")
     print("\n".join(lines), flush=True)

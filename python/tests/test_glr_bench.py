@@ -256,6 +256,35 @@ def test_ncu_profile_of_an_implementation_past_its_timeout_returns_124(tmp_path)
         raise AssertionError("the stand-in's child still runs after the timeout")
 
 
+def test_ncu_profile_of_two_members_writes_a_section_per_member_and_implementation(
+        tmp_path, monkeypatch):
+    # a stand-in ncu: the metric list on --query-metrics, else one kernel row naming the member
+    # it was asked to profile (the --member after --target), as ncu's raw CSV page
+    ncu = _load("ncu_profile")
+    fake = tmp_path / "ncu"
+    fake.write_text(
+        "#!/bin/sh\n"
+        'if [ "$1" = "--query-metrics" ]; then echo "gpu__time_duration  Duration"; exit 0; fi\n'
+        'member=""; prev=""\n'
+        'for a in "$@"; do [ "$prev" = "--member" ] && member=$a; prev=$a; done\n'
+        'echo \'"ID","Kernel Name","gpu__time_duration.sum"\'\n'
+        'echo \'"","","nsecond"\'\n'
+        'echo "\\"0\\",\\"kernel_of_$member\\",\\"1,000\\""\n')
+    fake.chmod(0o755)
+    out = tmp_path / "ncu.md"
+    monkeypatch.setattr(sys, "argv", ["ncu_profile.py", "--member", "kda,gla", "--shape", "1",
+                                      "--impls", "kcv-bf16", "--ncu", str(fake), "--out",
+                                      str(out), "--work", str(tmp_path / "work")])
+    assert ncu.main() == 0
+    text = out.read_text()
+    assert text.startswith("# Nsight Compute: kda, gla forward+backward at")
+    assert "### kda · kcv-bf16" in text and "### gla · kcv-bf16" in text
+    kda, gla = text.split("### kda · kcv-bf16")[1].split("### gla · kcv-bf16")
+    assert "`kernel_of_kda`" in kda and "`kernel_of_gla`" in gla
+    assert (tmp_path / "work" / "kda_kcv-bf16.csv").exists()
+    assert (tmp_path / "work" / "gla_kcv-bf16.csv").exists()
+
+
 def test_ncu_metric_names_reduce_to_the_base_names_it_lists():
     ncu = _load("ncu_profile")
     assert ncu.base_name("sm__throughput.avg.pct_of_peak_sustained_elapsed") == "sm__throughput"

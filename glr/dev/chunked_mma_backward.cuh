@@ -61,6 +61,10 @@
 //      shared memory, 189.75 before). grad_channel_kernel (GLA, KDA) the same for dq's row side
 //      and dk's column side, dq's tile beside the anchored operands, the row terms then in it
 //      (214.5 KB, 206 before). The same sums in the same order.
+//   14 wy_grad_kernel: the warps with no block of dT (group > row block, 6 of 16) form K Kᵀ's ten
+//      blocks for dβ during phase 3, where the ten busy warps of phase 5 formed one each after
+//      their dL products (phase 5's longest warp: 24 products, now 8); fp32 in a tile of their
+//      own (130 KB of shared memory, 112 before; 93 registers for GDN). The same bits.
 //
 // 0. The forward's prepare_kernel and state_output_kernel without the output (o not written: no Q
 //    or A^qk loaded, no Q·H or A^qk·Δ) keep bf16(H) of every chunk entry and of every sequence end
@@ -662,16 +666,17 @@ __global__ void __launch_bounds__(kGradThreads, 1) grad_kernel(MmaBackwardParams
 
 // ------------------------------------------------------------------------------ 3. WY (delta rule)
 
-/// wy_grad_kernel's shared memory: 112 KB (one CTA of 16 warps per multiprocessor). The tiles
-/// whose lifetimes do not overlap share space; a tile is written only after the barrier that
-/// ends the last read of what it replaces:
+/// wy_grad_kernel's shared memory: 130 KB (one CTA of 16 warps per multiprocessor, which its
+/// registers allow anyway: 16 warps of 96 allocated). The tiles whose lifetimes do not overlap
+/// share space; a tile is written only after the barrier that ends the last read of what it
+/// replaces:
 ///
-///   phase (barrier after)    wide (34 KB)           narrow (17 KB)
+///   phase (barrier after)    wide (34 KB)           narrow (17 KB)   gram (18 KB)
 ///   1 dW, dṼ      (A)        H                      V
 ///   2 X, Ṽ, dX    (B)        X, Ṽ written           V read for Ṽ
-///   3 dT          (C)        X, Ṽ read              dT written
+///   3 dT          (C)        X, Ṽ read              dT written       K Kᵀ written
 ///   4 Y           (D)        Y written              dT read
-///   5 dL, M       (E)        Y read                 M written
+///   5 dL, M       (E)        Y read                 M written        read
 ///   6 M K, Mᵀ K   (F)        the row partials       M read
 ///
 /// K, dΔ, dW and T keep their own tiles (K is read until phase 6, T until 5, dΔ and dW until 3).
@@ -699,12 +704,33 @@ struct WyStorage {
   float g[kMmaChunk];     ///< G (scalar gate)
   float e[kMmaChunk];     ///< exp(G), 0 past the end
   float dg[kMmaChunk];    ///< grad_kernel's dg (scalar gate), read with β at the start
+  /// K Kᵀ's blocks at or left of the diagonal (fp32, phase 3's idle warps'); rows padded by 8
+  /// floats so that a warp's stores of an accumulator fall on distinct banks.
+  float gram[kMmaChunk][kMmaChunk + 8];
 };
 static_assert(sizeof(SmemBf16<kMmaChunk, kMmaChunk>) % 16 == 0 &&
                   sizeof(SmemBf16<kMmaChunk, kMmaDim>) % 16 == 0 &&
                   sizeof(WyStorage::Wide) % 16 == 0 && sizeof(WyStorage::Narrow) % 16 == 0,
               "WyStorage: every tile must start 16-byte aligned");
-static_assert(sizeof(WyStorage) <= 113 * 1024, "WyStorage: at most 113 KB");
+static_assert(sizeof(WyStorage) <= 227 * 1024, "WyStorage: over the sm_90 limit");
+
+/// K Kᵀ's 16×16 blocks at or left of the diagonal, (row block, column block) numbered row by row
+/// ((0,0), (1,0), (1,1), (2,0), ...), and the warps of wy_grad_kernel's phase 3 that have no block
+/// of dT (group > row block), numbered the same way: warp q of them forms blocks q, q + 6, ...
+inline constexpr int kGramBlocks = (kMmaChunk / 16) * (kMmaChunk / 16 + 1) / 2;
+inline constexpr int kDtIdleWarps = (kMmaChunk / 16) * (kMmaChunk / 16 - 1) / 2;
+__device__ __forceinline__ constexpr int dt_idle_rank(int w, int group) {
+  // (w, group), group > w: the rows before w have 3, 2, 1 such warps
+  return w * (kMmaChunk / 16 - 1) - w * (w - 1) / 2 + (group - w - 1);
+}
+struct BlockPair {
+  int row, col;
+};
+__device__ __forceinline__ constexpr BlockPair gram_block(int b) {
+  int row = 0;
+  while ((row + 1) * (row + 2) / 2 <= b) ++row;
+  return {row, b - row * (row + 1) / 2};
+}
 
 /// The WY representation's and the triangular inverse's VJPs (gdn-spec.md §6, B4), with
 /// X = β ⊙ K ⊙ e and L = β ⊙ (K Kᵀ ⊙ Γ) (e = 1, Γ = 1 without a gate):
@@ -824,9 +850,25 @@ __global__ void __launch_bounds__(kGradThreads, 1) wy_grad_kernel(MmaBackwardPar
     x1 *= sm.beta[i] * sm.e[i];
   });
   __syncthreads();  // (B) X, Ṽ complete; V read for the last time
-  // 3. dT = StrictLower(dW Xᵀ + dΔ Ṽᵀ), the group's 16-column block.
+  // 3. dT = StrictLower(dW Xᵀ + dΔ Ṽᵀ), the group's 16-column block. The warps that have none
+  // (group > w) form phase 5's blocks of K Kᵀ meanwhile, each as that phase formed it (the same
+  // products in the same order), so that phase 5 is dL's products alone: the six warps idle here
+  // take the ten blocks the ten busy warps of phase 5 took.
   wy_solve_dt<1>(sm.narrow.dt, sm.dw, sm.wide.xv.x, sm.dd, sm.wide.xv.vt, c, w, group);
-  __syncthreads();  // (C) dT complete; X, Ṽ read for the last time
+  if (group > w) {
+    for (int b = dt_idle_rank(w, group); b < kGramBlocks; b += kDtIdleWarps) {
+      const BlockPair blk = gram_block(b);
+      AccTile<16, 16> kk;
+      zero(kk);
+      mma_acc<AStore::kRowMajor, BStore::kNMajor>(kk, sm.k, 16 * blk.row, sm.k, 16 * blk.col, 0,
+                                                  kMmaDim / 16);
+      for_each_pair(kk, [&](int il, int jl, float& x0, float& x1) {
+        sm.gram[16 * blk.row + il][16 * blk.col + jl] = x0;
+        sm.gram[16 * blk.row + il][16 * blk.col + jl + 1] = x1;
+      });
+    }
+  }
+  __syncthreads();  // (C) dT and K Kᵀ complete; X, Ṽ read for the last time
   // 4. Y = Tᵀ dT (k-steps w..3), the group's 16-column block.
   wy_solve_y<1>(sm.wide.y, sm.t, sm.narrow.dt, w, group);
   __syncthreads();  // (D) Y complete; dT read for the last time
@@ -840,7 +882,10 @@ __global__ void __launch_bounds__(kGradThreads, 1) wy_grad_kernel(MmaBackwardPar
     zero(kk);
     if (group <= w) {
       mma_acc<AStore::kRowMajor, BStore::kNMajor>(dl, sm.wide.y, r0, sm.t, j0, 0, w + 1);
-      mma_acc<AStore::kRowMajor, BStore::kNMajor>(kk, sm.k, r0, sm.k, j0, 0, kMmaDim / 16);
+      for_each_pair(kk, [&](int il, int jl, float& x0, float& x1) {  // phase 3's
+        x0 = sm.gram[r0 + il][j0 + jl];
+        x1 = sm.gram[r0 + il][j0 + jl + 1];
+      });
     }
     for_each_pair(dl, [&](int il, int jl, float& x0, float& x1) {
       const int i = r0 + il;

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <string>
 
 #include "glr/verify/internal.hpp"
@@ -69,6 +70,57 @@ TEST(GlrOracle, SlicedReferencesEqualTheWholeProblem) {
       auto terms = dg_terms(m, d.problem, d.cot);
       ASSERT_TRUE(terms.has_value());
       expect_close(sliced->dg_scale, terms->scale, "dg terms");
+    }
+  }
+}
+
+// A slice's parts are tasks of their own on the pool: one thread or five, one pass or the values
+// and σ apart, every value is the same bits; a σ-only pass computes no values.
+TEST(GlrOracle, SliceTasksGiveTheSameBitsOnAnyThreadsAndInSeparatePasses) {
+  using verify_detail::Reference;
+  for (Member m : {Member::kGatedDeltaNet, Member::kKda, Member::kLinearAttention}) {
+    const Case c = gva_varlen(m);
+    Probe p = probe_of(c, GateId::kCmp01, "");
+    p.seed = 9;
+    const auto d = verify_detail::data_of(c, verify_detail::make_tensors(c, p));
+    const bool gated = traits(m).gate != GateKind::kNone;
+    const verify_detail::SliceRequest all{
+        .which = Reference::kChunked, .dg_scale = gated, .sigma = true};
+    auto one = verify_detail::run_sliced(m, d, all, 1);
+    auto five = verify_detail::run_sliced(m, d, all, 5);
+    auto values =
+        verify_detail::run_sliced(m, d, {.which = Reference::kChunked, .dg_scale = gated}, 3);
+    auto sigma = verify_detail::run_sliced(
+        m, d, {.which = Reference::kChunked, .values = false, .sigma = true}, 3);
+    ASSERT_TRUE(one && five && values && sigma);
+    EXPECT_TRUE(sigma->fwd.o.empty() && sigma->grads.dq.empty() && sigma->dg_scale.empty());
+    EXPECT_TRUE(values->sigma.o.empty() && values->grad_sigma.dq.empty());
+    const auto same = [&](const std::vector<double>& a, const std::vector<double>& b,
+                          const std::string& what) {
+      ASSERT_EQ(a.size(), b.size()) << name(m) << " " << what;
+      EXPECT_EQ(std::memcmp(a.data(), b.data(), a.size() * sizeof(double)), 0)
+          << name(m) << " " << what;
+    };
+    for (const verify_detail::Results* r : {&*five, &*values}) {
+      same(r->fwd.o, one->fwd.o, "o");
+      same(r->fwd.final_state, one->fwd.final_state, "ht");
+      same(r->grads.dq, one->grads.dq, "dq");
+      same(r->grads.dk, one->grads.dk, "dk");
+      same(r->grads.dv, one->grads.dv, "dv");
+      same(r->grads.dg, one->grads.dg, "dg");
+      same(r->grads.dbeta, one->grads.dbeta, "dbeta");
+      same(r->grads.dh0, one->grads.dh0, "dh0");
+      same(r->dg_scale, one->dg_scale, "dg terms");
+    }
+    for (const verify_detail::Results* r : {&*five, &*sigma}) {
+      same(r->sigma.o, one->sigma.o, "sigma o");
+      same(r->sigma.final_state, one->sigma.final_state, "sigma ht");
+      same(r->grad_sigma.dq, one->grad_sigma.dq, "sigma dq");
+      same(r->grad_sigma.dk, one->grad_sigma.dk, "sigma dk");
+      same(r->grad_sigma.dv, one->grad_sigma.dv, "sigma dv");
+      same(r->grad_sigma.dg, one->grad_sigma.dg, "sigma dg");
+      same(r->grad_sigma.dbeta, one->grad_sigma.dbeta, "sigma dbeta");
+      same(r->grad_sigma.dh0, one->grad_sigma.dh0, "sigma dh0");
     }
   }
 }

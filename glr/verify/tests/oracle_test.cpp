@@ -34,6 +34,17 @@ void expect_close(const std::vector<double>& a, const std::vector<double>& b,
     ASSERT_NEAR(a[i], b[i], 1e-13 * (1 + std::fabs(b[i]))) << what << "[" << i << "]";
 }
 
+/// compare(got.x, want.x, what + "x") for the six tensors Gradients and BackwardSigma both name.
+template <typename Six, typename Compare>
+void each_gradient(const Six& got, const Six& want, const std::string& what, Compare&& compare) {
+  compare(got.dq, want.dq, what + "dq");
+  compare(got.dk, want.dk, what + "dk");
+  compare(got.dv, want.dv, what + "dv");
+  compare(got.dg, want.dg, what + "dg");
+  compare(got.dbeta, want.dbeta, what + "dbeta");
+  compare(got.dh0, want.dh0, what + "dh0");
+}
+
 TEST(GlrOracle, SlicedReferencesEqualTheWholeProblem) {
   for (Member m : kAllMembers) {
     const Case c = gva_varlen(m);
@@ -50,22 +61,13 @@ TEST(GlrOracle, SlicedReferencesEqualTheWholeProblem) {
     ASSERT_TRUE(fwd && grads && sigma);
     expect_close(sliced->fwd.o, fwd->o, "o");
     expect_close(sliced->fwd.final_state, fwd->final_state, "ht");
-    // Gradients and BackwardSigma name the same six tensors
-    const auto expect_gradients = [](const auto& got, const auto& want, const std::string& what) {
-      expect_close(got.dq, want.dq, what + "dq");
-      expect_close(got.dk, want.dk, what + "dk");
-      expect_close(got.dv, want.dv, what + "dv");
-      expect_close(got.dg, want.dg, what + "dg");
-      expect_close(got.dbeta, want.dbeta, what + "dbeta");
-      expect_close(got.dh0, want.dh0, what + "dh0");
-    };
-    expect_gradients(sliced->grads, *grads, "");
+    each_gradient(sliced->grads, *grads, "", expect_close);
     expect_close(sliced->sigma.o, sigma->o, "sigma o");
     expect_close(sliced->sigma.final_state, sigma->final_state, "sigma ht");
     // the gradients' σ (GVA: variances added)
     auto gs = declared_backward_sigma(m, d.problem, d.cot, contract_for(Grade::kBf16));
     ASSERT_TRUE(gs.has_value()) << gs.error().to_string();
-    expect_gradients(sliced->grad_sigma, *gs, "sigma ");
+    each_gradient(sliced->grad_sigma, *gs, "sigma ", expect_close);
     if (gated) {
       auto terms = dg_terms(m, d.problem, d.cot);
       ASSERT_TRUE(terms.has_value());
@@ -104,23 +106,13 @@ TEST(GlrOracle, SliceTasksGiveTheSameBitsOnAnyThreadsAndInSeparatePasses) {
     for (const verify_detail::Results* r : {&*five, &*values}) {
       same(r->fwd.o, one->fwd.o, "o");
       same(r->fwd.final_state, one->fwd.final_state, "ht");
-      same(r->grads.dq, one->grads.dq, "dq");
-      same(r->grads.dk, one->grads.dk, "dk");
-      same(r->grads.dv, one->grads.dv, "dv");
-      same(r->grads.dg, one->grads.dg, "dg");
-      same(r->grads.dbeta, one->grads.dbeta, "dbeta");
-      same(r->grads.dh0, one->grads.dh0, "dh0");
+      each_gradient(r->grads, one->grads, "", same);
       same(r->dg_scale, one->dg_scale, "dg terms");
     }
     for (const verify_detail::Results* r : {&*five, &*sigma}) {
       same(r->sigma.o, one->sigma.o, "sigma o");
       same(r->sigma.final_state, one->sigma.final_state, "sigma ht");
-      same(r->grad_sigma.dq, one->grad_sigma.dq, "sigma dq");
-      same(r->grad_sigma.dk, one->grad_sigma.dk, "sigma dk");
-      same(r->grad_sigma.dv, one->grad_sigma.dv, "sigma dv");
-      same(r->grad_sigma.dg, one->grad_sigma.dg, "sigma dg");
-      same(r->grad_sigma.dbeta, one->grad_sigma.dbeta, "sigma dbeta");
-      same(r->grad_sigma.dh0, one->grad_sigma.dh0, "sigma dh0");
+      each_gradient(r->grad_sigma, one->grad_sigma, "sigma ", same);
     }
   }
 }

@@ -15,7 +15,9 @@
 //  * RowPartials keeps each quad lane's per-row sum in column order and stores it in place;
 //  * dot_part sums each thread's 8-element groups of two tiles in element order, every element
 //    once;
-//  * pack_bf16x2 rounds to nearest even.
+//  * pack_bf16x2 rounds to nearest even;
+//  * exp_approx's host model keeps expf's special values, flushes subnormal results and stays
+//    within 1.25·u_f32·|x| + 2 ulp of e^x.
 // What this cannot show is that the PTX ISA's tables are what the H200 does: the device check
 // (glr/dev/run_on_h200.sh) compares the same kernels with the fp64 reference there.
 #include "check/emulator/cuda_shim.hpp"  // first: the CUDA execution model
@@ -31,6 +33,7 @@
 #include <utility>
 #include <vector>
 
+#include "glr/arch/exp_approx.cuh"
 #include "glr/tiles/block_loops.cuh"
 #include "glr/tiles/mma_tile.cuh"
 
@@ -475,6 +478,34 @@ TEST(Bf16, PackRoundsToNearestEven) {
   EXPECT_EQ(arch::unpack_bf16(p, 0), 1.0f);
   EXPECT_EQ(arch::unpack_bf16(p, 1), 1.0f + 0x1p-6f);
   EXPECT_EQ(p & 0xffffu, 0x3f80u);
+}
+
+TEST(ExpApprox, KeepsSpecialValuesAndFlushesSubnormalResults) {
+  EXPECT_EQ(arch::exp_approx(0.0f), 1.0f);
+  EXPECT_TRUE(std::isnan(arch::exp_approx(std::nanf(""))));
+  EXPECT_EQ(arch::exp_approx(INFINITY), INFINITY);
+  EXPECT_EQ(arch::exp_approx(-INFINITY), 0.0f);
+  EXPECT_EQ(arch::exp_approx(100.0f), INFINITY);  // e^100 > FLT_MAX, as expf
+  EXPECT_EQ(arch::exp_approx(-100.0f), 0.0f);     // e^-100 ≈ 3.7e-44 is subnormal: flushed
+  EXPECT_GT(arch::exp_approx(-87.0f), 0.0f);      // e^-87 ≈ 1.6e-38 is normal
+}
+
+TEST(ExpApprox, StaysWithinTheProductsRoundingAndTwoUlpOfE) {
+  // The relative error that glr/arch/exp_approx.cuh states: 1.25·u_f32·|x| from fl(x·log2 e)
+  // (the product's rounding and log2 e's in fp32), 2 ulp (2^-22) from the exponential; the host
+  // model has the first and half an ulp of the second.
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> draw(-80.0f, 80.0f);
+  double worst = 0;
+  for (int n = 0; n < 200000; ++n) {
+    const float x = n < 2000 ? -20.0f + 0.02f * static_cast<float>(n) : draw(rng);
+    const double exact = std::exp(static_cast<double>(x));
+    const double rel = std::fabs(arch::exp_approx(x) - exact) / exact;
+    const double allowed = 1.25 * 0x1p-24 * std::fabs(x) + 0x1p-22;
+    ASSERT_LE(rel, allowed) << "x = " << x;
+    worst = std::max(worst, rel / allowed);
+  }
+  EXPECT_GT(worst, 0.1);  // the product's rounding shows: the test can see an error of that size
 }
 
 }  // namespace

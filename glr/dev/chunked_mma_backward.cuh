@@ -65,6 +65,8 @@
 //      blocks for dβ during phase 3, where the ten busy warps of phase 5 formed one each after
 //      their dL products (phase 5's longest warp: 24 products, now 8); fp32 in a tile of their
 //      own (130 KB of shared memory, 112 before; 93 registers for GDN). The same bits.
+//   15 every exponential as the forward's version 9 (arch::exp_approx); grad_channel_kernel's
+//      copies in two groups, Q and K (first read in phase B) landing while phase A computes.
 //
 // 0. The forward's prepare_kernel and state_output_kernel without the output (o not written: no Q
 //    or A^qk loaded, no Q·H or A^qk·Δ) keep bf16(H) of every chunk entry and of every sequence end
@@ -448,8 +450,8 @@ __global__ void __launch_bounds__(kGradThreads, 1) grad_kernel(MmaBackwardParams
   arch::cta_for(kMmaChunk, [&](int i) {
     const bool valid = i < c;
     const bool gated = kGate == GateKind::kScalar;
-    sm.e[i] = valid ? (gated ? expf(sm.g[i]) : 1.0f) : 0.0f;
-    sm.r[i] = valid ? (gated ? expf(sm.g[c - 1] - sm.g[i]) : 1.0f) : 0.0f;
+    sm.e[i] = valid ? (gated ? arch::exp_approx(sm.g[i]) : 1.0f) : 0.0f;
+    sm.r[i] = valid ? (gated ? arch::exp_approx(sm.g[c - 1] - sm.g[i]) : 1.0f) : 0.0f;
   });
   arch::cp_async_wait<0>();
   __syncthreads();
@@ -489,7 +491,7 @@ __global__ void __launch_bounds__(kGradThreads, 1) grad_kernel(MmaBackwardParams
     if (pc <= w)
       mma_acc<AStore::kRowMajor, BStore::kNMajor>(da, sm.d_o, r0, sm.v, 16 * pc, 0, kMmaDim / 16);
     const auto decay = [&](int i, int j) {
-      if constexpr (kGate == GateKind::kScalar) return expf(sm.g[i] - sm.g[j]);
+      if constexpr (kGate == GateKind::kScalar) return arch::exp_approx(sm.g[i] - sm.g[j]);
       return 1.0f;
     };
     for_each_pair(da, [&](int il, int jl, float& x0, float& x1) {
@@ -772,10 +774,11 @@ __global__ void __launch_bounds__(kGradThreads, 1) wy_grad_kernel(MmaBackwardPar
     arch::cta_for(kMmaChunk, [&](int i) { sm.g[i] = 0.0f; });
   }
   __syncthreads();
-  arch::cta_for(kMmaChunk,
-                [&](int i) { sm.e[i] = i < c ? (kGated ? expf(sm.g[i]) : 1.0f) : 0.0f; });
+  arch::cta_for(kMmaChunk, [&](int i) {
+    sm.e[i] = i < c ? (kGated ? arch::exp_approx(sm.g[i]) : 1.0f) : 0.0f;
+  });
   const auto decay = [&](int i, int j) {  // Γ_ij
-    if constexpr (kGated) return expf(sm.g[i] - sm.g[j]);
+    if constexpr (kGated) return arch::exp_approx(sm.g[i] - sm.g[j]);
     return 1.0f;
   };
   arch::cp_async_wait<0>();

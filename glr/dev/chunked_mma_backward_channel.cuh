@@ -131,8 +131,8 @@ __device__ __forceinline__ void gram_vjp_rows(AccTile<16, N>& acc,
                                [&](int il, int d, float& x0, float& x1, float& y0, float& y1) {
                                  const GatePair gi = gate_pair(g, r0 + il, c0 + d);
                                  const GatePair gn = gate_pair(g, r0, c0 + d);
-                                 x0 += y0 * expf(gi.lo - gn.lo);
-                                 x1 += y1 * expf(gi.hi - gn.hi);
+                                 x0 += y0 * arch::exp_approx(gi.lo - gn.lo);
+                                 x1 += y1 * arch::exp_approx(gi.hi - gn.hi);
                                });
     });
 }
@@ -157,8 +157,8 @@ __device__ __forceinline__ void gram_vjp_columns(AccTile<16, N>& acc,
                                [&](int il, int d, float& x0, float& x1, float& y0, float& y1) {
                                  const GatePair gj = gate_pair(g, r0 + il, c0 + d);
                                  const GatePair gn = gate_pair(g, 16 * b, c0 + d);
-                                 x0 += y0 * expf(gn.lo - gj.lo);
-                                 x1 += y1 * expf(gn.hi - gj.hi);
+                                 x0 += y0 * arch::exp_approx(gn.lo - gj.lo);
+                                 x1 += y1 * arch::exp_approx(gn.hi - gj.hi);
                                });
     });
 }
@@ -200,7 +200,7 @@ __device__ __forceinline__ void gram_vjp_diagonal(ChannelRowTerms& rows, Channel
       for (int jl = 0; jl < 15; ++jl) {
         if (jl < il) {
           const float pij = dp.at(i, r0 + jl);
-          const float e = expf(gi - gj[jl]);
+          const float e = arch::exp_approx(gi - gj[jl]);
           if (row_side) row += pij * bj[jl] * e;
           col[jl] += pij * ai * e;
         }
@@ -226,8 +226,9 @@ __device__ __forceinline__ void form_anchored_rows(ChannelGram& gram,
     arch::load_u32x4(a.ptr(i, d), x);
     for (int h = 0; h < 4; ++h) {
       const int ch_d = d + 2 * h;
-      x[h] = arch::pack_bf16x2(arch::unpack_bf16(x[h], 0) * expf(g[i][ch_d] - g[n][ch_d]),
-                               arch::unpack_bf16(x[h], 1) * expf(g[i][ch_d + 1] - g[n][ch_d + 1]));
+      x[h] = arch::pack_bf16x2(
+          arch::unpack_bf16(x[h], 0) * arch::exp_approx(g[i][ch_d] - g[n][ch_d]),
+          arch::unpack_bf16(x[h], 1) * arch::exp_approx(g[i][ch_d + 1] - g[n][ch_d + 1]));
     }
     arch::store_u32x4(gram.q_anchored.ptr(i, d), x);
   });
@@ -250,8 +251,8 @@ __global__ void __launch_bounds__(kGradThreads, 1) grad_channel_kernel(MmaBackwa
   const std::int64_t qk_stride = static_cast<std::int64_t>(p.qk_heads) * kMmaDim;
   const std::int64_t v_stride = static_cast<std::int64_t>(p.v_heads) * kMmaDim;
 
-  copy_rows_async_fixed<kThreads>(sm.q, p.q + qk_row(p, ch.t0, hv), qk_stride, c);
-  copy_rows_async_fixed<kThreads>(sm.k, p.k + qk_row(p, ch.t0, hv), qk_stride, c);
+  // Two groups of copies: phase A's tiles first; Q and K, first read in phase B, land while
+  // phase A computes (the CTA is alone on its multiprocessor: no other CTA's work hides a wait).
   if constexpr (kDelta)  // Δ where the members without the delta rule have V
     copy_rows_async_fixed<kThreads>(sm.vo.in.v, p.delta + slot_block(p, slot, hv, kMmaDim), kMmaDim,
                                     kMmaChunk);
@@ -268,12 +269,15 @@ __global__ void __launch_bounds__(kGradThreads, 1) grad_channel_kernel(MmaBackwa
   copy_rows_async_fixed<kThreads>(sm.a, p.a + slot_block(p, slot, hv, kMmaChunk), kMmaChunk,
                                   kMmaChunk);
   arch::cp_async_commit();
+  copy_rows_async_fixed<kThreads>(sm.q, p.q + qk_row(p, ch.t0, hv), qk_stride, c);
+  copy_rows_async_fixed<kThreads>(sm.k, p.k + qk_row(p, ch.t0, hv), qk_stride, c);
+  arch::cp_async_commit();
   // G as the prepare kernel forms it.
   load_channel_gate<kThreads>(sm.g, p, ch.t0, hv, c);
   __syncthreads();
   sum_channel_gate(sm.g, [](int, float) {});
-  arch::cp_async_wait<0>();
-  __syncthreads();  // every tile has landed; G is complete
+  arch::cp_async_wait<1>();
+  __syncthreads();  // phase A's tiles have landed; G is complete
 
   const int w = arch::warp_id() % (kMmaChunk / 16);  // row block
   const int group = arch::warp_id() / (kMmaChunk / 16);
@@ -325,15 +329,15 @@ __global__ void __launch_bounds__(kGradThreads, 1) grad_channel_kernel(MmaBackwa
   const bool key_decay = bp.fault != BackwardFault::kKeyWithoutDecay;
   for_each_pair(dq, [&](int il, int d, float& x0, float& x1) {
     const GatePair gi = gate_pair(sm.g, r0 + il, c0 + d);
-    x0 *= p.scale * expf(gi.lo);
-    x1 *= p.scale * expf(gi.hi);
+    x0 *= p.scale * arch::exp_approx(gi.lo);
+    x1 *= p.scale * arch::exp_approx(gi.hi);
   });
   for_each_pair(dk, [&](int il, int d, float& x0, float& x1) {
     const int i = r0 + il;
     if (!key_decay && i < c) return;
     const GatePair gi = gate_pair(sm.g, i, c0 + d), gl = gate_pair(sm.g, kMmaChunk - 1, c0 + d);
-    x0 *= expf(gl.lo - gi.lo);
-    x1 *= expf(gl.hi - gi.hi);
+    x0 *= arch::exp_approx(gl.lo - gi.lo);
+    x1 *= arch::exp_approx(gl.hi - gi.hi);
   });
   // ⟨H_d, dS_d⟩, thread d over row d in column order (H at the chunk's entry; the state leaving
   // it is not read).
@@ -342,7 +346,8 @@ __global__ void __launch_bounds__(kGradThreads, 1) grad_channel_kernel(MmaBackwa
     for (int e = 0; e < kMmaDim; ++e) s += sm.hs.state.h.at(d, e) * sm.hs.state.ds.at(d, e);
     sm.hd[d] = s;
   });
-  __syncthreads();  // (1) H, dS, V and dO read for the last time
+  arch::cp_async_wait<0>();
+  __syncthreads();  // (1) H, dS, V and dO read for the last time; Q and K have landed
 
   // B. dk's inter-chunk term into the fp32 tile (V's and dO's place), each element by the lane
   // that holds it, so that dk's registers are free while dq's intra-chunk terms are formed; the
@@ -360,7 +365,7 @@ __global__ void __launch_bounds__(kGradThreads, 1) grad_channel_kernel(MmaBackwa
   arch::cta_for(kMmaDim, [&](int d) {
     float key = 0.0f;
     for (int s = 0; s < last; ++s) key += sm.k.at(s, d) * sm.vo.terms[s][d];
-    const float e_last = expf(sm.g[kMmaChunk - 1][d]);
+    const float e_last = arch::exp_approx(sm.g[kMmaChunk - 1][d]);
     sm.boundary[d] =
         bp.fault == BackwardFault::kBoundaryAtEntry ? sm.hd[d] : e_last * sm.hd[d] + key;
   });

@@ -32,6 +32,10 @@
 //      e^0 for a finite G and NaN otherwise), two a thread beside the pairs j < i one a thread:
 //      512 items, one round of KDA's 512 threads and two of GLA's 256, where 544 pairs took two
 //      and three. The same sums in the same order.
+//   9  every exponential (decay factors, e, r, e_last) as arch::exp_approx: ex2.approx of
+//      fl(x·log2 e), two instructions where expf took eight (glr/arch/exp_approx.cuh: its error
+//      is at most the fp32 difference's once more, and the host emulation carries the product's
+//      rounding). Not the same bits: each factor differs from expf's by a few ulp.
 //
 // 1. prepare_kernel, one CTA (4 warps) per (chunk slot, value head):
 //      G = chunk-local cumsum of g (fp32, serial: the reference's order),
@@ -68,6 +72,7 @@
 #include <type_traits>
 
 #include "glr/arch/cp_async.cuh"
+#include "glr/arch/exp_approx.cuh"
 #include "glr/arch/lanes.cuh"
 #include "glr/arch/mma_m16n8k16.cuh"
 #include "glr/dev/chunked_mma_forward.hpp"
@@ -352,7 +357,7 @@ __device__ __forceinline__ void form_anchored_keys(ChannelGram& gram,
       float y[2];
       for (int s = 0; s < 2; ++s) {
         const int ch_d = d + 2 * h + s;
-        y[s] = arch::unpack_bf16(kw[h], s) * expf(g[16 * b][ch_d] - g[j][ch_d]);
+        y[s] = arch::unpack_bf16(kw[h], s) * arch::exp_approx(g[16 * b][ch_d] - g[j][ch_d]);
       }
       ka[h] = arch::pack_bf16x2(y[0], y[1]);
     }
@@ -468,7 +473,7 @@ __device__ __forceinline__ void prepare_channel(PrepareStorageChannel<kDelta>& s
   __syncthreads();
   float* e_last = p.factors + slot_block(p, slot, hv, 2);
   static_assert(2 * kMmaChunk == kMmaDim, "factors: e_last of every channel in the same block");
-  sum_channel_gate(sm.g, [&](int d, float g_last) { e_last[d] = expf(g_last); });
+  sum_channel_gate(sm.g, [&](int d, float g_last) { e_last[d] = arch::exp_approx(g_last); });
   arch::cp_async_wait<0>();
   __syncthreads();  // Q, K have landed; G is complete
 
@@ -488,9 +493,9 @@ __device__ __forceinline__ void prepare_channel(PrepareStorageChannel<kDelta>& s
       for (int s = 0; s < 2; ++s) {
         const int ch_d = d + 2 * h + s;
         const float gi = sm.g[i][ch_d];
-        const float to_anchor = expf(gi - sm.g[n][ch_d]);
-        x[s] = arch::unpack_bf16(q[h], s) * expf(gi);
-        y[s] = arch::unpack_bf16(k[h], s) * expf(sm.g[kMmaChunk - 1][ch_d] - gi);
+        const float to_anchor = arch::exp_approx(gi - sm.g[n][ch_d]);
+        x[s] = arch::unpack_bf16(q[h], s) * arch::exp_approx(gi);
+        y[s] = arch::unpack_bf16(k[h], s) * arch::exp_approx(sm.g[kMmaChunk - 1][ch_d] - gi);
         z[s] = arch::unpack_bf16(q[h], s) * to_anchor;
         u[s] = arch::unpack_bf16(k[h], s) * to_anchor;
       }
@@ -509,8 +514,8 @@ __device__ __forceinline__ void prepare_channel(PrepareStorageChannel<kDelta>& s
   // that no thread of the loop holds an empty pair: the 480 pairs j < i one a thread, then the
   // 64 pairs i = j two a thread (512 items: one round of KDA's 512 threads, two of GLA's 256,
   // where 544 pairs one a thread took two and three). A pair i = j takes Γ_ii = G_i − G_i + 1, the
-  // bits of e^{G_i − G_i} (1 for a finite G, NaN otherwise) without an exponential, so its thread
-  // does two in about the time of one pair j < i.
+  // exact e^{G_i − G_i} (1 for a finite G, NaN otherwise; exp_approx(0) is 1 as well) without an
+  // exponential, so its thread does two in about the time of one pair j < i.
   constexpr int kStrictPairs16 = 16 * 15 / 2;
   constexpr int kStrictPairs = (kMmaChunk / 16) * kStrictPairs16;
   const auto pair_sum = [&]<bool kSame>(int i, int j, int col) {  // kSame: i = j
@@ -526,7 +531,7 @@ __device__ __forceinline__ void prepare_channel(PrepareStorageChannel<kDelta>& s
         load_gate8(sm.g, j, d, gj);
         KCV_GLR_UNROLL
         for (int e = 0; e < 8; ++e) {
-          const float decay = kSame ? gi[e] - gj[e] + 1.0f : expf(gi[e] - gj[e]);
+          const float decay = kSame ? gi[e] - gj[e] + 1.0f : arch::exp_approx(gi[e] - gj[e]);
           const float k_j = arch::unpack_bf16(kj[e / 2], e % 2);
           acc += arch::unpack_bf16(qi[e / 2], e % 2) * decay * k_j;
           if constexpr (kDelta && !kSame)
@@ -601,9 +606,9 @@ __device__ __forceinline__ void prepare_channel(PrepareStorageChannel<kDelta>& s
       arch::load_u32x4(sm.k.ptr(i, d), x);
       for (int h = 0; h < 4; ++h) {
         const int ch_d = d + 2 * h;
-        x[h] =
-            arch::pack_bf16x2(sm.beta[i] * (arch::unpack_bf16(x[h], 0) * expf(sm.g[i][ch_d])),
-                              sm.beta[i] * (arch::unpack_bf16(x[h], 1) * expf(sm.g[i][ch_d + 1])));
+        x[h] = arch::pack_bf16x2(
+            sm.beta[i] * (arch::unpack_bf16(x[h], 0) * arch::exp_approx(sm.g[i][ch_d])),
+            sm.beta[i] * (arch::unpack_bf16(x[h], 1) * arch::exp_approx(sm.g[i][ch_d + 1])));
       }
       arch::store_u32x4(sm.wy.x.ptr(i, d), x);
     });
@@ -655,12 +660,13 @@ __global__ void __launch_bounds__(kPrepareThreads<kGate, kDelta>,
     }
     __syncthreads();
     const auto decay = [&](int i, int j) {  // Γ_ij, i ≥ j both valid
-      if constexpr (kGate == GateKind::kScalar) return expf(sm.g[i] - sm.g[j]);
+      if constexpr (kGate == GateKind::kScalar) return arch::exp_approx(sm.g[i] - sm.g[j]);
       return 1.0f;
     };
     float* factors = p.factors + slot_block(p, slot, hv, 2);
     arch::cta_for(kMmaChunk, [&](int i) {
-      const float e = i < c ? (kGate == GateKind::kScalar ? expf(sm.g[i]) : 1.0f) : 0.0f;
+      const float e =
+          i < c ? (kGate == GateKind::kScalar ? arch::exp_approx(sm.g[i]) : 1.0f) : 0.0f;
       sm.e[i] = e;
       factors[i] = e;
       factors[kMmaChunk + i] = i < c ? decay(c - 1, i) : 0.0f;

@@ -139,9 +139,9 @@ __global__ void __launch_bounds__(kGradThreads, 1) wy_channel_kernel(MmaBackward
       arch::load_u32x4(a.narrow.v.ptr(i, d), vw);
       for (int h = 0; h < 4; ++h) {
         const int ch_d = d + 2 * h;
-        kw[h] =
-            arch::pack_bf16x2(sm.beta[i] * (arch::unpack_bf16(kw[h], 0) * expf(sm.g[i][ch_d])),
-                              sm.beta[i] * (arch::unpack_bf16(kw[h], 1) * expf(sm.g[i][ch_d + 1])));
+        kw[h] = arch::pack_bf16x2(
+            sm.beta[i] * (arch::unpack_bf16(kw[h], 0) * arch::exp_approx(sm.g[i][ch_d])),
+            sm.beta[i] * (arch::unpack_bf16(kw[h], 1) * arch::exp_approx(sm.g[i][ch_d + 1])));
         vw[h] = arch::pack_bf16x2(sm.beta[i] * arch::unpack_bf16(vw[h], 0),
                                   sm.beta[i] * arch::unpack_bf16(vw[h], 1));
       }
@@ -160,7 +160,7 @@ __global__ void __launch_bounds__(kGradThreads, 1) wy_channel_kernel(MmaBackward
     const int i = r0 + il;
     const int d = c0 + dl;
     const GatePair gi = gate_pair(sm.g, i, d);
-    const float e0 = expf(gi.lo), e1 = expf(gi.hi);
+    const float e0 = arch::exp_approx(gi.lo), e1 = arch::exp_approx(gi.hi);
     const float k0 = sm.k.at(i, d), k1 = sm.k.at(i, d + 1);
     add_to_row(beta_part, il, dl, k0 * e0 * x0 + k1 * e1 * x1);
     sm.rows[i][d] = sm.beta[i] * (k0 * e0) * x0;
@@ -212,7 +212,7 @@ __global__ void __launch_bounds__(kGradThreads, 1) wy_channel_kernel(MmaBackward
         load_gate8(sm.g, j, d, gj);
         KCV_GLR_UNROLL
         for (int e = 0; e < 8; ++e)
-          acc_kk += arch::unpack_bf16(ki[e / 2], e % 2) * expf(gi[e] - gj[e]) *
+          acc_kk += arch::unpack_bf16(ki[e / 2], e % 2) * arch::exp_approx(gi[e] - gj[e]) *
                     arch::unpack_bf16(kj[e / 2], e % 2);
       }
     b.p_diag[i][lp.col] = acc_kk;

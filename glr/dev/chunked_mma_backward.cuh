@@ -67,6 +67,8 @@
 //      own (130 KB of shared memory, 112 before; 93 registers for GDN). The same bits.
 //   15 every exponential as the forward's version 9 (arch::exp_approx); grad_channel_kernel's
 //      copies in two groups, Q and K (first read in phase B) landing while phase A computes.
+//   16 grad_kernel's copies in two groups: Q and S_e (GDN), first read after dP's barrier, land
+//      while dv, dP and the inter-chunk terms compute. The same bits.
 //
 // 0. The forward's prepare_kernel and state_output_kernel without the output (o not written: no Q
 //    or A^qk loaded, no Q·H or A^qk·Δ) keep bf16(H) of every chunk entry and of every sequence end
@@ -420,7 +422,9 @@ __global__ void __launch_bounds__(kGradThreads, 1) grad_kernel(MmaBackwardParams
   const std::int64_t qk_stride = static_cast<std::int64_t>(p.qk_heads) * kMmaDim;
   const std::int64_t v_stride = static_cast<std::int64_t>(p.v_heads) * kMmaDim;
 
-  copy_rows_async_fixed<kThreads>(sm.q, p.q + qk_row(p, ch.t0, hv), qk_stride, c);
+  // Two groups of copies: the tiles of the inter-chunk terms and dP first; Q and S_e, first read
+  // after dP's barrier, land while those compute (the CTA is alone on its multiprocessor: no
+  // other CTA's work hides a wait).
   copy_rows_async_fixed<kThreads>(sm.k, p.k + qk_row(p, ch.t0, hv), qk_stride, c);
   if constexpr (kDelta)  // Δ where the members without the delta rule have V
     copy_rows_async_fixed<kThreads>(sm.v, p.delta + slot_block(p, slot, hv, kMmaDim), kMmaDim,
@@ -432,6 +436,8 @@ __global__ void __launch_bounds__(kGradThreads, 1) grad_kernel(MmaBackwardParams
   copy_rows_async_fixed<kThreads>(sm.ds, bp.dh + state_block(p, slot, hv), kMmaDim, kMmaDim);
   copy_rows_async_fixed<kThreads>(sm.a, p.a + slot_block(p, slot, hv, kMmaChunk), kMmaChunk,
                                   kMmaChunk);
+  arch::cp_async_commit();
+  copy_rows_async_fixed<kThreads>(sm.q, p.q + qk_row(p, ch.t0, hv), qk_stride, c);
   if constexpr (kGate == GateKind::kScalar && kDelta) {  // S_e, for dg's boundary term (GDN)
     const std::int64_t end_slot = bp.fault == BackwardFault::kBoundaryAtEntry ? slot
                                   : ch.last                                   ? p.slots + ch.seq
@@ -453,8 +459,8 @@ __global__ void __launch_bounds__(kGradThreads, 1) grad_kernel(MmaBackwardParams
     sm.e[i] = valid ? (gated ? arch::exp_approx(sm.g[i]) : 1.0f) : 0.0f;
     sm.r[i] = valid ? (gated ? arch::exp_approx(sm.g[c - 1] - sm.g[i]) : 1.0f) : 0.0f;
   });
-  arch::cp_async_wait<0>();
-  __syncthreads();
+  arch::cp_async_wait<1>();
+  __syncthreads();  // the first group has landed; G, e and r are complete
 
   const int w = arch::warp_id() % (kMmaChunk / 16);  // row block
   const int group = arch::warp_id() / (kMmaChunk / 16);
@@ -539,7 +545,8 @@ __global__ void __launch_bounds__(kGradThreads, 1) grad_kernel(MmaBackwardParams
     });
     store_partials(key, sm.key_part[group], r0);
   }
-  __syncthreads();  // dP complete
+  arch::cp_async_wait<0>();
+  __syncthreads();  // dP complete; Q and S_e have landed
   // + dP·K (k-steps 0..w) and dPᵀ·Q (k-steps w..3): the intra-chunk terms.
   const int diagonal = bp.fault == BackwardFault::kDropIntraDiagonal ? w : w + 1;
   mma_acc_triangular<Triangle::kLower, AStore::kRowMajor, BStore::kKMajor>(dq, sm.dp, r0, sm.k, c0,

@@ -69,6 +69,9 @@
 //      copies in two groups, Q and K (first read in phase B) landing while phase A computes.
 //   16 grad_kernel's copies in two groups: Q and S_e (GDN), first read after dP's barrier, land
 //      while dv, dP and the inter-chunk terms compute. The same bits.
+//   17 wy_channel_kernel (KDA) reads P's diagonal blocks from the workspace (gram_diag, the
+//      prepare kernel's per-pair sums, kept with T and Δ: 4 KB per chunk and head), where it
+//      summed the 480 pairs j < i over 128 channels again. The same bits.
 //
 // 0. The forward's prepare_kernel and state_output_kernel without the output (o not written: no Q
 //    or A^qk loaded, no Q·H or A^qk·Δ) keep bf16(H) of every chunk entry and of every sequence end

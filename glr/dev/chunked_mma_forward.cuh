@@ -554,6 +554,19 @@ __device__ __forceinline__ void prepare_channel(PrepareStorageChannel<kDelta>& s
     }
   });
   __syncthreads();
+  // With the delta rule, P's diagonal blocks to the workspace for wy_channel_kernel's dβ (the
+  // training step's kept pieces), the pairs j < i and zeros for the others, four per store.
+  if constexpr (kDelta)
+    if (p.gram_diag != nullptr) {
+      float* out = p.gram_diag + slot_block(p, slot, hv, 16);
+      arch::cta_for(kMmaChunk * 16 / 4, [&](int idx) {
+        const int i = idx / 4;
+        const int j0 = 4 * (idx % 4);
+        float x[4];
+        for (int e = 0; e < 4; ++e) x[e] = j0 + e < i % 16 ? sm.diag_kk[i][j0 + e] : 0.0f;
+        arch::store_f32x4(out + i * 16 + j0, x);
+      });
+    }
 
   // The off-diagonal blocks, warp w: rows 16w..16w+15, column blocks 0..w−1, from the factors
   // anchored at row 16w; then the row's diagonal block and zeros above it (the warps past the

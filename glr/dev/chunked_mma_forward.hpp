@@ -59,6 +59,9 @@ inline constexpr int kStateThreads = kMmaThreads * kStateGroups;
 ///            [K, V], the same bf16 values the state pass multiplies with
 ///   t_inv    [slots, HV, 64, 64]  bf16   optional (the backward's recompute, delta rule): bf16(T),
 ///            the values W = T X and U = T Ṽ multiply with
+///   gram_diag [slots, HV, 64, 16] fp32   optional (the same, KDA): the diagonal blocks of
+///            P = (K Kᵀ) ⊙ Γ per pair, P_ij at row i, column j − 16⌊i/16⌋ for j < i, 0 for j ≥ i
+///            (the prepare kernel's per-pair sums, read by wy_channel_kernel for dβ)
 ///   delta    [slots, HV, 64, 128] bf16   optional (the same): bf16(Δ), the values A^qk·Δ and
 ///            the state update read; may be `u` itself (the kept workspace's layout): the state
 ///            pass loads chunk j's U before it writes chunk j's Δ, and nothing reads U after it
@@ -87,9 +90,10 @@ struct MmaForwardParams {
   bf16* kbar = nullptr;  ///< per-channel gate only
   bf16* a = nullptr;
   float* factors = nullptr;
-  bf16* states = nullptr;  ///< or null: no states kept
-  bf16* t_inv = nullptr;   ///< or null: T not kept
-  bf16* delta = nullptr;   ///< or null: Δ not kept
+  bf16* states = nullptr;      ///< or null: no states kept
+  bf16* t_inv = nullptr;       ///< or null: T not kept
+  float* gram_diag = nullptr;  ///< or null: P's diagonal blocks not kept (KDA only)
+  bf16* delta = nullptr;       ///< or null: Δ not kept
 
   bf16* o = nullptr;             ///< [T, HV, 128], or null (the backward's recompute: not written)
   float* final_state = nullptr;  ///< [N, HV, 128, 128] or null

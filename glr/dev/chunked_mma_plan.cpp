@@ -58,11 +58,12 @@ std::size_t carve(Member member, MmaForwardParams& p, std::byte* base) {
 }
 
 // What a training step's forward keeps for its backward: the forward's pieces, the states
-// entering every chunk (and at every sequence end) and, with the delta rule, T and Δ. Δ takes U's
-// place: the state pass reads a chunk's U into shared memory before it writes that chunk's Δ, and
-// the backward reads Δ, never U. The backward's recompute writes the same pieces at the same
-// offsets, so this part comes first in the backward's one-buffer workspace. With base non-null
-// also sets p's pointers.
+// entering every chunk (and at every sequence end) and, with the delta rule, T and Δ (and under
+// a per-channel gate P's diagonal blocks, which wy_channel_kernel reads rather than sums again). Δ
+// takes U's place: the state pass reads a chunk's U into shared memory before it writes that
+// chunk's Δ, and the backward reads Δ, never U. The backward's recompute writes the same pieces at
+// the same offsets, so this part comes first in the backward's one-buffer workspace. With base
+// non-null also sets p's pointers.
 std::size_t carve_kept(Member member, MmaForwardParams& p, std::byte* base) {
   Carver piece{base, carve(member, p, base)};
   const auto state_bytes = static_cast<std::size_t>(kMmaDim * kMmaDim) * sizeof(bf16);
@@ -73,6 +74,8 @@ std::size_t carve_kept(Member member, MmaForwardParams& p, std::byte* base) {
     const auto blocks = static_cast<std::size_t>(p.slots) * heads;
     p.t_inv = reinterpret_cast<bf16*>(piece(blocks * kMmaChunk * kMmaChunk * sizeof(bf16)));
     p.delta = p.u;
+    if (traits(member).gate == GateKind::kChannel)
+      p.gram_diag = reinterpret_cast<float*>(piece(blocks * kMmaChunk * 16 * sizeof(float)));
   }
   return piece.at;
 }

@@ -13,7 +13,8 @@
 //   dk += β E ⊙ dX + [M's Gram VJP through P(K, K): its row side and its column side]
 //   dg_t,d += Σ_{s≥t} (x_sd dX_sd + k_sd (da_sd − db_sd))     (da, db the VJP's two sides)
 // P's off-diagonal blocks come from the forward's anchored operands on tensor cores, its diagonal
-// blocks per pair in channel order (the prepare kernel's sums); the VJP's two sides are
+// blocks from the workspace (gram_diag: the prepare kernel's per-pair sums, in channel order,
+// kept by the training step's forward); the VJP's two sides are
 // gram_vjp_rows and gram_vjp_columns (chunked_mma_backward_channel.cuh) off the diagonal blocks
 // and gram_vjp_diagonal on them, both sides at once, with K on both.
 // grad_channel_kernel<true> wrote dk's output part (fp32, dk_part) and dg's own terms; this kernel
@@ -27,7 +28,7 @@
 //   3 dT                (C)      X, Ṽ read         dT written         read
 //   4 Y                 (D)      Y written         dT read
 //   5 dL, M             (E)      Y read                                               (over a)
-//   6 anchors, P's diagonal (F)                                                       written
+//   6 anchors; P's diagonal copied (F)                                                written
 //   7 P, dβ; the Gram VJP's off-diagonal blocks (G)                                   sides written
 //   8 its diagonal blocks   (H)                                                       sides summed
 //   9 dk, dβ, dg out
@@ -66,10 +67,11 @@ struct WyChannelStorage {
         SmemBf16<kMmaChunk, kMmaChunk> dt;  ///< bf16(dT), strictly lower
       } narrow;
     } a;
-    struct B {                      // phases 6–9
-      ChannelGram gram;             ///< K_i ⊙ e^{G_i − G_n} (q_anchored) and the anchored keys
-      float p_diag[kMmaChunk][16];  ///< P_ij, j < i on i's diagonal block (column j − 16⌊i/16⌋)
-      ChannelRowTerms row_side, column_side;  ///< the Gram VJP's two sides (fp32)
+    struct B {           // phases 6–9
+      ChannelGram gram;  ///< K_i ⊙ e^{G_i − G_n} (q_anchored) and the anchored keys
+      alignas(16) float p_diag[kMmaChunk][16];  ///< P_ij, j < i on i's diagonal block (column
+                                                ///< j − 16⌊i/16⌋), the prepare kernel's
+      ChannelRowTerms row_side, column_side;    ///< the Gram VJP's two sides (fp32)
     } b;
   } u;
   float beta[kMmaChunk];                       ///< β, 0 past the end
@@ -190,33 +192,15 @@ __global__ void __launch_bounds__(kGradThreads, 1) wy_channel_kernel(MmaBackward
     arch::store_u32(sm.m.ptr(i, j), arch::pack_bf16x2(sm.beta[i] * x0, sm.beta[i] * x1));
   });
   __syncthreads();  // (E) M complete; Y read for the last time: the scratch takes the anchors
-  // 6. K_i ⊙ e^{G_i − G_n}, the anchored keys and P's diagonal blocks per pair (the prepare
-  // kernel's sums, in channel order).
+  // 6. P's diagonal blocks as the prepare kernel summed them (gram_diag: per pair, in channel
+  // order), copied while K_i ⊙ e^{G_i − G_n} and the anchored keys are formed.
   auto& b = sm.u.b;
+  gpu::detail::copy_floats_async_fixed<kThreads, kMmaChunk * 16>(
+      &b.p_diag[0][0], p.gram_diag + slot_block(p, slot, hv, 16));
+  arch::cp_async_commit();
   form_anchored_rows(b.gram, sm.k, sm.g);
   form_anchored_keys(b.gram, sm.k, sm.g);
-  // The pairs j < i only (the others are never read): pair t of lower_pair16 is (row + 1, col).
-  constexpr int kStrictPairs16 = 16 * 15 / 2;
-  arch::cta_for((kMmaChunk / 16) * kStrictPairs16, [&](int idx) {
-    const LowerPair lp = lower_pair16(idx % kStrictPairs16);
-    const int i = 16 * (idx / kStrictPairs16) + lp.row + 1;
-    const int j = 16 * (idx / kStrictPairs16) + lp.col;
-    float acc_kk = 0.0f;
-    if (i < c)
-      for (int d = 0; d < kMmaDim; d += 8) {  // eight channels per load of each operand
-        std::uint32_t ki[4], kj[4];
-        float gi[8], gj[8];
-        arch::load_u32x4(sm.k.ptr(i, d), ki);
-        arch::load_u32x4(sm.k.ptr(j, d), kj);
-        load_gate8(sm.g, i, d, gi);
-        load_gate8(sm.g, j, d, gj);
-        KCV_GLR_UNROLL
-        for (int e = 0; e < 8; ++e)
-          acc_kk += arch::unpack_bf16(ki[e / 2], e % 2) * arch::exp_approx(gi[e] - gj[e]) *
-                    arch::unpack_bf16(kj[e / 2], e % 2);
-      }
-    b.p_diag[i][lp.col] = acc_kk;
-  });
+  arch::cp_async_wait<0>();
   __syncthreads();  // (F) the anchored operands and P's diagonal complete
   // 7. dβ += Σ_j dL_ij P_ij: P's off-diagonal blocks from the anchored operands (the group's
   // block j0.., when it lies left of the row's diagonal block).

@@ -72,6 +72,8 @@
 //   17 wy_channel_kernel (KDA) reads P's diagonal blocks from the workspace (gram_diag, the
 //      prepare kernel's per-pair sums, kept with T and Δ: 4 KB per chunk and head), where it
 //      summed the 480 pairs j < i over 128 channels again. The same bits.
+//   18 grad_channel_kernel's ⟨H_d, dS_d⟩ (thread d, row d in column order) reads eight columns
+//      of H and dS per 16-byte load, where it read one bf16 of each per load. The same bits.
 //
 // 0. The forward's prepare_kernel and state_output_kernel without the output (o not written: no Q
 //    or A^qk loaded, no Q·H or A^qk·Δ) keep bf16(H) of every chunk entry and of every sequence end

@@ -340,10 +340,17 @@ __global__ void __launch_bounds__(kGradThreads, 1) grad_channel_kernel(MmaBackwa
     x1 *= arch::exp_approx(gl.hi - gi.hi);
   });
   // ⟨H_d, dS_d⟩, thread d over row d in column order (H at the chunk's entry; the state leaving
-  // it is not read).
+  // it is not read), eight columns of each per 16-byte load.
   arch::cta_for(kMmaDim, [&](int d) {
     float s = 0.0f;
-    for (int e = 0; e < kMmaDim; ++e) s += sm.hs.state.h.at(d, e) * sm.hs.state.ds.at(d, e);
+    for (int e = 0; e < kMmaDim; e += 8) {
+      std::uint32_t h8[4], ds8[4];
+      arch::load_u32x4(sm.hs.state.h.ptr(d, e), h8);
+      arch::load_u32x4(sm.hs.state.ds.ptr(d, e), ds8);
+      KCV_GLR_UNROLL
+      for (int x = 0; x < 8; ++x)
+        s += arch::unpack_bf16(h8[x / 2], x % 2) * arch::unpack_bf16(ds8[x / 2], x % 2);
+    }
     sm.hd[d] = s;
   });
   arch::cp_async_wait<0>();

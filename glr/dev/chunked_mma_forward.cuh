@@ -36,6 +36,8 @@
 //      fl(x·log2 e), two instructions where expf took eight (glr/arch/exp_approx.cuh: its error
 //      is at most the fp32 difference's once more, and the host emulation carries the product's
 //      rounding). Not the same bits: each factor differs from expf's by a few ulp.
+//   10 KDA's prepare kernel: L's off-diagonal rows by warps 4..7 while warps 0..3 form A^qk's,
+//      where warps 0..3 formed both in turn (12 of 16 warps idle). The same bits.
 //
 // 1. prepare_kernel, one CTA (4 warps) per (chunk slot, value head):
 //      G = chunk-local cumsum of g (fp32, serial: the reference's order),
@@ -570,7 +572,7 @@ __device__ __forceinline__ void prepare_channel(PrepareStorageChannel<kDelta>& s
 
   // The off-diagonal blocks, warp w: rows 16w..16w+15, column blocks 0..w−1, from the factors
   // anchored at row 16w; then the row's diagonal block and zeros above it (the warps past the
-  // fourth have no rows here).
+  // fourth have no rows of A^qk; with the delta rule warps 4..7 form L's rows at the same time).
   const int w = arch::warp_id();
   const int r0 = 16 * w;
   if (w < kMmaChunk / 16) {
@@ -590,18 +592,22 @@ __device__ __forceinline__ void prepare_channel(PrepareStorageChannel<kDelta>& s
     });
   }
   if constexpr (kDelta) {
-    if (w < kMmaChunk / 16) {
+    static_assert(kPrepareChannelThreads<kDelta> >= 2 * kMmaChunk / 16 * arch::kWarpSize,
+                  "prepare_channel: L's rows need warps 4..7");
+    const int wl = w - kMmaChunk / 16;  // L's row block
+    const int l0 = 16 * wl;
+    if (wl >= 0 && wl < kMmaChunk / 16) {
       AccTile<16, kMmaChunk> kk;
       zero(kk);
-      if (w > 0)
-        mma_acc<AStore::kRowMajor, BStore::kNMajor>(kk, sm.gram.k_rows_anchored, r0,
-                                                    sm.gram.k_anchored, anchored_keys_row(w), 0,
-                                                    kMmaDim / 16, w);
+      if (wl > 0)
+        mma_acc<AStore::kRowMajor, BStore::kNMajor>(kk, sm.gram.k_rows_anchored, l0,
+                                                    sm.gram.k_anchored, anchored_keys_row(wl), 0,
+                                                    kMmaDim / 16, wl);
       for_each_pair(kk, [&](int il, int j, float& x0, float& x1) {  // L = β ⊙ (K Kᵀ ⊙ Γ), strict
-        const int i = r0 + il;
+        const int i = l0 + il;
         const auto at = [&](int jj, float x) {
           if (i >= c || jj >= i) return 0.0f;
-          return sm.beta[i] * (jj < r0 ? x : sm.diag_kk[i][jj - r0]);
+          return sm.beta[i] * (jj < l0 ? x : sm.diag_kk[i][jj - l0]);
         };
         sm.l(i, j) = at(j, x0);
         sm.l(i, j + 1) = at(j + 1, x1);

@@ -1,7 +1,8 @@
 // File: glr/oracle/matrix.hpp
-// A small dense row-major fp64 matrix and the four products the GLR references need. Written for
-// clarity, not speed: the references run on problems of a few thousand tokens at most, and every
-// loop here is the textbook triple loop so that an fp64 reader can check it line by line.
+// A small dense row-major fp64 matrix and the four products the GLR references need. Every element
+// of a product is the textbook sum from 0 in the order of the contracted index, one product and
+// one addition at a time, so an fp64 reader can check it line by line (matrix.cpp keeps that
+// order while it reuses loads).
 #pragma once
 
 #include <cstdint>

@@ -7,14 +7,22 @@
 // there is no padded tile and no select-masking; the CUDA stages must mask padded rows with a
 // select (not a multiply, §3.2). A scalar gate is stored with width 1 and read for every key
 // channel; GateKind::kNone makes every factor 1. Stage B6 (reverse cumsum of dG) lives here too.
+//
+// A chunk's stages read each factor many times (KDA's σ backward reads every Γ_ij,d up to ten
+// times a chunk, two exponentials for each anchored pair): a GateTable computes every factor of
+// one chunk once, by the same expression, and the gate reads them from it while the table lives.
+// The values are the same bits with or without a table.
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "glr/oracle/matrix.hpp"
 #include "kcv/glr/member.hpp"
 
 namespace kcv::glr::detail {
+
+class GateTable;
 
 class ChunkGate {
  public:
@@ -29,24 +37,59 @@ class ChunkGate {
   /// Column of G that key channel d reads.
   std::int64_t col(std::int64_t d) const { return width() == 1 ? 0 : d; }
 
-  double from_start(std::int64_t i, std::int64_t d) const { return factor(log_cum(i, d)); }
-  double to_end(std::int64_t i, std::int64_t d) const {
-    return factor(log_cum(rows_ - 1, d) - log_cum(i, d));
+  double from_start(std::int64_t i, std::int64_t d) const {
+    if (const std::vector<double>* t = table_.starts)
+      return (*t)[static_cast<std::size_t>(i * width() + col(d))];
+    return factor(log_cum(i, d));
   }
-  double at_end(std::int64_t d) const { return factor(log_cum(rows_ - 1, d)); }
+  double to_end(std::int64_t i, std::int64_t d) const { return between(rows_ - 1, i, d); }
+  double at_end(std::int64_t d) const { return from_start(rows_ - 1, d); }
   double between(std::int64_t i, std::int64_t j, std::int64_t d) const {
+    if (const std::vector<double>* t = table_.pairs; t != nullptr && j <= i)
+      return (*t)[static_cast<std::size_t>((i * (i + 1) / 2 + j) * width() + col(d))];
     return factor(log_cum(i, d) - log_cum(j, d));
   }
+  /// Whether a GateTable serves this gate's factors now.
+  bool tabulated() const { return table_.pairs != nullptr; }
   double log_cum(std::int64_t i, std::int64_t d) const {
     return kind_ == GateKind::kNone ? 0.0 : cum_(i, col(d));
   }
 
  private:
+  friend class GateTable;
+  // The attached table's arrays; a copy of the gate starts without them (the table belongs to
+  // the gate it was made from).
+  struct TableRef {
+    const std::vector<double>* starts = nullptr;  ///< e_i: rows × width
+    const std::vector<double>* pairs = nullptr;   ///< Γ_ij (j ≤ i): packed rows × width
+    TableRef() = default;
+    TableRef(const TableRef&) {}
+    TableRef& operator=(const TableRef&) { return *this; }
+  };
+
   double factor(double exponent) const;
 
   GateKind kind_ = GateKind::kNone;
   std::int64_t rows_ = 0;
   Matrix cum_;  ///< G, rows × width
+  mutable TableRef table_;
+};
+
+/// While alive, `gate` reads e_i, r_i, e_last and Γ_ij (j ≤ i) from arrays computed here once,
+/// by the expressions ChunkGate uses without them, so every value is the same bits. A gate that
+/// already has a table keeps it (the outer table serves). rows·(rows + 1)/2 + rows exponentials
+/// per gate column; nothing for GateKind::kNone. Not thread-safe: one thread uses the gate while
+/// the table is attached.
+class GateTable {
+ public:
+  explicit GateTable(const ChunkGate& gate);
+  ~GateTable();
+  GateTable(const GateTable&) = delete;
+  GateTable& operator=(const GateTable&) = delete;
+
+ private:
+  const ChunkGate* gate_ = nullptr;  ///< the gate this table is attached to; null if none
+  std::vector<double> starts_, pairs_;
 };
 
 /// Stage B6: dg_t = Σ_{s ≥ t, same chunk} dG_s, column by column.

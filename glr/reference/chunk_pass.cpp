@@ -4,6 +4,8 @@
 
 #include <utility>
 
+#include "glr/reference/chunk_gate.hpp"
+
 namespace kcv::glr::detail {
 
 std::vector<ChunkRecord> forward_records(Member m, const Problem& p, std::int64_t n,
@@ -14,9 +16,12 @@ std::vector<ChunkRecord> forward_records(Member m, const Problem& p, std::int64_
   Matrix h = load_state(p.h0, p.shape, n, hv, p.layout);
   for (ChunkRange r : chunks_of(p.shape, n, chunk_size)) {
     ChunkRecord rec{r, gather_chunk(m, p, hv, r), {}, h, {}, {}, {}};
-    rec.f = prepare_chunk(rec.in, delta_rule);
-    rec.delta = chunk_delta(rec.in, rec.f, h, delta_rule);
-    h = chunk_next_state(rec.f, h, rec.delta);
+    {
+      const GateTable factors(rec.in.gate);
+      rec.f = prepare_chunk(rec.in, delta_rule);
+      rec.delta = chunk_delta(rec.in, rec.f, h, delta_rule);
+      h = chunk_next_state(rec.f, h, rec.delta);
+    }
     recs.push_back(std::move(rec));
   }
   if (final_state != nullptr) *final_state = std::move(h);

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "glr/oracle/validate.hpp"
+#include "glr/reference/chunk_gate.hpp"
 #include "glr/reference/chunk_pass.hpp"
 
 namespace kcv::glr {
@@ -26,6 +27,7 @@ void head_backward(Member m, const Problem& p, const Cotangents& cot, std::int64
   const Matrix dh0 = detail::reverse_scan(p, cot, n, hv, delta_rule, recs);  // B1 + B2
   detail::store_state(dh0, p.shape, n, hv, p.layout, out.dh0);
   for (const detail::ChunkRecord& rec : recs) {  // B3–B6
+    const detail::GateTable factors(rec.in.gate);
     const Matrix d_o = detail::gather_rows(cot.d_o, p.shape, hv, rec.range);
     const detail::ChunkGrads g = detail::chunk_gradients(
         rec.in, rec.f, {rec.h, rec.d_end, rec.delta, rec.d_delta}, d_o, p.scale, delta_rule);
@@ -55,6 +57,7 @@ Expected<Outputs> chunked_forward(Member member, const Problem& p, ChunkOptions 
       Matrix h = detail::load_state(p.h0, s, n, hv, p.layout);
       for (ChunkRange r : detail::chunks_of(s, n, opt.chunk_size)) {
         const ChunkInputs in = detail::gather_chunk(member, p, hv, r);
+        const detail::GateTable factors(in.gate);
         const ChunkFactors f = detail::prepare_chunk(in, delta_rule);
         const Matrix delta = detail::chunk_delta(in, f, h, delta_rule);
         detail::scatter_rows(detail::chunk_output(f, h, delta, p.scale), s, hv, r, out.o);

@@ -89,23 +89,62 @@ double rounding_sq(Rounding r, double x) {
   return u * u * x * x;
 }
 
+// decayed_gram_rounding_var's per-channel path. A pair left of its row's diagonal sub-block reads
+// the anchored operands a(i, d)·Γ(i, n, d) and b(j, d)·Γ(n, j, d), n = i's anchor: the first
+// depends on (i, d) and the second on (n, j, d) only, so each is formed with its rounding term
+// once (per row, and per sub-chunk and column) and not once per pair. Every pair's sum is the
+// same terms in the same order as channel_pair's per-pair form.
+Matrix channel_rounding_var(const Matrix& a, const Matrix& b, const ChunkGate& g, Triangle tri,
+                            OperandRounding rounding) {
+  const std::int64_t c = a.rows(), kd = a.cols();
+  Matrix var(c, c);
+  Matrix xa(c, kd), rxa(c, kd);  // row i's anchored operand and its rounding term
+  for (std::int64_t i = 0; i < c; ++i)
+    for (std::int64_t d = 0; d < kd; ++d) {
+      xa(i, d) = a(i, d) * g.between(i, (i / kSubChunk) * kSubChunk, d);
+      rxa(i, d) = rounding_sq(rounding.a, xa(i, d));
+    }
+  Matrix yb(c, kd), ryb(c, kd);  // column j's anchored operand for the current anchor n (j < n)
+  for (std::int64_t n = 0; n < c; n += kSubChunk) {
+    for (std::int64_t j = 0; j < n; ++j)
+      for (std::int64_t d = 0; d < kd; ++d) {
+        yb(j, d) = b(j, d) * g.between(n, j, d);
+        ryb(j, d) = rounding_sq(rounding.b, yb(j, d));
+      }
+    for (std::int64_t i = n; i < std::min(n + kSubChunk, c); ++i)
+      for (std::int64_t j = 0; j < c && in_triangle(i, j, tri); ++j) {
+        double acc = 0.0;
+        for (std::int64_t d = 0; d < kd; ++d) {
+          if (j < n) {
+            const double x = xa(i, d), y = yb(j, d);
+            acc += rxa(i, d) * y * y + x * x * ryb(j, d);
+          } else {  // the diagonal sub-block: exact per pair
+            const double x = a(i, d) * g.between(i, j, d);
+            const double y = b(j, d);
+            acc += rounding_sq(rounding.a, x) * y * y + x * x * rounding_sq(rounding.b, y);
+          }
+        }
+        var(i, j) = acc;  // the decay is inside the operands
+      }
+  }
+  return var;
+}
+
 }  // namespace
 
 Matrix decayed_gram_rounding_var(const Matrix& a, const Matrix& b, const ChunkGate& gate,
                                  Triangle tri, OperandRounding rounding) {
+  if (gate.kind() == GateKind::kChannel) return channel_rounding_var(a, b, gate, tri, rounding);
   const std::int64_t c = a.rows();
   Matrix var(c, c);
   for (std::int64_t i = 0; i < c; ++i) {
     for (std::int64_t j = 0; j < c && in_triangle(i, j, tri); ++j) {
       double acc = 0.0;
       for (std::int64_t d = 0; d < a.cols(); ++d) {
-        const ChannelPair f =
-            gate.kind() == GateKind::kChannel ? channel_pair(gate, i, j, d) : ChannelPair{1.0, 1.0};
-        const double x = a(i, d) * f.a_factor;
-        const double y = b(j, d) * f.b_factor;
+        const double x = a(i, d), y = b(j, d);
         acc += rounding_sq(rounding.a, x) * y * y + x * x * rounding_sq(rounding.b, y);
       }
-      const double decay = gate.kind() == GateKind::kChannel ? 1.0 : gate.between(i, j, 0);
+      const double decay = gate.between(i, j, 0);  // 1 without a gate
       var(i, j) = acc * decay * decay;
     }
   }

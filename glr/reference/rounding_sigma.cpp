@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "glr/oracle/validate.hpp"
+#include "glr/reference/chunk_gate.hpp"
 #include "glr/reference/chunk_io.hpp"
 #include "glr/reference/rounding_variance.hpp"
 #include "kcv/glr/error_model.hpp"
@@ -36,6 +37,7 @@ Expected<ForwardSigma> declared_rounding_sigma(Member member, const Problem& p,
       detail::Matrix h_var(s.key_dim, s.value_dim);
       for (detail::ChunkRange r : detail::chunks_of(s, n, options.chunk_size)) {
         const detail::ChunkInputs in = detail::gather_chunk(member, p, hv, r);
+        const detail::GateTable factors(in.gate);
         const detail::ChunkFactors f = detail::prepare_chunk(in, delta_rule);
         const detail::Matrix delta = detail::chunk_delta(in, f, h, delta_rule);
         detail::Matrix next = detail::chunk_next_state(f, h, delta);

@@ -24,6 +24,7 @@
 
 #include "glr/oracle/validate.hpp"
 #include "glr/reference/channel_gram_vjp_variance.hpp"
+#include "glr/reference/chunk_gate.hpp"
 #include "glr/reference/chunk_pass.hpp"
 #include "glr/reference/decayed_gram.hpp"
 #include "glr/reference/rounding_variance.hpp"
@@ -398,6 +399,7 @@ Status head_variance(Member m, const Problem& p, const Cotangents& cot, std::int
   Matrix hv_run(s.key_dim, s.value_dim);
   for (std::size_t j = 0; j < recs.size(); ++j) {
     const Matrix& next = j + 1 < recs.size() ? recs[j + 1].h : final_state;
+    const detail::GateTable factors(recs[j].in.gate);
     detail::ChunkVariance v = detail::chunk_rounding_variance(
         recs[j].in, recs[j].f, recs[j].h, hv_run, recs[j].delta, next, p.scale, delta, c);
     h_var.push_back(hv_run);
@@ -411,6 +413,7 @@ Status head_variance(Member m, const Problem& p, const Cotangents& cot, std::int
   for (std::size_t jj = recs.size(); jj-- > 0;) {
     const detail::ChunkRecord& rec = recs[jj];
     const detail::ChunkInputs& in = rec.in;
+    const detail::GateTable factors(in.gate);
     const Matrix d_o = detail::gather_rows(cot.d_o, s, hv, rec.range);
     if (Status st = check_exact_inputs(in, d_o, c); !st) return st;
     const std::int64_t rows = in.k.rows();

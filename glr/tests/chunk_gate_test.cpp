@@ -7,7 +7,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <numeric>
+#include <vector>
 
 #include "glr/reference/chunk_io.hpp"
 #include "support/problems.hpp"
@@ -63,6 +65,53 @@ TEST(ChunkGate, NoGateMeansEveryFactorIsOne) {
   EXPECT_EQ(gate.from_start(3, 1), 1.0);
   EXPECT_EQ(gate.to_end(0, 1), 1.0);
   EXPECT_EQ(gate.between(3, 0, 2), 1.0);
+}
+
+// Every factor a gate gives, bit for bit, for both gated kinds and a scalar gate read by several
+// key channels; the pairs j > i (which a table does not hold) too.
+std::vector<double> all_factors(const ChunkGate& g, std::int64_t channels) {
+  std::vector<double> out;
+  for (std::int64_t d = 0; d < channels; ++d) {
+    out.push_back(g.at_end(d));
+    for (std::int64_t i = 0; i < g.rows(); ++i) {
+      out.push_back(g.from_start(i, d));
+      out.push_back(g.to_end(i, d));
+      for (std::int64_t j = 0; j < g.rows(); ++j) out.push_back(g.between(i, j, d));
+    }
+  }
+  return out;
+}
+
+TEST(ChunkGate, ATableGivesTheSameBitsAndLeavesWithItsScope) {
+  const std::int64_t rows = 37, channels = 5;
+  for (GateKind kind : {GateKind::kScalar, GateKind::kChannel}) {
+    Matrix g(rows, kind == GateKind::kScalar ? 1 : channels);
+    for (std::int64_t i = 0; i < rows; ++i)
+      for (std::int64_t c = 0; c < g.cols(); ++c)
+        g(i, c) = -0.37 * std::sin(1.3 * static_cast<double>(i) + static_cast<double>(c)) - 0.4;
+    const ChunkGate gate(kind, rows, g);
+    const std::vector<double> plain = all_factors(gate, channels);
+    std::vector<double> tabled, nested, copied;
+    {
+      const detail::GateTable table(gate);
+      EXPECT_TRUE(gate.tabulated());
+      tabled = all_factors(gate, channels);
+      {
+        const detail::GateTable inner(gate);  // the outer table serves; leaving keeps it
+      }
+      EXPECT_TRUE(gate.tabulated());
+      nested = all_factors(gate, channels);
+      const ChunkGate copy = gate;  // a copy does not carry the table (it would outlive it)
+      EXPECT_FALSE(copy.tabulated());
+      copied = all_factors(copy, channels);
+    }
+    EXPECT_FALSE(gate.tabulated());
+    ASSERT_EQ(tabled.size(), plain.size());
+    EXPECT_EQ(std::memcmp(tabled.data(), plain.data(), plain.size() * sizeof(double)), 0);
+    EXPECT_EQ(std::memcmp(nested.data(), plain.data(), plain.size() * sizeof(double)), 0);
+    EXPECT_EQ(std::memcmp(copied.data(), plain.data(), plain.size() * sizeof(double)), 0);
+    EXPECT_EQ(all_factors(gate, channels), plain);  // after the scope, computed again
+  }
 }
 
 TEST(ChunkGate, ReverseCumsumIsTheAdjointOfTheCumsum) {

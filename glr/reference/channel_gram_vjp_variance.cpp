@@ -36,19 +36,28 @@ ChannelGramVjpVariance channel_gram_vjp_variance(const Matrix& a, const Matrix& 
   ChannelGramVjpVariance out{Matrix(c, kd), Matrix(c, kd), Matrix(c, kd)};
   Matrix y(c, c), z(c, c), wk(c, c), wq(c, c), uk_off(c, c);
   std::vector<double> uq_off(static_cast<std::size_t>(c)), acc(static_cast<std::size_t>(c));
+  // dP's rounding (charged where it changes dP or dP carries an error) and that error: the same
+  // for every channel.
+  Matrix vp_pair(c, c);
+  const double ua = unit_roundoff(r.a);
+  for (std::int64_t i = 0; i < c; ++i)
+    for (std::int64_t j = 0; j <= i; ++j) {
+      const double p = dp(i, j), vp_err = dp_var == nullptr ? 0.0 : (*dp_var)(i, j);
+      vp_pair(i, j) = (vp_err > 0.0 ? ua * ua * p * p : relative_var(r.a, p) * p * p) + vp_err;
+    }
   for (std::int64_t d = 0; d < kd; ++d) {
+    // the anchored operand (n, j)'s rounding, j < n, once per anchor n (in row n of uk_off)
+    for (std::int64_t n = 0; n < c; n += kSubChunk)
+      for (std::int64_t j = 0; j < n; ++j)
+        uk_off(n, j) = relative_var(r.b, b(j, d) * g.between(n, j, d));
     for (std::int64_t i = 0; i < c; ++i) {
       const std::int64_t n = anchor(i);
       uq_off[static_cast<std::size_t>(i)] = relative_var(r.b, a(i, d) * g.between(i, n, d));
       for (std::int64_t j = 0; j <= i; ++j) {
         const double gm = g.between(i, j, d);
         const double kg = b(j, d) * gm, qg = a(i, d) * gm, p = dp(i, j);
-        // dP's rounding (charged where it changes dP or dP carries an error) and that error
-        const double vp_err = dp_var == nullptr ? 0.0 : (*dp_var)(i, j);
-        const double ua = unit_roundoff(r.a);
-        const double vp = (vp_err > 0.0 ? ua * ua * p * p : relative_var(r.a, p) * p * p) + vp_err;
-        const double uk =
-            j < n ? relative_var(r.b, b(j, d) * g.between(n, j, d)) : relative_var(r.b, kg);
+        const double vp = vp_pair(i, j);
+        const double uk = j < n ? uk_off(n, j) : relative_var(r.b, kg);
         const double uq = j < n ? uq_off[static_cast<std::size_t>(i)] : relative_var(r.b, qg);
         out.dq(i, d) += (vp + uk * p * p) * kg * kg;
         out.dk(j, d) += (vp + uq * p * p) * qg * qg;

@@ -28,6 +28,11 @@ time.perf_counter, and fla and FlashQLA are skipped (their kernels need the GPU)
 member's rows as soon as they are measured and rewrites the markdown (--out) after every member,
 so a run cut short keeps what it measured. ratio = fla time / kcv time (> 1: kcv is faster).
 
+--rounds N (default 1) times every implementation of a member N times, interleaved (kcv, fla,
+FlashQLA, then again), and shows the median of the N figures; with N > 1 a table of the spread
+(each implementation's lowest and highest figure, and fla / kcv of each round, lowest to
+highest) says how far a ratio moves within the run.
+
 fla's cost is its Triton autotuning (every config of every kernel compiled, then timed). Before
 timing, --precompile-shards N worker processes per member compile all of fla's configs into
 Triton's on-disk cache in parallel (glr_cases.compile_shard_autotune, nothing timed there), as
@@ -163,18 +168,23 @@ def cpu_bench(fn, grads, reps):
     return times[len(times) // 2]
 
 
-def measure(do_bench, impl, ops, member, x, cu, args):
-    """(fwd ms, fwd+bwd ms, None) or (nan, nan, the failure in one line)."""
+def measure(do_bench, impl, ops, member, x, cu, args, round_=0):
+    """(fwd ms, fwd+bwd ms, None) or (nan, nan, the failure in one line). The first round makes
+    the first calls (autotuning, compilation) before timing."""
     fwd, fb, grads = timers(ops, member, x, cu)
     try:
-        t_warm = warm(fwd, grads, args.device) + warm(fb, grads, args.device)
+        first = ""
+        if round_ == 0:
+            t_warm = warm(fwd, grads, args.device) + warm(fb, grads, args.device)
+            first = f"first calls {t_warm / 1e3:.1f} s, "
         if args.device == "cuda":
             out = (bench(do_bench, fwd, grads, args.warmup, args.rep),
                    bench(do_bench, fb, grads, args.warmup, args.rep))
         else:
             out = cpu_bench(fwd, grads, args.cpu_reps), cpu_bench(fb, grads, args.cpu_reps)
-        print(f"  {member} {impl}: first calls {t_warm / 1e3:.1f} s, fwd {out[0]:.3f} ms, "
-              f"fwd+bwd {out[1]:.3f} ms", flush=True)
+        tag = f" (round {round_ + 1})" if args.rounds > 1 else ""
+        print(f"  {member} {impl}{tag}: {first}fwd {out[0]:.3f} ms, fwd+bwd {out[1]:.3f} ms",
+              flush=True)
         return out[0], out[1], None
     except Exception as e:  # noqa: BLE001 - keep going; show the failure in the table
         why = f"{type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''}"
@@ -402,6 +412,49 @@ def times_table(results, shapes, members, cols, grades):
     return lines
 
 
+def median(values):
+    v = sorted(values)
+    n = len(v)
+    return v[n // 2] if n % 2 else 0.5 * (v[n // 2 - 1] + v[n // 2])
+
+
+def combine_rounds(figures):
+    """One (fwd, fwd+bwd, failure) from the rounds' figures: the medians, or the first failure."""
+    for f in figures:
+        if f[2] is not None:
+            return f
+    return (median([f[0] for f in figures]), median([f[1] for f in figures]), None)
+
+
+def spread_table(rounds, shapes, members, cols, grades):
+    """Per row: each implementation's lowest–highest figure over the rounds, and fla / kcv of
+    each round (the same round's two figures), lowest–highest."""
+    kcv_cols = [f"kcv {g}" for g in grades]
+    head = ["shape", "member", "pass"] + cols + [f"fla / {c}" for c in kcv_cols]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    idx = {"fwd": 0, "fwd+bwd": 1}
+    for shape, member, pass_ in measured_rows(rounds, shapes, members, cols):
+        def figs(col):
+            r = rounds.get((shape.name, member, col))
+            if not r or any(f[2] is not None for f in r):
+                return None
+            return [f[idx[pass_]] for f in r]
+        row = [shape.label, member, pass_]
+        for c in cols:
+            v = figs(c)
+            row.append("-" if v is None else f"{min(v):.3f}–{max(v):.3f}")
+        fla = figs("fla")
+        for c in kcv_cols:
+            v = figs(c)
+            if fla is None or v is None or len(v) != len(fla):
+                row.append("-")
+                continue
+            ratios = [a / b for a, b in zip(fla, v) if b > 0]
+            row.append(f"{min(ratios):.2f}–{max(ratios):.2f}" if ratios else "-")
+        lines.append("| " + " | ".join(row) + " |")
+    return lines
+
+
 def roofline_table(results, shapes, members, cols, ceil):
     head = ["shape", "member", "pass", "GFLOP", "GB"] + cols
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
@@ -465,10 +518,16 @@ def targets_table(results, shapes, members, grades):
     return lines, tail
 
 
-def render(args, shapes, members, cols, header, results, failures, done, t_start):
+def render(args, shapes, members, cols, header, results, failures, done, t_start, rounds=None):
     ceil = args.ceilings
     lines = list(header)
     lines += ["## Times (ms)", ""] + times_table(results, shapes, members, cols, args.grades)
+    if args.rounds > 1:
+        lines += ["", f"## Spread over {args.rounds} rounds", "",
+                  "Each implementation's lowest–highest figure (ms) over the rounds, timed "
+                  "interleaved; fla / kcv of each round from that round's two figures, "
+                  "lowest–highest. The table above shows the medians.", ""]
+        lines += spread_table(rounds or {}, shapes, members, cols, args.grades)
     lines += ["", "## Achieved throughput", "",
               f"Each cell: TFLOP/s (% of the {ceil.name}'s dense BF16 tensor-core "
               f"{ceil.bf16_dense_tflops:g} TFLOP/s) · GB/s (% of its {ceil.hbm_tbps:g} TB/s "
@@ -510,6 +569,8 @@ def main():
     ap.add_argument("--warmup", type=int, default=25, help="do_bench warmup, ms")
     ap.add_argument("--rep", type=int, default=100, help="do_bench rep, ms (at least 10 calls)")
     ap.add_argument("--cpu-reps", type=int, default=3, help="timed calls per figure on the CPU")
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="time every implementation this many times, interleaved; medians shown")
     ap.add_argument("--members", default=",".join(gc.MEMBERS))
     ap.add_argument("--precompile-shards", type=int, default=3,
                     help="processes per member compiling fla's configs first (0: none)")
@@ -523,6 +584,8 @@ def main():
     args = ap.parse_args()
     if args.precompile:
         return precompile_worker(args)
+    if args.rounds < 1:
+        ap.error("--rounds: at least 1")
     args.grades = [g for g in args.grades.split(",") if g]
     bad = [g for g in args.grades if g not in GRADES]
     if bad:
@@ -550,10 +613,14 @@ def main():
         args.ceilings = rl.ceilings_of(dev)
         timing = (f"Times in ms: medians of triton.testing.do_bench (warmup {args.warmup} ms, "
                   f"rep max({args.rep} ms, 10 calls))")
+        if args.rounds > 1:
+            timing += f", the median of {args.rounds} such figures timed interleaved"
     else:
         dev = "CPU (kcv.glr's fp64 CPU path)"
         args.ceilings = rl.H200
         timing = f"Times in ms: medians of {args.cpu_reps} calls timed with time.perf_counter"
+        if args.rounds > 1:
+            timing += f", the median of {args.rounds} such figures timed interleaved"
     impls, notes = implementations(args)
     cols = [c for c, _ in impls]
     _, prec_mod = kcv_precision_support()
@@ -588,7 +655,7 @@ def main():
         header += [f"- {pre}"]
     header += [""]
     write(args.out, render(args, shapes, members, cols, header, {}, [], False, t_start))
-    results, failures = {}, []
+    results, failures, rounds = {}, [], {}
     for shape in shapes:
         cu = None if shape.cu is None else torch.tensor(shape.cu, dtype=torch.int64,
                                                           device=args.device)
@@ -596,23 +663,28 @@ def main():
             t0 = time.time()
             x = gc.make_inputs(member, shape.B, shape.T, shape.H, shape.D, seed=3,
                                device=args.device, cu_seqlens=shape.cu)
-            for col, ops in impls:
-                why = skip_reason(col, ops, member, shape)
-                if why is not None:
-                    results[(shape.name, member, col)] = (None, None, f"skip: {why}")
-                    continue
-                f, fb, err = measure(do_bench, col, ops, member, x, cu, args)
-                results[(shape.name, member, col)] = (f, fb, err)
-                if err:
-                    failures.append(f"{shape.label} {member} {col}: {err}")
+            for round_ in range(args.rounds):
+                for col, ops in impls:
+                    key = (shape.name, member, col)
+                    why = skip_reason(col, ops, member, shape)
+                    if why is not None:
+                        results[key] = (None, None, f"skip: {why}")
+                        continue
+                    if round_ > 0 and rounds[key][-1][2] is not None:
+                        continue  # failed in an earlier round: not timed again
+                    got = measure(do_bench, col, ops, member, x, cu, args, round_)
+                    rounds.setdefault(key, []).append(got)
+                    results[key] = combine_rounds(rounds[key])
+                    if got[2]:
+                        failures.append(f"{shape.label} {member} {col}: {got[2]}")
             for line in times_table(results, [shape], [member], cols, args.grades)[2:]:
                 print(line + f"   [{time.time() - t0:.0f} s]", flush=True)
             write(args.out, render(args, shapes, members, cols, header, results, failures,
-                                   False, t_start))
+                                   False, t_start, rounds))
             del x
             if args.device == "cuda":
                 torch.cuda.empty_cache()
-    lines = render(args, shapes, members, cols, header, results, failures, True, t_start)
+    lines = render(args, shapes, members, cols, header, results, failures, True, t_start, rounds)
     write(args.out, lines)
     print("\n".join(lines), flush=True)
     return 0

@@ -1,7 +1,8 @@
 """bench/glr: the FLOP and byte model (roofline.py) on hand-computed cases, the target table
 from made-up times, and bench.py's CPU path end to end (--device cpu --shape tiny in a
 subprocess: kcv.glr's CPU path timed with time.perf_counter, fla and FlashQLA skipped with a
-reason, every member's rows in the markdown with numbers)."""
+reason, every member's rows in the markdown with numbers, two interleaved rounds and their
+spread)."""
 
 import importlib.util
 import math
@@ -169,14 +170,17 @@ def test_cpu_path_end_to_end(tmp_path):
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p and os.path.isdir(p))
     proc = subprocess.run([sys.executable, os.path.join(BENCH_DIR, "bench.py"), "--device",
-                           "cpu", "--shape", "tiny", "--cpu-reps", "1", "--out", str(out)],
+                           "cpu", "--shape", "tiny", "--cpu-reps", "1", "--rounds", "2",
+                           "--out", str(out)],
                           capture_output=True, text=True, env=env, timeout=300)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     text = out.read_text()
     bf16 = _load("bench").kcv_precision_support()[0]
     assert "- fla: not run: --device cpu" in text
     assert "- FlashQLA: not run: --device cpu" in text
-    times = text.split("## Times (ms)")[1].split("## Achieved")[0]
+    times = text.split("## Times (ms)")[1].split("## Spread over 2 rounds")[0]
+    spread = text.split("## Spread over 2 rounds")[1].split("## Achieved")[0]
+    span = re.compile(r"^(\d+\.\d+)–(\d+\.\d+)$")
     thru = text.split("## Achieved throughput")[1].split("## Targets")[0]
     number = re.compile(r"^\d+\.\d+$")
     for member in MEMBERS:
@@ -191,6 +195,14 @@ def test_cpu_path_end_to_end(tmp_path):
             else:
                 assert cells[4] == "-", row
             assert cells[5] == "-"  # fla
+            # the spread: lowest ≤ the median ≤ highest of the two rounds; no ratio without fla
+            row = [r for r in spread.splitlines()
+                   if r.startswith(f"| B1 T256 H2 D32 | {member} | {pass_} |")]
+            assert len(row) == 1, (member, pass_, spread)
+            lo_hi = [c.strip() for c in row[0].strip("|").split("|")]
+            m = span.match(lo_hi[3])
+            assert m and float(m[1]) <= float(cells[3]) <= float(m[2]), (row, cells)
+            assert lo_hi[5] == "-" and lo_hi[-1] == "-"
             row = [r for r in thru.splitlines()
                    if r.startswith(f"| B1 T256 H2 D32 | {member} | {pass_} |")]
             assert len(row) == 1 and "%) · " in row[0], (member, pass_, thru)

@@ -125,8 +125,6 @@
 namespace kcv::glr::dev {
 
 using gpu::detail::copy_block_async;
-using gpu::detail::copy_floats_async_fixed;
-using gpu::detail::copy_rows_async_fixed;
 using gpu::detail::dot_part;
 using gpu::detail::RowPartials;
 

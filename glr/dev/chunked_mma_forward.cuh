@@ -38,6 +38,10 @@
 //      rounding). Not the same bits: each factor differs from expf's by a few ulp.
 //   10 KDA's prepare kernel: L's off-diagonal rows by warps 4..7 while warps 0..3 form A^qk's,
 //      where warps 0..3 formed both in turn (12 of 16 warps idle). The same bits.
+//   11 the state pass's copies of the next chunk with compile-time trip counts
+//      (copy_rows_async_fixed, copy_floats_async_fixed), where copy_rows_async's rolled loops
+//      held a quarter of the kernel's warp samples (GDN at B1·T8192·H32, bench/glr/
+//      ncu_phases.py). The same bits.
 //
 // 1. prepare_kernel, one CTA (4 warps) per (chunk slot, value head):
 //      G = chunk-local cumsum of g (fp32, serial: the reference's order),
@@ -89,7 +93,9 @@ using gpu::detail::AccTile;
 using gpu::detail::AStore;
 using gpu::detail::BStore;
 using gpu::detail::copy_floats_async;
+using gpu::detail::copy_floats_async_fixed;
 using gpu::detail::copy_rows_async;
+using gpu::detail::copy_rows_async_fixed;
 using gpu::detail::for_each_pair;
 using gpu::detail::mma_acc;
 using gpu::detail::mma_acc_triangular;
@@ -833,23 +839,30 @@ __global__ void __launch_bounds__(kStateThreads, 1) state_output_kernel(MmaForwa
     const std::int64_t t0 = bos + j * kMmaChunk;
     const std::int64_t slot = slot0 + j;
     const int c = rows_of(j);
+    // Compile-time trip counts (copy_rows_async_fixed): one address product per copy and an add
+    // per 16-byte piece, where copy_rows_async's rolled loop divided per piece on the chain.
+    constexpr int kT = kStateThreads;
     if constexpr (kChannel) {
       if constexpr (kOutput)
-        copy_rows_async(st.q, p.qbar + slot_block(p, slot, hv, kMmaDim), kMmaDim, kMmaChunk);
-      copy_rows_async(st.k, p.kbar + slot_block(p, slot, hv, kMmaDim), kMmaDim, kMmaChunk);
+        copy_rows_async_fixed<kT>(st.q, p.qbar + slot_block(p, slot, hv, kMmaDim), kMmaDim,
+                                  kMmaChunk);
+      copy_rows_async_fixed<kT>(st.k, p.kbar + slot_block(p, slot, hv, kMmaDim), kMmaDim,
+                                kMmaChunk);
     } else {
-      if constexpr (kOutput) copy_rows_async(st.q, p.q + qk_row(p, t0, hv), qk_stride, c);
-      copy_rows_async(st.k, p.k + qk_row(p, t0, hv), qk_stride, c);
+      if constexpr (kOutput) copy_rows_async_fixed<kT>(st.q, p.q + qk_row(p, t0, hv), qk_stride, c);
+      copy_rows_async_fixed<kT>(st.k, p.k + qk_row(p, t0, hv), qk_stride, c);
     }
     if constexpr (kDelta) {
-      copy_rows_async(st.w, p.w + slot_block(p, slot, hv, kMmaDim), kMmaDim, kMmaChunk);
-      copy_rows_async(st.u, p.u + slot_block(p, slot, hv, kMmaDim) + col0, kMmaDim, kMmaChunk);
+      copy_rows_async_fixed<kT>(st.w, p.w + slot_block(p, slot, hv, kMmaDim), kMmaDim, kMmaChunk);
+      copy_rows_async_fixed<kT>(st.u, p.u + slot_block(p, slot, hv, kMmaDim) + col0, kMmaDim,
+                                kMmaChunk);
     } else {
-      copy_rows_async(st.u, p.v + v_row(p, t0, hv) + col0, v_stride, c);
+      copy_rows_async_fixed<kT>(st.u, p.v + v_row(p, t0, hv) + col0, v_stride, c);
     }
     if constexpr (kOutput)
-      copy_rows_async(st.a, p.a + slot_block(p, slot, hv, kMmaChunk), kMmaChunk, kMmaChunk);
-    copy_floats_async(&st.f[0][0], p.factors + slot_block(p, slot, hv, 2), 2 * kMmaChunk);
+      copy_rows_async_fixed<kT>(st.a, p.a + slot_block(p, slot, hv, kMmaChunk), kMmaChunk,
+                                kMmaChunk);
+    copy_floats_async_fixed<kT, 2 * kMmaChunk>(&st.f[0][0], p.factors + slot_block(p, slot, hv, 2));
     arch::cp_async_commit();
   };
 

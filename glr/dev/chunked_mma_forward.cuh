@@ -41,7 +41,7 @@
 //   11 the state pass's copies of the next chunk with compile-time trip counts
 //      (copy_rows_async_fixed, copy_floats_async_fixed), where copy_rows_async's rolled loops
 //      held a quarter of the kernel's warp samples (GDN at B1·T8192·H32, bench/glr/
-//      ncu_phases.py). The same bits.
+//      ncu_phases.py); the prepare kernels' copies of Q, K and V the same way. The same bits.
 //
 // 1. prepare_kernel, one CTA (4 warps) per (chunk slot, value head):
 //      G = chunk-local cumsum of g (fp32, serial: the reference's order),
@@ -94,7 +94,6 @@ using gpu::detail::AStore;
 using gpu::detail::BStore;
 using gpu::detail::copy_floats_async;
 using gpu::detail::copy_floats_async_fixed;
-using gpu::detail::copy_rows_async;
 using gpu::detail::copy_rows_async_fixed;
 using gpu::detail::for_each_pair;
 using gpu::detail::mma_acc;
@@ -468,8 +467,9 @@ __device__ __forceinline__ void prepare_channel(PrepareStorageChannel<kDelta>& s
                                                 std::int64_t slot, int hv) {
   const int c = ch.rows;
   const std::int64_t qk_stride = static_cast<std::int64_t>(p.qk_heads) * kMmaDim;
-  copy_rows_async(sm.q, p.q + qk_row(p, ch.t0, hv), qk_stride, c);
-  copy_rows_async(sm.k, p.k + qk_row(p, ch.t0, hv), qk_stride, c);
+  constexpr int kT = kPrepareChannelThreads<kDelta>;
+  copy_rows_async_fixed<kT>(sm.q, p.q + qk_row(p, ch.t0, hv), qk_stride, c);
+  copy_rows_async_fixed<kT>(sm.k, p.k + qk_row(p, ch.t0, hv), qk_stride, c);
   arch::cp_async_commit();
 
   // G (e_last,d beside it).
@@ -622,7 +622,7 @@ __device__ __forceinline__ void prepare_channel(PrepareStorageChannel<kDelta>& s
     __syncthreads();  // L complete; the anchored factors are no longer read: X and V take them
 
     const std::int64_t v_stride = static_cast<std::int64_t>(p.v_heads) * kMmaDim;
-    copy_rows_async(sm.wy.v, p.v + v_row(p, ch.t0, hv), v_stride, c);
+    copy_rows_async_fixed<kT>(sm.wy.v, p.v + v_row(p, ch.t0, hv), v_stride, c);
     arch::cp_async_commit();
     arch::cta_for(kMmaChunk * kPieces, [&](int idx) {  // X = bf16(β (K ⊙ E))
       const int i = idx / kPieces;
@@ -669,8 +669,8 @@ __global__ void __launch_bounds__(kPrepareThreads<kGate, kDelta>,
     const std::int64_t qk_stride = static_cast<std::int64_t>(p.qk_heads) * kMmaDim;
     const std::int64_t v_stride = static_cast<std::int64_t>(p.v_heads) * kMmaDim;
 
-    copy_rows_async(sm.q, p.q + qk_row(p, ch.t0, hv), qk_stride, c);
-    copy_rows_async(sm.k, p.k + qk_row(p, ch.t0, hv), qk_stride, c);
+    copy_rows_async_fixed<kMmaThreads>(sm.q, p.q + qk_row(p, ch.t0, hv), qk_stride, c);
+    copy_rows_async_fixed<kMmaThreads>(sm.k, p.k + qk_row(p, ch.t0, hv), qk_stride, c);
     arch::cp_async_commit();
 
     if constexpr (kGate == GateKind::kScalar) {
@@ -745,7 +745,7 @@ __global__ void __launch_bounds__(kPrepareThreads<kGate, kDelta>,
       gpu::detail::invert_unit_lower_by_columns<kMmaChunk>(sm.l, sm.t);
       store_t_bf16(sm.t, sm.tb, p, slot, hv);  // over L
       __syncthreads();  // T is no longer read: V arrives in its place while W is formed
-      copy_rows_async(sm.k, p.v + v_row(p, ch.t0, hv), v_stride, c);
+      copy_rows_async_fixed<kMmaThreads>(sm.k, p.v + v_row(p, ch.t0, hv), v_stride, c);
       arch::cp_async_commit();
 
       wy_product(sm.tb, sm.q, p.w + slot_block(p, slot, hv, kMmaDim));  // W = T X

@@ -34,6 +34,7 @@ import csv
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 
@@ -230,9 +231,17 @@ def capture(args):
            "SourceCounters", "--section", "WarpStateStats", "-k", f"regex:{args.kernels}", "-f",
            "-o", rep, sys.executable, "-u", os.path.join(HERE, "ncu_profile.py"), "--target",
            "kcv-bf16", "--member", args.member, "--shape", args.shape]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout)
+    # ncu in a process group of its own, so that a timeout stops the profiled process with it
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=args.timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        out, err = proc.communicate()
+        err = (err or "") + f"\nncu: out of time after {args.timeout} s (--timeout)\n"
     with open(rep + ".log", "w", encoding="utf-8") as f:
-        f.write(" ".join(cmd) + "\n" + proc.stdout + proc.stderr)
+        f.write(" ".join(cmd) + "\n" + (out or "") + (err or ""))
     if proc.returncode != 0 or not os.path.exists(rep + ".ncu-rep"):
         print(f"ncu exit {proc.returncode}; see {rep}.log", flush=True)
         return None
@@ -261,7 +270,8 @@ def main():
     ap.add_argument("--out", default="phases.md")
     ap.add_argument("--work", default=None, help="folder of the CSV (default: beside --out)")
     ap.add_argument("--ncu", default=shutil.which("ncu") or "/usr/local/cuda/bin/ncu")
-    ap.add_argument("--timeout", type=int, default=300)
+    ap.add_argument("--timeout", type=int, default=240,
+                    help="seconds for the capture, and again for the export")
     args = ap.parse_args()
     if args.csv:
         path, what = args.csv, f"the source page {os.path.basename(args.csv)}"

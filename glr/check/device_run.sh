@@ -49,6 +49,9 @@
 #   ncu      ncu.md, ncu/<member>_<impl>.csv (NCU_S, default 400 s): bench/glr/ncu_profile.py
 #            with NCU_ARGS (default "--member gdn --shape 1 --impls kcv-bf16,fla,flashqla"):
 #            Nsight Compute's counters for every kernel of one forward+backward
+#   phases   phases.md, phases/<member>_source.csv (PHASES_S, default 150 s):
+#            bench/glr/ncu_phases.py with PHASES_ARGS (default "--member gdn --shape 1
+#            --min-share 2"): kcv bf16's warp-state samples per kernel phase and loop
 #
 # Run from the repository root, with fla's wheels in .whl/ (and, for kcv._core, the Debian packages
 # of scripts/device-deps in .debs/):
@@ -274,6 +277,13 @@ if [[ $steps == *" ncu "* ]]; then
   timeout "${NCU_S:-400}" python3 bench/glr/ncu_profile.py ${NCU_ARGS:---member gdn --shape 1 --impls kcv-bf16,fla,flashqla} \
     --out "$out/ncu.md" --work "$out/ncu" > "$out/ncu.log" 2>&1
   stamp "ncu: exit $?"
+fi
+
+if [[ $steps == *" phases "* ]]; then
+  phases_s=${PHASES_S:-150}
+  timeout "$phases_s" python3 bench/glr/ncu_phases.py ${PHASES_ARGS:---member gdn --shape 1 --min-share 2} \
+    --timeout $(( phases_s * 2 / 3 )) --out "$out/phases.md" --work "$out/phases" > "$out/phases.log" 2>&1
+  stamp "phases: exit $?"
 fi
 
 if [[ $steps == *" bench "* ]]; then

@@ -99,3 +99,38 @@ def test_loops_are_backward_branches():
     assert [(a, b, len(r)) for a, b, r in found] == [("0x8000", "0x8020", 3)]
     lines = ph.loop_table(rows)
     assert lines[-2] == "| x8000–x8020 | 3 | 20.0 | LDGSTS 1 | 1 |"
+
+
+def test_capture_then_fold_with_a_stand_in_ncu(tmp_path):
+    """The default mode's plumbing, with a stand-in for ncu: the capture's -o names the report,
+    the export (-i REPORT --page source --csv --print-source sass) prints the page, and the
+    tables come out of it; a failing ncu gives exit 1 and its log."""
+    import subprocess
+    import sys
+    csv_text = "".join(page([(NAME, K)]))
+    fake = tmp_path / "ncu"
+    fake.write_text(
+        "#!/usr/bin/env python3\n"
+        "import sys\n"
+        "a = sys.argv[1:]\n"
+        "if '-o' in a:\n"
+        "    open(a[a.index('-o') + 1] + '.ncu-rep', 'w').write('report')\n"
+        "elif '-i' in a:\n"
+        "    assert a[a.index('--page') + 1] == 'source' and '--csv' in a\n"
+        f"    sys.stdout.write({csv_text!r})\n"
+        "else:\n"
+        "    sys.exit(3)\n")
+    fake.chmod(0o755)
+    out = tmp_path / "phases.md"
+    tool = os.path.join(REPO, "bench", "glr", "ncu_phases.py")
+    proc = subprocess.run([sys.executable, tool, "--ncu", str(fake), "--member", "gdn",
+                           "--out", str(out)], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    text = out.read_text()
+    assert "gdn at shape 1, kcv bf16" in text and "### `grad_kernel<1, 1>`" in text
+    assert (tmp_path / "phases" / "gdn_source.csv").exists()
+    assert not (tmp_path / "phases" / "gdn_source.ncu-rep").exists()  # the CSV keeps what counts
+    fake.write_text("#!/bin/sh\nexit 3\n")
+    proc = subprocess.run([sys.executable, tool, "--ncu", str(fake), "--out", str(out)],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 1 and "ncu exit 3" in proc.stdout

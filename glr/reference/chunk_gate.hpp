@@ -57,14 +57,17 @@ class ChunkGate {
 
  private:
   friend class GateTable;
-  // The attached table's arrays; a copy of the gate starts without them (the table belongs to
-  // the gate it was made from).
+  // The attached table's arrays. A copy of the gate starts without them, and a gate assigned to
+  // drops them (the table belongs to the gate it was made from, as that gate was then).
   struct TableRef {
     const std::vector<double>* starts = nullptr;  ///< e_i: rows × width
     const std::vector<double>* pairs = nullptr;   ///< Γ_ij (j ≤ i): packed rows × width
     TableRef() = default;
     TableRef(const TableRef&) {}
-    TableRef& operator=(const TableRef&) { return *this; }
+    TableRef& operator=(const TableRef&) {
+      starts = pairs = nullptr;
+      return *this;
+    }
   };
 
   double factor(double exponent) const;

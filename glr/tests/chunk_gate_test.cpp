@@ -104,6 +104,12 @@ TEST(ChunkGate, ATableGivesTheSameBitsAndLeavesWithItsScope) {
       const ChunkGate copy = gate;  // a copy does not carry the table (it would outlive it)
       EXPECT_FALSE(copy.tabulated());
       copied = all_factors(copy, channels);
+      ChunkGate other = copy;  // a gate assigned to drops its table (its G has changed)
+      const detail::GateTable other_table(other);
+      EXPECT_TRUE(other.tabulated());
+      other = ChunkGate(kind, 2, Matrix(2, g.cols()));
+      EXPECT_FALSE(other.tabulated());
+      EXPECT_EQ(other.between(1, 0, 0), 1.0);  // e^0 from its own G, not the old table
     }
     EXPECT_FALSE(gate.tabulated());
     ASSERT_EQ(tabled.size(), plain.size());

@@ -8,10 +8,10 @@
 // select (not a multiply, §3.2). A scalar gate is stored with width 1 and read for every key
 // channel; GateKind::kNone makes every factor 1. Stage B6 (reverse cumsum of dG) lives here too.
 //
-// A chunk's stages read each factor many times (KDA's σ backward reads every Γ_ij,d up to ten
-// times a chunk, two exponentials for each anchored pair): a GateTable computes every factor of
-// one chunk once, by the same expression, and the gate reads them from it while the table lives.
-// The values are the same bits with or without a table.
+// A chunk's stages read each factor many times (every stage of a per-channel gate's σ backward
+// reads Γ_ij,d again, and an anchored pair takes two exponentials): a GateTable computes every
+// factor of one chunk once, by the same expression, and the gate reads them from it while the
+// table lives. The values are the same bits with or without a table.
 #pragma once
 
 #include <cstdint>

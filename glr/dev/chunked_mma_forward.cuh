@@ -167,13 +167,15 @@ __device__ __forceinline__ float bf16_to_float(bf16 x) {
   return arch::bf16_bits_to_float(arch::bf16_bits(x));
 }
 
-/// The chunk's cumulative log-gate G_i = g_0 + … + g_i into `out[kMmaChunk]` (shared memory),
-/// g = 0 past the chunk's c rows, so G stays at G_last there. Summed by one thread from 0 in row
-/// order, the reference's order, so every kernel forms the same G bits; the 64 gates are first
-/// loaded by 64 threads at once, so the serial sum reads shared memory only (one thread loading
-/// them from global memory in turn waits for each). With `beta` (the delta rule's prepare), the
-/// same threads load β (0 past c) into it beside the gates, so the two loads wait together.
-/// Barrier at the end.
+/// The chunk's cumulative log-gate G_i = g_0 + … + g_i into `out[kMmaChunk]` (shared memory,
+/// 16-byte aligned), g = 0 past the chunk's c rows, so G stays at G_last there. Summed by one
+/// thread from 0 in row order, the reference's order, so every kernel forms the same G bits; the
+/// 64 gates are first loaded by 64 threads at once, so the serial sum reads shared memory only
+/// (one thread loading them from global memory in turn waits for each), and that thread takes
+/// them into registers in 16-byte loads and stores the sums the same way, so that its chain is
+/// the 64 dependent adds alone (the whole CTA waits for it at the barrier). With `beta` (the
+/// delta rule's prepare), the same threads load β (0 past c) into it beside the gates, so the
+/// two loads wait together. Barrier at the end.
 __device__ __forceinline__ void chunk_cumulative_gate(float* out, const MmaForwardParams& p,
                                                       std::int64_t t0, int hv, int c,
                                                       float* beta = nullptr) {
@@ -184,11 +186,17 @@ __device__ __forceinline__ void chunk_cumulative_gate(float* out, const MmaForwa
   });
   __syncthreads();
   arch::cta_for(1, [&](int) {
+    float x[kMmaChunk];
+    KCV_GLR_UNROLL
+    for (int i = 0; i < kMmaChunk; i += 4) arch::load_f32x4(out + i, x + i);
     float running = 0.0f;
+    KCV_GLR_UNROLL
     for (int i = 0; i < kMmaChunk; ++i) {
-      running += out[i];
-      out[i] = running;
+      running += x[i];
+      x[i] = running;
     }
+    KCV_GLR_UNROLL
+    for (int i = 0; i < kMmaChunk; i += 4) arch::store_f32x4(out + i, x + i);
   });
   __syncthreads();
 }

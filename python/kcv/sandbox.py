@@ -142,13 +142,19 @@ class KernelSandbox:
         self._host_socket = os.path.join(self.scratch, "forkserver.sock")
         self.worker_args = list(worker_args)
         self.server = None
+        self._lifeline = None
         if warm:
-            cmd = argv([sys.executable, "-m", "kcv.worker.forkserver", "--socket", self.socket,
-                        "--warm", "torch", "--sandboxed", *self.worker_args],
-                       self.scratch, self.shm_dir, cache_dir)
-            self.server = subprocess.Popen(cmd, stdin=subprocess.DEVNULL,
-                                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                           start_new_session=True)
+            from kcv.audit.forkservers import start_with_lifeline  # noqa: PLC0415
+
+            # bwrap's --die-with-parent misses a launcher killed while bwrap starts; the
+            # lifeline (a pipe the server watches through bwrap) ends the server then too
+            self.server, self._lifeline = start_with_lifeline(
+                lambda fd: argv([sys.executable, "-m", "kcv.worker.forkserver", "--socket",
+                                 self.socket, "--warm", "torch", "--sandboxed", "--lifeline",
+                                 str(fd), *self.worker_args],
+                                self.scratch, self.shm_dir, cache_dir),
+                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                start_new_session=True)
 
     def command(self) -> list[str]:
         """argv of a candidate worker: forked by this kernel's server, or (no server answers)
@@ -168,6 +174,9 @@ class KernelSandbox:
                 pass
             self.server.wait()
             self.server = None
+        if self._lifeline is not None:
+            os.close(self._lifeline)
+            self._lifeline = None
         if self.code is not None and os.path.isdir(self.scratch):
             try:
                 buildcache.publish(self.scratch, self.cache_dir, self.code)

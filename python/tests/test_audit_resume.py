@@ -1,7 +1,8 @@
 """kill -9 / resume (issue 3 item 7): `python -m kcv.audit` on the sample is SIGKILLed right
 after its first kernel is recorded, then run again to the end. Every kernel ends final exactly
 once: kernels finished before the kill keep their status, verdicts and run (they are not redone,
-attempts stays 1), and the kernel that was running when the audit died is redone."""
+attempts stays 1), and the kernel that was running when the audit died is redone. No process of
+the killed run outlives it (its workers, warm parents and sandboxes)."""
 
 import os
 import signal
@@ -11,7 +12,7 @@ import time
 
 import pytest
 
-from audit_helpers import SAMPLE, audit_command, child_env, run_audit
+from audit_helpers import SAMPLE, audit_command, child_env, processes_mentioning, run_audit
 
 core = pytest.importorskip("kcv._core")
 pytest.importorskip("torch")
@@ -50,8 +51,11 @@ def snapshot(store):
 
 def test_kill_minus_9_then_resume_loses_nothing_and_redoes_nothing(tmp_path):
     path = str(tmp_path / "resume.db")
+    marker = f"KCV_TEST_RUN={os.getpid()}-{time.monotonic_ns()}"  # inherited by every descendant
+    env = child_env()
+    env[marker.split("=")[0]] = marker.split("=")[1]
     proc = subprocess.Popen(audit_command(*args(path)),
-                            env=child_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 900
     try:
         while finished(path) < 1:
@@ -62,6 +66,10 @@ def test_kill_minus_9_then_resume_loses_nothing_and_redoes_nothing(tmp_path):
     finally:
         proc.wait(timeout=60)
     assert proc.returncode == -signal.SIGKILL
+    deadline = time.monotonic() + 30  # SIGKILL and pipe ends reach them at once; exits take a moment
+    while left := processes_mentioning(str(tmp_path), marker):
+        assert time.monotonic() < deadline, f"processes of the killed audit still run: {left}"
+        time.sleep(0.2)
 
     before = snapshot(core.Store(path))
     done_before = {k: v for k, v in before.items() if v[0] != "malformed"}

@@ -20,7 +20,7 @@ core = pytest.importorskip("kcv._core")
 
 import kb_problems as kb  # noqa: E402
 
-from kcv.audit.forkservers import ForkServers  # noqa: E402
+from kcv.audit.forkservers import ForkServers, start_with_lifeline  # noqa: E402
 from kcv.audit.workers import worker_command  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -55,6 +55,46 @@ def test_a_server_that_died_gives_cold_starts():
         assert s.wait_ready(1) == ["candidate server (GPU None) is not ready"]
     finally:
         s.close()
+
+
+def test_a_server_ends_with_its_lifeline_and_takes_its_workers(tmp_path):
+    """The launcher's end of the lifeline closing (as it does when the launcher dies, even one
+    killed before the server's PR_SET_PDEATHSIG is set) ends the server and its workers."""
+    sock = str(tmp_path / "server.sock")
+    proc, lifeline = start_with_lifeline(
+        lambda fd: [sys.executable, "-m", "kcv.worker.forkserver", "--socket", sock, "--threads",
+                    "1", "--lifeline", str(fd)], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    try:
+        assert proc.stdout.readline().strip() == b"ready"
+        w, info = started(worker_command(None, 1, socket=sock), kb.ADD_CANDIDATE,
+                          str(tmp_path / "c"))
+        assert info["reply"]["type"] == "loaded", info
+        workers = descendants_alive(proc.pid)
+        assert workers, "the server forked no worker"
+        os.close(lifeline)
+        lifeline = None
+        assert proc.wait(timeout=30) == 0
+        deadline = time.monotonic() + 10
+        while left := [p for p in workers if running(p)]:
+            assert time.monotonic() < deadline, f"workers {left} outlived their server"
+            time.sleep(0.05)
+        w.close()
+    finally:
+        if lifeline is not None:
+            os.close(lifeline)
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+        proc.stdout.close()
+
+
+def running(pid):
+    """True while `pid` is a live process (not a zombie)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
 
 
 def load(cand, cache):

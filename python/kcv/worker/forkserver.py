@@ -16,6 +16,12 @@ worker with it (SIGKILL). When this process ends, its workers get SIGKILL too
 (PR_SET_PDEATHSIG). The orchestrator keeps one server per worker role, so a candidate can reach
 only the parent of later candidates, never of a reference worker.
 
+`--lifeline FD`: the read end of a pipe whose write end only the launcher holds. When the
+launcher ends, however it ends, the pipe reads end-of-file and the server ends with its workers.
+PR_SET_PDEATHSIG alone misses two cases: a launcher killed between the fork and the prctl (in
+bwrap's own start, or before main() here), and a sandboxed server, whose parent is bwrap's
+reaper inside the sandbox rather than the launcher.
+
 `--sandboxed`: the server runs inside a kernel's sandbox (kcv.sandbox, docs/10_threat_model.md),
 in a PID namespace of its own, where the client's pid, process group, working directory and
 environment mean nothing or must not pass: its workers keep the server's process group,
@@ -38,7 +44,8 @@ _libc = ctypes.CDLL(None, use_errno=True)
 
 
 def _options(argv: list[str]) -> dict:
-    known = {"--socket": "socket", "--gpu": "gpu", "--threads": "threads", "--warm": "warm"}
+    known = {"--socket": "socket", "--gpu": "gpu", "--threads": "threads", "--warm": "warm",
+             "--lifeline": "lifeline"}
     out = {}
     k = 0
     while k < len(argv):
@@ -128,7 +135,8 @@ def _status_line(status: int) -> bytes:
 
 
 class Server:
-    def __init__(self, path: str, fixed_env: dict, sandboxed: bool = False):
+    def __init__(self, path: str, fixed_env: dict, sandboxed: bool = False,
+                 lifeline: int | None = None):
         self.fixed_env = fixed_env
         self.sandboxed = sandboxed
         self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -137,12 +145,18 @@ class Server:
         self.listener.listen(64)
         self.selector = selectors.DefaultSelector()
         self.selector.register(self.listener, selectors.EVENT_READ, ("accept", None))
+        self.lifeline = lifeline
+        if lifeline is not None:  # readable only once the launcher's end has closed
+            self.selector.register(lifeline, selectors.EVENT_READ, ("lifeline", None))
         self.workers = {}  # worker pid -> (conn, worker pidfd)
 
     def serve(self) -> None:
+        """Serves until the launcher ends (the lifeline reads end-of-file)."""
         while True:
             for key, _ in self.selector.select():
                 kind, pid = key.data
+                if kind == "lifeline":
+                    return
                 if kind == "accept":
                     self.accept()
                 elif kind == "worker":
@@ -161,6 +175,8 @@ class Server:
             conn.close()
             return
         others = [self.listener.fileno(), conn.fileno()]
+        if self.lifeline is not None:
+            others.append(self.lifeline)
         for w_conn, w_fd in self.workers.values():
             others += [w_conn.fileno(), w_fd]
         pid = os.fork()
@@ -212,7 +228,9 @@ def main(argv: list[str]) -> int:
     _libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)  # the orchestrator that started it is gone
     # listening before the imports: a client that connects meanwhile waits in the backlog for
     # its worker instead of starting one cold
-    server = Server(options["socket"], fixed_env, sandboxed=options.get("sandboxed", False))
+    lifeline = int(options["lifeline"]) if "lifeline" in options else None
+    server = Server(options["socket"], fixed_env, sandboxed=options.get("sandboxed", False),
+                    lifeline=lifeline)
     _warm_up(options.get("warm", "torch"))
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     print("ready", flush=True)

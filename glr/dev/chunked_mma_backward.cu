@@ -14,16 +14,10 @@ Status mma_backward(Member member, const MmaBackwardParams& p, int value_tile,
                     cudaStream_t stream, StageTimes* times) {
   if (value_tile != 32 && value_tile != 64)
     return make_error(ErrorCode::kInvalidArgument, "value_tile must be 32 or 64", "value_tile");
-  MmaBackwardParams q = p;
-  if (q.wy_ctas == 0) {  // wy_grad_kernel: one persistent CTA per multiprocessor
-    int device = 0;
-    KCV_GLR_CUDA(cudaGetDevice(&device));
-    KCV_GLR_CUDA(cudaDeviceGetAttribute(&q.wy_ctas, cudaDevAttrMultiProcessorCount, device));
-  }
   return for_mma_backward_member(member, [&]<GateKind kGate, bool kDelta>() {
     return launch_sequence(stream, times, [&](const CudaLaunch& launch) {
-      if (value_tile == 32) return backward_sequence<kGate, kDelta, 32>(q, launch);
-      return backward_sequence<kGate, kDelta, 64>(q, launch);
+      if (value_tile == 32) return backward_sequence<kGate, kDelta, 32>(p, launch);
+      return backward_sequence<kGate, kDelta, 64>(p, launch);
     });
   });
 }

@@ -74,10 +74,6 @@
 //      summed the 480 pairs j < i over 128 channels again. The same bits.
 //   18 grad_channel_kernel's ⟨H_d, dS_d⟩ (thread d, row d in column order) reads eight columns
 //      of H and dS per 16-byte load, where it read one bf16 of each per load. The same bits.
-//   19 wy_grad_kernel persistent: one CTA per multiprocessor takes (slot, head) items in turn,
-//      the next item's K, V, H, dΔ and T copied into a second set of tiles while this one is
-//      computed (WyItem ×2, 224 KB), where each item's CTA waited for its own copies alone on its
-//      multiprocessor (the first phase: 33.7 % of GDN's samples at `324d13d`). The same bits.
 //
 // 0. The forward's prepare_kernel and state_output_kernel without the output (o not written: no Q
 //    or A^qk loaded, no Q·H or A^qk·Δ) keep bf16(H) of every chunk entry and of every sequence end
@@ -682,11 +678,12 @@ __global__ void __launch_bounds__(kGradThreads, 1) grad_kernel(MmaBackwardParams
 
 // ------------------------------------------------------------------------------ 3. WY (delta rule)
 
-/// One (slot, value head) item's tiles in wy_grad_kernel's shared memory. The tiles whose
-/// lifetimes do not overlap share space; a tile is written only after the barrier that ends the
-/// last read of what it replaces:
+/// wy_grad_kernel's shared memory: 130 KB (one CTA of 16 warps per multiprocessor, which its
+/// registers allow anyway: 16 warps of 96 allocated). The tiles whose lifetimes do not overlap
+/// share space; a tile is written only after the barrier that ends the last read of what it
+/// replaces:
 ///
-///   phase (barrier after)    wide (34 KB)           narrow (17 KB)   gram (18 KB, WyStorage)
+///   phase (barrier after)    wide (34 KB)           narrow (17 KB)   gram (18 KB)
 ///   1 dW, dṼ      (A)        H                      V
 ///   2 X, Ṽ, dX    (B)        X, Ṽ written           V read for Ṽ
 ///   3 dT          (C)        X, Ṽ read              dT written       K Kᵀ written
@@ -694,10 +691,11 @@ __global__ void __launch_bounds__(kGradThreads, 1) grad_kernel(MmaBackwardParams
 ///   5 dL, M       (E)        Y read                 M written        read
 ///   6 M K, Mᵀ K   (F)        the row partials       M read
 ///
-/// K, dΔ and T keep their own tiles (K is read until phase 6, T until 5, dΔ until 3).
-struct WyItem {
+/// K, dΔ, dW and T keep their own tiles (K is read until phase 6, T until 5, dΔ and dW until 3).
+struct WyStorage {
   SmemBf16<kMmaChunk, kMmaDim> k;
   SmemBf16<kMmaChunk, kMmaDim> dd;   ///< bf16 dΔ (the scan's)
+  SmemBf16<kMmaChunk, kMmaDim> dw;   ///< bf16(dW), dW = −dΔ Hᵀ
   SmemBf16<kMmaChunk, kMmaChunk> t;  ///< bf16(T) (the prepare kernel's)
   struct XV {
     SmemBf16<kMmaChunk, kMmaDim> x, vt;  ///< bf16(β K e), bf16(β V): the prepare kernel's X, Ṽ
@@ -714,28 +712,18 @@ struct WyItem {
     SmemBf16<kMmaChunk, kMmaChunk> dt;  ///< bf16(dT), strictly lower
     SmemBf16<kMmaChunk, kMmaChunk> m;   ///< bf16(β ⊙ dL), strictly lower
   } narrow;
-};
-static_assert(sizeof(SmemBf16<kMmaChunk, kMmaChunk>) % 16 == 0 &&
-                  sizeof(SmemBf16<kMmaChunk, kMmaDim>) % 16 == 0 &&
-                  sizeof(WyItem::Wide) % 16 == 0 && sizeof(WyItem::Narrow) % 16 == 0,
-              "WyItem: every tile must start 16-byte aligned");
-
-/// wy_grad_kernel's shared memory: 224 KB, one CTA of 16 warps per multiprocessor. Two items'
-/// tiles: the CTA computes one while the next one's copies land (wy_grad_kernel), since a CTA
-/// alone on its multiprocessor otherwise waits for each item's 94 KB of copies with nothing to
-/// run. dW, the scalars and K Kᵀ's blocks are one item's at a time.
-struct WyStorage {
-  WyItem item[2];
-  SmemBf16<kMmaChunk, kMmaDim> dw;  ///< bf16(dW), dW = −dΔ Hᵀ (read until phase 3)
-  float beta[kMmaChunk];            ///< β, 0 past the end
-  float g[kMmaChunk];               ///< G (scalar gate)
-  float e[kMmaChunk];               ///< exp(G), 0 past the end
-  float dg[kMmaChunk];              ///< grad_kernel's dg (scalar gate), read with β at the start
+  float beta[kMmaChunk];  ///< β, 0 past the end
+  float g[kMmaChunk];     ///< G (scalar gate)
+  float e[kMmaChunk];     ///< exp(G), 0 past the end
+  float dg[kMmaChunk];    ///< grad_kernel's dg (scalar gate), read with β at the start
   /// K Kᵀ's blocks at or left of the diagonal (fp32, phase 3's idle warps'); rows padded by 8
   /// floats so that a warp's stores of an accumulator fall on distinct banks.
   float gram[kMmaChunk][kMmaChunk + 8];
 };
-static_assert(sizeof(WyItem) % 16 == 0, "WyStorage: the second item's tiles 16-byte aligned");
+static_assert(sizeof(SmemBf16<kMmaChunk, kMmaChunk>) % 16 == 0 &&
+                  sizeof(SmemBf16<kMmaChunk, kMmaDim>) % 16 == 0 &&
+                  sizeof(WyStorage::Wide) % 16 == 0 && sizeof(WyStorage::Narrow) % 16 == 0,
+              "WyStorage: every tile must start 16-byte aligned");
 static_assert(sizeof(WyStorage) <= 227 * 1024, "WyStorage: over the sm_90 limit");
 
 /// K Kᵀ's 16×16 blocks at or left of the diagonal, (row block, column block) numbered row by row
@@ -769,15 +757,21 @@ __device__ __forceinline__ constexpr BlockPair gram_block(int b) {
 /// (chunked_mma_backward.hpp): feature columns 32h.. of dW, dṼ, dX and dk, the 16-column block h
 /// of dT, Y, dL, M and K Kᵀ.
 template <GateKind kGate>
-__device__ __forceinline__ void wy_grad_item(const MmaBackwardParams& bp, WyStorage& sm, WyItem& it,
-                                             std::int64_t slot, int hv) {
+__global__ void __launch_bounds__(kGradThreads, 1) wy_grad_kernel(MmaBackwardParams bp) {
   constexpr int kThreads = kGradThreads;
+  static_assert(kGate != GateKind::kChannel,
+                "wy_grad_kernel: per-channel gates scale K's columns (not written)");
   constexpr bool kGated = kGate == GateKind::kScalar;
   const MmaForwardParams& p = bp.fwd;
-  const ChunkRef ch = locate_slot(p, slot);
+  WyStorage& sm = arch::shared_storage<WyStorage>();
+  const ChunkRef ch = locate_slot(p, blockIdx.x);
+  if (!ch.valid) return;
+  const std::int64_t slot = blockIdx.x;
+  const int hv = static_cast<int>(blockIdx.y);
   const int c = ch.rows;
   const std::int64_t v_stride = static_cast<std::int64_t>(p.v_heads) * kMmaDim;
 
+  copy_wy_operands<kThreads>(sm.k, sm.narrow.v, sm.wide.h, sm.dd, sm.t, bp, ch, slot, hv);
   arch::cta_for(kMmaChunk, [&](int i) {
     sm.beta[i] = i < c ? bf16_to_float(p.beta[(ch.t0 + i) * p.v_heads + hv]) : 0.0f;
   });
@@ -797,8 +791,8 @@ __device__ __forceinline__ void wy_grad_item(const MmaBackwardParams& bp, WyStor
     if constexpr (kGated) return arch::exp_approx(sm.g[i] - sm.g[j]);
     return 1.0f;
   };
-  arch::cp_async_wait<1>();  // this item's group; the next item's may still be in flight
-  __syncthreads();           // K, V, H, dΔ, T, β and e have landed
+  arch::cp_async_wait<0>();
+  __syncthreads();  // K, V, H, dΔ, T, β and e have landed
 
   const int w = arch::warp_id() % (kMmaChunk / 16);  // row block
   const int group = arch::warp_id() / (kMmaChunk / 16);
@@ -810,19 +804,19 @@ __device__ __forceinline__ void wy_grad_item(const MmaBackwardParams& bp, WyStor
   AccTile<16, kGroupCols> acc;
   // 1. dW = −dΔ Hᵀ (Hᵀ as an n-major B operand).
   zero(acc);
-  mma_acc<AStore::kRowMajor, BStore::kNMajor>(acc, it.dd, r0, it.wide.h, c0, 0, kMmaDim / 16);
+  mma_acc<AStore::kRowMajor, BStore::kNMajor>(acc, sm.dd, r0, sm.wide.h, c0, 0, kMmaDim / 16);
   for_each_pair(acc, [&](int il, int d, float& x0, float& x1) {
     arch::store_u32(sm.dw.ptr(r0 + il, c0 + d), arch::pack_bf16x2(-x0, -x1));
   });
   // dṼ = Tᵀ dΔ (k-steps w..3: T is lower triangular); dv = β ⊙ dṼ, dβ += v·dṼ.
   zero(acc);
-  mma_acc_triangular<Triangle::kUpper, AStore::kTransposed, BStore::kKMajor>(acc, it.t, r0, it.dd,
+  mma_acc_triangular<Triangle::kUpper, AStore::kTransposed, BStore::kKMajor>(acc, sm.t, r0, sm.dd,
                                                                              c0, w, kMmaChunk / 16);
   bf16* dv = bp.dv + v_row(p, ch.t0, hv) + c0;
   for_each_pair(acc, [&](int il, int el, float& x0, float& x1) {
     const int i = r0 + il;
     const int e = c0 + el;
-    const float vd = it.narrow.v.at(i, e) * x0 + it.narrow.v.at(i, e + 1) * x1;
+    const float vd = sm.narrow.v.at(i, e) * x0 + sm.narrow.v.at(i, e + 1) * x1;
     add_to_row(beta_part, il, el, vd);
     if constexpr (kGated) add_to_row(v_part, il, el, sm.beta[i] * vd);
     if (i < c)
@@ -843,8 +837,8 @@ __device__ __forceinline__ void wy_grad_item(const MmaBackwardParams& bp, WyStor
       const float beta = sm.beta[i];
       const float be = sm.e[i];
       std::uint32_t kw[4], vw[4], xw[4], tw[4];
-      arch::load_u32x4(it.k.ptr(i, d), kw);
-      arch::load_u32x4(it.narrow.v.ptr(i, d), vw);
+      arch::load_u32x4(sm.k.ptr(i, d), kw);
+      arch::load_u32x4(sm.narrow.v.ptr(i, d), vw);
       KCV_GLR_UNROLL
       for (int q = 0; q < 4; ++q) {
         xw[q] = arch::pack_bf16x2(beta * (arch::unpack_bf16(kw[q], 0) * be),
@@ -852,19 +846,19 @@ __device__ __forceinline__ void wy_grad_item(const MmaBackwardParams& bp, WyStor
         tw[q] = arch::pack_bf16x2(beta * arch::unpack_bf16(vw[q], 0),
                                   beta * arch::unpack_bf16(vw[q], 1));
       }
-      arch::store_u32x4(it.wide.xv.x.ptr(i, d), xw);
-      arch::store_u32x4(it.wide.xv.vt.ptr(i, d), tw);
+      arch::store_u32x4(sm.wide.xv.x.ptr(i, d), xw);
+      arch::store_u32x4(sm.wide.xv.vt.ptr(i, d), tw);
     }
   });
   // dX = Tᵀ dW; dk = β e ⊙ dX, dβ += e k·dX.
   AccTile<16, kGroupCols>& dk = acc;
   zero(dk);
-  mma_acc_triangular<Triangle::kUpper, AStore::kTransposed, BStore::kKMajor>(dk, it.t, r0, sm.dw,
+  mma_acc_triangular<Triangle::kUpper, AStore::kTransposed, BStore::kKMajor>(dk, sm.t, r0, sm.dw,
                                                                              c0, w, kMmaChunk / 16);
   for_each_pair(dk, [&](int il, int dl, float& x0, float& x1) {
     const int i = r0 + il;
     const int d = c0 + dl;
-    add_to_row(beta_part, il, dl, sm.e[i] * (it.k.at(i, d) * x0 + it.k.at(i, d + 1) * x1));
+    add_to_row(beta_part, il, dl, sm.e[i] * (sm.k.at(i, d) * x0 + sm.k.at(i, d + 1) * x1));
     x0 *= sm.beta[i] * sm.e[i];
     x1 *= sm.beta[i] * sm.e[i];
   });
@@ -873,13 +867,13 @@ __device__ __forceinline__ void wy_grad_item(const MmaBackwardParams& bp, WyStor
   // (group > w) form phase 5's blocks of K Kᵀ meanwhile, each as that phase formed it (the same
   // products in the same order), so that phase 5 is dL's products alone: the six warps idle here
   // take the ten blocks the ten busy warps of phase 5 took.
-  wy_solve_dt<1>(it.narrow.dt, sm.dw, it.wide.xv.x, it.dd, it.wide.xv.vt, c, w, group);
+  wy_solve_dt<1>(sm.narrow.dt, sm.dw, sm.wide.xv.x, sm.dd, sm.wide.xv.vt, c, w, group);
   if (group > w) {
     for (int b = dt_idle_rank(w, group); b < kGramBlocks; b += kDtIdleWarps) {
       const BlockPair blk = gram_block(b);
       AccTile<16, 16> kk;
       zero(kk);
-      mma_acc<AStore::kRowMajor, BStore::kNMajor>(kk, it.k, 16 * blk.row, it.k, 16 * blk.col, 0,
+      mma_acc<AStore::kRowMajor, BStore::kNMajor>(kk, sm.k, 16 * blk.row, sm.k, 16 * blk.col, 0,
                                                   kMmaDim / 16);
       for_each_pair(kk, [&](int il, int jl, float& x0, float& x1) {
         sm.gram[16 * blk.row + il][16 * blk.col + jl] = x0;
@@ -889,7 +883,7 @@ __device__ __forceinline__ void wy_grad_item(const MmaBackwardParams& bp, WyStor
   }
   __syncthreads();  // (C) dT and K Kᵀ complete; X, Ṽ read for the last time
   // 4. Y = Tᵀ dT (k-steps w..3), the group's 16-column block.
-  wy_solve_y<1>(it.wide.y, it.t, it.narrow.dt, w, group);
+  wy_solve_y<1>(sm.wide.y, sm.t, sm.narrow.dt, w, group);
   __syncthreads();  // (D) Y complete; dT read for the last time
   // 5. dL = −StrictLower(Y Tᵀ) (k-steps 0..w); dβ += Σ_j dL ⊙ (K Kᵀ ⊙ Γ); M = β ⊙ dL ⊙ Γ; the
   // group's 16-column block j0.. (computed when it is not right of the row's diagonal block).
@@ -900,7 +894,7 @@ __device__ __forceinline__ void wy_grad_item(const MmaBackwardParams& bp, WyStor
     zero(dl);
     zero(kk);
     if (group <= w) {
-      mma_acc<AStore::kRowMajor, BStore::kNMajor>(dl, it.wide.y, r0, it.t, j0, 0, w + 1);
+      mma_acc<AStore::kRowMajor, BStore::kNMajor>(dl, sm.wide.y, r0, sm.t, j0, 0, w + 1);
       for_each_pair(kk, [&](int il, int jl, float& x0, float& x1) {  // phase 3's
         x0 = sm.gram[r0 + il][j0 + jl];
         x1 = sm.gram[r0 + il][j0 + jl + 1];
@@ -911,7 +905,7 @@ __device__ __forceinline__ void wy_grad_item(const MmaBackwardParams& bp, WyStor
       const int j = j0 + jl;
       x0 = j < i && i < c ? -x0 * decay(i, j) : 0.0f;  // dL ⊙ Γ from here on
       x1 = j + 1 < i && i < c ? -x1 * decay(i, j + 1) : 0.0f;
-      arch::store_u32(it.narrow.m.ptr(i, j), arch::pack_bf16x2(sm.beta[i] * x0, sm.beta[i] * x1));
+      arch::store_u32(sm.narrow.m.ptr(i, j), arch::pack_bf16x2(sm.beta[i] * x0, sm.beta[i] * x1));
     });
     if (bp.fault != BackwardFault::kBetaWithoutGram) {
       zip(kk, dl, [](float& x, float y) { x *= y; });
@@ -924,74 +918,36 @@ __device__ __forceinline__ void wy_grad_item(const MmaBackwardParams& bp, WyStor
   // 6. dk += M K (k-steps 0..w) + Mᵀ K (k-steps w..3): the Gram K Kᵀ's VJP.
   if (bp.fault != BackwardFault::kKeyWithoutSolve) {
     mma_acc_triangular<Triangle::kStrictLower, AStore::kRowMajor, BStore::kKMajor>(
-        dk, it.narrow.m, r0, it.k, c0, 0, w + 1);
+        dk, sm.narrow.m, r0, sm.k, c0, 0, w + 1);
     mma_acc_triangular<Triangle::kStrictUpper, AStore::kTransposed, BStore::kKMajor>(
-        dk, it.narrow.m, r0, it.k, c0, w, kMmaChunk / 16);
+        dk, sm.narrow.m, r0, sm.k, c0, w, kMmaChunk / 16);
   }
   // dk = grad_kernel's fp32 part + this part (as group_sum would sum them, from the same fp32).
   wy_finish_dk(dk, bp, ch.t0, hv, c, w, c0);
-  store_partials(beta_part, it.wide.part[0][group], r0);
-  if constexpr (kGated) store_partials(v_part, it.wide.part[1][group], r0);
+  store_partials(beta_part, sm.wide.part[0][group], r0);
+  if constexpr (kGated) store_partials(v_part, sm.wide.part[1][group], r0);
   __syncthreads();  // (F) the row partials complete
   arch::cta_for(kMmaChunk, [&](int i) {
     if (i >= c) return;
-    bp.dbeta[(ch.t0 + i) * p.v_heads + hv] = __float2bfloat16_rn(group_row_sum(it.wide.part[0], i));
+    bp.dbeta[(ch.t0 + i) * p.v_heads + hv] = __float2bfloat16_rn(group_row_sum(sm.wide.part[0], i));
   });
   if (kGated && bp.fault != BackwardFault::kGateWithoutValue) {
     // dg_t −= Σ_{s ≥ t} v_s·dv_s: the suffix sums by one thread in a fixed order (into
     // part[1][0][t][0]), then each row's dg (read at the start, sm.dg) less it, stored by its own
     // thread, all at once.
-    fold_row_partials(it.wide.part[1], c);
+    fold_row_partials(sm.wide.part[1], c);
     __syncthreads();
     arch::cta_for(1, [&](int) {
       float running = 0.0f;
       for (int i = c - 1; i >= 0; --i) {
-        running += it.wide.part[1][0][i][0];
-        it.wide.part[1][0][i][0] = running;
+        running += sm.wide.part[1][0][i][0];
+        sm.wide.part[1][0][i][0] = running;
       }
     });
     __syncthreads();
     arch::cta_for(c, [&](int i) {
-      bp.dg[(ch.t0 + i) * p.v_heads + hv] = sm.dg[i] - it.wide.part[1][0][i][0];
+      bp.dg[(ch.t0 + i) * p.v_heads + hv] = sm.dg[i] - sm.wide.part[1][0][i][0];
     });
-  }
-}
-
-/// The WY kernel over every (slot, value head) item: CTA b takes the items b, b + gridDim.x, …
-/// (item = slot·HV + head; slots no chunk uses are skipped), the next item's tiles copied into
-/// the other half of WyStorage::item while this one is computed. One CTA per multiprocessor
-/// (mma_backward launches as many as the device has), so the copies, a third of the kernel's
-/// warp samples when each item had a CTA of its own, run beside another item's products. Each
-/// item's values are those of wy_grad_item alone: no item reads another's.
-template <GateKind kGate>
-__global__ void __launch_bounds__(kGradThreads, 1) wy_grad_kernel(MmaBackwardParams bp) {
-  static_assert(kGate != GateKind::kChannel,
-                "wy_grad_kernel: per-channel gates scale K's columns (not written)");
-  const MmaForwardParams& p = bp.fwd;
-  WyStorage& sm = arch::shared_storage<WyStorage>();
-  const std::int64_t items = p.slots * p.v_heads;
-  const std::int64_t stride = gridDim.x;
-  const auto valid_from = [&](std::int64_t item) {  // the first item from `item` with a chunk
-    while (item < items && !locate_slot(p, item / p.v_heads).valid) item += stride;
-    return item;
-  };
-  const auto issue = [&](std::int64_t item, WyItem& to) {  // one committed group
-    const std::int64_t slot = item / p.v_heads;
-    copy_wy_operands<kGradThreads>(to.k, to.narrow.v, to.wide.h, to.dd, to.t, bp,
-                                   locate_slot(p, slot), slot, static_cast<int>(item % p.v_heads));
-  };
-  std::int64_t item = valid_from(blockIdx.x);
-  if (item < items) issue(item, sm.item[0]);
-  for (int n = 0; item < items; ++n) {
-    const std::int64_t next = valid_from(item + stride);
-    if (next < items)
-      issue(next, sm.item[(n + 1) & 1]);
-    else
-      arch::cp_async_commit();  // an empty group: wy_grad_item waits for all but the last one
-    wy_grad_item<kGate>(bp, sm, sm.item[n & 1], item / p.v_heads,
-                        static_cast<int>(item % p.v_heads));
-    __syncthreads();  // every read of this item's tiles and scalars done: the next issue refills
-    item = next;
   }
 }
 
@@ -1051,10 +1007,7 @@ Status backward_sequence(const MmaBackwardParams& bp, Launch&& launch) {
         !st)
       return st;
     if constexpr (kDelta) {
-      const std::int64_t items = p.slots * p.v_heads;
-      const dim3 wy_grid(
-          static_cast<unsigned>(bp.wy_ctas > 0 && bp.wy_ctas < items ? bp.wy_ctas : items));
-      if (Status st = launch("wy_grads", wy_grad_kernel<kGate>, wy_grid, sizeof(WyStorage), bp,
+      if (Status st = launch("wy_grads", wy_grad_kernel<kGate>, grad_grid, sizeof(WyStorage), bp,
                              kGradThreads);
           !st)
         return st;

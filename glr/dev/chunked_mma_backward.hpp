@@ -73,10 +73,6 @@ struct MmaBackwardParams {
   /// rule, W, U, T and Δ are in the workspace as it left them, and the backward starts at its dH
   /// scan.
   bool recompute = true;
-  /// wy_grad_kernel's CTAs, each taking (slot, value head) items in turn; 0: mma_backward
-  /// launches one per multiprocessor, the CPU runner three. Never more than there are items.
-  /// Each item's values do not depend on it.
-  int wy_ctas = 0;
   BackwardFault fault = BackwardFault::kNone;
 };
 

@@ -19,9 +19,6 @@ namespace kcv::glr::dev {
 namespace {
 
 constexpr std::size_t kSharedBytes = 227 * 1024;
-// wy_grad_kernel's CTAs when the caller leaves MmaBackwardParams::wy_ctas at 0: three, so that
-// the test cases' 8 to 200 items are taken several to a CTA (its persistent loop and buffers).
-constexpr int kEmulatedWyCtas = 3;
 alignas(128) std::byte shared_buffer[kSharedBytes];
 
 template <typename Body>
@@ -29,7 +26,6 @@ void run_grid(dim3 grid, std::size_t shared_bytes, int threads, Body&& body) {
   const int warp_count = threads / arch::kWarpSize;
   namespace emu = check::emulator;
   blockDim = dim3(static_cast<unsigned>(threads));
-  gridDim = grid;
   emu::lanes_per_host_thread = arch::kWarpSize;
   arch::emulated_shared_memory = shared_buffer;
   std::barrier<> barrier(warp_count);
@@ -83,16 +79,13 @@ Status emulate_mma_backward(Member member, const MmaBackwardParams& p, int value
                             ScanTile scan_tile) {
   if (value_tile != 32 && value_tile != 64)
     return make_error(ErrorCode::kInvalidArgument, "value_tile must be 32 or 64", "value_tile");
-  // Few persistent CTAs, so that each takes several items in turn as on a device
-  MmaBackwardParams q = p;
-  if (q.wy_ctas == 0) q.wy_ctas = kEmulatedWyCtas;
   return for_mma_backward_member(member, [&]<GateKind kGate, bool kDelta>() {
     if (scan_tile == ScanTile::kValueTile) {
-      if (value_tile == 32) return backward_sequence<kGate, kDelta, 32, 32>(q, HostLaunch{});
-      return backward_sequence<kGate, kDelta, 64, 64>(q, HostLaunch{});
+      if (value_tile == 32) return backward_sequence<kGate, kDelta, 32, 32>(p, HostLaunch{});
+      return backward_sequence<kGate, kDelta, 64, 64>(p, HostLaunch{});
     }
-    if (value_tile == 32) return backward_sequence<kGate, kDelta, 32>(q, HostLaunch{});
-    return backward_sequence<kGate, kDelta, 64>(q, HostLaunch{});
+    if (value_tile == 32) return backward_sequence<kGate, kDelta, 32>(p, HostLaunch{});
+    return backward_sequence<kGate, kDelta, 64>(p, HostLaunch{});
   });
 }
 

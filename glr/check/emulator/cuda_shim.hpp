@@ -1,7 +1,7 @@
 // File: glr/check/emulator/cuda_shim.hpp
 // Just enough of the CUDA execution model to compile the GLR stage kernels (glr/tiles,
 // glr/kernels/stage_*.cuh) as host C++ and run them on the CPU: threadIdx / blockIdx (per host
-// thread), blockDim, gridDim, __syncthreads() as a std::barrier over the emulated CTA's threads (and
+// thread), blockDim, __syncthreads() as a std::barrier over the emulated CTA's threads (and
 // __syncwarp() as the same barrier, for one-warp CTAs), and
 // __launch_bounds__ as nothing. The CUDA headers already make __global__, __device__ and
 // __shared__ empty for a host compiler and give bf16 host conversions. Include this before any
@@ -29,7 +29,6 @@
 inline thread_local uint3 threadIdx;
 inline thread_local uint3 blockIdx;
 inline dim3 blockDim;
-inline dim3 gridDim;
 
 namespace kcv::glr::check::emulator {
 /// The barrier of the CTA being emulated; null when one host thread plays the whole CTA.

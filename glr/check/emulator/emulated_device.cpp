@@ -34,7 +34,6 @@ Status run_grid(dim3 grid, std::size_t shared_bytes, int threads, Body&& body) {
   if (shared_bytes > sizeof(gpu::detail::smem_raw))
     return make_error(ErrorCode::kInternal, "shared memory over the sm_90 limit", "emulator");
   blockDim = dim3(static_cast<unsigned>(threads));
-  gridDim = grid;
   const auto each_cta = [&](auto&& per_cta) {
     for (unsigned z = 0; z < grid.z; ++z)
       for (unsigned y = 0; y < grid.y; ++y)

@@ -74,6 +74,12 @@
 //      summed the 480 pairs j < i over 128 channels again. The same bits.
 //   18 grad_channel_kernel's ⟨H_d, dS_d⟩ (thread d, row d in column order) reads eight columns
 //      of H and dS per 16-byte load, where it read one bf16 of each per load. The same bits.
+//   19 wy_grad_kernel: β, dg and the gates loaded by each row's thread before it stores any of
+//      them, where each load waited for the store before it (three global round trips before the
+//      first barrier, the phase that held 33.7 % of GDN's samples at `324d13d`); grad_kernel's
+//      fp32 dk part copied with the operands (cp.async, its own group) and read by wy_finish_dk
+//      from shared memory, where its global load was waited for at the end (19.6 %). 164 KB of
+//      shared memory (130 before). The same bits.
 //
 // 0. The forward's prepare_kernel and state_output_kernel without the output (o not written: no Q
 //    or A^qk loaded, no Q·H or A^qk·Δ) keep bf16(H) of every chunk entry and of every sequence end
@@ -125,6 +131,7 @@
 namespace kcv::glr::dev {
 
 using gpu::detail::copy_block_async;
+using gpu::detail::copy_float_rows_async_fixed;
 using gpu::detail::dot_part;
 using gpu::detail::RowPartials;
 
@@ -719,6 +726,9 @@ struct WyStorage {
   /// K Kᵀ's blocks at or left of the diagonal (fp32, phase 3's idle warps'); rows padded by 8
   /// floats so that a warp's stores of an accumulator fall on distinct banks.
   float gram[kMmaChunk][kMmaChunk + 8];
+  /// grad_kernel's fp32 dk part of the chunk (rows past c zero), copied with the operands and
+  /// read by wy_finish_dk (it was one global round trip at the end, a quarter of the samples).
+  alignas(16) float dk_prior[kMmaChunk][kMmaDim + 8];
 };
 static_assert(sizeof(SmemBf16<kMmaChunk, kMmaChunk>) % 16 == 0 &&
                   sizeof(SmemBf16<kMmaChunk, kMmaDim>) % 16 == 0 &&
@@ -772,18 +782,26 @@ __global__ void __launch_bounds__(kGradThreads, 1) wy_grad_kernel(MmaBackwardPar
   const std::int64_t v_stride = static_cast<std::int64_t>(p.v_heads) * kMmaDim;
 
   copy_wy_operands<kThreads>(sm.k, sm.narrow.v, sm.wide.h, sm.dd, sm.t, bp, ch, slot, hv);
+  // grad_kernel's fp32 dk part, read by phase 6 (a group of its own, waited for before (E)).
+  copy_float_rows_async_fixed<kThreads, kMmaChunk, kMmaDim>(
+      sm.dk_prior, bp.dk_part + v_row(p, ch.t0, hv), static_cast<std::int64_t>(p.v_heads) * kMmaDim,
+      c);
+  arch::cp_async_commit();
+  // β, grad_kernel's dg (read here, not at the end) and the gates: a row's three loads issued
+  // before its stores (a load after a store to shared memory through a generic pointer waits
+  // for it, so one load per round trip), then G by the prepare kernel's serial sum.
   arch::cta_for(kMmaChunk, [&](int i) {
-    sm.beta[i] = i < c ? bf16_to_float(p.beta[(ch.t0 + i) * p.v_heads + hv]) : 0.0f;
+    const bool valid = i < c;
+    const std::int64_t at = (ch.t0 + i) * p.v_heads + hv;
+    const float beta = valid ? bf16_to_float(p.beta[at]) : 0.0f;
+    const float dg = kGated && valid ? bp.dg[at] : 0.0f;
+    const float g = kGated && valid ? p.g[at] : 0.0f;
+    sm.beta[i] = beta;
+    sm.dg[i] = dg;
+    sm.g[i] = g;
   });
-  if constexpr (kGated) {
-    arch::cta_for(kMmaChunk, [&](int i) {  // its round trip here, beside β's, not at the end
-      sm.dg[i] = i < c ? bp.dg[(ch.t0 + i) * p.v_heads + hv] : 0.0f;
-    });
-    chunk_cumulative_gate(sm.g, p, ch.t0, hv, c);  // the prepare kernel's G
-  } else {
-    arch::cta_for(kMmaChunk, [&](int i) { sm.g[i] = 0.0f; });
-  }
   __syncthreads();
+  if constexpr (kGated) cumulative_sum_rows(sm.g);  // the prepare kernel's G
   arch::cta_for(kMmaChunk, [&](int i) {
     sm.e[i] = i < c ? (kGated ? arch::exp_approx(sm.g[i]) : 1.0f) : 0.0f;
   });
@@ -791,8 +809,8 @@ __global__ void __launch_bounds__(kGradThreads, 1) wy_grad_kernel(MmaBackwardPar
     if constexpr (kGated) return arch::exp_approx(sm.g[i] - sm.g[j]);
     return 1.0f;
   };
-  arch::cp_async_wait<0>();
-  __syncthreads();  // K, V, H, dΔ, T, β and e have landed
+  arch::cp_async_wait<1>();  // the operands' group; dk's part may still be in flight
+  __syncthreads();           // K, V, H, dΔ, T, β and e have landed
 
   const int w = arch::warp_id() % (kMmaChunk / 16);  // row block
   const int group = arch::warp_id() / (kMmaChunk / 16);
@@ -914,7 +932,8 @@ __global__ void __launch_bounds__(kGradThreads, 1) wy_grad_kernel(MmaBackwardPar
       });
     }
   }
-  __syncthreads();  // (E) M complete; Y read for the last time
+  arch::cp_async_wait<0>();
+  __syncthreads();  // (E) M complete; Y read for the last time; dk's part has landed
   // 6. dk += M K (k-steps 0..w) + Mᵀ K (k-steps w..3): the Gram K Kᵀ's VJP.
   if (bp.fault != BackwardFault::kKeyWithoutSolve) {
     mma_acc_triangular<Triangle::kStrictLower, AStore::kRowMajor, BStore::kKMajor>(
@@ -923,7 +942,7 @@ __global__ void __launch_bounds__(kGradThreads, 1) wy_grad_kernel(MmaBackwardPar
         dk, sm.narrow.m, r0, sm.k, c0, w, kMmaChunk / 16);
   }
   // dk = grad_kernel's fp32 part + this part (as group_sum would sum them, from the same fp32).
-  wy_finish_dk(dk, bp, ch.t0, hv, c, w, c0);
+  wy_finish_dk(dk, bp, ch.t0, hv, c, w, c0, &sm.dk_prior);
   store_partials(beta_part, sm.wide.part[0][group], r0);
   if constexpr (kGated) store_partials(v_part, sm.wide.part[1][group], r0);
   __syncthreads();  // (F) the row partials complete

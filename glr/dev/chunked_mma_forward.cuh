@@ -167,15 +167,33 @@ __device__ __forceinline__ float bf16_to_float(bf16 x) {
   return arch::bf16_bits_to_float(arch::bf16_bits(x));
 }
 
+/// g[i] ← g[0] + … + g[i] over a chunk's rows (shared memory, 16-byte aligned), by one thread in
+/// row order, the reference's order, so every kernel forms the same G bits: it takes the rows
+/// into registers in 16-byte loads and stores the sums the same way, so that its chain is the 64
+/// dependent adds alone (the whole CTA waits for it at the barrier). Barrier at the end.
+__device__ __forceinline__ void cumulative_sum_rows(float* g) {
+  arch::cta_for(1, [&](int) {
+    float x[kMmaChunk];
+    KCV_GLR_UNROLL
+    for (int i = 0; i < kMmaChunk; i += 4) arch::load_f32x4(g + i, x + i);
+    float running = 0.0f;
+    KCV_GLR_UNROLL
+    for (int i = 0; i < kMmaChunk; ++i) {
+      running += x[i];
+      x[i] = running;
+    }
+    KCV_GLR_UNROLL
+    for (int i = 0; i < kMmaChunk; i += 4) arch::store_f32x4(g + i, x + i);
+  });
+  __syncthreads();
+}
+
 /// The chunk's cumulative log-gate G_i = g_0 + … + g_i into `out[kMmaChunk]` (shared memory,
-/// 16-byte aligned), g = 0 past the chunk's c rows, so G stays at G_last there. Summed by one
-/// thread from 0 in row order, the reference's order, so every kernel forms the same G bits; the
-/// 64 gates are first loaded by 64 threads at once, so the serial sum reads shared memory only
-/// (one thread loading them from global memory in turn waits for each), and that thread takes
-/// them into registers in 16-byte loads and stores the sums the same way, so that its chain is
-/// the 64 dependent adds alone (the whole CTA waits for it at the barrier). With `beta` (the
-/// delta rule's prepare), the same threads load β (0 past c) into it beside the gates, so the
-/// two loads wait together. Barrier at the end.
+/// 16-byte aligned), g = 0 past the chunk's c rows, so G stays at G_last there: the 64 gates
+/// loaded by 64 threads at once, then cumulative_sum_rows (one thread loading them from global
+/// memory in turn would wait for each). With `beta` (the delta rule's prepare), the same threads
+/// load β (0 past c) into it beside the gates, so the two loads wait together. Barrier at the
+/// end.
 __device__ __forceinline__ void chunk_cumulative_gate(float* out, const MmaForwardParams& p,
                                                       std::int64_t t0, int hv, int c,
                                                       float* beta = nullptr) {
@@ -185,20 +203,7 @@ __device__ __forceinline__ void chunk_cumulative_gate(float* out, const MmaForwa
     out[i] = g;
   });
   __syncthreads();
-  arch::cta_for(1, [&](int) {
-    float x[kMmaChunk];
-    KCV_GLR_UNROLL
-    for (int i = 0; i < kMmaChunk; i += 4) arch::load_f32x4(out + i, x + i);
-    float running = 0.0f;
-    KCV_GLR_UNROLL
-    for (int i = 0; i < kMmaChunk; ++i) {
-      running += x[i];
-      x[i] = running;
-    }
-    KCV_GLR_UNROLL
-    for (int i = 0; i < kMmaChunk; i += 4) arch::store_f32x4(out + i, x + i);
-  });
-  __syncthreads();
+  cumulative_sum_rows(out);
 }
 
 /// A per-channel gate's G, the chunk-local cumulative log-decay of each key channel, in two steps

@@ -82,11 +82,12 @@ __device__ __forceinline__ void wy_solve_y(SmemBf16<kMmaChunk, kMmaChunk>& y,
 /// columns c0..c0+N); without GVA rounded and stored, else left in the part for group_sum. The
 /// part is loaded first, all of the warp's rows at once in 8-byte loads: loaded beside the stores,
 /// each pair's load would wait for the store before it (dk and dk_part may alias as far as the
-/// compiler knows), one global round trip per pair.
+/// compiler knows), one global round trip per pair. With `prior` (wy_grad_kernel) the part comes
+/// from shared memory, where the kernel copied it with its operands (rows past c zero).
 template <int N>
-__device__ __forceinline__ void wy_finish_dk(AccTile<16, N>& dk, const MmaBackwardParams& bp,
-                                             std::int64_t t0, int hv, int c,
-                                             int w = arch::warp_id(), int c0 = 0) {
+__device__ __forceinline__ void wy_finish_dk(
+    AccTile<16, N>& dk, const MmaBackwardParams& bp, std::int64_t t0, int hv, int c,
+    int w = arch::warp_id(), int c0 = 0, const float (*prior)[kMmaChunk][kMmaDim + 8] = nullptr) {
   const MmaForwardParams& p = bp.fwd;
   const int r0 = 16 * w;
   const std::int64_t qk_stride = static_cast<std::int64_t>(p.qk_heads) * kMmaDim;
@@ -97,7 +98,11 @@ __device__ __forceinline__ void wy_finish_dk(AccTile<16, N>& dk, const MmaBackwa
     const int i = r0 + il;
     x0 = 0.0f;
     x1 = 0.0f;
-    if (i < c) arch::load_f32x2(dk_part + i * v_stride + d, x0, x1);
+    if (prior != nullptr) {
+      arch::load_f32x2(&(*prior)[i][c0 + d], x0, x1);  // zero past c
+    } else if (i < c) {
+      arch::load_f32x2(dk_part + i * v_stride + d, x0, x1);
+    }
   });
   bf16* dk_final = bp.dk + qk_row(p, t0, hv) + c0;
   for_each_pair(dk, dk_prior, [&](int il, int d, float& x0, float& x1, float& y0, float& y1) {

@@ -473,6 +473,34 @@ __device__ __forceinline__ void copy_block_async(SmemBf16<R, C>& dst, const bf16
   });
 }
 
+/// copy_rows_async_fixed for fp32 rows: rows [0, R) × C floats into dst (rows kStride floats
+/// apart, kStride a multiple of 4) from src (row i at src + i·row_stride, 16-byte aligned), four
+/// floats per 16-byte piece; rows i ≥ valid_rows zero-filled and not read. Thread t copies the
+/// pieces t, t + kThreads, … (C/4 divides kThreads, kThreads divides R·C/4).
+template <int kThreads, int R, int C, int kStride>
+__device__ __forceinline__ void copy_float_rows_async_fixed(float (&dst)[R][kStride],
+                                                            const float* src,
+                                                            std::int64_t row_stride,
+                                                            int valid_rows) {
+  constexpr int kPieces = C / 4;
+  static_assert(kStride % 4 == 0 && C <= kStride, "copy_float_rows_async_fixed: 16-byte rows");
+  static_assert(kThreads % kPieces == 0 && (R * kPieces) % kThreads == 0,
+                "copy_float_rows_async_fixed: whole rows of pieces per thread step");
+  constexpr int kRowStep = kThreads / kPieces;
+  arch::for_each_lane([&](int lane, int) {
+    const int t = arch::warp_id() * arch::kWarpSize + lane;
+    const int i0 = t / kPieces;
+    const int j = 4 * (t % kPieces);
+    const float* s = src + i0 * row_stride + j;
+    KCV_GLR_UNROLL
+    for (int k = 0; k < R / kRowStep; ++k) {
+      const bool valid = i0 + k * kRowStep < valid_rows;
+      arch::cp_async_16(&dst[i0 + k * kRowStep][j], valid ? s : src + j, valid);
+      s += kRowStep * row_stride;
+    }
+  });
+}
+
 /// Asynchronous copy of n floats (n a multiple of 4, both 16-byte aligned), CTA-wide.
 __device__ __forceinline__ void copy_floats_async(float* dst, const float* src, int n) {
   arch::cta_for(n / 4, [&](int idx) { arch::cp_async_16(dst + 4 * idx, src + 4 * idx, true); });

@@ -80,6 +80,10 @@
 //      fp32 dk part copied with the operands (cp.async, its own group) and read by wy_finish_dk
 //      from shared memory, where its global load was waited for at the end (19.6 %). 164 KB of
 //      shared memory (130 before). The same bits.
+//   20 grad_kernel's and grad_channel_kernel's fp32 parts (dq_part under GVA, dk_part under GVA
+//      or the delta rule) stored a pair per 8-byte store (arch::store_f32x2), where each pair was
+//      two 4-byte stores (st.global.f32 twice in the PTX); the store phase of GDN's grad_kernel
+//      held 41.7 % of its samples at `5ad6282`, "long scoreboard" 46 % of it. The same bits.
 //
 // 0. The forward's prepare_kernel and state_output_kernel without the output (o not written: no Q
 //    or A^qk loaded, no Q·H or A^qk·Δ) keep bf16(H) of every chunk entry and of every sequence end
@@ -606,12 +610,10 @@ __global__ void __launch_bounds__(kGradThreads, 1) grad_kernel(MmaBackwardParams
       if (i < c) arch::store_u32(out + i * qk_stride + d, arch::pack_bf16x2(x0, x1));
     });
   };
-  const auto store_part = [&](GroupAcc& acc, float* out) {
+  const auto store_part = [&](GroupAcc& acc, float* out) {  // a pair per 8-byte store
     for_each_pair(acc, [&](int il, int d, float x0, float x1) {
       const int i = r0 + il;
-      if (i >= c) return;
-      out[i * v_stride + d] = x0;
-      out[i * v_stride + d + 1] = x1;
+      if (i < c) arch::store_f32x2(out + i * v_stride + d, x0, x1);
     });
   };
   if (p.group == 1) {

@@ -412,8 +412,7 @@ __global__ void __launch_bounds__(kGradThreads, 1) grad_channel_kernel(MmaBackwa
       if (!part) {
         arch::store_u32(out_bf16 + i * qk_stride + d, arch::pack_bf16x2(x0, x1));
       } else {
-        out_part[i * v_stride + d] = x0;
-        out_part[i * v_stride + d + 1] = x1;
+        arch::store_f32x2(out_part + i * v_stride + d, x0, x1);  // a pair per 8-byte store
       }
     });
   };

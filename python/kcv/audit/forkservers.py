@@ -5,9 +5,10 @@ tracing need it), and a candidate's server is never the parent of a reference wo
 candidate that tampers with its parent reaches only later candidates. The orchestrator starts
 them from its main thread (a server ends with the thread that started it, PR_SET_PDEATHSIG) and
 stops them at the end of the run; each server also holds a lifeline (start_with_lifeline), so it
-ends with the orchestrator even where the orchestrator is killed as the server starts. Nothing waits for them: until a server has said `ready`, and
-for good if it never does, worker_command gives the plain `python -m kcv.worker` (a cold start),
-as kcv.worker.spawn does by itself when its server has gone. Where candidates run in sandboxes
+ends with the orchestrator even where the orchestrator is killed as the server starts. Nothing
+waits for them: until a server has said `ready`, and for good if it never does, worker_command
+gives the plain `python -m kcv.worker` (a cold start), as kcv.worker.spawn does by itself when
+its server has gone. Where candidates run in sandboxes
 (kcv.sandbox), each kernel's sandbox holds its own candidate server and only the reference's
 servers are started here (`roles`)."""
 
@@ -30,8 +31,8 @@ def start_with_lifeline(argv_of: Callable[[int], list[str]],
                         **popen) -> tuple[subprocess.Popen, int]:
     """Starts argv_of(fd), fd being the read end of a fresh pipe that only the new process
     inherits (the argv passes it as kcv.worker.forkserver's --lifeline). Returns the process and
-    the pipe's write end: the server ends when that end closes, by close_lifeline or by the end
-    of this process."""
+    the pipe's write end: the server ends when that end closes, by the caller's os.close or by
+    the end of this process."""
     read_end, write_end = os.pipe()  # both close-on-exec: no other child inherits them
     try:
         proc = subprocess.Popen(argv_of(read_end), pass_fds=(read_end,), **popen)

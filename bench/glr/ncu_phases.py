@@ -34,11 +34,12 @@ import csv
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import ncu_profile  # noqa: E402  (beside this file: its ncu runner)
 
 #: Instruction classes counted per phase: (column, opcode roots: the opcode before its first dot).
 MIX = [("HMMA", ("HMMA",)), ("LDSM", ("LDSM",)), ("LDGSTS", ("LDGSTS",)), ("MUFU", ("MUFU",)),
@@ -231,19 +232,11 @@ def capture(args):
            "SourceCounters", "--section", "WarpStateStats", "-k", f"regex:{args.kernels}", "-f",
            "-o", rep, sys.executable, "-u", os.path.join(HERE, "ncu_profile.py"), "--target",
            "kcv-bf16", "--member", args.member, "--shape", args.shape]
-    # ncu in a process group of its own, so that a timeout stops the profiled process with it
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)
-    try:
-        out, err = proc.communicate(timeout=args.timeout)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        out, err = proc.communicate()
-        err = (err or "") + f"\nncu: out of time after {args.timeout} s (--timeout)\n"
+    rc, out, err = ncu_profile.run_ncu(cmd, args.timeout)
     with open(rep + ".log", "w", encoding="utf-8") as f:
-        f.write(" ".join(cmd) + "\n" + (out or "") + (err or ""))
-    if proc.returncode != 0 or not os.path.exists(rep + ".ncu-rep"):
-        print(f"ncu exit {proc.returncode}; see {rep}.log", flush=True)
+        f.write(" ".join(cmd) + "\n" + out + err)
+    if rc != 0 or not os.path.exists(rep + ".ncu-rep"):
+        print(f"ncu exit {rc}; see {rep}.log", flush=True)
         return None
     out = rep + ".csv"
     with open(out, "w", encoding="utf-8") as f:

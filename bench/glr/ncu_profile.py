@@ -121,19 +121,8 @@ def profile(args, impl, metrics, csv_path):
            os.path.abspath(__file__), "--target", impl, "--member", args.member, "--shape",
            args.shape]
     t0 = time.time()
-    # ncu in a process group of its own, so that a timeout stops the profiled process with it
-    # (killing ncu alone would leave it on the GPU beside the next implementation's profile)
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)
-    try:
-        stdout, stderr = proc.communicate(timeout=args.timeout)
-        rc = proc.returncode
-    except subprocess.TimeoutExpired:  # the other implementations' tables still come out
-        os.killpg(proc.pid, signal.SIGKILL)
-        stdout, stderr = proc.communicate()
-        rc = TIMED_OUT
-        stderr = _text(stderr) + f"\nncu: out of time after {args.timeout} s (--timeout)\n"
-        stdout = _text(stdout)
+    # on a timeout the other implementations' tables still come out
+    rc, stdout, stderr = run_ncu(cmd, args.timeout)
     with open(csv_path, "w", encoding="utf-8") as f:
         f.write(stdout)
     with open(csv_path + ".log", "w", encoding="utf-8") as f:
@@ -144,6 +133,23 @@ def profile(args, impl, metrics, csv_path):
 
 #: profile()'s exit status for an implementation that ran past --timeout (timeout(1)'s).
 TIMED_OUT = 124
+
+
+def run_ncu(cmd, timeout):
+    """(exit status, stdout, stderr) of ncu's `cmd`, run in a process group of its own so that a
+    timeout stops the profiled process with it (killing ncu alone would leave it on the GPU
+    beside the next profile): TIMED_OUT after `timeout` s, with what it had printed and a line
+    saying so."""
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    try:
+        stdout, stderr = proc.communicate(timeout=timeout)
+        return proc.returncode, stdout or "", stderr or ""
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        stdout, stderr = proc.communicate()
+        return (TIMED_OUT, _text(stdout),
+                _text(stderr) + f"\nncu: out of time after {timeout} s (--timeout)\n")
 
 
 def _text(out):

@@ -8,7 +8,8 @@ script cuts each kernel's SASS, in address order, after every `BAR` instruction 
 phase: its share of the kernel's
 samples, its instruction mix (HMMA tensor-core products, LDSM shared-memory matrix loads, LDGSTS
 asynchronous copies, MUFU special functions, global stores), its two largest stall reasons and its
-hottest instruction; then the loops (backward branches) with their share. A warp waiting at a barrier is sampled a few instructions after it, so the
+hottest instruction; then the loops (backward branches) with their share; with --hot N the
+kernel's N hottest instructions, each with its phase and its own stall reasons. A warp waiting at a barrier is sampled a few instructions after it, so the
 "barrier" samples inside a phase are counted with the phase the preceding barrier closes (the
 wait for that phase's slowest warp). Loops stay in address order: a phase inside a loop body
 holds every iteration's samples.
@@ -23,6 +24,7 @@ Two modes.
               sass`) without running anything.
 
   PYTHONPATH=/tmp/site python3 bench/glr/ncu_phases.py --member gdn --shape 1 --out phases.md
+  PYTHONPATH=/tmp/site python3 bench/glr/ncu_phases.py --member gdn --hot 20 --out phases.md
   python3 bench/glr/ncu_phases.py --csv src.csv --out phases.md
 
 Samples are counts, not times: a phase's share of the samples is its share of the warps' time
@@ -215,12 +217,37 @@ def loop_table(rows, min_share=1.0):
     return lines + [""]
 
 
-def fold(csv_path, min_share):
+def hot_table(rows, n):
+    """Markdown lines: the kernel's n instructions with the most samples, each with its phase
+    and its own two largest stall reasons (which instruction of a phase waits, and on what)."""
+    if n <= 0 or not rows:
+        return []
+    reasons = [c for c in rows[0] if REASON.match(c)]
+    total = sum(number(r.get(SAMPLES)) for r in rows) or 1.0
+    phase_of = {id(r): k for k, ph in enumerate(phases(rows)) for r in ph}
+    hot = [r for r in sorted(rows, key=lambda r: number(r.get(SAMPLES)), reverse=True)[:n]
+           if number(r.get(SAMPLES)) > 0]
+    lines = [f"The {len(hot)} hottest instructions:", "",
+             "| address | phase | instruction | samples % | top stalls (% of its samples) |",
+             "|---|---|---|---|---|"]
+    for r in hot:
+        s = number(r.get(SAMPLES))
+        top = sorted(((number(r.get(c)), REASON.match(c).group(1)) for c in reasons),
+                     reverse=True)[:2]
+        stalls = ", ".join(f"{why} {100.0 * v / s:.0f}" for v, why in top if v > 0)
+        text = " ".join(r.get("Source", "").split())[:70].replace("|", "/")
+        lines.append(f"| {r.get('Address', '?')[-5:]} | {phase_of[id(r)]} | `{text}` | "
+                     f"{100.0 * s / total:.1f} | {stalls or '-'} |")
+    return lines + [""]
+
+
+def fold(csv_path, min_share, hot=0):
     with open(csv_path, encoding="utf-8", errors="replace") as f:
         kernels = read_kernels(f)
     lines = []
     for name, rows in kernels:
-        lines += phase_table(name, rows, min_share) + loop_table(rows, min_share)
+        lines += (phase_table(name, rows, min_share) + loop_table(rows, min_share)
+                  + hot_table(rows, hot))
     return kernels, lines
 
 
@@ -260,6 +287,8 @@ def main():
                     help="regex of the kernel names to profile")
     ap.add_argument("--min-share", type=float, default=1.0,
                     help="phases under this % of a kernel's samples are summed in one row")
+    ap.add_argument("--hot", type=int, default=0, metavar="N",
+                    help="also list each kernel's N instructions with the most samples")
     ap.add_argument("--out", default="phases.md")
     ap.add_argument("--work", default=None, help="folder of the CSV (default: beside --out)")
     ap.add_argument("--ncu", default=shutil.which("ncu") or "/usr/local/cuda/bin/ncu")
@@ -275,7 +304,7 @@ def main():
         if path is None:
             return 1
         what = f"{args.member} at shape {args.shape}, kcv bf16, one forward+backward"
-    kernels, body = fold(path, args.min_share)
+    kernels, body = fold(path, args.min_share, args.hot)
     lines = [f"# Warp-state samples by phase: {what}", "",
              f"Command: `python3 bench/glr/ncu_phases.py {' '.join(sys.argv[1:])}`", "",
              "A phase is the SASS between two CTA barriers in address order (the barrier closes "

@@ -78,6 +78,20 @@ def test_phase_table_rows():
     assert cells[1][11].startswith("`BSSY B0, 0x7f80` (42.0)")
 
 
+def test_hot_table_lists_instructions_by_samples_with_their_phase_and_stalls():
+    (_, rows), = ph.read_kernels(page([(NAME, K)]))
+    lines = ph.hot_table(rows, 3)
+    assert lines[0] == "The 3 hottest instructions:"
+    cells = [[c.strip() for c in line.strip("|").split("|")] for line in lines[4:7]]
+    # BSSY 42 samples (barrier 40, wait 2), LDGSTS 30 (long_sb), LDG 10 (wait), of 100
+    assert cells[0] == ["x7f40", "1", "`BSSY B0, 0x7f80`", "42.0", "barrier 95, wait 5"]
+    assert cells[1] == ["x7f00", "0", "`LDGSTS.E.BYPASS.128 [R1], desc[UR4][R2.64]`", "30.0",
+                        "long_sb 100"]
+    assert cells[2][:2] == ["x7f10", "0"] and cells[2][3:] == ["10.0", "wait 100"]
+    assert ph.hot_table(rows, 0) == []
+    assert len(ph.hot_table(rows, 50)) == 4 + 6 + 1  # the 6 instructions with samples only
+
+
 def test_fold_a_file(tmp_path):
     path = tmp_path / "src.csv"
     path.write_text("".join(page([(NAME, K)])))

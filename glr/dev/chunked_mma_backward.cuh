@@ -730,7 +730,7 @@ struct WyStorage {
   float gram[kMmaChunk][kMmaChunk + 8];
   /// grad_kernel's fp32 dk part of the chunk (rows past c zero), copied with the operands and
   /// read by wy_finish_dk (it was one global round trip at the end, a quarter of the samples).
-  alignas(16) float dk_prior[kMmaChunk][kMmaDim + 8];
+  alignas(16) DkPartRows dk_prior;
 };
 static_assert(sizeof(SmemBf16<kMmaChunk, kMmaChunk>) % 16 == 0 &&
                   sizeof(SmemBf16<kMmaChunk, kMmaDim>) % 16 == 0 &&

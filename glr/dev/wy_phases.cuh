@@ -78,6 +78,10 @@ __device__ __forceinline__ void wy_solve_y(SmemBf16<kMmaChunk, kMmaChunk>& y,
   });
 }
 
+/// A chunk's fp32 dk part in shared memory (wy_grad_kernel's copy of grad_kernel's dk_part), each
+/// row padded by 8 floats so that a warp's 8-byte loads of an accumulator fall on distinct banks.
+using DkPartRows = float[kMmaChunk][kMmaDim + 8];
+
 /// dk = the gradient kernel's fp32 part (dk_part) + this kernel's `dk` (rows of row block w,
 /// columns c0..c0+N); without GVA rounded and stored, else left in the part for group_sum. The
 /// part is loaded first, all of the warp's rows at once in 8-byte loads: loaded beside the stores,
@@ -85,9 +89,10 @@ __device__ __forceinline__ void wy_solve_y(SmemBf16<kMmaChunk, kMmaChunk>& y,
 /// compiler knows), one global round trip per pair. With `prior` (wy_grad_kernel) the part comes
 /// from shared memory, where the kernel copied it with its operands (rows past c zero).
 template <int N>
-__device__ __forceinline__ void wy_finish_dk(
-    AccTile<16, N>& dk, const MmaBackwardParams& bp, std::int64_t t0, int hv, int c,
-    int w = arch::warp_id(), int c0 = 0, const float (*prior)[kMmaChunk][kMmaDim + 8] = nullptr) {
+__device__ __forceinline__ void wy_finish_dk(AccTile<16, N>& dk, const MmaBackwardParams& bp,
+                                             std::int64_t t0, int hv, int c,
+                                             int w = arch::warp_id(), int c0 = 0,
+                                             const DkPartRows* prior = nullptr) {
   const MmaForwardParams& p = bp.fwd;
   const int r0 = 16 * w;
   const std::int64_t qk_stride = static_cast<std::int64_t>(p.qk_heads) * kMmaDim;

@@ -46,6 +46,8 @@ METRICS = [
     ("sm__throughput.avg.pct_of_peak_sustained_elapsed", "SM %", "pct"),
     ("gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed", "mem %", "pct"),
     ("dram__throughput.avg.pct_of_peak_sustained_elapsed", "DRAM %", "pct"),
+    ("lts__throughput.avg.pct_of_peak_sustained_elapsed", "L2 %", "pct"),
+    ("l1tex__throughput.avg.pct_of_peak_sustained_active", "L1 %", "pct"),
     ("sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active", "tensor %",
      "pct"),
     ("sm__warps_active.avg.pct_of_peak_sustained_active", "occupancy %", "pct"),
@@ -255,8 +257,10 @@ def main():
              f"Command: `python3 bench/glr/ncu_profile.py {' '.join(sys.argv[1:])}`", "",
              "Each kernel launch of one forward+backward (after two unprofiled warm-up calls), "
              "replayed by ncu once per metric pass with --clock-control none. µs: one replay's "
-             "duration. SM %, mem %, DRAM %: fractions of the peak sustained rate over the "
-             "kernel's elapsed cycles (ncu's SpeedOfLight); tensor %: the tensor pipe's active "
+             "duration. SM %, mem %, DRAM %, L2 %: fractions of the peak sustained rate over the "
+             "kernel's elapsed cycles (ncu's SpeedOfLight; mem % is the largest of the memory "
+             "units', L2 % the L2 slices'); L1 %: the L1/shared-memory unit's over its active "
+             "cycles (shared-memory loads, ldmatrix and cp.async land there); tensor %: the tensor pipe's active "
              "cycles over the SM's active cycles (sm__pipe_tensor_op_hmma_cycles_active); occupancy %: active warps of the "
              "maximum; top stalls: the two largest warp-stall reasons in cycles per issued "
              "instruction.", ""]

@@ -83,6 +83,20 @@ __device__ __forceinline__ void cta_for(int n, F&& f) {
   });
 }
 
+/// Named barrier `id` (1..15; 0 is __syncthreads()'s) among `threads` threads of the CTA (a
+/// multiple of the warp size, the same at every call of one round): the warps of a kernel that
+/// synchronise without the rest (PTX bar.sync id, threads). Orders shared-memory accesses as
+/// __syncthreads() does among the warps that arrive.
+__device__ __forceinline__ void named_barrier_sync(int id, int threads) {
+#if defined(KCV_GLR_HOST_EMULATION)
+  namespace emu = check::emulator;
+  if (emu::cta_barrier == nullptr) return;  // one host thread plays the whole CTA
+  emu::named_barriers[id].arrive_and_wait(threads / emu::lanes_per_host_thread);
+#else
+  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+#endif
+}
+
 /// Orders the calling warp's memory accesses before it against those after it, among the warp's
 /// lanes (its reads of a shared tile before the copies that refill it): __syncwarp() on the
 /// device; nothing in the host emulation, where one host thread plays the warp in program order.

@@ -84,13 +84,19 @@
 //      or the delta rule) stored a pair per 8-byte store (arch::store_f32x2), where each pair was
 //      two 4-byte stores (st.global.f32 twice in the PTX); the store phase of GDN's grad_kernel
 //      held 41.7 % of its samples at `5ad6282`, "long scoreboard" 46 % of it. The same bits.
+//   21 dh_scan_kernel's copies issued by a copy warp of its own (kScanCopyWarps; not KDA's, whose
+//      registers would not fit) beside the compute warps, which meet it at each step's first
+//      barrier and synchronise among themselves at a named barrier, as the forward's state pass
+//      (its version 12): the compute warps' address arithmetic after their own LDGSTS waited for
+//      the copies to read their registers. The same bits.
 //
 // 0. The forward's prepare_kernel and state_output_kernel without the output (o not written: no Q
 //    or A^qk loaded, no Q·H or A^qk·Δ) keep bf16(H) of every chunk entry and of every sequence end
 //    (MmaForwardParams::states): the same bf16 values the forward multiplies with.
 // 1. dh_scan_kernel, one CTA per (sequence, value head, kBV value columns: scan_value_tile, 16 at
-//    the forward's narrow tile without the delta rule, else the forward's tile), 4 warps, or 16
-//    under the delta rule (kScanGroups), serial over the chunks from the last: dS (∂L/∂ state
+//    the forward's narrow tile without the delta rule, else the forward's tile), 4 compute warps,
+//    or 16 under the delta rule (kScanGroups), and a copy warp, serial over the chunks from the
+//    last: dS (∂L/∂ state
 //    leaving the chunk) in fp32 registers, warp w + 4h rows 32w..32w+31 and the column group h,
 //    starting from dht; per chunk
 //      dh[slot] = bf16(dS)
@@ -148,7 +154,17 @@ using gpu::detail::RowPartials;
 template <bool kDelta>
 inline constexpr int kScanGroups = kDelta ? 4 : 1;
 template <bool kDelta>
-inline constexpr int kScanThreads = kMmaThreads* kScanGroups<kDelta>;
+inline constexpr int kScanComputeThreads = kMmaThreads* kScanGroups<kDelta>;
+/// The dH scan's copy warp, after its compute warps: it alone issues the cp.async copies of the
+/// next chunk's operands, as the state pass's copy warps do (kStateCopyWarps). One: a CTA of 17
+/// warps puts 5 on one of the multiprocessor's four register files, 96 registers a thread at
+/// most, which GDN's and DeltaNet's scans keep to (89); KDA's scan (per-channel gate and delta
+/// rule) spills there, so its compute warps issue the copies themselves (no copy warp).
+template <GateKind kGate, bool kDelta>
+inline constexpr int kScanCopyWarps = kGate == GateKind::kChannel&& kDelta ? 0 : 1;
+template <GateKind kGate, bool kDelta>
+inline constexpr int kScanThreads =
+    kScanComputeThreads<kDelta> + 32 * kScanCopyWarps<kGate, kDelta>;
 
 /// The operands of one chunk step, filled by cp.async one chunk ahead, CTA-wide: Q (a per-channel
 /// gate: Q̄), dO's columns and the factors; with the delta rule K (K̄), W and A^qk (its column
@@ -202,10 +218,11 @@ constexpr int scan_value_tile(int kBV) {
 }
 
 template <GateKind kGate, bool kDelta, int kBV>
-__global__ void __launch_bounds__(kScanThreads<kDelta>, 1) dh_scan_kernel(MmaBackwardParams bp) {
+__global__ void __launch_bounds__(kScanThreads<kGate, kDelta>, 1)
+    dh_scan_kernel(MmaBackwardParams bp) {
   static_assert(kBV == 16 || kBV == 32 || kBV == 64,
                 "dh_scan_kernel: 16, 32 or 64 value columns per CTA");
-  constexpr int kThreads = kScanThreads<kDelta>;
+  constexpr int kThreads = kScanComputeThreads<kDelta>;
   constexpr int kCols = kBV / kScanGroups<kDelta>;
   const MmaForwardParams& p = bp.fwd;
   ScanStorage<kBV, kDelta>& sm = arch::shared_storage<ScanStorage<kBV, kDelta>>();
@@ -230,32 +247,52 @@ __global__ void __launch_bounds__(kScanThreads<kDelta>, 1) dh_scan_kernel(MmaBac
     const std::int64_t left = eos - bos - j * kMmaChunk;
     return static_cast<int>(left < kMmaChunk ? left : kMmaChunk);
   };
-  const auto issue = [&](std::int64_t j) {  // chunk j's operands into stage j % 2, one group
+  // Chunk j's operands into stage j % 2, one group, by the copy warp (after the compute warps),
+  // or by the compute warps where the kernel has none.
+  constexpr bool kCopyWarp = kScanCopyWarps < kGate, kDelta >> 0;
+  const auto issue = [&](std::int64_t j) {
     ScanStage<kBV, kDelta>& st = sm.stage[j % 2];
     const std::int64_t t0 = bos + j * kMmaChunk;
     const std::int64_t slot = slot0 + j;
     const int c = rows_of(j);
-    if constexpr (kChannel)  // Q̄ = bf16(Q ⊙ E), the prepare kernel's
-      copy_rows_async_fixed<kThreads>(st.q, p.qbar + slot_block(p, slot, hv, kMmaDim), kMmaDim, c);
+    constexpr int kT = kCopyWarp ? 32 * kScanCopyWarps<kGate, kDelta> : kThreads;
+    constexpr int kW = kCopyWarp ? kThreads / 32 : 0;  // the first copying warp
+    if constexpr (kChannel)                            // Q̄ = bf16(Q ⊙ E), the prepare kernel's
+      copy_rows_async_fixed<kT, kW>(st.q, p.qbar + slot_block(p, slot, hv, kMmaDim), kMmaDim, c);
     else
-      copy_rows_async_fixed<kThreads>(st.q, p.q + qk_row(p, t0, hv), qk_stride, c);
-    copy_rows_async_fixed<kThreads>(st.d_o, bp.d_o + v_row(p, t0, hv) + col0, v_stride, c);
-    copy_floats_async_fixed<kThreads, 2 * kMmaChunk>(&st.f[0][0],
-                                                     p.factors + slot_block(p, slot, hv, 2));
+      copy_rows_async_fixed<kT, kW>(st.q, p.q + qk_row(p, t0, hv), qk_stride, c);
+    copy_rows_async_fixed<kT, kW>(st.d_o, bp.d_o + v_row(p, t0, hv) + col0, v_stride, c);
+    copy_floats_async_fixed<kT, 2 * kMmaChunk, kW>(&st.f[0][0],
+                                                   p.factors + slot_block(p, slot, hv, 2));
     if constexpr (kDelta) {
       if constexpr (kChannel)  // K̄ = bf16(K ⊙ R), the prepare kernel's
-        copy_rows_async_fixed<kThreads>(st.k, p.kbar + slot_block(p, slot, hv, kMmaDim), kMmaDim,
-                                        c);
+        copy_rows_async_fixed<kT, kW>(st.k, p.kbar + slot_block(p, slot, hv, kMmaDim), kMmaDim, c);
       else
-        copy_rows_async_fixed<kThreads>(st.k, p.k + qk_row(p, t0, hv), qk_stride, c);
-      copy_rows_async_fixed<kThreads>(st.w, p.w + slot_block(p, slot, hv, kMmaDim), kMmaDim,
-                                      kMmaChunk);
-      if (arch::warp_id() < 4)  // A^qk's column block w, rows 16w..63
-        copy_block_async<kMmaChunk, 16>(st.a, p.a + slot_block(p, slot, hv, kMmaChunk), kMmaChunk,
-                                        r0, kMmaChunk - r0, r0, kMmaChunk);
+        copy_rows_async_fixed<kT, kW>(st.k, p.k + qk_row(p, t0, hv), qk_stride, c);
+      copy_rows_async_fixed<kT, kW>(st.w, p.w + slot_block(p, slot, hv, kMmaDim), kMmaDim,
+                                    kMmaChunk);
+      const bf16* a = p.a + slot_block(p, slot, hv, kMmaChunk);
+      if constexpr (kCopyWarp) {
+        for (int b = 0; b < kMmaChunk / 16; ++b)  // A^qk's column block b, rows 16b..63
+          copy_block_async<kMmaChunk, 16>(st.a, a, kMmaChunk, 16 * b, kMmaChunk - 16 * b, 16 * b,
+                                          kMmaChunk);
+      } else if (arch::warp_id() < 4) {  // A^qk's column block w, rows 16w..63
+        copy_block_async<kMmaChunk, 16>(st.a, a, kMmaChunk, r0, kMmaChunk - r0, r0, kMmaChunk);
+      }
     }
     arch::cp_async_commit();
   };
+  // The copy warp: chunk j − 1's copies while the compute warps work on chunk j; each step's
+  // first barrier (all warps) is where chunk j has landed and chunk j + 1's stage is free.
+  if (kCopyWarp && arch::warp_id() >= kThreads / 32) {
+    if (chunks > 0) issue(chunks - 1);
+    for (std::int64_t j = chunks - 1; j >= 0; --j) {
+      arch::cp_async_wait<0>();
+      __syncthreads();  // chunk j has landed; every compute warp is done with chunk j + 1
+      if (j > 0) issue(j - 1);
+    }
+    return;
+  }
 
   // y = bf16(e ⊙ dO), CTA-wide in 16-byte pieces: thread t the pieces t, t + kThreads, … (rows
   // kThreads/(kBV/8) apart; threads past the last piece none), eight products and one 16-byte
@@ -290,7 +327,7 @@ __global__ void __launch_bounds__(kScanThreads<kDelta>, 1) dh_scan_kernel(MmaBac
     x1 = bp.dht != nullptr ? bp.dht[user_state(p, n, hv, d0 + r, col0 + cw + e + 1)] : 0.0f;
   });
   const std::int64_t next_col = p.state_kv ? 1 : kMmaDim;  // user_state(.., e + 1) − (.., e)
-  if (chunks > 0) issue(chunks - 1);
+  if (!kCopyWarp && chunks > 0) issue(chunks - 1);
 
   for (std::int64_t j = chunks - 1; j >= 0; --j) {
     bf16* dh = bp.dh + state_block(p, slot0 + j, hv) + col0 + cw;
@@ -299,9 +336,9 @@ __global__ void __launch_bounds__(kScanThreads<kDelta>, 1) dh_scan_kernel(MmaBac
       arch::store_u32(dh + (d0 + r) * kMmaDim + e, bits);
       if constexpr (kDelta) arch::store_u32(sm.ds.ptr(d0 + r, cw + e), bits);
     });
-    arch::cp_async_wait<0>();
+    if constexpr (!kCopyWarp) arch::cp_async_wait<0>();
     __syncthreads();  // chunk j and bf16(dS) have landed; every warp is done with chunk j + 1
-    if (j > 0) issue(j - 1);
+    if (!kCopyWarp && j > 0) issue(j - 1);
     const ScanStage<kBV, kDelta>& st = sm.stage[j % 2];
     if constexpr (kDelta) {
       // dΔ = scale·A^qkᵀ dO (k-steps w..3: A^qk is lower triangular) + r ⊙ (K·bf16(dS)); K·dS,
@@ -329,7 +366,7 @@ __global__ void __launch_bounds__(kScanThreads<kDelta>, 1) dh_scan_kernel(MmaBac
     } else if constexpr (!kChannel) {
       form_y(st);
     }
-    __syncthreads();  // y (and dΔ) complete
+    arch::named_barrier_sync(1, kThreads);  // y (and dΔ) complete (the compute warps)
     AccTile<32, kCols> s;
     zero(s);
     if constexpr (kChannel)  // Q̄ᵀ dO: the row factors are inside Q̄
@@ -1007,7 +1044,7 @@ Status backward_sequence(const MmaBackwardParams& bp, Launch&& launch) {
     if (Status st = forward_sequence<kGate, kDelta, kBV>(p, launch); !st) return st;
   const dim3 scan_grid(static_cast<unsigned>(p.sequences * p.v_heads * (kMmaDim / kScanBV)));
   if (Status st = launch("dh_scan", dh_scan_kernel<kGate, kDelta, kScanBV>, scan_grid,
-                         sizeof(ScanStorage<kScanBV, kDelta>), bp, kScanThreads<kDelta>);
+                         sizeof(ScanStorage<kScanBV, kDelta>), bp, kScanThreads<kGate, kDelta>);
       !st)
     return st;
   const dim3 grad_grid(static_cast<unsigned>(p.slots), static_cast<unsigned>(p.v_heads));

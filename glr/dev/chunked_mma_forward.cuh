@@ -42,6 +42,12 @@
 //      (copy_rows_async_fixed, copy_floats_async_fixed), where copy_rows_async's rolled loops
 //      held a quarter of the kernel's warp samples (GDN at B1·T8192·H32, bench/glr/
 //      ncu_phases.py); the prepare kernels' copies of Q, K and V the same way. The same bits.
+//   12 the state pass's copies issued by two copy warps of their own (kStateCopyWarps) beside the
+//      eight compute warps, which meet them at each step's first barrier and synchronise among
+//      themselves at a named barrier: an LDGSTS reads its address registers late, so the compute
+//      warps that issued the copies stalled on the next write of one ("long scoreboard", 20 % of
+//      GDN's state_output samples on one H200 at `79408ef`, docs/glr/ncu_phases_gdn.md). The
+//      same bits.
 //
 // 1. prepare_kernel, one CTA (4 warps) per (chunk slot, value head):
 //      G = chunk-local cumsum of g (fp32, serial: the reference's order),
@@ -54,11 +60,11 @@
 //      W = bf16(T)·bf16(diag(β)(K ⊙ E)), U = bf16(T)·bf16(diag(β) V) on tensor
 //        cores → w, u (bf16)
 //    Without the delta rule only G's factors and A^qk.
-// 2. state_output_kernel, one CTA (8 warps) per (sequence, value head, kBV value columns), serial
-//    over the sequence's chunks; the next chunk's operands arrive by cp.async while this one is
-//    computed. The fp32 state H (128 × kBV) lives in registers, warp w + 4h holding rows
-//    32w..32w+31 and the column group h (kStateGroups); its bf16 copy in shared memory is the B
-//    operand of the products that read it:
+// 2. state_output_kernel, one CTA (8 compute warps, 2 copy warps) per (sequence, value head, kBV
+//    value columns), serial over the sequence's chunks; the next chunk's operands arrive by
+//    cp.async, issued by the copy warps, while this one is computed. The fp32 state H (128 × kBV)
+//    lives in registers, warp w + 4h holding rows 32w..32w+31 and the column group h
+//    (kStateGroups); its bf16 copy in shared memory is the B operand of the products that read it:
 //      Δ = U − W·bf16(H)                        (Δ = V without the delta rule)
 //      O = scale·(diag(e)(Q·bf16(H)) + A^qk·bf16(Δ))            → o (bf16)
 //      H ← e_last·H + Kᵀ·bf16(r ⊙ Δ)
@@ -847,37 +853,53 @@ __global__ void __launch_bounds__(kStateThreads, 1) state_output_kernel(MmaForwa
     const std::int64_t left = eos - bos - j * kMmaChunk;
     return static_cast<int>(left < kMmaChunk ? left : kMmaChunk);
   };
+  // Chunk j's operands into stage j % 2, by the copy warps (kStateCopyWarps, after the compute
+  // warps) with compile-time trip counts (copy_rows_async_fixed): one address product per copy
+  // and an add per 16-byte piece.
   const auto issue = [&](std::int64_t j) {
     StateStage<kBV, kDelta, kOutput>& st = sm.stage[j % 2];
     const std::int64_t t0 = bos + j * kMmaChunk;
     const std::int64_t slot = slot0 + j;
     const int c = rows_of(j);
-    // Compile-time trip counts (copy_rows_async_fixed): one address product per copy and an add
-    // per 16-byte piece, where copy_rows_async's rolled loop divided per piece on the chain.
-    constexpr int kT = kStateThreads;
+    constexpr int kT = 32 * kStateCopyWarps;
+    constexpr int kW = kStateComputeThreads / 32;  // the first copy warp
     if constexpr (kChannel) {
       if constexpr (kOutput)
-        copy_rows_async_fixed<kT>(st.q, p.qbar + slot_block(p, slot, hv, kMmaDim), kMmaDim,
-                                  kMmaChunk);
-      copy_rows_async_fixed<kT>(st.k, p.kbar + slot_block(p, slot, hv, kMmaDim), kMmaDim,
-                                kMmaChunk);
+        copy_rows_async_fixed<kT, kW>(st.q, p.qbar + slot_block(p, slot, hv, kMmaDim), kMmaDim,
+                                      kMmaChunk);
+      copy_rows_async_fixed<kT, kW>(st.k, p.kbar + slot_block(p, slot, hv, kMmaDim), kMmaDim,
+                                    kMmaChunk);
     } else {
-      if constexpr (kOutput) copy_rows_async_fixed<kT>(st.q, p.q + qk_row(p, t0, hv), qk_stride, c);
-      copy_rows_async_fixed<kT>(st.k, p.k + qk_row(p, t0, hv), qk_stride, c);
+      if constexpr (kOutput)
+        copy_rows_async_fixed<kT, kW>(st.q, p.q + qk_row(p, t0, hv), qk_stride, c);
+      copy_rows_async_fixed<kT, kW>(st.k, p.k + qk_row(p, t0, hv), qk_stride, c);
     }
     if constexpr (kDelta) {
-      copy_rows_async_fixed<kT>(st.w, p.w + slot_block(p, slot, hv, kMmaDim), kMmaDim, kMmaChunk);
-      copy_rows_async_fixed<kT>(st.u, p.u + slot_block(p, slot, hv, kMmaDim) + col0, kMmaDim,
-                                kMmaChunk);
+      copy_rows_async_fixed<kT, kW>(st.w, p.w + slot_block(p, slot, hv, kMmaDim), kMmaDim,
+                                    kMmaChunk);
+      copy_rows_async_fixed<kT, kW>(st.u, p.u + slot_block(p, slot, hv, kMmaDim) + col0, kMmaDim,
+                                    kMmaChunk);
     } else {
-      copy_rows_async_fixed<kT>(st.u, p.v + v_row(p, t0, hv) + col0, v_stride, c);
+      copy_rows_async_fixed<kT, kW>(st.u, p.v + v_row(p, t0, hv) + col0, v_stride, c);
     }
     if constexpr (kOutput)
-      copy_rows_async_fixed<kT>(st.a, p.a + slot_block(p, slot, hv, kMmaChunk), kMmaChunk,
-                                kMmaChunk);
-    copy_floats_async_fixed<kT, 2 * kMmaChunk>(&st.f[0][0], p.factors + slot_block(p, slot, hv, 2));
+      copy_rows_async_fixed<kT, kW>(st.a, p.a + slot_block(p, slot, hv, kMmaChunk), kMmaChunk,
+                                    kMmaChunk);
+    copy_floats_async_fixed<kT, 2 * kMmaChunk, kW>(&st.f[0][0],
+                                                   p.factors + slot_block(p, slot, hv, 2));
     arch::cp_async_commit();
   };
+  // The copy warps: chunk j + 1's copies while the compute warps work on chunk j; each step's
+  // first barrier (all warps) is where chunk j has landed and chunk j − 1's stage is free.
+  if (arch::warp_id() >= kStateComputeThreads / 32) {
+    if (chunks > 0) issue(0);
+    for (std::int64_t j = 0; j < chunks; ++j) {
+      arch::cp_async_wait<0>();
+      __syncthreads();  // chunk j has landed; every compute warp is done with chunk j − 1
+      if (j + 1 < chunks) issue(j + 1);
+    }
+    return;
+  }
 
   // The fp32 state rows d0..d0+31, columns col0+cw..col0+cw+kCols (at 64 columns a warp the
   // state beside W·bf16(H) took 255 registers and spilled).
@@ -906,13 +928,10 @@ __global__ void __launch_bounds__(kStateThreads, 1) state_output_kernel(MmaForwa
     });
   });
   store_h();
-  if (chunks > 0) issue(0);
 
   for (std::int64_t j = 0; j < chunks; ++j) {
     if (p.states != nullptr) keep_state(slot0 + j);
-    arch::cp_async_wait<0>();
-    __syncthreads();  // chunk j has landed; every warp is done with chunk j − 1
-    if (j + 1 < chunks) issue(j + 1);
+    __syncthreads();  // chunk j has landed (the copy warps waited for it); bf16(H) is complete
     const StateStage<kBV, kDelta, kOutput>& st = sm.stage[j % 2];
     const int c = rows_of(j);
 
@@ -948,7 +967,7 @@ __global__ void __launch_bounds__(kStateThreads, 1) state_output_kernel(MmaForwa
         x0 *= st.f[0][r0 + il];
         x1 *= st.f[0][r0 + il];
       });
-    __syncthreads();  // Δ complete
+    arch::named_barrier_sync(1, kStateComputeThreads);  // Δ complete (the compute warps)
 
     // Phase B: O += A^qk·Δ (with the output; k-steps 0..w: A^qk is lower triangular), then
     // H ← e_last H + Kᵀ(r ⊙ Δ) (the warp's columns).

@@ -42,7 +42,14 @@ inline constexpr int kMmaThreads = 128;  ///< 4 warps: one per 16-row block of a
 /// past 8 warps the step's shared-memory traffic, not its columns, sets its time. Every element
 /// keeps its sum order: the products' k-steps are a warp's over its own columns.
 inline constexpr int kStateGroups = 2;
-inline constexpr int kStateThreads = kMmaThreads * kStateGroups;
+inline constexpr int kStateComputeThreads = kMmaThreads * kStateGroups;
+/// The state pass's copy warps, after its compute warps: they alone issue the cp.async copies of
+/// the next chunk's operands, so that the compute warps never wait on the copies' address
+/// registers (an LDGSTS reads them late, behind the L1's queue: a long-scoreboard stall for the
+/// next instruction that writes one, 20 % of GDN's state_output samples when the compute warps
+/// issued the copies themselves; docs/glr/ncu_phases_gdn.md).
+inline constexpr int kStateCopyWarps = 2;
+inline constexpr int kStateThreads = kStateComputeThreads + 32 * kStateCopyWarps;
 
 /// Everything both kernels read, by value. Workspace tensors are chunk-slot-major: the chunk j of
 /// sequence n lives in slot slot_base(n) + j, slot_base(n) = ⌊bos_n / 64⌋ + n (disjoint for

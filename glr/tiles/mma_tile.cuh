@@ -410,8 +410,10 @@ __device__ __forceinline__ void copy_rows_async(SmemBf16<R, C>& dst, const bf16*
 /// which lie kThreads/(C/8) rows apart in one column, so its addresses are one product at the
 /// start and an add per piece, in R·C/(8·kThreads) unrolled steps (copy_rows_async's loop runs
 /// to blockDim.x and divides per piece); where the tile has fewer pieces than the CTA threads,
-/// thread t < R·C/8 copies piece t and the others none.
-template <int kThreads, int R, int C>
+/// thread t < R·C/8 copies piece t and the others none. The copying threads are the kThreads
+/// from warp kFirstWarp on (thread t the CTA's 32·kFirstWarp + t): the whole CTA by default, or
+/// a kernel's copy warps.
+template <int kThreads, int kFirstWarp = 0, int R, int C>
 __device__ __forceinline__ void copy_rows_async_fixed(SmemBf16<R, C>& dst, const bf16* src,
                                                       std::int64_t row_stride, int valid_rows) {
   constexpr int kPieces = C / 8;
@@ -421,7 +423,7 @@ __device__ __forceinline__ void copy_rows_async_fixed(SmemBf16<R, C>& dst, const
   constexpr int kRowStep = kThreads / kPieces;
   constexpr int kSteps = R >= kRowStep ? R / kRowStep : 1;
   arch::for_each_lane([&](int lane, int) {
-    const int t = arch::warp_id() * arch::kWarpSize + lane;
+    const int t = (arch::warp_id() - kFirstWarp) * arch::kWarpSize + lane;
     const int i0 = t / kPieces;
     if (i0 >= R) return;
     const int j = 8 * (t % kPieces);
@@ -507,12 +509,13 @@ __device__ __forceinline__ void copy_floats_async(float* dst, const float* src, 
 }
 
 /// copy_floats_async of kN floats by a CTA of kThreads threads (both known at compile time):
-/// thread t copies the 16-byte pieces t, t + kThreads, … in unrolled steps.
-template <int kThreads, int kN>
+/// thread t copies the 16-byte pieces t, t + kThreads, … in unrolled steps. The threads are
+/// counted from warp kFirstWarp on, as copy_rows_async_fixed's.
+template <int kThreads, int kN, int kFirstWarp = 0>
 __device__ __forceinline__ void copy_floats_async_fixed(float* dst, const float* src) {
   static_assert(kN % 4 == 0, "copy_floats_async_fixed: whole 16-byte pieces");
   arch::for_each_lane([&](int lane, int) {
-    const int t = arch::warp_id() * arch::kWarpSize + lane;
+    const int t = (arch::warp_id() - kFirstWarp) * arch::kWarpSize + lane;
     KCV_GLR_UNROLL
     for (int k = 0; k < (kN / 4 + kThreads - 1) / kThreads; ++k) {
       const int idx = t + k * kThreads;

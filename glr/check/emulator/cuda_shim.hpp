@@ -25,6 +25,9 @@
 
 #include <barrier>
 #include <cmath>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
 
 inline thread_local uint3 threadIdx;
 inline thread_local uint3 blockIdx;
@@ -35,6 +38,31 @@ namespace kcv::glr::check::emulator {
 inline std::barrier<>* cta_barrier = nullptr;
 /// Consecutive CUDA threads played by one host thread (threadIdx.x is the first of them).
 inline int lanes_per_host_thread = 1;
+
+/// A barrier whose count comes with each wait, as bar.sync's: the calls of one round must agree
+/// on it (the kernel's subset of warps); it releases them when that many host threads arrived.
+class CountedBarrier {
+ public:
+  void arrive_and_wait(int expected) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    const std::uint64_t round = round_;
+    if (++arrived_ == expected) {
+      arrived_ = 0;
+      ++round_;
+      released_.notify_all();
+      return;
+    }
+    released_.wait(lock, [&] { return round_ != round; });
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable released_;
+  int arrived_ = 0;
+  std::uint64_t round_ = 0;
+};
+/// PTX's 16 named barriers (id 0 is __syncthreads()'s; the emulation keeps that one apart).
+inline CountedBarrier named_barriers[16];
 }  // namespace kcv::glr::check::emulator
 
 inline void __syncthreads() {

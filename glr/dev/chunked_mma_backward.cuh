@@ -89,6 +89,9 @@
 //      barrier and synchronise among themselves at a named barrier, as the forward's state pass
 //      (its version 12): the compute warps' address arithmetic after their own LDGSTS waited for
 //      the copies to read their registers. The same bits.
+//   22 grad_kernel and grad_channel_kernel copy A^qk only without the delta rule, where dv reads
+//      it (with it, the scan's dΔ holds A^qk's term): 8 KB less per chunk and head. The same
+//      bits.
 //
 // 0. The forward's prepare_kernel and state_output_kernel without the output (o not written: no Q
 //    or A^qk loaded, no Q·H or A^qk·Δ) keep bf16(H) of every chunk entry and of every sequence end
@@ -412,7 +415,7 @@ struct GradStorage {
   SmemBf16<kMmaChunk, kMmaDim> v;             ///< V, or Δ with the delta rule
   SmemBf16<kMmaDim, kMmaDim> h;               ///< bf16 state entering the chunk
   SmemBf16<kMmaDim, kMmaDim> ds;              ///< bf16 ∂L/∂(state leaving the chunk)
-  SmemBf16<kMmaChunk, kMmaChunk> a;           ///< A^qk (bf16, from the forward)
+  SmemBf16<kMmaChunk, kMmaChunk> a;           ///< A^qk (bf16, from the forward; no delta rule)
   SmemBf16<kMmaChunk, kMmaChunk> dp;          ///< bf16(scale·Γ ⊙ Tril_incl(dO Vᵀ))
   float g[kMmaChunk];                         ///< G
   float e[kMmaChunk];                         ///< exp(G)
@@ -485,8 +488,9 @@ __global__ void __launch_bounds__(kGradThreads, 1) grad_kernel(MmaBackwardParams
   copy_rows_async_fixed<kThreads>(sm.d_o, bp.d_o + v_row(p, ch.t0, hv), v_stride, c);
   copy_rows_async_fixed<kThreads>(sm.h, p.states + state_block(p, slot, hv), kMmaDim, kMmaDim);
   copy_rows_async_fixed<kThreads>(sm.ds, bp.dh + state_block(p, slot, hv), kMmaDim, kMmaDim);
-  copy_rows_async_fixed<kThreads>(sm.a, p.a + slot_block(p, slot, hv, kMmaChunk), kMmaChunk,
-                                  kMmaChunk);
+  if constexpr (!kDelta)  // A^qk for dv (with the delta rule the scan's dΔ holds its term)
+    copy_rows_async_fixed<kThreads>(sm.a, p.a + slot_block(p, slot, hv, kMmaChunk), kMmaChunk,
+                                    kMmaChunk);
   arch::cp_async_commit();
   copy_rows_async_fixed<kThreads>(sm.q, p.q + qk_row(p, ch.t0, hv), qk_stride, c);
   if constexpr (kGate == GateKind::kScalar && kDelta) {  // S_e, for dg's boundary term (GDN)

@@ -263,11 +263,12 @@ __global__ void __launch_bounds__(kGradThreads, 1) grad_channel_kernel(MmaBackwa
                                   kMmaDim);
   copy_rows_async_fixed<kThreads>(sm.hs.state.ds, bp.dh + state_block(p, slot, hv), kMmaDim,
                                   kMmaDim);
-  if constexpr (!kDelta)  // K̄ for dv
+  if constexpr (!kDelta) {  // K̄ and A^qk for dv
     copy_rows_async_fixed<kThreads>(sm.kbar, p.kbar + slot_block(p, slot, hv, kMmaDim), kMmaDim,
                                     kMmaChunk);
-  copy_rows_async_fixed<kThreads>(sm.a, p.a + slot_block(p, slot, hv, kMmaChunk), kMmaChunk,
-                                  kMmaChunk);
+    copy_rows_async_fixed<kThreads>(sm.a, p.a + slot_block(p, slot, hv, kMmaChunk), kMmaChunk,
+                                    kMmaChunk);
+  }
   arch::cp_async_commit();
   copy_rows_async_fixed<kThreads>(sm.q, p.q + qk_row(p, ch.t0, hv), qk_stride, c);
   copy_rows_async_fixed<kThreads>(sm.k, p.k + qk_row(p, ch.t0, hv), qk_stride, c);

@@ -92,6 +92,12 @@
 //   22 grad_kernel and grad_channel_kernel copy A^qk only without the delta rule, where dv reads
 //      it (with it, the scan's dΔ holds A^qk's term): 8 KB less per chunk and head. The same
 //      bits.
+//   23 the stores of a warp's accumulator tiles (dq, dk and their fp32 parts, dv, wy_finish_dk)
+//      through store_rows: two row addresses a lane, formed once, and each pair a constant offset
+//      from one, where each pair's address was a 64-bit product of its row and the stride (in
+//      GDN's grad_kernel the products between its stores went from 23 mul.wide to 4 in the PTX;
+//      its store phase's hottest instructions were those products waiting on the registers of
+//      the stores before them, ncu_phases_gdn.md at `920a8c0`). The same bits.
 //
 // 0. The forward's prepare_kernel and state_output_kernel without the output (o not written: no Q
 //    or A^qk loaded, no Q·H or A^qk·Δ) keep bf16(H) of every chunk entry and of every sequence end
@@ -537,9 +543,8 @@ __global__ void __launch_bounds__(kGradThreads, 1) grad_kernel(MmaBackwardParams
       x1 *= sm.r[r0 + il];
     });
     zip(local, carried, [&](float& x, float y) { x = p.scale * x + y; });
-    for_each_pair(local, [&](int il, int e, float& x0, float& x1) {
-      const int i = r0 + il;
-      if (i < c) arch::store_u32(dv + i * v_stride + e, arch::pack_bf16x2(x0, x1));
+    store_rows(local, dv, v_stride, r0, c, [](bf16* at, float x0, float x1) {
+      arch::store_u32(at, arch::pack_bf16x2(x0, x1));
     });
   }
   // dP = bf16(scale·Γ ⊙ Tril_incl(dO Vᵀ)), rows r0.., the 16-column blocks pc ≡ group (mod the
@@ -646,16 +651,13 @@ __global__ void __launch_bounds__(kGradThreads, 1) grad_kernel(MmaBackwardParams
   // stored. Otherwise the fp32 part goes to the workspace (group_sum sums a group's heads;
   // wy_grad_kernel adds dk's WY part).
   const auto store_bf16 = [&](GroupAcc& acc, bf16* out) {
-    for_each_pair(acc, [&](int il, int d, float x0, float x1) {
-      const int i = r0 + il;
-      if (i < c) arch::store_u32(out + i * qk_stride + d, arch::pack_bf16x2(x0, x1));
+    store_rows(acc, out, qk_stride, r0, c, [](bf16* at, float x0, float x1) {
+      arch::store_u32(at, arch::pack_bf16x2(x0, x1));
     });
   };
   const auto store_part = [&](GroupAcc& acc, float* out) {  // a pair per 8-byte store
-    for_each_pair(acc, [&](int il, int d, float x0, float x1) {
-      const int i = r0 + il;
-      if (i < c) arch::store_f32x2(out + i * v_stride + d, x0, x1);
-    });
+    store_rows(acc, out, v_stride, r0, c,
+               [](float* at, float x0, float x1) { arch::store_f32x2(at, x0, x1); });
   };
   if (p.group == 1) {
     store_bf16(dq, bp.dq + qk_row(p, ch.t0, hv) + c0);

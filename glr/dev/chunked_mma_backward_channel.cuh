@@ -297,11 +297,9 @@ __global__ void __launch_bounds__(kGradThreads, 1) grad_channel_kernel(MmaBackwa
     mma_acc<AStore::kRowMajor, BStore::kKMajor>(carried, sm.kbar, r0, sm.hs.state.ds, c0, 0,
                                                 kMmaDim / 16);
     zip(local, carried, [&](float& x, float y) { x = p.scale * x + y; });
-    bf16* dv = bp.dv + v_row(p, ch.t0, hv) + c0;
-    for_each_pair(local, [&](int il, int e, float& x0, float& x1) {
-      const int i = r0 + il;
-      if (i < c) arch::store_u32(dv + i * v_stride + e, arch::pack_bf16x2(x0, x1));
-    });
+    store_rows(
+        local, bp.dv + v_row(p, ch.t0, hv) + c0, v_stride, r0, c,
+        [](bf16* at, float x0, float x1) { arch::store_u32(at, arch::pack_bf16x2(x0, x1)); });
   }
   // dP = bf16(scale·Tril_incl(dO Vᵀ)), rows r0.., the 16-column blocks p ≡ group (mod the
   // groups): computed for p ≤ w, zero above the diagonal and past the end.
@@ -406,16 +404,14 @@ __global__ void __launch_bounds__(kGradThreads, 1) grad_channel_kernel(MmaBackwa
   // lane that holds it (dq, then dk, one accumulator at a time); the pair i = j and dq and dk
   // out.
   const auto store = [&](GroupAcc& acc, bf16* out_bf16, float* out_part, bool part) {
-    for_each_pair(acc, [&](int il, int dl, float x0, float x1) {
-      const int i = r0 + il;
-      const int d = c0 + dl;
-      if (i >= c) return;
-      if (!part) {
-        arch::store_u32(out_bf16 + i * qk_stride + d, arch::pack_bf16x2(x0, x1));
-      } else {
-        arch::store_f32x2(out_part + i * v_stride + d, x0, x1);  // a pair per 8-byte store
-      }
-    });
+    if (!part) {
+      store_rows(acc, out_bf16 + c0, qk_stride, r0, c, [](bf16* at, float x0, float x1) {
+        arch::store_u32(at, arch::pack_bf16x2(x0, x1));
+      });
+    } else {  // a pair per 8-byte store
+      store_rows(acc, out_part + c0, v_stride, r0, c,
+                 [](float* at, float x0, float x1) { arch::store_f32x2(at, x0, x1); });
+    }
   };
   ChannelRowTerms& terms = sm.hs.vjp.dq;
   for_each_pair(dq, [&](int il, int dl, float& x0, float& x1) {

@@ -46,8 +46,8 @@
 //      eight compute warps, which meet them at each step's first barrier and synchronise among
 //      themselves at a named barrier: an LDGSTS reads its address registers late, so the compute
 //      warps that issued the copies stalled on the next write of one ("long scoreboard", 20 % of
-//      GDN's state_output samples on one H200 at `79408ef`, docs/glr/ncu_phases_gdn.md). The
-//      same bits.
+//      GDN's state_output samples on one H200 at `920a8c0`, docs/glr/ncu_phases_gdn.md); o's
+//      stores through store_rows (backward version 23). The same bits.
 //
 // 1. prepare_kernel, one CTA (4 warps) per (chunk slot, value head):
 //      G = chunk-local cumsum of g (fp32, serial: the reference's order),
@@ -105,6 +105,7 @@ using gpu::detail::for_each_pair;
 using gpu::detail::mma_acc;
 using gpu::detail::mma_acc_triangular;
 using gpu::detail::SmemBf16;
+using gpu::detail::store_rows;
 using gpu::detail::Triangle;
 using gpu::detail::zero;
 using gpu::detail::zip;
@@ -975,11 +976,8 @@ __global__ void __launch_bounds__(kStateThreads, 1) state_output_kernel(MmaForwa
       mma_acc_triangular<Triangle::kLower, AStore::kRowMajor, BStore::kKMajor>(
           out, st.a, r0, sm.delta, cw, 0, w + 1);
       const std::int64_t o0 = v_row(p, bos + j * kMmaChunk, hv) + col0 + cw;
-      for_each_pair(out, [&](int il, int e, float& x0, float& x1) {
-        const int i = r0 + il;
-        if (i < c)
-          arch::store_u32(p.o + o0 + i * v_stride + e,
-                          arch::pack_bf16x2(p.scale * x0, p.scale * x1));
+      store_rows(out, p.o + o0, v_stride, r0, c, [&](bf16* at, float x0, float x1) {
+        arch::store_u32(at, arch::pack_bf16x2(p.scale * x0, p.scale * x1));
       });
     }
     with_state([&](AccTile<32, kCols>& hp, int c0) {

@@ -109,18 +109,15 @@ __device__ __forceinline__ void wy_finish_dk(AccTile<16, N>& dk, const MmaBackwa
       arch::load_f32x2(dk_part + i * v_stride + d, x0, x1);
     }
   });
-  bf16* dk_final = bp.dk + qk_row(p, t0, hv) + c0;
-  for_each_pair(dk, dk_prior, [&](int il, int d, float& x0, float& x1, float& y0, float& y1) {
-    const int i = r0 + il;
-    if (i >= c) return;
-    y0 += x0;
-    y1 += x1;
-    if (p.group == 1) {
-      arch::store_u32(dk_final + i * qk_stride + d, arch::pack_bf16x2(y0, y1));
-    } else {
-      arch::store_f32x2(dk_part + i * v_stride + d, y0, y1);
-    }
-  });
+  zip(dk, dk_prior, [](float& x, float y) { x += y; });
+  if (p.group == 1) {
+    store_rows(
+        dk, bp.dk + qk_row(p, t0, hv) + c0, qk_stride, r0, c,
+        [](bf16* at, float x0, float x1) { arch::store_u32(at, arch::pack_bf16x2(x0, x1)); });
+  } else {
+    store_rows(dk, dk_part, v_stride, r0, c,
+               [](float* at, float x0, float x1) { arch::store_f32x2(at, x0, x1); });
+  }
 }
 
 }  // namespace kcv::glr::dev

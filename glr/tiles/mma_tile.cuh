@@ -79,6 +79,29 @@ __device__ __forceinline__ void for_each_pair(AccTile<kRows, kCols>& t, F&& f) {
   });
 }
 
+/// Stores a warp's 16 × N accumulator tile pair by pair: row r0 + i of the tile at
+/// out + (r0 + i)·row_stride, rows r0 + i ≥ valid_rows left out, each pair by store(p, v0, v1)
+/// with p the address of its first element. A lane holds two rows (i and i + 8): each gets one
+/// address, formed once, and every pair of the row is a constant offset from it, so the stores
+/// need no address arithmetic between them (with an address product per store, each product waits
+/// for the store before it to read the registers it overwrites: "long scoreboard").
+template <int N, typename T, typename Store>
+__device__ __forceinline__ void store_rows(AccTile<16, N>& t, T* out, std::int64_t row_stride,
+                                           int r0, int valid_rows, Store&& store) {
+  arch::for_each_lane([&](int lane, int slot) {
+    const arch::Coord c = arch::c_coord(lane, 0);  // (i, 2·(lane % 4)); the other row is i + 8
+    T* lo = out + (r0 + c.row) * row_stride + c.col;
+    T* hi = lo + 8 * row_stride;
+    const bool lo_valid = r0 + c.row < valid_rows;
+    const bool hi_valid = r0 + c.row + 8 < valid_rows;
+    KCV_GLR_UNROLL
+    for (int n = 0; n < t.kN; ++n) {
+      if (lo_valid) store(lo + 8 * n, t.f[0][n].r[slot][0], t.f[0][n].r[slot][1]);
+      if (hi_valid) store(hi + 8 * n, t.f[0][n].r[slot][2], t.f[0][n].r[slot][3]);
+    }
+  });
+}
+
 /// f(row, col, a0, a1, b0, b1): for_each_pair over two tiles of one shape at once, a0, a1 and
 /// b0, b1 the pair (row, col), (row, col + 1) of `a` and of `b`.
 template <int kRows, int kCols, typename F>

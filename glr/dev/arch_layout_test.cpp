@@ -11,7 +11,10 @@
 //  * the CTA-wide loops cover each element once with host threads playing warps, and cp.async's
 //    emulation copies valid rows and zero-fills the rest; the copies with compile-time trip
 //    counts (copy_rows_async_fixed, copy_floats_async_fixed) copy what the loops copy, and
-//    copy_block_async each warp's block only;
+//    copy_block_async each warp's block only, and the copy warps after a kernel's compute warps
+//    what the loop copies;
+//  * store_rows writes each valid row's pairs once at its row address, and the emulation's named
+//    barrier releases a round only when its warps have all arrived;
 //  * RowPartials keeps each quad lane's per-row sum in column order and stores it in place;
 //  * dot_part sums each thread's 8-element groups of two tiles in element order, every element
 //    once;
@@ -25,11 +28,14 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
+#include <barrier>
 #include <cmath>
 #include <cstring>
 #include <memory>
 #include <random>
 #include <set>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -413,6 +419,46 @@ void check_fixed_copy(const std::vector<bf16>& src, int offset) {
   }
 }
 
+// copy_rows_async_fixed<kThreads, kFirstWarp>: the kThreads threads from warp kFirstWarp on (a
+// kernel's copy warps, after its compute warps) copy what the loop to kThreads copies.
+template <int kThreads, int kFirstWarp, int C>
+void check_copy_warps(const std::vector<bf16>& src, int offset) {
+  for (int valid : {1, 37, 64}) {
+    auto want = std::make_unique<SmemBf16<64, C>>();
+    auto got = std::make_unique<SmemBf16<64, C>>();
+    for (void* t : {static_cast<void*>(want.get()), static_cast<void*>(got.get())})
+      std::memset(t, 0xff, sizeof *want);
+    for (int w = 0; w < kThreads / 32; ++w) {
+      AsWarp warp(w, kThreads);
+      copy_rows_async(*want, src.data() + offset, 200, valid);
+    }
+    for (int w = kFirstWarp; w < kFirstWarp + kThreads / 32; ++w) {
+      AsWarp warp(w, 32 * kFirstWarp + kThreads);
+      copy_rows_async_fixed<kThreads, kFirstWarp>(*got, src.data() + offset, 200, valid);
+    }
+    EXPECT_EQ(std::memcmp(want.get(), got.get(), sizeof *want), 0) << C << " " << valid;
+  }
+}
+
+TEST(CopyRowsAsync, CopyWarpsAfterTheComputeWarpsCopyTheSameAsTheLoop) {
+  std::vector<bf16> src(70 * 200);
+  for (std::size_t i = 0; i < src.size(); ++i)
+    src[i] = __float2bfloat16_rn(static_cast<float>(i % 251) + 1.0f);
+  check_copy_warps<64, 8, 128>(src, 8);  // the state pass's two copy warps after eight
+  check_copy_warps<64, 8, 32>(src, 40);
+  check_copy_warps<32, 16, 128>(src, 8);  // the dH scan's one copy warp after sixteen
+  check_copy_warps<32, 16, 64>(src, 24);
+  std::vector<float> f(160);
+  for (std::size_t i = 0; i < f.size(); ++i) f[i] = static_cast<float>(i) + 0.5f;
+  alignas(16) float dst[128];
+  std::fill(std::begin(dst), std::end(dst), -1.0f);
+  for (int w = 8; w < 10; ++w) {
+    AsWarp warp(w, 320);
+    copy_floats_async_fixed<64, 128, 8>(dst, f.data());
+  }
+  for (int i = 0; i < 128; ++i) EXPECT_EQ(dst[i], f[i]) << i;
+}
+
 TEST(CopyRowsAsync, FixedThreadCountCopiesTheSameAsTheLoop) {
   std::vector<bf16> src(70 * 200);
   for (std::size_t i = 0; i < src.size(); ++i)
@@ -469,6 +515,70 @@ TEST(CopyBlockAsync, CopiesEachWarpsBlockAndZeroFillsPastTheValidRows) {
         }
       }
   }
+}
+
+// store_rows writes element (i, j) of a warp's 16 × N tile at out + (r0 + i)·stride + j for the
+// rows r0 + i < valid, each once, and nothing else.
+template <int N>
+void check_store_rows(int r0, int valid) {
+  AsWarp warp(0);
+  AccTile<16, N> t;
+  for_each_pair(t, [](int i, int j, float& x0, float& x1) {
+    x0 = static_cast<float>(100 * i + j);
+    x1 = static_cast<float>(100 * i + j + 1);
+  });
+  constexpr int kStride = N + 24;
+  std::vector<float> out(static_cast<std::size_t>(64 * kStride), -1.0f);
+  std::vector<int> writes(out.size(), 0);
+  store_rows(t, out.data(), kStride, r0, valid, [&](float* at, float x0, float x1) {
+    const std::size_t k = static_cast<std::size_t>(at - out.data());
+    out[k] = x0;
+    out[k + 1] = x1;
+    ++writes[k];
+    ++writes[k + 1];
+  });
+  for (int r = 0; r < 64; ++r)
+    for (int j = 0; j < kStride; ++j) {
+      const std::size_t k = static_cast<std::size_t>(r * kStride + j);
+      const bool kept = r >= r0 && r < r0 + 16 && r < valid && j < N;
+      EXPECT_EQ(writes[k], kept ? 1 : 0) << r << "," << j;
+      EXPECT_EQ(out[k], kept ? static_cast<float>(100 * (r - r0) + j) : -1.0f) << r << "," << j;
+    }
+}
+
+TEST(StoreRows, WritesEachValidRowsPairsOnceAtItsRowAddress) {
+  check_store_rows<32>(16, 64);
+  check_store_rows<32>(48, 53);  // a ragged chunk: rows 53.. of the block left out
+  check_store_rows<8>(0, 9);     // only the lanes' first rows and row 8
+  check_store_rows<16>(32, 32);  // no row valid
+}
+
+// arch::named_barrier_sync in the emulation: host threads playing 3 of a CTA's 4 warps meet at
+// barrier 1 round after round (each sees all three arrivals of its round) while the fourth runs
+// on without it.
+TEST(NamedBarrier, ReleasesTheWarpsOfEachRoundWhenAllHaveArrived) {
+  namespace emu = check::emulator;
+  std::barrier<> cta(4);
+  emu::cta_barrier = &cta;
+  emu::lanes_per_host_thread = 32;
+  std::atomic<int> arrived{0};
+  std::atomic<bool> early{false};
+  std::vector<std::thread> warps;
+  for (int w = 0; w < 4; ++w)
+    warps.emplace_back([&, w] {
+      if (w == 3) return;  // not one of the barrier's warps
+      for (int round = 1; round <= 20; ++round) {
+        arrived.fetch_add(1);
+        arch::named_barrier_sync(1, 96);
+        if (arrived.load() < 3 * round) early = true;
+        arch::named_barrier_sync(1, 96);  // no warp starts the next round before all read
+      }
+    });
+  for (std::thread& t : warps) t.join();
+  emu::cta_barrier = nullptr;
+  emu::lanes_per_host_thread = 1;
+  EXPECT_FALSE(early.load());
+  EXPECT_EQ(arrived.load(), 60);
 }
 
 TEST(Bf16, PackRoundsToNearestEven) {

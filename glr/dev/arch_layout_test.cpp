@@ -401,28 +401,12 @@ TEST(CopyRowsAsync, CopiesValidRowsAndZeroFillsTheRest) {
     }
 }
 
-// copy_rows_async_fixed<kThreads> into a 64 × C tile, from src + offset, equals the loop to
-// blockDim.x byte for byte (the unwritten padding included), over valid row counts 1, 37, 64.
-template <int kThreads, int C>
+// copy_rows_async_fixed<kThreads, kFirstWarp> into a 64 × C tile, from src + offset, equals the
+// loop to kThreads byte for byte (the unwritten padding included), over valid row counts 1, 37,
+// 64; the copying threads are the kThreads from warp kFirstWarp on (a kernel's copy warps, after
+// its compute warps, where kFirstWarp > 0).
+template <int kThreads, int C, int kFirstWarp = 0>
 void check_fixed_copy(const std::vector<bf16>& src, int offset) {
-  for (int valid : {1, 37, 64}) {
-    auto want = std::make_unique<SmemBf16<64, C>>();
-    auto got = std::make_unique<SmemBf16<64, C>>();
-    for (void* t : {static_cast<void*>(want.get()), static_cast<void*>(got.get())})
-      std::memset(t, 0xff, sizeof *want);
-    for (int w = 0; w < kThreads / 32; ++w) {
-      AsWarp warp(w, kThreads);
-      copy_rows_async(*want, src.data() + offset, 200, valid);
-      copy_rows_async_fixed<kThreads>(*got, src.data() + offset, 200, valid);
-    }
-    EXPECT_EQ(std::memcmp(want.get(), got.get(), sizeof *want), 0) << C << " " << valid;
-  }
-}
-
-// copy_rows_async_fixed<kThreads, kFirstWarp>: the kThreads threads from warp kFirstWarp on (a
-// kernel's copy warps, after its compute warps) copy what the loop to kThreads copies.
-template <int kThreads, int kFirstWarp, int C>
-void check_copy_warps(const std::vector<bf16>& src, int offset) {
   for (int valid : {1, 37, 64}) {
     auto want = std::make_unique<SmemBf16<64, C>>();
     auto got = std::make_unique<SmemBf16<64, C>>();
@@ -444,10 +428,10 @@ TEST(CopyRowsAsync, CopyWarpsAfterTheComputeWarpsCopyTheSameAsTheLoop) {
   std::vector<bf16> src(70 * 200);
   for (std::size_t i = 0; i < src.size(); ++i)
     src[i] = __float2bfloat16_rn(static_cast<float>(i % 251) + 1.0f);
-  check_copy_warps<64, 8, 128>(src, 8);  // the state pass's two copy warps after eight
-  check_copy_warps<64, 8, 32>(src, 40);
-  check_copy_warps<32, 16, 128>(src, 8);  // the dH scan's one copy warp after sixteen
-  check_copy_warps<32, 16, 64>(src, 24);
+  check_fixed_copy<64, 128, 8>(src, 8);  // the state pass's two copy warps after eight
+  check_fixed_copy<64, 32, 8>(src, 40);
+  check_fixed_copy<32, 128, 16>(src, 8);  // the dH scan's one copy warp after sixteen
+  check_fixed_copy<32, 64, 16>(src, 24);
   std::vector<float> f(160);
   for (std::size_t i = 0; i < f.size(); ++i) f[i] = static_cast<float>(i) + 0.5f;
   alignas(16) float dst[128];

@@ -5,9 +5,12 @@
 // A copy with `valid` false writes 16 zero bytes and reads nothing (src_size 0), which is how the
 // GLR kernels fill the padded rows of a ragged chunk. Copies are visible to the issuing thread
 // after wait_group, to the rest of the CTA after a barrier that follows it.
-// Host emulation: the copy happens at issue and commit/wait do nothing, so the emulation cannot
-// see a read of a buffer whose copy has not been waited for; the kernels' order (wait, barrier,
-// then read) is checked by reading the code and on the device.
+// Host emulation: a copy reads its source at issue and holds the 16 bytes in the issuing host
+// thread's (the warp's) open group; commit closes the group; wait_group N writes the bytes of every
+// closed group but the N newest to shared memory. A read of a tile before the wait that lands it
+// sees what was there before (the runner fills each CTA's shared memory with NaN), and a write
+// into a tile whose copy is still in flight is overwritten when it lands, as either race could
+// be on the device.
 #pragma once
 
 #include <cstdint>
@@ -15,18 +18,43 @@
 #include "glr/arch/lanes.cuh"
 
 #if defined(KCV_GLR_HOST_EMULATION)
+#include <array>
+#include <cstddef>
 #include <cstring>
+#include <deque>
+#include <vector>
 #endif
 
 namespace kcv::glr::arch {
 
+#if defined(KCV_GLR_HOST_EMULATION)
+namespace emulated_copies {
+struct Copy {
+  void* dst;
+  std::array<std::byte, 16> bytes;
+};
+/// The calling warp's copies since its last commit, and its committed groups, oldest first.
+inline thread_local std::vector<Copy> open_group;
+inline thread_local std::deque<std::vector<Copy>> committed;
+
+inline void land(const std::vector<Copy>& group) {
+  for (const Copy& c : group) std::memcpy(c.dst, c.bytes.data(), c.bytes.size());
+}
+/// Forgets the calling warp's copies that never were waited for (the runner, at a CTA's end:
+/// they must not land in the next CTA's shared memory).
+inline void drop_pending() {
+  open_group.clear();
+  committed.clear();
+}
+}  // namespace emulated_copies
+#endif
+
 /// One thread's 16-byte copy (both addresses 16-byte aligned); zero fill when !valid.
 __device__ __forceinline__ void cp_async_16(void* smem_dst, const void* gmem_src, bool valid) {
 #if defined(KCV_GLR_HOST_EMULATION)
-  if (valid)
-    std::memcpy(smem_dst, gmem_src, 16);
-  else
-    std::memset(smem_dst, 0, 16);
+  emulated_copies::Copy copy{smem_dst, {}};
+  if (valid) std::memcpy(copy.bytes.data(), gmem_src, copy.bytes.size());
+  emulated_copies::open_group.push_back(copy);
 #elif defined(__CUDA_ARCH__)
   const auto dst = static_cast<std::uint32_t>(__cvta_generic_to_shared(smem_dst));
   const int src_size = valid ? 16 : 0;
@@ -41,7 +69,10 @@ __device__ __forceinline__ void cp_async_16(void* smem_dst, const void* gmem_src
 }
 
 __device__ __forceinline__ void cp_async_commit() {
-#if defined(__CUDA_ARCH__) && !defined(KCV_GLR_HOST_EMULATION)
+#if defined(KCV_GLR_HOST_EMULATION)
+  emulated_copies::committed.push_back(std::move(emulated_copies::open_group));
+  emulated_copies::open_group.clear();
+#elif defined(__CUDA_ARCH__)
   asm volatile("cp.async.commit_group;\n" ::: "memory");
 #endif
 }
@@ -49,7 +80,12 @@ __device__ __forceinline__ void cp_async_commit() {
 /// Waits until at most kPending of this thread's committed groups are still in flight.
 template <int kPending>
 __device__ __forceinline__ void cp_async_wait() {
-#if defined(__CUDA_ARCH__) && !defined(KCV_GLR_HOST_EMULATION)
+#if defined(KCV_GLR_HOST_EMULATION)
+  while (emulated_copies::committed.size() > static_cast<std::size_t>(kPending)) {
+    emulated_copies::land(emulated_copies::committed.front());
+    emulated_copies::committed.pop_front();
+  }
+#elif defined(__CUDA_ARCH__)
   asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending) : "memory");
 #endif
 }

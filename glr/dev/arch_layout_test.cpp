@@ -384,6 +384,47 @@ TEST(CtaLoops, HostThreadsPlayingWarpsCoverEachElementOnce) {
   for (int x : seen_2d) EXPECT_EQ(x, 1);
 }
 
+// Lands the calling thread's copies (the emulation holds a copy's bytes until the wait for its
+// group).
+void land_copies() {
+  arch::cp_async_commit();
+  arch::cp_async_wait<0>();
+}
+
+// The emulation lands a group at the wait that retires it, not before: a tile read before its
+// wait still holds what was there; wait<1> lands all but the newest group.
+TEST(CopyRowsAsync, GroupsLandAtTheirWait) {
+  std::vector<bf16> src(64 * 128, __float2bfloat16_rn(3.0f));
+  auto first = std::make_unique<SmemBf16<64, 128>>();
+  auto second = std::make_unique<SmemBf16<64, 128>>();
+  for (void* t : {static_cast<void*>(first.get()), static_cast<void*>(second.get())})
+    std::memset(t, 0xff, sizeof *first);
+  const auto issue = [&](SmemBf16<64, 128>& dst) {
+    for (int w = 0; w < 4; ++w) {
+      AsWarp warp(w);
+      copy_rows_async(dst, src.data(), 128, 64);
+    }
+    arch::cp_async_commit();
+  };
+  issue(*first);
+  issue(*second);
+  EXPECT_TRUE(std::isnan(first->at(5, 7)));
+  arch::cp_async_wait<1>();
+  EXPECT_EQ(first->at(5, 7), 3.0f);
+  EXPECT_EQ(first->at(63, 127), 3.0f);
+  EXPECT_TRUE(std::isnan(second->at(0, 0)));
+  arch::cp_async_wait<0>();
+  EXPECT_EQ(second->at(63, 127), 3.0f);
+  // A copy issued and never waited for does not land at all.
+  for (int w = 0; w < 4; ++w) {
+    AsWarp warp(w);
+    copy_rows_async(*first, src.data(), 128, 1);  // row 0 copied, rows past 0 zero-filled
+  }
+  arch::emulated_copies::drop_pending();
+  arch::cp_async_wait<0>();
+  EXPECT_EQ(first->at(5, 7), 3.0f);
+}
+
 TEST(CopyRowsAsync, CopiesValidRowsAndZeroFillsTheRest) {
   std::vector<bf16> src(40 * 200);
   for (std::size_t i = 0; i < src.size(); ++i)
@@ -394,6 +435,7 @@ TEST(CopyRowsAsync, CopiesValidRowsAndZeroFillsTheRest) {
     AsWarp warp(w);
     copy_rows_async(*dst, src.data() + 8, 200, 37);
   }
+  land_copies();
   for (int i = 0; i < 64; ++i)
     for (int j = 0; j < 128; ++j) {
       const float want = i < 37 ? static_cast<float>((i * 200 + 8 + j) % 251) + 1.0f : 0.0f;
@@ -416,10 +458,12 @@ void check_fixed_copy(const std::vector<bf16>& src, int offset) {
       AsWarp warp(w, kThreads);
       copy_rows_async(*want, src.data() + offset, 200, valid);
     }
+    land_copies();
     for (int w = kFirstWarp; w < kFirstWarp + kThreads / 32; ++w) {
       AsWarp warp(w, 32 * kFirstWarp + kThreads);
       copy_rows_async_fixed<kThreads, kFirstWarp>(*got, src.data() + offset, 200, valid);
     }
+    land_copies();
     EXPECT_EQ(std::memcmp(want.get(), got.get(), sizeof *want), 0) << C << " " << valid;
   }
 }
@@ -440,6 +484,7 @@ TEST(CopyRowsAsync, CopyWarpsAfterTheComputeWarpsCopyTheSameAsTheLoop) {
     AsWarp warp(w, 320);
     copy_floats_async_fixed<64, 128, 8>(dst, f.data());
   }
+  land_copies();
   for (int i = 0; i < 128; ++i) EXPECT_EQ(dst[i], f[i]) << i;
 }
 
@@ -461,6 +506,7 @@ TEST(CopyRowsAsync, FixedThreadCountCopiesTheSameAsTheLoop) {
     AsWarp warp(w);
     copy_floats_async_fixed<128, 128>(dst, f.data());
   }
+  land_copies();
   for (int i = 0; i < 128; ++i) EXPECT_EQ(dst[i], f[i]) << i;
 }
 
@@ -485,6 +531,7 @@ TEST(CopyBlockAsync, CopiesEachWarpsBlockAndZeroFillsPastTheValidRows) {
       copy_block_async<64, 16>(*a, src.data() + 8, 200, 16 * w, 64 - 16 * w, 16 * w, valid);
       copy_block_async<64, 32>(*wt, src.data() + 8, 200, 0, 64, 32 * w, valid);
     }
+    land_copies();
     for (int i = 0; i < 64; ++i)
       for (int j = 0; j < 128; ++j) {
         const float want = i < valid ? value(i, j) : 0.0f;

@@ -41,6 +41,7 @@ void run_grid(dim3 grid, std::size_t shared_bytes, int threads, Body&& body) {
             barrier.arrive_and_wait();
             blockIdx = uint3{x, y, z};
             body();
+            arch::emulated_copies::drop_pending();
             barrier.arrive_and_wait();
           }
     });

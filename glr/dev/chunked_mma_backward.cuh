@@ -736,8 +736,8 @@ __global__ void __launch_bounds__(kGradThreads, 1) grad_kernel(MmaBackwardParams
 /// replaces:
 ///
 ///   phase (barrier after)    wide (34 KB)           narrow (17 KB)   gram (18 KB)
-///   1 dW, dṼ      (A)        H                      V
-///   2 X, Ṽ, dX    (B)        X, Ṽ written           V read for Ṽ
+///   1 dW          (A)        H                      V lands
+///   2 dṼ, X, Ṽ, dX (B)       X, Ṽ written           V read for dṼ, Ṽ
 ///   3 dT          (C)        X, Ṽ read              dT written       K Kᵀ written
 ///   4 Y           (D)        Y written              dT read
 ///   5 dL, M       (E)        Y read                 M written        read
@@ -854,8 +854,8 @@ __global__ void __launch_bounds__(kGradThreads, 1) wy_grad_kernel(MmaBackwardPar
     if constexpr (kGated) return arch::exp_approx(sm.g[i] - sm.g[j]);
     return 1.0f;
   };
-  arch::cp_async_wait<1>();  // the operands' group; dk's part may still be in flight
-  __syncthreads();           // K, V, H, dΔ, T, β and e have landed
+  arch::cp_async_wait<2>();  // dΔ and H; T, V, K and dk's part may still be in flight
+  __syncthreads();           // dΔ, H, β and e have landed
 
   const int w = arch::warp_id() % (kMmaChunk / 16);  // row block
   const int group = arch::warp_id() / (kMmaChunk / 16);
@@ -871,6 +871,8 @@ __global__ void __launch_bounds__(kGradThreads, 1) wy_grad_kernel(MmaBackwardPar
   for_each_pair(acc, [&](int il, int d, float& x0, float& x1) {
     arch::store_u32(sm.dw.ptr(r0 + il, c0 + d), arch::pack_bf16x2(-x0, -x1));
   });
+  arch::cp_async_wait<1>();  // T, V, K; dk's part may still be in flight
+  __syncthreads();           // (A) dW complete; H read for the last time; T, V, K have landed
   // dṼ = Tᵀ dΔ (k-steps w..3: T is lower triangular); dv = β ⊙ dṼ, dβ += v·dṼ.
   zero(acc);
   mma_acc_triangular<Triangle::kUpper, AStore::kTransposed, BStore::kKMajor>(acc, sm.t, r0, sm.dd,
@@ -885,7 +887,6 @@ __global__ void __launch_bounds__(kGradThreads, 1) wy_grad_kernel(MmaBackwardPar
     if (i < c)
       arch::store_u32(dv + i * v_stride + el, arch::pack_bf16x2(sm.beta[i] * x0, sm.beta[i] * x1));
   });
-  __syncthreads();  // (A) dW complete; H read for the last time
   // 2. X, Ṽ rebuilt in bf16 where H was (the prepare kernel's values).
   // In 16-byte pieces: eight elements of a row, one 16-byte load of K and of V and one 16-byte
   // store of X and of Ṽ.

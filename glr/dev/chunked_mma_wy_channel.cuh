@@ -23,8 +23,8 @@
 // Shared memory (each tile written only after the barrier that ends the last read of what it
 // replaces):
 //   phase (barrier after)        a.wide (34 KB)    a.narrow (17 KB)   a.dd, a.dw      b (112 KB)
-//   1 dW, dṼ, dv        (A)      H                 V                  dΔ, dW written
-//   2 X, Ṽ, dX          (B)      X, Ṽ written      V read
+//   1 dW                (A)      H                 V lands            dΔ, dW written
+//   2 dṼ, dv, X, Ṽ, dX  (B)      X, Ṽ written      V read
 //   3 dT                (C)      X, Ṽ read         dT written         read
 //   4 Y                 (D)      Y written         dT read
 //   5 dL, M             (E)      Y read                                               (over a)
@@ -100,8 +100,8 @@ __global__ void __launch_bounds__(kGradThreads, 1) wy_channel_kernel(MmaBackward
   load_channel_gate<kThreads>(sm.g, p, ch.t0, hv, c);
   __syncthreads();
   sum_channel_gate(sm.g, [](int, float) {});
-  arch::cp_async_wait<0>();
-  __syncthreads();  // K, V, H, dΔ, T, β and G are complete
+  arch::cp_async_wait<1>();  // dΔ and H; T, V, K may still be in flight
+  __syncthreads();           // dΔ, H, β and G are complete
 
   const int w = arch::warp_id() % (kMmaChunk / 16);  // row block
   const int group = arch::warp_id() / (kMmaChunk / 16);
@@ -117,6 +117,8 @@ __global__ void __launch_bounds__(kGradThreads, 1) wy_channel_kernel(MmaBackward
   for_each_pair(acc, [&](int il, int d, float& x0, float& x1) {
     arch::store_u32(a.dw.ptr(r0 + il, c0 + d), arch::pack_bf16x2(-x0, -x1));
   });
+  arch::cp_async_wait<0>();
+  __syncthreads();  // (A) dW complete; H read for the last time; T, V, K have landed
   // dṼ = Tᵀ dΔ (k-steps w..3: T is lower triangular); dv = β ⊙ dṼ, dβ += v·dṼ.
   zero(acc);
   mma_acc_triangular<Triangle::kUpper, AStore::kTransposed, BStore::kKMajor>(acc, sm.t, r0, a.dd,
@@ -129,7 +131,6 @@ __global__ void __launch_bounds__(kGradThreads, 1) wy_channel_kernel(MmaBackward
     if (i < c)
       arch::store_u32(dv + i * v_stride + el, arch::pack_bf16x2(sm.beta[i] * x0, sm.beta[i] * x1));
   });
-  __syncthreads();  // (A) dW complete; H read for the last time
   // 2. X = bf16(β (K ⊙ E)) and Ṽ = bf16(β V) where H was, the prepare kernel's values.
   {
     constexpr int kPieces = kMmaDim / 8;

@@ -12,9 +12,10 @@
 
 namespace kcv::glr::dev {
 
-/// The WY kernels' first copies, CTA-wide (kThreads threads), committed as one group: K and V of
-/// the chunk (rows past c zero-filled), H entering it, the scan's dΔ and the prepare kernel's
-/// bf16(T) of its slot.
+/// The WY kernels' first copies, CTA-wide (kThreads threads), committed as two groups so that
+/// the first product (dW = −dΔ Hᵀ) starts while the rest arrive: the scan's dΔ and H entering the
+/// chunk (48 KB); then the prepare kernel's bf16(T) of its slot and V and K of the chunk (rows
+/// past c zero-filled; 40 KB). cp_async_wait<1> lands the first, <0> both (later groups add to N).
 template <int kThreads>
 __device__ __forceinline__ void copy_wy_operands(
     SmemBf16<kMmaChunk, kMmaDim>& k, SmemBf16<kMmaChunk, kMmaDim>& v, SmemBf16<kMmaDim, kMmaDim>& h,
@@ -23,12 +24,13 @@ __device__ __forceinline__ void copy_wy_operands(
   const MmaForwardParams& p = bp.fwd;
   const std::int64_t qk_stride = static_cast<std::int64_t>(p.qk_heads) * kMmaDim;
   const std::int64_t v_stride = static_cast<std::int64_t>(p.v_heads) * kMmaDim;
-  copy_rows_async_fixed<kThreads>(k, p.k + qk_row(p, ch.t0, hv), qk_stride, ch.rows);
-  copy_rows_async_fixed<kThreads>(v, p.v + v_row(p, ch.t0, hv), v_stride, ch.rows);
-  copy_rows_async_fixed<kThreads>(h, p.states + state_block(p, slot, hv), kMmaDim, kMmaDim);
   copy_rows_async_fixed<kThreads>(dd, bp.dd + slot_block(p, slot, hv, kMmaDim), kMmaDim, kMmaChunk);
+  copy_rows_async_fixed<kThreads>(h, p.states + state_block(p, slot, hv), kMmaDim, kMmaDim);
+  arch::cp_async_commit();
   copy_rows_async_fixed<kThreads>(t, p.t_inv + slot_block(p, slot, hv, kMmaChunk), kMmaChunk,
                                   kMmaChunk);
+  copy_rows_async_fixed<kThreads>(v, p.v + v_row(p, ch.t0, hv), v_stride, ch.rows);
+  copy_rows_async_fixed<kThreads>(k, p.k + qk_row(p, ch.t0, hv), qk_stride, ch.rows);
   arch::cp_async_commit();
 }
 

@@ -98,6 +98,13 @@
 //      GDN's grad_kernel the products between its stores went from 23 mul.wide to 4 in the PTX;
 //      its store phase's hottest instructions were those products waiting on the registers of
 //      the stores before them, ncu_phases_gdn.md at `920a8c0`). The same bits.
+//   24 the copies in the order of first use: wy_grad_kernel and wy_channel_kernel copy dΔ and H
+//      (dW's operands) as a group of their own and form dW while T, V and K arrive (dṼ moves after
+//      barrier A, which now also waits for them); grad_kernel with the delta rule copies K with Q
+//      (first read after dP's barrier). Each kernel's first phase held 28–34 % of its samples, a
+//      CTA waiting for its own loads (ncu_phases_gdn.md). The emulation lands a cp.async group
+//      only at the wait that retires it, so a tile read before its wait fails the tests. The
+//      same bits.
 //
 // 0. The forward's prepare_kernel and state_output_kernel without the output (o not written: no Q
 //    or A^qk loaded, no Q·H or A^qk·Δ) keep bf16(H) of every chunk entry and of every sequence end
@@ -482,10 +489,12 @@ __global__ void __launch_bounds__(kGradThreads, 1) grad_kernel(MmaBackwardParams
   const std::int64_t qk_stride = static_cast<std::int64_t>(p.qk_heads) * kMmaDim;
   const std::int64_t v_stride = static_cast<std::int64_t>(p.v_heads) * kMmaDim;
 
-  // Two groups of copies: the tiles of the inter-chunk terms and dP first; Q and S_e, first read
-  // after dP's barrier, land while those compute (the CTA is alone on its multiprocessor: no
-  // other CTA's work hides a wait).
-  copy_rows_async_fixed<kThreads>(sm.k, p.k + qk_row(p, ch.t0, hv), qk_stride, c);
+  // Two groups of copies: the tiles of the inter-chunk terms and dP first; Q and S_e (and K with
+  // the delta rule), first read after dP's barrier, land while those compute (the CTA is alone on
+  // its multiprocessor: no other CTA's work hides a wait). Without the delta rule dv's products
+  // read K before that barrier.
+  if constexpr (!kDelta)
+    copy_rows_async_fixed<kThreads>(sm.k, p.k + qk_row(p, ch.t0, hv), qk_stride, c);
   if constexpr (kDelta)  // Δ where the members without the delta rule have V
     copy_rows_async_fixed<kThreads>(sm.v, p.delta + slot_block(p, slot, hv, kMmaDim), kMmaDim,
                                     kMmaChunk);
@@ -498,6 +507,8 @@ __global__ void __launch_bounds__(kGradThreads, 1) grad_kernel(MmaBackwardParams
     copy_rows_async_fixed<kThreads>(sm.a, p.a + slot_block(p, slot, hv, kMmaChunk), kMmaChunk,
                                     kMmaChunk);
   arch::cp_async_commit();
+  if constexpr (kDelta)
+    copy_rows_async_fixed<kThreads>(sm.k, p.k + qk_row(p, ch.t0, hv), qk_stride, c);
   copy_rows_async_fixed<kThreads>(sm.q, p.q + qk_row(p, ch.t0, hv), qk_stride, c);
   if constexpr (kGate == GateKind::kScalar && kDelta) {  // S_e, for dg's boundary term (GDN)
     const std::int64_t end_slot = bp.fault == BackwardFault::kBoundaryAtEntry ? slot
@@ -606,7 +617,7 @@ __global__ void __launch_bounds__(kGradThreads, 1) grad_kernel(MmaBackwardParams
     store_partials(key, sm.key_part[group], r0);
   }
   arch::cp_async_wait<0>();
-  __syncthreads();  // dP complete; Q and S_e have landed
+  __syncthreads();  // dP complete; Q and S_e (with the delta rule K) have landed
   // + dP·K (k-steps 0..w) and dPᵀ·Q (k-steps w..3): the intra-chunk terms.
   const int diagonal = bp.fault == BackwardFault::kDropIntraDiagonal ? w : w + 1;
   mma_acc_triangular<Triangle::kLower, AStore::kRowMajor, BStore::kKMajor>(dq, sm.dp, r0, sm.k, c0,

@@ -64,7 +64,8 @@
 # .device-data/kcv-site.tar.gz) is such a pack, reused instead of a build when the checkout's
 # native sources are the ones it was built from.
 # Triton's cache lives in /tmp/triton-cache, so a second run on the same machine reuses every
-# kernel fla compiled in the first.
+# kernel fla compiled in the first; TRITON_CACHE_PACK=FILE packs it at the end, and a pack in
+# .device-data/triton-cache.tar.gz (TRITON_CACHE_TAR) seeds the cache of a fresh machine.
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 out=${OUT:-$root/device_out}
@@ -81,6 +82,16 @@ export CUDACXX=${CUDACXX:-$nvcc_bin}
 export PATH=$PATH:$(dirname "$nvcc_bin")
 t0=$(date +%s)
 stamp() { echo "[$(( $(date +%s) - t0 )) s] $*"; }
+
+# Triton's compiled kernels from an earlier run on a machine of the same architecture (sm_90):
+# TRITON_CACHE_TAR (default .device-data/triton-cache.tar.gz) is unpacked into an empty cache, so
+# fla's kernels are not compiled again (autotuning still times every configuration here: its
+# choices are this machine's). TRITON_CACHE_PACK=FILE packs the cache at the end of the run.
+triton_tar=${TRITON_CACHE_TAR:-.device-data/triton-cache.tar.gz}
+if [[ -f $triton_tar && ! -d $TRITON_CACHE_DIR ]]; then
+  mkdir -p "$TRITON_CACHE_DIR" && tar xzf "$triton_tar" -C "$TRITON_CACHE_DIR"
+  stamp "triton cache: $(find "$TRITON_CACHE_DIR" -name '__grp__*' | wc -l) kernels from $triton_tar"
+fi
 
 # The sources kcv is built from; equal hashes mean the installed kcv is this checkout's.
 tree_hash=$(find CMakeLists.txt pyproject.toml cmake include src glr python -type f \
@@ -342,4 +353,8 @@ for f in "$out"/pipeline.md "$out"/mma.md; do
 done
 [[ -f $out/verify.log ]] && { grep -E "^\[|report:" "$out/verify.log" | tail -n 45; echo; }
 for f in "$out"/bench_*.md; do [[ -f $f ]] && { grep -E "^\|" "$f"; echo; }; done
+if [[ -n ${TRITON_CACHE_PACK:-} && -d $TRITON_CACHE_DIR ]]; then
+  tar czf "$TRITON_CACHE_PACK" -C "$TRITON_CACHE_DIR" .
+  stamp "triton cache: packed into $TRITON_CACHE_PACK ($(du -h "$TRITON_CACHE_PACK" | cut -f1))"
+fi
 exit 0

@@ -102,9 +102,10 @@
 //      (dW's operands) as a group of their own and form dW while T, V and K arrive (dṼ moves after
 //      barrier A, which now also waits for them); grad_kernel with the delta rule copies K with Q
 //      (first read after dP's barrier). Each kernel's first phase held 28–34 % of its samples, a
-//      CTA waiting for its own loads (ncu_phases_gdn.md). The emulation lands a cp.async group
-//      only at the wait that retires it, so a tile read before its wait fails the tests. The
-//      same bits.
+//      CTA waiting for its own loads (ncu_phases_gdn.md). The WY kernels' dv stores through
+//      store_rows too (β folded into the tile after dβ's partials take it unscaled). The
+//      emulation lands a cp.async group only at the wait that retires it, so a tile read before
+//      its wait fails the tests. The same bits.
 //
 // 0. The forward's prepare_kernel and state_output_kernel without the output (o not written: no Q
 //    or A^qk loaded, no Q·H or A^qk·Δ) keep bf16(H) of every chunk entry and of every sequence end
@@ -895,9 +896,11 @@ __global__ void __launch_bounds__(kGradThreads, 1) wy_grad_kernel(MmaBackwardPar
     const float vd = sm.narrow.v.at(i, e) * x0 + sm.narrow.v.at(i, e + 1) * x1;
     add_to_row(beta_part, il, el, vd);
     if constexpr (kGated) add_to_row(v_part, il, el, sm.beta[i] * vd);
-    if (i < c)
-      arch::store_u32(dv + i * v_stride + el, arch::pack_bf16x2(sm.beta[i] * x0, sm.beta[i] * x1));
+    x0 *= sm.beta[i];
+    x1 *= sm.beta[i];
   });
+  store_rows(acc, dv, v_stride, r0, c,
+             [](bf16* at, float x0, float x1) { arch::store_u32(at, arch::pack_bf16x2(x0, x1)); });
   // 2. X, Ṽ rebuilt in bf16 where H was (the prepare kernel's values).
   // In 16-byte pieces: eight elements of a row, one 16-byte load of K and of V and one 16-byte
   // store of X and of Ṽ.

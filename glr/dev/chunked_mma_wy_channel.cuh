@@ -128,9 +128,11 @@ __global__ void __launch_bounds__(kGradThreads, 1) wy_channel_kernel(MmaBackward
     const int i = r0 + il;
     const int e = c0 + el;
     add_to_row(beta_part, il, el, a.narrow.v.at(i, e) * x0 + a.narrow.v.at(i, e + 1) * x1);
-    if (i < c)
-      arch::store_u32(dv + i * v_stride + el, arch::pack_bf16x2(sm.beta[i] * x0, sm.beta[i] * x1));
+    x0 *= sm.beta[i];
+    x1 *= sm.beta[i];
   });
+  store_rows(acc, dv, v_stride, r0, c,
+             [](bf16* at, float x0, float x1) { arch::store_u32(at, arch::pack_bf16x2(x0, x1)); });
   // 2. X = bf16(β (K ⊙ E)) and Ṽ = bf16(β V) where H was, the prepare kernel's values.
   {
     constexpr int kPieces = kMmaDim / 8;

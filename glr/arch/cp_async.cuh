@@ -5,12 +5,12 @@
 // A copy with `valid` false writes 16 zero bytes and reads nothing (src_size 0), which is how the
 // GLR kernels fill the padded rows of a ragged chunk. Copies are visible to the issuing thread
 // after wait_group, to the rest of the CTA after a barrier that follows it.
-// Host emulation: a copy reads its source at issue and holds the 16 bytes in the issuing host
-// thread's (the warp's) open group; commit closes the group; wait_group N writes the bytes of every
-// closed group but the N newest to shared memory. A read of a tile before the wait that lands it
-// sees what was there before (the runner fills each CTA's shared memory with NaN), and a write
-// into a tile whose copy is still in flight is overwritten when it lands, as either race could
-// be on the device.
+// Host emulation: a copy reads its source at issue, fills its 16 destination bytes with NaN
+// (0xff) and holds the source's bytes in the issuing host thread's (the warp's) open group; commit
+// closes the group; wait_group N writes the bytes of every closed group but the N newest to shared
+// memory. A read of a tile between a copy's issue and the wait that lands it sees NaN, also where
+// the tile held the previous step's values, and a write into a tile whose copy is in flight is
+// overwritten when it lands: either race is one on the device too.
 #pragma once
 
 #include <cstdint>
@@ -55,6 +55,7 @@ __device__ __forceinline__ void cp_async_16(void* smem_dst, const void* gmem_src
   emulated_copies::Copy copy{smem_dst, {}};
   if (valid) std::memcpy(copy.bytes.data(), gmem_src, copy.bytes.size());
   emulated_copies::open_group.push_back(copy);
+  std::memset(smem_dst, 0xff, copy.bytes.size());  // in flight: NaN until its wait lands it
 #elif defined(__CUDA_ARCH__)
   const auto dst = static_cast<std::uint32_t>(__cvta_generic_to_shared(smem_dst));
   const int src_size = valid ? 16 : 0;

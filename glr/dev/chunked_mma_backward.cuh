@@ -555,9 +555,7 @@ __global__ void __launch_bounds__(kGradThreads, 1) grad_kernel(MmaBackwardParams
       x1 *= sm.r[r0 + il];
     });
     zip(local, carried, [&](float& x, float y) { x = p.scale * x + y; });
-    store_rows(local, dv, v_stride, r0, c, [](bf16* at, float x0, float x1) {
-      arch::store_u32(at, arch::pack_bf16x2(x0, x1));
-    });
+    store_rows(local, dv, v_stride, r0, c, StoreBf16Pair{});
   }
   // dP = bf16(scale·Γ ⊙ Tril_incl(dO Vᵀ)), rows r0.., the 16-column blocks pc ≡ group (mod the
   // groups): computed for pc ≤ w, zero above the diagonal and past the end. SSD: the tile holds
@@ -663,9 +661,7 @@ __global__ void __launch_bounds__(kGradThreads, 1) grad_kernel(MmaBackwardParams
   // stored. Otherwise the fp32 part goes to the workspace (group_sum sums a group's heads;
   // wy_grad_kernel adds dk's WY part).
   const auto store_bf16 = [&](GroupAcc& acc, bf16* out) {
-    store_rows(acc, out, qk_stride, r0, c, [](bf16* at, float x0, float x1) {
-      arch::store_u32(at, arch::pack_bf16x2(x0, x1));
-    });
+    store_rows(acc, out, qk_stride, r0, c, StoreBf16Pair{});
   };
   const auto store_part = [&](GroupAcc& acc, float* out) {  // a pair per 8-byte store
     store_rows(acc, out, v_stride, r0, c,
@@ -899,8 +895,7 @@ __global__ void __launch_bounds__(kGradThreads, 1) wy_grad_kernel(MmaBackwardPar
     x0 *= sm.beta[i];
     x1 *= sm.beta[i];
   });
-  store_rows(acc, dv, v_stride, r0, c,
-             [](bf16* at, float x0, float x1) { arch::store_u32(at, arch::pack_bf16x2(x0, x1)); });
+  store_rows(acc, dv, v_stride, r0, c, StoreBf16Pair{});
   // 2. X, Ṽ rebuilt in bf16 where H was (the prepare kernel's values).
   // In 16-byte pieces: eight elements of a row, one 16-byte load of K and of V and one 16-byte
   // store of X and of Ṽ.

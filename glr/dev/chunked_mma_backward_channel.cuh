@@ -297,9 +297,7 @@ __global__ void __launch_bounds__(kGradThreads, 1) grad_channel_kernel(MmaBackwa
     mma_acc<AStore::kRowMajor, BStore::kKMajor>(carried, sm.kbar, r0, sm.hs.state.ds, c0, 0,
                                                 kMmaDim / 16);
     zip(local, carried, [&](float& x, float y) { x = p.scale * x + y; });
-    store_rows(
-        local, bp.dv + v_row(p, ch.t0, hv) + c0, v_stride, r0, c,
-        [](bf16* at, float x0, float x1) { arch::store_u32(at, arch::pack_bf16x2(x0, x1)); });
+    store_rows(local, bp.dv + v_row(p, ch.t0, hv) + c0, v_stride, r0, c, StoreBf16Pair{});
   }
   // dP = bf16(scale·Tril_incl(dO Vᵀ)), rows r0.., the 16-column blocks p ≡ group (mod the
   // groups): computed for p ≤ w, zero above the diagonal and past the end.
@@ -405,9 +403,7 @@ __global__ void __launch_bounds__(kGradThreads, 1) grad_channel_kernel(MmaBackwa
   // out.
   const auto store = [&](GroupAcc& acc, bf16* out_bf16, float* out_part, bool part) {
     if (!part) {
-      store_rows(acc, out_bf16 + c0, qk_stride, r0, c, [](bf16* at, float x0, float x1) {
-        arch::store_u32(at, arch::pack_bf16x2(x0, x1));
-      });
+      store_rows(acc, out_bf16 + c0, qk_stride, r0, c, StoreBf16Pair{});
     } else {  // a pair per 8-byte store
       store_rows(acc, out_part + c0, v_stride, r0, c,
                  [](float* at, float x0, float x1) { arch::store_f32x2(at, x0, x1); });

@@ -106,6 +106,7 @@ using gpu::detail::mma_acc;
 using gpu::detail::mma_acc_triangular;
 using gpu::detail::SmemBf16;
 using gpu::detail::store_rows;
+using gpu::detail::StoreBf16Pair;
 using gpu::detail::Triangle;
 using gpu::detail::zero;
 using gpu::detail::zip;

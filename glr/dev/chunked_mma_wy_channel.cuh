@@ -131,8 +131,7 @@ __global__ void __launch_bounds__(kGradThreads, 1) wy_channel_kernel(MmaBackward
     x0 *= sm.beta[i];
     x1 *= sm.beta[i];
   });
-  store_rows(acc, dv, v_stride, r0, c,
-             [](bf16* at, float x0, float x1) { arch::store_u32(at, arch::pack_bf16x2(x0, x1)); });
+  store_rows(acc, dv, v_stride, r0, c, StoreBf16Pair{});
   // 2. X = bf16(β (K ⊙ E)) and Ṽ = bf16(β V) where H was, the prepare kernel's values.
   {
     constexpr int kPieces = kMmaDim / 8;

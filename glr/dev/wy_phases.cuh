@@ -113,9 +113,7 @@ __device__ __forceinline__ void wy_finish_dk(AccTile<16, N>& dk, const MmaBackwa
   });
   zip(dk, dk_prior, [](float& x, float y) { x += y; });
   if (p.group == 1) {
-    store_rows(
-        dk, bp.dk + qk_row(p, t0, hv) + c0, qk_stride, r0, c,
-        [](bf16* at, float x0, float x1) { arch::store_u32(at, arch::pack_bf16x2(x0, x1)); });
+    store_rows(dk, bp.dk + qk_row(p, t0, hv) + c0, qk_stride, r0, c, StoreBf16Pair{});
   } else {
     store_rows(dk, dk_part, v_stride, r0, c,
                [](float* at, float x0, float x1) { arch::store_f32x2(at, x0, x1); });

@@ -102,6 +102,13 @@ __device__ __forceinline__ void store_rows(AccTile<16, N>& t, T* out, std::int64
   });
 }
 
+/// store_rows' store for a bf16 output: the pair rounded to bf16 and stored as one 32-bit word.
+struct StoreBf16Pair {
+  __device__ __forceinline__ void operator()(bf16* at, float x0, float x1) const {
+    arch::store_u32(at, arch::pack_bf16x2(x0, x1));
+  }
+};
+
 /// f(row, col, a0, a1, b0, b1): for_each_pair over two tiles of one shape at once, a0, a1 and
 /// b0, b1 the pair (row, col), (row, col + 1) of `a` and of `b`.
 template <int kRows, int kCols, typename F>

@@ -8,6 +8,7 @@
 #include <thread>
 #include <vector>
 
+#include "glr/arch/wgmma.cuh"
 #include "glr/dev/chunked_mma_backward.cuh"
 #include "glr/dev/host_runner.hpp"
 
@@ -19,7 +20,7 @@ namespace kcv::glr::dev {
 namespace {
 
 constexpr std::size_t kSharedBytes = 227 * 1024;
-alignas(128) std::byte shared_buffer[kSharedBytes];
+alignas(1024) std::byte shared_buffer[kSharedBytes];  // 1024: the sw128 layout's swizzle period
 
 template <typename Body>
 void run_grid(dim3 grid, std::size_t shared_bytes, int threads, Body&& body) {
@@ -42,6 +43,7 @@ void run_grid(dim3 grid, std::size_t shared_bytes, int threads, Body&& body) {
             blockIdx = uint3{x, y, z};
             body();
             arch::emulated_copies::drop_pending();
+            arch::emulated_wgmma::drop_pending();
             barrier.arrive_and_wait();
           }
     });

@@ -1,0 +1,267 @@
+// File: glr/arch/wgmma.cuh
+// The warpgroup-level tensor-core atom of sm_90a, both operands in shared memory:
+//   wgmma.mma_async.sync.aligned.m64nNk16.f32.bf16.bf16  D = A·Bᵀ + D (or A·Bᵀ), N ∈ {16, 32, 64}
+//   wgmma.fence / wgmma.commit_group / wgmma.wait_group N, fence.proxy.async.shared::cta
+// A is 64 × 16 (rows × k) and B is N × 16 (columns × k), each K-major (k contiguous) in the
+// 128-byte swizzled layout that one descriptor names:
+//   sw128_offset(rows, r, k): a [rows][kc] bf16 tile (kc a multiple of 64) stored as kc/64 panels
+//   of rows × 128 bytes; in a panel, row r at byte 128·r, its 16-byte piece c (k = 8c … 8c + 7) at
+//   piece c XOR (r mod 8). The tile starts 1024-byte aligned in the shared window (the XOR reads
+//   address bits 7–9), rows a multiple of 8.
+//   The descriptor of k-step s (k = 16s … 16s + 15): start = tile + panel(s)·rows·128 +
+//   32·(s mod 4), leading byte offset 16 (unused when swizzled), stride byte offset 1024 (8 rows),
+//   swizzle mode 1 (128 bytes) in bits 62–63, base offset 0 (PTX ISA, "Matrix Descriptor Format").
+// D's fragment (PTX ISA, "Register Fragments", m64nNk16): warp w of the warpgroup holds rows
+// 16w … 16w + 15; its lane's register 4j + i holds row 16w + lane/4 + 8·(i/2), column
+// 8j + 2·(lane mod 4) + i mod 2 (the mma.m16n8k16 C map of glr/arch/mma_m16n8k16.cuh per 8
+// columns).
+// The product runs asynchronously: its operands may be read, and D written, at any time between
+// issue and the wgmma_wait that retires its group. Shared memory written by the CTA's threads is
+// seen by the product only after fence_proxy_async_shared() and a barrier; D's registers must not
+// be read or written in between (wgmma_fence before a product whose D the threads have written).
+// Host emulation: issue records the product in the calling warp's open group and fills its part of
+// D with NaN (D's values at issue are its addend, or, where an earlier product in flight writes the
+// same D, that product's result, as the hardware chains them); commit closes the group; wait N
+// computes every closed group but the N newest in issue order, reading the operands from shared
+// memory then, through the descriptor's address arithmetic and swizzle (each element of D summed in
+// fp32 in k order from its C, as mma_m16n8k16's emulation does). A read of D before the wait sees
+// NaN, a write of an operand tile before it changes the product: either race is one on the device
+// too.
+#pragma once
+
+#include <cstdint>
+
+#include "glr/arch/bf16_bits.cuh"
+#include "glr/arch/lanes.cuh"
+#include "glr/arch/mma_m16n8k16.cuh"
+
+#if defined(KCV_GLR_HOST_EMULATION)
+#include <cstring>
+#include <deque>
+#include <limits>
+#include <vector>
+#endif
+
+namespace kcv::glr::arch {
+
+inline constexpr int kWarpgroupWarps = 4;
+inline constexpr int kWgmmaRows = 64;  ///< rows of A and D in one product
+inline constexpr int kWgmmaK = 16;     ///< k of one product
+inline constexpr int kSw128Bytes = 128;
+inline constexpr int kSw128PanelK = kSw128Bytes / 2;  ///< bf16 elements of a row in one panel
+inline constexpr int kSw128Align = 1024;
+
+/// D of one m64nNk16 product: N/2 fp32 registers a lane.
+template <int N>
+using FragWg = Frag<float, N / 2>;
+
+/// Byte offset of element (r, k) of a [rows][kc] K-major tile in the 128-byte swizzled layout,
+/// from the tile's (1024-byte aligned) start.
+__host__ __device__ constexpr int sw128_offset(int rows, int r, int k) {
+  const int panel = k / kSw128PanelK;
+  const int piece = (k % kSw128PanelK) / 8;
+  return panel * rows * kSw128Bytes + r * kSw128Bytes + ((piece ^ (r % 8)) * 16) + (k % 8) * 2;
+}
+
+/// (row, column) of D's register `reg` of lane `lane` in warp `warp` of the warpgroup.
+__host__ __device__ constexpr Coord wg_d_coord(int warp, int lane, int reg) {
+  return {16 * warp + lane / 4 + 8 * ((reg % 4) / 2), 8 * (reg / 4) + 2 * (lane % 4) + reg % 2};
+}
+
+/// A shared-memory matrix descriptor (64 bits).
+struct WgmmaDesc {
+  std::uint64_t bits = 0;
+};
+
+/// The byte address of p in the shared window: the device's cvta; in the host emulation the offset
+/// from the emulated CTA's shared memory.
+__device__ __forceinline__ std::uint32_t shared_address(const void* p) {
+#if defined(KCV_GLR_HOST_EMULATION)
+  return static_cast<std::uint32_t>(static_cast<const std::byte*>(p) - emulated_shared_memory);
+#else
+  return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
+#endif
+}
+
+/// The descriptor of k-step `step` of a [rows][kc] bf16 tile in the sw128 layout starting at
+/// `tile` (1024-byte aligned).
+__device__ __forceinline__ WgmmaDesc sw128_desc(const void* tile, int rows, int step) {
+  const std::uint32_t start =
+      shared_address(tile) +
+      static_cast<std::uint32_t>((step * kWgmmaK / kSw128PanelK) * rows * kSw128Bytes) +
+      static_cast<std::uint32_t>(32 * (step % (kSw128PanelK / kWgmmaK)));
+  constexpr std::uint64_t kLeading = 16 >> 4;
+  constexpr std::uint64_t kStride = 1024 >> 4;
+  constexpr std::uint64_t kSwizzle128 = 1;
+  return {(static_cast<std::uint64_t>((start >> 4) & 0x3fff)) | (kLeading << 16) | (kStride << 32) |
+          (kSwizzle128 << 62)};
+}
+
+#if defined(KCV_GLR_HOST_EMULATION)
+namespace emulated_wgmma {
+/// The byte offset of element (row, k) of one product's operand named by `desc`: the address the
+/// descriptor's fields give, swizzled as the hardware does (bits 4–6 XOR bits 7–9).
+inline std::uint32_t element_address(std::uint64_t desc, int row, int k) {
+  const auto start = static_cast<std::uint32_t>(desc & 0x3fff) << 4;
+  const auto stride = static_cast<std::uint32_t>((desc >> 32) & 0x3fff) << 4;
+  const std::uint32_t linear = start + static_cast<std::uint32_t>(row / 8) * stride +
+                               static_cast<std::uint32_t>(row % 8) * kSw128Bytes +
+                               static_cast<std::uint32_t>(k / 8) * 16 +
+                               static_cast<std::uint32_t>(k % 8) * 2;
+  return linear ^ (((linear >> 7) & 7u) << 4);
+}
+inline float element(std::uint64_t desc, int row, int k) {
+  std::uint16_t bits;
+  std::memcpy(&bits, emulated_shared_memory + element_address(desc, row, k), sizeof bits);
+  return bf16_bits_to_float(bits);
+}
+
+struct Product {
+  float* d;              // the warp's fragment: 32 lanes × n/2 registers
+  std::vector<float> c;  // D's values at issue (the addend when accumulating), unless chained
+  std::uint64_t a, b;
+  int n;
+  int warp;  // the issuing warp's index in its warpgroup
+  bool accumulate;
+  bool chained;  // an earlier product in flight writes the same D: its result is the addend
+};
+inline thread_local std::vector<Product> open_group;
+inline thread_local std::deque<std::vector<Product>> committed;
+
+/// Whether a product in flight (issued, not yet computed) writes D at `d`.
+inline bool in_flight(const float* d) {
+  for (const Product& p : open_group)
+    if (p.d == d) return true;
+  for (const std::vector<Product>& g : committed)
+    for (const Product& p : g)
+      if (p.d == d) return true;
+  return false;
+}
+
+inline void compute(const Product& p) {
+  const int regs = p.n / 2;
+  for (int lane = 0; lane < kWarpSize; ++lane)
+    for (int reg = 0; reg < regs; ++reg) {
+      const Coord x = wg_d_coord(p.warp, lane, reg);
+      const auto at = static_cast<std::size_t>(lane * regs + reg);
+      float acc = !p.accumulate ? 0.0f : p.chained ? p.d[at] : p.c[at];
+      for (int k = 0; k < kWgmmaK; ++k) acc += element(p.a, x.row, k) * element(p.b, x.col, k);
+      p.d[lane * regs + reg] = acc;
+    }
+}
+/// Forgets the calling warp's products never waited for (the runner, at a CTA's end).
+inline void drop_pending() {
+  open_group.clear();
+  committed.clear();
+}
+}  // namespace emulated_wgmma
+#endif
+
+/// Orders the warpgroup's register accesses before the products that follow (wgmma.fence).
+__device__ __forceinline__ void wgmma_fence() {
+#if !defined(KCV_GLR_HOST_EMULATION) && defined(__CUDA_ARCH__)
+  asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+#endif
+}
+
+/// Makes the CTA's generic-proxy writes to shared memory visible to the async proxy that wgmma
+/// (and TMA) read through; a barrier after it publishes them to the other warps' products.
+__device__ __forceinline__ void fence_proxy_async_shared() {
+#if !defined(KCV_GLR_HOST_EMULATION) && defined(__CUDA_ARCH__)
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+#endif
+}
+
+__device__ __forceinline__ void wgmma_commit() {
+#if defined(KCV_GLR_HOST_EMULATION)
+  emulated_wgmma::committed.push_back(std::move(emulated_wgmma::open_group));
+  emulated_wgmma::open_group.clear();
+#elif defined(__CUDA_ARCH__)
+  asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+#endif
+}
+
+/// Keeps the compiler from moving accesses to D's registers across the asynchronous product.
+template <int N>
+__device__ __forceinline__ void wgmma_fence_operand(FragWg<N>& d) {
+#if !defined(KCV_GLR_HOST_EMULATION) && defined(__CUDA_ARCH__)
+  KCV_GLR_UNROLL
+  for (int i = 0; i < N / 2; ++i) asm volatile("" : "+f"(d.r[0][i])::"memory");
+#else
+  (void)d;
+#endif
+}
+
+/// Waits until at most kPending of the warpgroup's committed groups are in flight.
+template <int kPending>
+__device__ __forceinline__ void wgmma_wait() {
+#if defined(KCV_GLR_HOST_EMULATION)
+  while (emulated_wgmma::committed.size() > static_cast<std::size_t>(kPending)) {
+    for (const emulated_wgmma::Product& p : emulated_wgmma::committed.front())
+      emulated_wgmma::compute(p);
+    emulated_wgmma::committed.pop_front();
+  }
+#elif defined(__CUDA_ARCH__)
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(kPending) : "memory");
+#endif
+}
+
+/// d = a·bᵀ + d (accumulate) or a·bᵀ: one m64nNk16 product of the calling warpgroup (all four
+/// warps issue it), a and b descriptors of sw128 tiles (sw128_desc).
+template <int N>
+__device__ __forceinline__ void wgmma_bf16(FragWg<N>& d, WgmmaDesc a, WgmmaDesc b,
+                                           bool accumulate) {
+  static_assert(N == 16 || N == 32 || N == 64, "wgmma_bf16: N is 16, 32 or 64");
+#if defined(KCV_GLR_HOST_EMULATION)
+  emulated_wgmma::Product p{&d.r[0][0], {},
+                            a.bits,     b.bits,
+                            N,          warp_id() % kWarpgroupWarps,
+                            accumulate, emulated_wgmma::in_flight(&d.r[0][0])};
+  if (!p.chained) p.c.assign(&d.r[0][0], &d.r[0][0] + kWarpSize * (N / 2));
+  for (int l = 0; l < kWarpSize; ++l)
+    for (int i = 0; i < N / 2; ++i) d.r[l][i] = std::numeric_limits<float>::quiet_NaN();
+  emulated_wgmma::open_group.push_back(std::move(p));
+#elif defined(__CUDA_ARCH__)
+  float* r = d.r[0];
+  const int scale_d = accumulate ? 1 : 0;
+  if constexpr (N == 16) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %10, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n16k16.f32.bf16.bf16 "
+        "{%0, %1, %2, %3, %4, %5, %6, %7}, %8, %9, p, 1, 1, 0, 0;\n}\n"
+        : "+f"(r[0]), "+f"(r[1]), "+f"(r[2]), "+f"(r[3]), "+f"(r[4]), "+f"(r[5]), "+f"(r[6]),
+          "+f"(r[7])
+        : "l"(a.bits), "l"(b.bits), "r"(scale_d));
+  } else if constexpr (N == 32) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16 "
+        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, "
+        "%16, %17, p, 1, 1, 0, 0;\n}\n"
+        : "+f"(r[0]), "+f"(r[1]), "+f"(r[2]), "+f"(r[3]), "+f"(r[4]), "+f"(r[5]), "+f"(r[6]),
+          "+f"(r[7]), "+f"(r[8]), "+f"(r[9]), "+f"(r[10]), "+f"(r[11]), "+f"(r[12]), "+f"(r[13]),
+          "+f"(r[14]), "+f"(r[15])
+        : "l"(a.bits), "l"(b.bits), "r"(scale_d));
+  } else {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 "
+        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "
+        "%32, %33, p, 1, 1, 0, 0;\n}\n"
+        : "+f"(r[0]), "+f"(r[1]), "+f"(r[2]), "+f"(r[3]), "+f"(r[4]), "+f"(r[5]), "+f"(r[6]),
+          "+f"(r[7]), "+f"(r[8]), "+f"(r[9]), "+f"(r[10]), "+f"(r[11]), "+f"(r[12]), "+f"(r[13]),
+          "+f"(r[14]), "+f"(r[15]), "+f"(r[16]), "+f"(r[17]), "+f"(r[18]), "+f"(r[19]), "+f"(r[20]),
+          "+f"(r[21]), "+f"(r[22]), "+f"(r[23]), "+f"(r[24]), "+f"(r[25]), "+f"(r[26]), "+f"(r[27]),
+          "+f"(r[28]), "+f"(r[29]), "+f"(r[30]), "+f"(r[31])
+        : "l"(a.bits), "l"(b.bits), "r"(scale_d));
+  }
+#else
+  (void)d;
+  (void)a;
+  (void)b;
+  (void)accumulate;
+#endif
+}
+
+}  // namespace kcv::glr::arch

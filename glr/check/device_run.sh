@@ -46,6 +46,8 @@
 #            3 = B1·T32768·H32·D128, varlen; default "1"); BENCH_ARGS adds options (--grades,
 #            --flashqla, --members). FlashQLA runs when its wheels are in .whl/ too
 #            (docs/glr/bench.md, "How to run")
+#   arch     arch.log: glr_wgmma_check (glr/dev/wgmma_check.cu, built by CMake from glr/): the
+#            wgmma atom of glr/arch/wgmma.cuh on the GPU against an fp64 product, N = 16, 32, 64
 #   ncu      ncu.md, ncu/<member>_<impl>.csv (NCU_S, default 400 s): bench/glr/ncu_profile.py
 #            with NCU_ARGS (default "--member gdn --shape 1 --impls kcv-bf16,fla,flashqla"):
 #            Nsight Compute's counters for every kernel of one forward+backward
@@ -282,6 +284,15 @@ if [[ $steps == *" verify "* ]]; then
     --command "STEPS=\"${STEPS:-install pytest verify bench}\" VERIFY_S=$verify_s ${VERIFY_ARGS:+VERIFY_ARGS=\"$VERIFY_ARGS\" }OUT=\$OUT bash glr/check/device_run.sh" \
     ${VERIFY_ARGS:-} > "$out/verify.log" 2>&1
   stamp "verify: exit $? (0 all pass, 1 a failure, 124 time limit)"
+fi
+
+if [[ $steps == *" arch "* ]]; then
+  abuild=${ARCH_BUILD:-/tmp/glr-arch-build}
+  { cmake -S glr -B "$abuild" -G Ninja -DCMAKE_BUILD_TYPE=Release -DKCV_CUDA_CHECKS=ON \
+      -DKCV_BUILD_TESTS=OFF -DCMAKE_CUDA_COMPILER="$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)" &&
+    cmake --build "$abuild" --target glr_wgmma_check &&
+    timeout 60 "$abuild/dev/glr_wgmma_check"; } > "$out/arch.log" 2>&1
+  stamp "arch: exit $? ($(grep -c '^wgmma.*: pass' "$out/arch.log") of 3 wgmma shapes pass)"
 fi
 
 if [[ $steps == *" ncu "* ]]; then

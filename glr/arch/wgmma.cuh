@@ -1,16 +1,23 @@
 // File: glr/arch/wgmma.cuh
 // The warpgroup-level tensor-core atom of sm_90a, both operands in shared memory:
-//   wgmma.mma_async.sync.aligned.m64nNk16.f32.bf16.bf16  D = A·Bᵀ + D (or A·Bᵀ), N ∈ {16, 32, 64}
+//   wgmma.mma_async.sync.aligned.m64nNk16.f32.bf16.bf16  D = A·B + D (or A·B), N ∈ {16, 32, 64}
 //   wgmma.fence / wgmma.commit_group / wgmma.wait_group N, fence.proxy.async.shared::cta
-// A is 64 × 16 (rows × k) and B is N × 16 (columns × k), each K-major (k contiguous) in the
-// 128-byte swizzled layout that one descriptor names:
-//   sw128_offset(rows, r, k): a [rows][kc] bf16 tile (kc a multiple of 64) stored as kc/64 panels
-//   of rows × 128 bytes; in a panel, row r at byte 128·r, its 16-byte piece c (k = 8c … 8c + 7) at
-//   piece c XOR (r mod 8). The tile starts 1024-byte aligned in the shared window (the XOR reads
-//   address bits 7–9), rows a multiple of 8.
-//   The descriptor of k-step s (k = 16s … 16s + 15): start = tile + panel(s)·rows·128 +
-//   32·(s mod 4), leading byte offset 16 (unused when swizzled), stride byte offset 1024 (8 rows),
-//   swizzle mode 1 (128 bytes) in bits 62–63, base offset 0 (PTX ISA, "Matrix Descriptor Format").
+// A is 64 × 16 (m × k), B is 16 × N (k × n). Every operand tile is a [rows][cols] bf16 tile in
+// the 128-byte swizzled panel layout:
+//   sw128_offset(rows, r, c): cols/64 panels of rows × 128 bytes; in a panel, row r at byte 128·r,
+//   its 16-byte piece p (c = 8p … 8p + 7 of the panel) at piece p XOR (r mod 8). The tile starts
+//   1024-byte aligned in the shared window (the XOR reads address bits 7–9), rows a multiple of 8.
+// A tile is read in one of two ways (PTX ISA, "Shared Memory Matrix Layout", 128-byte swizzle):
+//   Major::kK   the tile's rows are m (or n), its columns k: A as stored, or B transposed (B's
+//               columns as the tile's rows). Descriptor of k-step s: start = tile + panel·rows·128
+//               + 32·(s mod 4) (panel = 16s / 64), stride byte offset 1024 (8 rows), leading byte
+//               offset 16 (unused when swizzled).
+//   Major::kMN  the tile's rows are k, its columns m (or n): A transposed (Kᵀ from K's rows), or B
+//               as stored. Descriptor of k-step s at column c0: start = tile + 2048·s + panel(c0)·
+//               rows·128 + 2·(c0 mod 64), stride byte offset 1024 (8 k-rows), leading byte offset
+//               rows·128 (the next 64 columns, the next panel: an operand that starts inside a
+//               panel ends in it); wgmma's transpose bit set.
+//   Both: swizzle mode 1 (128 bytes) in bits 62–63, base offset 0 ("Matrix Descriptor Format").
 // D's fragment (PTX ISA, "Register Fragments", m64nNk16): warp w of the warpgroup holds rows
 // 16w … 16w + 15; its lane's register 4j + i holds row 16w + lane/4 + 8·(i/2), column
 // 8j + 2·(lane mod 4) + i mod 2 (the mma.m16n8k16 C map of glr/arch/mma_m16n8k16.cuh per 8
@@ -48,19 +55,23 @@ inline constexpr int kWarpgroupWarps = 4;
 inline constexpr int kWgmmaRows = 64;  ///< rows of A and D in one product
 inline constexpr int kWgmmaK = 16;     ///< k of one product
 inline constexpr int kSw128Bytes = 128;
-inline constexpr int kSw128PanelK = kSw128Bytes / 2;  ///< bf16 elements of a row in one panel
+inline constexpr int kSw128PanelCols = kSw128Bytes / 2;  ///< bf16 elements of a row in one panel
 inline constexpr int kSw128Align = 1024;
+
+/// How a product reads an operand tile (the header's comment): k along the tile's columns (kK) or
+/// along its rows (kMN).
+enum class Major { kK, kMN };
 
 /// D of one m64nNk16 product: N/2 fp32 registers a lane.
 template <int N>
 using FragWg = Frag<float, N / 2>;
 
-/// Byte offset of element (r, k) of a [rows][kc] K-major tile in the 128-byte swizzled layout,
+/// Byte offset of element (r, c) of a [rows][cols] tile in the 128-byte swizzled panel layout,
 /// from the tile's (1024-byte aligned) start.
-__host__ __device__ constexpr int sw128_offset(int rows, int r, int k) {
-  const int panel = k / kSw128PanelK;
-  const int piece = (k % kSw128PanelK) / 8;
-  return panel * rows * kSw128Bytes + r * kSw128Bytes + ((piece ^ (r % 8)) * 16) + (k % 8) * 2;
+__host__ __device__ constexpr int sw128_offset(int rows, int r, int c) {
+  const int panel = c / kSw128PanelCols;
+  const int piece = (c % kSw128PanelCols) / 8;
+  return panel * rows * kSw128Bytes + r * kSw128Bytes + ((piece ^ (r % 8)) * 16) + (c % 8) * 2;
 }
 
 /// (row, column) of D's register `reg` of lane `lane` in warp `warp` of the warpgroup.
@@ -83,36 +94,55 @@ __device__ __forceinline__ std::uint32_t shared_address(const void* p) {
 #endif
 }
 
-/// The descriptor of k-step `step` of a [rows][kc] bf16 tile in the sw128 layout starting at
-/// `tile` (1024-byte aligned).
-__device__ __forceinline__ WgmmaDesc sw128_desc(const void* tile, int rows, int step) {
-  const std::uint32_t start =
-      shared_address(tile) +
-      static_cast<std::uint32_t>((step * kWgmmaK / kSw128PanelK) * rows * kSw128Bytes) +
-      static_cast<std::uint32_t>(32 * (step % (kSw128PanelK / kWgmmaK)));
-  constexpr std::uint64_t kLeading = 16 >> 4;
+__device__ __forceinline__ WgmmaDesc sw128_descriptor(std::uint32_t start, std::uint32_t leading) {
   constexpr std::uint64_t kStride = 1024 >> 4;
   constexpr std::uint64_t kSwizzle128 = 1;
-  return {(static_cast<std::uint64_t>((start >> 4) & 0x3fff)) | (kLeading << 16) | (kStride << 32) |
+  return {(static_cast<std::uint64_t>((start >> 4) & 0x3fff)) |
+          (static_cast<std::uint64_t>((leading >> 4) & 0x3fff) << 16) | (kStride << 32) |
           (kSwizzle128 << 62)};
+}
+
+/// Major::kK: the descriptor of k-step `step` (columns 16·step …) of a [rows][cols] sw128 tile at
+/// `tile`, its rows the operand's m (or n).
+__device__ __forceinline__ WgmmaDesc sw128_desc_k(const void* tile, int rows, int step) {
+  const int c = kWgmmaK * step;
+  return sw128_descriptor(
+      shared_address(tile) + static_cast<std::uint32_t>((c / kSw128PanelCols) * rows * kSw128Bytes +
+                                                        2 * (c % kSw128PanelCols)),
+      16);
+}
+
+/// Major::kMN: the descriptor of k-step `step` (rows 16·step …) of a [rows][cols] sw128 tile at
+/// `tile`, its columns c0 … the operand's m (or n); c0 a multiple of 8, and an operand starting
+/// inside a panel (c0 mod 64 ≠ 0) ends in it (the next panel is `leading` from the start).
+__device__ __forceinline__ WgmmaDesc sw128_desc_mn(const void* tile, int rows, int step, int c0) {
+  return sw128_descriptor(shared_address(tile) + static_cast<std::uint32_t>(
+                                                     kWgmmaK * step * kSw128Bytes +
+                                                     (c0 / kSw128PanelCols) * rows * kSw128Bytes +
+                                                     2 * (c0 % kSw128PanelCols)),
+                          static_cast<std::uint32_t>(rows * kSw128Bytes));
 }
 
 #if defined(KCV_GLR_HOST_EMULATION)
 namespace emulated_wgmma {
-/// The byte offset of element (row, k) of one product's operand named by `desc`: the address the
-/// descriptor's fields give, swizzled as the hardware does (bits 4–6 XOR bits 7–9).
-inline std::uint32_t element_address(std::uint64_t desc, int row, int k) {
+/// The byte offset of element (i, k) of one product's operand named by `desc`, i its m (or n):
+/// the address the descriptor's fields give for the operand's major-ness, swizzled as the hardware
+/// does (bits 4–6 XOR bits 7–9).
+inline std::uint32_t element_address(std::uint64_t desc, Major major, int i, int k) {
   const auto start = static_cast<std::uint32_t>(desc & 0x3fff) << 4;
+  const auto leading = static_cast<std::uint32_t>((desc >> 16) & 0x3fff) << 4;
   const auto stride = static_cast<std::uint32_t>((desc >> 32) & 0x3fff) << 4;
-  const std::uint32_t linear = start + static_cast<std::uint32_t>(row / 8) * stride +
-                               static_cast<std::uint32_t>(row % 8) * kSw128Bytes +
-                               static_cast<std::uint32_t>(k / 8) * 16 +
-                               static_cast<std::uint32_t>(k % 8) * 2;
+  const auto u = [](int x) { return static_cast<std::uint32_t>(x); };
+  const std::uint32_t linear =
+      major == Major::kK
+          ? start + u(i / 8) * stride + u(i % 8) * kSw128Bytes + u(k / 8) * 16 + u(k % 8) * 2
+          : start + u(i / kSw128PanelCols) * leading + u(k / 8) * stride + u(k % 8) * kSw128Bytes +
+                u(i % kSw128PanelCols) * 2;
   return linear ^ (((linear >> 7) & 7u) << 4);
 }
-inline float element(std::uint64_t desc, int row, int k) {
+inline float element(std::uint64_t desc, Major major, int i, int k) {
   std::uint16_t bits;
-  std::memcpy(&bits, emulated_shared_memory + element_address(desc, row, k), sizeof bits);
+  std::memcpy(&bits, emulated_shared_memory + element_address(desc, major, i, k), sizeof bits);
   return bf16_bits_to_float(bits);
 }
 
@@ -120,6 +150,7 @@ struct Product {
   float* d;              // the warp's fragment: 32 lanes × n/2 registers
   std::vector<float> c;  // D's values at issue (the addend when accumulating), unless chained
   std::uint64_t a, b;
+  Major a_major, b_major;
   int n;
   int warp;  // the issuing warp's index in its warpgroup
   bool accumulate;
@@ -145,7 +176,8 @@ inline void compute(const Product& p) {
       const Coord x = wg_d_coord(p.warp, lane, reg);
       const auto at = static_cast<std::size_t>(lane * regs + reg);
       float acc = !p.accumulate ? 0.0f : p.chained ? p.d[at] : p.c[at];
-      for (int k = 0; k < kWgmmaK; ++k) acc += element(p.a, x.row, k) * element(p.b, x.col, k);
+      for (int k = 0; k < kWgmmaK; ++k)
+        acc += element(p.a, p.a_major, x.row, k) * element(p.b, p.b_major, x.col, k);
       p.d[lane * regs + reg] = acc;
     }
 }
@@ -206,17 +238,24 @@ __device__ __forceinline__ void wgmma_wait() {
 #endif
 }
 
-/// d = a·bᵀ + d (accumulate) or a·bᵀ: one m64nNk16 product of the calling warpgroup (all four
-/// warps issue it), a and b descriptors of sw128 tiles (sw128_desc).
-template <int N>
+/// d = a·b + d (accumulate) or a·b: one m64nNk16 product of the calling warpgroup (all four warps
+/// issue it), a and b descriptors of sw128 tiles read as kA and kB say (sw128_desc_k for Major::kK,
+/// sw128_desc_mn for Major::kMN).
+template <int N, Major kA = Major::kK, Major kB = Major::kK>
 __device__ __forceinline__ void wgmma_bf16(FragWg<N>& d, WgmmaDesc a, WgmmaDesc b,
                                            bool accumulate) {
   static_assert(N == 16 || N == 32 || N == 64, "wgmma_bf16: N is 16, 32 or 64");
 #if defined(KCV_GLR_HOST_EMULATION)
-  emulated_wgmma::Product p{&d.r[0][0], {},
-                            a.bits,     b.bits,
-                            N,          warp_id() % kWarpgroupWarps,
-                            accumulate, emulated_wgmma::in_flight(&d.r[0][0])};
+  emulated_wgmma::Product p;
+  p.d = &d.r[0][0];
+  p.a = a.bits;
+  p.b = b.bits;
+  p.a_major = kA;
+  p.b_major = kB;
+  p.n = N;
+  p.warp = warp_id() % kWarpgroupWarps;
+  p.accumulate = accumulate;
+  p.chained = emulated_wgmma::in_flight(p.d);
   if (!p.chained) p.c.assign(&d.r[0][0], &d.r[0][0] + kWarpSize * (N / 2));
   for (int l = 0; l < kWarpSize; ++l)
     for (int i = 0; i < N / 2; ++i) d.r[l][i] = std::numeric_limits<float>::quiet_NaN();
@@ -224,37 +263,39 @@ __device__ __forceinline__ void wgmma_bf16(FragWg<N>& d, WgmmaDesc a, WgmmaDesc 
 #elif defined(__CUDA_ARCH__)
   float* r = d.r[0];
   const int scale_d = accumulate ? 1 : 0;
+  constexpr int kTransA = kA == Major::kMN ? 1 : 0;
+  constexpr int kTransB = kB == Major::kMN ? 1 : 0;
   if constexpr (N == 16) {
     asm volatile(
         "{\n.reg .pred p;\nsetp.ne.b32 p, %10, 0;\n"
         "wgmma.mma_async.sync.aligned.m64n16k16.f32.bf16.bf16 "
-        "{%0, %1, %2, %3, %4, %5, %6, %7}, %8, %9, p, 1, 1, 0, 0;\n}\n"
+        "{%0, %1, %2, %3, %4, %5, %6, %7}, %8, %9, p, 1, 1, %11, %12;\n}\n"
         : "+f"(r[0]), "+f"(r[1]), "+f"(r[2]), "+f"(r[3]), "+f"(r[4]), "+f"(r[5]), "+f"(r[6]),
           "+f"(r[7])
-        : "l"(a.bits), "l"(b.bits), "r"(scale_d));
+        : "l"(a.bits), "l"(b.bits), "r"(scale_d), "n"(kTransA), "n"(kTransB));
   } else if constexpr (N == 32) {
     asm volatile(
         "{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"
         "wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16 "
         "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, "
-        "%16, %17, p, 1, 1, 0, 0;\n}\n"
+        "%16, %17, p, 1, 1, %19, %20;\n}\n"
         : "+f"(r[0]), "+f"(r[1]), "+f"(r[2]), "+f"(r[3]), "+f"(r[4]), "+f"(r[5]), "+f"(r[6]),
           "+f"(r[7]), "+f"(r[8]), "+f"(r[9]), "+f"(r[10]), "+f"(r[11]), "+f"(r[12]), "+f"(r[13]),
           "+f"(r[14]), "+f"(r[15])
-        : "l"(a.bits), "l"(b.bits), "r"(scale_d));
+        : "l"(a.bits), "l"(b.bits), "r"(scale_d), "n"(kTransA), "n"(kTransB));
   } else {
     asm volatile(
         "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
         "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 "
         "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
         "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "
-        "%32, %33, p, 1, 1, 0, 0;\n}\n"
+        "%32, %33, p, 1, 1, %35, %36;\n}\n"
         : "+f"(r[0]), "+f"(r[1]), "+f"(r[2]), "+f"(r[3]), "+f"(r[4]), "+f"(r[5]), "+f"(r[6]),
           "+f"(r[7]), "+f"(r[8]), "+f"(r[9]), "+f"(r[10]), "+f"(r[11]), "+f"(r[12]), "+f"(r[13]),
           "+f"(r[14]), "+f"(r[15]), "+f"(r[16]), "+f"(r[17]), "+f"(r[18]), "+f"(r[19]), "+f"(r[20]),
           "+f"(r[21]), "+f"(r[22]), "+f"(r[23]), "+f"(r[24]), "+f"(r[25]), "+f"(r[26]), "+f"(r[27]),
           "+f"(r[28]), "+f"(r[29]), "+f"(r[30]), "+f"(r[31])
-        : "l"(a.bits), "l"(b.bits), "r"(scale_d));
+        : "l"(a.bits), "l"(b.bits), "r"(scale_d), "n"(kTransA), "n"(kTransB));
   }
 #else
   (void)d;

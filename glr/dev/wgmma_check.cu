@@ -42,7 +42,7 @@ __global__ void __launch_bounds__(128, 1)
   for (int i = 0; i < N / 2; ++i) d.r[0][i] = __int_as_float(0x7fc00000);  // NaN
   wgmma_fence();
   for (int s = 0; s < kSteps; ++s)
-    wgmma_bf16<N>(d, sw128_desc(smem, kWgmmaRows, s), sw128_desc(smem + a_bytes, N, s), s > 0);
+    wgmma_bf16<N>(d, sw128_desc_k(smem, kWgmmaRows, s), sw128_desc_k(smem + a_bytes, N, s), s > 0);
   wgmma_commit();
   wgmma_wait<0>();
   wgmma_fence_operand<N>(d);

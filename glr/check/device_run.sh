@@ -47,7 +47,8 @@
 #            --flashqla, --members). FlashQLA runs when its wheels are in .whl/ too
 #            (docs/glr/bench.md, "How to run")
 #   arch     arch.log: glr_wgmma_check (glr/dev/wgmma_check.cu, built by CMake from glr/): the
-#            wgmma atom of glr/arch/wgmma.cuh on the GPU against an fp64 product, N = 16, 32, 64
+#            wgmma atom of glr/arch/wgmma.cuh on the GPU against an fp64 product (16 cases:
+#            N = 16, 32, 64, each operand K-major or MN-major)
 #   ncu      ncu.md, ncu/<member>_<impl>.csv (NCU_S, default 400 s): bench/glr/ncu_profile.py
 #            with NCU_ARGS (default "--member gdn --shape 1 --impls kcv-bf16,fla,flashqla"):
 #            Nsight Compute's counters for every kernel of one forward+backward
@@ -292,7 +293,7 @@ if [[ $steps == *" arch "* ]]; then
       -DKCV_BUILD_TESTS=OFF -DCMAKE_CUDA_COMPILER="$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)" &&
     cmake --build "$abuild" --target glr_wgmma_check &&
     timeout 60 "$abuild/dev/glr_wgmma_check"; } > "$out/arch.log" 2>&1
-  stamp "arch: exit $? ($(grep -c '^wgmma.*: pass' "$out/arch.log") of 3 wgmma shapes pass)"
+  stamp "arch: exit $? ($(grep -c '^wgmma.*: pass' "$out/arch.log") of 16 wgmma cases pass)"
 fi
 
 if [[ $steps == *" ncu "* ]]; then

@@ -20,8 +20,8 @@
 //   Both: swizzle mode 1 (128 bytes) in bits 62–63, base offset 0 ("Matrix Descriptor Format").
 // D's fragment (PTX ISA, "Register Fragments", m64nNk16): warp w of the warpgroup holds rows
 // 16w … 16w + 15; its lane's register 4j + i holds row 16w + lane/4 + 8·(i/2), column
-// 8j + 2·(lane mod 4) + i mod 2 (the mma.m16n8k16 C map of glr/arch/mma_m16n8k16.cuh per 8
-// columns).
+// 8j + 2·(lane mod 4) + i mod 2: per 8 columns the mma.m16n8k16 C map of
+// glr/arch/mma_m16n8k16.cuh, so D is an array of N/8 FragC (FragWg).
 // The product runs asynchronously: its operands may be read, and D written, at any time between
 // issue and the wgmma_wait that retires its group. Shared memory written by the CTA's threads is
 // seen by the product only after fence_proxy_async_shared() and a barrier; D's registers must not
@@ -62,9 +62,10 @@ inline constexpr int kSw128Align = 1024;
 /// along its rows (kMN).
 enum class Major { kK, kMN };
 
-/// D of one m64nNk16 product: N/2 fp32 registers a lane.
+/// D of one m64nNk16 product: N/8 m16n8 accumulator fragments a warp (register 4j + i of the PTX
+/// fragment is d[j]'s register i), the layout of glr/tiles' AccTile<16, N>::f[0].
 template <int N>
-using FragWg = Frag<float, N / 2>;
+using FragWg = FragC[N / 8];
 
 /// Byte offset of element (r, c) of a [rows][cols] tile in the 128-byte swizzled panel layout,
 /// from the tile's (1024-byte aligned) start.
@@ -147,7 +148,7 @@ inline float element(std::uint64_t desc, Major major, int i, int k) {
 }
 
 struct Product {
-  float* d;              // the warp's fragment: 32 lanes × n/2 registers
+  FragC* d;              // the warp's fragments: n/8 of them
   std::vector<float> c;  // D's values at issue (the addend when accumulating), unless chained
   std::uint64_t a, b;
   Major a_major, b_major;
@@ -160,7 +161,7 @@ inline thread_local std::vector<Product> open_group;
 inline thread_local std::deque<std::vector<Product>> committed;
 
 /// Whether a product in flight (issued, not yet computed) writes D at `d`.
-inline bool in_flight(const float* d) {
+inline bool in_flight(const FragC* d) {
   for (const Product& p : open_group)
     if (p.d == d) return true;
   for (const std::vector<Product>& g : committed)
@@ -174,11 +175,12 @@ inline void compute(const Product& p) {
   for (int lane = 0; lane < kWarpSize; ++lane)
     for (int reg = 0; reg < regs; ++reg) {
       const Coord x = wg_d_coord(p.warp, lane, reg);
+      float& out = p.d[reg / 4].r[lane][reg % 4];
       const auto at = static_cast<std::size_t>(lane * regs + reg);
-      float acc = !p.accumulate ? 0.0f : p.chained ? p.d[at] : p.c[at];
+      float acc = !p.accumulate ? 0.0f : p.chained ? out : p.c[at];
       for (int k = 0; k < kWgmmaK; ++k)
         acc += element(p.a, p.a_major, x.row, k) * element(p.b, p.b_major, x.col, k);
-      p.d[lane * regs + reg] = acc;
+      out = acc;
     }
 }
 /// Forgets the calling warp's products never waited for (the runner, at a CTA's end).
@@ -218,7 +220,7 @@ template <int N>
 __device__ __forceinline__ void wgmma_fence_operand(FragWg<N>& d) {
 #if !defined(KCV_GLR_HOST_EMULATION) && defined(__CUDA_ARCH__)
   KCV_GLR_UNROLL
-  for (int i = 0; i < N / 2; ++i) asm volatile("" : "+f"(d.r[0][i])::"memory");
+  for (int i = 0; i < N / 2; ++i) asm volatile("" : "+f"(d[i / 4].r[0][i % 4])::"memory");
 #else
   (void)d;
 #endif
@@ -247,7 +249,7 @@ __device__ __forceinline__ void wgmma_bf16(FragWg<N>& d, WgmmaDesc a, WgmmaDesc 
   static_assert(N == 16 || N == 32 || N == 64, "wgmma_bf16: N is 16, 32 or 64");
 #if defined(KCV_GLR_HOST_EMULATION)
   emulated_wgmma::Product p;
-  p.d = &d.r[0][0];
+  p.d = d;
   p.a = a.bits;
   p.b = b.bits;
   p.a_major = kA;
@@ -256,12 +258,15 @@ __device__ __forceinline__ void wgmma_bf16(FragWg<N>& d, WgmmaDesc a, WgmmaDesc 
   p.warp = warp_id() % kWarpgroupWarps;
   p.accumulate = accumulate;
   p.chained = emulated_wgmma::in_flight(p.d);
-  if (!p.chained) p.c.assign(&d.r[0][0], &d.r[0][0] + kWarpSize * (N / 2));
+  if (!p.chained)
+    for (int l = 0; l < kWarpSize; ++l)
+      for (int i = 0; i < N / 2; ++i) p.c.push_back(d[i / 4].r[l][i % 4]);
   for (int l = 0; l < kWarpSize; ++l)
-    for (int i = 0; i < N / 2; ++i) d.r[l][i] = std::numeric_limits<float>::quiet_NaN();
+    for (int i = 0; i < N / 2; ++i) d[i / 4].r[l][i % 4] = std::numeric_limits<float>::quiet_NaN();
   emulated_wgmma::open_group.push_back(std::move(p));
 #elif defined(__CUDA_ARCH__)
-  float* r = d.r[0];
+  float* r = d[0].r[0];  // FragC is 4 floats: d[j].r[0][i] is r[4j + i]
+  static_assert(sizeof(FragC) == 4 * sizeof(float), "FragWg: contiguous registers");
   const int scale_d = accumulate ? 1 : 0;
   constexpr int kTransA = kA == Major::kMN ? 1 : 0;
   constexpr int kTransB = kB == Major::kMN ? 1 : 0;

@@ -51,7 +51,7 @@ __global__ void __launch_bounds__(128, 1)
   fence_proxy_async_shared();
   __syncthreads();
   FragWg<N> d;
-  for (int i = 0; i < N / 2; ++i) d.r[0][i] = __int_as_float(0x7fc00000);  // NaN
+  for (int i = 0; i < N / 2; ++i) d[i / 4].r[0][i % 4] = __int_as_float(0x7fc00000);  // NaN
   wgmma_fence();
   for (int s = 0; s < kSteps; ++s) {
     const WgmmaDesc a =
@@ -67,7 +67,7 @@ __global__ void __launch_bounds__(128, 1)
   const int lane = static_cast<int>(threadIdx.x) % kWarpSize;
   for (int reg = 0; reg < N / 2; ++reg) {
     const Coord x = wg_d_coord(warp, lane, reg);
-    d_out[x.row * N + x.col] = d.r[0][reg];
+    d_out[x.row * N + x.col] = d[reg / 4].r[0][reg % 4];
   }
 }
 

@@ -179,7 +179,7 @@ void expect_plain_product(Case c) {
     for (int l = 0; l < 32; ++l)
       for (int reg = 0; reg < N / 2; ++reg) {
         const Coord x = wg_d_coord(w, l, reg);
-        ASSERT_EQ(d[w].r[l][reg], plain(x.row, x.col))
+        ASSERT_EQ(d[w][reg / 4].r[l][reg % 4], plain(x.row, x.col))
             << "N " << N << " A " << (kAM == Major::kK ? "kK" : "kMN") << " B "
             << (kBM == Major::kK ? "kK" : "kMN") << " a_c0 " << c.a_c0 << " b_c0 " << c.b_c0
             << " row " << x.row << " col " << x.col;
@@ -208,23 +208,23 @@ TEST(WgmmaBf16, ComputesAtTheWaitThatRetiresItsGroup) {
   FragWg<32> first[4], second[4];
   for (int w = 0; w < 4; ++w) issue_steps<32, Major::kK, Major::kK>(smem, c, first[w], w, 0, 8);
   for (int w = 0; w < 4; ++w) issue_steps<32, Major::kK, Major::kK>(smem, c, second[w], w, 0, 8);
-  EXPECT_TRUE(std::isnan(first[0].r[0][0]));
-  wgmma_wait<4>();                           // the four newest groups (second's) stay in flight
-  EXPECT_EQ(first[0].r[0][0], plain(0, 0));  // row 0, column 0: warp 0, lane 0, register 0
-  EXPECT_TRUE(std::isnan(second[0].r[0][0]));
+  EXPECT_TRUE(std::isnan(first[0][0].r[0][0]));
+  wgmma_wait<4>();                              // the four newest groups (second's) stay in flight
+  EXPECT_EQ(first[0][0].r[0][0], plain(0, 0));  // row 0, column 0: warp 0, lane 0, register 0
+  EXPECT_TRUE(std::isnan(second[0][0].r[0][0]));
   // an operand written while second's products are in flight reaches them
   for (int k = 0; k < 128; ++k) smem.put(kA, 64, 0, k, 2.0f * a_value(0, k));
   wgmma_wait<0>();
-  EXPECT_EQ(second[0].r[0][0], 2.0f * plain(0, 0));
+  EXPECT_EQ(second[0][0].r[0][0], 2.0f * plain(0, 0));
   for (int k = 0; k < 128; ++k) smem.put(kA, 64, 0, k, a_value(0, k));
   // a product issued without accumulate ignores D's old values; with it, adds them
   FragWg<32> d;
   for (int l = 0; l < 32; ++l)
-    for (int i = 0; i < 16; ++i) d.r[l][i] = 1000.0f;
+    for (int i = 0; i < 16; ++i) d[i / 4].r[l][i % 4] = 1000.0f;
   issue_steps<32, Major::kK, Major::kK>(smem, c, d, 1, 0, 1);
   wgmma_wait<0>();
   const Coord x = wg_d_coord(1, 5, 3);
-  EXPECT_EQ(d.r[5][3], plain(x.row, x.col, 0, 1));
+  EXPECT_EQ(d[0].r[5][3], plain(x.row, x.col, 0, 1));
   {
     AsWarp as(1);
     wgmma_bf16<32>(d, sw128_desc_k(smem.bytes + kA, 64, 1), sw128_desc_k(smem.bytes + kB, 32, 1),
@@ -232,13 +232,13 @@ TEST(WgmmaBf16, ComputesAtTheWaitThatRetiresItsGroup) {
     wgmma_commit();
     wgmma_wait<0>();
   }
-  EXPECT_EQ(d.r[5][3], plain(x.row, x.col, 0, 2));
+  EXPECT_EQ(d[0].r[5][3], plain(x.row, x.col, 0, 2));
   // a product never waited for is forgotten, its D left NaN
   FragWg<32> lost;
   issue_steps<32, Major::kK, Major::kK>(smem, c, lost, 2, 0, 1);
   emulated_wgmma::drop_pending();
   wgmma_wait<0>();
-  EXPECT_TRUE(std::isnan(lost.r[0][0]));
+  EXPECT_TRUE(std::isnan(lost[0].r[0][0]));
 }
 
 }  // namespace

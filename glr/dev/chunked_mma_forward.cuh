@@ -89,6 +89,7 @@
 #include "glr/arch/mma_m16n8k16.cuh"
 #include "glr/dev/chunked_mma_forward.hpp"
 #include "glr/tiles/mma_tile.cuh"
+#include "glr/tiles/sw128_tile.cuh"
 #include "glr/tiles/tile.cuh"
 #include "glr/tiles/tril_inverse_columns.cuh"
 #include "kcv/glr/member.hpp"
@@ -107,7 +108,9 @@ using gpu::detail::mma_acc_triangular;
 using gpu::detail::SmemBf16;
 using gpu::detail::store_rows;
 using gpu::detail::StoreBf16Pair;
+using gpu::detail::Sw128Bf16;
 using gpu::detail::Triangle;
+using gpu::detail::wgmma_product;
 using gpu::detail::zero;
 using gpu::detail::zip;
 
@@ -781,59 +784,85 @@ __global__ void __launch_bounds__(kPrepareThreads<kGate, kDelta>,
 
 // ------------------------------------------------------------------------------ 2. state + output
 
+/// A chunk-row tile (64 × 128) that the state pass reads as a product's A operand: mma.sync's
+/// padded rows, or wgmma's swizzled panels (kWg).
+template <bool kWg>
+using StateATile =
+    std::conditional_t<kWg, Sw128Bf16<kMmaChunk, kMmaDim>, SmemBf16<kMmaChunk, kMmaDim>>;
+
 /// The operands of one chunk step, filled by cp.async one chunk ahead: K, U's columns (V's
 /// without the delta rule) and the factors; with the delta rule W; with the output Q and A^qk.
-template <int kBV>
+template <int kBV, bool kWg>
 struct StateOperands {
-  SmemBf16<kMmaChunk, kMmaDim> k;
+  StateATile<kWg> k;
   SmemBf16<kMmaChunk, kBV> u;  ///< U's columns (V's without the delta rule)
   float f[2][kMmaChunk];       ///< e, r
 };
+template <bool kWg>
 struct DeltaOperands {
-  SmemBf16<kMmaChunk, kMmaDim> w;
+  StateATile<kWg> w;
 };
+template <bool kWg>
 struct OutputOperands {
-  SmemBf16<kMmaChunk, kMmaDim> q;
+  StateATile<kWg> q;
   SmemBf16<kMmaChunk, kMmaChunk> a;
 };
 struct NoDeltaOperands {};
 struct NoOutputOperands {};
-template <int kBV, bool kDelta, bool kOutput>
-struct StateStage : StateOperands<kBV>,
-                    std::conditional_t<kDelta, DeltaOperands, NoDeltaOperands>,
-                    std::conditional_t<kOutput, OutputOperands, NoOutputOperands> {};
+template <int kBV, bool kDelta, bool kOutput, bool kWg>
+struct StateStage : StateOperands<kBV, kWg>,
+                    std::conditional_t<kDelta, DeltaOperands<kWg>, NoDeltaOperands>,
+                    std::conditional_t<kOutput, OutputOperands<kWg>, NoOutputOperands> {};
 
 template <int kBV, bool kOutput>
 struct OutputDelta {
-  SmemBf16<kMmaChunk, kBV> delta;  ///< bf16(Δ), the B operand of A^qk·Δ
+  SmemBf16<kMmaChunk, kBV> delta;  ///< bf16(Δ), the B operand of A^qk·Δ (mma.sync)
 };
 template <int kBV>
 struct OutputDelta<kBV, false> {};
 
-template <int kBV, bool kDelta, bool kOutput>
-struct StateStorage : OutputDelta<kBV, kOutput> {
-  StateStage<kBV, kDelta, kOutput> stage[2];
-  SmemBf16<kMmaDim, kBV> h;          ///< bf16(H)
-  SmemBf16<kMmaChunk, kBV> delta_r;  ///< bf16(r ⊙ Δ)
+/// bf16(H) and bf16(r ⊙ Δ), the B operands of the products that read them: padded rows of kBV
+/// columns for mma.sync, one swizzled panel of 64 for wgmma (kWg; kBV ≤ 64 of its columns used).
+template <int kBV, bool kWg>
+struct StateB {
+  SmemBf16<kMmaDim, kBV> h;
+  SmemBf16<kMmaChunk, kBV> delta_r;
 };
-static_assert(sizeof(StateOperands<32>) % 16 == 0 && sizeof(StateOperands<64>) % 16 == 0 &&
-                  sizeof(DeltaOperands) % 16 == 0 && sizeof(OutputOperands) % 16 == 0 &&
+template <int kBV>
+struct StateB<kBV, true> {
+  Sw128Bf16<kMmaDim, arch::kSw128PanelCols> h;
+  Sw128Bf16<kMmaChunk, arch::kSw128PanelCols> delta_r;
+};
+
+template <int kBV, bool kDelta, bool kOutput, bool kWg>
+struct StateStorage : OutputDelta<kBV, kOutput>, StateB<kBV, kWg> {
+  StateStage<kBV, kDelta, kOutput, kWg> stage[2];
+};
+static_assert(sizeof(StateOperands<32, false>) % 16 == 0 &&
+                  sizeof(StateOperands<64, false>) % 16 == 0 &&
+                  sizeof(DeltaOperands<false>) % 16 == 0 &&
+                  sizeof(OutputOperands<false>) % 16 == 0 &&
                   sizeof(OutputDelta<32, true>) % 16 == 0 &&
                   sizeof(OutputDelta<64, true>) % 16 == 0,
               "StateStage: every tile must start 16-byte aligned");
-static_assert(sizeof(StateStorage<64, true, true>) <= 227 * 1024,
+static_assert(sizeof(StateStorage<64, true, true, false>) <= 227 * 1024 &&
+                  sizeof(StateStorage<64, true, true, true>) <= 227 * 1024,
               "StateStorage: shared storage over the sm_90 limit");
 
 /// kOutput: o in the same pass (the forward); without it the recurrence alone (the backward's
 /// recompute, where o is not written): no Q or A^qk loaded, no Q·H or A^qk·Δ.
-template <GateKind kGate, bool kDelta, int kBV, bool kOutput>
+/// kWg: Q·H, W·H and Kᵀ·(r ⊙ Δ) as wgmma products of the column group's warpgroup over swizzled
+/// tiles (glr/tiles/sw128_tile.cuh), each element's sum in the order of mma_acc's (k-steps in
+/// order, 16 products each); A^qk·Δ stays on mma.sync (mma_acc_triangular's non-finite rows).
+/// Warp w's rows of H are then 16w … and 64 + 16w … (the two 64-row halves of Kᵀ·(r ⊙ Δ)).
+template <GateKind kGate, bool kDelta, int kBV, bool kOutput, bool kWg>
 __global__ void __launch_bounds__(kStateThreads, 1) state_output_kernel(MmaForwardParams p) {
   static_assert(kBV == 32 || kBV == 64, "state_output_kernel: 32 or 64 value columns per CTA");
   // A per-channel gate reads Q̄ and K̄ (the prepare kernel's) where the others read Q and K with
   // row factors: e and r are 1 per row, and the state's rows decay by e_last,d.
   constexpr bool kChannel = kGate == GateKind::kChannel;
-  StateStorage<kBV, kDelta, kOutput>& sm =
-      arch::shared_storage<StateStorage<kBV, kDelta, kOutput>>();
+  StateStorage<kBV, kDelta, kOutput, kWg>& sm =
+      arch::shared_storage<StateStorage<kBV, kDelta, kOutput, kWg>>();
   constexpr int kTiles = kMmaDim / kBV;
   const std::int64_t b = blockIdx.x;
   const int col0 = static_cast<int>(b % kTiles) * kBV;
@@ -859,7 +888,7 @@ __global__ void __launch_bounds__(kStateThreads, 1) state_output_kernel(MmaForwa
   // warps) with compile-time trip counts (copy_rows_async_fixed): one address product per copy
   // and an add per 16-byte piece.
   const auto issue = [&](std::int64_t j) {
-    StateStage<kBV, kDelta, kOutput>& st = sm.stage[j % 2];
+    StateStage<kBV, kDelta, kOutput, kWg>& st = sm.stage[j % 2];
     const std::int64_t t0 = bos + j * kMmaChunk;
     const std::int64_t slot = slot0 + j;
     const int c = rows_of(j);
@@ -897,6 +926,7 @@ __global__ void __launch_bounds__(kStateThreads, 1) state_output_kernel(MmaForwa
     if (chunks > 0) issue(0);
     for (std::int64_t j = 0; j < chunks; ++j) {
       arch::cp_async_wait<0>();
+      if constexpr (kWg) arch::fence_proxy_async_shared();  // for wgmma's reads of K, W, Q
       __syncthreads();  // chunk j has landed; every compute warp is done with chunk j − 1
       if (j + 1 < chunks) issue(j + 1);
     }
@@ -907,26 +937,30 @@ __global__ void __launch_bounds__(kStateThreads, 1) state_output_kernel(MmaForwa
   // state beside W·bf16(H) took 255 registers and spilled).
   static_assert(kCols <= 32, "state_output_kernel: at most 32 value columns a warp");
   AccTile<32, kCols> h;
+  // Row r of the warp's state tile is row hrow(r) of H: d0 + r, or with wgmma the row r % 16 of
+  // the warp's 16-row block in the 64-row half r / 16.
+  const auto hrow = [&](int r) { return kWg ? (r / 16) * 64 + r0 + r % 16 : d0 + r; };
   const auto with_state = [&](auto&& f) { f(h, cw); };  // f(state, its first tile column)
   const auto store_h = [&] {                            // bf16(H) to sm.h
     with_state([&](AccTile<32, kCols>& hp, int c0) {
       for_each_pair(hp, [&](int r, int e, float& x0, float& x1) {
-        arch::store_u32(sm.h.ptr(d0 + r, c0 + e), arch::pack_bf16x2(x0, x1));
+        arch::store_u32(sm.h.ptr(hrow(r), c0 + e), arch::pack_bf16x2(x0, x1));
       });
     });
+    if constexpr (kWg) arch::fence_proxy_async_shared();  // for wgmma's reads (after a barrier)
   };
   const auto keep_state = [&](std::int64_t slot) {  // bf16(H), the values sm.h holds
     bf16* out = p.states + state_block(p, slot, hv) + col0;
     with_state([&](AccTile<32, kCols>& hp, int c0) {
       for_each_pair(hp, [&](int r, int e, float& x0, float& x1) {
-        arch::store_u32(out + (d0 + r) * kMmaDim + c0 + e, arch::pack_bf16x2(x0, x1));
+        arch::store_u32(out + hrow(r) * kMmaDim + c0 + e, arch::pack_bf16x2(x0, x1));
       });
     });
   };
   with_state([&](AccTile<32, kCols>& hp, int c0) {
     for_each_pair(hp, [&](int r, int e, float& x0, float& x1) {
-      x0 = p.h0 != nullptr ? p.h0[user_state(p, n, hv, d0 + r, col0 + c0 + e)] : 0.0f;
-      x1 = p.h0 != nullptr ? p.h0[user_state(p, n, hv, d0 + r, col0 + c0 + e + 1)] : 0.0f;
+      x0 = p.h0 != nullptr ? p.h0[user_state(p, n, hv, hrow(r), col0 + c0 + e)] : 0.0f;
+      x1 = p.h0 != nullptr ? p.h0[user_state(p, n, hv, hrow(r), col0 + c0 + e + 1)] : 0.0f;
     });
   });
   store_h();
@@ -934,7 +968,7 @@ __global__ void __launch_bounds__(kStateThreads, 1) state_output_kernel(MmaForwa
   for (std::int64_t j = 0; j < chunks; ++j) {
     if (p.states != nullptr) keep_state(slot0 + j);
     __syncthreads();  // chunk j has landed (the copy warps waited for it); bf16(H) is complete
-    const StateStage<kBV, kDelta, kOutput>& st = sm.stage[j % 2];
+    const StateStage<kBV, kDelta, kOutput, kWg>& st = sm.stage[j % 2];
     const int c = rows_of(j);
 
     // Phase A: Q·H (with the output) and W·H (rows r0..r0+15, the warp's columns), then Δ:
@@ -942,13 +976,19 @@ __global__ void __launch_bounds__(kStateThreads, 1) state_output_kernel(MmaForwa
     // recompute), bf16(r ⊙ Δ) to shared memory.
     AccTile<16, kCols> out;
     if constexpr (kOutput) {
-      zero(out);
-      mma_acc<AStore::kRowMajor, BStore::kKMajor>(out, st.q, r0, sm.h, cw, 0, kMmaDim / 16);
+      if constexpr (kWg) {
+        wgmma_product<arch::Major::kK>(out.f[0], st.q, 0, sm.h, cw, kMmaDim / 16);
+      } else {
+        zero(out);
+        mma_acc<AStore::kRowMajor, BStore::kKMajor>(out, st.q, r0, sm.h, cw, 0, kMmaDim / 16);
+      }
     }
     with_state([&](AccTile<32, kCols>&, int c0) {
       AccTile<16, kCols> wh;
       zero(wh);
-      if constexpr (kDelta)
+      if constexpr (kDelta && kWg)
+        wgmma_product<arch::Major::kK>(wh.f[0], st.w, 0, sm.h, c0, kMmaDim / 16);
+      else if constexpr (kDelta)
         mma_acc<AStore::kRowMajor, BStore::kKMajor>(wh, st.w, r0, sm.h, c0, 0, kMmaDim / 16);
       for_each_pair(wh, [&](int il, int e, float& x0, float& x1) {
         const int i = r0 + il;
@@ -964,6 +1004,7 @@ __global__ void __launch_bounds__(kStateThreads, 1) state_output_kernel(MmaForwa
         arch::store_u32(sm.delta_r.ptr(i, c0 + e), arch::pack_bf16x2(r * dl0, r * dl1));
       });
     });
+    if constexpr (kWg) arch::fence_proxy_async_shared();  // bf16(r ⊙ Δ) for Kᵀ·(r ⊙ Δ)
     if constexpr (kOutput && !kChannel)
       for_each_pair(out, [&](int il, int, float& x0, float& x1) {
         x0 *= st.f[0][r0 + il];
@@ -983,11 +1024,17 @@ __global__ void __launch_bounds__(kStateThreads, 1) state_output_kernel(MmaForwa
     }
     with_state([&](AccTile<32, kCols>& hp, int c0) {
       AccTile<32, kCols> s;
-      zero(s);
-      mma_acc<AStore::kTransposed, BStore::kKMajor>(s, st.k, d0, sm.delta_r, c0, 0, kMmaChunk / 16);
+      if constexpr (kWg) {  // H's rows 0–63, then 64–127
+        wgmma_product<arch::Major::kMN>(s.f[0], st.k, 0, sm.delta_r, c0, kMmaChunk / 16);
+        wgmma_product<arch::Major::kMN>(s.f[1], st.k, 64, sm.delta_r, c0, kMmaChunk / 16);
+      } else {
+        zero(s);
+        mma_acc<AStore::kTransposed, BStore::kKMajor>(s, st.k, d0, sm.delta_r, c0, 0,
+                                                      kMmaChunk / 16);
+      }
       if constexpr (kChannel) {  // e_last,d of row d, in the factors' 128 floats
         for_each_pair(hp, s, [&](int r, int, float& x0, float& x1, float& y0, float& y1) {
-          const int d = d0 + r;
+          const int d = hrow(r);
           const float ed = st.f[d / kMmaChunk][d % kMmaChunk];
           x0 = ed * x0 + y0;
           x1 = ed * x1 + y1;
@@ -1003,8 +1050,8 @@ __global__ void __launch_bounds__(kStateThreads, 1) state_output_kernel(MmaForwa
   if (p.final_state != nullptr)
     with_state([&](AccTile<32, kCols>& hp, int c0) {
       for_each_pair(hp, [&](int r, int e, float& x0, float& x1) {
-        p.final_state[user_state(p, n, hv, d0 + r, col0 + c0 + e)] = x0;
-        p.final_state[user_state(p, n, hv, d0 + r, col0 + c0 + e + 1)] = x1;
+        p.final_state[user_state(p, n, hv, hrow(r), col0 + c0 + e)] = x0;
+        p.final_state[user_state(p, n, hv, hrow(r), col0 + c0 + e + 1)] = x1;
       });
     });
 }
@@ -1021,11 +1068,15 @@ Status forward_sequence(const MmaForwardParams& p, Launch&& launch) {
       !st)
     return st;
   const dim3 state_grid(static_cast<unsigned>(p.sequences * p.v_heads * (kMmaDim / kBV)));
-  if (p.o == nullptr)
-    return launch("state", state_output_kernel<kGate, kDelta, kBV, false>, state_grid,
-                  sizeof(StateStorage<kBV, kDelta, false>), p, kStateThreads);
-  return launch("state_output", state_output_kernel<kGate, kDelta, kBV, true>, state_grid,
-                sizeof(StateStorage<kBV, kDelta, true>), p, kStateThreads);
+  const auto state_pass = [&]<bool kWg>() {
+    if (p.o == nullptr)
+      return launch("state", state_output_kernel<kGate, kDelta, kBV, false, kWg>, state_grid,
+                    sizeof(StateStorage<kBV, kDelta, false, kWg>), p, kStateThreads);
+    return launch("state_output", state_output_kernel<kGate, kDelta, kBV, true, kWg>, state_grid,
+                  sizeof(StateStorage<kBV, kDelta, true, kWg>), p, kStateThreads);
+  };
+  return p.state_wgmma ? state_pass.template operator()<true>()
+                       : state_pass.template operator()<false>();
 }
 
 /// f.template operator()<gate, delta>() for the members this forward implements.

@@ -83,6 +83,9 @@ struct MmaForwardParams {
   int group = 1;  ///< HV / H
   float scale = 1.0f;
   bool state_kv = true;  ///< states [.., K, V] (else [.., V, K])
+  /// The state pass's products on wgmma (state_output_kernel's kWg) instead of mma.sync: forward
+  /// version 13, under development (the same bits in the host emulation).
+  bool state_wgmma = false;
 
   const bf16* q = nullptr;     ///< [T, H, 128]
   const bf16* k = nullptr;     ///< [T, H, 128]

@@ -84,7 +84,8 @@ struct Outcome {
   std::vector<float> final_state;
 };
 
-Outcome run_forward(Member member, const Problem& p, const HostTensors& t, int value_tile) {
+Outcome run_forward(Member member, const Problem& p, const HostTensors& t, int value_tile,
+                    bool state_wgmma = false) {
   Outcome r;
   poison(p, r.o, r.final_state);
   Expected<std::size_t> bytes = mma_forward_workspace_bytes(member, t.dims);
@@ -115,6 +116,7 @@ Outcome run_forward(Member member, const Problem& p, const HostTensors& t, int v
                                                       p.layout, mt, ws.get(), *bytes);
   EXPECT_TRUE(prm) << (prm ? "" : prm.error().to_string());
   if (!prm) return r;
+  prm->state_wgmma = state_wgmma;
   const Status st = emulate_mma_forward(member, *prm, value_tile);
   EXPECT_TRUE(st) << (st ? "" : st.error().to_string());
   std::memcpy(r.o.data(), o->get(), r.o.size() * sizeof(bf16));
@@ -123,7 +125,7 @@ Outcome run_forward(Member member, const Problem& p, const HostTensors& t, int v
 
 class ChunkedMmaForward : public ::testing::TestWithParam<Param> {};
 
-TEST_P(ChunkedMmaForward, MeetsTheBf16GradeBoundAtBothValueTiles) {
+TEST_P(ChunkedMmaForward, MeetsTheBf16GradeBoundAtBothValueTilesAndOnWgmma) {
   const Param& prm = GetParam();
   const Problem p = testing::kernel_inputs(testing::make_case(prm.member, prm.spec).problem);
   Expected<Expectation> e = expect(prm.member, p);
@@ -140,6 +142,16 @@ TEST_P(ChunkedMmaForward, MeetsTheBf16GradeBoundAtBothValueTiles) {
   EXPECT_EQ(0, std::memcmp(narrow.final_state.data(), wide.final_state.data(),
                            narrow.final_state.size() * sizeof(float)))
       << "value tiles 32 and 64 disagree on the final state";
+  // The state pass on wgmma (forward version 13): each element's sum in mma_acc's order, so the
+  // same bits at both tiles.
+  for (const int tile : {32, 64}) {
+    const Outcome wg = run_forward(prm.member, p, t, tile, true);
+    EXPECT_EQ(0, std::memcmp(narrow.o.data(), wg.o.data(), narrow.o.size() * sizeof(bf16)))
+        << "the wgmma state pass disagrees on o at value tile " << tile;
+    EXPECT_EQ(0, std::memcmp(narrow.final_state.data(), wg.final_state.data(),
+                             narrow.final_state.size() * sizeof(float)))
+        << "the wgmma state pass disagrees on the final state at value tile " << tile;
+  }
 }
 
 TEST(ExpectByHead, ReassemblesTheReferenceAndAtMostTightensTheBound) {

@@ -49,6 +49,9 @@
 #   arch     arch.log: glr_wgmma_check (glr/dev/wgmma_check.cu, built by CMake from glr/): the
 #            wgmma atom of glr/arch/wgmma.cuh on the GPU against an fp64 product (16 cases:
 #            N = 16, 32, 64, each operand K-major or MN-major)
+#   wgmma    wgmma.log: glr_dev_check --state-wgmma (built like arch; WGMMA_S, default 150 s):
+#            forward version 13 (the state pass on wgmma, MmaForwardParams::state_wgmma) against
+#            the fp64 reference and against version 12's outputs, and both forwards' times
 #   ncu      ncu.md, ncu/<member>_<impl>.csv (NCU_S, default 400 s): bench/glr/ncu_profile.py
 #            with NCU_ARGS (default "--member gdn --shape 1 --impls kcv-bf16,fla,flashqla"):
 #            Nsight Compute's counters for every kernel of one forward+backward
@@ -296,6 +299,16 @@ if [[ $steps == *" arch "* ]]; then
   stamp "arch: exit $? ($(grep -c '^wgmma.*: pass' "$out/arch.log") of 16 wgmma cases pass)"
 fi
 
+if [[ $steps == *" wgmma "* ]]; then
+  abuild=${ARCH_BUILD:-/tmp/glr-arch-build}
+  { cmake -S glr -B "$abuild" -G Ninja -DCMAKE_BUILD_TYPE=Release -DKCV_CUDA_CHECKS=ON \
+      -DKCV_BUILD_TESTS=OFF -DCMAKE_CUDA_COMPILER="$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)" &&
+    cmake --build "$abuild" --target glr_dev_check &&
+    timeout "${WGMMA_S:-150}" "$abuild/dev/glr_dev_check" --state-wgmma --out "$out"; } \
+    > "$out/wgmma.log" 2>&1
+  stamp "wgmma: exit $? ($(tail -1 "$out/wgmma.log"))"
+fi
+
 if [[ $steps == *" ncu "* ]]; then
   timeout "${NCU_S:-400}" python3 bench/glr/ncu_profile.py ${NCU_ARGS:---member gdn --shape 1 --impls kcv-bf16,fla,flashqla} \
     --out "$out/ncu.md" --work "$out/ncu" > "$out/ncu.log" 2>&1
@@ -364,6 +377,9 @@ for f in "$out"/pipeline.md "$out"/mma.md; do
   [[ -f $f ]] && { grep -E "^\| (glr|kernel)|report\(s\)" "$f"; echo; }
 done
 [[ -f $out/verify.log ]] && { grep -E "^\[|report:" "$out/verify.log" | tail -n 45; echo; }
+for f in "$out"/arch.log "$out"/wgmma.log; do
+  [[ -f $f ]] && { grep -E "^(wgmma|accuracy|state pass|glr_dev_check|[0-9]+ of 16)" "$f"; echo; }
+done
 for f in "$out"/bench_*.md; do [[ -f $f ]] && { grep -E "^\|" "$f"; echo; }; done
 if [[ -n ${TRITON_CACHE_PACK:-} && -d $TRITON_CACHE_DIR ]]; then
   tar czf "$TRITON_CACHE_PACK" -C "$TRITON_CACHE_DIR" .

@@ -17,6 +17,10 @@
 //     GVA with 5-run determinism at T = 8192, DeltaNet and GDN accuracy at T ∈ {64, 1000} and
 //     varlen GVA with 3-run determinism, and forward + backward timing (SSD at the two shapes,
 //     DeltaNet and GDN at B1·T8192·H32) against kcv's CUDA-core forward + backward.
+//  5. with --state-wgmma, only forward version 13 (MmaForwardParams::state_wgmma) against version
+//     12: every member's forward with the state pass on wgmma against the fp64 reference, tiles
+//     32/64 and 3 runs bitwise equal, its o and final state against the mma.sync pass's; the
+//     forward's time and stage profile at B1·T8192·H32 and B4·T4096·H16 both ways.
 // Prints a short table last; writes results.tsv under --out. Exit status 0 only if every check
 // passes. Run by glr/dev/run_on_h200.sh.
 #include <cuda_runtime_api.h>
@@ -88,8 +92,8 @@ struct DeviceCase {
     CHECK_CUDA(cudaMemset(ws.ptr, 0xff, ws.bytes));
   }
 
-  void run(int tile) {
-    check_status(mma_forward(member, params, tile, nullptr), "mma_forward");
+  void run(int tile, StageTimes* times = nullptr) {
+    check_status(mma_forward(member, params, tile, nullptr, times), "mma_forward");
     CHECK_CUDA(cudaGetLastError());
   }
 
@@ -143,6 +147,81 @@ Row accuracy_case(Member member, const std::string& label, std::vector<std::int6
   std::printf("accuracy %-28s %s\n", label.c_str(), row.result.c_str());
   std::fflush(stdout);
   return row;
+}
+
+// ------------------------------------------------- 5. the state pass on wgmma (forward 13)
+
+/// One case with MmaForwardParams::state_wgmma on: against the fp64 reference under the bf16
+/// grade's bound, tiles 32/64 bitwise equal, 3 runs bitwise equal, and o and the final state
+/// against the mma.sync state pass's (the host emulation has them bitwise equal; the hardware's
+/// fp32 accumulation is not IEEE, so the difference is reported, not judged).
+Row wgmma_accuracy_case(Member member, const std::string& label, std::vector<std::int64_t> lengths,
+                        std::int64_t h, std::int64_t hv, std::uint64_t seed) {
+  testing::ProblemSpec spec;
+  spec.lengths = std::move(lengths);
+  spec.qk_heads = h;
+  spec.v_heads = hv;
+  spec.key_dim = kMmaDim;
+  spec.value_dim = kMmaDim;
+  spec.seed = seed;
+  const Problem p = testing::kernel_inputs(testing::make_case(member, spec).problem);
+  DeviceCase dc(member, host_tensors(p), static_cast<float>(p.scale), p.layout);
+  std::vector<bf16> o_sync, o32, o64, o_again;
+  std::vector<float> h_sync, h32, h64, h_again;
+  dc.poison();
+  dc.run(32);
+  dc.fetch(o_sync, h_sync);
+  dc.params.state_wgmma = true;
+  dc.poison();
+  dc.run(32);
+  dc.fetch(o32, h32);
+  dc.poison();
+  dc.run(64);
+  dc.fetch(o64, h64);
+  bool deterministic = true;
+  for (int r = 1; r < 3; ++r) {
+    dc.poison();
+    dc.run(32);
+    dc.fetch(o_again, h_again);
+    deterministic = deterministic && same_bits(o32, o_again) && same_bits(h32, h_again);
+  }
+  Expected<Expectation> ex = expect_by_head(member, p);
+  check_status(ex ? Status{} : Status{ex.error()}, "reference");
+  const Judgement j = judge(o32, h32, *ex);
+  const bool tiles_agree = same_bits(o32, o64) && same_bits(h32, h64);
+  Row row{label + " (wgmma state pass)", j.describe(), j.pass() && tiles_agree && deterministic};
+  row.result += tiles_agree ? "; tiles 32/64 bitwise equal" : "; tiles 32/64 DIFFER";
+  row.result += deterministic ? "; 3 runs bitwise equal" : "; runs DIFFER";
+  char vs[96];
+  std::snprintf(vs, sizeof vs, "; vs mma.sync: o %s (max|Δ|/RMS %.3g), final state %s",
+                same_bits(o32, o_sync) ? "bitwise equal" : "differs", rel_max_diff(o32, o_sync),
+                same_bits(h32, h_sync) ? "bitwise equal" : "differs");
+  row.result += vs;
+  std::printf("accuracy %-40s %s\n", row.what.c_str(), row.result.c_str());
+  std::fflush(stdout);
+  return row;
+}
+
+/// The forward at one GDN shape with the state pass on mma.sync and on wgmma: median ms of the
+/// whole forward and of each launch, at the default tile.
+void time_state_wgmma(std::int64_t b, std::int64_t t, std::int64_t h, int warmup, int reps) {
+  const float scale = 1.0f / std::sqrt(static_cast<float>(kMmaDim));
+  DeviceCase dc(Member::kGatedDeltaNet, random_inputs(b, t, h, 42 + b), scale, StateLayout::kKV);
+  const int tile = default_value_tile(dc.params, multiprocessors());
+  std::printf("state pass timing B%lld T%lld H%lld D128 (tile %d):", static_cast<long long>(b),
+              static_cast<long long>(t), static_cast<long long>(h), tile);
+  for (const bool wg : {false, true}) {
+    dc.params.state_wgmma = wg;
+    dc.poison();
+    const double ms = median_ms([&] { dc.run(tile); }, warmup, reps);
+    const auto stages =
+        median_stages([&](StageTimes& st) { dc.run(tile, &st); }, reps, wg ? "wgmma " : "mma ");
+    std::printf(" %s forward %.3f ms (", wg ? "wgmma" : "mma.sync", ms);
+    for (const auto& [stage, m] : stages) std::printf(" %s %.3f", stage.c_str(), m);
+    std::printf(" );");
+  }
+  std::printf("\n");
+  std::fflush(stdout);
 }
 
 // ----------------------------------------------------------------------------- 3. timing
@@ -212,6 +291,7 @@ int run(int argc, char** argv) {
   int reps = 30, warmup = 5;
   bool timing_only = false;
   bool small = false;
+  bool state_wgmma = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--out" && i + 1 < argc)
@@ -222,9 +302,12 @@ int run(int argc, char** argv) {
       timing_only = true;
     else if (a == "--small")
       small = true;
+    else if (a == "--state-wgmma")
+      state_wgmma = true;
     else {
       std::fprintf(stderr,
-                   "usage: glr_dev_check [--out DIR] [--reps N] [--timing-only | --small]\n");
+                   "usage: glr_dev_check [--out DIR] [--reps N] [--timing-only | --small | "
+                   "--state-wgmma]\n");
       return 2;
     }
   }
@@ -233,6 +316,22 @@ int run(int argc, char** argv) {
   std::printf("device: %s, %d SMs, sm_%d%d\n", prop.name, prop.multiProcessorCount, prop.major,
               prop.minor);
   constexpr Member kGdn = Member::kGatedDeltaNet, kGla = Member::kGla, kKda = Member::kKda;
+  if (state_wgmma) {  // forward version 13 against version 12, alone
+    bool pass = true;
+    const auto row = [&](Row r) { pass = pass && r.pass; };
+    row(wgmma_accuracy_case(kGdn, "gdn B1 T64 H4", {64}, 4, 4, 11));
+    row(wgmma_accuracy_case(kGdn, "gdn B1 T1000 H4", {1000}, 4, 4, 12));
+    row(wgmma_accuracy_case(kGdn, "gdn B1 T8192 H4", {8192}, 4, 4, 13));
+    row(wgmma_accuracy_case(kGdn, "gdn varlen 700+1+64+300+65 H2/HV4", {700, 1, 64, 300, 65}, 2, 4,
+                            14));
+    for (Member m : {Member::kLinearAttention, Member::kSimpleGla, Member::kDeltaNet, kGla, kKda})
+      row(wgmma_accuracy_case(m, std::string(name(m)) + " B1 T1000 H4", {1000}, 4, 4, 30));
+    time_state_wgmma(1, 8192, 32, warmup, reps);
+    time_state_wgmma(4, 4096, 16, warmup, reps);
+    std::printf("\nglr_dev_check --state-wgmma: %s\n",
+                pass ? "all checks pass" : "SOME CHECK FAILED");
+    return pass ? 0 : 1;
+  }
   std::vector<Row> rows;
   if (small) {  // for compute-sanitizer: two small cases, no timing
     rows.push_back(accuracy_case(kGdn, "gdn B1 T64 H4", {64}, 4, 4, 11, 1));

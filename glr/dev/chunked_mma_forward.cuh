@@ -824,19 +824,17 @@ struct OutputDelta<kBV, false> {};
 /// bf16(H) and bf16(r ⊙ Δ), the B operands of the products that read them: padded rows of kBV
 /// columns for mma.sync, one swizzled panel of 64 for wgmma (kWg; kBV ≤ 64 of its columns used).
 template <int kBV, bool kWg>
-struct StateB {
-  SmemBf16<kMmaDim, kBV> h;
-  SmemBf16<kMmaChunk, kBV> delta_r;
-};
-template <int kBV>
-struct StateB<kBV, true> {
-  Sw128Bf16<kMmaDim, arch::kSw128PanelCols> h;
-  Sw128Bf16<kMmaChunk, arch::kSw128PanelCols> delta_r;
-};
+using StateHTile =
+    std::conditional_t<kWg, Sw128Bf16<kMmaDim, arch::kSw128PanelCols>, SmemBf16<kMmaDim, kBV>>;
+template <int kBV, bool kWg>
+using StateDeltaRTile =
+    std::conditional_t<kWg, Sw128Bf16<kMmaChunk, arch::kSw128PanelCols>, SmemBf16<kMmaChunk, kBV>>;
 
 template <int kBV, bool kDelta, bool kOutput, bool kWg>
-struct StateStorage : OutputDelta<kBV, kOutput>, StateB<kBV, kWg> {
+struct StateStorage : OutputDelta<kBV, kOutput> {
   StateStage<kBV, kDelta, kOutput, kWg> stage[2];
+  StateHTile<kBV, kWg> h;             ///< bf16(H)
+  StateDeltaRTile<kBV, kWg> delta_r;  ///< bf16(r ⊙ Δ)
 };
 static_assert(sizeof(StateOperands<32, false>) % 16 == 0 &&
                   sizeof(StateOperands<64, false>) % 16 == 0 &&
@@ -846,7 +844,7 @@ static_assert(sizeof(StateOperands<32, false>) % 16 == 0 &&
                   sizeof(OutputDelta<64, true>) % 16 == 0,
               "StateStage: every tile must start 16-byte aligned");
 static_assert(sizeof(StateStorage<64, true, true, false>) <= 227 * 1024 &&
-                  sizeof(StateStorage<64, true, true, true>) <= 227 * 1024,
+                  sizeof(StateStorage<32, true, true, true>) <= 227 * 1024,
               "StateStorage: shared storage over the sm_90 limit");
 
 /// kOutput: o in the same pass (the forward); without it the recurrence alone (the backward's
@@ -985,11 +983,13 @@ __global__ void __launch_bounds__(kStateThreads, 1) state_output_kernel(MmaForwa
     }
     with_state([&](AccTile<32, kCols>&, int c0) {
       AccTile<16, kCols> wh;
-      zero(wh);
-      if constexpr (kDelta && kWg)
+      if constexpr (kDelta && kWg) {
         wgmma_product<arch::Major::kK>(wh.f[0], st.w, 0, sm.h, c0, kMmaDim / 16);
-      else if constexpr (kDelta)
-        mma_acc<AStore::kRowMajor, BStore::kKMajor>(wh, st.w, r0, sm.h, c0, 0, kMmaDim / 16);
+      } else {
+        zero(wh);
+        if constexpr (kDelta)
+          mma_acc<AStore::kRowMajor, BStore::kKMajor>(wh, st.w, r0, sm.h, c0, 0, kMmaDim / 16);
+      }
       for_each_pair(wh, [&](int il, int e, float& x0, float& x1) {
         const int i = r0 + il;
         const float dl0 = st.u.at(i, c0 + e) - x0;  // rows past the end: U (V), W rows are zero
@@ -1075,8 +1075,12 @@ Status forward_sequence(const MmaForwardParams& p, Launch&& launch) {
     return launch("state_output", state_output_kernel<kGate, kDelta, kBV, true, kWg>, state_grid,
                   sizeof(StateStorage<kBV, kDelta, true, kWg>), p, kStateThreads);
   };
-  return p.state_wgmma ? state_pass.template operator()<true>()
-                       : state_pass.template operator()<false>();
+  if (!p.state_wgmma) return state_pass.template operator()<false>();
+  if constexpr (kBV == 32)
+    return state_pass.template operator()<true>();
+  else  // at 32 value columns a warp the wgmma state pass spills (8–64 bytes): not built
+    return make_error(ErrorCode::kInvalidArgument, "the wgmma state pass takes value tile 32 only",
+                      "value_tile");
 }
 
 /// f.template operator()<gate, delta>() for the members this forward implements.

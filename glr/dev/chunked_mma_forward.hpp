@@ -84,7 +84,7 @@ struct MmaForwardParams {
   float scale = 1.0f;
   bool state_kv = true;  ///< states [.., K, V] (else [.., V, K])
   /// The state pass's products on wgmma (state_output_kernel's kWg) instead of mma.sync: forward
-  /// version 13, under development (the same bits in the host emulation).
+  /// version 13, under development (the same bits in the host emulation); value tile 32 only.
   bool state_wgmma = false;
 
   const bf16* q = nullptr;     ///< [T, H, 128]

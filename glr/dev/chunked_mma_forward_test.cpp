@@ -142,16 +142,14 @@ TEST_P(ChunkedMmaForward, MeetsTheBf16GradeBoundAtBothValueTilesAndOnWgmma) {
   EXPECT_EQ(0, std::memcmp(narrow.final_state.data(), wide.final_state.data(),
                            narrow.final_state.size() * sizeof(float)))
       << "value tiles 32 and 64 disagree on the final state";
-  // The state pass on wgmma (forward version 13): each element's sum in mma_acc's order, so the
-  // same bits at both tiles.
-  for (const int tile : {32, 64}) {
-    const Outcome wg = run_forward(prm.member, p, t, tile, true);
-    EXPECT_EQ(0, std::memcmp(narrow.o.data(), wg.o.data(), narrow.o.size() * sizeof(bf16)))
-        << "the wgmma state pass disagrees on o at value tile " << tile;
-    EXPECT_EQ(0, std::memcmp(narrow.final_state.data(), wg.final_state.data(),
-                             narrow.final_state.size() * sizeof(float)))
-        << "the wgmma state pass disagrees on the final state at value tile " << tile;
-  }
+  // The state pass on wgmma (forward version 13, tile 32): each element's sum in mma_acc's order,
+  // so the same bits.
+  const Outcome wg = run_forward(prm.member, p, t, 32, true);
+  EXPECT_EQ(0, std::memcmp(narrow.o.data(), wg.o.data(), narrow.o.size() * sizeof(bf16)))
+      << "the wgmma state pass disagrees on o";
+  EXPECT_EQ(0, std::memcmp(narrow.final_state.data(), wg.final_state.data(),
+                           narrow.final_state.size() * sizeof(float)))
+      << "the wgmma state pass disagrees on the final state";
 }
 
 TEST(ExpectByHead, ReassemblesTheReferenceAndAtMostTightensTheBound) {

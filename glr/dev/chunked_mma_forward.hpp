@@ -48,7 +48,7 @@ inline constexpr int kStateComputeThreads = kMmaThreads * kStateGroups;
 /// registers (an LDGSTS reads them late, behind the L1's queue: a long-scoreboard stall for the
 /// next instruction that writes one, 20 % of GDN's state_output samples when the compute warps
 /// issued the copies themselves; docs/glr/ncu_phases_gdn.md).
-inline constexpr int kStateCopyWarps = 2;
+inline constexpr int kStateCopyWarps = 4;
 inline constexpr int kStateThreads = kStateComputeThreads + 32 * kStateCopyWarps;
 
 /// Everything both kernels read, by value. Workspace tensors are chunk-slot-major: the chunk j of

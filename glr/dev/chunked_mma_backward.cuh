@@ -172,13 +172,18 @@ template <bool kDelta>
 inline constexpr int kScanGroups = kDelta ? 4 : 1;
 template <bool kDelta>
 inline constexpr int kScanComputeThreads = kMmaThreads* kScanGroups<kDelta>;
-/// The dH scan's copy warp, after its compute warps: it alone issues the cp.async copies of the
-/// next chunk's operands, as the state pass's copy warps do (kStateCopyWarps). One: a CTA of 17
-/// warps puts 5 on one of the multiprocessor's four register files, 96 registers a thread at
-/// most, which GDN's and DeltaNet's scans keep to (89); KDA's scan (per-channel gate and delta
-/// rule) spills there, so its compute warps issue the copies themselves (no copy warp).
+/// The dH scan's copy warps, after its compute warps: they alone issue the cp.async copies of the
+/// next chunk's operands, as the state pass's copy warps do (kStateCopyWarps). Under the delta
+/// rule four: one copy warp issued all of Q, dO, K, W and A^qk (115 LDGSTS a lane a step), and
+/// the compute warps waited for it at the step's barrier (39 % of GDN's dh_scan samples on one
+/// H100, docs/glr/ncu_phases_gdn.md). A CTA of 17 to 20 warps puts 5 on one of the
+/// multiprocessor's four register files, 96 registers a thread at most, which GDN's and
+/// DeltaNet's scans keep to (89); KDA's scan (per-channel gate and delta rule) spills there, so
+/// its compute warps issue the copies themselves (no copy warp). Without the delta rule one.
 template <GateKind kGate, bool kDelta>
-inline constexpr int kScanCopyWarps = kGate == GateKind::kChannel&& kDelta ? 0 : 1;
+inline constexpr int kScanCopyWarps = kGate == GateKind::kChannel&& kDelta ? 0
+                                      : kDelta                             ? 4
+                                                                           : 1;
 template <GateKind kGate, bool kDelta>
 inline constexpr int kScanThreads =
     kScanComputeThreads<kDelta> + 32 * kScanCopyWarps<kGate, kDelta>;
@@ -289,8 +294,9 @@ __global__ void __launch_bounds__(kScanThreads<kGate, kDelta>, 1)
       copy_rows_async_fixed<kT, kW>(st.w, p.w + slot_block(p, slot, hv, kMmaDim), kMmaDim,
                                     kMmaChunk);
       const bf16* a = p.a + slot_block(p, slot, hv, kMmaChunk);
-      if constexpr (kCopyWarp) {
-        for (int b = 0; b < kMmaChunk / 16; ++b)  // A^qk's column block b, rows 16b..63
+      if constexpr (kCopyWarp) {  // A^qk's column block b, rows 16b..63, by copy warp b mod n
+        for (int b = arch::warp_id() - kThreads / 32; b < kMmaChunk / 16;
+             b += kScanCopyWarps<kGate, kDelta>)
           copy_block_async<kMmaChunk, 16>(st.a, a, kMmaChunk, 16 * b, kMmaChunk - 16 * b, 16 * b,
                                           kMmaChunk);
       } else if (arch::warp_id() < 4) {  // A^qk's column block w, rows 16w..63

@@ -125,7 +125,8 @@ __device__ __forceinline__ Storage& shared_storage() {
 #if defined(KCV_GLR_HOST_EMULATION)
   return *reinterpret_cast<Storage*>(emulated_shared_memory);
 #else
-  extern __shared__ __align__(128) unsigned char dynamic_smem[];
+  // 1024: the start of a 128-byte swizzled tile (glr/arch/wgmma.cuh) in the shared window
+  extern __shared__ __align__(1024) unsigned char dynamic_smem[];
   return *reinterpret_cast<Storage*>(dynamic_smem);
 #endif
 }

@@ -265,8 +265,6 @@ __device__ __forceinline__ void wgmma_bf16(FragWg<N>& d, WgmmaDesc a, WgmmaDesc 
     for (int i = 0; i < N / 2; ++i) d[i / 4].r[l][i % 4] = std::numeric_limits<float>::quiet_NaN();
   emulated_wgmma::open_group.push_back(std::move(p));
 #elif defined(__CUDA_ARCH__)
-  float* r = d[0].r[0];  // FragC is 4 floats: d[j].r[0][i] is r[4j + i]
-  static_assert(sizeof(FragC) == 4 * sizeof(float), "FragWg: contiguous registers");
   const int scale_d = accumulate ? 1 : 0;
   constexpr int kTransA = kA == Major::kMN ? 1 : 0;
   constexpr int kTransB = kB == Major::kMN ? 1 : 0;
@@ -275,8 +273,8 @@ __device__ __forceinline__ void wgmma_bf16(FragWg<N>& d, WgmmaDesc a, WgmmaDesc 
         "{\n.reg .pred p;\nsetp.ne.b32 p, %10, 0;\n"
         "wgmma.mma_async.sync.aligned.m64n16k16.f32.bf16.bf16 "
         "{%0, %1, %2, %3, %4, %5, %6, %7}, %8, %9, p, 1, 1, %11, %12;\n}\n"
-        : "+f"(r[0]), "+f"(r[1]), "+f"(r[2]), "+f"(r[3]), "+f"(r[4]), "+f"(r[5]), "+f"(r[6]),
-          "+f"(r[7])
+        : "+f"(d[0].r[0][0]), "+f"(d[0].r[0][1]), "+f"(d[0].r[0][2]), "+f"(d[0].r[0][3]),
+          "+f"(d[1].r[0][0]), "+f"(d[1].r[0][1]), "+f"(d[1].r[0][2]), "+f"(d[1].r[0][3])
         : "l"(a.bits), "l"(b.bits), "r"(scale_d), "n"(kTransA), "n"(kTransB));
   } else if constexpr (N == 32) {
     asm volatile(
@@ -284,9 +282,10 @@ __device__ __forceinline__ void wgmma_bf16(FragWg<N>& d, WgmmaDesc a, WgmmaDesc 
         "wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16 "
         "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, "
         "%16, %17, p, 1, 1, %19, %20;\n}\n"
-        : "+f"(r[0]), "+f"(r[1]), "+f"(r[2]), "+f"(r[3]), "+f"(r[4]), "+f"(r[5]), "+f"(r[6]),
-          "+f"(r[7]), "+f"(r[8]), "+f"(r[9]), "+f"(r[10]), "+f"(r[11]), "+f"(r[12]), "+f"(r[13]),
-          "+f"(r[14]), "+f"(r[15])
+        : "+f"(d[0].r[0][0]), "+f"(d[0].r[0][1]), "+f"(d[0].r[0][2]), "+f"(d[0].r[0][3]),
+          "+f"(d[1].r[0][0]), "+f"(d[1].r[0][1]), "+f"(d[1].r[0][2]), "+f"(d[1].r[0][3]),
+          "+f"(d[2].r[0][0]), "+f"(d[2].r[0][1]), "+f"(d[2].r[0][2]), "+f"(d[2].r[0][3]),
+          "+f"(d[3].r[0][0]), "+f"(d[3].r[0][1]), "+f"(d[3].r[0][2]), "+f"(d[3].r[0][3])
         : "l"(a.bits), "l"(b.bits), "r"(scale_d), "n"(kTransA), "n"(kTransB));
   } else {
     asm volatile(
@@ -295,11 +294,14 @@ __device__ __forceinline__ void wgmma_bf16(FragWg<N>& d, WgmmaDesc a, WgmmaDesc 
         "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
         "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "
         "%32, %33, p, 1, 1, %35, %36;\n}\n"
-        : "+f"(r[0]), "+f"(r[1]), "+f"(r[2]), "+f"(r[3]), "+f"(r[4]), "+f"(r[5]), "+f"(r[6]),
-          "+f"(r[7]), "+f"(r[8]), "+f"(r[9]), "+f"(r[10]), "+f"(r[11]), "+f"(r[12]), "+f"(r[13]),
-          "+f"(r[14]), "+f"(r[15]), "+f"(r[16]), "+f"(r[17]), "+f"(r[18]), "+f"(r[19]), "+f"(r[20]),
-          "+f"(r[21]), "+f"(r[22]), "+f"(r[23]), "+f"(r[24]), "+f"(r[25]), "+f"(r[26]), "+f"(r[27]),
-          "+f"(r[28]), "+f"(r[29]), "+f"(r[30]), "+f"(r[31])
+        : "+f"(d[0].r[0][0]), "+f"(d[0].r[0][1]), "+f"(d[0].r[0][2]), "+f"(d[0].r[0][3]),
+          "+f"(d[1].r[0][0]), "+f"(d[1].r[0][1]), "+f"(d[1].r[0][2]), "+f"(d[1].r[0][3]),
+          "+f"(d[2].r[0][0]), "+f"(d[2].r[0][1]), "+f"(d[2].r[0][2]), "+f"(d[2].r[0][3]),
+          "+f"(d[3].r[0][0]), "+f"(d[3].r[0][1]), "+f"(d[3].r[0][2]), "+f"(d[3].r[0][3]),
+          "+f"(d[4].r[0][0]), "+f"(d[4].r[0][1]), "+f"(d[4].r[0][2]), "+f"(d[4].r[0][3]),
+          "+f"(d[5].r[0][0]), "+f"(d[5].r[0][1]), "+f"(d[5].r[0][2]), "+f"(d[5].r[0][3]),
+          "+f"(d[6].r[0][0]), "+f"(d[6].r[0][1]), "+f"(d[6].r[0][2]), "+f"(d[6].r[0][3]),
+          "+f"(d[7].r[0][0]), "+f"(d[7].r[0][1]), "+f"(d[7].r[0][2]), "+f"(d[7].r[0][3])
         : "l"(a.bits), "l"(b.bits), "r"(scale_d), "n"(kTransA), "n"(kTransB));
   }
 #else

@@ -2,7 +2,8 @@
 // glr_wgmma_check: glr/arch/wgmma.cuh's products on the GPU against an fp64 product on the host,
 // the device half of glr/dev/wgmma_layout_test.cpp (which checks the same layout, descriptor and
 // fragment map in the host emulation), over the test's cases: N = 16, 32, 64, A and B each read
-// K-major or MN-major (transposed), MN-major operands at column offsets inside and across panels.
+// K-major or MN-major (transposed), MN-major operands at column offsets inside and across panels
+// (among them the state pass's: N = 16 from column 16 of a panel).
 // A (64 × 128) and B (128 × N) of random bf16 values, written on the host into the sw128 layout
 // (sw128_offset), copied into the shared memory of one warpgroup, D = Σ over eight k-steps of
 // wgmma_bf16 (the first without accumulate, over D preset to NaN), each D register written out at
@@ -174,8 +175,11 @@ int main() {
   using kcv::glr::arch::Major;
   namespace a = kcv::glr::arch;
   std::mt19937 rng(20261208);
-  int failed = 0;
-  const auto count = [&](bool ok) { failed += ok ? 0 : 1; };
+  int failed = 0, cases = 0;
+  const auto count = [&](bool ok) {
+    failed += ok ? 0 : 1;
+    ++cases;
+  };
   count(a::run<16, Major::kK, Major::kK>(rng, {}));
   count(a::run<32, Major::kK, Major::kK>(rng, {}));
   count(a::run<64, Major::kK, Major::kK>(rng, {}));
@@ -188,6 +192,12 @@ int main() {
     count(a::run<32, Major::kK, Major::kMN>(rng, {.b_c0 = b_c0}));
   }
   count(a::run<64, Major::kK, Major::kMN>(rng, {.b_c0 = 64}));
-  std::printf("%d of 16 cases failed\n", failed);
+  // the state pass's: 16 columns from column 16 (48) of a 64-column panel, A either way
+  for (const int b_c0 : {16, 48}) {
+    count(a::run<16, Major::kK, Major::kMN>(rng, {.b_c0 = b_c0}));
+    for (const int a_c0 : {0, 64})
+      count(a::run<16, Major::kMN, Major::kMN>(rng, {.a_c0 = a_c0, .b_c0 = b_c0}));
+  }
+  std::printf("%d of %d cases failed\n", failed, cases);
   return failed == 0 ? 0 : 1;
 }

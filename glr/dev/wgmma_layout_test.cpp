@@ -199,6 +199,11 @@ TEST(WgmmaBf16, EqualsPlainProductForEveryOperandMajor) {
     expect_plain_product<32, Major::kK, Major::kMN>({.b_c0 = b_c0});
   }
   expect_plain_product<64, Major::kK, Major::kMN>({.b_c0 = 64});
+  for (const int b_c0 : {16, 48}) {  // the state pass's: 16 columns inside a panel
+    expect_plain_product<16, Major::kK, Major::kMN>({.b_c0 = b_c0});
+    for (const int a_c0 : {0, 64})
+      expect_plain_product<16, Major::kMN, Major::kMN>({.a_c0 = a_c0, .b_c0 = b_c0});
+  }
 }
 
 TEST(WgmmaBf16, ComputesAtTheWaitThatRetiresItsGroup) {

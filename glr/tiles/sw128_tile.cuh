@@ -78,6 +78,7 @@ __device__ __forceinline__ void wgmma_product(arch::FragC (&d)[kN8], const Sw128
                                               int a_c0, const Sw128Bf16<RB, CB>& b, int b_c0,
                                               int k_steps) {
   constexpr int N = 8 * kN8;
+  arch::wgmma_fence_operand<N>(d);  // D's earlier register accesses stay before the products
   arch::wgmma_fence();
   KCV_GLR_UNROLL
   for (int s = 0; s < k_steps; ++s) {

@@ -83,9 +83,11 @@ struct MmaForwardParams {
   int group = 1;  ///< HV / H
   float scale = 1.0f;
   bool state_kv = true;  ///< states [.., K, V] (else [.., V, K])
-  /// The state pass's products on wgmma (state_output_kernel's kWg) instead of mma.sync: forward
-  /// version 13, under development (the same bits in the host emulation); value tile 32 only.
-  bool state_wgmma = false;
+  /// The state pass's Q·H, W·H and Kᵀ·(r ⊙ Δ) on wgmma (forward version 13, state_output_kernel's
+  /// kWg) at value tile 32; false, or tile 64 (where the wgmma pass spills), runs them on mma.sync
+  /// (version 12). The same bits either way in the host emulation and on one H100
+  /// (docs/glr/tensor-core-forward.md).
+  bool state_wgmma = true;
 
   const bf16* q = nullptr;     ///< [T, H, 128]
   const bf16* k = nullptr;     ///< [T, H, 128]

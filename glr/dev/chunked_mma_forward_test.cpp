@@ -85,7 +85,7 @@ struct Outcome {
 };
 
 Outcome run_forward(Member member, const Problem& p, const HostTensors& t, int value_tile,
-                    bool state_wgmma = false) {
+                    bool state_wgmma) {
   Outcome r;
   poison(p, r.o, r.final_state);
   Expected<std::size_t> bytes = mma_forward_workspace_bytes(member, t.dims);
@@ -131,8 +131,8 @@ TEST_P(ChunkedMmaForward, MeetsTheBf16GradeBoundAtBothValueTilesAndOnWgmma) {
   Expected<Expectation> e = expect(prm.member, p);
   ASSERT_TRUE(e) << e.error().to_string();
   const HostTensors t = host_tensors(p);
-  const Outcome narrow = run_forward(prm.member, p, t, 32);
-  const Outcome wide = run_forward(prm.member, p, t, 64);
+  const Outcome narrow = run_forward(prm.member, p, t, 32, false);
+  const Outcome wide = run_forward(prm.member, p, t, 64, false);
   const Judgement j = judge(narrow.o, narrow.final_state, *e);
   std::printf("%-16s %s\n", prm.label.c_str(), j.describe().c_str());
   RecordProperty("bf16_grade", j.describe());

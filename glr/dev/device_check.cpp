@@ -168,6 +168,7 @@ Row wgmma_accuracy_case(Member member, const std::string& label, std::vector<std
   DeviceCase dc(member, host_tensors(p), static_cast<float>(p.scale), p.layout);
   std::vector<bf16> o_sync, o32, o_again;
   std::vector<float> h_sync, h32, h_again;
+  dc.params.state_wgmma = false;
   dc.poison();
   dc.run(32);
   dc.fetch(o_sync, h_sync);

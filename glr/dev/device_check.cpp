@@ -110,7 +110,7 @@ struct DeviceCase {
 
 Row accuracy_case(Member member, const std::string& label, std::vector<std::int64_t> lengths,
                   std::int64_t h, std::int64_t hv, std::uint64_t seed, int determinism_runs) {
-  const testing::ProblemSpec spec = device_spec(std::move(lengths), h, hv, seed);
+  const testing::ProblemSpec spec = mma_spec(std::move(lengths), h, hv, seed);
   const Problem p = testing::kernel_inputs(testing::make_case(member, spec).problem);
   DeviceCase dc(member, host_tensors(p), static_cast<float>(p.scale), p.layout);
   std::vector<bf16> o32, o64, o_again;
@@ -151,7 +151,7 @@ Row accuracy_case(Member member, const std::string& label, std::vector<std::int6
 /// accumulation is not IEEE, so the difference is reported, not judged).
 Row wgmma_accuracy_case(Member member, const std::string& label, std::vector<std::int64_t> lengths,
                         std::int64_t h, std::int64_t hv, std::uint64_t seed) {
-  const testing::ProblemSpec spec = device_spec(std::move(lengths), h, hv, seed);
+  const testing::ProblemSpec spec = mma_spec(std::move(lengths), h, hv, seed);
   const Problem p = testing::kernel_inputs(testing::make_case(member, spec).problem);
   DeviceCase dc(member, host_tensors(p), static_cast<float>(p.scale), p.layout);
   std::vector<bf16> o_sync, o32, o_again;

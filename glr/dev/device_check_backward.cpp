@@ -115,7 +115,7 @@ bool same_gradients(const HostGradients& a, const HostGradients& b) {
 Row backward_accuracy_case(Member member, const std::string& label,
                            std::vector<std::int64_t> lengths, std::int64_t h, std::int64_t hv,
                            std::uint64_t seed, int determinism_runs) {
-  const testing::ProblemSpec spec = device_spec(std::move(lengths), h, hv, seed);
+  const testing::ProblemSpec spec = mma_spec(std::move(lengths), h, hv, seed);
   const testing::Case c = testing::make_case(member, spec);
   const Problem p = testing::kernel_inputs(c.problem);
   const Cotangents cot = kernel_cotangents(c.cot);

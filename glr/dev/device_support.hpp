@@ -2,8 +2,9 @@
 // What the device checks of the tensor-core kernels share (device_check.cpp for the forward,
 // device_check_backward.cpp for the backward): CUDA error checks that end the check program,
 // device buffers, CUDA-event timing (median of repeated calls), fla's benchmark inputs drawn in
-// the kernels' dtypes, the accuracy cases' spec and a report row (bitwise comparison: same_bits,
-// dev_case.hpp). Only for the check program (it exits on a CUDA error), never for library code.
+// the kernels' dtypes, the accuracy cases' spec (mma_spec) and a report row (bitwise comparison:
+// same_bits, dev_case.hpp). Only for the check program (it exits on a CUDA error), never for
+// library code.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -20,7 +21,7 @@
 #include <vector>
 
 #include "glr/dev/dev_case.hpp"
-#include "support/problems.hpp"
+#include "glr/dev/mma_test_case.hpp"
 
 namespace kcv::glr::dev {
 
@@ -170,20 +171,6 @@ std::vector<std::pair<std::string, double>> median_stages(F&& call, int reps,
     out.emplace_back(prefix + runs.front().ms[i].first, ms[ms.size() / 2]);
   }
   return out;
-}
-
-/// An accuracy case's spec: sequences of `lengths` tokens, h query/key and hv value heads,
-/// K = V = 128, inputs from `seed` (fla's recipe, support/problems.hpp).
-inline testing::ProblemSpec device_spec(std::vector<std::int64_t> lengths, std::int64_t h,
-                                        std::int64_t hv, std::uint64_t seed) {
-  testing::ProblemSpec spec;
-  spec.lengths = std::move(lengths);
-  spec.qk_heads = h;
-  spec.v_heads = hv;
-  spec.key_dim = kMmaDim;
-  spec.value_dim = kMmaDim;
-  spec.seed = seed;
-  return spec;
 }
 
 inline double rel_max_diff(const std::vector<bf16>& a, const std::vector<bf16>& b) {

@@ -1,6 +1,6 @@
 // File: glr/dev/mma_test_case.hpp
 // The parameter of the tensor-core kernels' tests (glr_dev_tests): a labelled member and problem
-// at the kernels' sizes, K = V = 128.
+// at the kernels' sizes, K = V = 128; glr_dev_check builds its cases with mma_spec too.
 #pragma once
 
 #include <cstdint>

@@ -1,6 +1,6 @@
 // File: glr/arch/wgmma.cuh
 // The warpgroup-level tensor-core atom of sm_90a, both operands in shared memory:
-//   wgmma.mma_async.sync.aligned.m64nNk16.f32.bf16.bf16  D = A·B + D (or A·B), N ∈ {16, 32, 64}
+//   wgmma.mma_async.sync.aligned.m64nNk16.f32.bf16.bf16  D = A·B + D (or A·B), N ∈ {8, 16, 32, 64}
 //   wgmma.fence / wgmma.commit_group / wgmma.wait_group N, fence.proxy.async.shared::cta
 // A is 64 × 16 (m × k), B is 16 × N (k × n). Every operand tile is a [rows][cols] bf16 tile in
 // the 128-byte swizzled panel layout:
@@ -246,7 +246,7 @@ __device__ __forceinline__ void wgmma_wait() {
 template <int N, Major kA = Major::kK, Major kB = Major::kK>
 __device__ __forceinline__ void wgmma_bf16(FragWg<N>& d, WgmmaDesc a, WgmmaDesc b,
                                            bool accumulate) {
-  static_assert(N == 16 || N == 32 || N == 64, "wgmma_bf16: N is 16, 32 or 64");
+  static_assert(N == 8 || N == 16 || N == 32 || N == 64, "wgmma_bf16: N is 8, 16, 32 or 64");
 #if defined(KCV_GLR_HOST_EMULATION)
   emulated_wgmma::Product p;
   p.d = d;
@@ -268,7 +268,14 @@ __device__ __forceinline__ void wgmma_bf16(FragWg<N>& d, WgmmaDesc a, WgmmaDesc 
   const int scale_d = accumulate ? 1 : 0;
   constexpr int kTransA = kA == Major::kMN ? 1 : 0;
   constexpr int kTransB = kB == Major::kMN ? 1 : 0;
-  if constexpr (N == 16) {
+  if constexpr (N == 8) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %6, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16 "
+        "{%0, %1, %2, %3}, %4, %5, p, 1, 1, %7, %8;\n}\n"
+        : "+f"(d[0].r[0][0]), "+f"(d[0].r[0][1]), "+f"(d[0].r[0][2]), "+f"(d[0].r[0][3])
+        : "l"(a.bits), "l"(b.bits), "r"(scale_d), "n"(kTransA), "n"(kTransB));
+  } else if constexpr (N == 16) {
     asm volatile(
         "{\n.reg .pred p;\nsetp.ne.b32 p, %10, 0;\n"
         "wgmma.mma_async.sync.aligned.m64n16k16.f32.bf16.bf16 "

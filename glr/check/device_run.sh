@@ -47,8 +47,8 @@
 #            --flashqla, --members). FlashQLA runs when its wheels are in .whl/ too
 #            (docs/glr/bench.md, "How to run")
 #   arch     arch.log: glr_wgmma_check (glr/dev/wgmma_check.cu, built by CMake from glr/): the
-#            wgmma atom of glr/arch/wgmma.cuh on the GPU against an fp64 product (22 cases:
-#            N = 16, 32, 64, each operand K-major or MN-major)
+#            wgmma atom of glr/arch/wgmma.cuh on the GPU against an fp64 product (26 cases:
+#            N = 8, 16, 32, 64, each operand K-major or MN-major)
 #   wgmma    wgmma.log: glr_dev_check --state-wgmma (built like arch; WGMMA_S, default 150 s):
 #            forward version 13 (the state pass on wgmma, MmaForwardParams::state_wgmma) against
 #            the fp64 reference and against version 12's outputs, and both forwards' times

@@ -192,6 +192,11 @@ int main() {
     count(a::run<32, Major::kK, Major::kMN>(rng, {.b_c0 = b_c0}));
   }
   count(a::run<64, Major::kK, Major::kMN>(rng, {.b_c0 = 64}));
+  // the dH scan's: 8 columns from column 8 (56) of a panel, A either way
+  for (const int b_c0 : {8, 56}) {
+    count(a::run<8, Major::kK, Major::kMN>(rng, {.b_c0 = b_c0}));
+    count(a::run<8, Major::kMN, Major::kMN>(rng, {.a_c0 = 64, .b_c0 = b_c0}));
+  }
   // the state pass's: 16 columns from column 16 (48) of a 64-column panel, A either way
   for (const int b_c0 : {16, 48}) {
     count(a::run<16, Major::kK, Major::kMN>(rng, {.b_c0 = b_c0}));

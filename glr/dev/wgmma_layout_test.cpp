@@ -104,7 +104,7 @@ TEST(Sw128Desc, NamesTheBytesTheLayoutWritesForBothMajors) {
 }
 
 TEST(WgmmaFragment, PlacesEachElementOnce) {
-  for (const int n : {16, 32, 64}) {
+  for (const int n : {8, 16, 32, 64}) {
     std::set<std::pair<int, int>> d;
     for (int w = 0; w < 4; ++w)
       for (int l = 0; l < 32; ++l)
@@ -199,6 +199,10 @@ TEST(WgmmaBf16, EqualsPlainProductForEveryOperandMajor) {
     expect_plain_product<32, Major::kK, Major::kMN>({.b_c0 = b_c0});
   }
   expect_plain_product<64, Major::kK, Major::kMN>({.b_c0 = 64});
+  for (const int b_c0 : {8, 56}) {  // the dH scan's: 8 columns inside a panel
+    expect_plain_product<8, Major::kK, Major::kMN>({.b_c0 = b_c0});
+    expect_plain_product<8, Major::kMN, Major::kMN>({.a_c0 = 64, .b_c0 = b_c0});
+  }
   for (const int b_c0 : {16, 48}) {  // the state pass's: 16 columns inside a panel
     expect_plain_product<16, Major::kK, Major::kMN>({.b_c0 = b_c0});
     for (const int a_c0 : {0, 64})

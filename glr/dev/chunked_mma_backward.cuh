@@ -190,40 +190,47 @@ inline constexpr int kScanThreads =
 
 /// The operands of one chunk step, filled by cp.async one chunk ahead, CTA-wide: Q (a per-channel
 /// gate: Q̄), dO's columns and the factors; with the delta rule K (K̄), W and A^qk (its column
-/// blocks at and below the diagonal; the blocks above are never read).
-template <int kBV>
+/// blocks at and below the diagonal; the blocks above are never read). kWg: Q, K and W in wgmma's
+/// swizzled tiles.
+template <int kBV, bool kWg>
 struct ScanOperands {
-  SmemBf16<kMmaChunk, kMmaDim> q;  ///< Q (a per-channel gate: Q̄, the kept part's)
-  SmemBf16<kMmaChunk, kBV> d_o;    ///< dO's columns col0..col0+kBV
+  StateATile<kWg> q;             ///< Q (a per-channel gate: Q̄, the kept part's)
+  SmemBf16<kMmaChunk, kBV> d_o;  ///< dO's columns col0..col0+kBV
   /// exp(G), exp(G_last − G), 0 past the end; a per-channel gate: e_last of channel d at d.
   float f[2][kMmaChunk];
 };
+template <bool kWg>
 struct ScanDeltaOperands {
-  SmemBf16<kMmaChunk, kMmaDim> k, w;
+  StateATile<kWg> k, w;
   SmemBf16<kMmaChunk, kMmaChunk> a;
 };
 struct NoScanDeltaOperands {};
-template <int kBV, bool kDelta>
-struct ScanStage : ScanOperands<kBV>,
-                   std::conditional_t<kDelta, ScanDeltaOperands, NoScanDeltaOperands> {};
+template <int kBV, bool kDelta, bool kWg>
+struct ScanStage : ScanOperands<kBV, kWg>,
+                   std::conditional_t<kDelta, ScanDeltaOperands<kWg>, NoScanDeltaOperands> {};
 
-template <int kBV>
+template <int kBV, bool kWg>
 struct ScanDeltaTiles {
-  SmemBf16<kMmaDim, kBV> ds;    ///< bf16(dS), the values written to dh
-  SmemBf16<kMmaChunk, kBV> dd;  ///< bf16(dΔ)
+  StateHTile<kBV, kWg> ds;       ///< bf16(dS), the values written to dh
+  StateDeltaRTile<kBV, kWg> dd;  ///< bf16(dΔ)
 };
 struct NoScanDeltaTiles {};
-template <int kBV, bool kDelta>
-struct ScanStorage : std::conditional_t<kDelta, ScanDeltaTiles<kBV>, NoScanDeltaTiles> {
-  ScanStage<kBV, kDelta> stage[2];
-  SmemBf16<kMmaChunk, kBV> y;  ///< bf16(e ⊙ dO)
+template <int kBV, bool kDelta, bool kWg>
+struct ScanStorage : std::conditional_t<kDelta, ScanDeltaTiles<kBV, kWg>, NoScanDeltaTiles> {
+  ScanStage<kBV, kDelta, kWg> stage[2];
+  StateDeltaRTile<kBV, kWg> y;  ///< bf16(e ⊙ dO)
 };
-static_assert(sizeof(ScanOperands<16>) % 16 == 0 && sizeof(ScanOperands<32>) % 16 == 0 &&
-                  sizeof(ScanOperands<64>) % 16 == 0 && sizeof(ScanDeltaOperands) % 16 == 0 &&
-                  sizeof(ScanDeltaTiles<32>) % 16 == 0 && sizeof(ScanDeltaTiles<64>) % 16 == 0,
+static_assert(sizeof(ScanOperands<16, false>) % 16 == 0 &&
+                  sizeof(ScanOperands<32, false>) % 16 == 0 &&
+                  sizeof(ScanOperands<64, false>) % 16 == 0 &&
+                  sizeof(ScanDeltaOperands<false>) % 16 == 0 &&
+                  sizeof(ScanDeltaTiles<32, false>) % 16 == 0 &&
+                  sizeof(ScanDeltaTiles<64, false>) % 16 == 0,
               "ScanStorage: every tile must start 16-byte aligned");
-static_assert(sizeof(ScanStorage<64, true>) <= 227 * 1024, "ScanStorage: over the sm_90 limit");
-static_assert(2 * (sizeof(ScanStorage<16, false>) + 1024) <= 228 * 1024,
+static_assert(sizeof(ScanStorage<64, true, false>) <= 227 * 1024 &&
+                  sizeof(ScanStorage<64, true, true>) <= 227 * 1024,
+              "ScanStorage: over the sm_90 limit");
+static_assert(2 * (sizeof(ScanStorage<16, false, false>) + 1024) <= 228 * 1024,
               "ScanStorage<16, false>: two CTAs per multiprocessor");
 
 /// Value columns per CTA of the dH scan at the forward's tile kBV. Without the delta rule the
@@ -239,15 +246,21 @@ constexpr int scan_value_tile(int kBV) {
   return !kDelta && kBV == 32 ? 16 : kBV;
 }
 
-template <GateKind kGate, bool kDelta, int kBV>
+/// kWg (the delta rule without a per-channel gate only): K·bf16(dS), Qᵀ·bf16(e ⊙ dO) and
+/// Wᵀ·bf16(dΔ) as wgmma products of the column group's warpgroup over swizzled tiles, each
+/// element's sum in mma_acc's order; A^qkᵀ·dO stays on mma.sync (mma_acc_triangular). Warp w's
+/// rows of dS are then 16w … and 64 + 16w … (the two 64-row halves of Qᵀ·y and Wᵀ·dΔ).
+template <GateKind kGate, bool kDelta, int kBV, bool kWg = false>
 __global__ void __launch_bounds__(kScanThreads<kGate, kDelta>, 1)
     dh_scan_kernel(MmaBackwardParams bp) {
   static_assert(kBV == 16 || kBV == 32 || kBV == 64,
                 "dh_scan_kernel: 16, 32 or 64 value columns per CTA");
+  static_assert(!kWg || (kDelta && kGate != GateKind::kChannel),
+                "dh_scan_kernel: the wgmma scan is the delta rule's without a per-channel gate");
   constexpr int kThreads = kScanComputeThreads<kDelta>;
   constexpr int kCols = kBV / kScanGroups<kDelta>;
   const MmaForwardParams& p = bp.fwd;
-  ScanStorage<kBV, kDelta>& sm = arch::shared_storage<ScanStorage<kBV, kDelta>>();
+  ScanStorage<kBV, kDelta, kWg>& sm = arch::shared_storage<ScanStorage<kBV, kDelta, kWg>>();
   constexpr int kTiles = kMmaDim / kBV;
   const std::int64_t b = blockIdx.x;
   const int col0 = static_cast<int>(b % kTiles) * kBV;
@@ -273,7 +286,7 @@ __global__ void __launch_bounds__(kScanThreads<kGate, kDelta>, 1)
   // or by the compute warps where the kernel has none.
   constexpr bool kCopyWarp = kScanCopyWarps < kGate, kDelta >> 0;
   const auto issue = [&](std::int64_t j) {
-    ScanStage<kBV, kDelta>& st = sm.stage[j % 2];
+    ScanStage<kBV, kDelta, kWg>& st = sm.stage[j % 2];
     const std::int64_t t0 = bos + j * kMmaChunk;
     const std::int64_t slot = slot0 + j;
     const int c = rows_of(j);
@@ -311,6 +324,7 @@ __global__ void __launch_bounds__(kScanThreads<kGate, kDelta>, 1)
     if (chunks > 0) issue(chunks - 1);
     for (std::int64_t j = chunks - 1; j >= 0; --j) {
       arch::cp_async_wait<0>();
+      if constexpr (kWg) arch::fence_proxy_async_shared();  // for wgmma's reads of Q, K, W
       __syncthreads();  // chunk j has landed; every compute warp is done with chunk j + 1
       if (j > 0) issue(j - 1);
     }
@@ -320,7 +334,7 @@ __global__ void __launch_bounds__(kScanThreads<kGate, kDelta>, 1)
   // y = bf16(e ⊙ dO), CTA-wide in 16-byte pieces: thread t the pieces t, t + kThreads, … (rows
   // kThreads/(kBV/8) apart; threads past the last piece none), eight products and one 16-byte
   // load and store each.
-  const auto form_y = [&](const ScanStage<kBV, kDelta>& st) {
+  const auto form_y = [&](const ScanStage<kBV, kDelta, kWg>& st) {
     constexpr int kPieces = kBV / 8;
     constexpr int kRowStep = kThreads / kPieces;
     constexpr int kSteps = kMmaChunk >= kRowStep ? kMmaChunk / kRowStep : 1;
@@ -344,10 +358,13 @@ __global__ void __launch_bounds__(kScanThreads<kGate, kDelta>, 1)
     });
   };
 
-  AccTile<32, kCols> ds;  // fp32 dS rows d0..d0+31, columns col0+cw..col0+cw+kCols
+  AccTile<32, kCols> ds;  // fp32 dS rows hrow(0..31), columns col0+cw..col0+cw+kCols
+  // Row r of the warp's dS tile is row hrow(r) of dS: d0 + r, or with wgmma the row r % 16 of
+  // the warp's 16-row block in the 64-row half r / 16.
+  const auto hrow = [&](int r) { return kWg ? (r / 16) * 64 + r0 + r % 16 : d0 + r; };
   for_each_pair(ds, [&](int r, int e, float& x0, float& x1) {
-    x0 = bp.dht != nullptr ? bp.dht[user_state(p, n, hv, d0 + r, col0 + cw + e)] : 0.0f;
-    x1 = bp.dht != nullptr ? bp.dht[user_state(p, n, hv, d0 + r, col0 + cw + e + 1)] : 0.0f;
+    x0 = bp.dht != nullptr ? bp.dht[user_state(p, n, hv, hrow(r), col0 + cw + e)] : 0.0f;
+    x1 = bp.dht != nullptr ? bp.dht[user_state(p, n, hv, hrow(r), col0 + cw + e + 1)] : 0.0f;
   });
   const std::int64_t next_col = p.state_kv ? 1 : kMmaDim;  // user_state(.., e + 1) − (.., e)
   if (!kCopyWarp && chunks > 0) issue(chunks - 1);
@@ -356,20 +373,25 @@ __global__ void __launch_bounds__(kScanThreads<kGate, kDelta>, 1)
     bf16* dh = bp.dh + state_block(p, slot0 + j, hv) + col0 + cw;
     for_each_pair(ds, [&](int r, int e, float& x0, float& x1) {
       const std::uint32_t bits = arch::pack_bf16x2(x0, x1);
-      arch::store_u32(dh + (d0 + r) * kMmaDim + e, bits);
-      if constexpr (kDelta) arch::store_u32(sm.ds.ptr(d0 + r, cw + e), bits);
+      arch::store_u32(dh + hrow(r) * kMmaDim + e, bits);
+      if constexpr (kDelta) arch::store_u32(sm.ds.ptr(hrow(r), cw + e), bits);
     });
+    if constexpr (kWg) arch::fence_proxy_async_shared();  // bf16(dS) for K·bf16(dS)
     if constexpr (!kCopyWarp) arch::cp_async_wait<0>();
     __syncthreads();  // chunk j and bf16(dS) have landed; every warp is done with chunk j + 1
     if (!kCopyWarp && j > 0) issue(j - 1);
-    const ScanStage<kBV, kDelta>& st = sm.stage[j % 2];
+    const ScanStage<kBV, kDelta, kWg>& st = sm.stage[j % 2];
     if constexpr (kDelta) {
       // dΔ = scale·A^qkᵀ dO (k-steps w..3: A^qk is lower triangular) + r ⊙ (K·bf16(dS)); K·dS,
       // the step's serial path, first, so that y and A^qkᵀ dO are issued while it runs.
       AccTile<16, kCols> local, carried;
       zero(local);
-      zero(carried);
-      mma_acc<AStore::kRowMajor, BStore::kKMajor>(carried, st.k, r0, sm.ds, cw, 0, kMmaDim / 16);
+      if constexpr (kWg) {
+        wgmma_product<arch::Major::kK>(carried.f[0], st.k, 0, sm.ds, cw, kMmaDim / 16);
+      } else {
+        zero(carried);
+        mma_acc<AStore::kRowMajor, BStore::kKMajor>(carried, st.k, r0, sm.ds, cw, 0, kMmaDim / 16);
+      }
       if constexpr (!kChannel) form_y(st);
       mma_acc_triangular<Triangle::kUpper, AStore::kTransposed, BStore::kKMajor>(
           local, st.a, r0, st.d_o, cw, w, kMmaChunk / 16);
@@ -389,25 +411,34 @@ __global__ void __launch_bounds__(kScanThreads<kGate, kDelta>, 1)
     } else if constexpr (!kChannel) {
       form_y(st);
     }
+    if constexpr (kWg) arch::fence_proxy_async_shared();  // y and bf16(dΔ) for wgmma
     arch::named_barrier_sync(1, kThreads);  // y (and dΔ) complete (the compute warps)
     AccTile<32, kCols> s;
-    zero(s);
-    if constexpr (kChannel)  // Q̄ᵀ dO: the row factors are inside Q̄
-      mma_acc<AStore::kTransposed, BStore::kKMajor>(s, st.q, d0, st.d_o, cw, 0, kMmaChunk / 16);
-    else
-      mma_acc<AStore::kTransposed, BStore::kKMajor>(s, st.q, d0, sm.y, cw, 0, kMmaChunk / 16);
+    if constexpr (kWg) {  // dS's rows 0–63, then 64–127
+      wgmma_product<arch::Major::kMN>(s.f[0], st.q, 0, sm.y, cw, kMmaChunk / 16);
+      wgmma_product<arch::Major::kMN>(s.f[1], st.q, 64, sm.y, cw, kMmaChunk / 16);
+    } else {
+      zero(s);
+      if constexpr (kChannel)  // Q̄ᵀ dO: the row factors are inside Q̄
+        mma_acc<AStore::kTransposed, BStore::kKMajor>(s, st.q, d0, st.d_o, cw, 0, kMmaChunk / 16);
+      else
+        mma_acc<AStore::kTransposed, BStore::kKMajor>(s, st.q, d0, sm.y, cw, 0, kMmaChunk / 16);
+    }
     const bool decays = bp.fault != BackwardFault::kScanWithoutDecay;
     const float e_last = decays ? st.f[0][rows_of(j) - 1] : 1.0f;
     // dS_entry = e_last·dS + scale·Qᵀ·y (a per-channel gate: Diag(e_last) dS + scale·Q̄ᵀ dO),
     // − Wᵀ·bf16(dΔ) with the delta rule.
     AccTile<32, kCols> sw;
-    if constexpr (kDelta) {
+    if constexpr (kWg) {
+      wgmma_product<arch::Major::kMN>(sw.f[0], st.w, 0, sm.dd, cw, kMmaChunk / 16);
+      wgmma_product<arch::Major::kMN>(sw.f[1], st.w, 64, sm.dd, cw, kMmaChunk / 16);
+    } else if constexpr (kDelta) {
       zero(sw);
       mma_acc<AStore::kTransposed, BStore::kKMajor>(sw, st.w, d0, sm.dd, cw, 0, kMmaChunk / 16);
     }
     if constexpr (kChannel) {
       for_each_pair(ds, s, [&](int r, int, float& x0, float& x1, float& y0, float& y1) {
-        const int d = d0 + r;  // e_last,d in the factors' 128 floats
+        const int d = hrow(r);  // e_last,d in the factors' 128 floats
         const float f = decays ? st.f[d / kMmaChunk][d % kMmaChunk] : 1.0f;
         x0 = f * x0 + p.scale * y0;
         x1 = f * x1 + p.scale * y1;
@@ -422,7 +453,7 @@ __global__ void __launch_bounds__(kScanThreads<kGate, kDelta>, 1)
   }
   if (bp.dh0 != nullptr)  // (one index per pair: two user_state calls put ds on the stack)
     for_each_pair(ds, [&](int r, int e, float& x0, float& x1) {
-      const std::int64_t at = user_state(p, n, hv, d0 + r, col0 + cw + e);
+      const std::int64_t at = user_state(p, n, hv, hrow(r), col0 + cw + e);
       bp.dh0[at] = x0;
       bp.dh0[at + next_col] = x1;
     });
@@ -1065,8 +1096,14 @@ Status backward_sequence(const MmaBackwardParams& bp, Launch&& launch) {
   if (bp.recompute)
     if (Status st = forward_sequence<kGate, kDelta, kBV>(p, launch); !st) return st;
   const dim3 scan_grid(static_cast<unsigned>(p.sequences * p.v_heads * (kMmaDim / kScanBV)));
-  if (Status st = launch("dh_scan", dh_scan_kernel<kGate, kDelta, kScanBV>, scan_grid,
-                         sizeof(ScanStorage<kScanBV, kDelta>), bp, kScanThreads<kGate, kDelta>);
+  const auto scan = [&]<bool kWg>() {
+    return launch("dh_scan", dh_scan_kernel<kGate, kDelta, kScanBV, kWg>, scan_grid,
+                  sizeof(ScanStorage<kScanBV, kDelta, kWg>), bp, kScanThreads<kGate, kDelta>);
+  };
+  // At tile 64 (16 columns a warp) the wgmma scan spills 84 bytes under its 96-register limit.
+  constexpr bool kScanWg = kDelta && kGate != GateKind::kChannel && kScanBV == 32;
+  if (Status st = kScanWg && bp.scan_wgmma ? scan.template operator()<kScanWg>()
+                                           : scan.template operator()<false>();
       !st)
     return st;
   const dim3 grad_grid(static_cast<unsigned>(p.slots), static_cast<unsigned>(p.v_heads));

@@ -73,6 +73,11 @@ struct MmaBackwardParams {
   /// rule, W, U, T and Δ are in the workspace as it left them, and the backward starts at its dH
   /// scan.
   bool recompute = true;
+  /// The delta rule's dH scan (GDN, DeltaNet) at value tile 32 with K·bf16(dS), Qᵀ·bf16(e ⊙ dO)
+  /// and Wᵀ·bf16(dΔ) on wgmma (backward version 25, dh_scan_kernel's kWg) instead of mma.sync
+  /// (version 24; tile 64, where the wgmma scan spills, always); the same bits in the host
+  /// emulation.
+  bool scan_wgmma = true;
   BackwardFault fault = BackwardFault::kNone;
 };
 

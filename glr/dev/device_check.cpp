@@ -20,7 +20,9 @@
 //  5. with --state-wgmma, only forward version 13 (MmaForwardParams::state_wgmma, value tile 32)
 //     against version 12: every member's forward with the state pass on wgmma against the fp64
 //     reference, 3 runs bitwise equal, its o and final state against the mma.sync pass's; the
-//     forward's time and stage profile at B1·T8192·H32 and B4·T4096·H16 both ways, tile 32.
+//     forward's time and stage profile at B1·T8192·H32 and B4·T4096·H16 both ways, tile 32;
+//     the same for DeltaNet's and GDN's recomputing backward with the dH scan on wgmma too
+//     (backward version 25).
 // Prints a short table last; writes results.tsv under --out. Exit status 0 only if every check
 // passes. Run by glr/dev/run_on_h200.sh.
 #include <cuda_runtime_api.h>
@@ -310,8 +312,11 @@ int run(int argc, char** argv) {
                             14));
     for (Member m : {Member::kLinearAttention, Member::kSimpleGla, Member::kDeltaNet, kGla, kKda})
       row(wgmma_accuracy_case(m, std::string(name(m)) + " B1 T1000 H4", {1000}, 4, 4, 30));
+    for (const Row& r : wgmma_backward_rows()) row(r);
     time_state_wgmma(1, 8192, 32, warmup, reps);
     time_state_wgmma(4, 4096, 16, warmup, reps);
+    time_wgmma_backward(kGdn, 1, 8192, 32, warmup, reps);
+    time_wgmma_backward(Member::kDeltaNet, 1, 8192, 32, warmup, reps);
     std::printf("\nglr_dev_check --state-wgmma: %s\n",
                 pass ? "all checks pass" : "SOME CHECK FAILED");
     return pass ? 0 : 1;

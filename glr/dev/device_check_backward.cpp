@@ -148,6 +148,43 @@ Row backward_accuracy_case(Member member, const std::string& label,
   return row;
 }
 
+/// The recomputing backward of one case with the wgmma passes (the state pass's and the dH
+/// scan's, MmaForwardParams::state_wgmma and MmaBackwardParams::scan_wgmma) against the fp64
+/// reference, 3 runs bitwise equal, and its gradients against the mma.sync passes' (reported:
+/// bitwise equal or not).
+Row wgmma_backward_case(Member member, const std::string& label, std::vector<std::int64_t> lengths,
+                        std::int64_t h, std::int64_t hv, std::uint64_t seed) {
+  const testing::ProblemSpec spec = mma_spec(std::move(lengths), h, hv, seed);
+  const testing::Case c = testing::make_case(member, spec);
+  const Problem p = testing::kernel_inputs(c.problem);
+  const Cotangents cot = kernel_cotangents(c.cot);
+  BackwardCase bc(member, host_tensors(p), host_cotangents(cot), static_cast<float>(p.scale),
+                  p.layout);
+  const auto run = [&](bool wg) {
+    bc.params.fwd.state_wgmma = wg;
+    bc.params.scan_wgmma = wg;
+    bc.poison();
+    bc.run(32);
+    return bc.fetch();
+  };
+  const HostGradients sync = run(false);
+  const HostGradients wg = run(true);
+  bool deterministic = true;
+  for (int r = 1; r < 3; ++r) deterministic = deterministic && same_gradients(wg, run(true));
+  Expected<BackwardExpectation> ex =
+      h == hv ? expect_backward_by_head(member, p, cot) : expect_backward(member, p, cot);
+  check_status(ex ? Status{} : Status{ex.error()}, "backward reference");
+  const BackwardJudgement j = judge_backward(wg, *ex);
+  Row row{label + " (wgmma passes)", j.describe(), j.pass() && deterministic};
+  row.result += deterministic ? "; 3 runs bitwise equal" : "; runs DIFFER";
+  row.result += same_gradients(wg, sync) ? "; vs mma.sync: bitwise equal"
+                                         : "; vs mma.sync: differs (dq " +
+                                               std::to_string(rel_max_diff(wg.dq, sync.dq)) + ")";
+  std::printf("backward accuracy %-40s %s\n", row.what.c_str(), row.result.c_str());
+  std::fflush(stdout);
+  return row;
+}
+
 std::vector<bf16> random_bf16(std::size_t n, std::uint64_t seed) {
   std::vector<bf16> x(n);
   std::mt19937_64 rng(seed);
@@ -198,6 +235,40 @@ std::vector<Row> backward_accuracy_rows(bool small) {
   rows.push_back(
       backward_accuracy_case(kKda, "kda varlen 300+1+64+65 H2/HV4", {300, 1, 64, 65}, 2, 4, 64, 3));
   return rows;
+}
+
+std::vector<Row> wgmma_backward_rows() {
+  constexpr Member kDelta = Member::kDeltaNet, kGdn = Member::kGatedDeltaNet;
+  std::vector<Row> rows;
+  rows.push_back(wgmma_backward_case(kDelta, "deltanet B1 T1000 H4", {1000}, 4, 4, 32));
+  rows.push_back(wgmma_backward_case(kGdn, "gdn B1 T64 H4", {64}, 4, 4, 41));
+  rows.push_back(wgmma_backward_case(kGdn, "gdn B1 T1000 H4", {1000}, 4, 4, 42));
+  rows.push_back(
+      wgmma_backward_case(kGdn, "gdn varlen 300+1+64+65 H2/HV4", {300, 1, 64, 65}, 2, 4, 44));
+  return rows;
+}
+
+void time_wgmma_backward(Member member, std::int64_t b, std::int64_t t, std::int64_t h, int warmup,
+                         int reps) {
+  const float scale = 1.0f / std::sqrt(static_cast<float>(kMmaDim));
+  HostTensors x = random_inputs(b, t, h, 77 + b, gate_width(traits(member).gate, kMmaDim));
+  if (traits(member).gate == GateKind::kNone) x.g.clear();
+  HostCotangents hc{random_bf16(x.v.size(), 91 + b), {}};
+  BackwardCase bc(member, x, hc, scale, StateLayout::kKV);
+  std::printf("backward timing %s B%lld T%lld H%lld D128 (tile 32, recomputing):", label_of(member),
+              static_cast<long long>(b), static_cast<long long>(t), static_cast<long long>(h));
+  for (const bool wg : {false, true}) {
+    bc.params.fwd.state_wgmma = wg;
+    bc.params.scan_wgmma = wg;
+    bc.poison();
+    const double ms = median_ms([&] { bc.run(32); }, warmup, reps);
+    const auto stages = median_stages([&](StageTimes& st) { bc.run(32, &st); }, reps, "");
+    std::printf(" %s %.3f ms (", wg ? "wgmma" : "mma.sync", ms);
+    for (const auto& [stage, m] : stages) std::printf(" %s %.3f", stage.c_str(), m);
+    std::printf(" );");
+  }
+  std::printf("\n");
+  std::fflush(stdout);
 }
 
 BackwardTiming time_backward(Member member, std::int64_t b, std::int64_t t, std::int64_t h,

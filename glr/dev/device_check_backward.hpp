@@ -18,6 +18,16 @@ namespace kcv::glr::dev {
 /// cases of SSD and DeltaNet.
 std::vector<Row> backward_accuracy_rows(bool small);
 
+/// DeltaNet and GDN (T = 1000, B1·H4; GDN also T = 64 and varlen GVA) with the state pass and
+/// the dH scan on wgmma: the fp64 reference's bound, 3 runs bitwise equal, the gradients against
+/// the mma.sync passes' (glr_dev_check --state-wgmma).
+std::vector<Row> wgmma_backward_rows();
+
+/// The recomputing backward of `member` at B·T·H (D = 128), value tile 32, with the mma.sync and
+/// with the wgmma passes: median ms and the stage profile of each, printed.
+void time_wgmma_backward(Member member, std::int64_t b, std::int64_t t, std::int64_t h, int warmup,
+                         int reps);
+
 struct BackwardTiming {
   std::string shape;
   int tile = 0;

@@ -106,6 +106,10 @@
 //      store_rows too (β folded into the tile after dβ's partials take it unscaled). The
 //      emulation lands a cp.async group only at the wait that retires it, so a tile read before
 //      its wait fails the tests. The same bits.
+//   25 the delta rule's dH scan (GDN, DeltaNet) at value tile 32 with K·bf16(dS), Qᵀ·bf16(e ⊙ dO)
+//      and Wᵀ·bf16(dΔ) as wgmma products (kWg, MmaBackwardParams::scan_wgmma), as the forward's
+//      version 13, and four copy warps (one held the compute warps at the step's barrier: 39 % of
+//      GDN's dh_scan samples on one H100 at `5a14302`). The same bits.
 //
 // 0. The forward's prepare_kernel and state_output_kernel without the output (o not written: no Q
 //    or A^qk loaded, no Q·H or A^qk·Δ) keep bf16(H) of every chunk entry and of every sequence end

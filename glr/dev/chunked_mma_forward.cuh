@@ -48,6 +48,11 @@
 //      warps that issued the copies stalled on the next write of one ("long scoreboard", 20 % of
 //      GDN's state_output samples on one H200 at `920a8c0`, docs/glr/ncu_phases_gdn.md); o's
 //      stores through store_rows (backward version 23). The same bits.
+//   13 at value tile 32 the state pass's Q·bf16(H), W·bf16(H) and Kᵀ·bf16(r ⊙ Δ) as wgmma
+//      products of each column group's warpgroup over 128-byte swizzled tiles (kWg,
+//      MmaForwardParams::state_wgmma; docs/decisions/0010), and four copy warps: the two of
+//      version 12 held the compute warps at the step's barrier (30.8 % of GDN's state_output
+//      samples on one H100 at `5a14302`). The same bits (on that H100 too, for the wgmma pass).
 //
 // 1. prepare_kernel, one CTA (4 warps) per (chunk slot, value head):
 //      G = chunk-local cumsum of g (fp32, serial: the reference's order),

@@ -112,13 +112,18 @@ bool same_gradients(const HostGradients& a, const HostGradients& b) {
          same_bits(a.dg, b.dg) && same_bits(a.dbeta, b.dbeta) && same_bits(a.dh0, b.dh0);
 }
 
+/// An accuracy case's inputs and cotangents in the kernels' dtypes (mma_spec's problem).
+std::pair<Problem, Cotangents> backward_problem(Member member, std::vector<std::int64_t> lengths,
+                                                std::int64_t h, std::int64_t hv,
+                                                std::uint64_t seed) {
+  const testing::Case c = testing::make_case(member, mma_spec(std::move(lengths), h, hv, seed));
+  return {testing::kernel_inputs(c.problem), kernel_cotangents(c.cot)};
+}
+
 Row backward_accuracy_case(Member member, const std::string& label,
                            std::vector<std::int64_t> lengths, std::int64_t h, std::int64_t hv,
                            std::uint64_t seed, int determinism_runs) {
-  const testing::ProblemSpec spec = mma_spec(std::move(lengths), h, hv, seed);
-  const testing::Case c = testing::make_case(member, spec);
-  const Problem p = testing::kernel_inputs(c.problem);
-  const Cotangents cot = kernel_cotangents(c.cot);
+  const auto [p, cot] = backward_problem(member, std::move(lengths), h, hv, seed);
   BackwardCase bc(member, host_tensors(p), host_cotangents(cot), static_cast<float>(p.scale),
                   p.layout);
   bc.poison();
@@ -154,10 +159,7 @@ Row backward_accuracy_case(Member member, const std::string& label,
 /// bitwise equal or not).
 Row wgmma_backward_case(Member member, const std::string& label, std::vector<std::int64_t> lengths,
                         std::int64_t h, std::int64_t hv, std::uint64_t seed) {
-  const testing::ProblemSpec spec = mma_spec(std::move(lengths), h, hv, seed);
-  const testing::Case c = testing::make_case(member, spec);
-  const Problem p = testing::kernel_inputs(c.problem);
-  const Cotangents cot = kernel_cotangents(c.cot);
+  const auto [p, cot] = backward_problem(member, std::move(lengths), h, hv, seed);
   BackwardCase bc(member, host_tensors(p), host_cotangents(cot), static_cast<float>(p.scale),
                   p.layout);
   const auto run = [&](bool wg) {

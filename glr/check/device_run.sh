@@ -290,22 +290,24 @@ if [[ $steps == *" verify "* ]]; then
   stamp "verify: exit $? (0 all pass, 1 a failure, 124 time limit)"
 fi
 
+# glr_build TARGET: one target of glr/'s own CMake build (the dev checks), in ARCH_BUILD.
+glr_build() {
+  local abuild=${ARCH_BUILD:-/tmp/glr-arch-build}
+  cmake -S glr -B "$abuild" -G Ninja -DCMAKE_BUILD_TYPE=Release -DKCV_CUDA_CHECKS=ON \
+    -DKCV_BUILD_TESTS=OFF -DCMAKE_CUDA_COMPILER="$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)" &&
+    cmake --build "$abuild" --target "$1"
+}
+
 if [[ $steps == *" arch "* ]]; then
-  abuild=${ARCH_BUILD:-/tmp/glr-arch-build}
-  { cmake -S glr -B "$abuild" -G Ninja -DCMAKE_BUILD_TYPE=Release -DKCV_CUDA_CHECKS=ON \
-      -DKCV_BUILD_TESTS=OFF -DCMAKE_CUDA_COMPILER="$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)" &&
-    cmake --build "$abuild" --target glr_wgmma_check &&
-    timeout 60 "$abuild/dev/glr_wgmma_check"; } > "$out/arch.log" 2>&1
+  { glr_build glr_wgmma_check && timeout 60 "${ARCH_BUILD:-/tmp/glr-arch-build}/dev/glr_wgmma_check"; } \
+    > "$out/arch.log" 2>&1
   stamp "arch: exit $? ($(grep -E '^[0-9]+ of [0-9]+ cases failed' "$out/arch.log"))"
 fi
 
 if [[ $steps == *" wgmma "* ]]; then
-  abuild=${ARCH_BUILD:-/tmp/glr-arch-build}
-  { cmake -S glr -B "$abuild" -G Ninja -DCMAKE_BUILD_TYPE=Release -DKCV_CUDA_CHECKS=ON \
-      -DKCV_BUILD_TESTS=OFF -DCMAKE_CUDA_COMPILER="$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)" &&
-    cmake --build "$abuild" --target glr_dev_check &&
-    timeout "${WGMMA_S:-150}" "$abuild/dev/glr_dev_check" --state-wgmma --out "$out"; } \
-    > "$out/wgmma.log" 2>&1
+  { glr_build glr_dev_check &&
+    timeout "${WGMMA_S:-150}" "${ARCH_BUILD:-/tmp/glr-arch-build}/dev/glr_dev_check" --state-wgmma \
+      --out "$out"; } > "$out/wgmma.log" 2>&1
   stamp "wgmma: exit $? ($(tail -1 "$out/wgmma.log"))"
 fi
 

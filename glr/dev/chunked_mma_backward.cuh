@@ -363,9 +363,7 @@ __global__ void __launch_bounds__(kScanThreads<kGate, kDelta>, 1)
   };
 
   AccTile<32, kCols> ds;  // fp32 dS rows hrow(0..31), columns col0+cw..col0+cw+kCols
-  // Row r of the warp's dS tile is row hrow(r) of dS: d0 + r, or with wgmma the row r % 16 of
-  // the warp's 16-row block in the 64-row half r / 16.
-  const auto hrow = [&](int r) { return kWg ? (r / 16) * 64 + r0 + r % 16 : d0 + r; };
+  const auto hrow = [&](int r) { return state_row<kWg>(w, r); };  // dS's row of tile row r
   for_each_pair(ds, [&](int r, int e, float& x0, float& x1) {
     x0 = bp.dht != nullptr ? bp.dht[user_state(p, n, hv, hrow(r), col0 + cw + e)] : 0.0f;
     x1 = bp.dht != nullptr ? bp.dht[user_state(p, n, hv, hrow(r), col0 + cw + e + 1)] : 0.0f;

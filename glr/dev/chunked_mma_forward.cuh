@@ -852,6 +852,14 @@ static_assert(sizeof(StateStorage<64, true, true, false>) <= 227 * 1024 &&
                   sizeof(StateStorage<32, true, true, true>) <= 227 * 1024,
               "StateStorage: shared storage over the sm_90 limit");
 
+/// Row r (0..31) of warp w's 32-row state tile (H in the state pass, dS in the dH scan) as a row
+/// of the 128-row state: 32w + r for mma.sync's row blocks; with wgmma (kWg) row r % 16 of the
+/// warp's 16-row block in the 64-row half r / 16 (the two halves of Kᵀ·(r ⊙ Δ), Qᵀ·y, Wᵀ·dΔ).
+template <bool kWg>
+__device__ __forceinline__ int state_row(int w, int r) {
+  return kWg ? (r / 16) * 64 + 16 * w + r % 16 : 32 * w + r;
+}
+
 /// kOutput: o in the same pass (the forward); without it the recurrence alone (the backward's
 /// recompute, where o is not written): no Q or A^qk loaded, no Q·H or A^qk·Δ.
 /// kWg: Q·H, W·H and Kᵀ·(r ⊙ Δ) as wgmma products of the column group's warpgroup over swizzled
@@ -940,11 +948,9 @@ __global__ void __launch_bounds__(kStateThreads, 1) state_output_kernel(MmaForwa
   // state beside W·bf16(H) took 255 registers and spilled).
   static_assert(kCols <= 32, "state_output_kernel: at most 32 value columns a warp");
   AccTile<32, kCols> h;
-  // Row r of the warp's state tile is row hrow(r) of H: d0 + r, or with wgmma the row r % 16 of
-  // the warp's 16-row block in the 64-row half r / 16.
-  const auto hrow = [&](int r) { return kWg ? (r / 16) * 64 + r0 + r % 16 : d0 + r; };
-  const auto with_state = [&](auto&& f) { f(h, cw); };  // f(state, its first tile column)
-  const auto store_h = [&] {                            // bf16(H) to sm.h
+  const auto hrow = [&](int r) { return state_row<kWg>(w, r); };  // H's row of tile row r
+  const auto with_state = [&](auto&& f) { f(h, cw); };            // f(state, its first tile column)
+  const auto store_h = [&] {                                      // bf16(H) to sm.h
     with_state([&](AccTile<32, kCols>& hp, int c0) {
       for_each_pair(hp, [&](int r, int e, float& x0, float& x1) {
         arch::store_u32(sm.h.ptr(hrow(r), c0 + e), arch::pack_bf16x2(x0, x1));
